@@ -1,0 +1,39 @@
+"""KnowHub Python SDK: the knowledge and memory hub for LLM agents, over gRPC.
+
+    from knowhub import KnowHub
+    kh = KnowHub("127.0.0.1:50051")
+    k = kh.knowledge.save(task="...", content="...", types=["tool"])
+    hits = kh.knowledge.search("...")
+"""
+
+from knowhub import errors, tools
+from knowhub.client import AsyncKnowHub, KnowHub
+from knowhub.models import (
+    Case,
+    Eval,
+    FeedbackResult,
+    Knowledge,
+    KnowledgeVersion,
+    Page,
+    SearchHit,
+    SearchResults,
+    SlimReport,
+    Source,
+)
+
+__all__ = [
+    "AsyncKnowHub",
+    "Case",
+    "Eval",
+    "FeedbackResult",
+    "KnowHub",
+    "Knowledge",
+    "KnowledgeVersion",
+    "Page",
+    "SearchHit",
+    "SearchResults",
+    "SlimReport",
+    "Source",
+    "errors",
+    "tools",
+]

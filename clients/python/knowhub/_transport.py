@@ -1,0 +1,88 @@
+"""Channels and calls, shared by the blocking and the asyncio clients.
+
+A service API builds a request and names its stub method and result parser; the
+transport makes the call (blocking or awaitable) and turns gRPC errors into
+`knowhub.errors`. So every API method is written once for both clients.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+import grpc
+import grpc.aio
+
+from knowhub.errors import from_rpc_error
+
+T = TypeVar("T")
+Parse = Callable[[Any], T]
+
+_CHANNEL_OPTIONS = [
+    ("grpc.lb_policy_name", "round_robin"),  # spreads calls over every address of a dns:/// name
+    ("grpc.max_receive_message_length", 64 * 1024 * 1024),
+    ("grpc.keepalive_time_ms", 60_000),
+]
+
+
+def _metadata(token: str | None) -> tuple[tuple[str, str], ...]:
+    return (("authorization", f"Bearer {token}"),) if token else ()
+
+
+def _credentials(root_certificates: bytes | None) -> grpc.ChannelCredentials:
+    return grpc.ssl_channel_credentials(root_certificates=root_certificates)
+
+
+class Transport:
+    """Blocking calls over one channel."""
+
+    def __init__(self, target: str, token: str | None, timeout: float,
+                 tls: bool = False, root_certificates: bytes | None = None) -> None:
+        if tls:
+            self.channel = grpc.secure_channel(target, _credentials(root_certificates),
+                                               _CHANNEL_OPTIONS)
+        else:
+            self.channel = grpc.insecure_channel(target, _CHANNEL_OPTIONS)
+        self._metadata = _metadata(token)
+        self.timeout = timeout
+
+    def call(self, method: Callable[..., Any], request: Any, parse: Parse[T],
+             timeout: float | None = None) -> T:
+        try:
+            response = method(request, metadata=self._metadata,
+                              timeout=timeout or self.timeout)
+        except grpc.RpcError as error:
+            raise from_rpc_error(error) from None
+        return parse(response)
+
+    def close(self) -> None:
+        self.channel.close()
+
+
+class AsyncTransport:
+    """Awaitable calls over one asyncio channel."""
+
+    def __init__(self, target: str, token: str | None, timeout: float,
+                 tls: bool = False, root_certificates: bytes | None = None) -> None:
+        if tls:
+            self.channel = grpc.aio.secure_channel(target, _credentials(root_certificates),
+                                                   _CHANNEL_OPTIONS)
+        else:
+            self.channel = grpc.aio.insecure_channel(target, _CHANNEL_OPTIONS)
+        self._metadata = _metadata(token)
+        self.timeout = timeout
+
+    def call(self, method: Callable[..., Any], request: Any, parse: Parse[T],
+             timeout: float | None = None) -> Awaitable[T]:
+        async def run() -> T:
+            try:
+                response = await method(request, metadata=self._metadata,
+                                        timeout=timeout or self.timeout)
+            except grpc.RpcError as error:
+                raise from_rpc_error(error) from None
+            return parse(response)
+
+        return run()
+
+    async def close(self) -> None:
+        await self.channel.close()

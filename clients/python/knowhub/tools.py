@@ -1,0 +1,138 @@
+"""Seed 001's agent tools as OpenAI function-calling schemas, and their execution.
+
+    tools = knowhub.tools.openai_tools()                 # pass to chat.completions.create
+    result = knowhub.tools.call_tool(kh, name, arguments)  # run the model's tool call
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from knowhub.errors import KnowHubError
+
+KNOWLEDGE_TYPES = ["user_profile", "strategy", "tool", "usecase", "definition", "plan"]
+
+_CASE = {
+    "type": "object",
+    "description": "One use of the knowledge and how it went.",
+    "properties": {
+        "task": {"type": "string"},
+        "outcome": {"type": "string"},
+        "reason": {"type": "string"},
+        "trace_id": {"type": "string"},
+        "timestamp": {"type": "string", "description": "ISO 8601"},
+    },
+}
+_TYPES = {"type": "array", "items": {"type": "string", "enum": KNOWLEDGE_TYPES}}
+
+
+def _function(name: str, description: str, properties: dict[str, Any],
+              required: list[str]) -> dict[str, Any]:
+    return {"type": "function", "function": {
+        "name": name, "description": description,
+        "parameters": {"type": "object", "properties": properties, "required": required},
+    }}
+
+
+_SCHEMAS = [
+    _function("knowledge_search", "Search the knowledge base for experience relevant to a "
+              "task. Returns the best records, most useful first.", {
+                  "query": {"type": "string", "description": "What you need to know."},
+                  "top_k": {"type": "integer", "minimum": 1, "maximum": 100, "default": 5},
+                  "min_score": {"type": "integer", "minimum": 1, "maximum": 5, "default": 3},
+                  "types": {**_TYPES, "description": "Only these knowledge types."},
+              }, ["query"]),
+    _function("knowledge_save", "Save new knowledge: the situation (task) and what was "
+              "learned (content).", {
+                  "task": {"type": "string", "description": "In what situation, for what goal."},
+                  "content": {"type": "string", "description": "The knowledge itself."},
+                  "types": {**_TYPES, "minItems": 1},
+                  "tags": {"type": "object", "additionalProperties": {"type": "string"}},
+                  "scopes": {"type": "array", "items": {"type": "string"},
+                             "description": "user:ID, agent:ID, project:ID, team:ID, org:ID "
+                                            "or public; default: your org."},
+                  "owner": {"type": "string"},
+                  "source_name": {"type": "string"},
+                  "source_category": {"type": "string", "default": "exp",
+                                      "description": "paper, exp, skill, book, ..."},
+                  "urls": {"type": "array", "items": {"type": "string"}},
+                  "agent_id": {"type": "string", "default": "research_agent"},
+                  "submitted_by": {"type": "string"},
+                  "score": {"type": "integer", "minimum": 1, "maximum": 5, "default": 3},
+                  "message_id": {"type": "string"},
+                  "resource_ids": {"type": "array", "items": {"type": "string"}},
+              }, ["task", "content", "types"]),
+    _function("knowledge_update", "Record whether a knowledge record helped or harmed, "
+              "rescore it, or evolve its content with feedback.", {
+                  "knowledge_id": {"type": "string"},
+                  "add_helpful_case": _CASE,
+                  "add_harmful_case": _CASE,
+                  "update_score": {"type": "integer", "minimum": 1, "maximum": 5},
+                  "evolve_feedback": {"type": "string",
+                                      "description": "How the content should improve."},
+              }, ["knowledge_id"]),
+    _function("knowledge_batch_update", "Report for several knowledge records whether each "
+              "helped.", {
+                  "feedback_list": {"type": "array", "items": {
+                      "type": "object",
+                      "properties": {"knowledge_id": {"type": "string"},
+                                     "is_helpful": {"type": "boolean"}, "case": _CASE},
+                      "required": ["knowledge_id", "is_helpful"]}},
+              }, ["feedback_list"]),
+    _function("knowledge_list", "List saved knowledge, newest first.", {
+        "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 10},
+        "types": _TYPES,
+        "scopes": {"type": "array", "items": {"type": "string"}},
+    }, []),
+    _function("knowledge_slim", "Merge near-duplicate knowledge records.", {
+        "model": {"type": "string", "description": "LLM model for merging."},
+        "dry_run": {"type": "boolean", "default": False},
+    }, []),
+]
+
+
+def openai_tools() -> list[dict[str, Any]]:
+    """The tool definitions for `tools=` of an OpenAI-compatible chat completion."""
+    return json.loads(json.dumps(_SCHEMAS))
+
+
+def _batch_update(kh: Any, args: dict[str, Any]) -> dict[str, Any]:
+    results = kh.knowledge.batch_update(**args)
+    return {"results": [r.to_dict() for r in results],
+            "updated": sum(1 for r in results if r.ok)}
+
+
+def _list(kh: Any, args: dict[str, Any]) -> dict[str, Any]:
+    page = kh.knowledge.list(**args)
+    return {"items": [k.to_dict() for k in page], "count": len(page)}
+
+
+_RUNNERS: dict[str, Callable[[Any, dict[str, Any]], dict[str, Any]]] = {
+    "knowledge_search": lambda kh, args: kh.knowledge.search(**args).to_dict(),
+    "knowledge_save": lambda kh, args: kh.knowledge.save(**args).to_dict(),
+    "knowledge_update": lambda kh, args: kh.knowledge.update(**args).to_dict(),
+    "knowledge_batch_update": _batch_update,
+    "knowledge_list": _list,
+    "knowledge_slim": lambda kh, args: kh.knowledge.slim(**args).to_dict(),
+}
+
+
+def call_tool(kh: Any, name: str, arguments: str | dict[str, Any]) -> dict[str, Any]:
+    """Runs one tool call of the model against a blocking `KnowHub`.
+
+    Returns the result as JSON-ready data, or {"error": {"code", "message"}} for a call
+    the hub refused, so the model can read what went wrong and try again.
+    """
+    if name not in _RUNNERS:
+        return {"error": {"code": "NOT_FOUND", "message": f"unknown tool {name!r}"}}
+    try:
+        args = json.loads(arguments) if isinstance(arguments, str) else dict(arguments)
+        if not isinstance(args, dict):
+            raise ValueError("the arguments must be a JSON object")
+        return _RUNNERS[name](kh, args)
+    except KnowHubError as error:
+        return {"error": {"code": error.code, "message": error.message}}
+    except (TypeError, ValueError, KeyError) as error:
+        return {"error": {"code": "INVALID_ARGUMENT", "message": str(error)}}

@@ -1,0 +1,92 @@
+"""The `knowhub` command: run the stack or one service, and maintenance tasks."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from services.common.config import CommonSettings
+from services.common.logs import configure_logging
+from services.common.runtime import Runtime, open_vector_store
+from services.common.server import SERVICE_MODULES, KnowHubServer, serve_forever
+from services.common.vectors import StoreMismatch
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        settings = _settings(args)
+    except ValidationError as exc:
+        print(f"knowhub: invalid setting: {exc}", file=sys.stderr)
+        return 2
+    configure_logging(settings.log_level)
+    try:
+        return args.run(settings, args)
+    except (StoreMismatch, ValueError, RuntimeError) as exc:
+        print(f"knowhub: {exc}", file=sys.stderr)
+        return 1
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="knowhub", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    up = commands.add_parser("up", help="start the embedded stack (every service, one port)")
+    _server_options(up)
+    up.set_defaults(run=_up)
+
+    serve = commands.add_parser("serve", help="run one service on its own")
+    serve.add_argument("service", choices=sorted(SERVICE_MODULES))
+    _server_options(serve)
+    serve.set_defaults(run=_serve)
+
+    reindex = commands.add_parser(
+        "reindex", help="rebuild vectors with the configured embedding model (server stopped)")
+    reindex.add_argument("--data-dir", type=Path, help="data directory (default ./.knowhub)")
+    reindex.set_defaults(run=_reindex)
+    return parser
+
+
+def _server_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--data-dir", type=Path, help="data directory (default ./.knowhub)")
+    parser.add_argument("--host", help="address to bind (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, help="gRPC port (default 50051)")
+
+
+def _settings(args: argparse.Namespace) -> CommonSettings:
+    overrides = {name: getattr(args, name) for name in ("data_dir", "host", "port")
+                 if getattr(args, name, None) is not None}
+    return CommonSettings(**overrides)
+
+
+def _up(settings: CommonSettings, _args: argparse.Namespace) -> int:
+    serve_forever(KnowHubServer(Runtime.open(settings), list(SERVICE_MODULES)))
+    return 0
+
+
+def _serve(settings: CommonSettings, args: argparse.Namespace) -> int:
+    serve_forever(KnowHubServer(Runtime.open(settings), [args.service]))
+    return 0
+
+
+def _reindex(settings: CommonSettings, _args: argparse.Namespace) -> int:
+    from services.common.embedding import DenseEmbedder
+    from services.knowledge.store import reindex
+
+    store = open_vector_store(settings)
+    embedder = DenseEmbedder.from_settings(settings)
+    try:
+        count = reindex(store, embedder, progress=lambda n: print(
+            f"\rknowledge: {n} records re-embedded", end="", flush=True))
+    finally:
+        store.close()
+    print(f"\rknowledge: {count} records re-embedded; done", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

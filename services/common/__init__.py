@@ -1,0 +1,1 @@
+"""Runtime shared by every KnowHub service: settings, identity, errors, stores, LLM, server."""

@@ -1,0 +1,51 @@
+"""Settings every service shares, read from `KNOWHUB_*` environment variables."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class CommonSettings(BaseSettings):
+    """Where data lives, how callers are identified, and how the LLM is reached."""
+
+    model_config = SettingsConfigDict(env_prefix="KNOWHUB_", extra="ignore")
+
+    data_dir: Path = Field(Path(".knowhub"), description="Directory of the embedded stores.")
+    host: str = Field("127.0.0.1", description="Address the gRPC server binds to.")
+    port: int = Field(50051, ge=0, le=65535, description="gRPC port (0 picks a free one).")
+    max_workers: int = Field(32, ge=1, le=1024, description="gRPC server worker threads.")
+    tokens_file: Path | None = Field(None, description="JSON file of bearer tokens.")
+    log_level: str = Field("INFO", description="Python logging level.")
+
+    qdrant_url: str | None = Field(None, description="Qdrant server URL; embedded Edge if unset.")
+    qdrant_api_key: str | None = Field(None, description="API key of the Qdrant server.")
+
+    llm_base_url: str | None = Field(None, description="OpenAI-compatible chat endpoint.")
+    llm_api_key: str = Field("none", description="API key for the chat endpoint.")
+    llm_model: str = Field("gpt-4o-mini", description="Chat model name.")
+    llm_timeout_seconds: float = Field(30.0, gt=0, description="Timeout of one LLM call.")
+    llm_max_retries: int = Field(2, ge=0, le=10, description="Retries of a failed LLM call.")
+
+    embedding_base_url: str | None = Field(None, description="OpenAI-compatible embeddings.")
+    embedding_api_key: str = Field("none", description="API key for the embeddings endpoint.")
+    embedding_model: str = Field("text-embedding-3-small", description="Embedding model name.")
+    embedding_dim: int = Field(1536, ge=1, le=65536, description="Embedding vector size.")
+    embedding_timeout_seconds: float = Field(10.0, gt=0, description="Timeout of one call.")
+
+    @model_validator(mode="after")
+    def _known_log_level(self) -> CommonSettings:
+        self.log_level = self.log_level.upper()
+        if self.log_level not in {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}:
+            raise ValueError(f"KNOWHUB_LOG_LEVEL must be a logging level, not {self.log_level!r}")
+        return self
+
+    @property
+    def llm_configured(self) -> bool:
+        return bool(self.llm_base_url)
+
+    @property
+    def embedding_configured(self) -> bool:
+        return bool(self.embedding_base_url)

@@ -1,0 +1,71 @@
+"""Text to vectors: BM25 sparse vectors always, dense vectors when an endpoint is set.
+
+Both store adapters get their sparse vectors from this one BM25 function (Qdrant's own
+BM25 with the Multilingual tokenizer, so Chinese is segmented too); the engine applies
+IDF at query time.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+import openai
+import qdrant_edge as qe
+
+from services.common.config import CommonSettings
+from services.common.errors import Unavailable
+
+log = logging.getLogger(__name__)
+
+
+class Bm25Encoder:
+    """Sparse BM25 vectors for documents and queries."""
+
+    def __init__(self, avg_len: float = 256.0) -> None:
+        self._model = qe.Bm25(qe.Bm25Config(tokenizer=qe.TokenizerType.Multilingual,
+                                            avg_len=avg_len))
+
+    def document(self, text: str) -> qe.SparseVector:
+        return self._model.embed_document(text)
+
+    def query(self, text: str) -> qe.SparseVector:
+        return self._model.embed_query(text)
+
+
+class DenseEmbedder:
+    """Dense vectors from an OpenAI-compatible /v1/embeddings endpoint."""
+
+    def __init__(self, base_url: str, api_key: str, model: str, dim: int,
+                 timeout: float, max_retries: int) -> None:
+        self.model = model
+        self.dim = dim
+        self._client = openai.OpenAI(base_url=base_url, api_key=api_key, timeout=timeout,
+                                     max_retries=max_retries)
+
+    @classmethod
+    def from_settings(cls, settings: CommonSettings) -> DenseEmbedder | None:
+        if not settings.embedding_base_url:
+            return None
+        return cls(settings.embedding_base_url, settings.embedding_api_key,
+                   settings.embedding_model, settings.embedding_dim,
+                   settings.embedding_timeout_seconds, settings.llm_max_retries)
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        try:
+            response = self._client.embeddings.create(model=self.model, input=list(texts))
+        except openai.OpenAIError as exc:
+            raise Unavailable(f"the embedding endpoint failed: {exc}") from exc
+        vectors = [item.embedding for item in sorted(response.data, key=lambda d: d.index)]
+        if len(vectors) != len(texts) or any(len(v) != self.dim for v in vectors):
+            raise Unavailable(
+                f"the embedding endpoint returned {len(vectors)} vectors of size "
+                f"{len(vectors[0]) if vectors else 0}; expected {len(texts)} of size {self.dim} "
+                "(check KNOWHUB_EMBEDDING_DIM)"
+            )
+        return vectors
+
+    def close(self) -> None:
+        self._client.close()

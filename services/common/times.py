@@ -1,0 +1,36 @@
+"""Times are float seconds since the epoch (UTC) inside KnowHub, Timestamps on the wire."""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime, timezone
+
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from services.common.errors import InvalidArgument
+
+# Timestamps a caller may send: 1970 up to the year 9999.
+_MAX_SECONDS = 253402300799
+
+
+def now() -> float:
+    return time.time()
+
+
+def to_timestamp(seconds: float) -> Timestamp:
+    stamp = Timestamp()
+    stamp.FromNanoseconds(round(seconds * 1e9))
+    return stamp
+
+
+def from_timestamp(stamp: Timestamp, field: str) -> float | None:
+    """Seconds of a Timestamp the caller sent, None when unset; range-checked."""
+    if stamp.seconds == 0 and stamp.nanos == 0:
+        return None
+    if not 0 <= stamp.seconds <= _MAX_SECONDS or not 0 <= stamp.nanos < 1_000_000_000:
+        raise InvalidArgument(field, "is not a valid time (1970-01-01 to 9999-12-31)")
+    return stamp.seconds + stamp.nanos / 1e9
+
+
+def iso(seconds: float) -> str:
+    return datetime.fromtimestamp(seconds, timezone.utc).isoformat().replace("+00:00", "Z")

@@ -1,0 +1,1 @@
+"""The knowledge service: structured experience agents save, search, rate and evolve."""

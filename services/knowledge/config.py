@@ -1,0 +1,22 @@
+"""Knowledge service settings (`KNOWHUB_SEARCH_*`, `KNOWHUB_SLIM_*`)."""
+
+from __future__ import annotations
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class KnowledgeSettings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="KNOWHUB_", extra="ignore")
+
+    search_recall_multiplier: float = Field(
+        2.0, ge=1.0, le=20.0, description="Candidates recalled per result (2 gives 2*top_k).")
+    search_routing: bool = Field(
+        True, description="Let the LLM pick the candidates (stage 1) when an LLM is configured.")
+    search_routing_pool: int = Field(
+        50, ge=1, le=500, description="Records recalled for the LLM to choose from.")
+    search_routing_timeout_seconds: float = Field(
+        5.0, gt=0, description="Routing falls back to recall order after this long.")
+    slim_similarity: float = Field(
+        0.8, gt=0, le=1.0, description="Token Jaccard similarity that makes two records "
+        "near-duplicates for slim.")

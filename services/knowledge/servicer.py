@@ -1,0 +1,214 @@
+"""gRPC face of the knowledge service: protobuf messages in and out, nothing more."""
+
+from __future__ import annotations
+
+import grpc
+from knowhub.v1 import common_pb2, knowledge_pb2, knowledge_pb2_grpc
+
+from services.common.auth import Authenticator, Principal
+from services.common.errors import InvalidArgument, ServiceError
+from services.common.rpc import unary
+from services.common.runtime import Runtime
+from services.common.times import from_timestamp, to_timestamp
+from services.knowledge.config import KnowledgeSettings
+from services.knowledge.domain import (
+    DEFAULT_MIN_SCORE,
+    DEFAULT_PAGE_SIZE,
+    DEFAULT_TOP_K,
+    Case,
+    ContentVersion,
+    Draft,
+    Feedback,
+    Knowledge,
+    Source,
+)
+from services.knowledge.operations import FeedbackItem, KnowledgeOperations
+from services.knowledge.store import KnowledgeStore, KnowledgeVectors
+
+SERVICE_NAME = knowledge_pb2.DESCRIPTOR.services_by_name["KnowledgeService"].full_name
+_ORDERS = {
+    knowledge_pb2.KNOWLEDGE_ORDER_UNSPECIFIED: "updated",
+    knowledge_pb2.KNOWLEDGE_ORDER_CONFIDENCE: "confidence",
+}
+
+
+class KnowledgeServicer(knowledge_pb2_grpc.KnowledgeServiceServicer):
+    def __init__(self, authenticator: Authenticator, operations: KnowledgeOperations) -> None:
+        self.authenticator = authenticator
+        self._ops = operations
+
+    @unary
+    def SaveKnowledge(self, request: knowledge_pb2.SaveKnowledgeRequest,
+                      principal: Principal) -> knowledge_pb2.SaveKnowledgeResponse:
+        record = self._ops.save(principal, draft_from_proto(request, ""))
+        return knowledge_pb2.SaveKnowledgeResponse(knowledge=knowledge_to_proto(record))
+
+    @unary
+    def BatchSaveKnowledge(self, request: knowledge_pb2.BatchSaveKnowledgeRequest,
+                           principal: Principal) -> knowledge_pb2.BatchSaveKnowledgeResponse:
+        drafts = [draft_from_proto(r, f"requests[{i}].") for i, r in enumerate(request.requests)]
+        records = self._ops.save_batch(principal, drafts)
+        return knowledge_pb2.BatchSaveKnowledgeResponse(
+            knowledge=[knowledge_to_proto(r) for r in records])
+
+    @unary
+    def GetKnowledge(self, request: knowledge_pb2.GetKnowledgeRequest,
+                     principal: Principal) -> knowledge_pb2.GetKnowledgeResponse:
+        record = self._ops.get(principal, request.id)
+        return knowledge_pb2.GetKnowledgeResponse(knowledge=knowledge_to_proto(record))
+
+    @unary
+    def ListKnowledge(self, request: knowledge_pb2.ListKnowledgeRequest,
+                      principal: Principal) -> knowledge_pb2.ListKnowledgeResponse:
+        records, token = self._ops.list(
+            principal, page_size=request.page_size or DEFAULT_PAGE_SIZE,
+            page_token=request.page_token, types=list(request.types),
+            scopes=list(request.scopes), order=_order(request.order_by))
+        return knowledge_pb2.ListKnowledgeResponse(
+            knowledge=[knowledge_to_proto(r) for r in records], next_page_token=token)
+
+    @unary
+    def SearchKnowledge(self, request: knowledge_pb2.SearchKnowledgeRequest,
+                        principal: Principal) -> knowledge_pb2.SearchKnowledgeResponse:
+        result = self._ops.search(
+            principal, request.query,
+            top_k=request.top_k if request.HasField("top_k") else DEFAULT_TOP_K,
+            min_score=request.min_score if request.HasField("min_score") else DEFAULT_MIN_SCORE,
+            types=list(request.types))
+        return knowledge_pb2.SearchKnowledgeResponse(
+            hits=[knowledge_pb2.SearchHit(knowledge=knowledge_to_proto(h.knowledge),
+                                          quality_score=h.quality_score,
+                                          relevance=h.relevance) for h in result.hits],
+            routed=result.routed)
+
+    @unary
+    def UpdateKnowledge(self, request: knowledge_pb2.UpdateKnowledgeRequest,
+                        principal: Principal) -> knowledge_pb2.UpdateKnowledgeResponse:
+        feedback = Feedback(
+            helpful_case=case_from_proto(request.add_helpful_case, "add_helpful_case")
+            if request.HasField("add_helpful_case") else None,
+            harmful_case=case_from_proto(request.add_harmful_case, "add_harmful_case")
+            if request.HasField("add_harmful_case") else None,
+            score=request.update_score if request.HasField("update_score") else None,
+            evolve_feedback=request.evolve_feedback, request_id=request.request_id)
+        record = self._ops.update(principal, request.id, feedback)
+        return knowledge_pb2.UpdateKnowledgeResponse(knowledge=knowledge_to_proto(record))
+
+    @unary
+    def BatchUpdateKnowledge(self, request: knowledge_pb2.BatchUpdateKnowledgeRequest,
+                             principal: Principal
+                             ) -> knowledge_pb2.BatchUpdateKnowledgeResponse:
+        items, results = [], []
+        for index, item in enumerate(request.feedback_list):
+            case = item.case
+            items.append(FeedbackItem(item.knowledge_id, item.is_helpful,
+                                      case_from_proto(case, f"feedback_list[{index}].case"),
+                                      item.request_id))
+        for item, outcome in zip(items, self._ops.batch_update(principal, items), strict=True):
+            if isinstance(outcome, ServiceError):
+                error = common_pb2.ItemError(code=outcome.code.name, message=outcome.message)
+                results.append(knowledge_pb2.KnowledgeFeedbackResult(
+                    knowledge_id=item.knowledge_id, error=error))
+            else:
+                results.append(knowledge_pb2.KnowledgeFeedbackResult(
+                    knowledge_id=item.knowledge_id, knowledge=knowledge_to_proto(outcome)))
+        return knowledge_pb2.BatchUpdateKnowledgeResponse(results=results)
+
+    @unary
+    def DeleteKnowledge(self, request: knowledge_pb2.DeleteKnowledgeRequest,
+                        principal: Principal) -> knowledge_pb2.DeleteKnowledgeResponse:
+        self._ops.delete(principal, request.id)
+        return knowledge_pb2.DeleteKnowledgeResponse()
+
+    @unary
+    def SlimKnowledge(self, request: knowledge_pb2.SlimKnowledgeRequest,
+                      principal: Principal) -> knowledge_pb2.SlimKnowledgeResponse:
+        report = self._ops.slim(principal, model=request.model, dry_run=request.dry_run)
+        return knowledge_pb2.SlimKnowledgeResponse(
+            groups=[knowledge_pb2.SlimGroup(kept_id=g.kept_id, removed_ids=g.removed_ids,
+                                            merged_by_llm=g.merged_by_llm, note=g.note)
+                    for g in report.groups],
+            examined=report.examined, dry_run=report.dry_run)
+
+    @unary
+    def ListKnowledgeVersions(self, request: knowledge_pb2.ListKnowledgeVersionsRequest,
+                              principal: Principal
+                              ) -> knowledge_pb2.ListKnowledgeVersionsResponse:
+        versions = self._ops.versions(principal, request.id)
+        return knowledge_pb2.ListKnowledgeVersionsResponse(
+            versions=[version_to_proto(v) for v in versions])
+
+
+def register(server: grpc.Server, runtime: Runtime) -> str:
+    """Adds the knowledge service to `server`; returns its full service name."""
+    store = KnowledgeStore(runtime.vectors, KnowledgeVectors(runtime.embedder))
+    operations = KnowledgeOperations(store, KnowledgeSettings(), runtime.llm)
+    knowledge_pb2_grpc.add_KnowledgeServiceServicer_to_server(
+        KnowledgeServicer(runtime.authenticator, operations), server)
+    return SERVICE_NAME
+
+
+def _order(value: int) -> str:
+    if value not in _ORDERS:
+        raise InvalidArgument("order_by", f"{value} is not a KnowledgeOrder")
+    return _ORDERS[value]
+
+
+# ---- Conversions ----------------------------------------------------------------------
+
+def draft_from_proto(request: knowledge_pb2.SaveKnowledgeRequest, prefix: str) -> Draft:
+    return Draft(
+        task=request.task, content=request.content, types=list(request.types),
+        tags=dict(request.tags), scopes=list(request.scopes), owner=request.owner,
+        source=source_from_proto(request.source, f"{prefix}source"),
+        score=request.score if request.HasField("score") else None,
+        message_id=request.message_id, resource_ids=list(request.resource_ids),
+    )
+
+
+def source_from_proto(source: knowledge_pb2.Source, prefix: str) -> Source:
+    return Source(
+        name=source.name, category=source.category, urls=list(source.urls),
+        agent_id=source.agent_id, submitted_by=source.submitted_by,
+        timestamp=from_timestamp(source.timestamp, f"{prefix}.timestamp") or 0.0,
+        message_id=source.message_id,
+    )
+
+
+def case_from_proto(case: knowledge_pb2.Case, prefix: str) -> Case:
+    return Case(task=case.task, outcome=case.outcome, reason=case.reason,
+                trace_id=case.trace_id,
+                timestamp=from_timestamp(case.timestamp, f"{prefix}.timestamp") or 0.0,
+                query_sequence=case.query_sequence)
+
+
+def case_to_proto(case: Case) -> knowledge_pb2.Case:
+    return knowledge_pb2.Case(task=case.task, outcome=case.outcome, reason=case.reason,
+                              trace_id=case.trace_id, timestamp=to_timestamp(case.timestamp),
+                              query_sequence=case.query_sequence)
+
+
+def version_to_proto(version: ContentVersion) -> knowledge_pb2.KnowledgeVersion:
+    return knowledge_pb2.KnowledgeVersion(
+        content=version.content, replaced_at=to_timestamp(version.replaced_at),
+        reason=version.reason, feedback=version.feedback)
+
+
+def knowledge_to_proto(record: Knowledge) -> knowledge_pb2.Knowledge:
+    source, evaluation = record.source, record.eval
+    return knowledge_pb2.Knowledge(
+        id=record.id, message_id=record.message_id, types=record.types, task=record.task,
+        tags=record.tags, scopes=record.scopes, owner=record.owner, content=record.content,
+        resource_ids=record.resource_ids,
+        source=knowledge_pb2.Source(
+            name=source.name, category=source.category, urls=source.urls,
+            agent_id=source.agent_id, submitted_by=source.submitted_by,
+            timestamp=to_timestamp(source.timestamp), message_id=source.message_id),
+        eval=knowledge_pb2.Eval(
+            score=evaluation.score, helpful=evaluation.helpful, harmful=evaluation.harmful,
+            confidence=evaluation.confidence,
+            helpful_history=[case_to_proto(c) for c in evaluation.helpful_history],
+            harmful_history=[case_to_proto(c) for c in evaluation.harmful_history]),
+        created_at=to_timestamp(record.created_at),
+        updated_at=to_timestamp(record.updated_at),
+    )

@@ -1,0 +1,245 @@
+"""Knowledge records in their Qdrant collection: payload layout, filters, recall, paging."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import asdict, replace
+from typing import Any
+
+from services.common.embedding import Bm25Encoder, DenseEmbedder
+from services.common.errors import InvalidArgument
+from services.common.vectors import (
+    DENSE,
+    SPARSE,
+    AnyOf,
+    CollectionSchema,
+    Condition,
+    Eq,
+    HasKey,
+    Order,
+    Range,
+    Record,
+    SearchQuery,
+    VectorCollection,
+    Vectors,
+    VectorStore,
+    Where,
+)
+from services.knowledge.domain import Case, ContentVersion, Eval, Knowledge, Source
+
+COLLECTION = "knowledge"
+# Left out of search hits: seed 001's search results carry the eval counters only.
+SEARCH_EXCLUDE = ("eval.helpful_history", "eval.harmful_history", "versions",
+                  "applied_requests", "absorbed_ids")
+ORDER_FIELDS = {"updated": "updated_at", "confidence": "rank_confidence"}
+
+
+def knowledge_schema(embedder: DenseEmbedder | None) -> CollectionSchema:
+    return CollectionSchema(
+        name=COLLECTION,
+        dense_dim=embedder.dim if embedder else None,
+        embedding_model=embedder.model if embedder else None,
+        keyword_fields=("scopes", "types", "owner", "creator"),
+        integer_fields=("eval.score",),
+        float_fields=tuple(ORDER_FIELDS.values()),
+    )
+
+
+def confidence_rank(record: Knowledge) -> float:
+    """One sortable number for "confidence, then helpful" (seed 003's user_profile order).
+
+    Confidence to 4 decimals, then helpful (capped at 999,999), then 18 bits from the id
+    to break ties; the product stays below 2**53, so floats keep it exact.
+    """
+    tiebreak = int(hashlib.blake2b(record.id.encode(), digest_size=4).hexdigest(), 16) % 2**18
+    primary = round(record.eval.confidence * 10_000) * 1_000_000 + min(record.eval.helpful,
+                                                                       999_999)
+    return float(primary * 2**18 + tiebreak)
+
+
+def to_payload(record: Knowledge) -> dict[str, Any]:
+    payload = asdict(record)
+    payload["rank_confidence"] = confidence_rank(record)
+    return payload
+
+
+def from_payload(payload: dict[str, Any]) -> Knowledge:
+    source = payload.get("source") or {}
+    evaluation = payload.get("eval") or {}
+    return Knowledge(
+        id=payload["id"], task=payload["task"], content=payload["content"],
+        types=list(payload["types"]), scopes=list(payload["scopes"]), owner=payload["owner"],
+        creator=payload.get("creator", ""), created_at=payload["created_at"],
+        updated_at=payload["updated_at"], tags=dict(payload.get("tags") or {}),
+        message_id=payload.get("message_id", ""),
+        resource_ids=list(payload.get("resource_ids") or []),
+        source=Source(**source),
+        eval=Eval(
+            score=evaluation.get("score", 3), helpful=evaluation.get("helpful", 0),
+            harmful=evaluation.get("harmful", 0), confidence=evaluation.get("confidence", 0.0),
+            helpful_history=[Case(**c) for c in evaluation.get("helpful_history") or []],
+            harmful_history=[Case(**c) for c in evaluation.get("harmful_history") or []],
+        ),
+        versions=[ContentVersion(**v) for v in payload.get("versions") or []],
+        applied_requests=list(payload.get("applied_requests") or []),
+        absorbed_ids=list(payload.get("absorbed_ids") or []),
+    )
+
+
+def visible_where(visible_scopes: frozenset[str] | Sequence[str], *,
+                  types: Sequence[str] = (), min_score: int | None = None) -> Where:
+    """Records in at least one of the scopes, of at least one of the types, scored enough."""
+    must: list[Condition] = [AnyOf("scopes", tuple(sorted(visible_scopes)))]
+    if types:
+        must.append(AnyOf("types", tuple(types)))
+    if min_score is not None:
+        must.append(Range("eval.score", gte=min_score))
+    return Where(must=tuple(must))
+
+
+def modifiable_where(identities: frozenset[str], user_scope: str) -> Where:
+    """Records the caller owns or created."""
+    return Where(should=(AnyOf("owner", tuple(sorted(identities))), Eq("creator", user_scope)))
+
+
+class KnowledgeVectors:
+    """The vectors of a record's text: BM25 always, dense when an embedder is configured."""
+
+    def __init__(self, embedder: DenseEmbedder | None, bm25: Bm25Encoder | None = None) -> None:
+        self.embedder = embedder
+        self._bm25 = bm25 or Bm25Encoder()
+
+    def for_records(self, records: Sequence[Knowledge]) -> list[Vectors]:
+        texts = [r.indexed_text for r in records]
+        vectors: list[Vectors] = [{SPARSE: self._bm25.document(t)} for t in texts]
+        if self.embedder is not None:
+            for item, dense in zip(vectors, self.embedder.embed(texts), strict=True):
+                item[DENSE] = dense
+        return vectors
+
+    def for_stored(self, records: list[Record]) -> list[Vectors]:
+        return self.for_records([from_payload(dict(r.payload)) for r in records])
+
+    def for_query(self, query: str) -> SearchQuery:
+        dense = self.embedder.embed([query])[0] if self.embedder is not None else None
+        return SearchQuery(where=Where(), limit=0, sparse=self._bm25.query(query), dense=dense)
+
+    def token_set(self, record: Knowledge) -> frozenset[int]:
+        """The record's distinct BM25 tokens, for near-duplicate detection."""
+        return frozenset(self._bm25.document(record.indexed_text).indices)
+
+
+def reindex(store: VectorStore, embedder: DenseEmbedder | None,
+            progress: Callable[[int], None] | None = None) -> int:
+    """Rebuilds the knowledge collection's vectors with the configured embedding model."""
+    vectors = KnowledgeVectors(embedder)
+    return store.rebuild(knowledge_schema(embedder), vectors.for_stored, progress)
+
+
+class KnowledgeStore:
+    """Reads and writes Knowledge records; keeps their vectors in step with their text."""
+
+    def __init__(self, store: VectorStore, vectors: KnowledgeVectors) -> None:
+        self.vectors = vectors
+        self._collection: VectorCollection = store.open(knowledge_schema(vectors.embedder))
+
+    # -- writes --
+
+    def insert(self, records: Sequence[Knowledge]) -> list[bool]:
+        """Creates the records; False for any whose id already existed (nothing written)."""
+        vectors = self.vectors.for_records(records)
+        return self._collection.insert([
+            Record(key=r.id, payload=to_payload(r), vectors=v)
+            for r, v in zip(records, vectors, strict=True)
+        ])
+
+    def update(self, knowledge_id: str, change: Callable[[Knowledge], Knowledge]) -> Knowledge:
+        """Applies `change` with optimistic concurrency; re-embeds when the text changed."""
+
+        def apply(current: Record) -> Record:
+            before = from_payload(current.payload)
+            text_before = before.indexed_text
+            after = change(before)
+            vectors = current.vectors
+            if after.indexed_text != text_before or not vectors:
+                vectors = self.vectors.for_records([after])[0]
+            return Record(key=knowledge_id, payload=to_payload(after), vectors=vectors)
+
+        return from_payload(self._collection.compare_and_set(knowledge_id, apply).payload)
+
+    def delete(self, knowledge_ids: Sequence[str]) -> None:
+        if knowledge_ids:
+            self._collection.delete(list(knowledge_ids))
+
+    # -- reads --
+
+    def get(self, knowledge_id: str) -> Knowledge | None:
+        record = self._collection.get(knowledge_id)
+        return from_payload(record.payload) if record else None
+
+    def recall(self, query: str, where: Where, limit: int) -> list[tuple[Knowledge, float]]:
+        """The `limit` most relevant records: BM25, or BM25 + dense fused by RRF."""
+        hits = self._collection.search(replace(
+            self.vectors.for_query(query), where=where, limit=limit, prefetch_limit=limit,
+            payload_exclude=SEARCH_EXCLUDE))
+        return [(from_payload(hit.payload), hit.score) for hit in hits]
+
+    def scan(self, where: Where) -> Iterator[Knowledge]:
+        """Every matching record, in no particular order."""
+        cursor = None
+        while True:
+            page, cursor = self._collection.scroll(where, 256, cursor=cursor)
+            yield from (from_payload(r.payload) for r in page)
+            if cursor is None:
+                return
+
+    def page(self, where: Where, order: str, page_size: int,
+             page_token: str) -> tuple[list[Knowledge], str]:
+        """One page in descending `order` ("updated" or "confidence"), and the next token.
+
+        Tokens are keyset cursors: the last sort value and the ids already returned with
+        it, tied to the filter so a token cannot be replayed against another query.
+        """
+        fingerprint = _fingerprint(where, order)
+        start_from, seen = _read_token(page_token, fingerprint) if page_token else (None, [])
+        field_name = ORDER_FIELDS[order]
+        must_not = where.must_not + ((HasKey(tuple(seen)),) if seen else ())
+        page, _ = self._collection.scroll(
+            Where(must=where.must, must_not=must_not, should=where.should), page_size + 1,
+            order=Order(field_name, descending=True, start_from=start_from))
+        records = [from_payload(r.payload) for r in page[:page_size]]
+        if len(page) <= page_size:
+            return records, ""
+        last_value = _sort_value(records[-1], field_name)
+        ties = [r.id for r in records if _sort_value(r, field_name) == last_value]
+        if start_from == last_value:
+            ties = seen + ties
+        return records, _write_token(last_value, ties, fingerprint)
+
+
+def _sort_value(record: Knowledge, field_name: str) -> float:
+    return record.updated_at if field_name == "updated_at" else confidence_rank(record)
+
+
+def _fingerprint(where: Where, order: str) -> str:
+    return hashlib.blake2b(repr((where, order)).encode(), digest_size=8).hexdigest()
+
+
+def _write_token(value: float, ids: list[str], fingerprint: str) -> str:
+    raw = json.dumps({"v": value, "ids": ids, "f": fingerprint}, separators=(",", ":"))
+    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+def _read_token(token: str, fingerprint: str) -> tuple[float, list[str]]:
+    try:
+        padded = token + "=" * (-len(token) % 4)
+        data = json.loads(base64.urlsafe_b64decode(padded.encode()))
+        value, ids, found = float(data["v"]), [str(i) for i in data["ids"]], data["f"]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise InvalidArgument("page_token", "is not a token this service issued") from exc
+    if found != fingerprint:
+        raise InvalidArgument("page_token", "belongs to a list with other filters or order")
+    return value, ids
