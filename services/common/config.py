@@ -20,6 +20,9 @@ class CommonSettings(BaseSettings):
     tokens_file: Path | None = Field(None, description="JSON file of bearer tokens.")
     log_level: str = Field("INFO", description="Python logging level.")
 
+    redis_url: str | None = Field(None, description="Redis URL; embedded redis-server if unset.")
+    redis_prefix: str = Field("knowhub:", description="Prefix of every Redis key KnowHub uses.")
+
     qdrant_url: str | None = Field(None, description="Qdrant server URL; embedded Edge if unset.")
     qdrant_api_key: str | None = Field(None, description="API key of the Qdrant server.")
 
@@ -33,7 +36,7 @@ class CommonSettings(BaseSettings):
     embedding_api_key: str = Field("none", description="API key for the embeddings endpoint.")
     embedding_model: str = Field("text-embedding-3-small", description="Embedding model name.")
     embedding_dim: int = Field(1536, ge=1, le=65536, description="Embedding vector size.")
-    embedding_timeout_seconds: float = Field(10.0, gt=0, description="Timeout of one call.")
+    embedding_timeout_seconds: float = Field(30.0, gt=0, description="Timeout of one call.")
 
     @model_validator(mode="after")
     def _known_log_level(self) -> CommonSettings:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -15,8 +16,10 @@ import qdrant_edge as qe
 
 from services.common.errors import Unavailable
 from services.common.vectors import (
+    BULK_FIELD,
     DENSE,
     SPARSE,
+    TOKEN_KEY,
     AnyOf,
     CollectionSchema,
     Condition,
@@ -51,46 +54,45 @@ class EdgeCollection(VectorCollection):
     def __init__(self, shard: qe.EdgeShard, schema: CollectionSchema) -> None:
         self._shard = shard
         self.schema = schema
+        # Only this process can open the shard (the engine locks it).
+        self.exclusive = True
+        self._cas_lock = threading.Lock()
+
+    def _write_guard(self) -> threading.Lock:
+        return self._cas_lock
 
     def _write(self, records: Sequence[Record], *, if_version: int | None,
                insert_only: bool) -> None:
-        points = [qe.Point(point_id(r.key), r.vectors, stored_payload(r)) for r in records]
+        points = [qe.Point(point_id(r.key), r.vectors, stored_payload(r, self.schema))
+                  for r in records]
         condition = None
         if if_version is not None:
             condition = qe.Filter(must=[_condition(Eq("_version", if_version))])
         mode = qe.UpdateMode.InsertOnly if insert_only else None
         self._shard.update(qe.UpdateOperation.upsert_points(points, condition, mode))
 
-    def retrieve(self, keys: Sequence[str], *, with_vectors: bool = False) -> list[Record]:
-        found = self._shard.retrieve([point_id(k) for k in keys], True, with_vectors)
+    def retrieve_points(self, point_ids: Sequence[str], *, with_vectors: bool = False,
+                        with_bulk: bool = True) -> list[Record]:
+        payload = True if with_bulk else qe.PayloadSelector.Exclude([BULK_FIELD])
+        found = self._shard.retrieve(list(point_ids), payload, with_vectors)
         return [record_from_payload(dict(p.payload or {}), _vectors(p.vector)) for p in found]
+
+    def _write_tokens(self, keys: Sequence[str]) -> dict[str, int]:
+        by_id = {point_id(k): k for k in keys}
+        found = self._shard.retrieve(list(by_id), qe.PayloadSelector.Include([TOKEN_KEY]), False)
+        return {by_id[str(p.id)]: (p.payload or {}).get(TOKEN_KEY, 0) for p in found}
 
     def delete(self, keys: Sequence[str]) -> None:
         self._shard.update(qe.UpdateOperation.delete_points([point_id(k) for k in keys]))
 
-    def search(self, query: SearchQuery) -> list[Hit]:
-        flt = _filter(query.where)
-        legs = _query_legs(query)
-        payload = qe.PayloadSelector.Exclude(list(query.payload_exclude)) \
-            if query.payload_exclude else True
-        if len(legs) == 1:
-            request = qe.QueryRequest(limit=query.limit, query=legs[0], filter=flt,
-                                      with_payload=payload, with_vector=query.with_vectors)
+    def search_batch(self, queries: Sequence[SearchQuery]) -> list[list[Hit]]:
+        requests = [_request(q) for q in queries]
+        if len(requests) == 1:
+            results = [self._shard.query(requests[0])]
         else:
-            prefetch_limit = max(query.prefetch_limit, query.limit)
-            weights = list(query.weights) if query.weights else None
-            request = qe.QueryRequest(
-                limit=query.limit,
-                prefetches=[qe.Prefetch(limit=prefetch_limit, query=leg, filter=flt)
-                            for leg in legs],
-                query=qe.Fusion.Rrf(k=query.rrf_k, weights=weights),
-                with_payload=payload, with_vector=query.with_vectors,
-            )
-        hits = []
-        for point in self._shard.query(request):
-            record = record_from_payload(dict(point.payload or {}))
-            hits.append(Hit(record.key, point.score, record.payload))
-        return hits
+            results = self._shard.query_batch(qe.QueryBatchRequest(requests))
+        return [[_hit(point, query.with_payload) for point in points]
+                for query, points in zip(queries, results, strict=True)]
 
     def scroll(self, where: Where, limit: int, *, order: Order | None = None,
                cursor: str | None = None,
@@ -122,15 +124,21 @@ def _vectors(raw: object) -> Vectors:
     return dict(raw) if isinstance(raw, dict) else {}
 
 
-def _query_legs(query: SearchQuery) -> list[qe.Query]:
-    legs = []
+def _request(query: SearchQuery) -> qe.QueryRequest:
     if query.sparse is not None:
-        legs.append(qe.Query.Nearest(query.sparse, using=SPARSE))
-    if query.dense is not None:
-        legs.append(qe.Query.Nearest(list(query.dense), using=DENSE))
-    if not legs:
-        raise ValueError("a search needs a sparse or a dense vector")
-    return legs
+        nearest = qe.Query.Nearest(query.sparse, using=SPARSE)
+    else:
+        nearest = qe.Query.Nearest(list(query.dense or ()), using=DENSE)
+    payload: bool | qe.PayloadSelector = query.with_payload
+    if query.with_payload and not query.with_bulk:
+        payload = qe.PayloadSelector.Exclude([BULK_FIELD])
+    return qe.QueryRequest(limit=query.limit, query=nearest, filter=_filter(query.where),
+                           with_payload=payload, with_vector=False)
+
+
+def _hit(point: qe.ScoredPoint, with_payload: bool) -> Hit:
+    record = record_from_payload(dict(point.payload or {})) if with_payload else None
+    return Hit(str(point.id), point.score, record)
 
 
 def _condition(c: Condition) -> object:

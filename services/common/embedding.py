@@ -8,6 +8,7 @@ IDF at query time.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Sequence
 
 import openai
@@ -19,18 +20,31 @@ from services.common.errors import Unavailable
 log = logging.getLogger(__name__)
 
 
-class Bm25Encoder:
-    """Sparse BM25 vectors for documents and queries."""
+# A run of digits not glued to a letter or digit before it: "2023", "429", "8" in "8:30".
+_STANDALONE_NUMBER = re.compile(r"(?<![^\W_])\d+")
 
-    def __init__(self, avg_len: float = 256.0) -> None:
-        self._model = qe.Bm25(qe.Bm25Config(tokenizer=qe.TokenizerType.Multilingual,
-                                            avg_len=avg_len))
+
+def keep_numbers(text: str) -> str:
+    """Marks standalone numbers ("429" -> "n429") so the Multilingual tokenizer, which
+    drops pure numbers, keeps error codes, years and versions searchable."""
+    return _STANDALONE_NUMBER.sub(lambda m: "n" + m.group(), text)
+
+
+class Bm25Encoder:
+    """Sparse BM25 vectors for documents and queries.
+
+    Qdrant's BM25 with the Multilingual tokenizer (so Chinese is segmented) and its
+    default English stemming and stopwords, with numbers kept (see `keep_numbers`).
+    """
+
+    def __init__(self) -> None:
+        self._model = qe.Bm25(qe.Bm25Config(tokenizer=qe.TokenizerType.Multilingual))
 
     def document(self, text: str) -> qe.SparseVector:
-        return self._model.embed_document(text)
+        return self._model.embed_document(keep_numbers(text))
 
     def query(self, text: str) -> qe.SparseVector:
-        return self._model.embed_query(text)
+        return self._model.embed_query(keep_numbers(text))
 
 
 class DenseEmbedder:

@@ -9,6 +9,7 @@ physical collection's metadata.
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -21,8 +22,10 @@ from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedR
 
 from services.common.errors import Unavailable
 from services.common.vectors import (
+    BULK_FIELD,
     DENSE,
     SPARSE,
+    TOKEN_KEY,
     AnyOf,
     CollectionSchema,
     Condition,
@@ -71,11 +74,18 @@ class RemoteCollection(VectorCollection):
         self._client = client
         self._name = name
         self.schema = schema
+        # A local-mode client (":memory:" or a path) is this process's alone.
+        options = client.init_options
+        self.exclusive = options.get("location") == ":memory:" or bool(options.get("path"))
+        self._cas_lock = threading.Lock()
+
+    def _write_guard(self) -> contextlib.AbstractContextManager[Any]:
+        return self._cas_lock if self.exclusive else contextlib.nullcontext()
 
     def _write(self, records: Sequence[Record], *, if_version: int | None,
                insert_only: bool) -> None:
         points = [qm.PointStruct(id=point_id(r.key), vector=_to_client(r.vectors),
-                                 payload=stored_payload(r)) for r in records]
+                                 payload=stored_payload(r, self.schema)) for r in records]
         update_filter = None
         if if_version is not None:
             update_filter = qm.Filter(must=[_condition(Eq("_version", if_version))])
@@ -84,43 +94,34 @@ class RemoteCollection(VectorCollection):
             self._client.upsert(self._name, points, wait=True, update_filter=update_filter,
                                 update_mode=mode)
 
-    def retrieve(self, keys: Sequence[str], *, with_vectors: bool = False) -> list[Record]:
+    def retrieve_points(self, point_ids: Sequence[str], *, with_vectors: bool = False,
+                        with_bulk: bool = True) -> list[Record]:
+        payload: Any = True if with_bulk else qm.PayloadSelectorExclude(exclude=[BULK_FIELD])
         with _reachable("retrieve"):
-            found = self._client.retrieve(self._name, [point_id(k) for k in keys],
-                                          with_payload=True, with_vectors=with_vectors)
+            found = self._client.retrieve(self._name, list(point_ids), with_payload=payload,
+                                          with_vectors=with_vectors)
         return [record_from_payload(dict(p.payload or {}), _from_client(p.vector))
                 for p in found]
+
+    def _write_tokens(self, keys: Sequence[str]) -> dict[str, int]:
+        by_id = {point_id(k): k for k in keys}
+        with _reachable("retrieve"):
+            found = self._client.retrieve(
+                self._name, list(by_id), with_vectors=False,
+                with_payload=qm.PayloadSelectorInclude(include=[TOKEN_KEY]))
+        return {by_id[str(p.id)]: (p.payload or {}).get(TOKEN_KEY, 0) for p in found}
 
     def delete(self, keys: Sequence[str]) -> None:
         with _reachable("delete"):
             self._client.delete(self._name, qm.PointIdsList(points=[point_id(k) for k in keys]),
                                 wait=True)
 
-    def search(self, query: SearchQuery) -> list[Hit]:
-        flt = _filter(query.where)
-        legs = _query_legs(query)
-        payload: Any = qm.PayloadSelectorExclude(exclude=list(query.payload_exclude)) \
-            if query.payload_exclude else True
+    def search_batch(self, queries: Sequence[SearchQuery]) -> list[list[Hit]]:
         with _reachable("search"):
-            if len(legs) == 1:
-                vector, using = legs[0]
-                response = self._client.query_points(
-                    self._name, query=vector, using=using, query_filter=flt,
-                    limit=query.limit, with_payload=payload, with_vectors=query.with_vectors)
-            else:
-                prefetch_limit = max(query.prefetch_limit, query.limit)
-                weights = list(query.weights) if query.weights else None
-                response = self._client.query_points(
-                    self._name,
-                    prefetch=[qm.Prefetch(query=v, using=u, filter=flt, limit=prefetch_limit)
-                              for v, u in legs],
-                    query=qm.RrfQuery(rrf=qm.Rrf(k=query.rrf_k, weights=weights)),
-                    limit=query.limit, with_payload=payload, with_vectors=query.with_vectors)
-        hits = []
-        for point in response.points:
-            record = record_from_payload(dict(point.payload or {}))
-            hits.append(Hit(record.key, point.score, record.payload))
-        return hits
+            responses = self._client.query_batch_points(
+                self._name, [_request(q) for q in queries])
+        return [[_hit(point, query.with_payload) for point in response.points]
+                for query, response in zip(queries, responses, strict=True)]
 
     def scroll(self, where: Where, limit: int, *, order: Order | None = None,
                cursor: str | None = None,
@@ -173,16 +174,23 @@ def _from_client(raw: object) -> Vectors:
     return converted
 
 
-def _query_legs(query: SearchQuery) -> list[tuple[Any, str]]:
-    legs: list[tuple[Any, str]] = []
+def _request(query: SearchQuery) -> qm.QueryRequest:
     if query.sparse is not None:
-        legs.append((qm.SparseVector(indices=list(query.sparse.indices),
-                                     values=list(query.sparse.values)), SPARSE))
-    if query.dense is not None:
-        legs.append((list(query.dense), DENSE))
-    if not legs:
-        raise ValueError("a search needs a sparse or a dense vector")
-    return legs
+        vector: Any = qm.SparseVector(indices=list(query.sparse.indices),
+                                      values=list(query.sparse.values))
+        using = SPARSE
+    else:
+        vector, using = list(query.dense or ()), DENSE
+    payload: Any = query.with_payload
+    if query.with_payload and not query.with_bulk:
+        payload = qm.PayloadSelectorExclude(exclude=[BULK_FIELD])
+    return qm.QueryRequest(query=vector, using=using, filter=_filter(query.where),
+                           limit=query.limit, with_payload=payload, with_vector=False)
+
+
+def _hit(point: qm.ScoredPoint, with_payload: bool) -> Hit:
+    record = record_from_payload(dict(point.payload or {})) if with_payload else None
+    return Hit(str(point.id), point.score, record)
 
 
 def _condition(c: Condition) -> qm.Condition:

@@ -2,20 +2,25 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
+
+import redis
 
 from services.common.auth import Authenticator, load_authenticator
 from services.common.config import CommonSettings
 from services.common.edge_store import EdgeStore
 from services.common.embedding import DenseEmbedder
 from services.common.llm import LLM
-from services.common.qdrant_store import RemoteStore
+from services.common.redis_store import EmbeddedRedis, connect
 from services.common.vectors import VectorStore
 
 
 def open_vector_store(settings: CommonSettings) -> VectorStore:
     """A Qdrant server when KNOWHUB_QDRANT_URL is set, else embedded Edge shards."""
     if settings.qdrant_url:
+        from services.common.qdrant_store import RemoteStore  # qdrant-client loads slowly
+
         return RemoteStore.connect(settings.qdrant_url, settings.qdrant_api_key)
     return EdgeStore(settings.data_dir / "qdrant")
 
@@ -27,6 +32,9 @@ class Runtime:
     vectors: VectorStore
     llm: LLM | None
     embedder: DenseEmbedder | None
+    _redis: redis.Redis | None = field(default=None, init=False)
+    _embedded_redis: EmbeddedRedis | None = field(default=None, init=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
 
     @classmethod
     def open(cls, settings: CommonSettings) -> Runtime:
@@ -40,9 +48,24 @@ class Runtime:
             embedder=DenseEmbedder.from_settings(settings),
         )
 
+    def redis(self) -> redis.Redis:
+        """The Redis client: KNOWHUB_REDIS_URL, else an embedded server started now."""
+        with self._lock:
+            if self._redis is None:
+                url = self.settings.redis_url
+                if url is None:
+                    self._embedded_redis = EmbeddedRedis(self.settings.data_dir / "redis")
+                    url = self._embedded_redis.start().url
+                self._redis = connect(url)
+            return self._redis
+
     def close(self) -> None:
         self.vectors.close()
         if self.llm is not None:
             self.llm.close()
         if self.embedder is not None:
             self.embedder.close()
+        if self._redis is not None:
+            self._redis.close()
+        if self._embedded_redis is not None:
+            self._embedded_redis.stop()

@@ -14,13 +14,14 @@ _MAX_SECONDS = 253402300799
 
 
 def now() -> float:
-    return time.time()
+    """Whole microseconds: such times survive the store's float conversion unchanged, so
+    a record read back carries the very times its write returned."""
+    return round(time.time(), 6)
 
 
 def to_timestamp(seconds: float) -> Timestamp:
-    stamp = Timestamp()
-    stamp.FromNanoseconds(round(seconds * 1e9))
-    return stamp
+    whole, nanos = divmod(round(seconds * 1e9), 1_000_000_000)
+    return Timestamp(seconds=whole, nanos=nanos)
 
 
 def from_timestamp(stamp: Timestamp, field: str) -> float | None:

@@ -6,14 +6,24 @@ through qdrant-client. Services see only this module's types, so one contract su
 covers both.
 
 Records are addressed by the service's own string key (a knowledge id, a resource path);
-adapters map it to a UUID point id. Each record carries a `version` that the adapter
-manages: `compare_and_set` writes only if the version is unchanged, then reads the record
-back to learn whether its own write won (both engines skip a failed condition silently).
+adapters map it to a UUID point id. A record's payload is stored with its indexed fields
+as native values (for filters and ordering) and everything else as one JSON string, plus
+a second one for the schema's bulk fields, which searches leave out: the engine converts
+each native value separately, so this keeps writes and reads cheap.
+
+Each record carries a `version` that the adapter manages: `compare_and_set` writes only
+if the version is unchanged, then reads the record back to learn whether its own write
+won (both engines skip a failed condition silently).
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import hashlib
+import json
 import random
+import secrets
 import time
 import uuid
 from abc import ABC, abstractmethod
@@ -30,15 +40,20 @@ DENSE = "dense"
 VERSION_KEY = "_version"
 TOKEN_KEY = "_write_token"
 KEY_FIELD = "_key"
-_KEY_NAMESPACE = uuid.UUID("6f0b7d8e-8a4e-4a39-9a55-1f3c7e0d2b61")
+DOC_FIELD = "_doc"
+BULK_FIELD = "_bulk"
+RECENT_WRITES_KEY = "_recent_writes"  # inside the bulk JSON
+RECENT_WRITES_KEEP = 64
 
 Payload = dict[str, Any]
 Vectors = dict[str, Any]  # {"bm25": SparseVector, "dense": list[float]}
 
 
+@functools.lru_cache(maxsize=65_536)
 def point_id(key: str) -> str:
     """The UUID point id of a record key; the same in every adapter."""
-    return str(uuid.uuid5(_KEY_NAMESPACE, key))
+    digest = hashlib.blake2b(key.encode(), digest_size=16, person=b"knowhub.key").digest()
+    return str(uuid.UUID(bytes=digest))
 
 
 # ---- Filters -------------------------------------------------------------------------
@@ -46,7 +61,7 @@ def point_id(key: str) -> str:
 @dataclass(frozen=True)
 class Eq:
     key: str
-    value: str | int | bool
+    value: str | int
 
 
 @dataclass(frozen=True)
@@ -97,6 +112,12 @@ class CollectionSchema:
     keyword_fields: tuple[str, ...] = ()
     integer_fields: tuple[str, ...] = ()
     float_fields: tuple[str, ...] = ()
+    bulk_fields: tuple[str, ...] = ()  # top-level payload keys searches leave out
+
+    @property
+    def indexed_fields(self) -> tuple[str, ...]:
+        """Top-level payload keys kept as native values, for filters and ordering."""
+        return self.keyword_fields + self.integer_fields + self.float_fields
 
     def manifest(self) -> dict[str, Any]:
         """What a store must have been built with to be opened with this schema."""
@@ -133,14 +154,18 @@ class Record:
     payload: Payload
     version: int = 0
     vectors: Vectors = field(default_factory=dict)
-    write_token: str = ""
+    write_token: int = 0
+    # The write tokens of the last compare_and_set writes, oldest first (this one last).
+    recent_writes: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
 class Hit:
-    key: str
+    """One search result; `record` is None when the search asked for no payload."""
+
+    point_id: str
     score: float
-    payload: Payload
+    record: Record | None = None
 
 
 @dataclass(frozen=True)
@@ -154,17 +179,18 @@ class Order:
 
 @dataclass(frozen=True)
 class SearchQuery:
-    """Recall by BM25, dense, or both fused with reciprocal rank fusion."""
+    """Nearest records to one vector: BM25 (`sparse`) or dense, never both."""
 
     where: Where
     limit: int
     sparse: SparseVector | None = None
     dense: Sequence[float] | None = None
-    prefetch_limit: int = 0
-    rrf_k: int = 60
-    weights: tuple[float, float] | None = None  # (sparse, dense) for weighted RRF
-    with_vectors: bool = False
-    payload_exclude: tuple[str, ...] = ()  # payload paths the hits leave out
+    with_payload: bool = True
+    with_bulk: bool = False  # include the schema's bulk fields in the hits
+
+    def __post_init__(self) -> None:
+        if (self.sparse is None) == (self.dense is None):
+            raise ValueError("a search takes exactly one of a sparse or a dense vector")
 
 
 # ---- The interface --------------------------------------------------------------------
@@ -180,14 +206,20 @@ class VectorCollection(ABC):
         """Upserts records as they are (version and token already in the payload)."""
 
     @abstractmethod
-    def retrieve(self, keys: Sequence[str], *, with_vectors: bool = False) -> list[Record]:
-        """The records that exist among `keys`, in no particular order."""
+    def retrieve_points(self, point_ids: Sequence[str], *, with_vectors: bool = False,
+                        with_bulk: bool = True) -> list[Record]:
+        """The records that exist among these point ids, in no particular order."""
+
+    @abstractmethod
+    def _write_tokens(self, keys: Sequence[str]) -> dict[str, int]:
+        """The write token of each existing record among `keys`."""
 
     @abstractmethod
     def delete(self, keys: Sequence[str]) -> None: ...
 
     @abstractmethod
-    def search(self, query: SearchQuery) -> list[Hit]: ...
+    def search_batch(self, queries: Sequence[SearchQuery]) -> list[list[Hit]]:
+        """Several searches planned together; one list of hits per query, best first."""
 
     @abstractmethod
     def scroll(self, where: Where, limit: int, *, order: Order | None = None,
@@ -211,6 +243,13 @@ class VectorCollection(ABC):
 
     # -- Shared logic built on the primitives above --
 
+    def retrieve(self, keys: Sequence[str], *, with_vectors: bool = False) -> list[Record]:
+        """The records that exist among `keys`, in no particular order."""
+        return self.retrieve_points([point_id(k) for k in keys], with_vectors=with_vectors)
+
+    def search(self, query: SearchQuery) -> list[Hit]:
+        return self.search_batch([query])[0]
+
     def get(self, key: str, *, with_vectors: bool = False) -> Record | None:
         found = self.retrieve([key], with_vectors=with_vectors)
         return found[0] if found else None
@@ -224,7 +263,7 @@ class VectorCollection(ABC):
         """Creates records whose keys do not exist yet; True for each this call created."""
         stamped = [_stamped(r, 1) for r in records]
         self._write(stamped, if_version=None, insert_only=True)
-        tokens = {r.key: r.write_token for r in self.retrieve([r.key for r in stamped])}
+        tokens = self._write_tokens([r.key for r in stamped])
         return [tokens.get(r.key) == r.write_token for r in stamped]
 
     def compare_and_set(self, key: str, change: Callable[[Record], Record], *,
@@ -238,37 +277,82 @@ class VectorCollection(ABC):
             current = self.get(key, with_vectors=True)
             if current is None:
                 raise NotFound(f"{self.schema.name} {key!r} does not exist")
-            proposed = change(current)
-            stamped = _stamped(proposed, current.version + 1)
-            self._write([stamped], if_version=current.version, insert_only=False)
-            if self._won(stamped):
-                return stamped
+            stamped = _stamped(change(current), current.version + 1)
+            stamped.recent_writes = (*current.recent_writes,
+                                     stamped.write_token)[-RECENT_WRITES_KEEP:]
+            with self._write_guard():
+                self._write([stamped], if_version=current.version, insert_only=False)
+                if self._won(stamped):
+                    return stamped
             time.sleep(random.uniform(0, 0.002 * min(attempt + 1, 10)))
         raise Aborted(f"{self.schema.name} {key!r} is changing too often; try again")
 
+    # True when no other process can write the store (Edge, a local-mode client): the
+    # adapter's `_write_guard` then holds off this process's other writers until the
+    # read-back, which makes the read-back exact.
+    exclusive: bool = False
+
+    def _write_guard(self) -> contextlib.AbstractContextManager[Any]:
+        """Held from a conditional write to its read-back; a lock when `exclusive`."""
+        return contextlib.nullcontext()
+
     def _won(self, stamped: Record) -> bool:
+        """Whether this write applied. With other processes writing, the current token is
+        not enough: another writer may already have built on this write, and retrying
+        would apply the change twice; so each record keeps its recent write tokens."""
+        if self._write_tokens([stamped.key]).get(stamped.key) == stamped.write_token:
+            return True
+        if self.exclusive:
+            return False  # nobody wrote since: the condition failed
         found = self.get(stamped.key)
-        return found is not None and found.write_token == stamped.write_token
+        if found is None:
+            return False
+        if stamped.write_token in found.recent_writes:
+            return True
+        if found.version - len(found.recent_writes) >= stamped.version:
+            raise Aborted(f"{self.schema.name} {stamped.key!r} changed too often to tell "
+                          "whether this write applied; read it and retry if needed")
+        return False
 
 
 def _stamped(record: Record, version: int) -> Record:
     return Record(key=record.key, payload=record.payload, version=version,
-                  vectors=record.vectors, write_token=uuid.uuid4().hex)
+                  vectors=record.vectors, write_token=secrets.randbits(62))
 
 
-def stored_payload(record: Record) -> Payload:
-    """The payload as written: the service's fields plus the adapter's bookkeeping."""
-    return {**record.payload, KEY_FIELD: record.key, VERSION_KEY: record.version,
-            TOKEN_KEY: record.write_token}
+def stored_payload(record: Record, schema: CollectionSchema) -> Payload:
+    """The payload as written: indexed fields native, the rest as JSON, and bookkeeping."""
+    indexed, bulk_keys = schema.indexed_fields, schema.bulk_fields
+    payload = record.payload
+    stored = {k: payload[k] for k in indexed if k in payload}
+    doc = {k: v for k, v in payload.items() if k not in indexed and k not in bulk_keys}
+    doc[KEY_FIELD] = record.key
+    stored[DOC_FIELD] = json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
+    bulk = {k: payload[k] for k in bulk_keys if payload.get(k)}
+    if record.recent_writes:
+        bulk[RECENT_WRITES_KEY] = record.recent_writes
+    if bulk:
+        stored[BULK_FIELD] = json.dumps(bulk, ensure_ascii=False, separators=(",", ":"))
+    stored[VERSION_KEY] = record.version
+    stored[TOKEN_KEY] = record.write_token
+    return stored
 
 
-def record_from_payload(payload: Payload, vectors: Vectors | None = None) -> Record:
-    """Rebuilds a Record from a stored payload, taking the adapter's fields out."""
+def record_from_payload(stored: Payload, vectors: Vectors | None = None) -> Record:
+    """Rebuilds a Record from a stored payload."""
+    version = stored.pop(VERSION_KEY, 0)
+    token = stored.pop(TOKEN_KEY, 0)
+    payload = json.loads(stored.pop(DOC_FIELD))
     key = payload.pop(KEY_FIELD)
-    version = payload.pop(VERSION_KEY, 0)
-    token = payload.pop(TOKEN_KEY, "")
+    bulk = stored.pop(BULK_FIELD, None)
+    payload.update(stored)
+    recent: tuple[int, ...] = ()
+    if bulk:
+        bulk_fields = json.loads(bulk)
+        recent = tuple(bulk_fields.pop(RECENT_WRITES_KEY, ()))
+        payload.update(bulk_fields)
     return Record(key=key, payload=payload, version=version, vectors=vectors or {},
-                  write_token=token)
+                  write_token=token, recent_writes=recent)
 
 
 class VectorStore(ABC):
@@ -289,6 +373,22 @@ class VectorStore(ABC):
 
     @abstractmethod
     def close(self) -> None: ...
+
+
+def minmax_fuse(legs: Sequence[Sequence[Hit]], weights: Sequence[float]) -> list[tuple[str, float]]:
+    """Fuses result lists by score: each list's scores scaled to 0..1 (min-max; all 1.0
+    when equal), weighted and summed per point; a point missing from a list gets 0 there.
+    Returns (point id, fused score), best first."""
+    fused: dict[str, float] = {}
+    for hits, weight in zip(legs, weights, strict=True):
+        if not hits:
+            continue
+        scores = [h.score for h in hits]
+        low, span = min(scores), max(scores) - min(scores)
+        for hit in hits:
+            scaled = (hit.score - low) / span if span > 0 else 1.0
+            fused[hit.point_id] = fused.get(hit.point_id, 0.0) + weight * scaled
+    return sorted(fused.items(), key=lambda item: -item[1])
 
 
 def copy_records(source: VectorCollection, target: VectorCollection,

@@ -11,6 +11,18 @@ class KnowledgeSettings(BaseSettings):
 
     search_recall_multiplier: float = Field(
         2.0, ge=1.0, le=20.0, description="Candidates recalled per result (2 gives 2*top_k).")
+    search_hybrid_pool: int = Field(
+        50, ge=1, le=1000, description="Hits each of BM25 and dense recalls before fusion.")
+    search_dense_weight: float = Field(
+        0.5, ge=0.0, le=1.0, description="Weight of the dense list in hybrid fusion "
+        "(min-max scaled scores; BM25 gets the rest).")
+    search_feedback_docs: int = Field(
+        3, ge=0, le=20, description="BM25-only recall: expand the query with the terms of "
+        "this many top records (pseudo-relevance feedback); 0 turns it off.")
+    search_feedback_terms: int = Field(
+        20, ge=1, le=200, description="Expansion terms added to the query.")
+    search_feedback_weight: float = Field(
+        0.5, gt=0.0, le=5.0, description="Weight of the expansion terms against the query's.")
     search_routing: bool = Field(
         True, description="Let the LLM pick the candidates (stage 1) when an LLM is configured.")
     search_routing_pool: int = Field(

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import secrets
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from services.common import validation as check
 from services.common.auth import Principal
 from services.common.errors import InvalidArgument, PermissionDenied
-from services.common.scopes import validate_owner, validate_scope
+from services.common.scopes import (
+    ENTITY_ID_RULE,
+    is_valid_entity_id,
+    validate_owner,
+    validate_scope,
+)
 
 KNOWLEDGE_TYPES = ("user_profile", "strategy", "tool", "usecase", "definition", "plan")
 
@@ -211,6 +216,10 @@ def validate_source(source: Source, prefix: str) -> None:
     check.text(source.name, f"{prefix}.name", NAME_MAX)
     check.text(source.category, f"{prefix}.category", 64)
     check.text(source.agent_id, f"{prefix}.agent_id", NAME_MAX)
+    if source.agent_id and not is_valid_entity_id(source.agent_id):
+        # It names the acting agent, so it may become the owner `agent:{agent_id}`.
+        raise InvalidArgument(f"{prefix}.agent_id", f"{source.agent_id!r} is not an agent "
+                              f"id: use {ENTITY_ID_RULE}")
     check.text(source.submitted_by, f"{prefix}.submitted_by", NAME_MAX)
     check.text(source.message_id, f"{prefix}.message_id", NAME_MAX)
     check.items(source.urls, f"{prefix}.urls", URLS_MAX, unique=False)
@@ -264,13 +273,11 @@ def new_knowledge(draft: Draft, principal: Principal, at: float, prefix: str = "
         raise PermissionDenied(f"{prefix}owner: {owner!r} is not the caller; only an admin "
                                "may save on behalf of another owner")
     message_id = draft.message_id or draft.source.message_id
-    source = replace(
-        draft.source,
-        category=draft.source.category or "exp",
-        agent_id=principal.acting_agent(named_agent),
-        timestamp=draft.source.timestamp or at,
-        message_id=draft.source.message_id or message_id,
-    )
+    given = draft.source
+    source = Source(name=given.name, category=given.category or "exp", urls=list(given.urls),
+                    agent_id=principal.acting_agent(named_agent),
+                    submitted_by=given.submitted_by, timestamp=given.timestamp or at,
+                    message_id=given.message_id or message_id)
     score = draft.score if draft.score is not None else DEFAULT_SCORE
     return Knowledge(
         id=new_knowledge_id(at), task=draft.task, content=draft.content,

@@ -11,6 +11,7 @@ from services.common.auth import Principal
 from services.common.errors import (
     Aborted,
     FailedPrecondition,
+    InvalidArgument,
     NotFound,
     PermissionDenied,
     ServiceError,
@@ -45,7 +46,7 @@ from services.knowledge.domain import (
     validate_knowledge_id,
     validate_types,
 )
-from services.knowledge.store import KnowledgeStore, modifiable_where, visible_where
+from services.knowledge.store import KnowledgeStore, visible_where
 
 log = logging.getLogger(__name__)
 
@@ -122,7 +123,8 @@ class KnowledgeOperations:
             prefix = f"requests[{index}]." if prefix_items else ""
             validate_draft(draft, prefix)
             # A microsecond apart, so the records of a batch keep their order when listed.
-            records.append(new_knowledge(draft, principal, started + index * 1e-6, prefix))
+            at = round(started + index * 1e-6, 6)  # whole microseconds, as now()
+            records.append(new_knowledge(draft, principal, at, prefix))
         pending = records
         for _ in range(5):
             created = self._store.insert(pending)
@@ -151,6 +153,9 @@ class KnowledgeOperations:
         visible = principal.visible_scopes
         wanted = visible.intersection(scopes) if scopes else visible
         if not wanted:
+            if page_token:  # an empty listing has no second page: the token is another's
+                raise InvalidArgument("page_token", "belongs to a list with other filters "
+                                      "or order")
             return [], ""
         return self._store.page(visible_where(wanted, types=types), order, page_size,
                                 page_token)
@@ -235,15 +240,20 @@ class KnowledgeOperations:
         except LLMError as exc:
             raise Unavailable(f"evolve failed, nothing was changed: {exc}") from exc
 
-    def batch_update(self, principal: Principal,
-                     items: list[FeedbackItem]) -> list[Knowledge | ServiceError]:
-        """Applies each item on its own; an item's failure is returned in its place."""
+    def batch_update(self, principal: Principal, items: list[FeedbackItem | ServiceError]
+                     ) -> list[Knowledge | ServiceError]:
+        """Applies each item on its own; an item's failure is returned in its place (an
+        item that could not even be read arrives as its error and stays so)."""
         check.items([str(i) for i in range(len(items))], "feedback_list", BATCH_MAX,
                     required=True)
         results: list[Knowledge | ServiceError] = []
         for index, item in enumerate(items):
+            if isinstance(item, ServiceError):
+                results.append(item)
+                continue
             prefix = f"feedback_list[{index}]."
             try:
+                validate_knowledge_id(item.knowledge_id, f"{prefix}knowledge_id")
                 validate_case(item.case, f"{prefix}case")
                 feedback = Feedback(helpful_case=item.case if item.is_helpful else None,
                                     harmful_case=None if item.is_helpful else item.case,
@@ -270,11 +280,8 @@ class KnowledgeOperations:
         if model and self._llm is None:
             raise FailedPrecondition("model was given but no LLM is configured: set "
                                      "KNOWHUB_LLM_BASE_URL")
-        where = visible_where(principal.visible_scopes)
-        if not principal.is_admin:
-            mine = modifiable_where(principal.identities(), principal.user_scope)
-            where = replace(where, should=mine.should)
-        records = list(self._store.scan(where))
+        records = [r for r in self._store.scan(visible_where(principal.visible_scopes))
+                   if principal.may_modify(r.owner, r.creator)]
         report = SlimReport(examined=len(records), dry_run=dry_run)
         records = self._drop_absorbed(records, report)
         tokens = [self._store.vectors.token_set(r) for r in records]

@@ -98,20 +98,25 @@ class KnowledgeServicer(knowledge_pb2_grpc.KnowledgeServiceServicer):
     def BatchUpdateKnowledge(self, request: knowledge_pb2.BatchUpdateKnowledgeRequest,
                              principal: Principal
                              ) -> knowledge_pb2.BatchUpdateKnowledgeResponse:
-        items, results = [], []
+        items: list[FeedbackItem | ServiceError] = []
         for index, item in enumerate(request.feedback_list):
-            case = item.case
-            items.append(FeedbackItem(item.knowledge_id, item.is_helpful,
-                                      case_from_proto(case, f"feedback_list[{index}].case"),
+            try:
+                case = case_from_proto(item.case, f"feedback_list[{index}].case")
+            except ServiceError as unreadable:
+                items.append(unreadable)
+                continue
+            items.append(FeedbackItem(item.knowledge_id, item.is_helpful, case,
                                       item.request_id))
-        for item, outcome in zip(items, self._ops.batch_update(principal, items), strict=True):
+        outcomes = self._ops.batch_update(principal, items)
+        results = []
+        for item, outcome in zip(request.feedback_list, outcomes, strict=True):
+            result = knowledge_pb2.KnowledgeFeedbackResult(knowledge_id=item.knowledge_id)
             if isinstance(outcome, ServiceError):
-                error = common_pb2.ItemError(code=outcome.code.name, message=outcome.message)
-                results.append(knowledge_pb2.KnowledgeFeedbackResult(
-                    knowledge_id=item.knowledge_id, error=error))
+                result.error.CopyFrom(common_pb2.ItemError(code=outcome.code.name,
+                                                           message=outcome.message))
             else:
-                results.append(knowledge_pb2.KnowledgeFeedbackResult(
-                    knowledge_id=item.knowledge_id, knowledge=knowledge_to_proto(outcome)))
+                result.knowledge.CopyFrom(knowledge_to_proto(outcome))
+            results.append(result)
         return knowledge_pb2.BatchUpdateKnowledgeResponse(results=results)
 
     @unary
@@ -141,8 +146,9 @@ class KnowledgeServicer(knowledge_pb2_grpc.KnowledgeServiceServicer):
 
 def register(server: grpc.Server, runtime: Runtime) -> str:
     """Adds the knowledge service to `server`; returns its full service name."""
-    store = KnowledgeStore(runtime.vectors, KnowledgeVectors(runtime.embedder))
-    operations = KnowledgeOperations(store, KnowledgeSettings(), runtime.llm)
+    settings = KnowledgeSettings()
+    store = KnowledgeStore(runtime.vectors, KnowledgeVectors(runtime.embedder), settings)
+    operations = KnowledgeOperations(store, settings, runtime.llm)
     knowledge_pb2_grpc.add_KnowledgeServiceServicer_to_server(
         KnowledgeServicer(runtime.authenticator, operations), server)
     return SERVICE_NAME

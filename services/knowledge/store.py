@@ -6,8 +6,9 @@ import base64
 import hashlib
 import json
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, replace
 from typing import Any
+
+from qdrant_edge import SparseVector
 
 from services.common.embedding import Bm25Encoder, DenseEmbedder
 from services.common.errors import InvalidArgument
@@ -17,7 +18,6 @@ from services.common.vectors import (
     AnyOf,
     CollectionSchema,
     Condition,
-    Eq,
     HasKey,
     Order,
     Range,
@@ -27,13 +27,13 @@ from services.common.vectors import (
     Vectors,
     VectorStore,
     Where,
+    minmax_fuse,
+    point_id,
 )
+from services.knowledge.config import KnowledgeSettings
 from services.knowledge.domain import Case, ContentVersion, Eval, Knowledge, Source
 
 COLLECTION = "knowledge"
-# Left out of search hits: seed 001's search results carry the eval counters only.
-SEARCH_EXCLUDE = ("eval.helpful_history", "eval.harmful_history", "versions",
-                  "applied_requests", "absorbed_ids")
 ORDER_FIELDS = {"updated": "updated_at", "confidence": "rank_confidence"}
 
 
@@ -42,9 +42,12 @@ def knowledge_schema(embedder: DenseEmbedder | None) -> CollectionSchema:
         name=COLLECTION,
         dense_dim=embedder.dim if embedder else None,
         embedding_model=embedder.model if embedder else None,
-        keyword_fields=("scopes", "types", "owner", "creator"),
-        integer_fields=("eval.score",),
+        keyword_fields=("scopes", "types"),
+        integer_fields=("score",),
         float_fields=tuple(ORDER_FIELDS.values()),
+        # Seed 001's search results carry the eval counters only.
+        bulk_fields=("helpful_history", "harmful_history", "versions", "applied_requests",
+                     "absorbed_ids"),
     )
 
 
@@ -61,31 +64,43 @@ def confidence_rank(record: Knowledge) -> float:
 
 
 def to_payload(record: Knowledge) -> dict[str, Any]:
-    payload = asdict(record)
-    payload["rank_confidence"] = confidence_rank(record)
-    return payload
+    evaluation = record.eval
+    return {
+        "id": record.id, "task": record.task, "content": record.content,
+        "types": record.types, "scopes": record.scopes, "owner": record.owner,
+        "creator": record.creator, "created_at": record.created_at,
+        "updated_at": record.updated_at, "tags": record.tags, "message_id": record.message_id,
+        "resource_ids": record.resource_ids, "source": vars(record.source),
+        "eval": {"score": evaluation.score, "helpful": evaluation.helpful,
+                 "harmful": evaluation.harmful, "confidence": evaluation.confidence},
+        "score": evaluation.score,
+        "rank_confidence": confidence_rank(record),
+        "helpful_history": [vars(c) for c in evaluation.helpful_history],
+        "harmful_history": [vars(c) for c in evaluation.harmful_history],
+        "versions": [vars(v) for v in record.versions],
+        "applied_requests": record.applied_requests,
+        "absorbed_ids": record.absorbed_ids,
+    }
 
 
 def from_payload(payload: dict[str, Any]) -> Knowledge:
-    source = payload.get("source") or {}
-    evaluation = payload.get("eval") or {}
+    evaluation = payload["eval"]
     return Knowledge(
         id=payload["id"], task=payload["task"], content=payload["content"],
-        types=list(payload["types"]), scopes=list(payload["scopes"]), owner=payload["owner"],
-        creator=payload.get("creator", ""), created_at=payload["created_at"],
-        updated_at=payload["updated_at"], tags=dict(payload.get("tags") or {}),
-        message_id=payload.get("message_id", ""),
-        resource_ids=list(payload.get("resource_ids") or []),
-        source=Source(**source),
+        types=payload["types"], scopes=payload["scopes"], owner=payload["owner"],
+        creator=payload["creator"], created_at=payload["created_at"],
+        updated_at=payload["updated_at"], tags=payload["tags"],
+        message_id=payload["message_id"], resource_ids=payload["resource_ids"],
+        source=Source(**payload["source"]),
         eval=Eval(
-            score=evaluation.get("score", 3), helpful=evaluation.get("helpful", 0),
-            harmful=evaluation.get("harmful", 0), confidence=evaluation.get("confidence", 0.0),
-            helpful_history=[Case(**c) for c in evaluation.get("helpful_history") or []],
-            harmful_history=[Case(**c) for c in evaluation.get("harmful_history") or []],
+            score=evaluation["score"], helpful=evaluation["helpful"],
+            harmful=evaluation["harmful"], confidence=evaluation["confidence"],
+            helpful_history=[Case(**c) for c in payload.get("helpful_history", ())],
+            harmful_history=[Case(**c) for c in payload.get("harmful_history", ())],
         ),
-        versions=[ContentVersion(**v) for v in payload.get("versions") or []],
-        applied_requests=list(payload.get("applied_requests") or []),
-        absorbed_ids=list(payload.get("absorbed_ids") or []),
+        versions=[ContentVersion(**v) for v in payload.get("versions", ())],
+        applied_requests=payload.get("applied_requests", []),
+        absorbed_ids=payload.get("absorbed_ids", []),
     )
 
 
@@ -96,13 +111,8 @@ def visible_where(visible_scopes: frozenset[str] | Sequence[str], *,
     if types:
         must.append(AnyOf("types", tuple(types)))
     if min_score is not None:
-        must.append(Range("eval.score", gte=min_score))
+        must.append(Range("score", gte=min_score))
     return Where(must=tuple(must))
-
-
-def modifiable_where(identities: frozenset[str], user_scope: str) -> Where:
-    """Records the caller owns or created."""
-    return Where(should=(AnyOf("owner", tuple(sorted(identities))), Eq("creator", user_scope)))
 
 
 class KnowledgeVectors:
@@ -112,10 +122,10 @@ class KnowledgeVectors:
         self.embedder = embedder
         self._bm25 = bm25 or Bm25Encoder()
 
-    def for_records(self, records: Sequence[Knowledge]) -> list[Vectors]:
+    def for_records(self, records: Sequence[Knowledge], *, dense: bool = True) -> list[Vectors]:
         texts = [r.indexed_text for r in records]
         vectors: list[Vectors] = [{SPARSE: self._bm25.document(t)} for t in texts]
-        if self.embedder is not None:
+        if dense and self.embedder is not None:
             for item, dense in zip(vectors, self.embedder.embed(texts), strict=True):
                 item[DENSE] = dense
         return vectors
@@ -123,9 +133,9 @@ class KnowledgeVectors:
     def for_stored(self, records: list[Record]) -> list[Vectors]:
         return self.for_records([from_payload(dict(r.payload)) for r in records])
 
-    def for_query(self, query: str) -> SearchQuery:
+    def for_query(self, query: str) -> tuple[SparseVector, list[float] | None]:
         dense = self.embedder.embed([query])[0] if self.embedder is not None else None
-        return SearchQuery(where=Where(), limit=0, sparse=self._bm25.query(query), dense=dense)
+        return self._bm25.query(query), dense
 
     def token_set(self, record: Knowledge) -> frozenset[int]:
         """The record's distinct BM25 tokens, for near-duplicate detection."""
@@ -142,8 +152,10 @@ def reindex(store: VectorStore, embedder: DenseEmbedder | None,
 class KnowledgeStore:
     """Reads and writes Knowledge records; keeps their vectors in step with their text."""
 
-    def __init__(self, store: VectorStore, vectors: KnowledgeVectors) -> None:
+    def __init__(self, store: VectorStore, vectors: KnowledgeVectors,
+                 settings: KnowledgeSettings) -> None:
         self.vectors = vectors
+        self._settings = settings
         self._collection: VectorCollection = store.open(knowledge_schema(vectors.embedder))
 
     # -- writes --
@@ -181,11 +193,47 @@ class KnowledgeStore:
         return from_payload(record.payload) if record else None
 
     def recall(self, query: str, where: Where, limit: int) -> list[tuple[Knowledge, float]]:
-        """The `limit` most relevant records: BM25, or BM25 + dense fused by RRF."""
-        hits = self._collection.search(replace(
-            self.vectors.for_query(query), where=where, limit=limit, prefetch_limit=limit,
-            payload_exclude=SEARCH_EXCLUDE))
-        return [(from_payload(hit.payload), hit.score) for hit in hits]
+        """The `limit` most relevant records, best first, with their relevance.
+
+        BM25 alone, or hybrid: BM25 and dense each recall a pool, their scores are min-max
+        scaled and summed with weights, and the best records are then read in one call.
+        """
+        sparse, dense = self.vectors.for_query(query)
+        if dense is None:
+            feedback = self._settings.search_feedback_docs
+            if feedback:
+                top = self._collection.search(SearchQuery(where, feedback, sparse=sparse))
+                sparse = self._expanded(sparse, [from_payload(h.record.payload) for h in top
+                                                 if h.record])
+            hits = self._collection.search(SearchQuery(where, limit, sparse=sparse))
+            return [(from_payload(h.record.payload), h.score) for h in hits if h.record]
+        pool = max(limit, self._settings.search_hybrid_pool)
+        legs = self._collection.search_batch([
+            SearchQuery(where, pool, sparse=sparse, with_payload=False),
+            SearchQuery(where, pool, dense=dense, with_payload=False)])
+        weight = self._settings.search_dense_weight
+        fused = minmax_fuse(legs, (1.0 - weight, weight))[:limit]
+        found = {point_id(r.key): r for r in self._collection.retrieve_points(
+            [p for p, _ in fused], with_bulk=False)}
+        return [(from_payload(found[p].payload), score) for p, score in fused if p in found]
+
+    def _expanded(self, query: SparseVector, feedback: list[Knowledge]) -> SparseVector:
+        """Pseudo-relevance feedback (RM3-like): the query plus the strongest terms of the
+        records it found first, each record's BM25 weights normalised to sum to 1."""
+        if not feedback:
+            return query
+        pooled: dict[int, float] = {}
+        for vector in self.vectors.for_records(feedback, dense=False):
+            document = vector[SPARSE]
+            total = sum(document.values) or 1.0
+            for term, value in zip(document.indices, document.values, strict=True):
+                pooled[term] = pooled.get(term, 0.0) + value / total
+        terms = dict(zip(query.indices, query.values, strict=True))
+        scale = self._settings.search_feedback_weight * len(terms) / len(feedback)
+        strongest = sorted(pooled.items(), key=lambda item: -item[1])
+        for term, value in strongest[:self._settings.search_feedback_terms]:
+            terms[term] = terms.get(term, 0.0) + scale * value
+        return SparseVector(list(terms), list(terms.values()))
 
     def scan(self, where: Where) -> Iterator[Knowledge]:
         """Every matching record, in no particular order."""

@@ -1,0 +1,1 @@
+"""KnowHub benchmarks: `make bench` (or `python -m bench`) prints every figure."""

@@ -1,0 +1,20 @@
+"""`make bench`: every benchmark in turn, each printing its figures."""
+
+from __future__ import annotations
+
+import argparse
+
+from bench import knowledge_latency, locomo_recall
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true",
+                        help="smaller sizes (1k and 10k records) for a fast look")
+    args = parser.parse_args()
+    knowledge_latency.main(["--sizes", "1000,10000"] if args.quick else [])
+    locomo_recall.main([])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,104 @@
+"""Shared benchmark plumbing: a KnowHub server process, percentiles, synthetic text."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH_TOKEN = "bench-token"
+
+
+def percentiles(samples_ms: list[float]) -> dict[str, float]:
+    ordered = sorted(samples_ms)
+
+    def at(q: float) -> float:
+        return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+    return {"p50": at(0.50), "p95": at(0.95), "p99": at(0.99)}
+
+
+def timed_ms(call: Callable[[], object], repeat: int, warmup: int = 50) -> list[float]:
+    for _ in range(warmup):
+        call()
+    samples = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        call()
+        samples.append((time.perf_counter() - started) * 1000)
+    return samples
+
+
+def write_tokens(directory: Path) -> Path:
+    path = directory / "tokens.json"
+    path.write_text(json.dumps({"tokens": [
+        {"token": BENCH_TOKEN, "user_id": "bench", "agent_id": "bench_agent",
+         "org_id": "acme", "roles": ["admin"]},
+    ]}))
+    return path
+
+
+@contextmanager
+def server_process(data_dir: Path, env: dict[str, str] | None = None) -> Iterator[
+        tuple[subprocess.Popen[str], int]]:
+    """`knowhub up` in its own process, as deployed; yields (process, port)."""
+    clean_env = {k: v for k, v in os.environ.items() if not k.startswith("KNOWHUB_")}
+    clean_env.update({"KNOWHUB_TOKENS_FILE": str(write_tokens(data_dir.parent)),
+                      "KNOWHUB_LOG_LEVEL": "WARNING", **(env or {})})
+    process = subprocess.Popen(
+        [sys.executable, "-m", "services.cli", "up", "--data-dir", str(data_dir),
+         "--port", "0"], cwd=ROOT, env=clean_env, stdout=subprocess.PIPE, text=True)
+    assert process.stdout is not None
+    line = process.stdout.readline()
+    match = re.search(r"listening on [\d.]+:(\d+)", line)
+    if not match:
+        process.kill()
+        raise RuntimeError(f"server did not start: {line!r}")
+    try:
+        yield process, int(match.group(1))
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=60)
+
+
+def peak_rss_mb(pid: int) -> float:
+    """The process's peak resident set size (VmHWM) in MiB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+class TextGenerator:
+    """Synthetic agent experience: Zipf-distributed words over a fixed vocabulary."""
+
+    def __init__(self, seed: int = 7, vocabulary: int = 20_000) -> None:
+        self._random = random.Random(seed)
+        self._words = [f"{_syllables(i)}" for i in range(vocabulary)]
+        self._weights = [1 / (rank + 1) for rank in range(vocabulary)]
+
+    def words(self, count: int) -> str:
+        return " ".join(self._random.choices(self._words, self._weights, k=count))
+
+    def query(self) -> str:
+        return self.words(self._random.randint(3, 6))
+
+
+def _syllables(number: int) -> str:
+    consonants, vowels = "bcdfghjklmnprstvz", "aeiou"
+    word = ""
+    while True:
+        number, c = divmod(number, len(consonants))
+        number, v = divmod(number, len(vowels))
+        word += consonants[c] + vowels[v]
+        if number == 0:
+            return word

@@ -1,0 +1,73 @@
+"""Fixtures: real servers on loopback over temporary stores, and the scripted LLM."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.support.harness import Harness, write_tokens_file
+from tests.support.openai_stub import OpenAIStub
+
+RAM_DISK = Path("/dev/shm")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Temporary directories on a RAM disk when the machine has one: the Edge engine
+    syncs each payload index it creates, which makes a server start take most of a
+    second on an ordinary disk and milliseconds on tmpfs. The stores are just as real."""
+    if config.option.basetemp is None and RAM_DISK.is_dir() and os.access(RAM_DISK, os.W_OK):
+        config.option.basetemp = tempfile.mkdtemp(prefix="knowhub-pytest-", dir=RAM_DISK)
+        config.stash[_RAM_BASETEMP] = config.option.basetemp
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if _RAM_BASETEMP in config.stash:
+        shutil.rmtree(config.stash[_RAM_BASETEMP], ignore_errors=True)
+
+
+_RAM_BASETEMP = pytest.StashKey[str]()
+
+
+@pytest.fixture
+def llm() -> Iterator[OpenAIStub]:
+    stub = OpenAIStub().start()
+    yield stub
+    stub.stop()
+
+
+@pytest.fixture
+def tokens_file(tmp_path: Path) -> Path:
+    return write_tokens_file(tmp_path)
+
+
+@pytest.fixture
+def hub(tmp_path: Path, tokens_file: Path) -> Iterator[Harness]:
+    """A server with the tests' tokens and no LLM."""
+    harness = Harness(tmp_path / "data", tokens_file=tokens_file).start()
+    yield harness
+    harness.stop()
+
+
+@pytest.fixture
+def llm_hub(tmp_path: Path, tokens_file: Path, llm: OpenAIStub) -> Iterator[Harness]:
+    """A server with the tests' tokens and the scripted LLM (no embeddings)."""
+    harness = Harness(tmp_path / "data", tokens_file=tokens_file,
+                      llm_base_url=llm.base_url, llm_max_retries=0,
+                      llm_timeout_seconds=5).start()
+    yield harness
+    harness.stop()
+
+
+@pytest.fixture
+def hybrid_hub(tmp_path: Path, tokens_file: Path, llm: OpenAIStub) -> Iterator[Harness]:
+    """A server with the tests' tokens, dense embeddings from the stub, and no LLM."""
+    harness = Harness(tmp_path / "data", tokens_file=tokens_file,
+                      embedding_base_url=llm.base_url, embedding_model="stub-embed",
+                      embedding_dim=llm.embedding_dim, llm_max_retries=0).start()
+    yield harness
+    harness.stop()

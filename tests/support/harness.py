@@ -1,0 +1,72 @@
+"""Real KnowHub servers on loopback port 0 over stores in a temporary directory."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from knowhub import KnowHub
+
+from services.common.config import CommonSettings
+from services.common.runtime import Runtime
+from services.common.server import SERVICE_MODULES, KnowHubServer
+
+# Principals of the tests' tokens file: two organisations, roles, projects and teams.
+PRINCIPALS: dict[str, dict[str, Any]] = {
+    "alice": {"user_id": "alice", "agent_id": "alice_bot", "org_id": "acme",
+              "project_ids": ["p1"], "team_ids": ["t1"]},
+    "carol": {"user_id": "carol", "org_id": "acme", "team_ids": ["t1"]},
+    "bob": {"user_id": "bob", "agent_id": "bob_bot", "org_id": "globex"},
+    "admin": {"user_id": "root", "org_id": "acme", "roles": ["admin"]},
+}
+
+
+def write_tokens_file(directory: Path) -> Path:
+    path = directory / "tokens.json"
+    entries = [{"token": f"token-{name}", **fields} for name, fields in PRINCIPALS.items()]
+    path.write_text(json.dumps({"tokens": entries}))
+    return path
+
+
+class Harness:
+    """Starts, stops and restarts one in-process server on a fixed data directory."""
+
+    def __init__(self, data_dir: Path, *, services: list[str] | None = None,
+                 **settings: Any) -> None:
+        self.data_dir = data_dir
+        self.services = services or list(SERVICE_MODULES)
+        self.settings = settings
+        self.server: KnowHubServer | None = None
+        self._clients: list[KnowHub] = []
+
+    @property
+    def address(self) -> str:
+        assert self.server is not None, "server not started"
+        return f"127.0.0.1:{self.server.port}"
+
+    def start(self) -> Harness:
+        settings = CommonSettings(data_dir=self.data_dir, host="127.0.0.1", port=0,
+                                  **self.settings)
+        self.server = KnowHubServer(Runtime.open(settings), self.services)
+        self.server.start()
+        return self
+
+    def stop(self) -> None:
+        for client in self._clients:
+            client.close()
+        self._clients.clear()
+        if self.server is not None:
+            self.server.stop(grace=1.0)
+            self.server = None
+
+    def restart(self) -> Harness:
+        self.stop()
+        return self.start()
+
+    def client(self, principal: str | None = None) -> KnowHub:
+        """A client with `principal`'s token (none when the server has no tokens file)."""
+        token = f"token-{principal}" if principal else None
+        client = KnowHub(self.address, token=token, timeout=30)
+        self._clients.append(client)
+        return client

@@ -1,0 +1,149 @@
+"""A scripted OpenAI-compatible endpoint on loopback: the one stand-in tests may use.
+
+Chat completions answer from a script (a queue of replies, failures and delays) or from
+a responder function; embeddings are deterministic hashed bags of words, so texts that
+share words are close. Every request body is recorded for assertions.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+Responder = Callable[[dict[str, Any]], str]
+
+
+@dataclass
+class Failure:
+    """Answer with an HTTP error status."""
+
+    status: int = 500
+
+
+@dataclass
+class Delay:
+    """Wait before answering `reply` (to exceed a client timeout)."""
+
+    seconds: float
+    reply: str = "{}"
+
+
+class OpenAIStub:
+    def __init__(self, embedding_dim: int = 64) -> None:
+        self.embedding_dim = embedding_dim
+        self.chat_requests: list[dict[str, Any]] = []
+        self.embedding_requests: list[dict[str, Any]] = []
+        self.responder: Responder | None = None
+        self.embeddings_down = False
+        self._script: deque[str | Failure | Delay] = deque()
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._server.daemon_threads = True
+        # A short poll interval, so stop() returns at once rather than after 0.5 s.
+        self._thread = threading.Thread(target=self._server.serve_forever,
+                                        kwargs={"poll_interval": 0.02}, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    def start(self) -> OpenAIStub:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def script(self, *items: str | Failure | Delay | dict[str, Any]) -> None:
+        """Queue the next chat replies; dicts are sent as JSON text."""
+        with self._lock:
+            for item in items:
+                self._script.append(json.dumps(item) if isinstance(item, dict) else item)
+
+    @property
+    def pending(self) -> int:
+        return len(self._script)
+
+    def embed(self, text: str) -> list[float]:
+        vector = [0.0] * self.embedding_dim
+        for token in re.findall(r"\w+", text.lower()):
+            digest = hashlib.blake2b(token.encode(), digest_size=4).digest()
+            vector[int.from_bytes(digest, "big") % self.embedding_dim] += 1.0
+        norm = math.sqrt(sum(v * v for v in vector)) or 1.0
+        return [v / norm for v in vector]
+
+    def _next_chat(self, body: dict[str, Any]) -> str | Failure | Delay:
+        with self._lock:
+            self.chat_requests.append(body)
+            if self._script:
+                return self._script.popleft()
+        if self.responder is not None:
+            return self.responder(body)
+        return Failure(500)
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        stub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length", 0))
+                body = json.loads(self.rfile.read(length) or b"{}")
+                if self.path.endswith("/chat/completions"):
+                    self._chat(body)
+                elif self.path.endswith("/embeddings"):
+                    self._embeddings(body)
+                else:
+                    self._send(404, {"error": {"message": "no such endpoint"}})
+
+            def _chat(self, body: dict[str, Any]) -> None:
+                item = stub._next_chat(body)
+                if isinstance(item, Delay):
+                    time.sleep(item.seconds)
+                    item = item.reply
+                if isinstance(item, Failure):
+                    self._send(item.status, {"error": {"message": "scripted failure"}})
+                    return
+                self._send(200, {
+                    "id": "chatcmpl-stub", "object": "chat.completion", "created": 0,
+                    "model": body.get("model", "stub"),
+                    "choices": [{"index": 0, "finish_reason": "stop",
+                                 "message": {"role": "assistant", "content": item}}],
+                    "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+                })
+
+            def _embeddings(self, body: dict[str, Any]) -> None:
+                stub.embedding_requests.append(body)
+                if stub.embeddings_down:
+                    self._send(503, {"error": {"message": "embeddings down"}})
+                    return
+                inputs = body.get("input", [])
+                inputs = [inputs] if isinstance(inputs, str) else inputs
+                self._send(200, {
+                    "object": "list", "model": body.get("model", "stub"),
+                    "data": [{"object": "embedding", "index": i, "embedding": stub.embed(t)}
+                             for i, t in enumerate(inputs)],
+                    "usage": {"prompt_tokens": 0, "total_tokens": 0},
+                })
+
+            def _send(self, status: int, payload: dict[str, Any]) -> None:
+                raw = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(raw)))
+                self.end_headers()
+                self.wfile.write(raw)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        return Handler

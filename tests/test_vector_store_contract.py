@@ -1,0 +1,515 @@
+"""One contract for `VectorCollection`, run against both adapters.
+
+Edge runs the Qdrant engine in-process over a shard in a temporary directory; Remote runs
+qdrant-client against `QdrantClient(":memory:")`. Every test here must pass on both.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from services.common.edge_store import EdgeStore
+from services.common.embedding import Bm25Encoder
+from services.common.errors import Aborted, NotFound, Unavailable
+from services.common.qdrant_store import RemoteStore
+from services.common.vectors import (
+    DENSE,
+    SPARSE,
+    AnyOf,
+    CollectionSchema,
+    Eq,
+    HasKey,
+    Hit,
+    Order,
+    Range,
+    Record,
+    SearchQuery,
+    StoreMismatch,
+    VectorCollection,
+    Vectors,
+    VectorStore,
+    Where,
+    minmax_fuse,
+    point_id,
+)
+
+DIM = 4
+SCHEMA = CollectionSchema(
+    name="things", dense_dim=DIM, embedding_model="tiny-embed",
+    keyword_fields=("tag",), integer_fields=("n",), float_fields=("rank",),
+    bulk_fields=("history",),
+)
+BM25 = Bm25Encoder()
+
+
+@dataclass
+class Backend:
+    """An adapter under test, and how to open its store again on the same data."""
+
+    kind: str
+    root: Path
+    store: VectorStore
+
+    def reopen(self) -> VectorStore:
+        """The same data through a fresh store (Edge) or the same client (in-memory)."""
+        if self.kind == "edge":
+            self.store.close()
+            self.store = EdgeStore(self.root)
+        return self.store
+
+
+ADAPTERS = ["edge", "remote"]
+
+
+def open_store(kind: str, root: Path) -> VectorStore:
+    return EdgeStore(root) if kind == "edge" else RemoteStore.connect(":memory:")
+
+
+@pytest.fixture(params=ADAPTERS)
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
+    root = tmp_path / "qdrant"
+    state = Backend(request.param, root, open_store(request.param, root))
+    yield state
+    state.store.close()
+
+
+@pytest.fixture
+def things(backend: Backend) -> VectorCollection:
+    return backend.store.open(SCHEMA)
+
+
+def unit(index: int, dim: int = DIM) -> list[float]:
+    vector = [0.0] * dim
+    vector[index % dim] = 1.0
+    return vector
+
+
+def vectors(text: str, dense: list[float]) -> Vectors:
+    return {SPARSE: BM25.document(text), DENSE: dense}
+
+
+def record(key: str, text: str = "", dense: list[float] | None = None, **payload: Any) -> Record:
+    return Record(key=key, payload={"text": text, **payload},
+                  vectors=vectors(text or key, dense or unit(0)))
+
+
+def keys_of(hits: list[Hit]) -> list[str]:
+    """The record keys of search hits that carry their record."""
+    assert all(h.record is not None for h in hits)
+    return [h.record.key for h in hits if h.record is not None]
+
+
+def keys_where(collection: VectorCollection, where: Where) -> set[str]:
+    found, _ = collection.scroll(where, 1000)
+    return {r.key for r in found}
+
+
+def all_keys(collection: VectorCollection, page_size: int) -> tuple[list[str], int]:
+    """Every key by following scroll cursors, and how many pages that took."""
+    seen: list[str] = []
+    cursor: str | None = None
+    pages = 0
+    while True:
+        page, cursor = collection.scroll(Where(), page_size, cursor=cursor)
+        pages += 1
+        seen += [r.key for r in page]
+        if cursor is None:
+            return seen, pages
+
+
+# ---- Records ----------------------------------------------------------------------------
+
+def test_put_get_retrieve_delete(things: VectorCollection) -> None:
+    things.put([record("a", "alpha", tag="x"), record("b", "beta", tag="y")])
+
+    got = things.get("a", with_vectors=True)
+    assert got is not None
+    assert got.payload == {"text": "alpha", "tag": "x"}
+    assert got.version == 1
+    assert got.write_token
+    assert list(got.vectors[DENSE]) == unit(0)
+    assert set(got.vectors) == {SPARSE, DENSE}
+    assert things.get("missing") is None
+    assert {r.key for r in things.retrieve(["a", "b", "missing"])} == {"a", "b"}
+
+    things.delete(["a"])
+    assert things.get("a") is None
+    assert [r.key for r in things.retrieve(["a", "b"])] == ["b"]
+
+
+def test_put_overwrites_and_keeps_a_given_version(things: VectorCollection) -> None:
+    things.put([record("a", "first")])
+    things.put([Record("a", {"text": "second"}, version=7, vectors=vectors("second", unit(1)))])
+    got = things.get("a")
+    assert got is not None
+    assert (got.payload["text"], got.version) == ("second", 7)
+
+
+def test_insert_creates_new_keys_only(things: VectorCollection) -> None:
+    assert things.insert([record("a", "original")]) == [True]
+    assert things.insert([record("a", "intruder"), record("b", "new")]) == [False, True]
+    got = things.get("a")
+    assert got is not None
+    assert got.payload["text"] == "original"
+    assert things.count(Where()) == 2
+
+
+def test_compare_and_set_applies_the_change_and_bumps_the_version(
+        things: VectorCollection) -> None:
+    things.put([record("a", "alpha", n=1)])
+
+    def bump(current: Record) -> Record:
+        assert current.vectors, "compare_and_set hands the change the record's vectors"
+        return Record(current.key, {**current.payload, "n": current.payload["n"] + 1},
+                      vectors=current.vectors)
+
+    first = things.compare_and_set("a", bump)
+    second = things.compare_and_set("a", bump)
+    stored = things.get("a", with_vectors=True)
+    assert stored is not None
+    assert (first.version, second.version, stored.version) == (2, 3, 3)
+    assert stored.payload["n"] == 3
+    assert stored.write_token == second.write_token
+    assert set(stored.vectors) == {SPARSE, DENSE}
+
+
+def test_compare_and_set_on_a_missing_key_is_not_found(things: VectorCollection) -> None:
+    with pytest.raises(NotFound):
+        things.compare_and_set("ghost", lambda r: r)
+    assert things.count(Where()) == 0
+
+
+def test_concurrent_compare_and_set_loses_no_increment(things: VectorCollection) -> None:
+    things.put([record("counter", "counter", n=0)])
+
+    def increment(_: int) -> int:
+        def change(current: Record) -> Record:
+            return Record(current.key, {**current.payload, "n": current.payload["n"] + 1},
+                          vectors=current.vectors)
+        return things.compare_and_set("counter", change).version
+
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        versions = list(pool.map(increment, range(200)))
+
+    final = things.get("counter")
+    assert final is not None
+    assert final.payload["n"] == 200
+    assert final.version == 201
+    assert sorted(versions) == list(range(2, 202)), "each write won exactly one version"
+
+
+def test_replicas_sharing_a_store_neither_lose_nor_repeat_an_increment(tmp_path: Path) -> None:
+    """Several replicas on one store: adapters that share no lock, each checking its
+    conditional write by reading back. The Edge engine applies a conditional write
+    atomically, as a Qdrant server does, so this is the path a shared server takes."""
+    store = EdgeStore(tmp_path)
+    first = store.open(SCHEMA)
+    replicas: list[VectorCollection] = []
+    for _ in range(4):
+        replica = type(first)(first._shard, SCHEMA)
+        replica.exclusive = False  # what a replica on a shared server is
+        replicas.append(replica)
+    first.put([record("counter", "counter", n=0)])
+
+    def increment(index: int) -> bool:
+        def change(current: Record) -> Record:
+            return Record(current.key, {**current.payload, "n": current.payload["n"] + 1},
+                          vectors=current.vectors)
+        try:
+            replicas[index % len(replicas)].compare_and_set("counter", change)
+        except Aborted:  # too busy to tell: the caller is told, and may retry
+            return False
+        return True
+
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        applied = sum(pool.map(increment, range(200)))
+
+    final = first.get("counter")
+    assert final is not None
+    assert applied >= 190, "nearly every call gets a definite answer"
+    assert final.payload["n"] == applied, "no increment lost or applied twice"
+    assert final.version == applied + 1
+    store.close()
+
+
+# ---- Search ------------------------------------------------------------------------------
+
+@pytest.fixture
+def corpus(things: VectorCollection) -> VectorCollection:
+    """a: selenium + e0; b: selenium + e1; c: pandas + near e0; d: rust + e2."""
+    near_e0 = [0.9, 0.1, 0.0, 0.0]
+    things.put([
+        record("a", "selenium login with chrome", unit(0), tag="web", rank=1.0),
+        record("b", "selenium grid setup", unit(1), tag="web", rank=2.0),
+        record("c", "pandas dataframe merge", near_e0, tag="data", rank=3.0),
+        record("d", "rust tokio runtime", unit(2), tag="sys", rank=4.0),
+    ])
+    return things
+
+
+def test_sparse_search_finds_records_sharing_words(corpus: VectorCollection) -> None:
+    hits = corpus.search(SearchQuery(where=Where(), limit=10,
+                                     sparse=BM25.query("selenium login")))
+    assert keys_of(hits) == ["a", "b"]
+    assert hits[0].score > hits[1].score > 0
+    assert hits[0].point_id == point_id("a")
+    assert hits[0].record is not None
+    assert hits[0].record.payload == {"text": "selenium login with chrome", "tag": "web",
+                                      "rank": 1.0}
+
+
+def test_dense_search_ranks_by_cosine(corpus: VectorCollection) -> None:
+    hits = corpus.search(SearchQuery(where=Where(), limit=2, dense=unit(0)))
+    assert keys_of(hits) == ["a", "c"]
+    assert math.isclose(hits[0].score, 1.0, rel_tol=1e-4)
+
+
+def test_hybrid_search_fuses_both_legs(corpus: VectorCollection) -> None:
+    sparse, dense = corpus.search_batch([
+        SearchQuery(where=Where(), limit=3, sparse=BM25.query("selenium login")),
+        SearchQuery(where=Where(), limit=3, dense=unit(0)),
+    ])
+    assert keys_of(sparse) == ["a", "b"]
+    assert keys_of(dense)[:2] == ["a", "c"]
+
+    fused = minmax_fuse([sparse, dense], (0.5, 0.5))
+
+    by_point = {point_id(k): k for k in "abcd"}
+    ranked = [by_point[p] for p, _ in fused]
+    # a leads both legs; b comes from BM25 only and c from dense only.
+    assert ranked[0] == "a"
+    assert {"b", "c"} <= set(ranked)
+    assert math.isclose(fused[0][1], 1.0)
+
+
+def test_search_without_payload_returns_point_ids_only(corpus: VectorCollection) -> None:
+    hits = corpus.search(SearchQuery(where=Where(), limit=2, dense=unit(0),
+                                     with_payload=False))
+    assert [h.point_id for h in hits] == [point_id("a"), point_id("c")]
+    assert all(h.record is None for h in hits)
+    found = corpus.retrieve_points([h.point_id for h in hits])
+    assert {r.key for r in found} == {"a", "c"}
+
+
+def test_search_respects_the_filter(corpus: VectorCollection) -> None:
+    hits = corpus.search(SearchQuery(where=Where(must=(Eq("tag", "data"),)), limit=10,
+                                     dense=unit(0)))
+    assert keys_of(hits) == ["c"]
+
+
+@pytest.mark.parametrize("vectors_given", [{}, {"sparse": BM25.query("x"), "dense": unit(0)}],
+                         ids=["none", "both"])
+def test_a_search_takes_exactly_one_vector(vectors_given: dict[str, Any]) -> None:
+    with pytest.raises(ValueError):
+        SearchQuery(where=Where(), limit=3, **vectors_given)
+
+
+def test_searches_leave_out_bulk_fields_unless_asked(things: VectorCollection) -> None:
+    history = [{"task": "x", "outcome": "ok"}, {"task": "y", "outcome": "bad"}]
+    things.put([record("a", "selenium", tag="web", eval={"score": 4}, history=history)])
+    query = SearchQuery(where=Where(), limit=1, sparse=BM25.query("selenium"))
+
+    lean = things.search(query)
+    full = things.search(replace(query, with_bulk=True))
+
+    assert keys_of(lean) == keys_of(full) == ["a"]
+    assert lean[0].record is not None and full[0].record is not None
+    assert lean[0].record.payload == {"text": "selenium", "tag": "web", "eval": {"score": 4}}
+    assert full[0].record.payload == {**lean[0].record.payload, "history": history}
+    stored = things.get("a")
+    assert stored is not None and stored.payload["history"] == history
+    page, _ = things.scroll(Where(), 10)
+    assert page[0].payload["history"] == history
+
+
+# ---- Filters -----------------------------------------------------------------------------
+
+@pytest.fixture(scope="module", params=ADAPTERS)
+def filterable(request: pytest.FixtureRequest,
+               tmp_path_factory: pytest.TempPathFactory) -> Iterator[VectorCollection]:
+    """Four records to filter, shared by the read-only filter tests of one adapter."""
+    store = open_store(request.param, tmp_path_factory.mktemp("filters"))
+    things = store.open(SCHEMA)
+    things.put([
+        record("k1", tag="red", n=1, rank=0.5),
+        record("k2", tag="green", n=2, rank=1.5),
+        record("k3", tag="blue", n=3, rank=2.5),
+        record("k4", tag="red", n=4, rank=3.5),
+    ])
+    yield things
+    store.close()
+
+
+FILTERS: dict[str, tuple[Where, set[str]]] = {
+    "none": (Where(), {"k1", "k2", "k3", "k4"}),
+    "eq-keyword": (Where(must=(Eq("tag", "red"),)), {"k1", "k4"}),
+    "eq-integer": (Where(must=(Eq("n", 3),)), {"k3"}),
+    "any-of": (Where(must=(AnyOf("tag", ("green", "blue")),)), {"k2", "k3"}),
+    "range-closed": (Where(must=(Range("rank", gte=1.5, lte=2.5),)), {"k2", "k3"}),
+    "range-open": (Where(must=(Range("rank", gt=1.5, lt=3.5),)), {"k3"}),
+    "range-integer": (Where(must=(Range("n", gte=3),)), {"k3", "k4"}),
+    "has-key": (Where(must=(HasKey(("k2", "k4", "nope")),)), {"k2", "k4"}),
+    "must-not": (Where(must_not=(Eq("tag", "red"),)), {"k2", "k3"}),
+    "must-not-has-key": (Where(must_not=(HasKey(("k1", "k2")),)), {"k3", "k4"}),
+    "should": (Where(should=(Eq("tag", "green"), Range("n", gte=4))), {"k2", "k4"}),
+    "must-and-must-not": (Where(must=(Eq("tag", "red"),), must_not=(Eq("n", 1),)), {"k4"}),
+    "must-and-should": (Where(must=(Range("rank", gte=1.0),),
+                              should=(Eq("tag", "red"), Eq("tag", "blue"))), {"k3", "k4"}),
+    "no-match": (Where(must=(Eq("tag", "purple"),)), set()),
+}
+
+
+@pytest.mark.parametrize(("where", "expected"), list(FILTERS.values()), ids=list(FILTERS))
+def test_filters(filterable: VectorCollection, where: Where, expected: set[str]) -> None:
+    assert keys_where(filterable, where) == expected
+    assert filterable.count(where) == len(expected)
+
+
+# ---- Scroll and count ---------------------------------------------------------------------
+
+def test_scroll_pages_by_cursor_return_each_record_once(things: VectorCollection) -> None:
+    keys = [f"rec-{i:03d}" for i in range(300)]
+    things.put([record(k, rank=float(i)) for i, k in enumerate(keys)])
+
+    seen, pages = all_keys(things, 128)
+
+    assert len(seen) == len(set(seen)) == 300
+    assert set(seen) == set(keys)
+    assert pages == 3
+
+
+def test_scroll_in_descending_order_resumes_from_a_value(things: VectorCollection) -> None:
+    things.put([record(f"r{i}", rank=float(i)) for i in range(10)])
+
+    page, cursor = things.scroll(Where(), 4, order=Order("rank", descending=True))
+    assert [r.payload["rank"] for r in page] == [9.0, 8.0, 7.0, 6.0]
+    assert cursor is None
+
+    page, _ = things.scroll(Where(), 4, order=Order("rank", descending=True, start_from=5.0))
+    assert [r.payload["rank"] for r in page] == [5.0, 4.0, 3.0, 2.0]
+
+    page, _ = things.scroll(Where(must_not=(HasKey(("r5",)),)), 2,
+                            order=Order("rank", descending=True, start_from=5.0))
+    assert [r.key for r in page] == ["r4", "r3"]
+
+    page, _ = things.scroll(Where(), 3, order=Order("rank", descending=False, start_from=7.0))
+    assert [r.payload["rank"] for r in page] == [7.0, 8.0, 9.0]
+
+
+def test_count(things: VectorCollection) -> None:
+    assert things.count(Where()) == 0
+    things.put([record(f"r{i}", tag="even" if i % 2 == 0 else "odd") for i in range(7)])
+    assert things.count(Where()) == 7
+    assert things.count(Where(must=(Eq("tag", "even"),))) == 4
+    things.delete(["r0", "r1"])
+    assert things.count(Where()) == 5
+
+
+# ---- Manifest, rebuild --------------------------------------------------------------------
+
+@pytest.mark.parametrize("changed", [
+    CollectionSchema(name="things", dense_dim=8, embedding_model="tiny-embed"),
+    CollectionSchema(name="things", dense_dim=DIM, embedding_model="other-embed"),
+    CollectionSchema(name="things"),
+], ids=["dense_dim", "embedding_model", "bm25_only"])
+def test_reopening_with_another_embedding_is_a_store_mismatch(
+        backend: Backend, changed: CollectionSchema) -> None:
+    backend.store.open(SCHEMA).put([record("a", "alpha")])
+    store = backend.reopen()
+
+    with pytest.raises(StoreMismatch, match="knowhub reindex"):
+        store.open(changed)
+
+    again = store.open(SCHEMA)
+    got = again.get("a")
+    assert got is not None and got.payload["text"] == "alpha"
+
+
+def test_rebuild_copies_every_record_into_the_new_schema(backend: Backend) -> None:
+    things = backend.store.open(SCHEMA)
+    things.put([record(f"r{i}", f"text {i}", n=i) for i in range(300)])
+    bumped = things.compare_and_set("r7", lambda r: Record(r.key, {**r.payload, "n": 70},
+                                                           vectors=r.vectors))
+    assert bumped.version == 2
+    before = {r.key: (r.payload, r.version) for r in things.scroll(Where(), 1000)[0]}
+    store = backend.reopen()
+    wide = CollectionSchema(name="things", dense_dim=8, embedding_model="wide-embed",
+                            keyword_fields=("tag",), integer_fields=("n",))
+    reported: list[int] = []
+
+    def revectorize(records: list[Record]) -> list[Vectors]:
+        # r7 alone points along axis 5, so a dense search for it proves the new vectors.
+        return [vectors(r.payload["text"], unit(5 if r.key == "r7" else 1, 8))
+                for r in records]
+
+    copied = store.rebuild(wide, revectorize, reported.append)
+
+    assert copied == 300
+    assert reported and reported[-1] == 300
+    with pytest.raises(StoreMismatch, match="knowhub reindex"):
+        store.open(SCHEMA)
+    rebuilt = store.open(wide)
+    after = {r.key: (r.payload, r.version) for r in rebuilt.scroll(Where(), 1000)[0]}
+    assert after == before
+    assert after["r7"] == ({"text": "text 7", "n": 70}, 2)
+    got = rebuilt.get("r3", with_vectors=True)
+    assert got is not None and len(got.vectors[DENSE]) == 8
+    hits = rebuilt.search(SearchQuery(where=Where(), limit=1, dense=unit(5, 8)))
+    assert keys_of(hits) == ["r7"]
+    assert math.isclose(hits[0].score, 1.0, rel_tol=1e-4)
+
+
+# ---- Edge only -----------------------------------------------------------------------------
+
+@pytest.fixture
+def edge_root(tmp_path: Path) -> Path:
+    return tmp_path / "qdrant"
+
+
+def test_edge_keeps_data_across_close_and_reopen(edge_root: Path) -> None:
+    store = EdgeStore(edge_root)
+    things = store.open(SCHEMA)
+    things.put([record(f"r{i}", f"selenium {i}", n=i) for i in range(20)])
+    things.compare_and_set("r1", lambda r: Record(r.key, {**r.payload, "n": 100},
+                                                  vectors=r.vectors))
+    things.delete(["r2"])
+    store.close()
+
+    reopened = EdgeStore(edge_root)
+    try:
+        again = reopened.open(SCHEMA)
+        assert again.count(Where()) == 19
+        got = again.get("r1")
+        assert got is not None and (got.payload["n"], got.version) == (100, 2)
+        assert again.get("r2") is None
+        hits = again.search(SearchQuery(where=Where(), limit=3, sparse=BM25.query("selenium")))
+        assert len(hits) == 3
+    finally:
+        reopened.close()
+
+
+def test_edge_refuses_a_shard_that_is_already_open(edge_root: Path) -> None:
+    first = EdgeStore(edge_root)
+    held = first.open(SCHEMA)
+    held.put([record("a", "alpha")])
+    second = EdgeStore(edge_root)
+    try:
+        with pytest.raises(Unavailable, match="in use"):
+            second.open(SCHEMA)
+        held.put([record("b", "beta")])  # the first holder keeps working
+        assert held.count(Where()) == 2
+    finally:
+        second.close()
+        first.close()
+    third = EdgeStore(edge_root)
+    try:
+        assert {r.key for r in third.open(SCHEMA).retrieve(["a", "b"])} == {"a", "b"}
+    finally:
+        third.close()
