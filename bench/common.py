@@ -39,6 +39,7 @@ def timed_ms(call: Callable[[], object], repeat: int, warmup: int = 50) -> list[
 
 
 def write_tokens(directory: Path) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
     path = directory / "tokens.json"
     path.write_text(json.dumps({"tokens": [
         {"token": BENCH_TOKEN, "user_id": "bench", "agent_id": "bench_agent",
@@ -51,7 +52,9 @@ def write_tokens(directory: Path) -> Path:
 def server_process(data_dir: Path, env: dict[str, str] | None = None) -> Iterator[
         tuple[subprocess.Popen[str], int]]:
     """`knowhub up` in its own process, as deployed; yields (process, port)."""
-    clean_env = {k: v for k, v in os.environ.items() if not k.startswith("KNOWHUB_")}
+    # The server gets the search settings of the caller's environment, nothing else.
+    clean_env = {k: v for k, v in os.environ.items()
+                 if not k.startswith("KNOWHUB_") or k.startswith("KNOWHUB_SEARCH_")}
     clean_env.update({"KNOWHUB_TOKENS_FILE": str(write_tokens(data_dir.parent)),
                       "KNOWHUB_LOG_LEVEL": "WARNING", **(env or {})})
     process = subprocess.Popen(

@@ -173,14 +173,12 @@ def raw_engine(turns: list[Turn], questions: list[Question], embeddings: Embeddi
     return results
 
 
-def knowhub(turns: list[Turn], questions: list[Question], hybrid: bool,
-            directory: Path) -> dict[str, float]:
+def knowhub(turns: list[Turn], questions: list[Question], directory: Path,
+            settings: dict[str, str]) -> dict[str, float]:
     """SearchKnowledge through gRPC, one principal per conversation."""
     samples = sorted({t.sample for t in turns})
     tokens = [{"token": f"locomo-{s}", "user_id": s} for s in samples]
-    env = {k: v for k, v in os.environ.items() if k.startswith("KNOWHUB_EMBEDDING_")} \
-        if hybrid else {}
-    env.setdefault("KNOWHUB_EMBEDDING_TIMEOUT_SECONDS", "300")
+    env = {"KNOWHUB_EMBEDDING_TIMEOUT_SECONDS": "300", **settings}
     directory.mkdir(parents=True)
     (directory / "locomo-tokens.json").write_text(json.dumps({"tokens": tokens}))
     env["KNOWHUB_TOKENS_FILE"] = str(directory / "locomo-tokens.json")
@@ -215,9 +213,12 @@ def main(argv: list[str] | None = None) -> None:
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="knowhub-locomo-") as tmp:
         rows = raw_engine(turns, questions, embeddings, Path(tmp))
-        rows["KnowHub, BM25"] = knowhub(turns, questions, False, Path(tmp) / "bm25")
+        rows["KnowHub, BM25"] = knowhub(turns, questions, Path(tmp) / "bm25", {})
+        rows["KnowHub, BM25 + feedback"] = knowhub(
+            turns, questions, Path(tmp) / "feedback", {"KNOWHUB_SEARCH_FEEDBACK_DOCS": "3"})
         if embeddings:
-            rows["KnowHub, hybrid"] = knowhub(turns, questions, True, Path(tmp) / "hybrid")
+            dense = {k: v for k, v in os.environ.items() if k.startswith("KNOWHUB_EMBEDDING_")}
+            rows["KnowHub, hybrid"] = knowhub(turns, questions, Path(tmp) / "hybrid", dense)
     print(f"\n== LoCoMo evidence recall@{TOP_K}: {len(turns)} turns, {len(questions)} "
           f"questions (categories 1-4) ==")
     names = ["all", *CATEGORIES.values()]

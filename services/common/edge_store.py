@@ -6,6 +6,7 @@ One EdgeShard directory per collection under `<data_dir>/qdrant/`, with a
 
 from __future__ import annotations
 
+import functools
 import json
 import shutil
 import threading
@@ -91,7 +92,7 @@ class EdgeCollection(VectorCollection):
             results = [self._shard.query(requests[0])]
         else:
             results = self._shard.query_batch(qe.QueryBatchRequest(requests))
-        return [[_hit(point, query.with_payload) for point in points]
+        return [[_hit(point, query) for point in points]
                 for query, points in zip(queries, results, strict=True)]
 
     def scroll(self, where: Where, limit: int, *, order: Order | None = None,
@@ -133,12 +134,13 @@ def _request(query: SearchQuery) -> qe.QueryRequest:
     if query.with_payload and not query.with_bulk:
         payload = qe.PayloadSelector.Exclude([BULK_FIELD])
     return qe.QueryRequest(limit=query.limit, query=nearest, filter=_filter(query.where),
-                           with_payload=payload, with_vector=False)
+                           with_payload=payload, with_vector=query.with_vectors)
 
 
-def _hit(point: qe.ScoredPoint, with_payload: bool) -> Hit:
-    record = record_from_payload(dict(point.payload or {})) if with_payload else None
-    return Hit(str(point.id), point.score, record)
+def _hit(point: qe.ScoredPoint, query: SearchQuery) -> Hit:
+    record = record_from_payload(dict(point.payload or {})) if query.with_payload else None
+    vectors = _vectors(point.vector) if query.with_vectors else {}
+    return Hit(str(point.id), point.score, record, vectors)
 
 
 def _condition(c: Condition) -> object:
@@ -154,7 +156,9 @@ def _condition(c: Condition) -> object:
     raise TypeError(f"unknown condition {c!r}")
 
 
+@functools.lru_cache(maxsize=1024)
 def _filter(where: Where) -> qe.Filter | None:
+    """The engine's filter for `where`; cached, since callers repeat the same few."""
     if where.empty:
         return None
     return qe.Filter(must=[_condition(c) for c in where.must] or None,

@@ -9,6 +9,7 @@ physical collection's metadata.
 from __future__ import annotations
 
 import contextlib
+import functools
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -120,7 +121,7 @@ class RemoteCollection(VectorCollection):
         with _reachable("search"):
             responses = self._client.query_batch_points(
                 self._name, [_request(q) for q in queries])
-        return [[_hit(point, query.with_payload) for point in response.points]
+        return [[_hit(point, query) for point in response.points]
                 for query, response in zip(queries, responses, strict=True)]
 
     def scroll(self, where: Where, limit: int, *, order: Order | None = None,
@@ -185,12 +186,14 @@ def _request(query: SearchQuery) -> qm.QueryRequest:
     if query.with_payload and not query.with_bulk:
         payload = qm.PayloadSelectorExclude(exclude=[BULK_FIELD])
     return qm.QueryRequest(query=vector, using=using, filter=_filter(query.where),
-                           limit=query.limit, with_payload=payload, with_vector=False)
+                           limit=query.limit, with_payload=payload,
+                           with_vector=query.with_vectors)
 
 
-def _hit(point: qm.ScoredPoint, with_payload: bool) -> Hit:
-    record = record_from_payload(dict(point.payload or {})) if with_payload else None
-    return Hit(str(point.id), point.score, record)
+def _hit(point: qm.ScoredPoint, query: SearchQuery) -> Hit:
+    record = record_from_payload(dict(point.payload or {})) if query.with_payload else None
+    vectors = _from_client(point.vector) if query.with_vectors else {}
+    return Hit(str(point.id), point.score, record, vectors)
 
 
 def _condition(c: Condition) -> qm.Condition:
@@ -206,7 +209,9 @@ def _condition(c: Condition) -> qm.Condition:
     raise TypeError(f"unknown condition {c!r}")
 
 
+@functools.lru_cache(maxsize=1024)
 def _filter(where: Where) -> qm.Filter | None:
+    """The client's filter for `where`; cached, since callers repeat the same few."""
     if where.empty:
         return None
     return qm.Filter(must=[_condition(c) for c in where.must] or None,

@@ -161,11 +161,13 @@ class Record:
 
 @dataclass(frozen=True)
 class Hit:
-    """One search result; `record` is None when the search asked for no payload."""
+    """One search result; `record` is None when the search asked for no payload, and
+    `vectors` is empty unless it asked for them."""
 
     point_id: str
     score: float
     record: Record | None = None
+    vectors: Vectors = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -187,6 +189,7 @@ class SearchQuery:
     dense: Sequence[float] | None = None
     with_payload: bool = True
     with_bulk: bool = False  # include the schema's bulk fields in the hits
+    with_vectors: bool = False
 
     def __post_init__(self) -> None:
         if (self.sparse is None) == (self.dense is None):

@@ -17,8 +17,9 @@ class KnowledgeSettings(BaseSettings):
         0.5, ge=0.0, le=1.0, description="Weight of the dense list in hybrid fusion "
         "(min-max scaled scores; BM25 gets the rest).")
     search_feedback_docs: int = Field(
-        3, ge=0, le=20, description="BM25-only recall: expand the query with the terms of "
-        "this many top records (pseudo-relevance feedback); 0 turns it off.")
+        0, ge=0, le=20, description="BM25-only recall: expand the query with the terms of "
+        "this many top records and search again (pseudo-relevance feedback; 3 is a good "
+        "value); 0 turns it off.")
     search_feedback_terms: int = Field(
         20, ge=1, le=200, description="Expansion terms added to the query.")
     search_feedback_weight: float = Field(

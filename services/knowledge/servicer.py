@@ -201,20 +201,19 @@ def version_to_proto(version: ContentVersion) -> knowledge_pb2.KnowledgeVersion:
 
 
 def knowledge_to_proto(record: Knowledge) -> knowledge_pb2.Knowledge:
-    source, evaluation = record.source, record.eval
-    return knowledge_pb2.Knowledge(
+    message = knowledge_pb2.Knowledge(
         id=record.id, message_id=record.message_id, types=record.types, task=record.task,
         tags=record.tags, scopes=record.scopes, owner=record.owner, content=record.content,
-        resource_ids=record.resource_ids,
-        source=knowledge_pb2.Source(
-            name=source.name, category=source.category, urls=source.urls,
-            agent_id=source.agent_id, submitted_by=source.submitted_by,
-            timestamp=to_timestamp(source.timestamp), message_id=source.message_id),
-        eval=knowledge_pb2.Eval(
-            score=evaluation.score, helpful=evaluation.helpful, harmful=evaluation.harmful,
-            confidence=evaluation.confidence,
-            helpful_history=[case_to_proto(c) for c in evaluation.helpful_history],
-            harmful_history=[case_to_proto(c) for c in evaluation.harmful_history]),
-        created_at=to_timestamp(record.created_at),
-        updated_at=to_timestamp(record.updated_at),
-    )
+        resource_ids=record.resource_ids, created_at=to_timestamp(record.created_at),
+        updated_at=to_timestamp(record.updated_at))
+    source, given = message.source, record.source
+    source.name, source.category, source.agent_id = given.name, given.category, given.agent_id
+    source.submitted_by, source.message_id = given.submitted_by, given.message_id
+    source.urls.extend(given.urls)
+    source.timestamp.CopyFrom(to_timestamp(given.timestamp))
+    evaluation, counters = message.eval, record.eval
+    evaluation.score, evaluation.helpful = counters.score, counters.helpful
+    evaluation.harmful, evaluation.confidence = counters.harmful, counters.confidence
+    evaluation.helpful_history.extend(case_to_proto(c) for c in counters.helpful_history)
+    evaluation.harmful_history.extend(case_to_proto(c) for c in counters.harmful_history)
+    return message

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import heapq
 import json
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -122,10 +123,10 @@ class KnowledgeVectors:
         self.embedder = embedder
         self._bm25 = bm25 or Bm25Encoder()
 
-    def for_records(self, records: Sequence[Knowledge], *, dense: bool = True) -> list[Vectors]:
+    def for_records(self, records: Sequence[Knowledge]) -> list[Vectors]:
         texts = [r.indexed_text for r in records]
         vectors: list[Vectors] = [{SPARSE: self._bm25.document(t)} for t in texts]
-        if dense and self.embedder is not None:
+        if self.embedder is not None:
             for item, dense in zip(vectors, self.embedder.embed(texts), strict=True):
                 item[DENSE] = dense
         return vectors
@@ -202,9 +203,9 @@ class KnowledgeStore:
         if dense is None:
             feedback = self._settings.search_feedback_docs
             if feedback:
-                top = self._collection.search(SearchQuery(where, feedback, sparse=sparse))
-                sparse = self._expanded(sparse, [from_payload(h.record.payload) for h in top
-                                                 if h.record])
+                top = self._collection.search(SearchQuery(
+                    where, feedback, sparse=sparse, with_payload=False, with_vectors=True))
+                sparse = self._expanded(sparse, [h.vectors[SPARSE] for h in top])
             hits = self._collection.search(SearchQuery(where, limit, sparse=sparse))
             return [(from_payload(h.record.payload), h.score) for h in hits if h.record]
         pool = max(limit, self._settings.search_hybrid_pool)
@@ -217,21 +218,22 @@ class KnowledgeStore:
             [p for p, _ in fused], with_bulk=False)}
         return [(from_payload(found[p].payload), score) for p, score in fused if p in found]
 
-    def _expanded(self, query: SparseVector, feedback: list[Knowledge]) -> SparseVector:
+    def _expanded(self, query: SparseVector, feedback: list[SparseVector]) -> SparseVector:
         """Pseudo-relevance feedback (RM3-like): the query plus the strongest terms of the
         records it found first, each record's BM25 weights normalised to sum to 1."""
         if not feedback:
             return query
         pooled: dict[int, float] = {}
-        for vector in self.vectors.for_records(feedback, dense=False):
-            document = vector[SPARSE]
-            total = sum(document.values) or 1.0
-            for term, value in zip(document.indices, document.values, strict=True):
+        for document in feedback:
+            values = document.values  # each access converts the engine's list: read once
+            total = sum(values) or 1.0
+            for term, value in zip(document.indices, values, strict=True):
                 pooled[term] = pooled.get(term, 0.0) + value / total
         terms = dict(zip(query.indices, query.values, strict=True))
         scale = self._settings.search_feedback_weight * len(terms) / len(feedback)
-        strongest = sorted(pooled.items(), key=lambda item: -item[1])
-        for term, value in strongest[:self._settings.search_feedback_terms]:
+        strongest = heapq.nlargest(self._settings.search_feedback_terms, pooled.items(),
+                                   key=lambda item: item[1])
+        for term, value in strongest:
             terms[term] = terms.get(term, 0.0) + scale * value
         return SparseVector(list(terms), list(terms.values()))
 
