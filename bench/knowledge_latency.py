@@ -17,6 +17,7 @@ from typing import Any
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from knowhub import KnowHub
+from knowhub.v1 import knowledge_pb2, knowledge_pb2_grpc
 
 from bench.common import (
     BENCH_TOKEN,
@@ -86,7 +87,7 @@ def run(sizes: list[int], searches: int) -> None:
                 kh = KnowHub(f"127.0.0.1:{port}", token=BENCH_TOKEN)
                 batch_rates.append(_ingest(kh, _records(text, size - stored)))
                 stored = size
-                row = {"size": size, **_search_latency(kh, port, queries)}
+                row = {"size": size, **_search_latency(port, queries)}
                 kh.close()
             # With the server stopped, the engine can open its shard on its own.
             row["raw"] = _raw_engine_p50(data_dir, queries)
@@ -95,25 +96,31 @@ def run(sizes: list[int], searches: int) -> None:
             kh = KnowHub(f"127.0.0.1:{port}", token=BENCH_TOKEN)
             single = _single_saves(kh, _records(text, 1000), threads=1)
             concurrent = _single_saves(kh, _records(text, 2000), threads=8)
-            _search_latency(kh, port, queries)
+            _search_latency(port, queries)
             rss = peak_rss_mb(process.pid)
             kh.close()
     _report(rows, single, concurrent, batch_rates, rss)
 
 
-def _search_latency(kh: KnowHub, port: int, queries: list[str]) -> dict[str, float]:
-    """SearchKnowledge percentiles and a bare gRPC round trip's p50, measured in
-    alternation so that the machine's drift affects both alike."""
-    health = health_pb2_grpc.HealthStub(grpc.insecure_channel(f"127.0.0.1:{port}"))
+def _search_latency(port: int, queries: list[str]) -> dict[str, float]:
+    """SearchKnowledge percentiles through the generated stub (the SDK adds its typed
+    results on top) and a bare gRPC round trip's p50, measured in alternation so that
+    the machine's drift affects both alike."""
+    channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+    search = knowledge_pb2_grpc.KnowledgeServiceStub(channel).SearchKnowledge
+    health = health_pb2_grpc.HealthStub(channel)
+    metadata = (("authorization", f"Bearer {BENCH_TOKEN}"),)
     searches, bare = [], []
     for index, query in enumerate(queries * 2):
+        request = knowledge_pb2.SearchKnowledgeRequest(query=query, top_k=5)
         started = time.perf_counter()
-        kh.knowledge.search(query, top_k=5)
+        search(request, metadata=metadata)
         middle = time.perf_counter()
         health.Check(health_pb2.HealthCheckRequest())
         if index >= len(queries):  # the first pass warms up
             searches.append((middle - started) * 1000)
             bare.append((time.perf_counter() - middle) * 1000)
+    channel.close()
     return {**percentiles(searches), "bare": percentiles(bare)["p50"]}
 
 

@@ -191,9 +191,9 @@ def _request(query: SearchQuery) -> qm.QueryRequest:
 
 
 def _hit(point: qm.ScoredPoint, query: SearchQuery) -> Hit:
-    record = record_from_payload(dict(point.payload or {})) if query.with_payload else None
+    stored = (point.payload or {}) if query.with_payload else None
     vectors = _from_client(point.vector) if query.with_vectors else {}
-    return Hit(str(point.id), point.score, record, vectors)
+    return Hit(str(point.id), point.score, stored, vectors)
 
 
 def _condition(c: Condition) -> qm.Condition:

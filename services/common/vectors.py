@@ -161,13 +161,22 @@ class Record:
 
 @dataclass(frozen=True)
 class Hit:
-    """One search result; `record` is None when the search asked for no payload, and
-    `vectors` is empty unless it asked for them."""
+    """One search result. `fields` holds the record's indexed fields, readable at once;
+    `record` decodes the whole record on first use (None when the search asked for no
+    payload); `vectors` is empty unless the search asked for them."""
 
     point_id: str
     score: float
-    record: Record | None = None
+    stored: Payload | None = None  # the payload as the engine returned it
     vectors: Vectors = field(default_factory=dict)
+
+    @property
+    def fields(self) -> Payload:
+        return {k: v for k, v in (self.stored or {}).items() if not k.startswith("_")}
+
+    @functools.cached_property
+    def record(self) -> Record | None:
+        return None if self.stored is None else record_from_payload(dict(self.stored))
 
 
 @dataclass(frozen=True)

@@ -46,7 +46,7 @@ from services.knowledge.domain import (
     validate_knowledge_id,
     validate_types,
 )
-from services.knowledge.store import KnowledgeStore, visible_where
+from services.knowledge.store import Candidate, KnowledgeStore, visible_where
 
 log = logging.getLogger(__name__)
 
@@ -179,28 +179,28 @@ class KnowledgeOperations:
             chosen = self._route(query, recalled, candidates)
             if chosen is not None:
                 recalled, routed = chosen, True
-        hits = [SearchHit(k, k.eval.quality_score, relevance)
-                for k, relevance in recalled[:candidates] if k.eval.quality_score >= 0]
         visible = principal.visible_scopes
-        hits.sort(key=lambda h: (-h.quality_score, best_priority(h.knowledge.scopes, visible),
-                                 -h.relevance))
-        return SearchResult(hits[:top_k], routed)
+        ranked = sorted((c for c in recalled[:candidates] if c.quality_score >= 0),
+                        key=lambda c: (-c.quality_score, best_priority(c.scopes, visible),
+                                       -c.relevance))
+        hits = [SearchHit(c.knowledge, c.quality_score, c.relevance) for c in ranked[:top_k]]
+        return SearchResult(hits, routed)
 
-    def _route(self, query: str, recalled: list[tuple[Knowledge, float]],
-               pick: int) -> list[tuple[Knowledge, float]] | None:
+    def _route(self, query: str, recalled: list[Candidate],
+               pick: int) -> list[Candidate] | None:
         """Stage 1: the LLM's choice among the recalled records, or None to keep recall
         order (no LLM answer in time, or an unusable one)."""
         assert self._llm is not None
+        records = [c.knowledge for c in recalled]
         try:
             reply = self._llm.complete(
-                prompts.ROUTING_SYSTEM,
-                prompts.routing_prompt(query, [k for k, _ in recalled], pick),
+                prompts.ROUTING_SYSTEM, prompts.routing_prompt(query, records, pick),
                 timeout=self._settings.search_routing_timeout_seconds)
-            chosen = prompts.read_routing(reply, [k.id for k, _ in recalled], pick)
+            chosen = prompts.read_routing(reply, [k.id for k in records], pick)
         except LLMError as exc:
             log.warning("search routing fell back to recall order: %s", exc)
             return None
-        by_id = {k.id: (k, score) for k, score in recalled}
+        by_id = {c.knowledge.id: c for c in recalled}
         return [by_id[i] for i in chosen]
 
     # -- feedback and evolve --

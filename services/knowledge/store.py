@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import heapq
 import json
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from qdrant_edge import SparseVector
@@ -44,7 +46,7 @@ def knowledge_schema(embedder: DenseEmbedder | None) -> CollectionSchema:
         dense_dim=embedder.dim if embedder else None,
         embedding_model=embedder.model if embedder else None,
         keyword_fields=("scopes", "types"),
-        integer_fields=("score",),
+        integer_fields=("score", "helpful", "harmful"),
         float_fields=tuple(ORDER_FIELDS.values()),
         # Seed 001's search results carry the eval counters only.
         bulk_fields=("helpful_history", "harmful_history", "versions", "applied_requests",
@@ -74,7 +76,9 @@ def to_payload(record: Knowledge) -> dict[str, Any]:
         "resource_ids": record.resource_ids, "source": vars(record.source),
         "eval": {"score": evaluation.score, "helpful": evaluation.helpful,
                  "harmful": evaluation.harmful, "confidence": evaluation.confidence},
-        "score": evaluation.score,
+        # Native copies: stage 2 ranks on them without decoding the record.
+        "score": evaluation.score, "helpful": evaluation.helpful,
+        "harmful": evaluation.harmful,
         "rank_confidence": confidence_rank(record),
         "helpful_history": [vars(c) for c in evaluation.helpful_history],
         "harmful_history": [vars(c) for c in evaluation.harmful_history],
@@ -103,6 +107,29 @@ def from_payload(payload: dict[str, Any]) -> Knowledge:
         applied_requests=payload.get("applied_requests", []),
         absorbed_ids=payload.get("absorbed_ids", []),
     )
+
+
+@dataclass
+class Candidate:
+    """A recalled record: what stage 2 ranks it by, and the record itself on demand."""
+
+    fields: dict[str, Any]  # the indexed fields: scopes, types, score, helpful, harmful
+    relevance: float
+    _load: Callable[[], Knowledge]
+
+    @functools.cached_property
+    def knowledge(self) -> Knowledge:
+        return self._load()
+
+    @property
+    def quality_score(self) -> float:
+        """score + helpful - 2 * harmful, from the indexed fields."""
+        f = self.fields
+        return float(f["score"] + f["helpful"] - 2 * f["harmful"])
+
+    @property
+    def scopes(self) -> list[str]:
+        return self.fields["scopes"]
 
 
 def visible_where(visible_scopes: frozenset[str] | Sequence[str], *,
@@ -193,7 +220,7 @@ class KnowledgeStore:
         record = self._collection.get(knowledge_id)
         return from_payload(record.payload) if record else None
 
-    def recall(self, query: str, where: Where, limit: int) -> list[tuple[Knowledge, float]]:
+    def recall(self, query: str, where: Where, limit: int) -> list[Candidate]:
         """The `limit` most relevant records, best first, with their relevance.
 
         BM25 alone, or hybrid: BM25 and dense each recall a pool, their scores are min-max
@@ -207,7 +234,8 @@ class KnowledgeStore:
                     where, feedback, sparse=sparse, with_payload=False, with_vectors=True))
                 sparse = self._expanded(sparse, [h.vectors[SPARSE] for h in top])
             hits = self._collection.search(SearchQuery(where, limit, sparse=sparse))
-            return [(from_payload(h.record.payload), h.score) for h in hits if h.record]
+            return [Candidate(h.fields, h.score, lambda h=h: from_payload(h.record.payload))
+                    for h in hits]
         pool = max(limit, self._settings.search_hybrid_pool)
         legs = self._collection.search_batch([
             SearchQuery(where, pool, sparse=sparse, with_payload=False),
@@ -216,7 +244,8 @@ class KnowledgeStore:
         fused = minmax_fuse(legs, (1.0 - weight, weight))[:limit]
         found = {point_id(r.key): r for r in self._collection.retrieve_points(
             [p for p, _ in fused], with_bulk=False)}
-        return [(from_payload(found[p].payload), score) for p, score in fused if p in found]
+        return [Candidate(found[p].payload, score, lambda r=found[p]: from_payload(r.payload))
+                for p, score in fused if p in found]
 
     def _expanded(self, query: SparseVector, feedback: list[SparseVector]) -> SparseVector:
         """Pseudo-relevance feedback (RM3-like): the query plus the strongest terms of the
