@@ -5,11 +5,13 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from services.common.redis_store import EmbeddedRedis
 from tests.support.harness import Harness, write_tokens_file
 from tests.support.openai_stub import OpenAIStub
 
@@ -71,3 +73,20 @@ def hybrid_hub(tmp_path: Path, tokens_file: Path, llm: OpenAIStub) -> Iterator[H
                       embedding_dim=llm.embedding_dim, llm_max_retries=0).start()
     yield harness
     harness.stop()
+
+
+@pytest.fixture(scope="session")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The Redis named by KNOWHUB_TEST_REDIS_URL, else an embedded server for the session."""
+    if os.environ.get("KNOWHUB_TEST_REDIS_URL"):
+        yield os.environ["KNOWHUB_TEST_REDIS_URL"]
+        return
+    server = EmbeddedRedis(tmp_path_factory.mktemp("redis")).start()
+    yield server.url
+    server.stop()
+
+
+@pytest.fixture
+def redis_prefix() -> str:
+    """A key prefix of this test's own, so tests sharing one Redis never meet."""
+    return f"test-{uuid.uuid4().hex[:12]}:"

@@ -6,7 +6,7 @@ import hashlib
 import json
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from services.common.errors import Unauthenticated
@@ -28,6 +28,8 @@ class Principal:
     project_ids: tuple[str, ...] = ()
     team_ids: tuple[str, ...] = ()
     roles: frozenset[str] = frozenset()
+    # The bearer token the caller presented, passed on when a service calls another.
+    token: str = field(default="", repr=False, compare=False)
     visible_scopes: frozenset[str] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -105,14 +107,19 @@ class TokenRegistry:
         return len(self._by_digest)
 
     def principal_for(self, token: str) -> Principal | None:
-        return self._by_digest.get(hashlib.sha256(token.encode()).hexdigest())
+        digest = hashlib.sha256(token.encode()).hexdigest()
+        principal = self._by_digest.get(digest)
+        if principal is not None and not principal.token:  # a token_sha256 entry
+            principal = self._by_digest[digest] = replace(principal, token=token)
+        return principal
 
 
 def _parse_token_entry(entry: object, where: str) -> tuple[str, Principal]:
     if not isinstance(entry, dict):
         raise ValueError(f"{where} must be an object")
-    if entry.get("token"):
-        digest = hashlib.sha256(str(entry["token"]).encode()).hexdigest()
+    token = str(entry.get("token") or "")
+    if token:
+        digest = hashlib.sha256(token.encode()).hexdigest()
     elif entry.get("token_sha256"):
         digest = str(entry["token_sha256"]).lower()
         if len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
@@ -129,7 +136,8 @@ def _parse_token_entry(entry: object, where: str) -> tuple[str, Principal]:
         if value and not is_valid_entity_id(value):
             raise ValueError(f"{where}.{name}: {value!r} is not a valid id")
     principal = Principal(**ids, project_ids=tuple(lists["project_ids"]),
-                          team_ids=tuple(lists["team_ids"]), roles=frozenset(lists["roles"]))
+                          team_ids=tuple(lists["team_ids"]), roles=frozenset(lists["roles"]),
+                          token=token)
     return digest, principal
 
 

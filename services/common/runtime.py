@@ -12,6 +12,7 @@ from services.common.config import CommonSettings
 from services.common.edge_store import EdgeStore
 from services.common.embedding import DenseEmbedder
 from services.common.llm import LLM
+from services.common.peers import Peers
 from services.common.redis_store import EmbeddedRedis, connect
 from services.common.vectors import VectorStore
 
@@ -32,9 +33,13 @@ class Runtime:
     vectors: VectorStore
     llm: LLM | None
     embedder: DenseEmbedder | None
+    peers: Peers = field(init=False)
     _redis: redis.Redis | None = field(default=None, init=False)
     _embedded_redis: EmbeddedRedis | None = field(default=None, init=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
+
+    def __post_init__(self) -> None:
+        self.peers = Peers(self.settings)
 
     @classmethod
     def open(cls, settings: CommonSettings) -> Runtime:
@@ -60,6 +65,7 @@ class Runtime:
             return self._redis
 
     def close(self) -> None:
+        self.peers.close()
         self.vectors.close()
         if self.llm is not None:
             self.llm.close()

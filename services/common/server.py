@@ -59,6 +59,9 @@ class KnowHubServer:
         if self.port == 0:
             raise RuntimeError(f"cannot listen on {address} (is the port in use?)")
         self._server.start()
+        host = self.runtime.settings.host
+        loopback = "127.0.0.1" if host in ("0.0.0.0", "::", "[::]") else host
+        self.runtime.peers.host_locally(self.services, f"{loopback}:{self.port}")
         for name in ["", *self._names]:
             self._health.set(name, health_pb2.HealthCheckResponse.SERVING)
         return self.port

@@ -1,0 +1,37 @@
+"""The Redis runtime: the embedded server persists, and the runtime starts it on demand."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from services.common.config import CommonSettings
+from services.common.redis_store import EmbeddedRedis, connect
+from services.common.runtime import Runtime
+
+
+def test_embedded_redis_keeps_acknowledged_writes_across_a_restart(tmp_path: Path) -> None:
+    server = EmbeddedRedis(tmp_path / "redis").start()
+    connect(server.url).xadd("events", {"n": "1"})
+    server.stop()
+    again = EmbeddedRedis(tmp_path / "redis").start()
+    client = connect(again.url)
+    assert client.xlen("events") == 1
+    assert client.config_get("appendfsync") == {"appendfsync": "always"}
+    again.stop()
+
+
+def test_the_runtime_starts_embedded_redis_under_the_data_dir(tmp_path: Path) -> None:
+    runtime = Runtime.open(CommonSettings(data_dir=tmp_path, port=0))
+    assert runtime.redis().ping()
+    assert (tmp_path / "redis" / "appendonlydir").exists() or \
+        any((tmp_path / "redis").glob("appendonly*"))
+    runtime.close()
+
+
+def test_the_runtime_uses_a_redis_url_when_given(tmp_path: Path, redis_url: str,
+                                                  redis_prefix: str) -> None:
+    runtime = Runtime.open(CommonSettings(data_dir=tmp_path, port=0, redis_url=redis_url))
+    runtime.redis().set(f"{redis_prefix}probe", "1")
+    assert connect(redis_url).get(f"{redis_prefix}probe") == b"1"
+    assert not (tmp_path / "redis").exists()
+    runtime.close()
