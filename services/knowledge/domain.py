@@ -165,6 +165,7 @@ class Draft:
     score: int | None = None
     message_id: str = ""
     resource_ids: list[str] = field(default_factory=list)
+    request_id: str = ""
 
 
 @dataclass
@@ -205,6 +206,7 @@ def validate_draft(draft: Draft, prefix: str = "") -> Draft:
     if draft.score is not None:
         check.int_range(draft.score, f"{prefix}score", 1, 5)
     check.text(draft.message_id, f"{prefix}message_id", NAME_MAX)
+    check.text(draft.request_id, f"{prefix}request_id", NAME_MAX)
     check.items(draft.resource_ids, f"{prefix}resource_ids", RESOURCE_IDS_MAX)
     for index, value in enumerate(draft.resource_ids):
         check.resource_id(value, f"{prefix}resource_ids[{index}]")

@@ -169,6 +169,7 @@ def draft_from_proto(request: knowledge_pb2.SaveKnowledgeRequest, prefix: str) -
         source=source_from_proto(request.source, f"{prefix}source"),
         score=request.score if request.HasField("score") else None,
         message_id=request.message_id, resource_ids=list(request.resource_ids),
+        request_id=request.request_id,
     )
 
 

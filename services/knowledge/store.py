@@ -37,6 +37,7 @@ from services.knowledge.config import KnowledgeSettings
 from services.knowledge.domain import Case, ContentVersion, Eval, Knowledge, Source
 
 COLLECTION = "knowledge"
+REQUESTS = "knowledge_requests"  # SaveKnowledge idempotency keys -> the ids they created
 ORDER_FIELDS = {"updated": "updated_at", "confidence": "rank_confidence"}
 
 
@@ -185,6 +186,7 @@ class KnowledgeStore:
         self.vectors = vectors
         self._settings = settings
         self._collection: VectorCollection = store.open(knowledge_schema(vectors.embedder))
+        self._requests: VectorCollection = store.open(CollectionSchema(name=REQUESTS))
 
     # -- writes --
 
@@ -195,6 +197,15 @@ class KnowledgeStore:
             Record(key=r.id, payload=to_payload(r), vectors=v)
             for r, v in zip(records, vectors, strict=True)
         ])
+
+    def claim_request(self, request_key: str, knowledge_id: str) -> str:
+        """Binds an idempotency key to the id of the record it creates, once: the id the
+        key was first claimed for (this one when the claim is new)."""
+        if self._requests.insert([Record(key=request_key, payload={"id": knowledge_id})])[0]:
+            return knowledge_id
+        claimed = self._requests.get(request_key)
+        assert claimed is not None, "a claim is never deleted"
+        return str(claimed.payload["id"])
 
     def update(self, knowledge_id: str, change: Callable[[Knowledge], Knowledge]) -> Knowledge:
         """Applies `change` with optimistic concurrency; re-embeds when the text changed."""

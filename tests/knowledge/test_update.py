@@ -406,3 +406,54 @@ def test_an_empty_batch_update_is_refused(hub: Harness) -> None:
     with pytest.raises(errors.InvalidArgument) as raised:
         hub.client("alice").knowledge.batch_update([])
     assert "feedback_list" in raised.value.message
+
+
+def test_save_with_a_request_id_creates_the_record_once(hub: Harness) -> None:
+    alice = hub.client("alice")
+    first = alice.knowledge.save(task="once", content="only once", types=["tool"],
+                                 request_id="commit-1")
+    again = alice.knowledge.save(task="once", content="only once", types=["tool"],
+                                 request_id="commit-1")
+    batch = alice.knowledge.save_many([
+        {"task": "once", "content": "only once", "types": ["tool"], "request_id": "commit-1"},
+        {"task": "other", "content": "new", "types": ["tool"], "request_id": "commit-2"},
+    ])
+    assert again.id == first.id == batch[0].id
+    assert batch[1].id != first.id
+    assert sorted(k.task for k in alice.knowledge.list(limit=10)) == ["once", "other"]
+
+
+def test_request_ids_are_per_user(hub: Harness) -> None:
+    alice, carol = hub.client("alice"), hub.client("carol")
+    mine = alice.knowledge.save(task="a", content="alice's", types=["tool"], request_id="r")
+    theirs = carol.knowledge.save(task="c", content="carol's", types=["tool"], request_id="r")
+    assert mine.id != theirs.id
+    assert theirs.content == "carol's"
+
+
+def test_concurrent_retries_of_one_save_create_one_record(hub: Harness) -> None:
+    alice = hub.client("alice")
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        ids = set(pool.map(lambda _: alice.knowledge.save(
+            task="raced", content="one", types=["tool"], request_id="race").id, range(16)))
+    assert len(ids) == 1
+    assert [k.task for k in alice.knowledge.list(limit=10)] == ["raced"]
+
+
+def test_a_save_whose_first_attempt_died_after_its_claim_is_completed(tmp_path: Path) -> None:
+    from services.common.auth import LOCAL_PRINCIPAL
+    from services.common.edge_store import EdgeStore
+    from services.knowledge.config import KnowledgeSettings
+    from services.knowledge.domain import Draft
+    from services.knowledge.operations import KnowledgeOperations
+    from services.knowledge.store import KnowledgeStore, KnowledgeVectors
+
+    settings = KnowledgeSettings()
+    store = KnowledgeStore(EdgeStore(tmp_path), KnowledgeVectors(None), settings)
+    operations = KnowledgeOperations(store, settings, None)
+    # The first attempt claimed its key, then the process died before saving the record.
+    store.claim_request("user:local:commit-9", "knowledge-20260101-aaaaaaaaaaaa")
+    saved = operations.save(LOCAL_PRINCIPAL, Draft(task="t", content="c", types=["tool"],
+                                                   request_id="commit-9"))
+    assert saved.id == "knowledge-20260101-aaaaaaaaaaaa"
+    assert store.get(saved.id) is not None

@@ -34,7 +34,8 @@ def save_request(task: str, content: str, types: Sequence[str], *,
                  source_category: str = "exp", urls: Sequence[str] | None = None,
                  agent_id: str = "research_agent", submitted_by: str = "", score: int = 3,
                  message_id: str = "", resource_ids: Sequence[str] | None = None,
-                 source_timestamp: Any = None) -> knowledge_pb2.SaveKnowledgeRequest:
+                 source_timestamp: Any = None,
+                 request_id: str | None = None) -> knowledge_pb2.SaveKnowledgeRequest:
     """The SaveKnowledgeRequest for seed 001's knowledge_save arguments."""
     return knowledge_pb2.SaveKnowledgeRequest(
         task=task, content=content, types=list(types), tags=dict(tags or {}),
@@ -43,7 +44,8 @@ def save_request(task: str, content: str, types: Sequence[str], *,
             name=source_name, category=source_category, urls=list(urls or []),
             agent_id=agent_id or "", submitted_by=submitted_by, message_id=message_id,
             timestamp=to_timestamp(source_timestamp)),
-        score=score, message_id=message_id, resource_ids=list(resource_ids or []))
+        score=score, message_id=message_id, resource_ids=list(resource_ids or []),
+        request_id=request_id or "")
 
 
 def _one(response: Any) -> Knowledge:
@@ -80,13 +82,15 @@ class KnowledgeAPI:
              owner: str | None = None, source_name: str = "", source_category: str = "exp",
              urls: Sequence[str] | None = None, agent_id: str = "research_agent",
              submitted_by: str = "", score: int = 3, message_id: str = "",
-             resource_ids: Sequence[str] | None = None) -> Knowledge:
-        """Saves new knowledge (seed 001 knowledge_save)."""
+             resource_ids: Sequence[str] | None = None,
+             request_id: str | None = None) -> Knowledge:
+        """Saves new knowledge (seed 001 knowledge_save). With `request_id`, a retried call
+        returns the record the first one created instead of saving it twice."""
         request = save_request(
             task, content, types, tags=tags, scopes=scopes, owner=owner,
             source_name=source_name, source_category=source_category, urls=urls,
             agent_id=agent_id, submitted_by=submitted_by, score=score, message_id=message_id,
-            resource_ids=resource_ids)
+            resource_ids=resource_ids, request_id=request_id)
         return self._transport.call(self._stub.SaveKnowledge, request, _one)
 
     def save_many(self, items: Sequence[Mapping[str, Any]]) -> list[Knowledge]:
