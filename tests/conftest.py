@@ -6,8 +6,9 @@ import os
 import shutil
 import tempfile
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -45,6 +46,29 @@ def llm() -> Iterator[OpenAIStub]:
 @pytest.fixture
 def tokens_file(tmp_path: Path) -> Path:
     return write_tokens_file(tmp_path)
+
+
+StartHub = Callable[..., Harness]
+
+
+@pytest.fixture
+def start_hub(tmp_path: Path, tokens_file: Path,
+              monkeypatch: pytest.MonkeyPatch) -> Iterator[StartHub]:
+    """Starts servers with the tests' tokens: `start_hub(env={...}, **settings)` sets the
+    KNOWHUB_* variables first (services read theirs when the server starts)."""
+    started: list[Harness] = []
+
+    def start(env: dict[str, str] | None = None, **settings: Any) -> Harness:
+        for name, value in (env or {}).items():
+            monkeypatch.setenv(name, value)
+        harness = Harness(tmp_path / f"hub{len(started)}", tokens_file=tokens_file,
+                          **settings).start()
+        started.append(harness)
+        return harness
+
+    yield start
+    for harness in started:
+        harness.stop()
 
 
 @pytest.fixture

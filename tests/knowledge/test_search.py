@@ -10,13 +10,12 @@ from __future__ import annotations
 import itertools
 import json
 import string
-from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from knowhub import KnowHub, Knowledge, errors
 
+from tests.conftest import StartHub
 from tests.support.harness import Harness
 from tests.support.openai_stub import Delay, Failure, OpenAIStub
 
@@ -25,28 +24,6 @@ from tests.support.openai_stub import Delay, Failure, OpenAIStub
 WORDS = ("kestrel", "juniper", "basalt", "meridian", "tundra", "quiver", "lantern", "saffron")
 QUERY = " ".join(WORDS)
 
-StartHub = Callable[..., Harness]
-
-
-
-
-@pytest.fixture
-def start(tmp_path: Path, tokens_file: Path,
-          monkeypatch: pytest.MonkeyPatch) -> Iterator[StartHub]:
-    """Starts a hub after setting KNOWHUB_* variables (read when the server starts)."""
-    started: list[Harness] = []
-
-    def start_hub(env: dict[str, str] | None = None, **settings: Any) -> Harness:
-        for name, value in (env or {}).items():
-            monkeypatch.setenv(name, value)
-        harness = Harness(tmp_path / f"hub{len(started)}", tokens_file=tokens_file,
-                          **settings).start()
-        started.append(harness)
-        return harness
-
-    yield start_hub
-    for harness in started:
-        harness.stop()
 
 
 def llm_settings(llm: OpenAIStub) -> dict[str, Any]:
@@ -153,9 +130,9 @@ def test_search_min_score_defaults_to_three(hub: Harness) -> None:
     ("2.5", 1, 3),  # ceil(2.5)
 ])
 def test_search_reranks_ceil_multiplier_times_top_k_recalled_candidates(
-        start: StartHub, multiplier: str | None, top_k: int, candidates: int) -> None:
+        start_hub: StartHub, multiplier: str | None, top_k: int, candidates: int) -> None:
     env = {"KNOWHUB_SEARCH_RECALL_MULTIPLIER": multiplier} if multiplier else {}
-    alice = start(env).client("alice")
+    alice = start_hub(env).client("alice")
     # Quality rises as relevance falls: stage 2 reverses whatever recall handed it, so
     # the best hit is the least relevant of the candidates.
     records = save_graded(alice, 5, scores=[1, 2, 3, 4, 5])
@@ -271,8 +248,8 @@ def test_search_rejects_top_k_and_min_score_out_of_range(
 LONG_TAIL = " " + "x" * 100 + " TAILMARK{rank}"  # pushes the marker past the 100th character
 
 
-def test_routing_asks_the_llm_with_metadata_only(start: StartHub, llm: OpenAIStub) -> None:
-    alice = start(**llm_settings(llm)).client("alice")
+def test_routing_asks_the_llm_with_metadata_only(start_hub: StartHub, llm: OpenAIStub) -> None:
+    alice = start_hub(**llm_settings(llm)).client("alice")
     kinds = [["tool"], ["plan", "usecase"], ["definition"], ["strategy"]]
     records = save_graded(alice, 4, types=kinds, task_suffix=LONG_TAIL)
     llm.script({"ids": [records[3].id]})
@@ -293,8 +270,8 @@ def test_routing_asks_the_llm_with_metadata_only(start: StartHub, llm: OpenAIStu
         assert f"body{rank}" not in prompt
 
 
-def test_routing_uses_the_llms_pick(start: StartHub, llm: OpenAIStub) -> None:
-    alice = start(**llm_settings(llm)).client("alice")
+def test_routing_uses_the_llms_pick(start_hub: StartHub, llm: OpenAIStub) -> None:
+    alice = start_hub(**llm_settings(llm)).client("alice")
     records = save_graded(alice, 6)
     # Without routing, top_k=1 would return the most relevant record.
     llm.script({"ids": [records[5].id]})
@@ -308,9 +285,9 @@ def test_routing_uses_the_llms_pick(start: StartHub, llm: OpenAIStub) -> None:
     assert set(ids(hits)) == {records[5].id, records[3].id}
 
 
-def test_routing_keeps_only_known_ids_of_a_partly_wrong_answer(start: StartHub,
+def test_routing_keeps_only_known_ids_of_a_partly_wrong_answer(start_hub: StartHub,
                                                                llm: OpenAIStub) -> None:
-    alice = start(**llm_settings(llm)).client("alice")
+    alice = start_hub(**llm_settings(llm)).client("alice")
     records = save_graded(alice, 6)
     llm.script({"ids": ["knowledge-20990101-0123456789ab", records[4].id, records[4].id]})
     hits = alice.knowledge.search(QUERY, top_k=2)
@@ -328,10 +305,10 @@ def test_routing_keeps_only_known_ids_of_a_partly_wrong_answer(start: StartHub,
     Delay(3.0, json.dumps({"ids": ["placeholder"]})),
 ], ids=["http-500", "http-429", "garbage", "unknown-ids", "ids-not-a-list", "no-ids",
         "too-slow"])
-def test_routing_falls_back_to_recall_order(start: StartHub, llm: OpenAIStub,
+def test_routing_falls_back_to_recall_order(start_hub: StartHub, llm: OpenAIStub,
                                             reply: str | Failure | Delay | dict[str, Any]
                                             ) -> None:
-    hub = start({"KNOWHUB_SEARCH_ROUTING_TIMEOUT_SECONDS": "0.5"}, **llm_settings(llm))
+    hub = start_hub({"KNOWHUB_SEARCH_ROUTING_TIMEOUT_SECONDS": "0.5"}, **llm_settings(llm))
     alice = hub.client("alice")
     records = save_graded(alice, 6)
     if isinstance(reply, Delay):  # a pick the service must not wait for
@@ -343,8 +320,8 @@ def test_routing_falls_back_to_recall_order(start: StartHub, llm: OpenAIStub,
     assert ids(hits) == [records[0].id, records[1].id]
 
 
-def test_routing_off_never_calls_the_llm(start: StartHub, llm: OpenAIStub) -> None:
-    alice = start({"KNOWHUB_SEARCH_ROUTING": "false"}, **llm_settings(llm)).client("alice")
+def test_routing_off_never_calls_the_llm(start_hub: StartHub, llm: OpenAIStub) -> None:
+    alice = start_hub({"KNOWHUB_SEARCH_ROUTING": "false"}, **llm_settings(llm)).client("alice")
     records = save_graded(alice, 6)
     llm.script({"ids": [records[5].id]})
     hits = alice.knowledge.search(QUERY, top_k=1)
@@ -355,8 +332,8 @@ def test_routing_off_never_calls_the_llm(start: StartHub, llm: OpenAIStub) -> No
 
 
 def test_routing_is_skipped_when_recall_finds_no_more_than_the_candidates(
-        start: StartHub, llm: OpenAIStub) -> None:
-    alice = start(**llm_settings(llm)).client("alice")
+        start_hub: StartHub, llm: OpenAIStub) -> None:
+    alice = start_hub(**llm_settings(llm)).client("alice")
     records = save_graded(alice, 2)
     hits = alice.knowledge.search(QUERY, top_k=1)  # 2 candidates, 2 recalled
     assert llm.chat_requests == []
@@ -364,9 +341,9 @@ def test_routing_is_skipped_when_recall_finds_no_more_than_the_candidates(
     assert ids(hits) == [records[0].id]
 
 
-def test_routing_pool_limits_what_the_llm_chooses_from(start: StartHub,
+def test_routing_pool_limits_what_the_llm_chooses_from(start_hub: StartHub,
                                                        llm: OpenAIStub) -> None:
-    hub = start({"KNOWHUB_SEARCH_ROUTING_POOL": "4"}, **llm_settings(llm))
+    hub = start_hub({"KNOWHUB_SEARCH_ROUTING_POOL": "4"}, **llm_settings(llm))
     alice = hub.client("alice")
     records = save_graded(alice, 6)
     llm.script({"ids": [records[3].id]})
@@ -427,7 +404,7 @@ def _dense_twin(llm: OpenAIStub, text: str) -> str:
 
 
 def test_hybrid_finds_through_the_dense_leg_what_bm25_cannot(
-        hybrid_hub: Harness, llm: OpenAIStub, start: StartHub) -> None:
+        hybrid_hub: Harness, llm: OpenAIStub, start_hub: StartHub) -> None:
     twin = _dense_twin(llm, "xylophone xylophone")
     records = [("xylophone", "xylophone"), ("banana orchard", "harvest in autumn"),
                ("river delta", "sediment maps")]
@@ -438,14 +415,15 @@ def test_hybrid_finds_through_the_dense_leg_what_bm25_cannot(
     assert hits and hits[0].knowledge.id == saved[0].id
 
     # The same records and query with BM25 alone: no shared token, nothing found.
-    bm25_alice = start().client("alice")
+    bm25_alice = start_hub().client("alice")
     for task, content in records:
         bm25_alice.knowledge.save(task=task, content=content, types=["definition"])
     assert list(bm25_alice.knowledge.search(twin, top_k=3)) == []
     assert len(bm25_alice.knowledge.search("xylophone", top_k=3)) == 1
 
 
-def test_hybrid_finds_by_stopwords_that_bm25_drops(hybrid_hub: Harness, start: StartHub) -> None:
+def test_hybrid_finds_by_stopwords_that_bm25_drops(hybrid_hub: Harness,
+                                                   start_hub: StartHub) -> None:
     text = "to be or not to be"
     alice = hybrid_hub.client("alice")
     saved = alice.knowledge.save(task=text, content=text, types=["definition"])
@@ -453,7 +431,7 @@ def test_hybrid_finds_by_stopwords_that_bm25_drops(hybrid_hub: Harness, start: S
     hits = alice.knowledge.search(text, top_k=1)
     assert ids(hits) == [saved.id]
 
-    bm25_alice = start().client("alice")
+    bm25_alice = start_hub().client("alice")
     bm25_alice.knowledge.save(task=text, content=text, types=["definition"])
     assert list(bm25_alice.knowledge.search(text, top_k=1)) == []
 

@@ -4,13 +4,12 @@ others' feedback into it."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from knowhub import KnowHub, Knowledge, SlimReport, errors
 
+from tests.conftest import StartHub
 from tests.support.harness import Harness
 from tests.support.openai_stub import Failure, OpenAIStub
 
@@ -23,28 +22,6 @@ NEAR = WORDS + " zebra"
 LOOSE = WORDS + " walrus otter heron moose"
 OTHER = "grind the coffee beans just before brewing"
 
-StartHub = Callable[..., Harness]
-
-
-
-
-@pytest.fixture
-def start(tmp_path: Path, tokens_file: Path,
-          monkeypatch: pytest.MonkeyPatch) -> Iterator[StartHub]:
-    """Starts a hub after setting KNOWHUB_* variables (read when the server starts)."""
-    started: list[Harness] = []
-
-    def start_hub(env: dict[str, str] | None = None, **settings: Any) -> Harness:
-        for name, value in (env or {}).items():
-            monkeypatch.setenv(name, value)
-        harness = Harness(tmp_path / f"hub{len(started)}", tokens_file=tokens_file,
-                          **settings).start()
-        started.append(harness)
-        return harness
-
-    yield start_hub
-    for harness in started:
-        harness.stop()
 
 
 def save(client: KnowHub, content: str, **fields: Any) -> Knowledge:
@@ -90,9 +67,9 @@ def exists(client: KnowHub, knowledge_id: str) -> bool:
     ("0.95", set()),
 ])
 def test_near_duplicates_are_records_with_enough_shared_tokens(
-        start: StartHub, similarity: str | None, grouped: set[str]) -> None:
+        start_hub: StartHub, similarity: str | None, grouped: set[str]) -> None:
     env = {"KNOWHUB_SLIM_SIMILARITY": similarity} if similarity else {}
-    alice = start(env).client("alice")
+    alice = start_hub(env).client("alice")
     saved = {"original": save(alice, ORIGINAL), "near": save(alice, NEAR),
              "loose": save(alice, LOOSE), "other": save(alice, OTHER)}
     report = alice.knowledge.slim(dry_run=True)
@@ -197,8 +174,8 @@ def test_on_equal_quality_the_newest_record_is_kept(hub: Harness) -> None:
     assert not exists(alice, older.id)
 
 
-def test_a_group_of_three_folds_into_one(start: StartHub) -> None:
-    alice = start({"KNOWHUB_SLIM_SIMILARITY": "0.7"}).client("alice")
+def test_a_group_of_three_folds_into_one(start_hub: StartHub) -> None:
+    alice = start_hub({"KNOWHUB_SLIM_SIMILARITY": "0.7"}).client("alice")
     records = [save(alice, ORIGINAL), save(alice, NEAR), save(alice, LOOSE)]
     give(alice, records[1].id, helpful=3)
     report = alice.knowledge.slim()
@@ -256,9 +233,9 @@ def test_with_an_llm_the_group_is_merged_with_the_model_asked_for(llm_hub: Harne
     assert [h.knowledge.id for h in hits] == [best.id]
 
 
-def test_without_a_model_argument_the_configured_model_merges(start: StartHub,
+def test_without_a_model_argument_the_configured_model_merges(start_hub: StartHub,
                                                               llm: OpenAIStub) -> None:
-    hub = start(llm_base_url=llm.base_url, llm_model="configured-model", llm_max_retries=0)
+    hub = start_hub(llm_base_url=llm.base_url, llm_model="configured-model", llm_max_retries=0)
     alice = hub.client("alice")
     save(alice, ORIGINAL)
     save(alice, NEAR)
