@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import openai
@@ -37,8 +39,16 @@ def parse_json_reply(text: str) -> Any:
     raise LLMError(f"the LLM reply holds no JSON: {text[:200]!r}")
 
 
+@dataclass(frozen=True)
+class ToolCall:
+    """One function call of a reply: the function's name and its JSON object arguments."""
+
+    name: str
+    arguments: dict[str, Any]
+
+
 class LLM:
-    """A chat model that answers in JSON."""
+    """A chat model that answers in JSON, or with tool calls."""
 
     def __init__(self, base_url: str, api_key: str, model: str, timeout: float,
                  max_retries: int) -> None:
@@ -56,11 +66,18 @@ class LLM:
     def complete(self, system: str, user: str, *, model: str | None = None,
                  timeout: float | None = None) -> str:
         """The text of one chat completion. Raises LLMError on any failure."""
-        options: dict[str, Any] = {}
+        response = self._chat(system, user, model=model, timeout=timeout)
+        if not response.choices or response.choices[0].message.content is None:
+            raise LLMError("the LLM returned no content")
+        return response.choices[0].message.content
+
+    def _chat(self, system: str, user: str, *, model: str | None, timeout: float | None,
+              **extra: Any) -> Any:
+        options: dict[str, Any] = dict(extra)
         if timeout is not None:
             options["timeout"] = timeout
         try:
-            response = self._client.chat.completions.create(
+            return self._client.chat.completions.create(
                 model=model or self.model,
                 messages=[{"role": "system", "content": system},
                           {"role": "user", "content": user}],
@@ -69,9 +86,32 @@ class LLM:
             )
         except openai.OpenAIError as exc:
             raise LLMError(f"the LLM call failed: {exc}") from exc
-        if not response.choices or response.choices[0].message.content is None:
-            raise LLMError("the LLM returned no content")
-        return response.choices[0].message.content
+
+    def call_tools(self, system: str, user: str, tools: Sequence[dict[str, Any]], *,
+                   force: str | None = None, model: str | None = None,
+                   timeout: float | None = None) -> list[ToolCall]:
+        """The function calls of one chat completion offered `tools` (OpenAI `tools`
+        schemas); `force` names a function the model must call. Calls whose arguments are
+        not a JSON object are left out. Raises LLMError when the call fails."""
+        choice = {"tool_choice": {"type": "function", "function": {"name": force}}} \
+            if force is not None else {}
+        response = self._chat(system, user, model=model, timeout=timeout, tools=list(tools),
+                              **choice)
+        if not response.choices:
+            raise LLMError("the LLM returned no choices")
+        calls = []
+        for call in response.choices[0].message.tool_calls or ():
+            function = getattr(call, "function", None)
+            if function is None:
+                continue
+            try:
+                arguments = json.loads(function.arguments or "{}")
+            except json.JSONDecodeError:
+                log.warning("dropped a %s call with unreadable arguments", function.name)
+                continue
+            if isinstance(arguments, dict):
+                calls.append(ToolCall(function.name, arguments))
+        return calls
 
     def complete_json(self, system: str, user: str, *, model: str | None = None,
                       timeout: float | None = None) -> Any:

@@ -20,6 +20,7 @@ log = logging.getLogger(__name__)
 # Service name -> module with `register(server, runtime) -> full service name`.
 SERVICE_MODULES = {
     "knowledge": "services.knowledge.servicer",
+    "dream": "services.dream.servicer",
 }
 GRACE_SECONDS = 10.0
 
@@ -62,14 +63,19 @@ class KnowHubServer:
         host = self.runtime.settings.host
         loopback = "127.0.0.1" if host in ("0.0.0.0", "::", "[::]") else host
         self.runtime.peers.host_locally(self.services, f"{loopback}:{self.port}")
+        for task in self.runtime.background:
+            task.start()
         for name in ["", *self._names]:
             self._health.set(name, health_pb2.HealthCheckResponse.SERVING)
         return self.port
 
     def stop(self, grace: float = GRACE_SECONDS) -> None:
-        """Stops taking calls, lets in-flight ones finish, then closes the stores."""
+        """Stops taking calls, lets in-flight ones finish, stops the background work,
+        then closes the stores."""
         self._health.enter_graceful_shutdown()
         self._server.stop(grace).wait()
+        for task in reversed(self.runtime.background):
+            task.stop()
         self.runtime.close()
 
 

@@ -7,6 +7,7 @@ from types import TracebackType
 
 from knowhub._transport import AsyncTransport, Transport
 from knowhub.knowledge import KnowledgeAPI
+from knowhub.memory import MemoryAPI
 
 DEFAULT_TARGET = "127.0.0.1:50051"
 DEFAULT_TIMEOUT = 60.0
@@ -18,7 +19,8 @@ class _Hub:
     _transport_class: type[Transport] | type[AsyncTransport]
 
     def __init__(self, target: str | None = None, *, token: str | None = None,
-                 knowledge: str | None = None, timeout: float = DEFAULT_TIMEOUT,
+                 knowledge: str | None = None, dream: str | None = None,
+                 timeout: float = DEFAULT_TIMEOUT,
                  tls: bool = False, root_certificates: bytes | None = None) -> None:
         self._transports: dict[str, Transport | AsyncTransport] = {}
 
@@ -30,6 +32,7 @@ class _Hub:
             return self._transports[address]
 
         self.knowledge = KnowledgeAPI(transport(knowledge))
+        self.memory = MemoryAPI(transport(dream))
 
 
 class KnowHub(_Hub):
