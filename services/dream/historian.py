@@ -210,6 +210,10 @@ class Historian:
         self._stopped = False
 
     @property
+    def stopping(self) -> bool:
+        return self._stopping.is_set()
+
+    @property
     def wanted(self) -> bool:
         return self._settings.memory_enabled and self._settings.historian_workers > 0
 

@@ -170,10 +170,10 @@ class MemoryOperations:
     def restore_profile(self, principal: Principal, *, entity_type: str, entity_id: str,
                         scope: str, revision: int) -> Profile:
         """Makes an earlier revision current; the one it replaces becomes a revision."""
-        current = self._profile_record(principal, entity_type, entity_id, scope)
         if revision < 1:
             raise InvalidArgument("revision", "is required: a revision number from "
                                   "ListProfileRevisions")
+        current = self._profile_record(principal, entity_type, entity_id, scope)
         keep = self._settings.memory_profile_revision_keep
 
         def change(record: ProfileRecord) -> ProfileRecord:
