@@ -93,10 +93,12 @@ class LLM:
         """The function calls of one chat completion offered `tools` (OpenAI `tools`
         schemas); `force` names a function the model must call. Calls whose arguments are
         not a JSON object are left out. Raises LLMError when the call fails."""
-        choice = {"tool_choice": {"type": "function", "function": {"name": force}}} \
-            if force is not None else {}
-        response = self._chat(system, user, model=model, timeout=timeout, tools=list(tools),
-                              **choice)
+        body: dict[str, Any] = {"tools": list(tools)}
+        if force is not None:
+            body["tool_choice"] = {"type": "function", "function": {"name": force}}
+        # As extra_body, the schemas go out as they are: the client's per-call walk over
+        # typed `tools` costs about a millisecond, a third of a call to a fast endpoint.
+        response = self._chat(system, user, model=model, timeout=timeout, extra_body=body)
         if not response.choices:
             raise LLMError("the LLM returned no choices")
         calls = []

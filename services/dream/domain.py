@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 import re
 import uuid
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from services.common import validation as check
@@ -89,7 +90,8 @@ class Job:
             else self.created_at
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self), ensure_ascii=False, separators=(",", ":"))
+        # vars(), not asdict(): asdict deep-copies, a quarter of Remember's own time.
+        return _json({**vars(self), "context": vars(self.context)})
 
     @classmethod
     def from_json(cls, raw: str | bytes) -> Job:
@@ -104,6 +106,10 @@ class Job:
         return job
 
 
+def _json(value: dict[str, Any]) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
 def new_job_id() -> str:
     return uuid.uuid4().hex
 
@@ -116,7 +122,7 @@ class Memo:
     job_id: str
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self), ensure_ascii=False, separators=(",", ":"))
+        return _json(vars(self))
 
     @classmethod
     def from_json(cls, raw: str | bytes) -> Memo:

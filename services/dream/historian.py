@@ -17,6 +17,7 @@ import logging
 import os
 import secrets
 import socket
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -53,6 +54,7 @@ from services.dream.store import EventStore, ProfileMoved, ProfileStore
 log = logging.getLogger("knowhub.historian")
 
 STOP_SECONDS = 10.0  # how long stop() waits for a worker to finish its job
+SWITCH_INTERVAL_SECONDS = 0.001
 MERGE_ATTEMPTS = 3
 
 
@@ -86,7 +88,7 @@ class JobProcessor:
         items = list(enumerate(job.observations)) or [(MEMO_INDEX, job.memo)]
         for index, written in items:
             rewrite = self._absolutize(job, written, checkpoint)
-            if rewrite.warning:
+            if rewrite.warning and self._llm is not None:
                 log.warning("job %s: is_absolute=false for item %s: %s", job.job_id, index,
                             rewrite.warning)
             texts.append(rewrite.text)
@@ -230,6 +232,9 @@ class Historian:
         with self._lock:
             if self._workers or self._stopped:
                 return
+            # Workers share the interpreter with the RPC threads: hand the GIL over
+            # within a millisecond (not Python's 5 ms) so Remember stays fast while they run.
+            sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL_SECONDS))
             self._workers = [Worker(i, self._queue, self._processor, self._settings,
                                     self._stopping)
                              for i in range(self._settings.historian_workers)]

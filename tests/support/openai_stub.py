@@ -57,6 +57,7 @@ class OpenAIStub:
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
+        self._server.block_on_close = False  # kept-alive connections may outlive stop()
         # A short poll interval, so stop() returns at once rather than after 0.5 s.
         self._thread = threading.Thread(target=self._server.serve_forever,
                                         kwargs={"poll_interval": 0.02}, daemon=True)
@@ -104,6 +105,11 @@ class OpenAIStub:
         stub = self
 
         class Handler(BaseHTTPRequestHandler):
+            # Keep-alive without Nagle: clients reuse one connection, as with a real
+            # endpoint, and each reply leaves at once.
+            protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True
+
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", 0))
                 body = json.loads(self.rfile.read(length) or b"{}")
