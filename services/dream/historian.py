@@ -125,7 +125,7 @@ class JobProcessor:
                                f"{describe_gate(hits, [])})")
             feedback = describe_gate(hits, drifted)
         if drifted:
-            return Rewrite(written, False, f"every rewrite lost entity ids ({feedback}); "
+            return Rewrite(written, False, f"the rewrites lost entity ids ({feedback}); "
                            "stored as written")
         return Rewrite(text, False, f"the gate rejected {attempts} rewrites ({feedback}); "
                        "stored the last one")

@@ -4,7 +4,6 @@ recall with a similarity in 0..1, and profile revisions under optimistic concurr
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import asdict
 from typing import Any
 
 from qdrant_edge import SparseVector
@@ -142,8 +141,8 @@ class EventStore:
         """Writes the events, replacing any with the same ids (a redelivered job's)."""
         texts = list(dict.fromkeys(e.text for e in events))
         by_text = dict(zip(texts, self._vectors.for_texts(texts), strict=True))
-        self._collection.put([Record(key=e.event_id, payload=asdict(e), vectors=by_text[e.text])
-                              for e in events])
+        self._collection.put([Record(key=e.event_id, payload=dict(vars(e)),
+                                     vectors=by_text[e.text]) for e in events])
 
     def get(self, event_id: str) -> MemoryEvent | None:
         record = self._collection.get(event_id)
@@ -158,8 +157,10 @@ class EventStore:
 # ---- Profiles ----------------------------------------------------------------------------
 
 def _profile_payload(record: ProfileRecord) -> dict[str, Any]:
-    return {**asdict(record.profile),
-            "revisions": [asdict(r) for r in record.revisions],
+    # vars(), not asdict(): these records are flat, and asdict's deep copies are slow.
+    return {**vars(record.profile),
+            "revisions": [{"profile": vars(r.profile), "replaced_at": r.replaced_at}
+                          for r in record.revisions],
             "merged_jobs": record.merged_jobs}
 
 
