@@ -333,10 +333,15 @@ class Worker(threading.Thread):
                              f"worker stopped or stalled; last error: {last_error or 'none'}")
             return
 
+        touched = time.monotonic()  # delivering or claiming the job reset its idle time
+
         def checkpoint() -> None:
+            nonlocal touched
             if self._stopping.is_set():
                 raise Released
-            self._queue.touch(self.consumer, delivery.entry_id)
+            if time.monotonic() - touched >= self._stale_ms / 4000:
+                self._queue.touch(self.consumer, delivery.entry_id)
+                touched = time.monotonic()
 
         try:
             self._processor.process(job, checkpoint)

@@ -17,6 +17,7 @@ from services.dream.historian import Historian
 from tests.conftest import StartHub
 from tests.dream.support import (
     FAST_HISTORIAN,
+    PROFILE,
     REWRITE,
     Queue,
     memory_settings,
@@ -25,7 +26,7 @@ from tests.dream.support import (
     tool_of,
     wait_until,
 )
-from tests.support.openai_stub import OpenAIStub, ToolCalls
+from tests.support.openai_stub import Delay, OpenAIStub, ToolCalls
 from tests.test_server import REPO, clean_env, lines_of, wait_for
 
 ONE_RETRY = {**FAST_HISTORIAN, "KNOWHUB_HISTORIAN_JOB_MAX_RETRIES": "1"}
@@ -228,3 +229,21 @@ def test_stopping_releases_a_job_in_progress_without_charging_it(
     assert len(again.client("alice").memory.search_events("Bach", top_k=10)) == 2
     assert [tool_of(r) for r in llm.chat_requests].count(REWRITE) == 3
 
+
+
+def test_a_slow_worker_keeps_its_job_by_touching_it(start_hub: StartHub, llm: OpenAIStub,
+                                                    redis_url: str, redis_prefix: str,
+                                                    queue: Queue) -> None:
+    # Each LLM step takes 0.4 s, the whole job 1.2 s: longer than the stale timeout
+    # (1 s), which only an untouched job would reach; the second worker stays idle.
+    llm.script(Delay(0.4, rewrite("Null (QQ 10001) likes the color teal.")),
+               Delay(0.4, rewrite("Null (QQ 10001) likes the color mauve.")),
+               Delay(0.4, ToolCalls([])))
+    hub = start_hub(env={**FAST_HISTORIAN, "KNOWHUB_HISTORIAN_WORKERS": "2",
+                         "KNOWHUB_HISTORIAN_STALE_JOB_TIMEOUT_SECONDS": "1"},
+                    **memory_settings(redis_url, redis_prefix, llm))
+    hub.client("alice").memory.remember(
+        "", ["User 10001 likes teal", "User 10001 likes mauve"], context=private_context())
+    queue.wait_drained()
+    assert [tool_of(r) for r in llm.chat_requests] == [REWRITE, REWRITE, PROFILE]
+    assert len(hub.client("alice").memory.search_events("color", top_k=10)) == 2
