@@ -20,6 +20,7 @@ log = logging.getLogger(__name__)
 # Service name -> module with `register(server, runtime) -> full service name`.
 SERVICE_MODULES = {
     "knowledge": "services.knowledge.servicer",
+    "cognition": "services.cognition.servicer",
 }
 GRACE_SECONDS = 10.0
 
@@ -68,6 +69,7 @@ class KnowHubServer:
 
     def stop(self, grace: float = GRACE_SECONDS) -> None:
         """Stops taking calls, lets in-flight ones finish, then closes the stores."""
+        self.runtime.stopping.set()
         self._health.enter_graceful_shutdown()
         self._server.stop(grace).wait()
         self.runtime.close()
