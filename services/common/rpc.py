@@ -82,10 +82,13 @@ def server_streaming(method: StreamHandler) -> GrpcStreamHandler:
         try:
             principal = self.authenticator.authenticate(context.invocation_metadata())
             yield from method(self, request, principal, live)
-        except ServiceError as error:
-            _log_call(method.__name__, error.code, started, error.message)
-            context.abort(error.code, error.message)
-        except Exception:
+        except Exception as error:
+            if not live():  # the caller left or the server is closing its stores: no one to tell
+                _log_call(method.__name__, grpc.StatusCode.CANCELLED, started, repr(error))
+                return
+            if isinstance(error, ServiceError):
+                _log_call(method.__name__, error.code, started, error.message)
+                context.abort(error.code, error.message)
             incident = uuid.uuid4().hex[:12]
             log.exception("%s failed unexpectedly (incident %s)", method.__name__, incident)
             context.abort(grpc.StatusCode.INTERNAL, f"internal error (incident {incident})")

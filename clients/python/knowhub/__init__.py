@@ -4,36 +4,53 @@
     kh = KnowHub("127.0.0.1:50051")
     k = kh.knowledge.save(task="...", content="...", types=["tool"])
     hits = kh.knowledge.search("...")
+    kh.cognition.inject_knowledge_for_goal("trace-1", "g1", "log in to site A", sequence=3)
 """
 
 from knowhub import errors, tools
 from knowhub.client import AsyncKnowHub, KnowHub
 from knowhub.models import (
     Case,
+    CommitReport,
     Eval,
+    EvaluationReport,
+    Event,
+    Extraction,
     FeedbackResult,
     Knowledge,
+    KnowledgeInjection,
     KnowledgeVersion,
     Page,
     SearchHit,
     SearchResults,
     SlimReport,
     Source,
+    Trace,
+    TraceView,
+    Trigger,
 )
 
 __all__ = [
     "AsyncKnowHub",
     "Case",
+    "CommitReport",
     "Eval",
+    "EvaluationReport",
+    "Event",
+    "Extraction",
     "FeedbackResult",
     "KnowHub",
     "Knowledge",
+    "KnowledgeInjection",
     "KnowledgeVersion",
     "Page",
     "SearchHit",
     "SearchResults",
     "SlimReport",
     "Source",
+    "Trace",
+    "TraceView",
+    "Trigger",
     "errors",
     "tools",
 ]
