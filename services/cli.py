@@ -8,6 +8,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from services.cognition.cli import add_commands as add_cognition_commands
 from services.common.config import CommonSettings
 from services.common.logs import configure_logging
 from services.common.runtime import Runtime, open_vector_store
@@ -48,6 +49,8 @@ def _parser() -> argparse.ArgumentParser:
         "reindex", help="rebuild vectors with the configured embedding model (server stopped)")
     reindex.add_argument("--data-dir", type=Path, help="data directory (default ./.knowhub)")
     reindex.set_defaults(run=_reindex)
+
+    add_cognition_commands(commands)
     return parser
 
 

@@ -73,7 +73,7 @@ class EvaluationOperations:
         """Seed 000's evaluation prompt for the pending queries ("" when none)."""
         check.text(mission, "mission", TASK_TEXT_MAX)
         check.text(goal, "goal", TASK_TEXT_MAX)
-        trace = self._access.readable(principal, trace_id)
+        trace = self._access.readable(principal, trace_id, evaluating=True)
         sequences = self._store.pending(trace_id)
         if not sequences:
             return "", []
@@ -83,17 +83,23 @@ class EvaluationOperations:
         return text, sequences
 
     def submit(self, principal: Principal, trace_id: str, *, raw_text: str,
-               structured: list[Assessment], trigger: str) -> tuple[list[Outcome], list[int]]:
+               structured: list[Assessment] | None, trigger: str
+               ) -> tuple[list[Outcome], list[int]]:
         """Writes one evaluation event per new pair and applies helpful / harmful ones."""
         validate_trace_id(trace_id)
-        if bool(raw_text) == bool(structured):
+        if bool(raw_text) == (structured is not None):
             raise InvalidArgument("raw_text", "give exactly one of raw_text and evaluations")
         if trigger and trigger not in TRIGGERS:
             raise InvalidArgument("trigger", f"{trigger[:60]!r} is not one of "
                                   f"{', '.join(TRIGGERS)}")
-        assessments = validate_assessments(
-            parse_evaluation_reply(raw_text) if raw_text else structured)
-        trace = self._access.readable(principal, trace_id)
+        try:
+            assessments = validate_assessments(
+                parse_evaluation_reply(raw_text) if raw_text else structured or [])
+        except InvalidArgument as error:
+            log.warning("evaluation for trace %s refused, nothing written: %s", trace_id,
+                        error.message)
+            raise
+        trace = self._access.readable(principal, trace_id, evaluating=True)
         queries = self._store.query_events(trace_id, {a.query_sequence for a in assessments})
         validate_query_links(assessments, queries, trace_id)
         events = stamped([("evaluation", {

@@ -67,11 +67,15 @@ class TraceAccess:
         self.store = store
         self.settings = settings
 
-    def readable(self, principal: Principal, trace_id: str) -> Trace:
-        """The trace if it exists and the caller may see it; NOT_FOUND either way."""
+    def readable(self, principal: Principal, trace_id: str, *,
+                 evaluating: bool = False) -> Trace:
+        """The trace if it exists and the caller may see it (an evaluator may, to evaluate
+        it); NOT_FOUND either way."""
         validate_trace_id(trace_id)
         trace = self.store.trace(trace_id)
-        if trace is None or not _may_access(principal, trace):
+        allowed = trace is not None and (_may_access(principal, trace) or (
+            evaluating and principal.has_role(EVALUATOR_ROLE)))
+        if trace is None or not allowed:
             raise NotFound(f"trace {trace_id!r} not found")
         return trace
 
@@ -119,8 +123,8 @@ class TraceAccess:
             return AlreadyExists(f"extraction {refused.detail!r} already exists in trace "
                                  f"{trace_id!r}")
         if refused.reason == "no_extraction":
-            return NotFound(f"{where}.extraction_id: trace {trace_id!r} has no extraction "
-                            f"{refused.detail!r}")
+            return InvalidArgument(f"{where}.extraction_id", f"trace {trace_id!r} has no "
+                                   f"extraction {refused.detail!r} before this event")
         return FailedPrecondition(f"extraction {refused.detail!r} is already committed; it "
                                   "can no longer be reviewed")
 
@@ -296,7 +300,7 @@ class TriggerOperations:
 
     def pending(self, principal: Principal, trace_id: str) -> tuple[list[Event], str]:
         """The pending query events by sequence, and the trace's last trigger."""
-        trace = self._access.readable(principal, trace_id)
+        trace = self._access.readable(principal, trace_id, evaluating=True)
         sequences = self._store.pending(trace_id)
         queries = self._store.query_events(trace_id, sequences)
         return [queries[s] for s in sequences if s in queries], trace.last_trigger

@@ -135,7 +135,8 @@ class CognitionServicer(cognition_pb2_grpc.CognitionServiceServicer):
                          principal: Principal) -> cognition_pb2.SubmitEvaluationResponse:
         outcomes, pending = self._evaluations.submit(
             principal, request.trace_id, raw_text=request.raw_text,
-            structured=assessments_from_proto(request.evaluations), trigger=request.trigger)
+            structured=assessments_from_proto(request.evaluations) if request.evaluations
+            else None, trigger=request.trigger)
         return cognition_pb2.SubmitEvaluationResponse(
             outcomes=[cognition_pb2.EvaluationOutcome(
                 query_sequence=o.query_sequence, knowledge_id=o.knowledge_id,
@@ -216,7 +217,7 @@ class CognitionServicer(cognition_pb2_grpc.CognitionServiceServicer):
 def register(server: grpc.Server, runtime: Runtime) -> str:
     """Adds the cognition service to `server`; returns its full service name."""
     settings = CognitionSettings()
-    store = CognitionStore(runtime.redis(), runtime.settings.redis_prefix)
+    store = CognitionStore(runtime.redis, runtime.settings.redis_prefix)
     access = TraceAccess(store, settings)
     knowledge = KnowledgeLink(runtime.peers)
     servicer = CognitionServicer(runtime, LogOperations(access), TriggerOperations(access),

@@ -24,12 +24,14 @@ atomic step, so the indexes never disagree with the log.
 
 from __future__ import annotations
 
+import functools
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import redis
+from redis.commands.core import Script
 
 from services.cognition.domain import (
     COUNTED_STATUSES,
@@ -263,13 +265,26 @@ class Delivered:
 
 
 class CognitionStore:
-    def __init__(self, client: redis.Redis, prefix: str) -> None:
-        self._redis = client
+    def __init__(self, connect: Callable[[], redis.Redis], prefix: str) -> None:
+        self._connect = connect  # Redis is reached (and an embedded one started) on first use
         self._base = f"{prefix}cognition:"
         self.triggers_key = f"{prefix}triggers:evaluation"
-        self._append = client.register_script(_APPEND)
-        self._signal = client.register_script(_SIGNAL)
-        self._consume = client.register_script(_CONSUME)
+
+    @functools.cached_property
+    def _redis(self) -> redis.Redis:
+        return self._connect()
+
+    @functools.cached_property
+    def _append(self) -> Script:
+        return self._redis.register_script(_APPEND)
+
+    @functools.cached_property
+    def _signal(self) -> Script:
+        return self._redis.register_script(_SIGNAL)
+
+    @functools.cached_property
+    def _consume(self) -> Script:
+        return self._redis.register_script(_CONSUME)
 
     # -- keys --
 

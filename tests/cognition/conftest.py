@@ -4,25 +4,29 @@ own, and helpers that build seed 000 events."""
 from __future__ import annotations
 
 import json
+import queue
+import threading
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from knowhub import KnowHub, Knowledge
+from knowhub import KnowHub, Knowledge, Trigger
 
 from tests.conftest import StartHub
 from tests.support.harness import Harness, write_tokens_file
 from tests.support.shared import running_hub
 
+WAIT_SECONDS = 20.0
+
 
 def write_tokens(directory: Path) -> Path:
-    """The tests' tokens plus `token-eval`: a principal with the evaluator role."""
+    """The tests' tokens plus `token-eval`: an evaluator in alice's organisation."""
     path = write_tokens_file(directory)
     document = json.loads(path.read_text())
     document["tokens"].append({"token": "token-eval", "user_id": "evalbot",
-                               "roles": ["evaluator"]})
+                               "org_id": "acme", "roles": ["evaluator"]})
     path.write_text(json.dumps(document))
     return path
 
@@ -46,6 +50,30 @@ def start_redis_hub(start_hub: StartHub, redis_url: str, redis_prefix: str,
         return start_hub(env, redis_url=redis_url, redis_prefix=redis_prefix, **settings)
 
     return start
+
+
+class Watcher:
+    """Reads a WatchTriggers stream on a thread, so a test can wait with a time limit."""
+
+    def __init__(self, client: KnowHub, **options: Any) -> None:
+        self._stream = client.cognition.watch_triggers(**options)
+        self._received: queue.Queue[Trigger | BaseException | None] = queue.Queue()
+        self._thread = threading.Thread(target=self._read, daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        try:
+            for trigger in self._stream:
+                self._received.put(trigger)
+            self._received.put(None)  # the stream ended cleanly
+        except BaseException as error:
+            self._received.put(error)
+
+    def next(self) -> Trigger | BaseException | None:
+        return self._received.get(timeout=WAIT_SECONDS)
+
+    def stop(self) -> None:
+        self._stream.cancel()
 
 
 def new_trace() -> str:

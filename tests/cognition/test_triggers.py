@@ -4,24 +4,21 @@ consumer dies before acknowledging."""
 
 from __future__ import annotations
 
-import queue
-import threading
 import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import redis
-from knowhub import KnowHub, Trigger
+from knowhub import Trigger
 
-from tests.cognition.conftest import new_trace, query_event
+from tests.cognition.conftest import WAIT_SECONDS, Watcher, new_trace, query_event
 from tests.conftest import StartHub
 from tests.support.harness import Harness
 from tests.support.shared import failure
 
 FAST_REDELIVERY = {"KNOWHUB_COGNITION_TRIGGER_VISIBILITY_SECONDS": "0.3",
                    "KNOWHUB_COGNITION_TRIGGER_POLL_SECONDS": "0.05"}
-WAIT_SECONDS = 20.0
 
 
 def trigger_stream(harness: Harness) -> list[dict[str, str]]:
@@ -31,30 +28,6 @@ def trigger_stream(harness: Harness) -> list[dict[str, str]]:
                for _, fields in client.xrange(key)]
     client.close()
     return entries
-
-
-class Watcher:
-    """Reads a WatchTriggers stream on a thread, so a test can wait with a time limit."""
-
-    def __init__(self, client: KnowHub, **options: Any) -> None:
-        self._stream = client.cognition.watch_triggers(**options)
-        self._received: queue.Queue[Trigger | BaseException | None] = queue.Queue()
-        self._thread = threading.Thread(target=self._read, daemon=True)
-        self._thread.start()
-
-    def _read(self) -> None:
-        try:
-            for trigger in self._stream:
-                self._received.put(trigger)
-            self._received.put(None)  # the stream ended cleanly
-        except BaseException as error:
-            self._received.put(error)
-
-    def next(self) -> Trigger | BaseException | None:
-        return self._received.get(timeout=WAIT_SECONDS)
-
-    def stop(self) -> None:
-        self._stream.cancel()
 
 
 @pytest.fixture
