@@ -234,12 +234,33 @@ def _sequence(value: int, field: str) -> int:
     return value
 
 
-def _one_of(value: str, allowed: tuple[str, ...], field: str, *, required: bool = True) -> str:
+def one_of(value: str, allowed: tuple[str, ...], field: str, *, required: bool = True) -> str:
     if not value and not required:
         return value
     if value not in allowed:
         raise InvalidArgument(field, f"{value[:60]!r} is not one of {', '.join(allowed)}")
     return value
+
+
+def choices(values: list[str], allowed: tuple[str, ...], field: str) -> list[str]:
+    """A filter list: each value one of `allowed`, no repeats."""
+    check.items(values, field, len(allowed))
+    for index, value in enumerate(values):
+        one_of(value, allowed, f"{field}[{index}]")
+    return values
+
+
+def objects(value: object, field: str, problem: str) -> list[tuple[str, dict[str, Any]]]:
+    """A JSON list of objects, each with where it stands (`field[i]`)."""
+    if not isinstance(value, list):
+        raise InvalidArgument(field, "must be a list")
+    found = []
+    for index, item in enumerate(value):
+        where = f"{field}[{index}]"
+        if not isinstance(item, dict):
+            raise InvalidArgument(where, problem)
+        found.append((where, item))
+    return found
 
 
 def _name(value: str, field: str, *, required: bool = False) -> str:
@@ -272,10 +293,10 @@ def _evaluation(body: Body, p: str) -> Body:
     _sequence(body["query_sequence"], _at(p, "query_sequence"))
     _name(body["knowledge_id"], _at(p, "knowledge_id"), required=True)
     result = body.get("eval_result") or {"status": "", "reason": ""}
-    _one_of(result.get("status", ""), EVAL_STATUSES, _at(p, "eval_result.status"))
+    one_of(result.get("status", ""), EVAL_STATUSES, _at(p, "eval_result.status"))
     check.text(result.get("reason", ""), _at(p, "eval_result.reason"), CASE_TEXT_MAX)
     body["eval_result"] = {"status": result["status"], "reason": result.get("reason", "")}
-    _one_of(body["evaluated_at_trigger"], TRIGGERS, _at(p, "evaluated_at_trigger"),
+    one_of(body["evaluated_at_trigger"], TRIGGERS, _at(p, "evaluated_at_trigger"),
             required=False)
     return body
 
@@ -315,7 +336,7 @@ def _reflection(body: Body, p: str) -> Body:
 
 
 def _memory(body: Body, p: str) -> Body:
-    _one_of(body["memory_type"], MEMORY_TYPES, _at(p, "memory_type"))
+    one_of(body["memory_type"], MEMORY_TYPES, _at(p, "memory_type"))
     check.text(body["key_or_scope"], _at(p, "key_or_scope"), KEY_OR_SCOPE_MAX)
     check.text(body["summary"], _at(p, "summary"), SUMMARY_MAX)
     _sequence(body["step_index"], _at(p, "step_index"))
@@ -330,7 +351,7 @@ def _plan_evolution(body: Body, p: str) -> Body:
 
 def _message(body: Body, p: str) -> Body:
     _sequence(body["sequence"], _at(p, "sequence"))
-    _one_of(body["role"], ROLES, _at(p, "role"))
+    one_of(body["role"], ROLES, _at(p, "role"))
     check.text(body["content"], _at(p, "content"), MESSAGE_MAX)
     return body
 
@@ -392,7 +413,7 @@ def validate_payload(payload: Body, prefix: str) -> Draft:
 
 
 def validate_review(decision: str, edited_payload: Body | None, prefix: str) -> None:
-    _one_of(decision, DECISIONS, _at(prefix, "decision"))
+    one_of(decision, DECISIONS, _at(prefix, "decision"))
     field = _at(prefix, "edited_payload")
     if decision == "edit" and not edited_payload:
         raise InvalidArgument(field, "is required when the decision is edit")
@@ -428,14 +449,9 @@ def _read_query_evaluation(item: object, where: str) -> list[Assessment]:
     if not isinstance(item, dict):
         raise InvalidArgument(where, "must be an object with query_sequence and assessments")
     sequence = _read_int(item.get("query_sequence"), f"{where}.query_sequence")
-    assessments = item.get("assessments")
-    if not isinstance(assessments, list):
-        raise InvalidArgument(f"{where}.assessments", "must be a list")
     found = []
-    for index, entry in enumerate(assessments):
-        field = f"{where}.assessments[{index}]"
-        if not isinstance(entry, dict):
-            raise InvalidArgument(field, "must be an object")
+    for field, entry in objects(item.get("assessments"), f"{where}.assessments",
+                                "must be an object"):
         knowledge_id = _read_either(entry, ("source_id", "knowledge_id"), field)
         status = _read_either(entry, ("status", "eval_status"), field).strip().lower()
         reason = entry.get("reason") or ""
@@ -471,7 +487,7 @@ def validate_assessments(assessments: list[Assessment]) -> list[Assessment]:
     for item in assessments:
         _sequence(item.query_sequence, item.query_field)
         _name(item.knowledge_id, f"{item.field}.knowledge_id", required=True)
-        _one_of(item.status, EVAL_STATUSES, f"{item.field}.status")
+        one_of(item.status, EVAL_STATUSES, f"{item.field}.status")
         check.text(item.reason, f"{item.field}.reason", CASE_TEXT_MAX)
         pair = (item.query_sequence, item.knowledge_id)
         if pair in seen:

@@ -24,6 +24,7 @@ from services.cognition.domain import (
     FeedbackRecord,
     Trace,
     evaluation_request_id,
+    one_of,
     pair_key,
     parse_evaluation_reply,
     split_pair,
@@ -89,9 +90,7 @@ class EvaluationOperations:
         validate_trace_id(trace_id)
         if bool(raw_text) == (structured is not None):
             raise InvalidArgument("raw_text", "give exactly one of raw_text and evaluations")
-        if trigger and trigger not in TRIGGERS:
-            raise InvalidArgument("trigger", f"{trigger[:60]!r} is not one of "
-                                  f"{', '.join(TRIGGERS)}")
+        one_of(trigger, TRIGGERS, "trigger", required=False)
         try:
             assessments = validate_assessments(
                 parse_evaluation_reply(raw_text) if raw_text else structured or [])

@@ -14,6 +14,7 @@ from services.cognition.domain import (
     CommitFailure,
     Extraction,
     Trace,
+    choices,
     extraction_request_id,
     new_extraction_id,
     payload_draft,
@@ -29,7 +30,6 @@ from services.common.auth import Principal
 from services.common.errors import (
     AlreadyExists,
     FailedPrecondition,
-    InvalidArgument,
     NotFound,
     ServiceError,
     Unavailable,
@@ -82,11 +82,7 @@ class ExtractionOperations:
              page_size: int, page_token: str) -> tuple[list[Extraction], str]:
         """Oldest first, in one trace or across the caller's traces (all for an admin)."""
         check.int_range(page_size, "page_size", 1, LIST_PAGE_MAX)
-        check.items(states, "states", len(EXTRACTION_STATES))
-        for index, state in enumerate(states):
-            if state not in EXTRACTION_STATES:
-                raise InvalidArgument(f"states[{index}]", f"{state!r} is not one of "
-                                      f"{', '.join(EXTRACTION_STATES)}")
+        choices(states, EXTRACTION_STATES, "states")
         wanted = states or list(EXTRACTION_STATES)
         owner = None if principal.is_admin else principal.user_scope
         filters = ("extractions", trace_id, owner, sorted(wanted))

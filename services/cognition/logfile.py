@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from services.cognition.domain import Event, Trace, iso_seconds
+from services.cognition.domain import Event, Trace, iso_seconds, objects
 from services.common.errors import InvalidArgument
 from services.common.times import iso
 
@@ -41,14 +41,8 @@ def read_document(text: str) -> LogDocument:
         raise InvalidArgument("document", "must be a JSON object with an \"events\" list "
                               "(or the legacy \"entries\")")
     name = "events" if "events" in data else "entries"
-    items = data[name]
-    if not isinstance(items, list):
-        raise InvalidArgument(f"document.{name}", "must be a list")
     events = []
-    for index, item in enumerate(items):
-        where = f"document.{name}[{index}]"
-        if not isinstance(item, dict):
-            raise InvalidArgument(where, "must be an object")
+    for where, item in objects(data[name], f"document.{name}", "must be an object"):
         event = _legacy_event(item, where) if name == "entries" else dict(item)
         events.append((where, _with_times(event, where)))
     return LogDocument(trace_id=_text(data, "trace_id"), task=_text(data, "task"),

@@ -10,6 +10,7 @@ import logging
 import re
 import threading
 import uuid
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -28,6 +29,8 @@ from services.cognition.domain import (
     Body,
     Event,
     Trace,
+    choices,
+    one_of,
     validate_entity_name,
     validate_event,
     validate_trace_id,
@@ -60,12 +63,26 @@ def _events_field(index: int) -> str:
     return f"events[{index}]"
 
 
+@dataclass(frozen=True)
+class TraceIdentity:
+    """Whose a trace is: neither changes once the agent is known."""
+
+    owner: str
+    agent_id: str
+
+
+IDENTITIES_CACHED = 10_000
+
+
 class TraceAccess:
     """Who may read and write which trace, and the one way events are appended."""
 
     def __init__(self, store: CognitionStore, settings: CognitionSettings) -> None:
         self.store = store
         self.settings = settings
+        # Owners and agents of traces seen lately, so an append needs no read first.
+        self._identities: OrderedDict[str, TraceIdentity] = OrderedDict()
+        self._lock = threading.Lock()
 
     def readable(self, principal: Principal, trace_id: str, *,
                  evaluating: bool = False) -> Trace:
@@ -83,27 +100,56 @@ class TraceAccess:
         """The trace, None if it does not exist yet; PERMISSION_DENIED if another user's."""
         validate_trace_id(trace_id)
         trace = self.store.trace(trace_id)
-        if trace is not None and not _may_access(principal, trace):
-            raise PermissionDenied(f"trace_id: trace {trace_id!r} belongs to another user")
+        if trace is not None:
+            self._check_writer(principal, trace_id, trace)
         return trace
 
-    def append(self, principal: Principal, trace_id: str, trace: Trace | None,
-               events: list[Event], *, agent_id: str = "", task: str = "",
-               auto_commit: bool | None = None, request_id: str = "", digest: str = "",
-               imported: bool = False, field_of: FieldOf = _events_field
-               ) -> Appended | Replayed:
+    def identity(self, principal: Principal, trace_id: str) -> TraceIdentity | None:
+        """What an append needs to know of a trace (None: a new one), read only when it is
+        not known yet; PERMISSION_DENIED if another user's."""
+        validate_trace_id(trace_id)
+        with self._lock:
+            known = self._identities.get(trace_id)
+        if known is None:
+            trace = self.store.trace(trace_id)
+            known = TraceIdentity(trace.owner, trace.agent_id) if trace is not None else None
+        if known is not None:
+            self._check_writer(principal, trace_id, known)
+        return known
+
+    @staticmethod
+    def _check_writer(principal: Principal, trace_id: str,
+                      trace: Trace | TraceIdentity) -> None:
+        if not _may_access(principal, trace):
+            raise PermissionDenied(f"trace_id: trace {trace_id!r} belongs to another user")
+
+    def append(self, principal: Principal, trace_id: str,
+               trace: Trace | TraceIdentity | None, events: list[Event], *,
+               agent_id: str = "", task: str = "", auto_commit: bool | None = None,
+               request_id: str = "", digest: str = "", imported: bool = False,
+               field_of: FieldOf = _events_field) -> Appended | Replayed:
         """Appends events (already validated and stamped) with their index updates."""
         owner = trace.owner if trace is not None else principal.user_scope
         agent = trace.agent_id if trace is not None and trace.agent_id \
             else principal.acting_agent(agent_id)
         try:
-            return self.store.append(
+            result = self.store.append(
                 trace_id, events, owner=owner, agent=agent, task=task, auto_commit=auto_commit,
                 request_id=request_id, digest=digest, imported=imported, create_only=imported,
                 max_events=self.settings.max_events_per_trace,
                 requests_kept=self.settings.request_ids_kept, now=now())
         except Refused as refused:
             raise self._refusal(trace_id, refused, events, field_of) from None
+        if isinstance(result, Appended) and result.trace.agent_id:
+            self._remember(trace_id, TraceIdentity(result.trace.owner, result.trace.agent_id))
+        return result
+
+    def _remember(self, trace_id: str, identity: TraceIdentity) -> None:
+        with self._lock:
+            self._identities[trace_id] = identity
+            self._identities.move_to_end(trace_id)
+            while len(self._identities) > IDENTITIES_CACHED:
+                self._identities.popitem(last=False)
 
     def _refusal(self, trace_id: str, refused: Refused, events: list[Event],
                  field_of: FieldOf) -> ServiceError:
@@ -129,7 +175,7 @@ class TraceAccess:
                                   "can no longer be reviewed")
 
 
-def _may_access(principal: Principal, trace: Trace) -> bool:
+def _may_access(principal: Principal, trace: Trace | TraceIdentity) -> bool:
     return principal.is_admin or trace.owner == principal.user_scope
 
 
@@ -168,11 +214,11 @@ class LogOperations:
                 raise InvalidArgument(f"events[{index}]", f"{kind} events are written by "
                                       f"{_WRITER[kind]}, not AppendEvents")
             validate_event(kind, body, f"events[{index}]")
-        digest = _digest(events, task, agent_id, auto_commit)
-        trace = self._access.writable(principal, trace_id)
+        digest = _digest(events, task, agent_id, auto_commit) if request_id else ""
+        identity = self._access.identity(principal, trace_id)
         result = self._access.append(
-            principal, trace_id, trace, stamped(events, now()), agent_id=agent_id, task=task,
-            auto_commit=auto_commit, request_id=request_id, digest=digest)
+            principal, trace_id, identity, stamped(events, now()), agent_id=agent_id,
+            task=task, auto_commit=auto_commit, request_id=request_id, digest=digest)
         if isinstance(result, Replayed):
             if result.digest != digest:
                 raise InvalidArgument("request_id", f"{request_id!r} was used before for "
@@ -184,11 +230,7 @@ class LogOperations:
                 since: float | None, page_size: int, page_token: str) -> LogPage:
         trace = self._access.readable(principal, trace_id)
         check.int_range(page_size, "page_size", 1, LOG_PAGE_MAX)
-        check.items(types, "types", len(EVENT_TYPES))
-        for index, kind in enumerate(types):
-            if kind not in EVENT_TYPES:
-                raise InvalidArgument(f"types[{index}]", f"{kind!r} is not one of "
-                                      f"{', '.join(EVENT_TYPES)}")
+        choices(types, EVENT_TYPES, "types")
         filters = ("log", trace_id, sorted(types), since)
         start = "-" if since is None else f"{int(since * 1000)}-0"
         if page_token:
@@ -309,9 +351,7 @@ class TriggerOperations:
                ) -> tuple[list[int], bool, str]:
         """(pending sequences, published now, the trigger id for this pending set)."""
         validate_trace_id(trace_id)
-        if trigger not in TRIGGERS:
-            raise InvalidArgument("trigger", f"{trigger[:60]!r} is not one of "
-                                  f"{', '.join(TRIGGERS)}")
+        one_of(trigger, TRIGGERS, "trigger")
         trace = self._access.readable(principal, trace_id)
         state, trigger_id, sequences = self._store.signal(
             trace, trigger, iso(now()), self._settings.trigger_stream_max)

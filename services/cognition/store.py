@@ -132,7 +132,7 @@ for i, op in ipairs(a.ops) do
     table.insert(ids, '')
     table.insert(skipped, int(i - 1))
   else
-    local id = redis.call('XADD', KEYS[LOG], '*', 't', op.t, 'e', op.e)
+    local id = redis.call('XADD', KEYS[LOG], '*', 't', op.t, 'e', ARGV[i + 1])
     table.insert(ids, id)
     written = written + 1
     if op.t == 'query' then
@@ -321,9 +321,11 @@ class CognitionStore:
         keys += [self._state_key(s, None) for s in EXTRACTION_STATES]
         keys += [self._state_key(s, owner) for s in EXTRACTION_STATES]
         extraction_keys: dict[str, int] = {}
-        ops = []
+        ops, stored = [], []
         for event in events:
             op = _index_entry(event, imported)
+            stored.append(json.dumps({k: v for k, v in event.items() if k != "consumed_at"},
+                                     ensure_ascii=False))
             if "eid" in op:
                 if op["eid"] not in extraction_keys:
                     keys.append(self._extraction_key(trace_id, op["eid"]))
@@ -336,7 +338,8 @@ class CognitionStore:
                 "request_id": request_id, "digest": digest, "create_only": create_only,
                 "max_events": str(max_events), "keep": str(requests_kept)}
         with reachable("appending to a cognition log"):
-            result = self._append(keys=keys, args=[json.dumps(call, ensure_ascii=False)])
+            result = self._append(keys=keys, args=[json.dumps(call, ensure_ascii=False),
+                                                   *stored])
         status = result[0].decode()
         if status == "replay":
             digest_seen, _, ids = result[1].decode().partition(" ")
@@ -605,10 +608,10 @@ def _after(score: float, member: str, cursor: tuple[float, str], newest_first: b
 
 
 def _index_entry(event: Event, imported: bool) -> dict[str, Any]:
-    """What the append script needs to index one event, besides the event itself."""
+    """What the append script needs to index one event (the event itself goes as its own
+    argument, after the call's)."""
     kind = event["type"]
-    stored = {k: v for k, v in event.items() if k != "consumed_at"}
-    op: dict[str, Any] = {"t": kind, "e": json.dumps(stored, ensure_ascii=False)}
+    op: dict[str, Any] = {"t": kind}
     if kind in ("query", "message", "extraction_pending"):
         op["seq"] = str(event["sequence"])
     if kind == "query":

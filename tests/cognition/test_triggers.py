@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 import redis
-from knowhub import Trigger
+from knowhub import KnowHub, Trigger
 
 from tests.cognition.conftest import WAIT_SECONDS, Watcher, new_trace, query_event
 from tests.conftest import StartHub
@@ -28,6 +28,13 @@ def trigger_stream(harness: Harness) -> list[dict[str, str]]:
                for _, fields in client.xrange(key)]
     client.close()
     return entries
+
+
+def signalled(client: KnowHub, kind: str = "compression") -> tuple[str, str]:
+    """A new trace of `client`'s with one pending query, signalled: (trace id, trigger id)."""
+    trace_id = new_trace()
+    client.cognition.append_events(trace_id, [query_event(3, "k1")])
+    return trace_id, client.cognition.signal_trigger(trace_id, kind).trigger_id
 
 
 @pytest.fixture
@@ -111,22 +118,18 @@ def test_signal_trigger_checks_its_arguments(server: Harness) -> None:
 
 def test_a_trigger_reaches_a_watcher_and_an_ack_retires_it(fast_hub: Harness) -> None:
     alice, evaluator = fast_hub.client("alice"), fast_hub.client("eval")
-    trace_id = new_trace()
-    alice.cognition.append_events(trace_id, [query_event(3, "k1")])
-    signal = alice.cognition.signal_trigger(trace_id, "goal_completion")
+    trace_id, trigger_id = signalled(alice, "goal_completion")
 
     watcher = Watcher(evaluator, consumer="one")
     trigger = watcher.next()
     assert isinstance(trigger, Trigger)
     assert (trigger.trigger_id, trigger.trace_id, trigger.trigger, trigger.query_sequences,
-            trigger.delivery_count) == (signal.trigger_id, trace_id, "goal_completion", [3], 1)
+            trigger.delivery_count) == (trigger_id, trace_id, "goal_completion", [3], 1)
     assert trigger.owner == "user:alice" and trigger.signaled_at is not None
     assert evaluator.cognition.ack_triggers([trigger.trigger_id]) == 1
     assert evaluator.cognition.ack_triggers([trigger.trigger_id]) == 0
     time.sleep(0.5)  # past the visibility timeout: an acknowledged trigger does not return
-    later = new_trace()
-    alice.cognition.append_events(later, [query_event(1, "k2")])
-    alice.cognition.signal_trigger(later, "task_completion")
+    later, _ = signalled(alice)
     following = watcher.next()
     assert isinstance(following, Trigger) and following.trace_id == later
     watcher.stop()
@@ -134,9 +137,7 @@ def test_a_trigger_reaches_a_watcher_and_an_ack_retires_it(fast_hub: Harness) ->
 
 def test_a_consumer_that_dies_before_acking_gets_redelivered(fast_hub: Harness) -> None:
     alice, evaluator = fast_hub.client("alice"), fast_hub.client("eval")
-    trace_id = new_trace()
-    alice.cognition.append_events(trace_id, [query_event(3, "k1")])
-    alice.cognition.signal_trigger(trace_id, "compression")
+    trace_id, _ = signalled(alice)
 
     dying = Watcher(evaluator, consumer="dies")
     first = dying.next()
@@ -154,9 +155,7 @@ def test_a_consumer_that_dies_before_acking_gets_redelivered(fast_hub: Harness) 
 
 def test_each_group_gets_every_trigger(fast_hub: Harness) -> None:
     alice, evaluator = fast_hub.client("alice"), fast_hub.client("eval")
-    trace_id = new_trace()
-    alice.cognition.append_events(trace_id, [query_event(3, "k1")])
-    alice.cognition.signal_trigger(trace_id, "compression")
+    trace_id, _ = signalled(alice)
     seen = []
     for group in ("evaluators", "auditors"):
         watcher = Watcher(evaluator, group=group)
@@ -195,11 +194,8 @@ def test_a_bad_consumer_name_is_refused(server: Harness) -> None:
 
 def test_a_cancelled_watch_frees_its_slot(start_redis_hub: StartHub) -> None:
     hub = start_redis_hub(env={**FAST_REDELIVERY, "KNOWHUB_COGNITION_MAX_WATCHERS": "1"})
-    alice, evaluator = hub.client("alice"), hub.client("eval")
-    trace_id = new_trace()
-    alice.cognition.append_events(trace_id, [query_event(3, "k1")])
-    alice.cognition.signal_trigger(trace_id, "compression")
-    first = Watcher(evaluator)
+    signalled(hub.client("alice"))
+    first = Watcher(hub.client("eval"))
     assert isinstance(first.next(), Trigger)
 
     second = Watcher(hub.client("eval"))

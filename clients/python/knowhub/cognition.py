@@ -59,15 +59,20 @@ def knowledge_block(hits: Sequence[SearchHit]) -> str:
     return "\n".join(lines)
 
 
-def _trace_page(response: cognition_pb2.ListTracesResponse) -> TracePage:
-    page = TracePage(Trace.from_proto(t) for t in response.traces)
-    page.next_page_token = response.next_page_token
+def _paged(page: Any, next_page_token: str) -> Any:
+    page.next_page_token = next_page_token
     return page
 
 
+def _trace_page(response: cognition_pb2.ListTracesResponse) -> TracePage:
+    return _paged(TracePage(Trace.from_proto(t) for t in response.traces),
+                  response.next_page_token)
+
+
 def _log_page(response: cognition_pb2.GetLogResponse) -> LogPage:
-    page = LogPage(Event.from_proto(e) for e in response.events)
-    page.next_page_token, page.trace = response.next_page_token, Trace.from_proto(response.trace)
+    page = _paged(LogPage(Event.from_proto(e) for e in response.events),
+                  response.next_page_token)
+    page.trace = Trace.from_proto(response.trace)
     return page
 
 
@@ -78,9 +83,8 @@ def _pending(response: cognition_pb2.PendingEvaluationsResponse) -> PendingQueri
 
 
 def _extraction_page(response: cognition_pb2.ListExtractionsResponse) -> ExtractionPage:
-    page = ExtractionPage(Extraction.from_proto(x) for x in response.extractions)
-    page.next_page_token = response.next_page_token
-    return page
+    return _paged(ExtractionPage(Extraction.from_proto(x) for x in response.extractions),
+                  response.next_page_token)
 
 
 def _appended(response: cognition_pb2.AppendEventsResponse) -> AppendResult:
