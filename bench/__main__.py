@@ -10,8 +10,7 @@ from bench import cognition_latency, knowledge_latency, locomo_recall
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true",
-                        help="smaller sizes (1k and 10k records, fewer appends) for a fast "
-                        "look")
+                        help="smaller sizes (1k and 10k records) for a fast look")
     args = parser.parse_args()
     knowledge_latency.main(["--sizes", "1000,10000"] if args.quick else [])
     locomo_recall.main([])
