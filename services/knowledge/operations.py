@@ -115,8 +115,7 @@ class KnowledgeOperations:
                    prefix_items: bool = True) -> list[Knowledge]:
         """Validates every draft, then writes them all; ids are unique."""
         if prefix_items:
-            check.items([str(i) for i in range(len(drafts))], "requests", BATCH_MAX,
-                        required=True)
+            check.count(len(drafts), "requests", BATCH_MAX, required=True)
         started = now()
         records = []
         for index, draft in enumerate(drafts):
@@ -266,8 +265,7 @@ class KnowledgeOperations:
                      ) -> list[Knowledge | ServiceError]:
         """Applies each item on its own; an item's failure is returned in its place (an
         item that could not even be read arrives as its error and stays so)."""
-        check.items([str(i) for i in range(len(items))], "feedback_list", BATCH_MAX,
-                    required=True)
+        check.count(len(items), "feedback_list", BATCH_MAX, required=True)
         results: list[Knowledge | ServiceError] = []
         for index, item in enumerate(items):
             if isinstance(item, ServiceError):
