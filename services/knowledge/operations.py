@@ -115,8 +115,7 @@ class KnowledgeOperations:
                    prefix_items: bool = True) -> list[Knowledge]:
         """Validates every draft, then writes them all; ids are unique."""
         if prefix_items:
-            check.items([str(i) for i in range(len(drafts))], "requests", BATCH_MAX,
-                        required=True)
+            check.count(len(drafts), "requests", BATCH_MAX, required=True)
         started = now()
         records = []
         for index, draft in enumerate(drafts):
@@ -125,37 +124,36 @@ class KnowledgeOperations:
             # A microsecond apart, so the records of a batch keep their order when listed.
             at = round(started + index * 1e-6, 6)  # whole microseconds, as now()
             records.append(new_knowledge(draft, principal, at, prefix))
-        replayed = self._claim_requests(principal, drafts, records)
-        pending = [r for r in records if replayed.get(r.id) is None]
+        claimed = self._claim_requests(principal, drafts, records)
+        pending = [r for r in records if claimed.get(r.id) is None]
         for _ in range(5):
             created = self._store.insert(pending)
             failed = [r for r, ok in zip(pending, created, strict=True) if not ok]
             pending = []
             for record in failed:
-                if record.id in replayed:  # a concurrent retry of the request saved it
-                    replayed[record.id] = self._store.get(record.id)
+                if record.id in claimed:  # another attempt of the same request saved it
+                    claimed[record.id] = self._store.get(record.id)
                 else:  # an id collision: draw again
                     record.id = new_knowledge_id(record.created_at)
                     pending.append(record)
             if not pending:
-                return [replayed.get(r.id) or r for r in records]
+                return [claimed.get(r.id) or r for r in records]
         raise Aborted("could not allocate unique knowledge ids; try again")
 
     def _claim_requests(self, principal: Principal, drafts: list[Draft],
                         records: list[Knowledge]) -> dict[str, Knowledge | None]:
-        """Binds each request_id to its record's id. A request_id seen before makes its
-        record take the id claimed first; returns those ids with the record already
-        saved under them (None when the first attempt died before saving it)."""
-        replayed: dict[str, Knowledge | None] = {}
+        """Binds each request_id to the id of the record it creates; a request_id seen
+        before gives its record the id claimed first. Returns every bound id with the
+        record already saved under it, or None (not saved yet, or the first attempt died
+        before saving it)."""
+        claimed: dict[str, Knowledge | None] = {}
         for draft, record in zip(drafts, records, strict=True):
             if not draft.request_id:
                 continue
             key = f"{principal.user_scope}:{draft.request_id}"
-            claimed = self._store.claim_request(key, record.id)
-            if claimed != record.id:
-                record.id = claimed
-                replayed[claimed] = self._store.get(claimed)
-        return replayed
+            record.id = self._store.claim_request(key, record.id)
+            claimed[record.id] = self._store.get(record.id)
+        return claimed
 
     # -- read --
 
@@ -266,8 +264,7 @@ class KnowledgeOperations:
                      ) -> list[Knowledge | ServiceError]:
         """Applies each item on its own; an item's failure is returned in its place (an
         item that could not even be read arrives as its error and stays so)."""
-        check.items([str(i) for i in range(len(items))], "feedback_list", BATCH_MAX,
-                    required=True)
+        check.count(len(items), "feedback_list", BATCH_MAX, required=True)
         results: list[Knowledge | ServiceError] = []
         for index, item in enumerate(items):
             if isinstance(item, ServiceError):
