@@ -275,7 +275,7 @@ def _query(body: Body, p: str) -> Body:
     check.items(body["source_ids"], _at(p, "source_ids"), SOURCES_MAX)
     for index, value in enumerate(body["source_ids"]):
         _name(value, _at(p, f"source_ids[{index}]"), required=True)
-    check.items([str(i) for i in range(len(body["sources"]))], _at(p, "sources"), SOURCES_MAX)
+    check.count(len(body["sources"]), _at(p, "sources"), SOURCES_MAX)
     for index, source in enumerate(body["sources"]):
         where = _at(p, f"sources[{index}]")
         _name(source["id"], f"{where}.id", required=True)
@@ -437,7 +437,7 @@ def parse_evaluation_reply(text: str) -> list[Assessment]:
     evaluations = document.get("evaluations") if isinstance(document, dict) else document
     if not isinstance(evaluations, list):
         raise InvalidArgument("raw_text", "the JSON has no \"evaluations\" list")
-    check.items([str(i) for i in range(len(evaluations))], "raw_text.evaluations",
+    check.count(len(evaluations), "raw_text.evaluations",
                 QUERY_EVALUATIONS_MAX)
     found = []
     for index, item in enumerate(evaluations):
@@ -481,7 +481,7 @@ def _read_either(entry: dict[str, Any], names: tuple[str, str], field: str) -> s
 
 def validate_assessments(assessments: list[Assessment]) -> list[Assessment]:
     """Each status known, each text within its limit, no pair rated twice."""
-    check.items([str(i) for i in range(len(assessments))], "evaluations", ASSESSMENTS_MAX,
+    check.count(len(assessments), "evaluations", ASSESSMENTS_MAX,
                 required=True)
     seen: set[tuple[int, str]] = set()
     for item in assessments:

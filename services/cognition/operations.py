@@ -201,7 +201,7 @@ class LogOperations:
                auto_commit: bool | None = None) -> tuple[list[str], Trace]:
         """Appends a batch, all or none; a replayed request_id returns the first answer."""
         validate_trace_id(trace_id)
-        check.items([str(i) for i in range(len(events))], "events", EVENTS_PER_CALL_MAX)
+        check.count(len(events), "events", EVENTS_PER_CALL_MAX)
         check.text(request_id, "request_id", NAME_MAX)
         check.text(task, "task", TASK_TEXT_MAX)
         if agent_id:
