@@ -96,6 +96,7 @@ class ReviewSession:
         self._kh = kh
         self._editor = editor
         self._to_commit: set[str] = set()
+        self._failures = 0
 
     def run(self, trace_id: str | None) -> int:
         shown = 0
@@ -106,7 +107,8 @@ class ReviewSession:
                 break
         if shown == 0:
             print("nothing to review")
-        return self._commit()
+        self._commit()
+        return 1 if self._failures else 0
 
     def _pending(self, trace_id: str | None) -> Iterator[Extraction]:
         token = ""
@@ -175,17 +177,15 @@ class ReviewSession:
             return None
         return edited
 
-    def _commit(self) -> int:
-        failures = 0
+    def _commit(self) -> None:
         for trace_id in sorted(self._to_commit):
             report = self._kh.cognition.commit_extractions(trace_id)
             for extraction_id, knowledge_id in report.committed.items():
                 print(f"committed {extraction_id} -> {knowledge_id}")
             for failure in report.failed:
-                failures += 1
+                self._failures += 1
                 print(f"failed {failure.extraction_id}: {failure.code}: {failure.message}")
         self._to_commit.clear()
-        return 1 if failures else 0
 
     @staticmethod
     def _show(number: int, extraction: Extraction) -> None:

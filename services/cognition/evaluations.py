@@ -12,6 +12,7 @@ anywhere leaves the pair on the outbox, and the next submission for the trace fi
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 
 import grpc
 
@@ -21,7 +22,6 @@ from services.cognition.domain import (
     TRIGGERS,
     Assessment,
     Event,
-    FeedbackRecord,
     Trace,
     evaluation_request_id,
     one_of,
@@ -50,17 +50,16 @@ _FINAL_REFUSALS = frozenset({grpc.StatusCode.NOT_FOUND, grpc.StatusCode.PERMISSI
                              grpc.StatusCode.FAILED_PRECONDITION})
 
 
+@dataclass
 class Outcome:
     """What became of one assessment of a submission."""
 
-    def __init__(self, assessment: Assessment, recorded: bool, record: FeedbackRecord,
-                 deferred_because: str) -> None:
-        self.query_sequence = assessment.query_sequence
-        self.knowledge_id = assessment.knowledge_id
-        self.recorded = recorded
-        self.status = record.status
-        self.feedback = record.feedback
-        self.detail = deferred_because or record.detail
+    query_sequence: int
+    knowledge_id: str
+    status: str  # the one that stands: this call's, or the pair's first evaluation's
+    recorded: bool  # whether this call wrote the evaluation event
+    feedback: str
+    detail: str
 
 
 class EvaluationOperations:
@@ -111,7 +110,9 @@ class EvaluationOperations:
         deferred = self.apply_feedback(principal, trace, queries)
         pairs = [pair_key(a.query_sequence, a.knowledge_id) for a in assessments]
         records = self._store.feedback_records(trace_id, pairs)
-        outcomes = [Outcome(a, bool(event_id), records[pair], deferred.get(pair, ""))
+        outcomes = [Outcome(a.query_sequence, a.knowledge_id, records[pair].status,
+                            bool(event_id), records[pair].feedback,
+                            deferred.get(pair) or records[pair].detail)
                     for a, event_id, pair in zip(assessments, appended.event_ids, pairs,
                                                  strict=True)]
         return outcomes, self._store.pending(trace_id)

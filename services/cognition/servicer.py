@@ -6,7 +6,7 @@ field names, so protobuf's JSON mapping converts between the two.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import grpc
@@ -280,7 +280,8 @@ def _payload_to_proto(payload: Body) -> cognition_pb2.ExtractionPayload:
     return json_format.ParseDict(payload, cognition_pb2.ExtractionPayload())
 
 
-def assessments_from_proto(evaluations: Any) -> list[Assessment]:
+def assessments_from_proto(evaluations: Iterable[cognition_pb2.QueryEvaluation]
+                           ) -> list[Assessment]:
     found = []
     for index, query in enumerate(evaluations):
         where = f"evaluations[{index}]"

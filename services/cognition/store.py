@@ -580,6 +580,9 @@ class CognitionStore:
         with reachable("reclaiming triggers"):
             reply = self._redis.xautoclaim(self.triggers_key, group, consumer, idle_ms,
                                            "0-0", count=count)
+            trimmed = [i for i, f in reply[1] if not f]  # pending, but gone from the stream
+            if trimmed:
+                self._redis.xack(self.triggers_key, group, *trimmed)
             claimed = [(i, f) for i, f in reply[1] if f]
             if not claimed:
                 return []
