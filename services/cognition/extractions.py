@@ -57,7 +57,7 @@ class ExtractionOperations:
         body = validate_extraction({"extraction_id": extraction_id, "sequence": sequence,
                                     "goal_id": goal_id, "branch_id": branch_id,
                                     "payload": payload})
-        new_knowledge(payload_draft(body["payload"]), principal, now(), "payload.")
+        body["payload"] = _resolved(body["payload"], principal, "payload")
         trace = self._access.writable(principal, trace_id)
         auto_commit = trace is not None and trace.auto_commit
         events = [("extraction_pending", body)]
@@ -111,7 +111,7 @@ class ExtractionOperations:
         validate_entity_name(extraction_id, "extraction_id")
         validate_review(decision, edited_payload, "")
         if edited_payload:
-            new_knowledge(payload_draft(edited_payload), principal, now(), "edited_payload.")
+            edited_payload = _resolved(edited_payload, principal, "edited_payload")
         trace = self._access.readable(principal, trace_id)
         current = self._extraction(trace_id, extraction_id)
         if current.state == "committed":
@@ -181,6 +181,15 @@ class ExtractionOperations:
         if found is None:
             raise NotFound(f"trace {trace_id!r} has no extraction {extraction_id!r}")
         return found
+
+
+def _resolved(payload: Body, principal: Principal, field: str) -> Body:
+    """The payload with what a save by this caller would default made explicit (scopes,
+    owner, agent, category), after checking the caller may save it: whoever commits it
+    then saves the same record."""
+    record = new_knowledge(payload_draft(payload), principal, now(), f"{field}.")
+    return {**payload, "scopes": record.scopes, "owner": record.owner,
+            "agent_id": record.source.agent_id, "source_category": record.source.category}
 
 
 def _requested(extraction: Extraction | None, extraction_id: str

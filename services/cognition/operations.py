@@ -228,9 +228,9 @@ class LogOperations:
 
     def get_log(self, principal: Principal, trace_id: str, *, types: list[str],
                 since: float | None, page_size: int, page_token: str) -> LogPage:
-        trace = self._access.readable(principal, trace_id)
         check.int_range(page_size, "page_size", 1, LOG_PAGE_MAX)
         choices(types, EVENT_TYPES, "types")
+        trace = self._access.readable(principal, trace_id)
         filters = ("log", trace_id, sorted(types), since)
         start = "-" if since is None else f"{int(since * 1000)}-0"
         if page_token:
@@ -258,12 +258,12 @@ class LogOperations:
 
     def consume_reflections(self, principal: Principal, trace_id: str,
                             event_ids: list[str]) -> int:
-        self._access.readable(principal, trace_id)
         check.items(event_ids, "event_ids", IDS_PER_CALL_MAX, required=True)
         for index, event_id in enumerate(event_ids):
             if not STREAM_ID.match(event_id):
                 raise InvalidArgument(f"event_ids[{index}]", f"{event_id[:40]!r} is not an "
                                       "event id")
+        self._access.readable(principal, trace_id)
         try:
             return self._store.consume_reflections(trace_id, event_ids, iso(now()))
         except Refused as refused:

@@ -276,3 +276,17 @@ def test_extractions_are_listed_by_state_across_traces(start_redis_hub: StartHub
     code, message = failure(lambda: alice.cognition.list_extractions(
         states=["pending"], limit=1, page_token=page.next_page_token))
     assert code == "INVALID_ARGUMENT" and message.startswith("page_token:")
+
+
+def test_the_savers_defaults_are_kept_whoever_commits(server: Harness) -> None:
+    alice, admin, trace_id = server.client("alice"), server.client("admin"), new_trace()
+    saved = alice.cognition.save_pending(trace_id, task="learned by alice's agent",
+                                         content="c", types=["tool"]).extraction
+    assert (saved.payload["owner"], saved.payload["scopes"], saved.payload["agent_id"],
+            saved.payload["source_category"]) == ("agent:alice_bot", ["org:acme"],
+                                                  "alice_bot", "exp")
+    admin.cognition.review_extraction(trace_id, saved.extraction_id, "approve")
+    knowledge_id = admin.cognition.commit_extractions(trace_id).committed[saved.extraction_id]
+    record = alice.knowledge.get(knowledge_id)
+    assert (record.owner, record.scopes, record.source.agent_id) == (
+        "agent:alice_bot", ["org:acme"], "alice_bot")
