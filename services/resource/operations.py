@@ -57,7 +57,7 @@ from services.resource.store import ResourceStore, VersionRecord, heads_where
 
 log = logging.getLogger(__name__)
 
-SAVE_ATTEMPTS = 5
+SAVE_ATTEMPTS = 32  # each lost race means another save won: N racers need < N tries
 
 
 @dataclass

@@ -48,7 +48,7 @@ class ResourceServicer(resource_pb2_grpc.ResourceServiceServicer):
             id=request.id, title=request.title, body=request.body,
             secure_body=request.secure_body,
             content_type=_content_type(request.content_type, "content_type") or "text",
-            metadata=json_format.MessageToDict(request.metadata), scopes=list(request.scopes),
+            metadata=_metadata(request.metadata), scopes=list(request.scopes),
             owner=request.owner, expires_at=from_timestamp(request.expires_at, "expires_at"),
             expected_version=request.expected_version
             if request.HasField("expected_version") else None)
@@ -207,6 +207,13 @@ def resource_to_proto(resource: Resource) -> resource_pb2.Resource:
     if resource.secure_body is not None:
         message.secure_body = resource.secure_body
     return message
+
+
+def _metadata(struct: struct_pb2.Struct) -> dict[str, object]:
+    try:
+        return json_format.MessageToDict(struct)
+    except (json_format.Error, ValueError):  # NaN or infinity
+        raise InvalidArgument("metadata", "numbers must be finite") from None
 
 
 def _struct(values: dict[str, object]) -> struct_pb2.Struct:

@@ -443,9 +443,9 @@ def test_concurrent_retries_of_one_save_create_one_record(hub: Harness) -> None:
 def test_a_save_whose_first_attempt_died_after_its_claim_is_completed(tmp_path: Path) -> None:
     from services.common.auth import LOCAL_PRINCIPAL
     from services.common.edge_store import EdgeStore
+    from services.common.peers import Peers
     from services.knowledge.config import KnowledgeSettings
     from services.knowledge.domain import Draft
-    from services.common.peers import Peers
     from services.knowledge.links import ResourceLinks
     from services.knowledge.operations import KnowledgeOperations
     from services.knowledge.store import KnowledgeStore, KnowledgeVectors
