@@ -13,6 +13,8 @@ or a key file (mode 0600) created on first start, which also keeps retired keys.
 from __future__ import annotations
 
 import base64
+import contextlib
+import fcntl
 import hashlib
 import hmac
 import json
@@ -21,6 +23,7 @@ import os
 import secrets
 import stat
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,7 +31,7 @@ from typing import Any
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from services.common.errors import FailedPrecondition
+from services.common.errors import FailedPrecondition, Unavailable
 from services.common.times import iso, now
 
 log = logging.getLogger(__name__)
@@ -137,8 +140,11 @@ class Keyring:
         wrapped = _seal(self._keys[key_id], data_key, _key_aad(key_id, resource_id, version))
         return Envelope(key_id, wrapped, ciphertext)
 
+    def _master_key(self, key_id: str) -> bytes | None:
+        return self._keys.get(key_id)
+
     def _unwrap(self, envelope: Envelope, resource_id: str, version: int) -> bytes:
-        master = self._keys.get(envelope.key_id)
+        master = self._master_key(envelope.key_id)
         if master is None:
             raise FailedPrecondition(
                 f"the secure_body of {resource_id!r} version {version} is wrapped by master "
@@ -183,49 +189,91 @@ class FileKeyring(Keyring):
 
     @classmethod
     def load(cls, path: Path) -> FileKeyring:
-        mode = stat.S_IMODE(path.stat().st_mode)
-        if mode & 0o077:
-            log.warning("the master key file %s is readable by others (mode %o): "
-                        "run chmod 600 on it", path, mode)
-        try:
-            document = json.loads(path.read_text(encoding="utf-8"))
-            entries = document["keys"]
-            keys = {e["id"]: decode_key(e["key"], f"key {e['id']!r} in {path}")
-                    for e in entries}
-            created = {e["id"]: str(e.get("created_at", "")) for e in entries}
-            active = document["active"]
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise ValueError(f"cannot read the master key file {path}: "
-                             f"{type(exc).__name__}") from None
-        if active not in keys:
-            raise ValueError(f"the master key file {path} names an active key it lacks")
-        return cls(path, keys, active, created)
+        return cls(path, *_read_key_file(path))
 
     @classmethod
     def create(cls, path: Path) -> FileKeyring:
         keyring = cls(path, {}, "", {})
-        keyring.rotate()
+        keyring._add_key()
         log.warning("created the master key file %s: back it up (and keep the backup apart "
                     "from the data); without it no secure_body can ever be read", path)
         return keyring
 
     def rotate(self) -> bool:
         """Adds a new key, makes it active and saves the file; earlier keys stay."""
+        try:
+            self._add_key()
+        except OSError as exc:
+            raise Unavailable(f"the master key file {self.path} cannot be written, so the "
+                              f"key was not rotated: {exc.strerror}") from None
+        return True
+
+    def _master_key(self, key_id: str) -> bytes | None:
+        """A key this process does not know may come from a rotation by another process
+        sharing the key file: read the file again, and take its active key too."""
+        known = self._keys.get(key_id)
+        if known is not None:
+            return known
         with self._lock:
+            try:
+                keys, active, created = _read_key_file(self.path)
+            except ValueError:
+                return None
+            self._keys, self._created = {**self._keys, **keys}, {**self._created, **created}
+            self.active_id = active
+        return self._keys.get(key_id)
+
+    def _add_key(self) -> None:
+        """Adds a key to the file's keys (read again under a lock held across processes,
+        so a rotation elsewhere is never lost) and makes it active."""
+        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        with self._lock, _file_lock(self.path.with_name(f".{self.path.name}.lock")):
+            keys, created = dict(self._keys), dict(self._created)
+            if self.path.exists():
+                found, _, found_created = _read_key_file(self.path)
+                keys, created = {**keys, **found}, {**created, **found_created}
             key_id = f"key-{secrets.token_hex(6)}"
-            keys = {**self._keys, key_id: AESGCM.generate_key(bit_length=256)}
-            created = {**self._created, key_id: iso(now())}
+            keys[key_id] = AESGCM.generate_key(bit_length=256)
+            created[key_id] = iso(now())
             _write_private(self.path, {
                 "format": KEY_FILE_FORMAT, "active": key_id,
                 "keys": [{"id": k, "key": base64.b64encode(v).decode(),
                           "created_at": created[k]} for k, v in keys.items()]})
             self._keys, self._created, self.active_id = keys, created, key_id
-        return True
+
+
+def _read_key_file(path: Path) -> tuple[dict[str, bytes], str, dict[str, str]]:
+    """The keys, the active key id and each key's creation time (ISO)."""
+    mode = stat.S_IMODE(path.stat().st_mode)
+    if mode & 0o077:
+        log.warning("the master key file %s is readable by others (mode %o): "
+                    "run chmod 600 on it", path, mode)
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+        entries = document["keys"]
+        keys = {e["id"]: decode_key(e["key"], f"key {e['id']!r} in {path}") for e in entries}
+        created = {e["id"]: str(e.get("created_at", "")) for e in entries}
+        active = document["active"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"cannot read the master key file {path}: "
+                         f"{type(exc).__name__}") from None
+    if active not in keys:
+        raise ValueError(f"the master key file {path} names an active key it lacks")
+    return keys, active, created
+
+
+@contextlib.contextmanager
+def _file_lock(path: Path) -> Iterator[None]:
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
 
 
 def _write_private(path: Path, document: dict[str, Any]) -> None:
     """Writes the file atomically, mode 0600 from its first byte, and syncs it."""
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     staging = path.with_name(f".{path.name}.{secrets.token_hex(4)}")
     fd = os.open(staging, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
