@@ -9,12 +9,16 @@
 from knowhub import errors, tools
 from knowhub.client import AsyncKnowHub, KnowHub
 from knowhub.models import (
+    AuditEvent,
     Case,
     Eval,
     FeedbackResult,
     Knowledge,
     KnowledgeVersion,
     Page,
+    Resource,
+    ResourceHit,
+    ResourceVersion,
     SearchHit,
     SearchResults,
     SlimReport,
@@ -23,6 +27,7 @@ from knowhub.models import (
 
 __all__ = [
     "AsyncKnowHub",
+    "AuditEvent",
     "Case",
     "Eval",
     "FeedbackResult",
@@ -30,6 +35,9 @@ __all__ = [
     "Knowledge",
     "KnowledgeVersion",
     "Page",
+    "Resource",
+    "ResourceHit",
+    "ResourceVersion",
     "SearchHit",
     "SearchResults",
     "SlimReport",

@@ -7,6 +7,7 @@ from types import TracebackType
 
 from knowhub._transport import AsyncTransport, Transport
 from knowhub.knowledge import KnowledgeAPI
+from knowhub.resources import ResourcesAPI
 
 DEFAULT_TARGET = "127.0.0.1:50051"
 DEFAULT_TIMEOUT = 60.0
@@ -18,7 +19,8 @@ class _Hub:
     _transport_class: type[Transport] | type[AsyncTransport]
 
     def __init__(self, target: str | None = None, *, token: str | None = None,
-                 knowledge: str | None = None, timeout: float = DEFAULT_TIMEOUT,
+                 knowledge: str | None = None, resource: str | None = None,
+                 timeout: float = DEFAULT_TIMEOUT,
                  tls: bool = False, root_certificates: bytes | None = None) -> None:
         self._transports: dict[str, Transport | AsyncTransport] = {}
 
@@ -30,6 +32,7 @@ class _Hub:
             return self._transports[address]
 
         self.knowledge = KnowledgeAPI(transport(knowledge))
+        self.resources = ResourcesAPI(transport(resource))
 
 
 class KnowHub(_Hub):
@@ -38,8 +41,9 @@ class KnowHub(_Hub):
     >>> kh = KnowHub("127.0.0.1:50051", token=None)
     >>> kh.knowledge.search("how to log in with selenium")
 
-    Pass `knowledge="host:port"` to reach a service at its own address (compose), or a
-    `dns:///name:port` target to spread calls over every replica behind a name.
+    Pass `knowledge="host:port"` (or `resource=...`) to reach a service at its own
+    address (compose), or a `dns:///name:port` target to spread calls over every replica
+    behind a name.
     """
 
     _transport_class = Transport
