@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from bench import cognition_latency, knowledge_latency, locomo_recall
+from bench import cognition_latency, knowledge_latency, locomo_recall, resource_latency
 
 
 def main() -> None:
@@ -14,6 +14,7 @@ def main() -> None:
     args = parser.parse_args()
     knowledge_latency.main(["--sizes", "1000,10000"] if args.quick else [])
     locomo_recall.main([])
+    resource_latency.main(["--count", "300"] if args.quick else [])
     cognition_latency.main(["--appends", "500", "--traces", "100"] if args.quick else [])
 
 

@@ -28,6 +28,9 @@ class CommonSettings(BaseSettings):
     redis_url: str | None = Field(None, description="Redis URL; embedded redis-server if unset.")
     redis_prefix: str = Field("knowhub:", description="Prefix of every Redis key KnowHub uses.")
 
+    resource_address: str | None = Field(
+        None, description="Where `knowhub serve` finds the resource service (host:port).")
+
     qdrant_url: str | None = Field(None, description="Qdrant server URL; embedded Edge if unset.")
     qdrant_api_key: str | None = Field(None, description="API key of the Qdrant server.")
 

@@ -20,6 +20,7 @@ log = logging.getLogger(__name__)
 # Service name -> module with `register(server, runtime) -> full service name`.
 SERVICE_MODULES = {
     "knowledge": "services.knowledge.servicer",
+    "resource": "services.resource.servicer",
     "cognition": "services.cognition.servicer",
 }
 GRACE_SECONDS = 10.0

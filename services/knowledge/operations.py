@@ -46,6 +46,7 @@ from services.knowledge.domain import (
     validate_knowledge_id,
     validate_types,
 )
+from services.knowledge.links import DELETED, MISSING, USABLE, ResourceLinks
 from services.knowledge.store import Candidate, KnowledgeStore, visible_where
 
 log = logging.getLogger(__name__)
@@ -56,6 +57,9 @@ class SearchHit:
     knowledge: Knowledge
     quality_score: float
     relevance: float
+    # (resource id, "missing" | "expired" | "deleted") for references the caller cannot use.
+    unavailable_resources: list[tuple[str, str]] = field(default_factory=list)
+    resources_unverified: bool = False  # the resource service could not be asked
 
 
 @dataclass
@@ -101,10 +105,11 @@ class _ContentMoved(Exception):
 
 class KnowledgeOperations:
     def __init__(self, store: KnowledgeStore, settings: KnowledgeSettings,
-                 llm: LLM | None) -> None:
+                 llm: LLM | None, links: ResourceLinks) -> None:
         self._store = store
         self._settings = settings
         self._llm = llm
+        self._links = links
 
     # -- save --
 
@@ -124,6 +129,7 @@ class KnowledgeOperations:
             # A microsecond apart, so the records of a batch keep their order when listed.
             at = round(started + index * 1e-6, 6)  # whole microseconds, as now()
             records.append(new_knowledge(draft, principal, at, prefix))
+        self._check_resources(principal, drafts, prefix_items)
         claimed = self._claim_requests(principal, drafts, records)
         pending = [r for r in records if claimed.get(r.id) is None]
         for _ in range(5):
@@ -139,6 +145,28 @@ class KnowledgeOperations:
             if not pending:
                 return [claimed.get(r.id) or r for r in records]
         raise Aborted("could not allocate unique knowledge ids; try again")
+
+    def _check_resources(self, principal: Principal, drafts: list[Draft],
+                         prefix_items: bool) -> None:
+        """Every resource_id must name a resource the caller can see that is not deleted
+        (an expired one is fine: it is still there)."""
+        wanted = [i for d in drafts for i in d.resource_ids]
+        if not wanted:
+            return
+        try:
+            states = self._links.states(principal, wanted)
+        except Unavailable as exc:
+            raise Unavailable(f"resource_ids cannot be checked, so nothing was saved: "
+                              f"{exc.message}") from None
+        for index, draft in enumerate(drafts):
+            prefix = f"requests[{index}]." if prefix_items else ""
+            for position, resource_id in enumerate(draft.resource_ids):
+                state = states.get(resource_id, MISSING)
+                if state in (MISSING, DELETED):
+                    problem = "is deleted" if state == DELETED else \
+                        "is not a resource the caller can see"
+                    raise InvalidArgument(f"{prefix}resource_ids[{position}]",
+                                          f"{resource_id!r} {problem}")
 
     def _claim_requests(self, principal: Principal, drafts: list[Draft],
                         records: list[Knowledge]) -> dict[str, Knowledge | None]:
@@ -204,7 +232,26 @@ class KnowledgeOperations:
                         key=lambda c: (-c.quality_score, best_priority(c.scopes, visible),
                                        -c.relevance))
         hits = [SearchHit(c.knowledge, c.quality_score, c.relevance) for c in ranked[:top_k]]
+        self._mark_unavailable_resources(principal, hits)
         return SearchResult(hits, routed)
+
+    def _mark_unavailable_resources(self, principal: Principal, hits: list[SearchHit]) -> None:
+        """Says which referenced resources the caller cannot use; when the resource
+        service cannot answer, the search still does, with those hits unverified."""
+        linked = [i for h in hits for i in h.knowledge.resource_ids]
+        if not linked:
+            return
+        try:
+            states = self._links.states(principal, linked)
+        except Unavailable as exc:
+            log.warning("search: resource references not checked: %s", exc.message)
+            for hit in hits:
+                hit.resources_unverified = bool(hit.knowledge.resource_ids)
+            return
+        for hit in hits:
+            hit.unavailable_resources = [
+                (i, states.get(i, MISSING)) for i in hit.knowledge.resource_ids
+                if states.get(i, MISSING) != USABLE]
 
     def _route(self, query: str, recalled: list[Candidate],
                pick: int) -> list[Candidate] | None:

@@ -10,6 +10,7 @@
 from knowhub import errors, tools
 from knowhub.client import AsyncKnowHub, KnowHub
 from knowhub.models import (
+    AuditEvent,
     Case,
     CommitReport,
     Eval,
@@ -21,6 +22,9 @@ from knowhub.models import (
     KnowledgeInjection,
     KnowledgeVersion,
     Page,
+    Resource,
+    ResourceHit,
+    ResourceVersion,
     SearchHit,
     SearchResults,
     SlimReport,
@@ -32,6 +36,7 @@ from knowhub.models import (
 
 __all__ = [
     "AsyncKnowHub",
+    "AuditEvent",
     "Case",
     "CommitReport",
     "Eval",
@@ -44,6 +49,9 @@ __all__ = [
     "KnowledgeInjection",
     "KnowledgeVersion",
     "Page",
+    "Resource",
+    "ResourceHit",
+    "ResourceVersion",
     "SearchHit",
     "SearchResults",
     "SlimReport",

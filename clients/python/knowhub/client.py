@@ -8,6 +8,7 @@ from types import TracebackType
 from knowhub._transport import AsyncTransport, Transport
 from knowhub.cognition import CognitionAPI
 from knowhub.knowledge import KnowledgeAPI
+from knowhub.resources import ResourcesAPI
 
 DEFAULT_TARGET = "127.0.0.1:50051"
 DEFAULT_TIMEOUT = 60.0
@@ -19,7 +20,8 @@ class _Hub:
     _transport_class: type[Transport] | type[AsyncTransport]
 
     def __init__(self, target: str | None = None, *, token: str | None = None,
-                 knowledge: str | None = None, cognition: str | None = None,
+                 knowledge: str | None = None, resource: str | None = None,
+                 cognition: str | None = None,
                  timeout: float = DEFAULT_TIMEOUT,
                  tls: bool = False, root_certificates: bytes | None = None) -> None:
         self._transports: dict[str, Transport | AsyncTransport] = {}
@@ -32,6 +34,7 @@ class _Hub:
             return self._transports[address]
 
         self.knowledge = KnowledgeAPI(transport(knowledge))
+        self.resources = ResourcesAPI(transport(resource))
         self.cognition = CognitionAPI(transport(cognition), self.knowledge)
 
 
@@ -41,8 +44,9 @@ class KnowHub(_Hub):
     >>> kh = KnowHub("127.0.0.1:50051", token=None)
     >>> kh.knowledge.search("how to log in with selenium")
 
-    Pass `knowledge="host:port"` (`cognition=...`) to reach a service at its own address
-    (compose), or a `dns:///name:port` target to spread calls over every replica behind a name.
+    Pass `knowledge="host:port"` (or `resource=...`, `cognition=...`) to reach a service
+    at its own address (compose), or a `dns:///name:port` target to spread calls over
+    every replica behind a name.
     """
 
     _transport_class = Transport

@@ -11,7 +11,7 @@ from google.protobuf import json_format
 from google.protobuf.message import Message
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from knowhub.v1 import cognition_pb2, knowledge_pb2
+from knowhub.v1 import cognition_pb2, knowledge_pb2, resource_pb2
 
 TimeLike = datetime | str | float | int | None
 
@@ -152,16 +152,27 @@ class SearchHit(_Model):
     knowledge: Knowledge
     quality_score: float
     relevance: float
+    # The record's resource_ids the caller cannot use now (missing, expired or deleted).
+    unavailable_resources: list[UnavailableResource] = field(default_factory=list)
+    # True when the resource service could not be asked about them.
+    resources_unverified: bool = False
 
     @classmethod
     def from_proto(cls, message: knowledge_pb2.SearchHit) -> SearchHit:
+        unavailable = [
+            UnavailableResource(u.resource_id, knowledge_pb2.UnavailableResource.Reason.Name(
+                u.reason).removeprefix("REASON_").lower())
+            for u in message.unavailable_resources]
         return cls(Knowledge.from_proto(message.knowledge), message.quality_score,
-                   message.relevance)
+                   message.relevance, unavailable, message.resources_unverified)
 
     def to_dict(self) -> dict[str, Any]:
-        """Seed 001's search result: the record's fields plus quality_score and relevance."""
+        """Seed 001's search result: the record's fields plus quality_score and relevance,
+        and which of its resources cannot be used."""
         return {**self.knowledge.to_dict(), "quality_score": self.quality_score,
-                "relevance": self.relevance}
+                "relevance": self.relevance,
+                "unavailable_resources": [u.to_dict() for u in self.unavailable_resources],
+                "resources_unverified": self.resources_unverified}
 
 
 class SearchResults(list[SearchHit]):
@@ -230,6 +241,144 @@ class KnowledgeVersion(_Model):
     def from_proto(cls, message: knowledge_pb2.KnowledgeVersion) -> KnowledgeVersion:
         return cls(message.content, _time(message.replaced_at), message.reason,
                    message.feedback)
+
+
+# ---- Resources ---------------------------------------------------------------------------
+
+_CONTENT_TYPE_PREFIX = "RESOURCE_CONTENT_TYPE_"
+
+
+def content_type_name(number: int) -> str:
+    """"code" for RESOURCE_CONTENT_TYPE_CODE, and so on."""
+    return resource_pb2.ResourceContentType.Name(number).removeprefix(_CONTENT_TYPE_PREFIX).lower()
+
+
+def content_type_number(name: str) -> int:
+    try:
+        return resource_pb2.ResourceContentType.Value(_CONTENT_TYPE_PREFIX + name.upper())
+    except ValueError:
+        raise ValueError(f"content_type must be one of text, code, credential, cookie; "
+                         f"got {name!r}") from None
+
+
+@dataclass
+class Resource(_Model):
+    """One version of a resource. `secure_body` is None unless it was asked for with
+    include_secure (and it is left out of repr, so it does not end up in logs)."""
+
+    id: str
+    title: str
+    body: str
+    content_type: str
+    metadata: dict[str, Any]
+    scopes: list[str]
+    owner: str
+    expires_at: datetime | None
+    version: int
+    created_at: datetime | None
+    updated_at: datetime | None
+    expired: bool
+    has_secure_body: bool
+    deleted: bool
+    deleted_at: datetime | None
+    secure_body: str | None = field(default=None, repr=False)
+
+    @classmethod
+    def from_proto(cls, message: resource_pb2.Resource) -> Resource:
+        return cls(
+            id=message.id, title=message.title, body=message.body,
+            content_type=content_type_name(message.content_type),
+            metadata=json_format.MessageToDict(message.metadata),
+            scopes=list(message.scopes), owner=message.owner,
+            expires_at=_time(message.expires_at), version=message.version,
+            created_at=_time(message.created_at), updated_at=_time(message.updated_at),
+            expired=message.expired, has_secure_body=message.has_secure_body,
+            deleted=message.deleted, deleted_at=_time(message.deleted_at),
+            secure_body=message.secure_body if message.HasField("secure_body") else None)
+
+
+@dataclass
+class ResourceHit(_Model):
+    resource: Resource
+    relevance: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.resource.to_dict(), "relevance": self.relevance}
+
+
+class ResourcePage(list[Resource]):
+    """One page of resources; pass `next_page_token` back for the next ("" at the end)."""
+
+    next_page_token: str = ""
+
+
+@dataclass
+class ResourceResult(_Model):
+    """One id of a batch read: `resource` when found, else `error`."""
+
+    id: str
+    resource: Resource | None
+    error: dict[str, str] | None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+@dataclass
+class ResourceVersion(_Model):
+    version: int
+    created_at: datetime | None
+    saved_by: str
+    has_secure_body: bool
+    deleted: bool
+    deleted_at: datetime | None
+
+    @classmethod
+    def from_proto(cls, message: resource_pb2.ResourceVersion) -> ResourceVersion:
+        return cls(message.version, _time(message.created_at), message.saved_by,
+                   message.has_secure_body, message.deleted, _time(message.deleted_at))
+
+
+@dataclass
+class AuditEvent(_Model):
+    id: str
+    time: datetime | None
+    actor: str
+    agent_id: str
+    action: str
+    resource_id: str
+    version: int
+    outcome: str
+    detail: str
+
+    @classmethod
+    def from_proto(cls, message: resource_pb2.AuditEvent) -> AuditEvent:
+        return cls(message.id, _time(message.time), message.actor, message.agent_id,
+                   message.action, message.resource_id, message.version, message.outcome,
+                   message.detail)
+
+
+class AuditPage(list[AuditEvent]):
+    """Audit events, newest first; pass `next_page_token` back for older ones."""
+
+    next_page_token: str = ""
+
+
+@dataclass
+class KeyRotation(_Model):
+    active_key_id: str
+    created: bool
+    rewrapped: int
+    remaining: int
+
+
+@dataclass
+class UnavailableResource(_Model):
+    """A resource a knowledge search hit refers to that the caller cannot use now."""
+
+    resource_id: str
+    reason: str  # missing, expired or deleted
 
 
 # ---- Cognition ---------------------------------------------------------------------------
