@@ -71,22 +71,27 @@ def append_latency(port: int, appends: int) -> dict[str, dict[str, float]]:
 
 
 def evaluation_throughput(kh: KnowHub, traces: int, threads: int,
-                          statuses: tuple[str, ...]) -> float:
+                          statuses: tuple[str, ...], *, hot: bool = False) -> float:
     """SubmitEvaluation calls per second: each rates the 3 sources of one pending query
-    (raw LLM text) and applies the helpful / harmful ones to the knowledge."""
+    (raw LLM text) and applies the helpful / harmful ones to the knowledge. `hot`: every
+    trace rates the same 3 records (their updates contend); else each its own 3."""
     text = TextGenerator(seed=11)
-    records = kh.knowledge.save_many([{"task": text.words(8), "content": text.words(30),
-                                       "types": ["strategy"]}
-                                      for _ in range(SOURCES_PER_QUERY)])
+    count = SOURCES_PER_QUERY * (1 if hot else traces)
+    items = [{"task": text.words(8), "content": text.words(30), "types": ["strategy"]}
+             for _ in range(count)]
+    records = [r for offset in range(0, count, 500)
+               for r in kh.knowledge.save_many(items[offset:offset + 500])]
     prepared = []
-    for _ in range(traces):
+    for index in range(traces):
+        start = 0 if hot else index * SOURCES_PER_QUERY
+        rated = records[start:start + SOURCES_PER_QUERY]
         trace_id = f"eval-{uuid.uuid4().hex[:10]}"
         kh.cognition.append_events(trace_id, [{
             "type": "query", "sequence": 1, "query": text.words(8),
-            "sources": [{"id": r.id, "task": r.task, "content": r.content} for r in records]}])
+            "sources": [{"id": r.id, "task": r.task, "content": r.content} for r in rated]}])
         answer = {"evaluations": [{"query_sequence": 1, "assessments": [
             {"source_id": r.id, "status": status, "reason": "bench"}
-            for r, status in zip(records, statuses, strict=True)]}]}
+            for r, status in zip(rated, statuses, strict=True)]}]}
         prepared.append((trace_id, f"```json\n{json.dumps(answer)}\n```"))
 
     def submit(item: tuple[str, str]) -> None:
@@ -109,6 +114,8 @@ def run(appends: int, traces: int, parent: str | None) -> None:
                 kh, traces, 1, counted),
             "helpful + harmful + neutral, 8 clients": evaluation_throughput(
                 kh, traces, 8, counted),
+            "the same, 8 clients, the same 3 records": evaluation_throughput(
+                kh, traces, 8, counted, hot=True),
             "neutral x 3 (no feedback), 1 client": evaluation_throughput(
                 kh, traces, 1, ("neutral",) * 3),
         }
@@ -127,7 +134,7 @@ def _report(latency: dict[str, dict[str, float]], rates: dict[str, float],
     print("target: p95 <= 2 ms")
     print("\n== cognition: SubmitEvaluation (raw LLM text, 3 assessments each) ==")
     for name, rate in rates.items():
-        print(f"{name:<42} {rate:8.0f} submissions/s")
+        print(f"{name:<44} {rate:8.0f} submissions/s")
     print(f"server peak RSS: {rss:.0f} MiB")
 
 
