@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import grpc
 from knowhub.v1 import common_pb2, knowledge_pb2, knowledge_pb2_grpc
 
 from services.common.auth import Authenticator, Principal
 from services.common.errors import InvalidArgument, ServiceError
 from services.common.rpc import unary
 from services.common.runtime import Runtime
+from services.common.server import ServiceHost
 from services.common.times import from_timestamp, to_timestamp
 from services.knowledge.config import KnowledgeSettings
 from services.knowledge.domain import (
@@ -152,7 +152,7 @@ class KnowledgeServicer(knowledge_pb2_grpc.KnowledgeServiceServicer):
             versions=[version_to_proto(v) for v in versions])
 
 
-def register(server: grpc.Server, runtime: Runtime) -> str:
+def register(server: ServiceHost, runtime: Runtime) -> str:
     """Adds the knowledge service to `server`; returns its full service name."""
     settings = KnowledgeSettings()
     store = KnowledgeStore(runtime.vectors, KnowledgeVectors(runtime.embedder), settings)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import grpc
 from google.protobuf import json_format, struct_pb2
 from knowhub.v1 import common_pb2, resource_pb2, resource_pb2_grpc
 
@@ -10,6 +9,7 @@ from services.common.auth import Authenticator, Principal
 from services.common.errors import InvalidArgument, ServiceError
 from services.common.rpc import unary
 from services.common.runtime import Runtime
+from services.common.server import ServiceHost
 from services.common.times import from_timestamp, to_timestamp
 from services.resource.audit import AuditEvent, AuditLog
 from services.resource.config import ResourceSettings
@@ -148,7 +148,7 @@ class ResourceServicer(resource_pb2_grpc.ResourceServiceServicer):
             rewrapped=rotation.rewrapped, remaining=rotation.remaining)
 
 
-def register(server: grpc.Server, runtime: Runtime) -> str:
+def register(server: ServiceHost, runtime: Runtime) -> str:
     """Adds the resource service to `server`; returns its full service name."""
     settings = ResourceSettings()
     store = ResourceStore(runtime.vectors)
