@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-import grpc
 from google.protobuf import json_format
 from google.protobuf.message import Message
 from knowhub.v1 import cognition_pb2, cognition_pb2_grpc
@@ -37,6 +36,7 @@ from services.common.auth import Authenticator, Principal
 from services.common.errors import InvalidArgument
 from services.common.rpc import Live, server_streaming, unary
 from services.common.runtime import Runtime
+from services.common.server import ServiceHost
 from services.common.times import from_timestamp, to_timestamp
 
 SERVICE_NAME = cognition_pb2.DESCRIPTOR.services_by_name["CognitionService"].full_name
@@ -214,7 +214,7 @@ class CognitionServicer(cognition_pb2_grpc.CognitionServiceServicer):
         return cognition_pb2.ConsumeReflectionsResponse(consumed=count)
 
 
-def register(server: grpc.Server, runtime: Runtime) -> str:
+def register(server: ServiceHost, runtime: Runtime) -> str:
     """Adds the cognition service to `server`; returns its full service name."""
     settings = CognitionSettings()
     store = CognitionStore(runtime.redis, runtime.settings.redis_prefix)
