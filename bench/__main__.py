@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from bench import knowledge_latency, locomo_recall, resource_latency
+from bench import cognition_latency, knowledge_latency, locomo_recall, resource_latency
 
 
 def main() -> None:
@@ -15,6 +15,7 @@ def main() -> None:
     knowledge_latency.main(["--sizes", "1000,10000"] if args.quick else [])
     locomo_recall.main([])
     resource_latency.main(["--count", "300"] if args.quick else [])
+    cognition_latency.main(["--appends", "500", "--traces", "100"] if args.quick else [])
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from services.cognition.cli import add_commands as add_cognition_commands
 from services.common.config import CommonSettings
 from services.common.logs import configure_logging
 from services.common.runtime import Runtime, open_vector_store
@@ -62,6 +63,8 @@ def _parser() -> argparse.ArgumentParser:
     generate = key_commands.add_parser("generate",
                                        help="print a new random key for KNOWHUB_MASTER_KEY")
     generate.set_defaults(run=_generate_key)
+
+    add_cognition_commands(commands)
     return parser
 
 

@@ -22,6 +22,7 @@ log = logging.getLogger(__name__)
 SERVICE_MODULES = {
     "knowledge": "services.knowledge.servicer",
     "resource": "services.resource.servicer",
+    "cognition": "services.cognition.servicer",
 }
 GRACE_SECONDS = 10.0
 # The longest chain of calls between co-hosted services (cognition -> knowledge ->
@@ -102,6 +103,7 @@ class KnowHubServer:
 
     def stop(self, grace: float = GRACE_SECONDS) -> None:
         """Stops taking calls, lets in-flight ones finish, then closes the stores."""
+        self.runtime.stopping.set()
         self._health.enter_graceful_shutdown()
         self._server.stop(grace).wait()
         self._peer_server.stop(grace).wait()

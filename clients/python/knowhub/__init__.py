@@ -4,6 +4,7 @@
     kh = KnowHub("127.0.0.1:50051")
     k = kh.knowledge.save(task="...", content="...", types=["tool"])
     hits = kh.knowledge.search("...")
+    kh.cognition.inject_knowledge_for_goal("trace-1", "g1", "log in to site A", sequence=3)
 """
 
 from knowhub import errors, tools
@@ -11,9 +12,14 @@ from knowhub.client import AsyncKnowHub, KnowHub
 from knowhub.models import (
     AuditEvent,
     Case,
+    CommitReport,
     Eval,
+    EvaluationReport,
+    Event,
+    Extraction,
     FeedbackResult,
     Knowledge,
+    KnowledgeInjection,
     KnowledgeVersion,
     Page,
     Resource,
@@ -23,16 +29,24 @@ from knowhub.models import (
     SearchResults,
     SlimReport,
     Source,
+    Trace,
+    TraceView,
+    Trigger,
 )
 
 __all__ = [
     "AsyncKnowHub",
     "AuditEvent",
     "Case",
+    "CommitReport",
     "Eval",
+    "EvaluationReport",
+    "Event",
+    "Extraction",
     "FeedbackResult",
     "KnowHub",
     "Knowledge",
+    "KnowledgeInjection",
     "KnowledgeVersion",
     "Page",
     "Resource",
@@ -42,6 +56,9 @@ __all__ = [
     "SearchResults",
     "SlimReport",
     "Source",
+    "Trace",
+    "TraceView",
+    "Trigger",
     "errors",
     "tools",
 ]

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from datetime import datetime, timezone
 from typing import Any
 
 from google.protobuf import json_format
+from google.protobuf.message import Message
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from knowhub.v1 import knowledge_pb2, resource_pb2
+from knowhub.v1 import cognition_pb2, knowledge_pb2, resource_pb2
 
 TimeLike = datetime | str | float | int | None
 
@@ -377,3 +379,318 @@ class UnavailableResource(_Model):
 
     resource_id: str
     reason: str  # missing, expired or deleted
+
+
+# ---- Cognition ---------------------------------------------------------------------------
+
+_JSON_OPTIONS: dict[str, Any] = {"preserving_proto_field_name": True,
+                                 "always_print_fields_with_no_presence": True,
+                                 "unquote_int64_if_possible": True}
+
+
+_EVENT_TYPES = tuple(f.name for f in cognition_pb2.Event.DESCRIPTOR.oneofs_by_name["body"].fields)
+
+
+def message_dict(message: Message) -> dict[str, Any]:
+    """A message's fields as seed 000's JSON (every field, in the proto's order)."""
+    found = json_format.MessageToDict(message, **_JSON_OPTIONS)
+    return {f.name: found[f.name] for f in message.DESCRIPTOR.fields if f.name in found}
+
+
+@dataclass
+class Event(_Model):
+    """One event of a trace's log. `data` holds the type's fields with seed 000's names;
+    `to_dict()` gives the seed's flat shape {"type", ..., "timestamp", "event_id"}."""
+
+    type: str
+    data: dict[str, Any]
+    event_id: str = ""
+    timestamp: datetime | None = None
+
+    def __getitem__(self, name: str) -> Any:
+        return self.data[name]
+
+    @classmethod
+    def from_proto(cls, message: cognition_pb2.Event) -> Event:
+        kind = message.WhichOneof("body") or ""
+        data = message_dict(getattr(message, kind)) if kind else {}
+        return cls(kind, data, message.event_id, _time(message.timestamp))
+
+    @staticmethod
+    def to_proto(event: Event | Mapping[str, Any]) -> cognition_pb2.Event:
+        """From an Event or a seed-shaped dict {"type": "query", "sequence": 3, ...}."""
+        if isinstance(event, Event):
+            kind, fields_ = event.type, dict(event.data)
+        else:
+            fields_ = {k: v for k, v in event.items()
+                       if k not in ("type", "event_id", "timestamp")}
+            kind = event.get("type", "")
+        message = cognition_pb2.Event()
+        if kind not in _EVENT_TYPES:
+            raise ValueError(f"unknown event type {kind!r}: use one of "
+                             f"{', '.join(_EVENT_TYPES)}")
+        body = getattr(message, kind)
+        body.SetInParent()
+        json_format.ParseDict(fields_, body)
+        return message
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": self.type, **_plain(self.data), "timestamp": _iso(self.timestamp),
+                "event_id": self.event_id}
+
+
+@dataclass
+class Trace(_Model):
+    trace_id: str
+    owner: str
+    agent_id: str
+    task: str
+    last_sequence: int
+    reflected_at_sequence: int
+    auto_commit: bool
+    event_count: int
+    pending_evaluations: int
+    unconsumed_reflections: int
+    last_trigger: str
+    created_at: datetime | None
+    updated_at: datetime | None
+
+    @classmethod
+    def from_proto(cls, message: cognition_pb2.Trace) -> Trace:
+        return cls(message.trace_id, message.owner, message.agent_id, message.task,
+                   message.last_sequence, message.reflected_at_sequence, message.auto_commit,
+                   message.event_count, message.pending_evaluations,
+                   message.unconsumed_reflections, message.last_trigger,
+                   _time(message.created_at), _time(message.updated_at))
+
+
+@dataclass
+class AppendResult(_Model):
+    event_ids: list[str]
+    trace: Trace
+
+
+class LogPage(list[Event]):
+    """One page of a log; `next_page_token` ("" at the end) and the trace's record."""
+
+    next_page_token: str = ""
+    trace: Trace | None = None
+
+
+class TracePage(list[Trace]):
+    next_page_token: str = ""
+
+
+class PendingQueries(list[Event]):
+    """The pending query events; `last_trigger` is the trace's last signalled trigger."""
+
+    last_trigger: str = ""
+
+
+@dataclass
+class TriggerSignal(_Model):
+    query_sequences: list[int]
+    published: bool
+    trigger_id: str
+
+
+@dataclass
+class Trigger(_Model):
+    trigger_id: str
+    trace_id: str
+    trigger: str
+    query_sequences: list[int]
+    owner: str
+    agent_id: str
+    signaled_at: datetime | None
+    delivery_count: int
+
+    @classmethod
+    def from_proto(cls, message: cognition_pb2.Trigger) -> Trigger:
+        return cls(message.trigger_id, message.trace_id, message.trigger,
+                   list(message.query_sequences), message.owner, message.agent_id,
+                   _time(message.signaled_at), message.delivery_count)
+
+
+@dataclass
+class EvaluationPrompt(_Model):
+    prompt: str
+    query_sequences: list[int]
+
+
+_FEEDBACK_NAMES = {value: name.removeprefix("FEEDBACK_STATE_").lower()
+                   for name, value in cognition_pb2.FeedbackState.items()}
+
+
+@dataclass
+class EvaluationOutcome(_Model):
+    """What became of one assessment. `feedback`: none, applied, deferred, refused or
+    imported."""
+
+    query_sequence: int
+    knowledge_id: str
+    status: str
+    recorded: bool
+    feedback: str
+    detail: str
+
+    @classmethod
+    def from_proto(cls, message: cognition_pb2.EvaluationOutcome) -> EvaluationOutcome:
+        return cls(message.query_sequence, message.knowledge_id, message.status,
+                   message.recorded, _FEEDBACK_NAMES[message.feedback], message.detail)
+
+
+@dataclass
+class EvaluationReport(_Model):
+    outcomes: list[EvaluationOutcome]
+    pending_query_sequences: list[int]
+
+    @classmethod
+    def from_proto(cls, message: cognition_pb2.SubmitEvaluationResponse) -> EvaluationReport:
+        return cls([EvaluationOutcome.from_proto(o) for o in message.outcomes],
+                   list(message.pending_query_sequences))
+
+
+@dataclass
+class Extraction(_Model):
+    """Candidate knowledge and its review state; payloads are seed 000's dicts."""
+
+    trace_id: str
+    extraction_id: str
+    state: str
+    sequence: int
+    goal_id: str
+    branch_id: str
+    payload: dict[str, Any]
+    edited_payload: dict[str, Any] | None
+    knowledge_id: str
+    created_at: datetime | None
+    reviewed_at: datetime | None
+    committed_at: datetime | None
+
+    @classmethod
+    def from_proto(cls, message: cognition_pb2.Extraction) -> Extraction:
+        edited = message_dict(message.edited_payload) \
+            if message.HasField("edited_payload") else None
+        return cls(message.trace_id, message.extraction_id, message.state, message.sequence,
+                   message.goal_id, message.branch_id, message_dict(message.payload), edited,
+                   message.knowledge_id, _time(message.created_at),
+                   _time(message.reviewed_at), _time(message.committed_at))
+
+
+class ExtractionPage(list[Extraction]):
+    next_page_token: str = ""
+
+
+@dataclass
+class CommitFailure(_Model):
+    extraction_id: str
+    code: str
+    message: str
+
+    @classmethod
+    def from_proto(cls, message: cognition_pb2.CommitFailure) -> CommitFailure:
+        return cls(message.extraction_id, message.code, message.message)
+
+
+@dataclass
+class SavedExtraction(_Model):
+    """A saved extraction; with auto_commit, `commit_failure` says why the commit failed."""
+
+    extraction: Extraction
+    commit_failure: CommitFailure | None
+
+    @classmethod
+    def from_proto(cls, message: cognition_pb2.SavePendingExtractionResponse
+                   ) -> SavedExtraction:
+        failure = CommitFailure.from_proto(message.commit_failure) \
+            if message.HasField("commit_failure") else None
+        return cls(Extraction.from_proto(message.extraction), failure)
+
+
+@dataclass
+class CommitReport(_Model):
+    """{extraction_id: knowledge_id} of the committed ones, and the failures."""
+
+    committed: dict[str, str]
+    failed: list[CommitFailure]
+
+    @classmethod
+    def from_proto(cls, message: cognition_pb2.CommitExtractionsResponse) -> CommitReport:
+        return cls({c.extraction_id: c.knowledge_id for c in message.committed},
+                   [CommitFailure.from_proto(f) for f in message.failed])
+
+
+@dataclass
+class TimelineStep(_Model):
+    sequence: int
+    events: list[Event]
+
+
+@dataclass
+class MemoryCount(_Model):
+    memory_type: str
+    reads: int
+    writes: int
+
+
+@dataclass
+class KnowledgeEvaluation(_Model):
+    knowledge_id: str
+    queried: int
+    helpful: int
+    harmful: int
+    neutral: int
+    unused: int
+    irrelevant: int
+    feedback_deferred: int
+
+
+@dataclass
+class TraceView(_Model):
+    """Seed 004's aggregations of one trace."""
+
+    trace: Trace
+    timeline: list[TimelineStep]
+    memory_timeline: list[Event]
+    memory_counts: list[MemoryCount]
+    plan_evolution: list[Event]
+    knowledge: list[KnowledgeEvaluation]
+    extraction_funnel: dict[str, int]
+    reflections: list[Event]
+    pending_query_sequences: list[int]
+
+    @classmethod
+    def from_proto(cls, message: cognition_pb2.GetTraceViewResponse) -> TraceView:
+        funnel = message.extraction_funnel
+        return cls(
+            trace=Trace.from_proto(message.trace),
+            timeline=[TimelineStep(s.sequence, [Event.from_proto(e) for e in s.events])
+                      for s in message.timeline],
+            memory_timeline=[Event.from_proto(e) for e in message.memory_timeline],
+            memory_counts=[MemoryCount(c.memory_type, c.reads, c.writes)
+                           for c in message.memory_counts],
+            plan_evolution=[Event.from_proto(e) for e in message.plan_evolution],
+            knowledge=[KnowledgeEvaluation(
+                k.knowledge_id, k.queried, k.helpful, k.harmful, k.neutral, k.unused,
+                k.irrelevant, k.feedback_deferred) for k in message.knowledge],
+            extraction_funnel={f.name: getattr(funnel, f.name)
+                               for f in funnel.DESCRIPTOR.fields},
+            reflections=[Event.from_proto(e) for e in message.reflections],
+            pending_query_sequences=list(message.pending_query_sequences))
+
+
+@dataclass
+class ImportResult(_Model):
+    trace: Trace
+    imported: int
+
+
+@dataclass
+class KnowledgeInjection(_Model):
+    """What inject_knowledge_for_goal found and logged: the hits, the "📚 相关知识" block
+    to show the model, and the ids of the query and memory_read events."""
+
+    hits: list[SearchHit]
+    text: str
+    event_ids: list[str]
