@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import argparse
 
-from bench import dream_memory, knowledge_latency, locomo_recall
+from bench import (
+    cognition_latency,
+    dream_memory,
+    knowledge_latency,
+    locomo_recall,
+    resource_latency,
+)
 
 
 def main() -> None:
@@ -14,6 +20,8 @@ def main() -> None:
     args = parser.parse_args()
     knowledge_latency.main(["--sizes", "1000,10000"] if args.quick else [])
     locomo_recall.main([])
+    resource_latency.main(["--count", "300"] if args.quick else [])
+    cognition_latency.main(["--appends", "500", "--traces", "100"] if args.quick else [])
     dream_memory.main(["--events", "10000", "--jobs", "500"] if args.quick else [])
 
 

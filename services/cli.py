@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
 from pydantic import ValidationError
 
+from services.cognition.cli import add_commands as add_cognition_commands
 from services.common.config import CommonSettings
 from services.common.logs import configure_logging
 from services.common.runtime import Runtime, open_vector_store
@@ -48,6 +50,21 @@ def _parser() -> argparse.ArgumentParser:
         "reindex", help="rebuild vectors with the configured embedding model (server stopped)")
     reindex.add_argument("--data-dir", type=Path, help="data directory (default ./.knowhub)")
     reindex.set_defaults(run=_reindex)
+
+    keys = commands.add_parser("keys", help="the master key of resource secrets")
+    key_commands = keys.add_subparsers(dest="keys_command", required=True)
+    rotate = key_commands.add_parser(
+        "rotate", help="make a fresh master key active in the running server and re-wrap "
+                       "every data key under it (admin token)")
+    rotate.add_argument("--address", help="the resource service (default: "
+                        "KNOWHUB_RESOURCE_ADDRESS, else KNOWHUB_HOST:KNOWHUB_PORT)")
+    rotate.add_argument("--token", help="an admin's bearer token (default: KNOWHUB_TOKEN)")
+    rotate.set_defaults(run=_rotate_key)
+    generate = key_commands.add_parser("generate",
+                                       help="print a new random key for KNOWHUB_MASTER_KEY")
+    generate.set_defaults(run=_generate_key)
+
+    add_cognition_commands(commands)
     return parser
 
 
@@ -87,6 +104,30 @@ def _reindex(settings: CommonSettings, _args: argparse.Namespace) -> int:
             print(f"\r{name}: {count} records re-embedded; done", flush=True)
     finally:
         store.close()
+    return 0
+
+
+def _rotate_key(settings: CommonSettings, args: argparse.Namespace) -> int:
+    from knowhub import KnowHub, errors
+
+    address = args.address or settings.resource_address or f"{settings.host}:{settings.port}"
+    token = args.token or os.environ.get("KNOWHUB_TOKEN") or None
+    try:
+        with KnowHub(resource=address, token=token, timeout=3600) as kh:
+            rotation = kh.resources.rotate_master_key()
+    except errors.KnowHubError as error:
+        print(f"knowhub: key rotation failed: {error}", file=sys.stderr)
+        return 1
+    made = "a new key" if rotation.created else "the key in KNOWHUB_MASTER_KEY"
+    print(f"active master key {rotation.active_key_id} ({made}); {rotation.rewrapped} data "
+          f"keys re-wrapped; {rotation.remaining} still under another key")
+    return 0
+
+
+def _generate_key(_settings: CommonSettings, _args: argparse.Namespace) -> int:
+    from services.resource.crypto import generate_key
+
+    print(generate_key())
     return 0
 
 

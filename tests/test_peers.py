@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
 import grpc
 import pytest
 from knowhub.v1 import knowledge_pb2, knowledge_pb2_grpc
@@ -38,3 +41,23 @@ def test_a_peer_refusal_keeps_its_code_and_message(hub: Harness) -> None:
 def test_a_service_without_an_address_is_unavailable() -> None:
     with pytest.raises(Unavailable, match="KNOWHUB_DREAM_ADDRESS"):
         Peers(object()).channel("dream")
+
+
+def test_co_hosted_calls_never_starve_the_callers_pool(tmp_path: Path, tokens_file: Path,
+                                                        redis_url: str,
+                                                        redis_prefix: str) -> None:
+    """Each save below makes a peer call to the resource service while holding one of only
+    two public worker threads; peer calls have their own pool, so all complete."""
+    harness = Harness(tmp_path / "data", tokens_file=tokens_file, max_workers=2,
+                      redis_url=redis_url, redis_prefix=redis_prefix).start()
+    alice = harness.client("alice")
+    alice.resources.save("code/shared", title="shared", body="print()", content_type="code")
+
+    def save(index: int) -> str:
+        return alice.knowledge.save(task=f"task {index}", content="uses the snippet",
+                                    types=["tool"], resource_ids=["code/shared"]).id
+
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        ids = list(pool.map(save, range(16)))
+    assert len(set(ids)) == 16
+    harness.stop()

@@ -20,8 +20,16 @@ class CommonSettings(BaseSettings):
     tokens_file: Path | None = Field(None, description="JSON file of bearer tokens.")
     log_level: str = Field("INFO", description="Python logging level.")
 
+    knowledge_address: str | None = Field(
+        None, description="host:port of the knowledge service, for services run alone.")
+    cognition_address: str | None = Field(
+        None, description="host:port of the cognition service, for services run alone.")
+
     redis_url: str | None = Field(None, description="Redis URL; embedded redis-server if unset.")
     redis_prefix: str = Field("knowhub:", description="Prefix of every Redis key KnowHub uses.")
+
+    resource_address: str | None = Field(
+        None, description="Where `knowhub serve` finds the resource service (host:port).")
 
     qdrant_url: str | None = Field(None, description="Qdrant server URL; embedded Edge if unset.")
     qdrant_api_key: str | None = Field(None, description="API key of the Qdrant server.")

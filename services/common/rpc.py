@@ -1,6 +1,7 @@
-"""The wrapper every unary servicer method goes through.
+"""The wrappers every servicer method goes through: `unary`, and `server_streaming` for
+methods that stream their answer.
 
-It authenticates the caller, calls the method with the principal, and turns a
+They authenticate the caller, call the method with the principal, and turn a
 `ServiceError` into its gRPC status. Anything else is a server bug: it is logged with
 its traceback and the caller gets INTERNAL with an incident id to quote.
 """
@@ -9,9 +10,10 @@ from __future__ import annotations
 
 import functools
 import logging
+import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Protocol, TypeVar
 
 import grpc
@@ -29,8 +31,16 @@ class HasAuthenticator(Protocol):
     authenticator: Authenticator
 
 
+class HasStopSignal(HasAuthenticator, Protocol):
+    stopping: threading.Event  # set when the server begins to stop
+
+
 Handler = Callable[[HasAuthenticator, Request, Principal], Response]
 GrpcHandler = Callable[[HasAuthenticator, Request, grpc.ServicerContext], Response]
+Live = Callable[[], bool]
+StreamHandler = Callable[[HasStopSignal, Request, Principal, Live], Iterator[Response]]
+GrpcStreamHandler = Callable[[HasStopSignal, Request, grpc.ServicerContext],
+                             Iterator[Response]]
 
 
 def unary(method: Handler) -> GrpcHandler:
@@ -51,6 +61,38 @@ def unary(method: Handler) -> GrpcHandler:
             context.abort(grpc.StatusCode.INTERNAL, f"internal error (incident {incident})")
         _log_call(method.__name__, grpc.StatusCode.OK, started)
         return response
+
+    return handle
+
+
+def server_streaming(method: StreamHandler) -> GrpcStreamHandler:
+    """Adapts a generator `method(self, request, principal, live)` to a gRPC
+    server-streaming handler. `live()` turns false once the caller has cancelled or the
+    server is stopping; the method checks it between waits and returns, which ends the
+    stream cleanly."""
+
+    @functools.wraps(method)
+    def handle(self: HasStopSignal, request: Request,
+               context: grpc.ServicerContext) -> Iterator[Response]:
+        started = time.perf_counter()
+
+        def live() -> bool:
+            return context.is_active() and not self.stopping.is_set()
+
+        try:
+            principal = self.authenticator.authenticate(context.invocation_metadata())
+            yield from method(self, request, principal, live)
+        except Exception as error:
+            if not live():  # the caller left or the server is closing its stores: no one to tell
+                _log_call(method.__name__, grpc.StatusCode.CANCELLED, started, repr(error))
+                return
+            if isinstance(error, ServiceError):
+                _log_call(method.__name__, error.code, started, error.message)
+                context.abort(error.code, error.message)
+            incident = uuid.uuid4().hex[:12]
+            log.exception("%s failed unexpectedly (incident %s)", method.__name__, incident)
+            context.abort(grpc.StatusCode.INTERNAL, f"internal error (incident {incident})")
+        _log_call(method.__name__, grpc.StatusCode.OK, started)
 
     return handle
 

@@ -44,6 +44,8 @@ class Runtime:
     llm: LLM | None
     embedder: DenseEmbedder | None
     peers: Peers = field(init=False)
+    # Set when the server begins to stop, so long-running streams can end.
+    stopping: threading.Event = field(default_factory=threading.Event, init=False)
     background: list[Background] = field(default_factory=list, init=False)
     _redis: redis.Redis | None = field(default=None, init=False)
     _embedded_redis: EmbeddedRedis | None = field(default=None, init=False)

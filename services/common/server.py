@@ -8,6 +8,7 @@ import signal
 import threading
 from concurrent import futures
 from types import FrameType
+from typing import Any, Protocol
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -17,16 +18,56 @@ from services.common.runtime import Runtime
 
 log = logging.getLogger(__name__)
 
-# Service name -> module with `register(server, runtime) -> full service name`.
+# Service name -> module with `register(host: ServiceHost, runtime) -> full service name`.
 SERVICE_MODULES = {
     "knowledge": "services.knowledge.servicer",
+    "resource": "services.resource.servicer",
+    "cognition": "services.cognition.servicer",
     "dream": "services.dream.servicer",
 }
 GRACE_SECONDS = 10.0
+# The longest chain of calls between co-hosted services (cognition -> knowledge ->
+# resource): the peer server gets this many threads per public one, so calls waiting on
+# their own sub-calls can never take every thread those sub-calls need.
+PEER_CALL_DEPTH = 3
+
+
+class ServiceHost(Protocol):
+    """What a service's `register` adds its servicer to: the two methods the generated
+    add_*Servicer_to_server functions call."""
+
+    def add_generic_rpc_handlers(self, handlers: Any) -> None: ...
+
+    def add_registered_method_handlers(self, service: str, handlers: Any) -> None: ...
+
+
+class _Fanout:
+    """A ServiceHost that adds each servicer to several servers at once."""
+
+    def __init__(self, *servers: grpc.Server) -> None:
+        self._servers = servers
+
+    def add_generic_rpc_handlers(self, handlers: Any) -> None:
+        for server in self._servers:
+            server.add_generic_rpc_handlers(handlers)
+
+    def add_registered_method_handlers(self, service: str, handlers: Any) -> None:
+        for server in self._servers:
+            server.add_registered_method_handlers(service, handlers)
+
+
+def _grpc_server(workers: int, name: str) -> grpc.Server:
+    return grpc.server(futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix=name),
+                       options=[("grpc.so_reuseport", 0)])
 
 
 class KnowHubServer:
-    """Registers the chosen services on one port and runs them until stopped."""
+    """Registers the chosen services on one port and runs them until stopped.
+
+    The same services also listen on a loopback port of their own with a larger thread
+    pool; co-hosted services call each other there (see Peers), never through the public
+    pool their callers occupy.
+    """
 
     def __init__(self, runtime: Runtime, services: list[str]) -> None:
         unknown = [s for s in services if s not in SERVICE_MODULES]
@@ -36,33 +77,27 @@ class KnowHubServer:
         self.runtime = runtime
         self.services = services
         self.port = 0
-        self._server = grpc.server(
-            futures.ThreadPoolExecutor(max_workers=runtime.settings.max_workers,
-                                       thread_name_prefix="knowhub-rpc"),
-            options=[("grpc.so_reuseport", 0)],
-        )
+        workers = runtime.settings.max_workers
+        self._server = _grpc_server(workers, "knowhub-rpc")
+        self._peer_server = _grpc_server(workers * PEER_CALL_DEPTH, "knowhub-peer")
         self._health = health.HealthServicer()
         self._names: list[str] = []
 
     def start(self) -> int:
         """Registers, binds and starts; returns the bound port."""
+        both = _Fanout(self._server, self._peer_server)
         for service in self.services:
             module = importlib.import_module(SERVICE_MODULES[service])
-            self._names.append(module.register(self._server, self.runtime))
+            self._names.append(module.register(both, self.runtime))
         health_pb2_grpc.add_HealthServicer_to_server(self._health, self._server)
         reflection.enable_server_reflection(
             [*self._names, health.SERVICE_NAME, reflection.SERVICE_NAME], self._server)
-        address = f"{self.runtime.settings.host}:{self.runtime.settings.port}"
-        try:
-            self.port = self._server.add_insecure_port(address)
-        except RuntimeError as exc:
-            raise RuntimeError(f"cannot listen on {address}: {exc} (is the port in use?)") from exc
-        if self.port == 0:
-            raise RuntimeError(f"cannot listen on {address} (is the port in use?)")
+        settings = self.runtime.settings
+        self.port = _bind(self._server, f"{settings.host}:{settings.port}")
+        peer_port = _bind(self._peer_server, "127.0.0.1:0")
+        self._peer_server.start()
         self._server.start()
-        host = self.runtime.settings.host
-        loopback = "127.0.0.1" if host in ("0.0.0.0", "::", "[::]") else host
-        self.runtime.peers.host_locally(self.services, f"{loopback}:{self.port}")
+        self.runtime.peers.host_locally(self.services, f"127.0.0.1:{peer_port}")
         for task in self.runtime.background:
             task.start()
         for name in ["", *self._names]:
@@ -72,11 +107,23 @@ class KnowHubServer:
     def stop(self, grace: float = GRACE_SECONDS) -> None:
         """Stops taking calls, lets in-flight ones finish, stops the background work,
         then closes the stores."""
+        self.runtime.stopping.set()
         self._health.enter_graceful_shutdown()
         self._server.stop(grace).wait()
+        self._peer_server.stop(grace).wait()
         for task in reversed(self.runtime.background):
             task.stop()
         self.runtime.close()
+
+
+def _bind(server: grpc.Server, address: str) -> int:
+    try:
+        port = server.add_insecure_port(address)
+    except RuntimeError as exc:
+        raise RuntimeError(f"cannot listen on {address}: {exc} (is the port in use?)") from exc
+    if port == 0:
+        raise RuntimeError(f"cannot listen on {address} (is the port in use?)")
+    return port
 
 
 def serve_forever(server: KnowHubServer) -> None:

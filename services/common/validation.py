@@ -29,13 +29,19 @@ def int_range(value: int, field: str, low: int, high: int) -> int:
     return value
 
 
+def count(length: int, field: str, max_items: int, *, required: bool = False) -> int:
+    """A repeated field's size: at most `max_items`, and at least one when required."""
+    if required and not length:
+        raise InvalidArgument(field, "needs at least one value")
+    if length > max_items:
+        raise InvalidArgument(field, f"has {length} values; the limit is {max_items}")
+    return length
+
+
 def items(values: Sequence[str], field: str, max_items: int, *,
           required: bool = False, unique: bool = True) -> list[str]:
     """A list of at most `max_items` strings, without repeats when `unique`."""
-    if required and not values:
-        raise InvalidArgument(field, "needs at least one value")
-    if len(values) > max_items:
-        raise InvalidArgument(field, f"has {len(values)} values; the limit is {max_items}")
+    count(len(values), field, max_items, required=required)
     if unique:
         seen: set[str] = set()
         for index, value in enumerate(values):

@@ -130,7 +130,7 @@ class Memo:
 
 
 @dataclass
-class MemoryEvent:
+class CognitiveEvent:
     """One stored event with seed 002's metadata."""
 
     event_id: str
@@ -169,10 +169,10 @@ def local_time(seconds: float, zone: str) -> str:
 
 
 def events_for(job: Job, index: int | str, text: str, *, is_absolute: bool, warning: str,
-               observation: str, zone: str) -> list[MemoryEvent]:
+               observation: str, zone: str) -> list[CognitiveEvent]:
     """One event per perspective of the job's conversation."""
     context, at = job.context, job.timestamp
-    return [MemoryEvent(
+    return [CognitiveEvent(
         event_id=event_id(job.job_id, index, perspective), scope=job.scope, text=text,
         user_id=context.user_id, group_id=context.group_id,
         sender_id=context.sender_id or context.user_id, timestamp_epoch=at,

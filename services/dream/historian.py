@@ -35,8 +35,8 @@ from services.dream.domain import (
     MEMO_INDEX,
     PERSPECTIVE_GROUP,
     PERSPECTIVE_SENDER,
+    CognitiveEvent,
     Job,
-    MemoryEvent,
     ProfileRecord,
     ProfileUpdate,
     describe_gate,
@@ -83,7 +83,7 @@ class JobProcessor:
     def process(self, job: Job, checkpoint: Checkpoint) -> None:
         """Does the job. `checkpoint()` runs before each LLM call: it keeps the job
         claimed and raises Released when the process is stopping."""
-        events: list[MemoryEvent] = []
+        events: list[CognitiveEvent] = []
         texts = []
         items = list(enumerate(job.observations)) or [(MEMO_INDEX, job.memo)]
         for index, written in items:

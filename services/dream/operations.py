@@ -16,11 +16,11 @@ from services.dream.config import DreamSettings
 from services.dream.domain import (
     DEFAULT_PAGE_SIZE,
     PAGE_SIZE_MAX,
+    CognitiveEvent,
     Context,
     FailedJob,
     Job,
     Memo,
-    MemoryEvent,
     Profile,
     ProfileRecord,
     ProfileRevision,
@@ -54,7 +54,7 @@ class RememberResult:
 
 @dataclass
 class EventHit:
-    event: MemoryEvent
+    event: CognitiveEvent
     similarity: float
     score: float
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import grpc
 from knowhub.v1 import dream_pb2, dream_pb2_grpc
 
 from services.common.auth import Authenticator, Principal
 from services.common.errors import InvalidArgument
 from services.common.rpc import unary
 from services.common.runtime import Runtime
+from services.common.server import ServiceHost
 from services.common.times import from_timestamp, to_timestamp
 from services.dream.config import DreamSettings
 from services.dream.domain import (
@@ -16,10 +16,10 @@ from services.dream.domain import (
     GROUP_ENTITY,
     PRIVATE,
     USER,
+    CognitiveEvent,
     Context,
     FailedJob,
     Memo,
-    MemoryEvent,
     Profile,
 )
 from services.dream.historian import Historian, JobProcessor
@@ -134,7 +134,7 @@ class DreamServicer(dream_pb2_grpc.DreamServiceServicer):
         return dream_pb2.RetryFailedJobResponse(job_id=job_id)
 
 
-def register(server: grpc.Server, runtime: Runtime) -> str:
+def register(server: ServiceHost, runtime: Runtime) -> str:
     """Adds the dream service to `server` and its historian to the runtime's background
     work; returns the service's full name."""
     settings = DreamSettings()
@@ -177,8 +177,8 @@ def memo_to_proto(memo: Memo) -> dream_pb2.Memo:
                           sender_id=memo.sender_id, job_id=memo.job_id)
 
 
-def event_to_proto(event: MemoryEvent) -> dream_pb2.MemoryEvent:
-    return dream_pb2.MemoryEvent(
+def event_to_proto(event: CognitiveEvent) -> dream_pb2.CognitiveEvent:
+    return dream_pb2.CognitiveEvent(
         event_id=event.event_id, text=event.text, user_id=event.user_id,
         group_id=event.group_id, sender_id=event.sender_id,
         timestamp=to_timestamp(event.timestamp_epoch), timestamp_local=event.timestamp_local,

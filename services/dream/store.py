@@ -27,8 +27,8 @@ from services.common.vectors import (
     point_id,
 )
 from services.dream.domain import (
+    CognitiveEvent,
     Isolation,
-    MemoryEvent,
     Profile,
     ProfileRecord,
     ProfileRevision,
@@ -137,19 +137,19 @@ class EventStore:
         self._vectors = vectors
         self._collection = store.open(events_schema(vectors.embedder))
 
-    def put(self, events: Sequence[MemoryEvent]) -> None:
+    def put(self, events: Sequence[CognitiveEvent]) -> None:
         """Writes the events, replacing any with the same ids (a redelivered job's)."""
         texts = list(dict.fromkeys(e.text for e in events))
         by_text = dict(zip(texts, self._vectors.for_texts(texts), strict=True))
         self._collection.put([Record(key=e.event_id, payload=dict(vars(e)),
                                      vectors=by_text[e.text]) for e in events])
 
-    def get(self, event_id: str) -> MemoryEvent | None:
+    def get(self, event_id: str) -> CognitiveEvent | None:
         record = self._collection.get(event_id)
-        return MemoryEvent(**record.payload) if record else None
+        return CognitiveEvent(**record.payload) if record else None
 
-    def recall(self, query: str, where: Where, limit: int) -> list[tuple[MemoryEvent, float]]:
-        return [(MemoryEvent(**r.payload), similarity)
+    def recall(self, query: str, where: Where, limit: int) -> list[tuple[CognitiveEvent, float]]:
+        return [(CognitiveEvent(**r.payload), similarity)
                 for r, similarity in recall(self._collection, self._vectors, query, where,
                                             limit)]
 

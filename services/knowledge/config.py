@@ -30,6 +30,9 @@ class KnowledgeSettings(BaseSettings):
         50, ge=1, le=500, description="Records recalled for the LLM to choose from.")
     search_routing_timeout_seconds: float = Field(
         5.0, gt=0, description="Routing falls back to recall order after this long.")
+    resource_check_timeout_seconds: float = Field(
+        5.0, gt=0, description="How long a save or search waits for the resource service "
+        "to check resource_ids.")
     slim_similarity: float = Field(
         0.8, gt=0, le=1.0, description="Token Jaccard similarity that makes two records "
         "near-duplicates for slim.")

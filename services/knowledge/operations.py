@@ -46,6 +46,7 @@ from services.knowledge.domain import (
     validate_knowledge_id,
     validate_types,
 )
+from services.knowledge.links import DELETED, MISSING, USABLE, ResourceLinks
 from services.knowledge.store import Candidate, KnowledgeStore, visible_where
 
 log = logging.getLogger(__name__)
@@ -56,6 +57,9 @@ class SearchHit:
     knowledge: Knowledge
     quality_score: float
     relevance: float
+    # (resource id, "missing" | "expired" | "deleted") for references the caller cannot use.
+    unavailable_resources: list[tuple[str, str]] = field(default_factory=list)
+    resources_unverified: bool = False  # the resource service could not be asked
 
 
 @dataclass
@@ -101,10 +105,11 @@ class _ContentMoved(Exception):
 
 class KnowledgeOperations:
     def __init__(self, store: KnowledgeStore, settings: KnowledgeSettings,
-                 llm: LLM | None) -> None:
+                 llm: LLM | None, links: ResourceLinks) -> None:
         self._store = store
         self._settings = settings
         self._llm = llm
+        self._links = links
 
     # -- save --
 
@@ -115,8 +120,7 @@ class KnowledgeOperations:
                    prefix_items: bool = True) -> list[Knowledge]:
         """Validates every draft, then writes them all; ids are unique."""
         if prefix_items:
-            check.items([str(i) for i in range(len(drafts))], "requests", BATCH_MAX,
-                        required=True)
+            check.count(len(drafts), "requests", BATCH_MAX, required=True)
         started = now()
         records = []
         for index, draft in enumerate(drafts):
@@ -125,37 +129,59 @@ class KnowledgeOperations:
             # A microsecond apart, so the records of a batch keep their order when listed.
             at = round(started + index * 1e-6, 6)  # whole microseconds, as now()
             records.append(new_knowledge(draft, principal, at, prefix))
-        replayed = self._claim_requests(principal, drafts, records)
-        pending = [r for r in records if replayed.get(r.id) is None]
+        self._check_resources(principal, drafts, prefix_items)
+        claimed = self._claim_requests(principal, drafts, records)
+        pending = [r for r in records if claimed.get(r.id) is None]
         for _ in range(5):
             created = self._store.insert(pending)
             failed = [r for r, ok in zip(pending, created, strict=True) if not ok]
             pending = []
             for record in failed:
-                if record.id in replayed:  # a concurrent retry of the request saved it
-                    replayed[record.id] = self._store.get(record.id)
+                if record.id in claimed:  # another attempt of the same request saved it
+                    claimed[record.id] = self._store.get(record.id)
                 else:  # an id collision: draw again
                     record.id = new_knowledge_id(record.created_at)
                     pending.append(record)
             if not pending:
-                return [replayed.get(r.id) or r for r in records]
+                return [claimed.get(r.id) or r for r in records]
         raise Aborted("could not allocate unique knowledge ids; try again")
+
+    def _check_resources(self, principal: Principal, drafts: list[Draft],
+                         prefix_items: bool) -> None:
+        """Every resource_id must name a resource the caller can see that is not deleted
+        (an expired one is fine: it is still there)."""
+        wanted = [i for d in drafts for i in d.resource_ids]
+        if not wanted:
+            return
+        try:
+            states = self._links.states(principal, wanted)
+        except Unavailable as exc:
+            raise Unavailable(f"resource_ids cannot be checked, so nothing was saved: "
+                              f"{exc.message}") from None
+        for index, draft in enumerate(drafts):
+            prefix = f"requests[{index}]." if prefix_items else ""
+            for position, resource_id in enumerate(draft.resource_ids):
+                state = states.get(resource_id, MISSING)
+                if state in (MISSING, DELETED):
+                    problem = "is deleted" if state == DELETED else \
+                        "is not a resource the caller can see"
+                    raise InvalidArgument(f"{prefix}resource_ids[{position}]",
+                                          f"{resource_id!r} {problem}")
 
     def _claim_requests(self, principal: Principal, drafts: list[Draft],
                         records: list[Knowledge]) -> dict[str, Knowledge | None]:
-        """Binds each request_id to its record's id. A request_id seen before makes its
-        record take the id claimed first; returns those ids with the record already
-        saved under them (None when the first attempt died before saving it)."""
-        replayed: dict[str, Knowledge | None] = {}
+        """Binds each request_id to the id of the record it creates; a request_id seen
+        before gives its record the id claimed first. Returns every bound id with the
+        record already saved under it, or None (not saved yet, or the first attempt died
+        before saving it)."""
+        claimed: dict[str, Knowledge | None] = {}
         for draft, record in zip(drafts, records, strict=True):
             if not draft.request_id:
                 continue
             key = f"{principal.user_scope}:{draft.request_id}"
-            claimed = self._store.claim_request(key, record.id)
-            if claimed != record.id:
-                record.id = claimed
-                replayed[claimed] = self._store.get(claimed)
-        return replayed
+            record.id = self._store.claim_request(key, record.id)
+            claimed[record.id] = self._store.get(record.id)
+        return claimed
 
     # -- read --
 
@@ -206,7 +232,26 @@ class KnowledgeOperations:
                         key=lambda c: (-c.quality_score, best_priority(c.scopes, visible),
                                        -c.relevance))
         hits = [SearchHit(c.knowledge, c.quality_score, c.relevance) for c in ranked[:top_k]]
+        self._mark_unavailable_resources(principal, hits)
         return SearchResult(hits, routed)
+
+    def _mark_unavailable_resources(self, principal: Principal, hits: list[SearchHit]) -> None:
+        """Says which referenced resources the caller cannot use; when the resource
+        service cannot answer, the search still does, with those hits unverified."""
+        linked = [i for h in hits for i in h.knowledge.resource_ids]
+        if not linked:
+            return
+        try:
+            states = self._links.states(principal, linked)
+        except Unavailable as exc:
+            log.warning("search: resource references not checked: %s", exc.message)
+            for hit in hits:
+                hit.resources_unverified = bool(hit.knowledge.resource_ids)
+            return
+        for hit in hits:
+            hit.unavailable_resources = [
+                (i, states.get(i, MISSING)) for i in hit.knowledge.resource_ids
+                if states.get(i, MISSING) != USABLE]
 
     def _route(self, query: str, recalled: list[Candidate],
                pick: int) -> list[Candidate] | None:
@@ -266,8 +311,7 @@ class KnowledgeOperations:
                      ) -> list[Knowledge | ServiceError]:
         """Applies each item on its own; an item's failure is returned in its place (an
         item that could not even be read arrives as its error and stays so)."""
-        check.items([str(i) for i in range(len(items))], "feedback_list", BATCH_MAX,
-                    required=True)
+        check.count(len(items), "feedback_list", BATCH_MAX, required=True)
         results: list[Knowledge | ServiceError] = []
         for index, item in enumerate(items):
             if isinstance(item, ServiceError):

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import grpc
 from knowhub.v1 import common_pb2, knowledge_pb2, knowledge_pb2_grpc
 
 from services.common.auth import Authenticator, Principal
 from services.common.errors import InvalidArgument, ServiceError
 from services.common.rpc import unary
 from services.common.runtime import Runtime
+from services.common.server import ServiceHost
 from services.common.times import from_timestamp, to_timestamp
 from services.knowledge.config import KnowledgeSettings
 from services.knowledge.domain import (
@@ -22,6 +22,7 @@ from services.knowledge.domain import (
     Knowledge,
     Source,
 )
+from services.knowledge.links import DELETED, EXPIRED, MISSING, ResourceLinks
 from services.knowledge.operations import FeedbackItem, KnowledgeOperations
 from services.knowledge.store import KnowledgeStore, KnowledgeVectors
 
@@ -30,6 +31,9 @@ _ORDERS = {
     knowledge_pb2.KNOWLEDGE_ORDER_UNSPECIFIED: "updated",
     knowledge_pb2.KNOWLEDGE_ORDER_CONFIDENCE: "confidence",
 }
+_REASONS = {MISSING: knowledge_pb2.UnavailableResource.REASON_MISSING,
+            EXPIRED: knowledge_pb2.UnavailableResource.REASON_EXPIRED,
+            DELETED: knowledge_pb2.UnavailableResource.REASON_DELETED}
 
 
 class KnowledgeServicer(knowledge_pb2_grpc.KnowledgeServiceServicer):
@@ -76,9 +80,13 @@ class KnowledgeServicer(knowledge_pb2_grpc.KnowledgeServiceServicer):
             min_score=request.min_score if request.HasField("min_score") else DEFAULT_MIN_SCORE,
             types=list(request.types))
         return knowledge_pb2.SearchKnowledgeResponse(
-            hits=[knowledge_pb2.SearchHit(knowledge=knowledge_to_proto(h.knowledge),
-                                          quality_score=h.quality_score,
-                                          relevance=h.relevance) for h in result.hits],
+            hits=[knowledge_pb2.SearchHit(
+                knowledge=knowledge_to_proto(h.knowledge), quality_score=h.quality_score,
+                relevance=h.relevance, resources_unverified=h.resources_unverified,
+                unavailable_resources=[
+                    knowledge_pb2.UnavailableResource(resource_id=i, reason=_REASONS[state])
+                    for i, state in h.unavailable_resources])
+                for h in result.hits],
             routed=result.routed)
 
     @unary
@@ -144,11 +152,12 @@ class KnowledgeServicer(knowledge_pb2_grpc.KnowledgeServiceServicer):
             versions=[version_to_proto(v) for v in versions])
 
 
-def register(server: grpc.Server, runtime: Runtime) -> str:
+def register(server: ServiceHost, runtime: Runtime) -> str:
     """Adds the knowledge service to `server`; returns its full service name."""
     settings = KnowledgeSettings()
     store = KnowledgeStore(runtime.vectors, KnowledgeVectors(runtime.embedder), settings)
-    operations = KnowledgeOperations(store, settings, runtime.llm)
+    links = ResourceLinks(runtime.peers, settings.resource_check_timeout_seconds)
+    operations = KnowledgeOperations(store, settings, runtime.llm, links)
     knowledge_pb2_grpc.add_KnowledgeServiceServicer_to_server(
         KnowledgeServicer(runtime.authenticator, operations), server)
     return SERVICE_NAME

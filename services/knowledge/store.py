@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import base64
 import functools
 import hashlib
 import heapq
-import json
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from qdrant_edge import SparseVector
 
+from services.common import paging
 from services.common.embedding import Bm25Encoder, DenseEmbedder
 from services.common.errors import InvalidArgument
 from services.common.vectors import (
@@ -293,8 +292,9 @@ class KnowledgeStore:
         Tokens are keyset cursors: the last sort value and the ids already returned with
         it, tied to the filter so a token cannot be replayed against another query.
         """
-        fingerprint = _fingerprint(where, order)
-        start_from, seen = _read_token(page_token, fingerprint) if page_token else (None, [])
+        filters = (where, order)
+        start_from, seen = _cursor(paging.read_token(page_token, filters)) \
+            if page_token else (None, [])
         field_name = ORDER_FIELDS[order]
         must_not = where.must_not + ((HasKey(tuple(seen)),) if seen else ())
         page, _ = self._collection.scroll(
@@ -307,29 +307,16 @@ class KnowledgeStore:
         ties = [r.id for r in records if _sort_value(r, field_name) == last_value]
         if start_from == last_value:
             ties = seen + ties
-        return records, _write_token(last_value, ties, fingerprint)
+        return records, paging.write_token({"v": last_value, "ids": ties}, filters)
 
 
 def _sort_value(record: Knowledge, field_name: str) -> float:
     return record.updated_at if field_name == "updated_at" else confidence_rank(record)
 
 
-def _fingerprint(where: Where, order: str) -> str:
-    return hashlib.blake2b(repr((where, order)).encode(), digest_size=8).hexdigest()
-
-
-def _write_token(value: float, ids: list[str], fingerprint: str) -> str:
-    raw = json.dumps({"v": value, "ids": ids, "f": fingerprint}, separators=(",", ":"))
-    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
-
-
-def _read_token(token: str, fingerprint: str) -> tuple[float, list[str]]:
+def _cursor(cursor: object) -> tuple[float, list[str]]:
+    """The last sort value and the ids already returned with it."""
     try:
-        padded = token + "=" * (-len(token) % 4)
-        data = json.loads(base64.urlsafe_b64decode(padded.encode()))
-        value, ids, found = float(data["v"]), [str(i) for i in data["ids"]], data["f"]
-    except (ValueError, KeyError, TypeError) as exc:
+        return float(cursor["v"]), [str(i) for i in cursor["ids"]]  # type: ignore[index]
+    except (KeyError, TypeError, ValueError) as exc:
         raise InvalidArgument("page_token", "is not a token this service issued") from exc
-    if found != fingerprint:
-        raise InvalidArgument("page_token", "belongs to a list with other filters or order")
-    return value, ids

@@ -138,6 +138,7 @@ def test_dry_run_does_not_ask_the_llm(llm_hub: Harness, llm: OpenAIStub) -> None
 
 def test_without_an_llm_the_best_record_is_kept_and_absorbs_the_others(hub: Harness) -> None:
     alice = hub.client("alice")
+    alice.resources.save("code/sailing/knots", "Knots", "bowline, cleat hitch")
     best = save(alice, ORIGINAL, score=4, tags={"origin": "best", "shared": "best"})
     near = save(alice, NEAR, tags={"shared": "near", "extra": "near"},
                 resource_ids=["code/sailing/knots"])

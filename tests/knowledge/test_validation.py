@@ -158,6 +158,8 @@ def test_save_rejects_raw(alice: KnowHub, stub: knowledge_pb2_grpc.KnowledgeServ
 
 def test_save_accepts_the_limits(alice: KnowHub) -> None:
     """The boundary values themselves are valid (so the limits above are the real ones)."""
+    for i in range(32):
+        alice.resources.save(f"code/r{i}", f"snippet {i}", "print()")
     saved = alice.knowledge.save(
         task="t" * 2000, content="c" * 65_536, types=ALL_TYPES,
         tags={f"k{i:02d}" + "k" * 61: "v" * 1024 for i in range(32)},

@@ -7,7 +7,7 @@ transport makes the call (blocking or awaitable) and turns gRPC errors into
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any, TypeVar
 
 import grpc
@@ -33,6 +33,60 @@ def _credentials(root_certificates: bytes | None) -> grpc.ChannelCredentials:
     return grpc.ssl_channel_credentials(root_certificates=root_certificates)
 
 
+class Stream(Iterator[T]):
+    """The answers of a server-streaming call, parsed. `cancel()` (from any thread, or
+    leaving a `with` block) ends it: iteration then stops without an error."""
+
+    def __init__(self, call: Any, parse: Parse[T]) -> None:
+        self._call, self._parse, self._cancelled = call, parse, False
+
+    def __next__(self) -> T:
+        try:
+            return self._parse(next(self._call))
+        except grpc.RpcError as error:
+            if self._cancelled:
+                raise StopIteration from None
+            raise from_rpc_error(error) from None
+
+    def cancel(self) -> None:
+        self._cancelled = True
+        self._call.cancel()
+
+    def __enter__(self) -> Stream[T]:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.cancel()
+
+
+class AsyncStream(AsyncIterator[T]):
+    """The asyncio counterpart of Stream."""
+
+    def __init__(self, call: Any, parse: Parse[T]) -> None:
+        self._call, self._parse, self._cancelled = call, parse, False
+
+    async def __anext__(self) -> T:
+        try:
+            response = await self._call.read()
+        except grpc.RpcError as error:
+            if self._cancelled:
+                raise StopAsyncIteration from None
+            raise from_rpc_error(error) from None
+        if response is grpc.aio.EOF:
+            raise StopAsyncIteration
+        return self._parse(response)
+
+    def cancel(self) -> None:
+        self._cancelled = True
+        self._call.cancel()
+
+    async def __aenter__(self) -> AsyncStream[T]:
+        return self
+
+    async def __aexit__(self, *_exc: object) -> None:
+        self.cancel()
+
+
 class Transport:
     """Blocking calls over one channel."""
 
@@ -54,6 +108,10 @@ class Transport:
         except grpc.RpcError as error:
             raise from_rpc_error(error) from None
         return parse(response)
+
+    def stream(self, method: Callable[..., Any], request: Any, parse: Parse[T]) -> Stream[T]:
+        """A server-streaming call, without deadline, until it is cancelled."""
+        return Stream(method(request, metadata=self._metadata), parse)
 
     def close(self) -> None:
         self.channel.close()
@@ -83,6 +141,11 @@ class AsyncTransport:
             return parse(response)
 
         return run()
+
+    def stream(self, method: Callable[..., Any], request: Any,
+               parse: Parse[T]) -> AsyncStream[T]:
+        """A server-streaming call, without deadline, until it is cancelled."""
+        return AsyncStream(method(request, metadata=self._metadata), parse)
 
     async def close(self) -> None:
         await self.channel.close()

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from datetime import datetime, timezone
 from typing import Any
 
+from google.protobuf import json_format
+from google.protobuf.message import Message
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from knowhub.v1 import dream_pb2, knowledge_pb2
+from knowhub.v1 import cognition_pb2, dream_pb2, knowledge_pb2, resource_pb2
 
 TimeLike = datetime | str | float | int | None
 
@@ -149,16 +152,27 @@ class SearchHit(_Model):
     knowledge: Knowledge
     quality_score: float
     relevance: float
+    # The record's resource_ids the caller cannot use now (missing, expired or deleted).
+    unavailable_resources: list[UnavailableResource] = field(default_factory=list)
+    # True when the resource service could not be asked about them.
+    resources_unverified: bool = False
 
     @classmethod
     def from_proto(cls, message: knowledge_pb2.SearchHit) -> SearchHit:
+        unavailable = [
+            UnavailableResource(u.resource_id, knowledge_pb2.UnavailableResource.Reason.Name(
+                u.reason).removeprefix("REASON_").lower())
+            for u in message.unavailable_resources]
         return cls(Knowledge.from_proto(message.knowledge), message.quality_score,
-                   message.relevance)
+                   message.relevance, unavailable, message.resources_unverified)
 
     def to_dict(self) -> dict[str, Any]:
-        """Seed 001's search result: the record's fields plus quality_score and relevance."""
+        """Seed 001's search result: the record's fields plus quality_score and relevance,
+        and which of its resources cannot be used."""
         return {**self.knowledge.to_dict(), "quality_score": self.quality_score,
-                "relevance": self.relevance}
+                "relevance": self.relevance,
+                "unavailable_resources": [u.to_dict() for u in self.unavailable_resources],
+                "resources_unverified": self.resources_unverified}
 
 
 class SearchResults(list[SearchHit]):
@@ -229,6 +243,457 @@ class KnowledgeVersion(_Model):
                    message.feedback)
 
 
+# ---- Resources ---------------------------------------------------------------------------
+
+_CONTENT_TYPE_PREFIX = "RESOURCE_CONTENT_TYPE_"
+
+
+def content_type_name(number: int) -> str:
+    """"code" for RESOURCE_CONTENT_TYPE_CODE, and so on."""
+    return resource_pb2.ResourceContentType.Name(number).removeprefix(_CONTENT_TYPE_PREFIX).lower()
+
+
+def content_type_number(name: str) -> int:
+    try:
+        return resource_pb2.ResourceContentType.Value(_CONTENT_TYPE_PREFIX + name.upper())
+    except ValueError:
+        raise ValueError(f"content_type must be one of text, code, credential, cookie; "
+                         f"got {name!r}") from None
+
+
+@dataclass
+class Resource(_Model):
+    """One version of a resource. `secure_body` is None unless it was asked for with
+    include_secure (and it is left out of repr, so it does not end up in logs)."""
+
+    id: str
+    title: str
+    body: str
+    content_type: str
+    metadata: dict[str, Any]
+    scopes: list[str]
+    owner: str
+    expires_at: datetime | None
+    version: int
+    created_at: datetime | None
+    updated_at: datetime | None
+    expired: bool
+    has_secure_body: bool
+    deleted: bool
+    deleted_at: datetime | None
+    secure_body: str | None = field(default=None, repr=False)
+
+    @classmethod
+    def from_proto(cls, message: resource_pb2.Resource) -> Resource:
+        return cls(
+            id=message.id, title=message.title, body=message.body,
+            content_type=content_type_name(message.content_type),
+            metadata=json_format.MessageToDict(message.metadata),
+            scopes=list(message.scopes), owner=message.owner,
+            expires_at=_time(message.expires_at), version=message.version,
+            created_at=_time(message.created_at), updated_at=_time(message.updated_at),
+            expired=message.expired, has_secure_body=message.has_secure_body,
+            deleted=message.deleted, deleted_at=_time(message.deleted_at),
+            secure_body=message.secure_body if message.HasField("secure_body") else None)
+
+
+@dataclass
+class ResourceHit(_Model):
+    resource: Resource
+    relevance: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.resource.to_dict(), "relevance": self.relevance}
+
+
+class ResourcePage(list[Resource]):
+    """One page of resources; pass `next_page_token` back for the next ("" at the end)."""
+
+    next_page_token: str = ""
+
+
+@dataclass
+class ResourceResult(_Model):
+    """One id of a batch read: `resource` when found, else `error`."""
+
+    id: str
+    resource: Resource | None
+    error: dict[str, str] | None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+@dataclass
+class ResourceVersion(_Model):
+    version: int
+    created_at: datetime | None
+    saved_by: str
+    has_secure_body: bool
+    deleted: bool
+    deleted_at: datetime | None
+
+    @classmethod
+    def from_proto(cls, message: resource_pb2.ResourceVersion) -> ResourceVersion:
+        return cls(message.version, _time(message.created_at), message.saved_by,
+                   message.has_secure_body, message.deleted, _time(message.deleted_at))
+
+
+@dataclass
+class AuditEvent(_Model):
+    id: str
+    time: datetime | None
+    actor: str
+    agent_id: str
+    action: str
+    resource_id: str
+    version: int
+    outcome: str
+    detail: str
+
+    @classmethod
+    def from_proto(cls, message: resource_pb2.AuditEvent) -> AuditEvent:
+        return cls(message.id, _time(message.time), message.actor, message.agent_id,
+                   message.action, message.resource_id, message.version, message.outcome,
+                   message.detail)
+
+
+class AuditPage(list[AuditEvent]):
+    """Audit events, newest first; pass `next_page_token` back for older ones."""
+
+    next_page_token: str = ""
+
+
+@dataclass
+class KeyRotation(_Model):
+    active_key_id: str
+    created: bool
+    rewrapped: int
+    remaining: int
+
+
+@dataclass
+class UnavailableResource(_Model):
+    """A resource a knowledge search hit refers to that the caller cannot use now."""
+
+    resource_id: str
+    reason: str  # missing, expired or deleted
+
+
+# ---- Cognition ---------------------------------------------------------------------------
+
+_JSON_OPTIONS: dict[str, Any] = {"preserving_proto_field_name": True,
+                                 "always_print_fields_with_no_presence": True,
+                                 "unquote_int64_if_possible": True}
+
+
+_EVENT_TYPES = tuple(f.name for f in cognition_pb2.Event.DESCRIPTOR.oneofs_by_name["body"].fields)
+
+
+def message_dict(message: Message) -> dict[str, Any]:
+    """A message's fields as seed 000's JSON (every field, in the proto's order)."""
+    found = json_format.MessageToDict(message, **_JSON_OPTIONS)
+    return {f.name: found[f.name] for f in message.DESCRIPTOR.fields if f.name in found}
+
+
+@dataclass
+class Event(_Model):
+    """One event of a trace's log. `data` holds the type's fields with seed 000's names;
+    `to_dict()` gives the seed's flat shape {"type", ..., "timestamp", "event_id"}."""
+
+    type: str
+    data: dict[str, Any]
+    event_id: str = ""
+    timestamp: datetime | None = None
+
+    def __getitem__(self, name: str) -> Any:
+        return self.data[name]
+
+    @classmethod
+    def from_proto(cls, message: cognition_pb2.Event) -> Event:
+        kind = message.WhichOneof("body") or ""
+        data = message_dict(getattr(message, kind)) if kind else {}
+        return cls(kind, data, message.event_id, _time(message.timestamp))
+
+    @staticmethod
+    def to_proto(event: Event | Mapping[str, Any]) -> cognition_pb2.Event:
+        """From an Event or a seed-shaped dict {"type": "query", "sequence": 3, ...}."""
+        if isinstance(event, Event):
+            kind, fields_ = event.type, dict(event.data)
+        else:
+            fields_ = {k: v for k, v in event.items()
+                       if k not in ("type", "event_id", "timestamp")}
+            kind = event.get("type", "")
+        message = cognition_pb2.Event()
+        if kind not in _EVENT_TYPES:
+            raise ValueError(f"unknown event type {kind!r}: use one of "
+                             f"{', '.join(_EVENT_TYPES)}")
+        body = getattr(message, kind)
+        body.SetInParent()
+        json_format.ParseDict(fields_, body)
+        return message
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": self.type, **_plain(self.data), "timestamp": _iso(self.timestamp),
+                "event_id": self.event_id}
+
+
+@dataclass
+class Trace(_Model):
+    trace_id: str
+    owner: str
+    agent_id: str
+    task: str
+    last_sequence: int
+    reflected_at_sequence: int
+    auto_commit: bool
+    event_count: int
+    pending_evaluations: int
+    unconsumed_reflections: int
+    last_trigger: str
+    created_at: datetime | None
+    updated_at: datetime | None
+
+    @classmethod
+    def from_proto(cls, message: cognition_pb2.Trace) -> Trace:
+        return cls(message.trace_id, message.owner, message.agent_id, message.task,
+                   message.last_sequence, message.reflected_at_sequence, message.auto_commit,
+                   message.event_count, message.pending_evaluations,
+                   message.unconsumed_reflections, message.last_trigger,
+                   _time(message.created_at), _time(message.updated_at))
+
+
+@dataclass
+class AppendResult(_Model):
+    event_ids: list[str]
+    trace: Trace
+
+
+class LogPage(list[Event]):
+    """One page of a log; `next_page_token` ("" at the end) and the trace's record."""
+
+    next_page_token: str = ""
+    trace: Trace | None = None
+
+
+class TracePage(list[Trace]):
+    next_page_token: str = ""
+
+
+class PendingQueries(list[Event]):
+    """The pending query events; `last_trigger` is the trace's last signalled trigger."""
+
+    last_trigger: str = ""
+
+
+@dataclass
+class TriggerSignal(_Model):
+    query_sequences: list[int]
+    published: bool
+    trigger_id: str
+
+
+@dataclass
+class Trigger(_Model):
+    trigger_id: str
+    trace_id: str
+    trigger: str
+    query_sequences: list[int]
+    owner: str
+    agent_id: str
+    signaled_at: datetime | None
+    delivery_count: int
+
+    @classmethod
+    def from_proto(cls, message: cognition_pb2.Trigger) -> Trigger:
+        return cls(message.trigger_id, message.trace_id, message.trigger,
+                   list(message.query_sequences), message.owner, message.agent_id,
+                   _time(message.signaled_at), message.delivery_count)
+
+
+@dataclass
+class EvaluationPrompt(_Model):
+    prompt: str
+    query_sequences: list[int]
+
+
+_FEEDBACK_NAMES = {value: name.removeprefix("FEEDBACK_STATE_").lower()
+                   for name, value in cognition_pb2.FeedbackState.items()}
+
+
+@dataclass
+class EvaluationOutcome(_Model):
+    """What became of one assessment. `feedback`: none, applied, deferred, refused or
+    imported."""
+
+    query_sequence: int
+    knowledge_id: str
+    status: str
+    recorded: bool
+    feedback: str
+    detail: str
+
+    @classmethod
+    def from_proto(cls, message: cognition_pb2.EvaluationOutcome) -> EvaluationOutcome:
+        return cls(message.query_sequence, message.knowledge_id, message.status,
+                   message.recorded, _FEEDBACK_NAMES[message.feedback], message.detail)
+
+
+@dataclass
+class EvaluationReport(_Model):
+    outcomes: list[EvaluationOutcome]
+    pending_query_sequences: list[int]
+
+    @classmethod
+    def from_proto(cls, message: cognition_pb2.SubmitEvaluationResponse) -> EvaluationReport:
+        return cls([EvaluationOutcome.from_proto(o) for o in message.outcomes],
+                   list(message.pending_query_sequences))
+
+
+@dataclass
+class Extraction(_Model):
+    """Candidate knowledge and its review state; payloads are seed 000's dicts."""
+
+    trace_id: str
+    extraction_id: str
+    state: str
+    sequence: int
+    goal_id: str
+    branch_id: str
+    payload: dict[str, Any]
+    edited_payload: dict[str, Any] | None
+    knowledge_id: str
+    created_at: datetime | None
+    reviewed_at: datetime | None
+    committed_at: datetime | None
+
+    @classmethod
+    def from_proto(cls, message: cognition_pb2.Extraction) -> Extraction:
+        edited = message_dict(message.edited_payload) \
+            if message.HasField("edited_payload") else None
+        return cls(message.trace_id, message.extraction_id, message.state, message.sequence,
+                   message.goal_id, message.branch_id, message_dict(message.payload), edited,
+                   message.knowledge_id, _time(message.created_at),
+                   _time(message.reviewed_at), _time(message.committed_at))
+
+
+class ExtractionPage(list[Extraction]):
+    next_page_token: str = ""
+
+
+@dataclass
+class CommitFailure(_Model):
+    extraction_id: str
+    code: str
+    message: str
+
+    @classmethod
+    def from_proto(cls, message: cognition_pb2.CommitFailure) -> CommitFailure:
+        return cls(message.extraction_id, message.code, message.message)
+
+
+@dataclass
+class SavedExtraction(_Model):
+    """A saved extraction; with auto_commit, `commit_failure` says why the commit failed."""
+
+    extraction: Extraction
+    commit_failure: CommitFailure | None
+
+    @classmethod
+    def from_proto(cls, message: cognition_pb2.SavePendingExtractionResponse
+                   ) -> SavedExtraction:
+        failure = CommitFailure.from_proto(message.commit_failure) \
+            if message.HasField("commit_failure") else None
+        return cls(Extraction.from_proto(message.extraction), failure)
+
+
+@dataclass
+class CommitReport(_Model):
+    """{extraction_id: knowledge_id} of the committed ones, and the failures."""
+
+    committed: dict[str, str]
+    failed: list[CommitFailure]
+
+    @classmethod
+    def from_proto(cls, message: cognition_pb2.CommitExtractionsResponse) -> CommitReport:
+        return cls({c.extraction_id: c.knowledge_id for c in message.committed},
+                   [CommitFailure.from_proto(f) for f in message.failed])
+
+
+@dataclass
+class TimelineStep(_Model):
+    sequence: int
+    events: list[Event]
+
+
+@dataclass
+class MemoryCount(_Model):
+    memory_type: str
+    reads: int
+    writes: int
+
+
+@dataclass
+class KnowledgeEvaluation(_Model):
+    knowledge_id: str
+    queried: int
+    helpful: int
+    harmful: int
+    neutral: int
+    unused: int
+    irrelevant: int
+    feedback_deferred: int
+
+
+@dataclass
+class TraceView(_Model):
+    """Seed 004's aggregations of one trace."""
+
+    trace: Trace
+    timeline: list[TimelineStep]
+    memory_timeline: list[Event]
+    memory_counts: list[MemoryCount]
+    plan_evolution: list[Event]
+    knowledge: list[KnowledgeEvaluation]
+    extraction_funnel: dict[str, int]
+    reflections: list[Event]
+    pending_query_sequences: list[int]
+
+    @classmethod
+    def from_proto(cls, message: cognition_pb2.GetTraceViewResponse) -> TraceView:
+        funnel = message.extraction_funnel
+        return cls(
+            trace=Trace.from_proto(message.trace),
+            timeline=[TimelineStep(s.sequence, [Event.from_proto(e) for e in s.events])
+                      for s in message.timeline],
+            memory_timeline=[Event.from_proto(e) for e in message.memory_timeline],
+            memory_counts=[MemoryCount(c.memory_type, c.reads, c.writes)
+                           for c in message.memory_counts],
+            plan_evolution=[Event.from_proto(e) for e in message.plan_evolution],
+            knowledge=[KnowledgeEvaluation(
+                k.knowledge_id, k.queried, k.helpful, k.harmful, k.neutral, k.unused,
+                k.irrelevant, k.feedback_deferred) for k in message.knowledge],
+            extraction_funnel={f.name: getattr(funnel, f.name)
+                               for f in funnel.DESCRIPTOR.fields},
+            reflections=[Event.from_proto(e) for e in message.reflections],
+            pending_query_sequences=list(message.pending_query_sequences))
+
+
+@dataclass
+class ImportResult(_Model):
+    trace: Trace
+    imported: int
+
+
+@dataclass
+class KnowledgeInjection(_Model):
+    """What inject_knowledge_for_goal found and logged: the hits, the "📚 相关知识" block
+    to show the model, and the ids of the query and memory_read events."""
+
+    hits: list[SearchHit]
+    text: str
+    event_ids: list[str]
 # ---- Memory (dream service, seed 002) ------------------------------------------------------
 
 _REQUEST_TYPE_NAMES = {dream_pb2.REQUEST_TYPE_GROUP: "group",
@@ -264,7 +729,7 @@ class Memo(_Model):
 
 
 @dataclass
-class MemoryEvent(_Model):
+class CognitiveEvent(_Model):
     event_id: str
     text: str
     user_id: str
@@ -281,7 +746,7 @@ class MemoryEvent(_Model):
     job_id: str
 
     @classmethod
-    def from_proto(cls, message: dream_pb2.MemoryEvent) -> MemoryEvent:
+    def from_proto(cls, message: dream_pb2.CognitiveEvent) -> CognitiveEvent:
         return cls(message.event_id, message.text, message.user_id, message.group_id,
                    message.sender_id, _time(message.timestamp), message.timestamp_local,
                    message.request_type, message.perspective, message.is_absolute,
@@ -297,13 +762,13 @@ class MemoryEvent(_Model):
 
 @dataclass
 class EventHit(_Model):
-    event: MemoryEvent
+    event: CognitiveEvent
     similarity: float
     score: float
 
     @classmethod
     def from_proto(cls, message: dream_pb2.EventHit) -> EventHit:
-        return cls(MemoryEvent.from_proto(message.event), message.similarity, message.score)
+        return cls(CognitiveEvent.from_proto(message.event), message.similarity, message.score)
 
 
 class EventResults(list[EventHit]):

@@ -1,4 +1,5 @@
-"""Seed 001's agent tools as OpenAI function-calling schemas, and their execution.
+"""Seed 001's agent tools (knowledge and resource_save / resource_get) as OpenAI
+function-calling schemas, and their execution.
 
     tools = knowhub.tools.openai_tools()                 # pass to chat.completions.create
     result = knowhub.tools.call_tool(kh, name, arguments)  # run the model's tool call
@@ -13,6 +14,7 @@ from typing import Any
 from knowhub.errors import KnowHubError
 
 KNOWLEDGE_TYPES = ["user_profile", "strategy", "tool", "usecase", "definition", "plan"]
+RESOURCE_CONTENT_TYPES = ["text", "code", "credential", "cookie"]
 
 _CASE = {
     "type": "object",
@@ -90,6 +92,34 @@ _SCHEMAS = [
         "model": {"type": "string", "description": "LLM model for merging."},
         "dry_run": {"type": "boolean", "default": False},
     }, []),
+    _function("resource_save", "Save a resource (code snippet, credential or cookie) that "
+              "knowledge can refer to by its id in resource_ids. Put passwords, tokens and "
+              "cookies in secure_body: it is encrypted and shown only to those allowed.", {
+                  "id": {"type": "string", "description": "Path-like id of lowercase "
+                         "letters, digits and _ - . separated by /, e.g. "
+                         "code/selenium/undetected_login or credentials/website_a."},
+                  "title": {"type": "string"},
+                  "body": {"type": "string", "description": "The public part: code, or how "
+                           "to use the secret."},
+                  "secure_body": {"type": "string", "description": "The secret part."},
+                  "content_type": {"type": "string", "enum": RESOURCE_CONTENT_TYPES,
+                                   "default": "text"},
+                  "metadata": {"type": "object", "description": "e.g. {\"language\": "
+                               "\"python\"} or {\"acquired_at\": \"...\"}"},
+                  "scopes": {"type": "array", "items": {"type": "string"}},
+                  "expires_at": {"type": "string", "description": "ISO 8601; when a "
+                                 "cookie or credential stops working."},
+                  "expected_version": {"type": "integer", "minimum": 0, "description":
+                                       "Save only if the resource is at this version "
+                                       "(0: only if it is new)."},
+              }, ["id", "title", "body"]),
+    _function("resource_get", "Read a resource by id; include_secure also returns its "
+              "secure_body, if you are allowed to see it.", {
+                  "id": {"type": "string"},
+                  "include_secure": {"type": "boolean", "default": False},
+                  "version": {"type": "integer", "minimum": 1,
+                              "description": "An earlier version; the latest by default."},
+              }, ["id"]),
 ]
 
 
@@ -116,6 +146,8 @@ _RUNNERS: dict[str, Callable[[Any, dict[str, Any]], dict[str, Any]]] = {
     "knowledge_batch_update": _batch_update,
     "knowledge_list": _list,
     "knowledge_slim": lambda kh, args: kh.knowledge.slim(**args).to_dict(),
+    "resource_save": lambda kh, args: kh.resources.save(**args).to_dict(),
+    "resource_get": lambda kh, args: kh.resources.get(**args).to_dict(),
 }
 
 

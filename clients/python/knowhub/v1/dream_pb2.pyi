@@ -117,7 +117,7 @@ class RecentMemosResponse(_message.Message):
     memos: _containers.RepeatedCompositeFieldContainer[Memo]
     def __init__(self, memos: _Optional[_Iterable[_Union[Memo, _Mapping]]] = ...) -> None: ...
 
-class MemoryEvent(_message.Message):
+class CognitiveEvent(_message.Message):
     __slots__ = ("event_id", "text", "user_id", "group_id", "sender_id", "timestamp", "timestamp_local", "request_type", "perspective", "is_absolute", "schema_version", "scope", "warning", "job_id")
     EVENT_ID_FIELD_NUMBER: _ClassVar[int]
     TEXT_FIELD_NUMBER: _ClassVar[int]
@@ -174,10 +174,10 @@ class EventHit(_message.Message):
     EVENT_FIELD_NUMBER: _ClassVar[int]
     SIMILARITY_FIELD_NUMBER: _ClassVar[int]
     SCORE_FIELD_NUMBER: _ClassVar[int]
-    event: MemoryEvent
+    event: CognitiveEvent
     similarity: float
     score: float
-    def __init__(self, event: _Optional[_Union[MemoryEvent, _Mapping]] = ..., similarity: _Optional[float] = ..., score: _Optional[float] = ...) -> None: ...
+    def __init__(self, event: _Optional[_Union[CognitiveEvent, _Mapping]] = ..., similarity: _Optional[float] = ..., score: _Optional[float] = ...) -> None: ...
 
 class SearchEventsResponse(_message.Message):
     __slots__ = ("hits", "warnings")

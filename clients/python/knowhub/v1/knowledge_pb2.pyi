@@ -203,14 +203,36 @@ class SearchKnowledgeRequest(_message.Message):
     def __init__(self, query: _Optional[str] = ..., top_k: _Optional[int] = ..., min_score: _Optional[int] = ..., types: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class SearchHit(_message.Message):
-    __slots__ = ("knowledge", "quality_score", "relevance")
+    __slots__ = ("knowledge", "quality_score", "relevance", "unavailable_resources", "resources_unverified")
     KNOWLEDGE_FIELD_NUMBER: _ClassVar[int]
     QUALITY_SCORE_FIELD_NUMBER: _ClassVar[int]
     RELEVANCE_FIELD_NUMBER: _ClassVar[int]
+    UNAVAILABLE_RESOURCES_FIELD_NUMBER: _ClassVar[int]
+    RESOURCES_UNVERIFIED_FIELD_NUMBER: _ClassVar[int]
     knowledge: Knowledge
     quality_score: float
     relevance: float
-    def __init__(self, knowledge: _Optional[_Union[Knowledge, _Mapping]] = ..., quality_score: _Optional[float] = ..., relevance: _Optional[float] = ...) -> None: ...
+    unavailable_resources: _containers.RepeatedCompositeFieldContainer[UnavailableResource]
+    resources_unverified: bool
+    def __init__(self, knowledge: _Optional[_Union[Knowledge, _Mapping]] = ..., quality_score: _Optional[float] = ..., relevance: _Optional[float] = ..., unavailable_resources: _Optional[_Iterable[_Union[UnavailableResource, _Mapping]]] = ..., resources_unverified: _Optional[bool] = ...) -> None: ...
+
+class UnavailableResource(_message.Message):
+    __slots__ = ("resource_id", "reason")
+    class Reason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+        __slots__ = ()
+        REASON_UNSPECIFIED: _ClassVar[UnavailableResource.Reason]
+        REASON_MISSING: _ClassVar[UnavailableResource.Reason]
+        REASON_EXPIRED: _ClassVar[UnavailableResource.Reason]
+        REASON_DELETED: _ClassVar[UnavailableResource.Reason]
+    REASON_UNSPECIFIED: UnavailableResource.Reason
+    REASON_MISSING: UnavailableResource.Reason
+    REASON_EXPIRED: UnavailableResource.Reason
+    REASON_DELETED: UnavailableResource.Reason
+    RESOURCE_ID_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    resource_id: str
+    reason: UnavailableResource.Reason
+    def __init__(self, resource_id: _Optional[str] = ..., reason: _Optional[_Union[UnavailableResource.Reason, str]] = ...) -> None: ...
 
 class SearchKnowledgeResponse(_message.Message):
     __slots__ = ("hits", "routed")

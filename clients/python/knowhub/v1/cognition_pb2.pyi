@@ -1,0 +1,711 @@
+import datetime
+
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class FeedbackState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    FEEDBACK_STATE_UNSPECIFIED: _ClassVar[FeedbackState]
+    FEEDBACK_STATE_NONE: _ClassVar[FeedbackState]
+    FEEDBACK_STATE_APPLIED: _ClassVar[FeedbackState]
+    FEEDBACK_STATE_DEFERRED: _ClassVar[FeedbackState]
+    FEEDBACK_STATE_REFUSED: _ClassVar[FeedbackState]
+    FEEDBACK_STATE_IMPORTED: _ClassVar[FeedbackState]
+FEEDBACK_STATE_UNSPECIFIED: FeedbackState
+FEEDBACK_STATE_NONE: FeedbackState
+FEEDBACK_STATE_APPLIED: FeedbackState
+FEEDBACK_STATE_DEFERRED: FeedbackState
+FEEDBACK_STATE_REFUSED: FeedbackState
+FEEDBACK_STATE_IMPORTED: FeedbackState
+
+class QuerySource(_message.Message):
+    __slots__ = ("id", "task", "content")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    TASK_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    task: str
+    content: str
+    def __init__(self, id: _Optional[str] = ..., task: _Optional[str] = ..., content: _Optional[str] = ...) -> None: ...
+
+class QueryEvent(_message.Message):
+    __slots__ = ("sequence", "goal_id", "query", "response", "source_ids", "sources")
+    SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    GOAL_ID_FIELD_NUMBER: _ClassVar[int]
+    QUERY_FIELD_NUMBER: _ClassVar[int]
+    RESPONSE_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_IDS_FIELD_NUMBER: _ClassVar[int]
+    SOURCES_FIELD_NUMBER: _ClassVar[int]
+    sequence: int
+    goal_id: str
+    query: str
+    response: str
+    source_ids: _containers.RepeatedScalarFieldContainer[str]
+    sources: _containers.RepeatedCompositeFieldContainer[QuerySource]
+    def __init__(self, sequence: _Optional[int] = ..., goal_id: _Optional[str] = ..., query: _Optional[str] = ..., response: _Optional[str] = ..., source_ids: _Optional[_Iterable[str]] = ..., sources: _Optional[_Iterable[_Union[QuerySource, _Mapping]]] = ...) -> None: ...
+
+class EvalResult(_message.Message):
+    __slots__ = ("status", "reason")
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    status: str
+    reason: str
+    def __init__(self, status: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class EvaluationEvent(_message.Message):
+    __slots__ = ("query_sequence", "knowledge_id", "eval_result", "evaluated_at_trigger")
+    QUERY_SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    KNOWLEDGE_ID_FIELD_NUMBER: _ClassVar[int]
+    EVAL_RESULT_FIELD_NUMBER: _ClassVar[int]
+    EVALUATED_AT_TRIGGER_FIELD_NUMBER: _ClassVar[int]
+    query_sequence: int
+    knowledge_id: str
+    eval_result: EvalResult
+    evaluated_at_trigger: str
+    def __init__(self, query_sequence: _Optional[int] = ..., knowledge_id: _Optional[str] = ..., eval_result: _Optional[_Union[EvalResult, _Mapping]] = ..., evaluated_at_trigger: _Optional[str] = ...) -> None: ...
+
+class ExtractionPayload(_message.Message):
+    __slots__ = ("task", "content", "types", "tags", "score", "scopes", "owner", "resource_ids", "source_name", "source_category", "urls", "agent_id", "submitted_by", "message_id")
+    class TagsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    TASK_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    TYPES_FIELD_NUMBER: _ClassVar[int]
+    TAGS_FIELD_NUMBER: _ClassVar[int]
+    SCORE_FIELD_NUMBER: _ClassVar[int]
+    SCOPES_FIELD_NUMBER: _ClassVar[int]
+    OWNER_FIELD_NUMBER: _ClassVar[int]
+    RESOURCE_IDS_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_NAME_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_CATEGORY_FIELD_NUMBER: _ClassVar[int]
+    URLS_FIELD_NUMBER: _ClassVar[int]
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    SUBMITTED_BY_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_ID_FIELD_NUMBER: _ClassVar[int]
+    task: str
+    content: str
+    types: _containers.RepeatedScalarFieldContainer[str]
+    tags: _containers.ScalarMap[str, str]
+    score: int
+    scopes: _containers.RepeatedScalarFieldContainer[str]
+    owner: str
+    resource_ids: _containers.RepeatedScalarFieldContainer[str]
+    source_name: str
+    source_category: str
+    urls: _containers.RepeatedScalarFieldContainer[str]
+    agent_id: str
+    submitted_by: str
+    message_id: str
+    def __init__(self, task: _Optional[str] = ..., content: _Optional[str] = ..., types: _Optional[_Iterable[str]] = ..., tags: _Optional[_Mapping[str, str]] = ..., score: _Optional[int] = ..., scopes: _Optional[_Iterable[str]] = ..., owner: _Optional[str] = ..., resource_ids: _Optional[_Iterable[str]] = ..., source_name: _Optional[str] = ..., source_category: _Optional[str] = ..., urls: _Optional[_Iterable[str]] = ..., agent_id: _Optional[str] = ..., submitted_by: _Optional[str] = ..., message_id: _Optional[str] = ...) -> None: ...
+
+class ExtractionPendingEvent(_message.Message):
+    __slots__ = ("extraction_id", "sequence", "goal_id", "branch_id", "payload")
+    EXTRACTION_ID_FIELD_NUMBER: _ClassVar[int]
+    SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    GOAL_ID_FIELD_NUMBER: _ClassVar[int]
+    BRANCH_ID_FIELD_NUMBER: _ClassVar[int]
+    PAYLOAD_FIELD_NUMBER: _ClassVar[int]
+    extraction_id: str
+    sequence: int
+    goal_id: str
+    branch_id: str
+    payload: ExtractionPayload
+    def __init__(self, extraction_id: _Optional[str] = ..., sequence: _Optional[int] = ..., goal_id: _Optional[str] = ..., branch_id: _Optional[str] = ..., payload: _Optional[_Union[ExtractionPayload, _Mapping]] = ...) -> None: ...
+
+class ExtractionReviewedEvent(_message.Message):
+    __slots__ = ("extraction_id", "decision", "edited_payload")
+    EXTRACTION_ID_FIELD_NUMBER: _ClassVar[int]
+    DECISION_FIELD_NUMBER: _ClassVar[int]
+    EDITED_PAYLOAD_FIELD_NUMBER: _ClassVar[int]
+    extraction_id: str
+    decision: str
+    edited_payload: ExtractionPayload
+    def __init__(self, extraction_id: _Optional[str] = ..., decision: _Optional[str] = ..., edited_payload: _Optional[_Union[ExtractionPayload, _Mapping]] = ...) -> None: ...
+
+class ExtractionCommittedEvent(_message.Message):
+    __slots__ = ("extraction_id", "knowledge_id")
+    EXTRACTION_ID_FIELD_NUMBER: _ClassVar[int]
+    KNOWLEDGE_ID_FIELD_NUMBER: _ClassVar[int]
+    extraction_id: str
+    knowledge_id: str
+    def __init__(self, extraction_id: _Optional[str] = ..., knowledge_id: _Optional[str] = ...) -> None: ...
+
+class ReflectionEvent(_message.Message):
+    __slots__ = ("sequence_range", "summary", "consumed_at")
+    SEQUENCE_RANGE_FIELD_NUMBER: _ClassVar[int]
+    SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    CONSUMED_AT_FIELD_NUMBER: _ClassVar[int]
+    sequence_range: _containers.RepeatedScalarFieldContainer[int]
+    summary: str
+    consumed_at: _timestamp_pb2.Timestamp
+    def __init__(self, sequence_range: _Optional[_Iterable[int]] = ..., summary: _Optional[str] = ..., consumed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class MemoryEvent(_message.Message):
+    __slots__ = ("memory_type", "key_or_scope", "summary", "step_index")
+    MEMORY_TYPE_FIELD_NUMBER: _ClassVar[int]
+    KEY_OR_SCOPE_FIELD_NUMBER: _ClassVar[int]
+    SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    STEP_INDEX_FIELD_NUMBER: _ClassVar[int]
+    memory_type: str
+    key_or_scope: str
+    summary: str
+    step_index: int
+    def __init__(self, memory_type: _Optional[str] = ..., key_or_scope: _Optional[str] = ..., summary: _Optional[str] = ..., step_index: _Optional[int] = ...) -> None: ...
+
+class PlanEvolutionEvent(_message.Message):
+    __slots__ = ("plan_version", "diff_summary")
+    PLAN_VERSION_FIELD_NUMBER: _ClassVar[int]
+    DIFF_SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    plan_version: int
+    diff_summary: str
+    def __init__(self, plan_version: _Optional[int] = ..., diff_summary: _Optional[str] = ...) -> None: ...
+
+class MessageEvent(_message.Message):
+    __slots__ = ("sequence", "role", "content")
+    SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    ROLE_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    sequence: int
+    role: str
+    content: str
+    def __init__(self, sequence: _Optional[int] = ..., role: _Optional[str] = ..., content: _Optional[str] = ...) -> None: ...
+
+class Event(_message.Message):
+    __slots__ = ("event_id", "timestamp", "query", "evaluation", "extraction_pending", "extraction_reviewed", "extraction_committed", "reflection", "memory_read", "memory_write", "plan_evolution", "message")
+    EVENT_ID_FIELD_NUMBER: _ClassVar[int]
+    TIMESTAMP_FIELD_NUMBER: _ClassVar[int]
+    QUERY_FIELD_NUMBER: _ClassVar[int]
+    EVALUATION_FIELD_NUMBER: _ClassVar[int]
+    EXTRACTION_PENDING_FIELD_NUMBER: _ClassVar[int]
+    EXTRACTION_REVIEWED_FIELD_NUMBER: _ClassVar[int]
+    EXTRACTION_COMMITTED_FIELD_NUMBER: _ClassVar[int]
+    REFLECTION_FIELD_NUMBER: _ClassVar[int]
+    MEMORY_READ_FIELD_NUMBER: _ClassVar[int]
+    MEMORY_WRITE_FIELD_NUMBER: _ClassVar[int]
+    PLAN_EVOLUTION_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    event_id: str
+    timestamp: _timestamp_pb2.Timestamp
+    query: QueryEvent
+    evaluation: EvaluationEvent
+    extraction_pending: ExtractionPendingEvent
+    extraction_reviewed: ExtractionReviewedEvent
+    extraction_committed: ExtractionCommittedEvent
+    reflection: ReflectionEvent
+    memory_read: MemoryEvent
+    memory_write: MemoryEvent
+    plan_evolution: PlanEvolutionEvent
+    message: MessageEvent
+    def __init__(self, event_id: _Optional[str] = ..., timestamp: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., query: _Optional[_Union[QueryEvent, _Mapping]] = ..., evaluation: _Optional[_Union[EvaluationEvent, _Mapping]] = ..., extraction_pending: _Optional[_Union[ExtractionPendingEvent, _Mapping]] = ..., extraction_reviewed: _Optional[_Union[ExtractionReviewedEvent, _Mapping]] = ..., extraction_committed: _Optional[_Union[ExtractionCommittedEvent, _Mapping]] = ..., reflection: _Optional[_Union[ReflectionEvent, _Mapping]] = ..., memory_read: _Optional[_Union[MemoryEvent, _Mapping]] = ..., memory_write: _Optional[_Union[MemoryEvent, _Mapping]] = ..., plan_evolution: _Optional[_Union[PlanEvolutionEvent, _Mapping]] = ..., message: _Optional[_Union[MessageEvent, _Mapping]] = ...) -> None: ...
+
+class Trace(_message.Message):
+    __slots__ = ("trace_id", "owner", "agent_id", "task", "last_sequence", "reflected_at_sequence", "auto_commit", "event_count", "pending_evaluations", "unconsumed_reflections", "last_trigger", "created_at", "updated_at")
+    TRACE_ID_FIELD_NUMBER: _ClassVar[int]
+    OWNER_FIELD_NUMBER: _ClassVar[int]
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    TASK_FIELD_NUMBER: _ClassVar[int]
+    LAST_SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    REFLECTED_AT_SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    AUTO_COMMIT_FIELD_NUMBER: _ClassVar[int]
+    EVENT_COUNT_FIELD_NUMBER: _ClassVar[int]
+    PENDING_EVALUATIONS_FIELD_NUMBER: _ClassVar[int]
+    UNCONSUMED_REFLECTIONS_FIELD_NUMBER: _ClassVar[int]
+    LAST_TRIGGER_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
+    trace_id: str
+    owner: str
+    agent_id: str
+    task: str
+    last_sequence: int
+    reflected_at_sequence: int
+    auto_commit: bool
+    event_count: int
+    pending_evaluations: int
+    unconsumed_reflections: int
+    last_trigger: str
+    created_at: _timestamp_pb2.Timestamp
+    updated_at: _timestamp_pb2.Timestamp
+    def __init__(self, trace_id: _Optional[str] = ..., owner: _Optional[str] = ..., agent_id: _Optional[str] = ..., task: _Optional[str] = ..., last_sequence: _Optional[int] = ..., reflected_at_sequence: _Optional[int] = ..., auto_commit: _Optional[bool] = ..., event_count: _Optional[int] = ..., pending_evaluations: _Optional[int] = ..., unconsumed_reflections: _Optional[int] = ..., last_trigger: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class AppendEventsRequest(_message.Message):
+    __slots__ = ("trace_id", "events", "request_id", "task", "agent_id", "auto_commit")
+    TRACE_ID_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    TASK_FIELD_NUMBER: _ClassVar[int]
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    AUTO_COMMIT_FIELD_NUMBER: _ClassVar[int]
+    trace_id: str
+    events: _containers.RepeatedCompositeFieldContainer[Event]
+    request_id: str
+    task: str
+    agent_id: str
+    auto_commit: bool
+    def __init__(self, trace_id: _Optional[str] = ..., events: _Optional[_Iterable[_Union[Event, _Mapping]]] = ..., request_id: _Optional[str] = ..., task: _Optional[str] = ..., agent_id: _Optional[str] = ..., auto_commit: _Optional[bool] = ...) -> None: ...
+
+class AppendEventsResponse(_message.Message):
+    __slots__ = ("event_ids", "trace")
+    EVENT_IDS_FIELD_NUMBER: _ClassVar[int]
+    TRACE_FIELD_NUMBER: _ClassVar[int]
+    event_ids: _containers.RepeatedScalarFieldContainer[str]
+    trace: Trace
+    def __init__(self, event_ids: _Optional[_Iterable[str]] = ..., trace: _Optional[_Union[Trace, _Mapping]] = ...) -> None: ...
+
+class GetLogRequest(_message.Message):
+    __slots__ = ("trace_id", "types", "since", "page_size", "page_token")
+    TRACE_ID_FIELD_NUMBER: _ClassVar[int]
+    TYPES_FIELD_NUMBER: _ClassVar[int]
+    SINCE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    trace_id: str
+    types: _containers.RepeatedScalarFieldContainer[str]
+    since: _timestamp_pb2.Timestamp
+    page_size: int
+    page_token: str
+    def __init__(self, trace_id: _Optional[str] = ..., types: _Optional[_Iterable[str]] = ..., since: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class GetLogResponse(_message.Message):
+    __slots__ = ("events", "next_page_token", "trace")
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    TRACE_FIELD_NUMBER: _ClassVar[int]
+    events: _containers.RepeatedCompositeFieldContainer[Event]
+    next_page_token: str
+    trace: Trace
+    def __init__(self, events: _Optional[_Iterable[_Union[Event, _Mapping]]] = ..., next_page_token: _Optional[str] = ..., trace: _Optional[_Union[Trace, _Mapping]] = ...) -> None: ...
+
+class ListTracesRequest(_message.Message):
+    __slots__ = ("agent_id", "updated_since", "page_size", "page_token")
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    UPDATED_SINCE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    updated_since: _timestamp_pb2.Timestamp
+    page_size: int
+    page_token: str
+    def __init__(self, agent_id: _Optional[str] = ..., updated_since: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class ListTracesResponse(_message.Message):
+    __slots__ = ("traces", "next_page_token")
+    TRACES_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    traces: _containers.RepeatedCompositeFieldContainer[Trace]
+    next_page_token: str
+    def __init__(self, traces: _Optional[_Iterable[_Union[Trace, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class PendingEvaluationsRequest(_message.Message):
+    __slots__ = ("trace_id",)
+    TRACE_ID_FIELD_NUMBER: _ClassVar[int]
+    trace_id: str
+    def __init__(self, trace_id: _Optional[str] = ...) -> None: ...
+
+class PendingEvaluationsResponse(_message.Message):
+    __slots__ = ("queries", "last_trigger")
+    QUERIES_FIELD_NUMBER: _ClassVar[int]
+    LAST_TRIGGER_FIELD_NUMBER: _ClassVar[int]
+    queries: _containers.RepeatedCompositeFieldContainer[Event]
+    last_trigger: str
+    def __init__(self, queries: _Optional[_Iterable[_Union[Event, _Mapping]]] = ..., last_trigger: _Optional[str] = ...) -> None: ...
+
+class SignalTriggerRequest(_message.Message):
+    __slots__ = ("trace_id", "trigger")
+    TRACE_ID_FIELD_NUMBER: _ClassVar[int]
+    TRIGGER_FIELD_NUMBER: _ClassVar[int]
+    trace_id: str
+    trigger: str
+    def __init__(self, trace_id: _Optional[str] = ..., trigger: _Optional[str] = ...) -> None: ...
+
+class SignalTriggerResponse(_message.Message):
+    __slots__ = ("query_sequences", "published", "trigger_id")
+    QUERY_SEQUENCES_FIELD_NUMBER: _ClassVar[int]
+    PUBLISHED_FIELD_NUMBER: _ClassVar[int]
+    TRIGGER_ID_FIELD_NUMBER: _ClassVar[int]
+    query_sequences: _containers.RepeatedScalarFieldContainer[int]
+    published: bool
+    trigger_id: str
+    def __init__(self, query_sequences: _Optional[_Iterable[int]] = ..., published: _Optional[bool] = ..., trigger_id: _Optional[str] = ...) -> None: ...
+
+class Trigger(_message.Message):
+    __slots__ = ("trigger_id", "trace_id", "trigger", "query_sequences", "owner", "agent_id", "signaled_at", "delivery_count")
+    TRIGGER_ID_FIELD_NUMBER: _ClassVar[int]
+    TRACE_ID_FIELD_NUMBER: _ClassVar[int]
+    TRIGGER_FIELD_NUMBER: _ClassVar[int]
+    QUERY_SEQUENCES_FIELD_NUMBER: _ClassVar[int]
+    OWNER_FIELD_NUMBER: _ClassVar[int]
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    SIGNALED_AT_FIELD_NUMBER: _ClassVar[int]
+    DELIVERY_COUNT_FIELD_NUMBER: _ClassVar[int]
+    trigger_id: str
+    trace_id: str
+    trigger: str
+    query_sequences: _containers.RepeatedScalarFieldContainer[int]
+    owner: str
+    agent_id: str
+    signaled_at: _timestamp_pb2.Timestamp
+    delivery_count: int
+    def __init__(self, trigger_id: _Optional[str] = ..., trace_id: _Optional[str] = ..., trigger: _Optional[str] = ..., query_sequences: _Optional[_Iterable[int]] = ..., owner: _Optional[str] = ..., agent_id: _Optional[str] = ..., signaled_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., delivery_count: _Optional[int] = ...) -> None: ...
+
+class WatchTriggersRequest(_message.Message):
+    __slots__ = ("group", "consumer")
+    GROUP_FIELD_NUMBER: _ClassVar[int]
+    CONSUMER_FIELD_NUMBER: _ClassVar[int]
+    group: str
+    consumer: str
+    def __init__(self, group: _Optional[str] = ..., consumer: _Optional[str] = ...) -> None: ...
+
+class WatchTriggersResponse(_message.Message):
+    __slots__ = ("trigger",)
+    TRIGGER_FIELD_NUMBER: _ClassVar[int]
+    trigger: Trigger
+    def __init__(self, trigger: _Optional[_Union[Trigger, _Mapping]] = ...) -> None: ...
+
+class AckTriggersRequest(_message.Message):
+    __slots__ = ("group", "trigger_ids")
+    GROUP_FIELD_NUMBER: _ClassVar[int]
+    TRIGGER_IDS_FIELD_NUMBER: _ClassVar[int]
+    group: str
+    trigger_ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, group: _Optional[str] = ..., trigger_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class AckTriggersResponse(_message.Message):
+    __slots__ = ("acknowledged",)
+    ACKNOWLEDGED_FIELD_NUMBER: _ClassVar[int]
+    acknowledged: int
+    def __init__(self, acknowledged: _Optional[int] = ...) -> None: ...
+
+class GetEvaluationPromptRequest(_message.Message):
+    __slots__ = ("trace_id", "mission", "goal")
+    TRACE_ID_FIELD_NUMBER: _ClassVar[int]
+    MISSION_FIELD_NUMBER: _ClassVar[int]
+    GOAL_FIELD_NUMBER: _ClassVar[int]
+    trace_id: str
+    mission: str
+    goal: str
+    def __init__(self, trace_id: _Optional[str] = ..., mission: _Optional[str] = ..., goal: _Optional[str] = ...) -> None: ...
+
+class GetEvaluationPromptResponse(_message.Message):
+    __slots__ = ("prompt", "query_sequences")
+    PROMPT_FIELD_NUMBER: _ClassVar[int]
+    QUERY_SEQUENCES_FIELD_NUMBER: _ClassVar[int]
+    prompt: str
+    query_sequences: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, prompt: _Optional[str] = ..., query_sequences: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class Assessment(_message.Message):
+    __slots__ = ("knowledge_id", "status", "reason")
+    KNOWLEDGE_ID_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    knowledge_id: str
+    status: str
+    reason: str
+    def __init__(self, knowledge_id: _Optional[str] = ..., status: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class QueryEvaluation(_message.Message):
+    __slots__ = ("query_sequence", "assessments")
+    QUERY_SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    ASSESSMENTS_FIELD_NUMBER: _ClassVar[int]
+    query_sequence: int
+    assessments: _containers.RepeatedCompositeFieldContainer[Assessment]
+    def __init__(self, query_sequence: _Optional[int] = ..., assessments: _Optional[_Iterable[_Union[Assessment, _Mapping]]] = ...) -> None: ...
+
+class SubmitEvaluationRequest(_message.Message):
+    __slots__ = ("trace_id", "raw_text", "evaluations", "trigger")
+    TRACE_ID_FIELD_NUMBER: _ClassVar[int]
+    RAW_TEXT_FIELD_NUMBER: _ClassVar[int]
+    EVALUATIONS_FIELD_NUMBER: _ClassVar[int]
+    TRIGGER_FIELD_NUMBER: _ClassVar[int]
+    trace_id: str
+    raw_text: str
+    evaluations: _containers.RepeatedCompositeFieldContainer[QueryEvaluation]
+    trigger: str
+    def __init__(self, trace_id: _Optional[str] = ..., raw_text: _Optional[str] = ..., evaluations: _Optional[_Iterable[_Union[QueryEvaluation, _Mapping]]] = ..., trigger: _Optional[str] = ...) -> None: ...
+
+class EvaluationOutcome(_message.Message):
+    __slots__ = ("query_sequence", "knowledge_id", "status", "recorded", "feedback", "detail")
+    QUERY_SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    KNOWLEDGE_ID_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    RECORDED_FIELD_NUMBER: _ClassVar[int]
+    FEEDBACK_FIELD_NUMBER: _ClassVar[int]
+    DETAIL_FIELD_NUMBER: _ClassVar[int]
+    query_sequence: int
+    knowledge_id: str
+    status: str
+    recorded: bool
+    feedback: FeedbackState
+    detail: str
+    def __init__(self, query_sequence: _Optional[int] = ..., knowledge_id: _Optional[str] = ..., status: _Optional[str] = ..., recorded: _Optional[bool] = ..., feedback: _Optional[_Union[FeedbackState, str]] = ..., detail: _Optional[str] = ...) -> None: ...
+
+class SubmitEvaluationResponse(_message.Message):
+    __slots__ = ("outcomes", "pending_query_sequences")
+    OUTCOMES_FIELD_NUMBER: _ClassVar[int]
+    PENDING_QUERY_SEQUENCES_FIELD_NUMBER: _ClassVar[int]
+    outcomes: _containers.RepeatedCompositeFieldContainer[EvaluationOutcome]
+    pending_query_sequences: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, outcomes: _Optional[_Iterable[_Union[EvaluationOutcome, _Mapping]]] = ..., pending_query_sequences: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class Extraction(_message.Message):
+    __slots__ = ("trace_id", "extraction_id", "state", "sequence", "goal_id", "branch_id", "payload", "edited_payload", "knowledge_id", "created_at", "reviewed_at", "committed_at")
+    TRACE_ID_FIELD_NUMBER: _ClassVar[int]
+    EXTRACTION_ID_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    GOAL_ID_FIELD_NUMBER: _ClassVar[int]
+    BRANCH_ID_FIELD_NUMBER: _ClassVar[int]
+    PAYLOAD_FIELD_NUMBER: _ClassVar[int]
+    EDITED_PAYLOAD_FIELD_NUMBER: _ClassVar[int]
+    KNOWLEDGE_ID_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    REVIEWED_AT_FIELD_NUMBER: _ClassVar[int]
+    COMMITTED_AT_FIELD_NUMBER: _ClassVar[int]
+    trace_id: str
+    extraction_id: str
+    state: str
+    sequence: int
+    goal_id: str
+    branch_id: str
+    payload: ExtractionPayload
+    edited_payload: ExtractionPayload
+    knowledge_id: str
+    created_at: _timestamp_pb2.Timestamp
+    reviewed_at: _timestamp_pb2.Timestamp
+    committed_at: _timestamp_pb2.Timestamp
+    def __init__(self, trace_id: _Optional[str] = ..., extraction_id: _Optional[str] = ..., state: _Optional[str] = ..., sequence: _Optional[int] = ..., goal_id: _Optional[str] = ..., branch_id: _Optional[str] = ..., payload: _Optional[_Union[ExtractionPayload, _Mapping]] = ..., edited_payload: _Optional[_Union[ExtractionPayload, _Mapping]] = ..., knowledge_id: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., reviewed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., committed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class SavePendingExtractionRequest(_message.Message):
+    __slots__ = ("trace_id", "sequence", "goal_id", "branch_id", "payload", "request_id")
+    TRACE_ID_FIELD_NUMBER: _ClassVar[int]
+    SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    GOAL_ID_FIELD_NUMBER: _ClassVar[int]
+    BRANCH_ID_FIELD_NUMBER: _ClassVar[int]
+    PAYLOAD_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    trace_id: str
+    sequence: int
+    goal_id: str
+    branch_id: str
+    payload: ExtractionPayload
+    request_id: str
+    def __init__(self, trace_id: _Optional[str] = ..., sequence: _Optional[int] = ..., goal_id: _Optional[str] = ..., branch_id: _Optional[str] = ..., payload: _Optional[_Union[ExtractionPayload, _Mapping]] = ..., request_id: _Optional[str] = ...) -> None: ...
+
+class SavePendingExtractionResponse(_message.Message):
+    __slots__ = ("extraction", "commit_failure")
+    EXTRACTION_FIELD_NUMBER: _ClassVar[int]
+    COMMIT_FAILURE_FIELD_NUMBER: _ClassVar[int]
+    extraction: Extraction
+    commit_failure: CommitFailure
+    def __init__(self, extraction: _Optional[_Union[Extraction, _Mapping]] = ..., commit_failure: _Optional[_Union[CommitFailure, _Mapping]] = ...) -> None: ...
+
+class ListExtractionsRequest(_message.Message):
+    __slots__ = ("trace_id", "states", "page_size", "page_token")
+    TRACE_ID_FIELD_NUMBER: _ClassVar[int]
+    STATES_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    trace_id: str
+    states: _containers.RepeatedScalarFieldContainer[str]
+    page_size: int
+    page_token: str
+    def __init__(self, trace_id: _Optional[str] = ..., states: _Optional[_Iterable[str]] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class ListExtractionsResponse(_message.Message):
+    __slots__ = ("extractions", "next_page_token")
+    EXTRACTIONS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    extractions: _containers.RepeatedCompositeFieldContainer[Extraction]
+    next_page_token: str
+    def __init__(self, extractions: _Optional[_Iterable[_Union[Extraction, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class ReviewExtractionRequest(_message.Message):
+    __slots__ = ("trace_id", "extraction_id", "decision", "edited_payload")
+    TRACE_ID_FIELD_NUMBER: _ClassVar[int]
+    EXTRACTION_ID_FIELD_NUMBER: _ClassVar[int]
+    DECISION_FIELD_NUMBER: _ClassVar[int]
+    EDITED_PAYLOAD_FIELD_NUMBER: _ClassVar[int]
+    trace_id: str
+    extraction_id: str
+    decision: str
+    edited_payload: ExtractionPayload
+    def __init__(self, trace_id: _Optional[str] = ..., extraction_id: _Optional[str] = ..., decision: _Optional[str] = ..., edited_payload: _Optional[_Union[ExtractionPayload, _Mapping]] = ...) -> None: ...
+
+class ReviewExtractionResponse(_message.Message):
+    __slots__ = ("extraction",)
+    EXTRACTION_FIELD_NUMBER: _ClassVar[int]
+    extraction: Extraction
+    def __init__(self, extraction: _Optional[_Union[Extraction, _Mapping]] = ...) -> None: ...
+
+class CommitExtractionsRequest(_message.Message):
+    __slots__ = ("trace_id", "extraction_ids")
+    TRACE_ID_FIELD_NUMBER: _ClassVar[int]
+    EXTRACTION_IDS_FIELD_NUMBER: _ClassVar[int]
+    trace_id: str
+    extraction_ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, trace_id: _Optional[str] = ..., extraction_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class CommittedExtraction(_message.Message):
+    __slots__ = ("extraction_id", "knowledge_id")
+    EXTRACTION_ID_FIELD_NUMBER: _ClassVar[int]
+    KNOWLEDGE_ID_FIELD_NUMBER: _ClassVar[int]
+    extraction_id: str
+    knowledge_id: str
+    def __init__(self, extraction_id: _Optional[str] = ..., knowledge_id: _Optional[str] = ...) -> None: ...
+
+class CommitFailure(_message.Message):
+    __slots__ = ("extraction_id", "code", "message")
+    EXTRACTION_ID_FIELD_NUMBER: _ClassVar[int]
+    CODE_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    extraction_id: str
+    code: str
+    message: str
+    def __init__(self, extraction_id: _Optional[str] = ..., code: _Optional[str] = ..., message: _Optional[str] = ...) -> None: ...
+
+class CommitExtractionsResponse(_message.Message):
+    __slots__ = ("committed", "failed")
+    COMMITTED_FIELD_NUMBER: _ClassVar[int]
+    FAILED_FIELD_NUMBER: _ClassVar[int]
+    committed: _containers.RepeatedCompositeFieldContainer[CommittedExtraction]
+    failed: _containers.RepeatedCompositeFieldContainer[CommitFailure]
+    def __init__(self, committed: _Optional[_Iterable[_Union[CommittedExtraction, _Mapping]]] = ..., failed: _Optional[_Iterable[_Union[CommitFailure, _Mapping]]] = ...) -> None: ...
+
+class GetTraceViewRequest(_message.Message):
+    __slots__ = ("trace_id",)
+    TRACE_ID_FIELD_NUMBER: _ClassVar[int]
+    trace_id: str
+    def __init__(self, trace_id: _Optional[str] = ...) -> None: ...
+
+class TimelineStep(_message.Message):
+    __slots__ = ("sequence", "events")
+    SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    sequence: int
+    events: _containers.RepeatedCompositeFieldContainer[Event]
+    def __init__(self, sequence: _Optional[int] = ..., events: _Optional[_Iterable[_Union[Event, _Mapping]]] = ...) -> None: ...
+
+class KnowledgeEvaluationSummary(_message.Message):
+    __slots__ = ("knowledge_id", "queried", "helpful", "harmful", "neutral", "unused", "irrelevant", "feedback_deferred")
+    KNOWLEDGE_ID_FIELD_NUMBER: _ClassVar[int]
+    QUERIED_FIELD_NUMBER: _ClassVar[int]
+    HELPFUL_FIELD_NUMBER: _ClassVar[int]
+    HARMFUL_FIELD_NUMBER: _ClassVar[int]
+    NEUTRAL_FIELD_NUMBER: _ClassVar[int]
+    UNUSED_FIELD_NUMBER: _ClassVar[int]
+    IRRELEVANT_FIELD_NUMBER: _ClassVar[int]
+    FEEDBACK_DEFERRED_FIELD_NUMBER: _ClassVar[int]
+    knowledge_id: str
+    queried: int
+    helpful: int
+    harmful: int
+    neutral: int
+    unused: int
+    irrelevant: int
+    feedback_deferred: int
+    def __init__(self, knowledge_id: _Optional[str] = ..., queried: _Optional[int] = ..., helpful: _Optional[int] = ..., harmful: _Optional[int] = ..., neutral: _Optional[int] = ..., unused: _Optional[int] = ..., irrelevant: _Optional[int] = ..., feedback_deferred: _Optional[int] = ...) -> None: ...
+
+class ExtractionFunnel(_message.Message):
+    __slots__ = ("saved", "reviewed", "pending", "approved", "edited", "discarded", "committed")
+    SAVED_FIELD_NUMBER: _ClassVar[int]
+    REVIEWED_FIELD_NUMBER: _ClassVar[int]
+    PENDING_FIELD_NUMBER: _ClassVar[int]
+    APPROVED_FIELD_NUMBER: _ClassVar[int]
+    EDITED_FIELD_NUMBER: _ClassVar[int]
+    DISCARDED_FIELD_NUMBER: _ClassVar[int]
+    COMMITTED_FIELD_NUMBER: _ClassVar[int]
+    saved: int
+    reviewed: int
+    pending: int
+    approved: int
+    edited: int
+    discarded: int
+    committed: int
+    def __init__(self, saved: _Optional[int] = ..., reviewed: _Optional[int] = ..., pending: _Optional[int] = ..., approved: _Optional[int] = ..., edited: _Optional[int] = ..., discarded: _Optional[int] = ..., committed: _Optional[int] = ...) -> None: ...
+
+class MemoryTypeCount(_message.Message):
+    __slots__ = ("memory_type", "reads", "writes")
+    MEMORY_TYPE_FIELD_NUMBER: _ClassVar[int]
+    READS_FIELD_NUMBER: _ClassVar[int]
+    WRITES_FIELD_NUMBER: _ClassVar[int]
+    memory_type: str
+    reads: int
+    writes: int
+    def __init__(self, memory_type: _Optional[str] = ..., reads: _Optional[int] = ..., writes: _Optional[int] = ...) -> None: ...
+
+class GetTraceViewResponse(_message.Message):
+    __slots__ = ("trace", "timeline", "memory_timeline", "memory_counts", "plan_evolution", "knowledge", "extraction_funnel", "reflections", "pending_query_sequences")
+    TRACE_FIELD_NUMBER: _ClassVar[int]
+    TIMELINE_FIELD_NUMBER: _ClassVar[int]
+    MEMORY_TIMELINE_FIELD_NUMBER: _ClassVar[int]
+    MEMORY_COUNTS_FIELD_NUMBER: _ClassVar[int]
+    PLAN_EVOLUTION_FIELD_NUMBER: _ClassVar[int]
+    KNOWLEDGE_FIELD_NUMBER: _ClassVar[int]
+    EXTRACTION_FUNNEL_FIELD_NUMBER: _ClassVar[int]
+    REFLECTIONS_FIELD_NUMBER: _ClassVar[int]
+    PENDING_QUERY_SEQUENCES_FIELD_NUMBER: _ClassVar[int]
+    trace: Trace
+    timeline: _containers.RepeatedCompositeFieldContainer[TimelineStep]
+    memory_timeline: _containers.RepeatedCompositeFieldContainer[Event]
+    memory_counts: _containers.RepeatedCompositeFieldContainer[MemoryTypeCount]
+    plan_evolution: _containers.RepeatedCompositeFieldContainer[Event]
+    knowledge: _containers.RepeatedCompositeFieldContainer[KnowledgeEvaluationSummary]
+    extraction_funnel: ExtractionFunnel
+    reflections: _containers.RepeatedCompositeFieldContainer[Event]
+    pending_query_sequences: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, trace: _Optional[_Union[Trace, _Mapping]] = ..., timeline: _Optional[_Iterable[_Union[TimelineStep, _Mapping]]] = ..., memory_timeline: _Optional[_Iterable[_Union[Event, _Mapping]]] = ..., memory_counts: _Optional[_Iterable[_Union[MemoryTypeCount, _Mapping]]] = ..., plan_evolution: _Optional[_Iterable[_Union[Event, _Mapping]]] = ..., knowledge: _Optional[_Iterable[_Union[KnowledgeEvaluationSummary, _Mapping]]] = ..., extraction_funnel: _Optional[_Union[ExtractionFunnel, _Mapping]] = ..., reflections: _Optional[_Iterable[_Union[Event, _Mapping]]] = ..., pending_query_sequences: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class ExportLogRequest(_message.Message):
+    __slots__ = ("trace_id",)
+    TRACE_ID_FIELD_NUMBER: _ClassVar[int]
+    trace_id: str
+    def __init__(self, trace_id: _Optional[str] = ...) -> None: ...
+
+class ExportLogResponse(_message.Message):
+    __slots__ = ("document",)
+    DOCUMENT_FIELD_NUMBER: _ClassVar[int]
+    document: str
+    def __init__(self, document: _Optional[str] = ...) -> None: ...
+
+class ImportLogRequest(_message.Message):
+    __slots__ = ("document", "trace_id")
+    DOCUMENT_FIELD_NUMBER: _ClassVar[int]
+    TRACE_ID_FIELD_NUMBER: _ClassVar[int]
+    document: str
+    trace_id: str
+    def __init__(self, document: _Optional[str] = ..., trace_id: _Optional[str] = ...) -> None: ...
+
+class ImportLogResponse(_message.Message):
+    __slots__ = ("trace", "imported")
+    TRACE_FIELD_NUMBER: _ClassVar[int]
+    IMPORTED_FIELD_NUMBER: _ClassVar[int]
+    trace: Trace
+    imported: int
+    def __init__(self, trace: _Optional[_Union[Trace, _Mapping]] = ..., imported: _Optional[int] = ...) -> None: ...
+
+class ConsumeReflectionsRequest(_message.Message):
+    __slots__ = ("trace_id", "event_ids")
+    TRACE_ID_FIELD_NUMBER: _ClassVar[int]
+    EVENT_IDS_FIELD_NUMBER: _ClassVar[int]
+    trace_id: str
+    event_ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, trace_id: _Optional[str] = ..., event_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class ConsumeReflectionsResponse(_message.Message):
+    __slots__ = ("consumed",)
+    CONSUMED_FIELD_NUMBER: _ClassVar[int]
+    consumed: int
+    def __init__(self, consumed: _Optional[int] = ...) -> None: ...

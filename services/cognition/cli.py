@@ -1,0 +1,201 @@
+"""`knowhub review` (seed 000's review of extracted knowledge, in the terminal) and
+`knowhub cognition export|import`: commands for people, run as clients of a server."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from knowhub import Extraction, KnowHub, errors
+
+DEFAULT_TARGET = "127.0.0.1:50051"
+CHOICES = "[a]pprove  [e]dit  [d]iscard  [s]kip  [c]ommit now  [q]uit > "
+
+
+def add_commands(commands: Any) -> None:
+    """Adds `review` and `cognition` to the `knowhub` command's subcommands."""
+    review = commands.add_parser(
+        "review", help="review pending extractions across traces: approve, edit in "
+        "$EDITOR, discard, then commit")
+    _client_options(review)
+    review.add_argument("--trace", help="only this trace's extractions")
+    review.set_defaults(run=_review)
+
+    cognition = commands.add_parser("cognition", help="cognition logs as seed 000's JSON file")
+    actions = cognition.add_subparsers(dest="action", required=True)
+    export = actions.add_parser("export", help="write a trace's log as JSON")
+    _client_options(export)
+    export.add_argument("trace_id")
+    export.add_argument("-o", "--output", type=Path, help="file to write (default: stdout)")
+    export.set_defaults(run=_export)
+    load = actions.add_parser("import", help="create a trace from a JSON log file (also the "
+                              "legacy knowledge_log.json)")
+    _client_options(load)
+    load.add_argument("file", type=Path)
+    load.add_argument("--trace-id", help="the trace to create (default: the file's)")
+    load.set_defaults(run=_import)
+
+
+def _client_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--target", default=os.environ.get("KNOWHUB_TARGET", DEFAULT_TARGET),
+                        help="the server (default $KNOWHUB_TARGET or 127.0.0.1:50051)")
+    parser.add_argument("--token", default=os.environ.get("KNOWHUB_TOKEN"),
+                        help="bearer token (default $KNOWHUB_TOKEN)")
+
+
+def _connected(run: Callable[[KnowHub, argparse.Namespace], int]
+               ) -> Callable[[object, argparse.Namespace], int]:
+    def command(_settings: object, args: argparse.Namespace) -> int:
+        with KnowHub(args.target, token=args.token) as kh:
+            try:
+                return run(kh, args)
+            except errors.KnowHubError as error:
+                print(f"knowhub: {error.code}: {error.message}", file=sys.stderr)
+                return 1
+
+    return command
+
+
+@_connected
+def _export(kh: KnowHub, args: argparse.Namespace) -> int:
+    document = kh.cognition.export_log(args.trace_id)
+    if args.output is None:
+        print(document)
+    else:
+        args.output.write_text(document + "\n", encoding="utf-8")
+    return 0
+
+
+@_connected
+def _import(kh: KnowHub, args: argparse.Namespace) -> int:
+    result = kh.cognition.import_log(args.file.read_text(encoding="utf-8"),
+                                     trace_id=args.trace_id)
+    print(f"imported {result.imported} events into trace {result.trace.trace_id}")
+    return 0
+
+
+@_connected
+def _review(kh: KnowHub, args: argparse.Namespace) -> int:
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+    return ReviewSession(kh, editor).run(args.trace)
+
+
+class ReviewSession:
+    """One pass over the pending extractions: a decision for each, then the commit of the
+    traces where something was approved or edited."""
+
+    def __init__(self, kh: KnowHub, editor: str) -> None:
+        self._kh = kh
+        self._editor = editor
+        self._to_commit: set[str] = set()
+        self._failures = 0
+
+    def run(self, trace_id: str | None) -> int:
+        shown = 0
+        for extraction in self._pending(trace_id):
+            shown += 1
+            self._show(shown, extraction)
+            if not self._decide(extraction):
+                break
+        if shown == 0:
+            print("nothing to review")
+        self._commit()
+        return 1 if self._failures else 0
+
+    def _pending(self, trace_id: str | None) -> Iterator[Extraction]:
+        token = ""
+        while True:
+            page = self._kh.cognition.list_extractions(trace_id, states=["pending"], limit=20,
+                                                       page_token=token)
+            yield from page
+            token = page.next_page_token
+            if not token:
+                return
+
+    def _decide(self, extraction: Extraction) -> bool:
+        """Asks until a decision is made; False when the reviewer quits."""
+        while True:
+            try:
+                choice = input(CHOICES).strip().lower()[:1]
+            except EOFError:
+                return False
+            if choice == "q":
+                return False
+            if choice == "s":
+                return True
+            if choice == "c":
+                self._commit()
+            elif choice in ("a", "d"):
+                decision = "approve" if choice == "a" else "discard"
+                return self._review(extraction, decision, None)
+            elif choice == "e":
+                edited = self._edit(extraction.payload)
+                if edited is not None and self._review(extraction, "edit", edited):
+                    return True
+            else:
+                print("choose a, e, d, s, c or q")
+
+    def _review(self, extraction: Extraction, decision: str,
+                edited: dict[str, Any] | None) -> bool:
+        try:
+            self._kh.cognition.review_extraction(extraction.trace_id, extraction.extraction_id,
+                                                 decision, edited_payload=edited)
+        except errors.InvalidArgument as error:
+            print(f"not saved: {error.message}")
+            return False
+        if decision != "discard":
+            self._to_commit.add(extraction.trace_id)
+        print(f"{decision}: {extraction.extraction_id}")
+        return True
+
+    def _edit(self, payload: dict[str, Any]) -> dict[str, Any] | None:
+        """The payload after the reviewer edited it as JSON in the editor, or None."""
+        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False,
+                                         encoding="utf-8") as file:
+            json.dump(payload, file, ensure_ascii=False, indent=2)
+        path = Path(file.name)
+        try:
+            if subprocess.run([*shlex.split(self._editor), str(path)], check=False).returncode:
+                print("the editor failed; nothing changed")
+                return None
+            edited = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as error:
+            print(f"cannot use the edit: {error}")
+            return None
+        finally:
+            path.unlink(missing_ok=True)
+        if edited == payload:
+            print("unchanged; nothing edited")
+            return None
+        return edited
+
+    def _commit(self) -> None:
+        for trace_id in sorted(self._to_commit):
+            report = self._kh.cognition.commit_extractions(trace_id)
+            for extraction_id, knowledge_id in report.committed.items():
+                print(f"committed {extraction_id} -> {knowledge_id}")
+            for failure in report.failed:
+                self._failures += 1
+                print(f"failed {failure.extraction_id}: {failure.code}: {failure.message}")
+        self._to_commit.clear()
+
+    @staticmethod
+    def _show(number: int, extraction: Extraction) -> None:
+        payload = extraction.payload
+        tags = ", ".join(f"{k}={v}" for k, v in payload.get("tags", {}).items())
+        print(f"\n[{number}] trace {extraction.trace_id} · {extraction.extraction_id} · "
+              f"sequence {extraction.sequence}"
+              + (f" · goal {extraction.goal_id}" if extraction.goal_id else ""))
+        print(f"task: {payload['task']}")
+        print(f"types: {', '.join(payload['types'])}   scopes: "
+              f"{', '.join(payload['scopes']) or '(default)'}   score: "
+              f"{payload.get('score', 3)}" + (f"   tags: {tags}" if tags else ""))
+        print("content:\n  " + payload["content"].replace("\n", "\n  "))

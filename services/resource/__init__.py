@@ -1,0 +1,1 @@
+"""The resource service: code, credentials and cookies next to knowledge, secrets encrypted."""
