@@ -139,13 +139,13 @@ class MemoryOperations:
         half_life = settings.memory_time_decay_half_life_days_auto if mode == AUTO \
             else settings.memory_time_decay_half_life_days_tool
         current = time.time()
-        hits = [EventHit(event, similarity, decayed_score(
-            similarity, current - event.timestamp_epoch, half_life_days=half_life,
+        scored = sorted(((decayed_score(
+            c.similarity, current - c.timestamp, half_life_days=half_life,
             boost=settings.memory_time_decay_boost,
-            min_similarity=settings.memory_time_decay_min_similarity) if rerank else similarity)
-            for event, similarity in recalled]
-        hits.sort(key=lambda h: (-h.score, -h.event.timestamp_epoch))
-        return EventSearch(hits[:top_k], warnings)
+            min_similarity=settings.memory_time_decay_min_similarity) if rerank
+            else c.similarity, c) for c in recalled), key=lambda s: (-s[0], -s[1].timestamp))
+        hits = [EventHit(c.event, c.similarity, score) for score, c in scored[:top_k]]
+        return EventSearch(hits, warnings)
 
     # -- profiles --
 

@@ -3,7 +3,9 @@ recall with a similarity in 0..1, and profile revisions under optimistic concurr
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from qdrant_edge import SparseVector
@@ -73,8 +75,22 @@ class MemoryVectors:
         return self._bm25.query(query), dense
 
 
+@dataclass
+class Recalled:
+    """A recalled record: its indexed fields and similarity at once, the record itself
+    decoded on first use (a search ranks its candidates and decodes only the winners)."""
+
+    fields: dict[str, Any]
+    similarity: float
+    _load: Callable[[], Record]
+
+    @functools.cached_property
+    def record(self) -> Record:
+        return self._load()
+
+
 def recall(collection: VectorCollection, vectors: MemoryVectors, query: str, where: Where,
-           limit: int) -> list[tuple[Record, float]]:
+           limit: int) -> list[Recalled]:
     """The `limit` most similar records, best first, each with a similarity in 0..1: the
     BM25 score over the best one's, or with embeddings the mean of that and the cosine
     similarity (0 in a list the record is missing from)."""
@@ -82,8 +98,8 @@ def recall(collection: VectorCollection, vectors: MemoryVectors, query: str, whe
     if dense is None:
         hits = collection.search(SearchQuery(where, limit, sparse=sparse))
         top = hits[0].score if hits else 0.0
-        return [(h.record, h.score / top if top > 0 else 0.0) for h in hits
-                if h.record is not None]
+        return [Recalled(h.fields, h.score / top if top > 0 else 0.0,
+                         lambda h=h: h.record) for h in hits]
     bm25, cosine = collection.search_batch([
         SearchQuery(where, limit, sparse=sparse, with_payload=False),
         SearchQuery(where, limit, dense=dense, with_payload=False)])
@@ -97,7 +113,8 @@ def recall(collection: VectorCollection, vectors: MemoryVectors, query: str, whe
     best = sorted(similarity.items(), key=lambda item: -item[1])[:limit]
     found = {point_id(r.key): r for r in collection.retrieve_points(
         [p for p, _ in best], with_bulk=False)}
-    return [(found[p], score) for p, score in best if p in found]
+    return [Recalled(found[p].payload, score, lambda r=found[p]: r)
+            for p, score in best if p in found]
 
 
 def reindex(store: VectorStore, embedder: DenseEmbedder | None,
@@ -118,6 +135,19 @@ def reindex(store: VectorStore, embedder: DenseEmbedder | None,
 
 
 # ---- Events ------------------------------------------------------------------------------
+
+class EventCandidate:
+    """A recalled event: similarity and time at once, the event decoded on first use."""
+
+    def __init__(self, recalled: Recalled) -> None:
+        self._recalled = recalled
+        self.similarity = recalled.similarity
+        self.timestamp: float = recalled.fields["timestamp_epoch"]
+
+    @functools.cached_property
+    def event(self) -> CognitiveEvent:
+        return CognitiveEvent(**self._recalled.record.payload)
+
 
 def event_where(scopes: Sequence[str], isolation: Isolation, time_from: float | None,
                 time_to: float | None) -> Where:
@@ -144,14 +174,9 @@ class EventStore:
         self._collection.put([Record(key=e.event_id, payload=dict(vars(e)),
                                      vectors=by_text[e.text]) for e in events])
 
-    def get(self, event_id: str) -> CognitiveEvent | None:
-        record = self._collection.get(event_id)
-        return CognitiveEvent(**record.payload) if record else None
-
-    def recall(self, query: str, where: Where, limit: int) -> list[tuple[CognitiveEvent, float]]:
-        return [(CognitiveEvent(**r.payload), similarity)
-                for r, similarity in recall(self._collection, self._vectors, query, where,
-                                            limit)]
+    def recall(self, query: str, where: Where, limit: int) -> list[EventCandidate]:
+        return [EventCandidate(r) for r in recall(self._collection, self._vectors, query,
+                                                  where, limit)]
 
 
 # ---- Profiles ----------------------------------------------------------------------------
@@ -207,8 +232,8 @@ class ProfileStore:
         return _profile_record(self._collection.compare_and_set(key, apply).payload)
 
     def recall(self, query: str, where: Where, limit: int) -> list[tuple[Profile, float]]:
-        return [(_profile_record(r.payload).profile, score)
-                for r, score in recall(self._collection, self._vectors, query, where, limit)]
+        return [(_profile_record(r.record.payload).profile, r.similarity)
+                for r in recall(self._collection, self._vectors, query, where, limit)]
 
     def _record(self, record: ProfileRecord) -> Record:
         profile = record.profile
