@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import argparse
 
-from bench import cognition_latency, knowledge_latency, locomo_recall, resource_latency
+from bench import (
+    cognition_latency,
+    dream_memory,
+    knowledge_latency,
+    locomo_recall,
+    resource_latency,
+)
 
 
 def main() -> None:
@@ -16,6 +22,7 @@ def main() -> None:
     locomo_recall.main([])
     resource_latency.main(["--count", "300"] if args.quick else [])
     cognition_latency.main(["--appends", "500", "--traces", "100"] if args.quick else [])
+    dream_memory.main(["--events", "10000", "--jobs", "500"] if args.quick else [])
 
 
 if __name__ == "__main__":

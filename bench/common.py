@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import random
@@ -87,10 +88,14 @@ class TextGenerator:
     def __init__(self, seed: int = 7, vocabulary: int = 20_000) -> None:
         self._random = random.Random(seed)
         self._words = [f"{_syllables(i)}" for i in range(vocabulary)]
-        self._weights = [1 / (rank + 1) for rank in range(vocabulary)]
+        # Cumulative once: choices() would sum the 20,000 weights on every call (the
+        # same draws, a millisecond slower each).
+        self._cum_weights = list(itertools.accumulate(1 / (rank + 1)
+                                                      for rank in range(vocabulary)))
 
     def words(self, count: int) -> str:
-        return " ".join(self._random.choices(self._words, self._weights, k=count))
+        return " ".join(self._random.choices(self._words, cum_weights=self._cum_weights,
+                                             k=count))
 
     def query(self) -> str:
         return self.words(self._random.randint(3, 6))

@@ -92,16 +92,18 @@ def _serve(settings: CommonSettings, args: argparse.Namespace) -> int:
 
 def _reindex(settings: CommonSettings, _args: argparse.Namespace) -> int:
     from services.common.embedding import DenseEmbedder
-    from services.knowledge.store import reindex
+    from services.dream.store import reindex as reindex_memory
+    from services.knowledge.store import reindex as reindex_knowledge
 
     store = open_vector_store(settings)
     embedder = DenseEmbedder.from_settings(settings)
     try:
-        count = reindex(store, embedder, progress=lambda n: print(
-            f"\rknowledge: {n} records re-embedded", end="", flush=True))
+        for name, reindex in (("knowledge", reindex_knowledge), ("memory", reindex_memory)):
+            count = reindex(store, embedder, progress=lambda n, name=name: print(
+                f"\r{name}: {n} records re-embedded", end="", flush=True))
+            print(f"\r{name}: {count} records re-embedded; done", flush=True)
     finally:
         store.close()
-    print(f"\rknowledge: {count} records re-embedded; done", flush=True)
     return 0
 
 

@@ -46,6 +46,9 @@ class CommonSettings(BaseSettings):
     embedding_dim: int = Field(1536, ge=1, le=65536, description="Embedding vector size.")
     embedding_timeout_seconds: float = Field(30.0, gt=0, description="Timeout of one call.")
 
+    dream_address: str | None = Field(None, description="host:port of the dream service "
+                                      "when it runs in another process.")
+
     @model_validator(mode="after")
     def _known_log_level(self) -> CommonSettings:
         self.log_level = self.log_level.upper()

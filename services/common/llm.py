@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import openai
@@ -37,8 +39,27 @@ def parse_json_reply(text: str) -> Any:
     raise LLMError(f"the LLM reply holds no JSON: {text[:200]!r}")
 
 
+@dataclass(frozen=True)
+class ToolCall:
+    """One function call of a reply: the function's name and its JSON object arguments."""
+
+    name: str
+    arguments: dict[str, Any]
+
+
+def _json_object(arguments: str, name: str) -> dict[str, Any] | None:
+    try:
+        value = json.loads(arguments)
+    except (json.JSONDecodeError, TypeError):
+        value = None
+    if not isinstance(value, dict):
+        log.warning("dropped a %s call whose arguments are not a JSON object", name)
+        return None
+    return value
+
+
 class LLM:
-    """A chat model that answers in JSON."""
+    """A chat model that answers in JSON, or with function calls."""
 
     def __init__(self, base_url: str, api_key: str, model: str, timeout: float,
                  max_retries: int) -> None:
@@ -72,6 +93,37 @@ class LLM:
         if not response.choices or response.choices[0].message.content is None:
             raise LLMError("the LLM returned no content")
         return response.choices[0].message.content
+
+    def call_tools(self, system: str, user: str, tools: Sequence[dict[str, Any]], *,
+                   force: str | None = None, model: str | None = None,
+                   timeout: float | None = None) -> list[ToolCall]:
+        """The function calls of one chat completion offered `tools` (OpenAI `tools`
+        schemas); `force` names a function the model must call. Calls whose arguments are
+        not a JSON object are left out. Raises LLMError when the call fails."""
+        body: dict[str, Any] = {
+            "model": model or self.model, "temperature": 0, "tools": list(tools),
+            "messages": [{"role": "system", "content": system},
+                         {"role": "user", "content": user}]}
+        if force is not None:
+            body["tool_choice"] = {"type": "function", "function": {"name": force}}
+        options: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
+        try:
+            # The client's plain post (its way to reach any endpoint) sends the body as it
+            # is and returns the JSON: the typed create() spends twice the CPU on walking
+            # the typed parameters and building models, which bounds the historian's rate.
+            reply = self._client.post("/chat/completions", cast_to=object, body=body,
+                                      options=options)
+        except openai.OpenAIError as exc:
+            raise LLMError(f"the LLM call failed: {exc}") from exc
+        try:
+            calls = reply["choices"][0]["message"].get("tool_calls") or []
+            functions = [(c["function"]["name"], c["function"].get("arguments") or "{}")
+                         for c in calls if c.get("type", "function") == "function"]
+        except (KeyError, IndexError, TypeError, AttributeError) as exc:
+            raise LLMError(f"the LLM reply is not a chat completion: {str(reply)[:200]}") \
+                from exc
+        parsed = [(name, _json_object(arguments, name)) for name, arguments in functions]
+        return [ToolCall(name, arguments) for name, arguments in parsed if arguments is not None]
 
     def complete_json(self, system: str, user: str, *, model: str | None = None,
                       timeout: float | None = None) -> Any:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import redis
 
@@ -26,6 +27,15 @@ def open_vector_store(settings: CommonSettings) -> VectorStore:
     return EdgeStore(settings.data_dir / "qdrant")
 
 
+class Background(Protocol):
+    """Work a service runs beside its RPCs: started with the server, stopped before the
+    stores close."""
+
+    def start(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+
 @dataclass
 class Runtime:
     settings: CommonSettings
@@ -36,6 +46,7 @@ class Runtime:
     peers: Peers = field(init=False)
     # Set when the server begins to stop, so long-running streams can end.
     stopping: threading.Event = field(default_factory=threading.Event, init=False)
+    background: list[Background] = field(default_factory=list, init=False)
     _redis: redis.Redis | None = field(default=None, init=False)
     _embedded_redis: EmbeddedRedis | None = field(default=None, init=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
@@ -65,6 +76,13 @@ class Runtime:
                     url = self._embedded_redis.start().url
                 self._redis = connect(url)
             return self._redis
+
+    @property
+    def redis_may_hold_data(self) -> bool:
+        """False only while the embedded Redis has never run in this data directory, so
+        nothing can be waiting in it yet."""
+        return (self.settings.redis_url is not None or self._redis is not None
+                or (self.settings.data_dir / "redis").exists())
 
     def close(self) -> None:
         self.peers.close()

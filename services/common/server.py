@@ -23,6 +23,7 @@ SERVICE_MODULES = {
     "knowledge": "services.knowledge.servicer",
     "resource": "services.resource.servicer",
     "cognition": "services.cognition.servicer",
+    "dream": "services.dream.servicer",
 }
 GRACE_SECONDS = 10.0
 # The longest chain of calls between co-hosted services (cognition -> knowledge ->
@@ -97,16 +98,21 @@ class KnowHubServer:
         self._peer_server.start()
         self._server.start()
         self.runtime.peers.host_locally(self.services, f"127.0.0.1:{peer_port}")
+        for task in self.runtime.background:
+            task.start()
         for name in ["", *self._names]:
             self._health.set(name, health_pb2.HealthCheckResponse.SERVING)
         return self.port
 
     def stop(self, grace: float = GRACE_SECONDS) -> None:
-        """Stops taking calls, lets in-flight ones finish, then closes the stores."""
+        """Stops taking calls, lets in-flight ones finish, stops the background work,
+        then closes the stores."""
         self.runtime.stopping.set()
         self._health.enter_graceful_shutdown()
         self._server.stop(grace).wait()
         self._peer_server.stop(grace).wait()
+        for task in reversed(self.runtime.background):
+            task.stop()
         self.runtime.close()
 
 

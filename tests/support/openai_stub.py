@@ -19,8 +19,6 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-Responder = Callable[[dict[str, Any]], str]
-
 
 @dataclass
 class Failure:
@@ -34,7 +32,18 @@ class Delay:
     """Wait before answering `reply` (to exceed a client timeout)."""
 
     seconds: float
-    reply: str = "{}"
+    reply: str | ToolCalls = "{}"
+
+
+@dataclass
+class ToolCalls:
+    """Answer with these function calls: (name, arguments) pairs, arguments sent as JSON
+    (a str is sent as it is, to script unreadable arguments)."""
+
+    calls: list[tuple[str, dict[str, Any] | str]]
+
+
+Responder = Callable[[dict[str, Any]], str | ToolCalls | Failure]
 
 
 class OpenAIStub:
@@ -44,10 +53,11 @@ class OpenAIStub:
         self.embedding_requests: list[dict[str, Any]] = []
         self.responder: Responder | None = None
         self.embeddings_down = False
-        self._script: deque[str | Failure | Delay] = deque()
+        self._script: deque[str | Failure | Delay | ToolCalls] = deque()
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
+        self._server.block_on_close = False  # kept-alive connections may outlive stop()
         # A short poll interval, so stop() returns at once rather than after 0.5 s.
         self._thread = threading.Thread(target=self._server.serve_forever,
                                         kwargs={"poll_interval": 0.02}, daemon=True)
@@ -64,7 +74,7 @@ class OpenAIStub:
         self._server.shutdown()
         self._server.server_close()
 
-    def script(self, *items: str | Failure | Delay | dict[str, Any]) -> None:
+    def script(self, *items: str | Failure | Delay | ToolCalls | dict[str, Any]) -> None:
         """Queue the next chat replies; dicts are sent as JSON text."""
         with self._lock:
             for item in items:
@@ -82,7 +92,7 @@ class OpenAIStub:
         norm = math.sqrt(sum(v * v for v in vector)) or 1.0
         return [v / norm for v in vector]
 
-    def _next_chat(self, body: dict[str, Any]) -> str | Failure | Delay:
+    def _next_chat(self, body: dict[str, Any]) -> str | Failure | Delay | ToolCalls:
         with self._lock:
             self.chat_requests.append(body)
             if self._script:
@@ -95,6 +105,11 @@ class OpenAIStub:
         stub = self
 
         class Handler(BaseHTTPRequestHandler):
+            # Keep-alive without Nagle: clients reuse one connection, as with a real
+            # endpoint, and each reply leaves at once.
+            protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True
+
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", 0))
                 body = json.loads(self.rfile.read(length) or b"{}")
@@ -113,11 +128,17 @@ class OpenAIStub:
                 if isinstance(item, Failure):
                     self._send(item.status, {"error": {"message": "scripted failure"}})
                     return
+                message: dict[str, Any] = {"role": "assistant", "content": item}
+                if isinstance(item, ToolCalls):
+                    message = {"role": "assistant", "content": None, "tool_calls": [
+                        {"id": f"call_{i}", "type": "function", "function": {
+                            "name": name, "arguments": args if isinstance(args, str)
+                            else json.dumps(args)}}
+                        for i, (name, args) in enumerate(item.calls)]}
                 self._send(200, {
                     "id": "chatcmpl-stub", "object": "chat.completion", "created": 0,
                     "model": body.get("model", "stub"),
-                    "choices": [{"index": 0, "finish_reason": "stop",
-                                 "message": {"role": "assistant", "content": item}}],
+                    "choices": [{"index": 0, "finish_reason": "stop", "message": message}],
                     "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
                 })
 

@@ -8,6 +8,7 @@ from types import TracebackType
 from knowhub._transport import AsyncTransport, Transport
 from knowhub.cognition import CognitionAPI
 from knowhub.knowledge import KnowledgeAPI
+from knowhub.memory import MemoryAPI
 from knowhub.resources import ResourcesAPI
 
 DEFAULT_TARGET = "127.0.0.1:50051"
@@ -21,7 +22,7 @@ class _Hub:
 
     def __init__(self, target: str | None = None, *, token: str | None = None,
                  knowledge: str | None = None, resource: str | None = None,
-                 cognition: str | None = None,
+                 cognition: str | None = None, dream: str | None = None,
                  timeout: float = DEFAULT_TIMEOUT,
                  tls: bool = False, root_certificates: bytes | None = None) -> None:
         self._transports: dict[str, Transport | AsyncTransport] = {}
@@ -36,6 +37,7 @@ class _Hub:
         self.knowledge = KnowledgeAPI(transport(knowledge))
         self.resources = ResourcesAPI(transport(resource))
         self.cognition = CognitionAPI(transport(cognition), self.knowledge)
+        self.memory = MemoryAPI(transport(dream))
 
 
 class KnowHub(_Hub):

@@ -11,7 +11,7 @@ from google.protobuf import json_format
 from google.protobuf.message import Message
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from knowhub.v1 import cognition_pb2, knowledge_pb2, resource_pb2
+from knowhub.v1 import cognition_pb2, dream_pb2, knowledge_pb2, resource_pb2
 
 TimeLike = datetime | str | float | int | None
 
@@ -694,3 +694,156 @@ class KnowledgeInjection(_Model):
     hits: list[SearchHit]
     text: str
     event_ids: list[str]
+# ---- Memory (dream service, seed 002) ------------------------------------------------------
+
+_REQUEST_TYPE_NAMES = {dream_pb2.REQUEST_TYPE_GROUP: "group",
+                       dream_pb2.REQUEST_TYPE_PRIVATE: "private"}
+_ENTITY_TYPE_NAMES = {dream_pb2.ENTITY_TYPE_USER: "user", dream_pb2.ENTITY_TYPE_GROUP: "group"}
+
+
+@dataclass
+class RememberResult(_Model):
+    """`job_id` is "" when nothing was enqueued (no memo and no observations)."""
+
+    job_id: str
+    enqueued: bool
+    memo_recorded: bool
+    warnings: list[str]
+
+    @classmethod
+    def from_proto(cls, message: dream_pb2.RememberResponse) -> RememberResult:
+        return cls(message.job_id, message.enqueued, message.memo_recorded,
+                   list(message.warnings))
+
+
+@dataclass
+class Memo(_Model):
+    text: str
+    created_at: datetime | None
+    sender_id: str
+    job_id: str
+
+    @classmethod
+    def from_proto(cls, message: dream_pb2.Memo) -> Memo:
+        return cls(message.text, _time(message.created_at), message.sender_id, message.job_id)
+
+
+@dataclass
+class CognitiveEvent(_Model):
+    event_id: str
+    text: str
+    user_id: str
+    group_id: str
+    sender_id: str
+    timestamp: datetime | None
+    timestamp_local: str
+    request_type: str
+    perspective: str
+    is_absolute: bool
+    schema_version: str
+    scope: str
+    warning: str
+    job_id: str
+
+    @classmethod
+    def from_proto(cls, message: dream_pb2.CognitiveEvent) -> CognitiveEvent:
+        return cls(message.event_id, message.text, message.user_id, message.group_id,
+                   message.sender_id, _time(message.timestamp), message.timestamp_local,
+                   message.request_type, message.perspective, message.is_absolute,
+                   message.schema_version, message.scope, message.warning, message.job_id)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Seed 002's metadata: timestamp_utc (ISO), timestamp_local and timestamp_epoch."""
+        data = super().to_dict()
+        data["timestamp_utc"] = data.pop("timestamp")
+        data["timestamp_epoch"] = int(self.timestamp.timestamp()) if self.timestamp else 0
+        return data
+
+
+@dataclass
+class EventHit(_Model):
+    event: CognitiveEvent
+    similarity: float
+    score: float
+
+    @classmethod
+    def from_proto(cls, message: dream_pb2.EventHit) -> EventHit:
+        return cls(CognitiveEvent.from_proto(message.event), message.similarity, message.score)
+
+
+class EventResults(list[EventHit]):
+    """The hits, best score first; `warnings` says e.g. that a reversed range was swapped."""
+
+    warnings: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"results": [h.to_dict() for h in self], "count": len(self),
+                "warnings": list(self.warnings)}
+
+
+@dataclass
+class Profile(_Model):
+    entity_type: str
+    entity_id: str
+    name: str
+    tags: list[str]
+    summary: str
+    markdown: str
+    updated_at: datetime | None
+    source_event_id: str
+    revision: int
+    scope: str
+    reason: str
+
+    @classmethod
+    def from_proto(cls, message: dream_pb2.Profile) -> Profile:
+        return cls(_ENTITY_TYPE_NAMES.get(message.entity_type, ""), message.entity_id,
+                   message.name, list(message.tags), message.summary, message.markdown,
+                   _time(message.updated_at), message.source_event_id, message.revision,
+                   message.scope, message.reason)
+
+
+@dataclass
+class ProfileHit(_Model):
+    profile: Profile
+    score: float
+
+    @classmethod
+    def from_proto(cls, message: dream_pb2.ProfileHit) -> ProfileHit:
+        return cls(Profile.from_proto(message.profile), message.score)
+
+
+@dataclass
+class ProfileRevision(_Model):
+    profile: Profile
+    replaced_at: datetime | None
+
+    @classmethod
+    def from_proto(cls, message: dream_pb2.ProfileRevision) -> ProfileRevision:
+        return cls(Profile.from_proto(message.profile), _time(message.replaced_at))
+
+
+@dataclass
+class FailedJob(_Model):
+    job_id: str
+    error: str
+    deliveries: int
+    failed_at: datetime | None
+    scope: str
+    request_type: str
+    user_id: str
+    group_id: str
+    memo: str
+    observations: list[str]
+
+    @classmethod
+    def from_proto(cls, message: dream_pb2.FailedJob) -> FailedJob:
+        return cls(message.job_id, message.error, message.deliveries, _time(message.failed_at),
+                   message.scope, _REQUEST_TYPE_NAMES.get(message.request_type, ""),
+                   message.user_id, message.group_id, message.memo, list(message.observations))
+
+
+class FailedJobsPage(list[FailedJob]):
+    """One page of failed jobs, newest first; pass `next_page_token` back for the next."""
+
+    next_page_token: str = ""

@@ -1,0 +1,1 @@
+"""The dream service: cognitive memory (seed 002), later dream runs (seed 000)."""

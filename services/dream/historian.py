@@ -1,0 +1,367 @@
+"""The historian (seed 002): what one job does, and the worker threads that do it.
+
+A job: each observation is rewritten by the LLM into an absolute event, checked by the
+gate and retried; what still fails is stored as written or as rewritten with
+is_absolute=false and a warning. One event per perspective goes to Qdrant under an id
+derived from the job, so a redelivered job overwrites rather than duplicates. Then the
+LLM merges the observations into the sender's and group's profiles by tool calls; a
+profile remembers the jobs merged into it, so a job merges once. Without an LLM, or
+when it fails or answers garbage, events are stored as written and profiles stay as
+they are: nothing is lost. Only store failures make a job fail and retry.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import secrets
+import socket
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import redis
+
+from services.common.llm import LLM, LLMError
+from services.common.runtime import Runtime
+from services.common.times import now
+from services.dream import prompts
+from services.dream.config import DreamSettings
+from services.dream.domain import (
+    GROUP_ENTITY,
+    MEMO_INDEX,
+    PERSPECTIVE_GROUP,
+    PERSPECTIVE_SENDER,
+    CognitiveEvent,
+    Job,
+    ProfileRecord,
+    ProfileUpdate,
+    describe_gate,
+    drifted_ids,
+    event_id,
+    events_for,
+    gate_hits,
+    ids_to_keep,
+    profile_targets,
+    updated_profile,
+)
+from services.dream.queue import Delivery, HistorianQueue
+from services.dream.store import EventStore, ProfileMoved, ProfileStore
+
+log = logging.getLogger("knowhub.historian")
+
+STOP_SECONDS = 10.0  # how long stop() waits for a worker to finish its job
+SWITCH_INTERVAL_SECONDS = 0.001
+MERGE_ATTEMPTS = 3
+
+
+class Released(Exception):
+    """The process is stopping: the job goes back to the queue, its delivery uncharged."""
+
+
+Checkpoint = Callable[[], None]
+
+
+@dataclass
+class Rewrite:
+    text: str
+    is_absolute: bool
+    warning: str = ""
+
+
+class JobProcessor:
+    def __init__(self, events: EventStore, profiles: ProfileStore, llm: LLM | None,
+                 settings: DreamSettings) -> None:
+        self._events = events
+        self._profiles = profiles
+        self._llm = llm
+        self._settings = settings
+
+    def process(self, job: Job, checkpoint: Checkpoint) -> None:
+        """Does the job. `checkpoint()` runs before each LLM call: it keeps the job
+        claimed and raises Released when the process is stopping."""
+        events: list[CognitiveEvent] = []
+        texts = []
+        items = list(enumerate(job.observations)) or [(MEMO_INDEX, job.memo)]
+        for index, written in items:
+            rewrite = self._absolutize(job, written, checkpoint)
+            if rewrite.warning and self._llm is not None:
+                log.warning("job %s: is_absolute=false for item %s: %s", job.job_id, index,
+                            rewrite.warning)
+            texts.append(rewrite.text)
+            events += events_for(job, index, rewrite.text, is_absolute=rewrite.is_absolute,
+                                 warning=rewrite.warning, observation=written,
+                                 zone=self._settings.memory_timezone)
+        self._events.put(events)
+        if job.observations and self._llm is not None:
+            self._merge_profiles(job, texts, checkpoint)
+
+    # ---- Absolutization --------------------------------------------------------------
+
+    def _absolutize(self, job: Job, written: str, checkpoint: Checkpoint) -> Rewrite:
+        if self._llm is None:
+            return Rewrite(written, False, "no LLM configured: stored as written")
+        required = ids_to_keep(written, job.context)
+        attempts = self._settings.historian_rewrite_max_retry + 1
+        feedback, drifted = "", []
+        text = written
+        for _ in range(attempts):
+            checkpoint()
+            try:
+                text = prompts.read_rewrite(self._llm.call_tools(
+                    prompts.REWRITE_SYSTEM, prompts.rewrite_prompt(job, written, feedback),
+                    prompts.REWRITE_TOOLS, force=prompts.REWRITE_TOOL,
+                    model=self._settings.historian_model))
+            except LLMError as exc:
+                return Rewrite(written, False, f"rewrite failed, stored as written: {exc}")
+            hits, drifted = gate_hits(text), drifted_ids(required, text)
+            if not hits and not drifted:
+                return Rewrite(text, True)
+            if job.force and not drifted:
+                return Rewrite(text, False, "force: stored without passing the gate ("
+                               f"{describe_gate(hits, [])})")
+            feedback = describe_gate(hits, drifted)
+        if drifted:
+            return Rewrite(written, False, f"the rewrites lost entity ids ({feedback}); "
+                           "stored as written")
+        return Rewrite(text, False, f"the gate rejected {attempts} rewrites ({feedback}); "
+                       "stored the last one")
+
+    # ---- Profile merge -----------------------------------------------------------------
+
+    def _merge_profiles(self, job: Job, texts: list[str], checkpoint: Checkpoint) -> None:
+        """Asks the LLM for the updated profiles and writes them; a profile changed by
+        someone else meanwhile is merged again from its new revision."""
+        assert self._llm is not None
+        targets = profile_targets(job)
+        for _ in range(MERGE_ATTEMPTS):
+            current = {t: self._profiles.get(job.scope, *t) for t in targets}
+            targets = [t for t, r in current.items() if not r or job.job_id not in r.merged_jobs]
+            if not targets:
+                return
+            checkpoint()
+            try:
+                calls = self._llm.call_tools(
+                    prompts.PROFILE_SYSTEM,
+                    prompts.profile_prompt(job, texts, {t: current[t] and current[t].profile
+                                                        for t in targets}),
+                    prompts.PROFILE_TOOLS, model=self._settings.historian_model)
+            except LLMError as exc:
+                log.warning("job %s: profile merge skipped, profiles unchanged: %s",
+                            job.job_id, exc)
+                return
+            updates = prompts.read_profile_updates(calls, targets)
+            targets = [(u.entity_type, u.entity_id) for u in updates
+                       if not self._write_profile(job, u, current[(u.entity_type,
+                                                                   u.entity_id)])]
+            if not targets:
+                return
+        log.warning("job %s: profiles %s kept changing; merge given up", job.job_id, targets)
+
+    def _write_profile(self, job: Job, update: ProfileUpdate,
+                       basis: ProfileRecord | None) -> bool:
+        """Writes the merged profile over the revision the LLM saw; False when another
+        write came first."""
+        at = now()
+        perspective = PERSPECTIVE_GROUP if update.entity_type == GROUP_ENTITY \
+            else PERSPECTIVE_SENDER
+        source = event_id(job.job_id, 0, perspective)
+        keep = self._settings.memory_profile_revision_keep
+        if basis is None:
+            profile = updated_profile(None, update, scope=job.scope, at=at,
+                                      source_event_id=source)
+            return self._profiles.create(ProfileRecord(profile, merged_jobs=[job.job_id]))
+
+        def change(record: ProfileRecord) -> ProfileRecord:
+            if record.profile.revision != basis.profile.revision:
+                raise ProfileMoved
+            record.replace(updated_profile(record.profile, update, scope=job.scope, at=at,
+                                           source_event_id=source), at, keep)
+            record.remember_job(job.job_id)
+            return record
+
+        try:
+            self._profiles.update(job.scope, update.entity_type, update.entity_id, change)
+        except ProfileMoved:
+            return False
+        return True
+
+
+# ---- Workers ---------------------------------------------------------------------------
+
+class Historian:
+    """The historian's worker threads in this process; a Background of the runtime.
+
+    Workers start with the server, except over an embedded Redis that has never run in
+    the data directory: nothing can be queued there yet, so they start with the first
+    job (`wake`) rather than start a redis-server for a stack that never remembers.
+    """
+
+    def __init__(self, runtime: Runtime, queue: HistorianQueue, processor: JobProcessor,
+                 settings: DreamSettings) -> None:
+        self._runtime = runtime
+        self._queue = queue
+        self._processor = processor
+        self._settings = settings
+        self._stopping = threading.Event()
+        self._workers: list[Worker] = []
+        self._lock = threading.Lock()
+        self._stopped = False
+
+    @property
+    def stopping(self) -> bool:
+        return self._stopping.is_set()
+
+    @property
+    def wanted(self) -> bool:
+        return self._settings.memory_enabled and self._settings.historian_workers > 0
+
+    def start(self) -> None:
+        if self.wanted and self._runtime.redis_may_hold_data:
+            self._spawn()
+
+    def wake(self) -> None:
+        """A job was enqueued: make sure this process's workers run."""
+        if self.wanted and not self._workers:
+            self._spawn()
+
+    def _spawn(self) -> None:
+        with self._lock:
+            if self._workers or self._stopped:
+                return
+            # Workers share the interpreter with the RPC threads: hand the GIL over
+            # within a millisecond (not Python's 5 ms) so Remember stays fast while they run.
+            sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL_SECONDS))
+            self._workers = [Worker(i, self._queue, self._processor, self._settings,
+                                    self._stopping)
+                             for i in range(self._settings.historian_workers)]
+            for worker in self._workers:
+                worker.start()
+
+    def stop(self) -> None:
+        """Lets each worker finish or release its job, then returns."""
+        with self._lock:
+            self._stopped = True
+        self._stopping.set()
+        for worker in self._workers:
+            worker.unblock()
+        deadline = time.monotonic() + STOP_SECONDS
+        for worker in self._workers:
+            worker.join(max(0.0, deadline - time.monotonic()))
+            if worker.is_alive():
+                log.warning("historian %s still busy at shutdown; its job will be taken "
+                            "over after the stale timeout", worker.consumer)
+
+
+class Worker(threading.Thread):
+    """One consumer of the job stream."""
+
+    def __init__(self, index: int, queue: HistorianQueue, processor: JobProcessor,
+                 settings: DreamSettings, stopping: threading.Event) -> None:
+        self.consumer = f"{socket.gethostname()}-{os.getpid()}-{index}-{secrets.token_hex(3)}"
+        super().__init__(name=f"historian-{index}", daemon=True)
+        self._queue = queue
+        self._processor = processor
+        self._settings = settings
+        self._stopping = stopping
+        self._client_id: int | None = None
+        self._polls = 0
+        self._next_reclaim = 0.0
+
+    @property
+    def _stale_ms(self) -> int:
+        return int(self._settings.historian_stale_job_timeout_seconds * 1000)
+
+    def run(self) -> None:
+        poll = self._settings.historian_poll_interval_seconds
+        while not self._stopping.is_set():
+            client = self._queue.blocking_client()
+            try:
+                self._client_id = client.client_id()
+                self._queue.ensure_group()
+                self._consume(client)
+            except redis.RedisError as exc:
+                log.warning("historian %s: Redis failed (%s); retrying in %.1fs",
+                            self.consumer, exc, poll)
+                self._stopping.wait(poll)
+            finally:
+                client.close()
+        with contextlib.suppress(redis.RedisError):  # a leftover is swept by the others
+            self._queue.drop_consumers(0, only=self.consumer)
+
+    def unblock(self) -> None:
+        if self._client_id is not None:
+            with contextlib.suppress(redis.RedisError):  # else it wakes at its next poll
+                self._queue.unblock(self._client_id)
+
+    def _consume(self, client: redis.Redis) -> None:
+        block_ms = int(min(self._settings.historian_poll_interval_seconds, 5.0) * 1000)
+        while not self._stopping.is_set():
+            self._housekeeping()
+            for delivery in self._queue.read(client, self.consumer, block_ms):
+                self._handle(delivery)
+
+    def _housekeeping(self) -> None:
+        """Now and then: take over a stale job, trim the failed jobs, drop dead workers."""
+        if time.monotonic() >= self._next_reclaim:
+            self._next_reclaim = time.monotonic() + \
+                self._settings.historian_poll_interval_seconds
+            for delivery in self._queue.reclaim(self.consumer, self._stale_ms):
+                log.warning("historian %s took over stale job entry %s (delivery %d)",
+                            self.consumer, delivery.entry_id, delivery.deliveries)
+                self._handle(delivery)
+        self._polls += 1
+        interval = self._settings.historian_failed_cleanup_interval
+        if interval and self._polls % interval == 0:
+            self._queue.trim_failed()
+            self._queue.drop_consumers(self._stale_ms)
+
+    def _handle(self, delivery: Delivery) -> None:
+        last_error = delivery.fields.get("last_error", "")
+        allowed = self._settings.historian_job_max_retries + 1
+        try:
+            job = Job.from_json(delivery.fields.get("job", ""))
+        except ValueError as exc:
+            self._retry_or_fail(delivery, delivery.entry_id, "", str(exc))
+            return
+        if delivery.deliveries > allowed:
+            self._queue.fail(delivery, job.job_id, job.scope,
+                             f"gave up after {delivery.deliveries - 1} deliveries whose "
+                             f"worker stopped or stalled; last error: {last_error or 'none'}")
+            return
+
+        touched = time.monotonic()  # delivering or claiming the job reset its idle time
+
+        def checkpoint() -> None:
+            nonlocal touched
+            if self._stopping.is_set():
+                raise Released
+            if time.monotonic() - touched >= self._stale_ms / 4000:
+                self._queue.touch(self.consumer, delivery.entry_id)
+                touched = time.monotonic()
+
+        try:
+            self._processor.process(job, checkpoint)
+        except Released:
+            self._queue.requeue(delivery, delivery.deliveries - 1, last_error)
+            log.info("historian %s released job %s at shutdown", self.consumer, job.job_id)
+            return
+        except redis.RedisError:
+            raise  # the job stays pending and is taken over later
+        except Exception as exc:
+            log.exception("historian %s: job %s failed", self.consumer, job.job_id)
+            self._retry_or_fail(delivery, job.job_id, job.scope,
+                                f"{type(exc).__name__}: {exc}")
+            return
+        self._queue.done(delivery)
+
+    def _retry_or_fail(self, delivery: Delivery, job_id: str, scope: str, error: str) -> None:
+        if delivery.deliveries <= self._settings.historian_job_max_retries:
+            self._queue.requeue(delivery, delivery.deliveries, error)
+        else:
+            log.error("historian: job %s moved to the failed jobs after %d deliveries: %s",
+                      job_id, delivery.deliveries, error)
+            self._queue.fail(delivery, job_id, scope, error)

@@ -1,0 +1,209 @@
+"""gRPC face of the dream service: protobuf messages in and out, nothing more."""
+
+from __future__ import annotations
+
+from knowhub.v1 import dream_pb2, dream_pb2_grpc
+
+from services.common.auth import Authenticator, Principal
+from services.common.errors import InvalidArgument
+from services.common.rpc import unary
+from services.common.runtime import Runtime
+from services.common.server import ServiceHost
+from services.common.times import from_timestamp, to_timestamp
+from services.dream.config import DreamSettings
+from services.dream.domain import (
+    GROUP,
+    GROUP_ENTITY,
+    PRIVATE,
+    USER,
+    CognitiveEvent,
+    Context,
+    FailedJob,
+    Memo,
+    Profile,
+)
+from services.dream.historian import Historian, JobProcessor
+from services.dream.operations import AUTO, TOOL, MemoryOperations
+from services.dream.queue import HistorianQueue
+from services.dream.store import EventStore, MemoryVectors, ProfileStore
+
+SERVICE_NAME = dream_pb2.DESCRIPTOR.services_by_name["DreamService"].full_name
+_REQUEST_TYPES = {dream_pb2.REQUEST_TYPE_UNSPECIFIED: "", dream_pb2.REQUEST_TYPE_GROUP: GROUP,
+                  dream_pb2.REQUEST_TYPE_PRIVATE: PRIVATE}
+_REQUEST_TYPE_ENUMS = {name: value for value, name in _REQUEST_TYPES.items() if name}
+_ENTITY_TYPES = {dream_pb2.ENTITY_TYPE_UNSPECIFIED: "", dream_pb2.ENTITY_TYPE_USER: USER,
+                 dream_pb2.ENTITY_TYPE_GROUP: GROUP_ENTITY}
+_ENTITY_TYPE_ENUMS = {name: value for value, name in _ENTITY_TYPES.items() if name}
+_MODES = {dream_pb2.SEARCH_MODE_UNSPECIFIED: TOOL, dream_pb2.SEARCH_MODE_TOOL: TOOL,
+          dream_pb2.SEARCH_MODE_AUTO: AUTO}
+
+
+class DreamServicer(dream_pb2_grpc.DreamServiceServicer):
+    def __init__(self, authenticator: Authenticator, memory: MemoryOperations) -> None:
+        self.authenticator = authenticator
+        self._memory = memory
+
+    @unary
+    def Remember(self, request: dream_pb2.RememberRequest,
+                 principal: Principal) -> dream_pb2.RememberResponse:
+        result = self._memory.remember(
+            principal, memo=request.memo, observations=list(request.observations),
+            context=context_from_proto(request.context), force=request.force,
+            scope=request.scope)
+        return dream_pb2.RememberResponse(job_id=result.job_id, enqueued=result.enqueued,
+                                          memo_recorded=result.memo_recorded,
+                                          warnings=result.warnings)
+
+    @unary
+    def RecentMemos(self, request: dream_pb2.RecentMemosRequest,
+                    principal: Principal) -> dream_pb2.RecentMemosResponse:
+        memos = self._memory.recent_memos(
+            principal, request_type=_enum(_REQUEST_TYPES, request.request_type,
+                                          "request_type"),
+            user_id=request.user_id, group_id=request.group_id, limit=request.limit,
+            scope=request.scope)
+        return dream_pb2.RecentMemosResponse(memos=[memo_to_proto(m) for m in memos])
+
+    @unary
+    def SearchEvents(self, request: dream_pb2.SearchEventsRequest,
+                     principal: Principal) -> dream_pb2.SearchEventsResponse:
+        result = self._memory.search_events(
+            principal, query=request.query, target_user_id=request.target_user_id,
+            target_group_id=request.target_group_id,
+            top_k=request.top_k if request.HasField("top_k") else None,
+            time_from=from_timestamp(request.time_from, "time_from"),
+            time_to=from_timestamp(request.time_to, "time_to"),
+            mode=_enum(_MODES, request.mode, "mode"), scope=request.scope)
+        return dream_pb2.SearchEventsResponse(
+            hits=[dream_pb2.EventHit(event=event_to_proto(h.event), similarity=h.similarity,
+                                     score=h.score) for h in result.hits],
+            warnings=result.warnings)
+
+    @unary
+    def GetProfile(self, request: dream_pb2.GetProfileRequest,
+                   principal: Principal) -> dream_pb2.GetProfileResponse:
+        profile = self._memory.get_profile(
+            principal, entity_type=_enum(_ENTITY_TYPES, request.entity_type, "entity_type"),
+            entity_id=request.entity_id, scope=request.scope)
+        return dream_pb2.GetProfileResponse(profile=profile_to_proto(profile))
+
+    @unary
+    def SearchProfiles(self, request: dream_pb2.SearchProfilesRequest,
+                       principal: Principal) -> dream_pb2.SearchProfilesResponse:
+        hits = self._memory.search_profiles(
+            principal, query=request.query,
+            entity_type=_enum(_ENTITY_TYPES, request.entity_type, "entity_type"),
+            top_k=request.top_k if request.HasField("top_k") else None, scope=request.scope)
+        return dream_pb2.SearchProfilesResponse(
+            hits=[dream_pb2.ProfileHit(profile=profile_to_proto(p), score=score)
+                  for p, score in hits])
+
+    @unary
+    def ListProfileRevisions(self, request: dream_pb2.ListProfileRevisionsRequest,
+                             principal: Principal
+                             ) -> dream_pb2.ListProfileRevisionsResponse:
+        revisions = self._memory.profile_revisions(
+            principal, entity_type=_enum(_ENTITY_TYPES, request.entity_type, "entity_type"),
+            entity_id=request.entity_id, scope=request.scope)
+        return dream_pb2.ListProfileRevisionsResponse(revisions=[
+            dream_pb2.ProfileRevision(profile=profile_to_proto(r.profile),
+                                      replaced_at=to_timestamp(r.replaced_at))
+            for r in revisions])
+
+    @unary
+    def RestoreProfileRevision(self, request: dream_pb2.RestoreProfileRevisionRequest,
+                               principal: Principal
+                               ) -> dream_pb2.RestoreProfileRevisionResponse:
+        profile = self._memory.restore_profile(
+            principal, entity_type=_enum(_ENTITY_TYPES, request.entity_type, "entity_type"),
+            entity_id=request.entity_id, scope=request.scope, revision=request.revision)
+        return dream_pb2.RestoreProfileRevisionResponse(profile=profile_to_proto(profile))
+
+    @unary
+    def ListFailedJobs(self, request: dream_pb2.ListFailedJobsRequest,
+                       principal: Principal) -> dream_pb2.ListFailedJobsResponse:
+        jobs, token = self._memory.failed_jobs(principal, page_size=request.page_size,
+                                               page_token=request.page_token)
+        return dream_pb2.ListFailedJobsResponse(jobs=[failed_job_to_proto(j) for j in jobs],
+                                                next_page_token=token)
+
+    @unary
+    def RetryFailedJob(self, request: dream_pb2.RetryFailedJobRequest,
+                       principal: Principal) -> dream_pb2.RetryFailedJobResponse:
+        job_id = self._memory.retry_failed_job(principal, request.job_id)
+        return dream_pb2.RetryFailedJobResponse(job_id=job_id)
+
+
+def register(server: ServiceHost, runtime: Runtime) -> str:
+    """Adds the dream service to `server` and its historian to the runtime's background
+    work; returns the service's full name."""
+    settings = DreamSettings()
+    vectors = MemoryVectors(runtime.embedder)
+    events, profiles = EventStore(runtime.vectors, vectors), ProfileStore(runtime.vectors,
+                                                                          vectors)
+    queue = HistorianQueue(runtime.redis, runtime.settings.redis_prefix,
+                           memos_keep=settings.memory_recent_memos_keep,
+                           failed_max_files=settings.historian_failed_max_files,
+                           failed_max_age_days=settings.historian_failed_max_age_days)
+    historian = Historian(runtime, queue, JobProcessor(events, profiles, runtime.llm, settings),
+                          settings)
+    runtime.background.append(historian)
+    memory = MemoryOperations(queue, events, profiles, settings, on_enqueue=historian.wake)
+    dream_pb2_grpc.add_DreamServiceServicer_to_server(
+        DreamServicer(runtime.authenticator, memory), server)
+    return SERVICE_NAME
+
+
+def _enum(names: dict[int, str], value: int, field: str) -> str:
+    if value not in names:
+        raise InvalidArgument(field, f"{value} is not a valid value")
+    return names[value]
+
+
+# ---- Conversions ----------------------------------------------------------------------
+
+def context_from_proto(context: dream_pb2.MemoryContext) -> Context:
+    return Context(
+        request_type=_enum(_REQUEST_TYPES, context.request_type, "context.request_type"),
+        user_id=context.user_id, group_id=context.group_id, sender_id=context.sender_id,
+        source_message=context.source_message,
+        recent_messages=list(context.recent_messages), sender_name=context.sender_name,
+        group_name=context.group_name,
+        timestamp=from_timestamp(context.timestamp, "context.timestamp"))
+
+
+def memo_to_proto(memo: Memo) -> dream_pb2.Memo:
+    return dream_pb2.Memo(text=memo.text, created_at=to_timestamp(memo.created_at),
+                          sender_id=memo.sender_id, job_id=memo.job_id)
+
+
+def event_to_proto(event: CognitiveEvent) -> dream_pb2.CognitiveEvent:
+    return dream_pb2.CognitiveEvent(
+        event_id=event.event_id, text=event.text, user_id=event.user_id,
+        group_id=event.group_id, sender_id=event.sender_id,
+        timestamp=to_timestamp(event.timestamp_epoch), timestamp_local=event.timestamp_local,
+        request_type=event.request_type, perspective=event.perspective,
+        is_absolute=event.is_absolute, schema_version=event.schema_version,
+        scope=event.scope, warning=event.warning, job_id=event.job_id)
+
+
+def profile_to_proto(profile: Profile) -> dream_pb2.Profile:
+    return dream_pb2.Profile(
+        entity_type=_ENTITY_TYPE_ENUMS[profile.entity_type], entity_id=profile.entity_id,
+        name=profile.name, tags=profile.tags, summary=profile.summary,
+        markdown=profile.markdown, updated_at=to_timestamp(profile.updated_at),
+        source_event_id=profile.source_event_id, revision=profile.revision,
+        scope=profile.scope, reason=profile.reason)
+
+
+def failed_job_to_proto(failed: FailedJob) -> dream_pb2.FailedJob:
+    message = dream_pb2.FailedJob(job_id=failed.job_id, error=failed.error,
+                                  deliveries=failed.deliveries,
+                                  failed_at=to_timestamp(failed.failed_at))
+    job = failed.job
+    if job is not None:
+        message.scope, message.memo = job.scope, job.memo
+        message.request_type = _REQUEST_TYPE_ENUMS[job.context.request_type]
+        message.user_id, message.group_id = job.context.user_id, job.context.group_id
+        message.observations.extend(job.observations)
+    return message

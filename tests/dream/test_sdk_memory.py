@@ -1,0 +1,62 @@
+"""`kh.memory` in the SDK: the seed's context object, the asyncio client, typed results,
+and a dream service at its own address."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from knowhub import AsyncKnowHub, KnowHub, RememberResult
+from knowhub.memory import context_to_proto
+from knowhub.v1 import dream_pb2
+
+from tests.conftest import StartHub
+from tests.dream.support import FAST_HISTORIAN, Queue, memory_settings, private_context
+
+
+def test_the_context_object_takes_the_seeds_fields() -> None:
+    message = context_to_proto({"user_id": 10001, "group_id": "20002",
+                                "recent_messages": ["a", "b"], "timestamp": 1_700_000_000})
+    assert (message.user_id, message.request_type) == ("10001", dream_pb2.REQUEST_TYPE_GROUP)
+    assert list(message.recent_messages) == ["a", "b"]
+    assert message.timestamp.seconds == 1_700_000_000
+    assert context_to_proto({"user_id": "1"}).request_type == dream_pb2.REQUEST_TYPE_PRIVATE
+    with pytest.raises(ValueError, match="unknown context field"):
+        context_to_proto({"user_id": "1", "chat_id": "2"})
+    with pytest.raises(ValueError, match="request_type"):
+        context_to_proto({"user_id": "1", "request_type": "channel"})
+
+
+def test_the_async_client_remembers_and_reads_like_the_blocking_one(
+        start_hub: StartHub, redis_url: str, redis_prefix: str) -> None:
+    hub = start_hub(env={"KNOWHUB_HISTORIAN_WORKERS": "0"},
+                    **memory_settings(redis_url, redis_prefix))
+
+    async def scenario() -> tuple[RememberResult, list[str]]:
+        async with AsyncKnowHub(hub.address, token="token-alice") as kh:
+            result = await kh.memory.remember("async memo", context=private_context())
+            memos = await kh.memory.recent_memos(user_id="10001")
+            return result, [m.text for m in memos]
+
+    result, memos = asyncio.run(scenario())
+    assert result.enqueued and memos == ["async memo"]
+    assert [m.job_id for m in hub.client("alice").memory.recent_memos(user_id="10001")] == [
+        result.job_id]
+
+
+def test_results_convert_to_the_seeds_json(start_hub: StartHub, redis_url: str,
+                                           redis_prefix: str) -> None:
+    hub = start_hub(env=FAST_HISTORIAN, **memory_settings(redis_url, redis_prefix))
+    # The dream service reached at its own address, as under compose.
+    with KnowHub("127.0.0.1:1", dream=hub.address, token="token-alice") as kh:
+        kh.memory.remember("", ["User 10001 sings in a choir"],
+                           context=private_context(timestamp="2026-01-02T03:04:05Z"))
+        Queue(redis_url, redis_prefix).wait_drained()
+        found: dict[str, Any] = kh.memory.search_events("choir").to_dict()
+    assert found["count"] == 1 and found["warnings"] == []
+    event = found["results"][0]["event"]
+    assert (event["timestamp_utc"], event["timestamp_epoch"]) == ("2026-01-02T03:04:05Z",
+                                                                  1767323045)
+    assert event["timestamp_local"] == "2026-01-02T11:04:05+08:00"
+    assert found["results"][0]["score"] >= found["results"][0]["similarity"] > 0
