@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import redis
@@ -44,7 +43,7 @@ from services.dream.domain import (
 )
 from services.dream.queue import HistorianQueue
 from services.dream.store import EventStore, ProfileMoved, ProfileStore
-from services.dream.streams import Delivery, PoolThread, StreamWorker, WorkerPool
+from services.dream.streams import Checkpoint, Delivery, PoolThread, StreamWorker, WorkerPool
 
 log = logging.getLogger("knowhub.historian")
 
@@ -53,9 +52,6 @@ MERGE_ATTEMPTS = 3
 
 class Released(Exception):
     """The process is stopping: the job goes back to the queue, its delivery uncharged."""
-
-
-Checkpoint = Callable[[], None]
 
 
 @dataclass

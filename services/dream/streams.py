@@ -27,6 +27,7 @@ from services.common.runtime import Runtime
 
 log = logging.getLogger("knowhub.streams")
 
+Checkpoint = Callable[[], None]  # called between a job's long steps; may raise to stop it
 STOP_SECONDS = 10.0  # how long stop() waits for a worker to finish its job
 SWITCH_INTERVAL_SECONDS = 0.001
 
@@ -204,7 +205,7 @@ class StreamWorker(PoolThread, ABC):
                 self.handle(delivery)
         self.periodic()
 
-    def keeper(self, delivery: Delivery, released: type[Exception]) -> Callable[[], None]:
+    def keeper(self, delivery: Delivery, released: type[Exception]) -> Checkpoint:
         """A checkpoint for the job's long steps: raises `released` once the process is
         stopping, and touches the job when a quarter of the stale timeout has passed."""
         touched = time.monotonic()  # delivering or claiming the job reset its idle time
