@@ -124,7 +124,10 @@ class DreamStore(JobStream):
         return run_from_fields(run_id, decoded(fields)) if fields else None
 
     def mark_running(self, run: DreamRun, at: float) -> None:
-        fields = {"status": RUNNING, "attempts": str(run.attempts), "reason": ""}
+        """Starts an attempt: what an earlier attempt found failed or considered is its
+        own (this one looks again); the work it did stays counted."""
+        fields = {"status": RUNNING, "attempts": str(run.attempts), "reason": "",
+                  "failures": "[]", "count:traces_considered": "0", "count:traces_failed": "0"}
         if not run.started_at:
             fields["started_at"] = repr(at)
         self._client().hset(self._run + run.run_id, mapping=fields)
