@@ -247,6 +247,15 @@ class Schedule:
         return _epoch(found, zone) if found is not None else None
 
 
+def next_run(schedule: Schedule, fired: Fired | None, at: float) -> float | None:
+    """When the schedule runs next: its due slot if that has not fired yet (the next tick
+    fires it), else its first slot after `at`."""
+    due = schedule.latest_slot(at)
+    if due is not None and (fired is None or due > fired.slot):
+        return due
+    return schedule.next_slot(at)
+
+
 def _wall_clock(seconds: float, zone: ZoneInfo) -> datetime:
     return datetime.fromtimestamp(seconds, zone).replace(tzinfo=None)
 

@@ -65,6 +65,7 @@ from services.dream.dreams import (
     Schedule,
     new_run,
     new_schedule_id,
+    next_run,
     path_problem,
     validate_agent_id,
     validate_cadence,
@@ -348,7 +349,7 @@ class DreamOperations:
                                         f"{SCHEDULES_PER_AGENT_MAX}")
             self._store.add_schedule(schedule)
         self._on_schedule()
-        return ScheduleView(schedule, None, schedule.next_slot(at))
+        return ScheduleView(schedule, None, next_run(schedule, None, at))
 
     def schedules(self, principal: Principal, *, agent_id: str, page_size: int,
                   page_token: str) -> tuple[list[ScheduleView], str]:
@@ -368,9 +369,8 @@ class DreamOperations:
             page = found[:page_size]
             fired = self._store.fired([s.schedule_id for s in page])
         at = now()
-        views = [ScheduleView(s, fired.get(s.schedule_id), s.next_slot(
-            max(at, fired[s.schedule_id].slot) if s.schedule_id in fired else at))
-            for s in page]
+        views = [ScheduleView(s, fired.get(s.schedule_id),
+                              next_run(s, fired.get(s.schedule_id), at)) for s in page]
         token = write_token([page[-1].created_at, page[-1].schedule_id], filters) \
             if len(found) > page_size else ""
         return views, token
