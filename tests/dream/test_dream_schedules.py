@@ -113,18 +113,20 @@ def test_schedules_page_and_are_limited_per_agent(dream_server: Harness) -> None
 
 # ---- Firing once --------------------------------------------------------------------------------
 
-def two_schedulers(start_hub: StartHub, tokens_file: Path, redis_url: str,
-                   redis_prefix: str, **env: str) -> tuple[list[Harness], list[Scheduler]]:
-    """Two dream processes' worth of services on one Redis, their own tickers off."""
+@pytest.fixture
+def two(start_hub: StartHub, tokens_file: Path, redis_url: str,
+        redis_prefix: str) -> tuple[KnowHub, list[Scheduler]]:
+    """Alice's client and the schedulers of two dream processes' worth of services on one
+    Redis (their own tickers off, so only the test's ticks fire)."""
     write_dream_tokens(tokens_file.parent)
     hubs = [start_hub(env={**FAST, "KNOWHUB_DREAM_SCHEDULER_ENABLED": "false",
-                           "KNOWHUB_DREAM_WORKERS": "0", **env},
+                           "KNOWHUB_DREAM_WORKERS": "0"},
                       redis_url=redis_url, redis_prefix=redis_prefix) for _ in range(2)]
     schedulers = []
     for hub in hubs:
         assert hub.server is not None
         schedulers += [b for b in hub.server.runtime.background if isinstance(b, Scheduler)]
-    return hubs, schedulers
+    return hubs[0].client("alice"), schedulers
 
 
 def tick_together(schedulers: list[Scheduler], at: float, threads: int = 2) -> list[DreamRun]:
@@ -145,10 +147,9 @@ def tick_together(schedulers: list[Scheduler], at: float, threads: int = 2) -> l
     return created
 
 
-def test_each_slot_fires_once_among_schedulers(start_hub: StartHub, tokens_file: Path,
+def test_each_slot_fires_once_among_schedulers(two: tuple[KnowHub, list[Scheduler]],
                                                redis_url: str, redis_prefix: str) -> None:
-    hubs, schedulers = two_schedulers(start_hub, tokens_file, redis_url, redis_prefix)
-    alice = hubs[0].client("alice")
+    alice, schedulers = two
     start = time.time()
     made = alice.dream.schedule(10, start_time=start)
 
@@ -169,10 +170,9 @@ def test_each_slot_fires_once_among_schedulers(start_hub: StartHub, tokens_file:
     assert tick_together(schedulers, start + 5) == []  # a slot already passed stays fired
 
 
-def test_a_cron_schedule_fires_its_latest_slot_once(start_hub: StartHub, tokens_file: Path,
-                                                     redis_url: str, redis_prefix: str) -> None:
-    hubs, schedulers = two_schedulers(start_hub, tokens_file, redis_url, redis_prefix)
-    alice = hubs[0].client("alice")
+def test_a_cron_schedule_fires_its_latest_slot_once(
+        two: tuple[KnowHub, list[Scheduler]]) -> None:
+    alice, schedulers = two
     alice.dream.schedule(cron="*/5 * * * *")
     soon = (time.time() // 300 + 2) * 300  # a five-minute boundary ahead
 
@@ -185,10 +185,8 @@ def test_a_cron_schedule_fires_its_latest_slot_once(start_hub: StartHub, tokens_
     assert alice.dream.schedules()[0].last_fired_at.timestamp() == soon + 3_000
 
 
-def test_a_deleted_schedule_fires_no_more(start_hub: StartHub, tokens_file: Path,
-                                          redis_url: str, redis_prefix: str) -> None:
-    hubs, schedulers = two_schedulers(start_hub, tokens_file, redis_url, redis_prefix)
-    alice = hubs[0].client("alice")
+def test_a_deleted_schedule_fires_no_more(two: tuple[KnowHub, list[Scheduler]]) -> None:
+    alice, schedulers = two
     start = time.time()
     made = alice.dream.schedule(10, start_time=start)
     assert len(tick_together(schedulers, start + 1)) == 1
