@@ -41,6 +41,7 @@ from services.dream.dreams import (
     DreamRun,
     Failure,
     PlanRefused,
+    Reflection,
     event_steps,
     integration_batch,
     stretches,
@@ -195,28 +196,37 @@ class RunExecutor:
     # ---- Phase 2 -----------------------------------------------------------------------------
 
     def _integrate(self, run: DreamRun, keep: Checkpoint) -> None:
+        """Integrates the reflections waiting when the phase starts, oldest first, a batch
+        per step (reflections written later wait for the next run)."""
         try:
             self._drain_outbox(run)
+            waiting = self._waiting(run)
             for step in range(INTEGRATION_STEPS_MAX):
-                keep()
-                if not self._integration_step(run, step):
+                if not waiting:
                     return
+                keep()
+                batch = integration_batch(waiting, self._settings.dream_integrate_max_reflections,
+                                          self._settings.dream_reflect_max_chars)
+                self._integrate_batch(run, step, batch)
+                done = {(r.trace_id, r.event_id) for r in batch}
+                waiting = [r for r in waiting if (r.trace_id, r.event_id) not in done]
         except (LLMError, ValueError, PlanRefused, DocumentsMoved, ServiceError) as error:
             self._fail(run, CROSS_TRACE_INTEGRATE, "", _reason(error))
 
-    def _integration_step(self, run: DreamRun, step: int) -> bool:
-        """Integrates the oldest waiting reflections; False when none remain."""
+    def _waiting(self, run: DreamRun) -> list[Reflection]:
+        """The unconsumed reflections of the run's traces."""
         assert self._principal is not None
         waiting = []
         for trace in self._traces(run):
             if trace.unconsumed_reflections:
                 waiting += unconsumed(trace.trace_id, self._cognition.events(
                     self._principal, trace.trace_id, ["reflection"]))
-        if not waiting:
-            return False
+        return waiting
+
+    def _integrate_batch(self, run: DreamRun, step: int, batch: list[Reflection]) -> None:
+        """Asks for a plan folding `batch` into the documents, writes it with the batch on
+        the outbox, then consumes the batch."""
         settings = self._settings
-        batch = integration_batch(waiting, settings.dream_integrate_max_reflections,
-                                  settings.dream_reflect_max_chars)
         documents = self._store.documents(run.agent_id)
         reply = self._ask(run, prompts.INTEGRATE_SYSTEM, prompts.integrate_prompt(
             run.agent_id, documents, batch, max_chars=settings.dream_document_max_chars,
@@ -236,7 +246,6 @@ class RunExecutor:
         self._store.count(run.run_id, reflections_integrated=len(batch),
                           documents_created=created, documents_updated=len(updates) - created)
         self._consume(run, field, outbox)
-        return len(batch) < len(waiting)
 
     def _drain_outbox(self, run: DreamRun) -> None:
         """Consumes reflections an earlier run integrated but could not mark consumed."""

@@ -267,3 +267,28 @@ def test_a_long_stretch_is_reflected_in_parts(start_hub: StartHub, llm: OpenAISt
     assert run.counts["reflections_written"] == 4 and run.counts["llm_calls"] == 4
     assert all(len(p) < 1_400 for p in scripted.prompts["reflect"])
     assert scripted.prompts["reflect"][-1].endswith("…[cut]")
+
+
+def test_many_reflections_are_integrated_in_steps(start_hub: StartHub, llm: OpenAIStub,
+                                                  tokens_file: Path, redis_url: str,
+                                                  redis_prefix: str) -> None:
+    scripted = DreamLLM()
+    llm.responder = scripted
+    hub = dream_hub(start_hub, tokens_file, redis_url, redis_prefix,
+                    env={"KNOWHUB_DREAM_INTEGRATE_MAX_REFLECTIONS": "2"},
+                    llm_base_url=llm.base_url, llm_max_retries=0)
+    alice = hub.client("alice")
+    traces = [new_trace() for _ in range(5)]
+    for trace_id in traces:
+        alice.cognition.append_events(trace_id, [message(1, f"fact of {trace_id}")])
+
+    run = wait_run(alice, alice.dream.run().run_id)
+
+    assert run.status == "done"
+    assert (run.counts["reflections_integrated"], run.counts["reflections_consumed"]) == (5, 5)
+    assert (run.counts["documents_created"], run.counts["documents_updated"]) == (1, 2)
+    steps = scripted.prompts["integrate"]
+    assert [p.split("New reflections, oldest first:")[1].count("\n- trace ")
+            for p in steps] == [2, 2, 1]
+    assert "(none yet)" in steps[0] and "### notes.md (revision 2)" in steps[2]
+    assert alice.dream.document("notes.md").revision == 3
