@@ -121,7 +121,7 @@ class DreamStore(JobStream):
 
     def run(self, run_id: str) -> DreamRun | None:
         fields = self._client().hgetall(self._run + run_id)
-        return run_from_fields(run_id, decoded(fields)) if fields else None
+        return run_from_fields(run_id, decoded(fields)) if b"definition" in fields else None
 
     def mark_running(self, run: DreamRun, at: float) -> None:
         """Starts an attempt: what an earlier attempt found failed or considered is its

@@ -115,6 +115,9 @@ class _Watcher(PoolThread):
                             peer_error(error).message)
             except ServiceError as error:  # cognition not reachable from here
                 log.warning("evaluator: %s; trying again", error.message)
+            except Exception:  # a bug: say so; the trigger comes back unacknowledged
+                log.exception("evaluator: evaluating a trigger failed")
+            self.unblock()  # ends the stream, if it is still open, before the next one
             self._stopping.wait(RECONNECT_SECONDS)
 
     def _evaluate(self, trigger: cognition_pb2.Trigger) -> None:

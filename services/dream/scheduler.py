@@ -85,3 +85,5 @@ class _Ticker(PoolThread):
             except redis.RedisError as exc:
                 log.warning("dream scheduler: Redis failed (%s); trying again in %.1fs", exc,
                             self._interval)
+            except Exception:  # a bug: say so, and keep the schedules firing
+                log.exception("dream scheduler: a tick failed")
