@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -229,8 +230,7 @@ def test_runs_need_the_service_token_and_a_wrong_one_stops_the_start(
 
 
 def test_without_a_tokens_file_the_service_acts_as_the_local_principal(
-        start_hub: StartHub, llm: OpenAIStub, tmp_path: Path, redis_url: str,
-        redis_prefix: str) -> None:
+        llm: OpenAIStub, tmp_path: Path, redis_url: str, redis_prefix: str) -> None:
     scripted = DreamLLM()
     llm.responder = scripted
     harness = Harness(tmp_path / "open", redis_url=redis_url, redis_prefix=redis_prefix,
@@ -245,15 +245,24 @@ def test_without_a_tokens_file_the_service_acts_as_the_local_principal(
         harness.stop()
 
 
-def test_a_long_stretch_is_reflected_in_parts(start_hub: StartHub, llm: OpenAIStub,
-                                              tokens_file: Path, redis_url: str,
-                                              redis_prefix: str) -> None:
-    scripted = DreamLLM()
-    llm.responder = scripted
-    hub = dream_hub(start_hub, tokens_file, redis_url, redis_prefix,
-                    env={"KNOWHUB_DREAM_REFLECT_MAX_CHARS": "1000"},
-                    llm_base_url=llm.base_url, llm_max_retries=0)
-    alice = hub.client("alice")
+AliceWithLLM = Callable[[dict[str, str]], tuple[KnowHub, DreamLLM]]
+
+
+@pytest.fixture
+def alice_with_llm(start_hub: StartHub, llm: OpenAIStub, tokens_file: Path, redis_url: str,
+                   redis_prefix: str) -> AliceWithLLM:
+    """Starts a hub with these settings and the scripted dream LLM; alice's client."""
+    def start(env: dict[str, str]) -> tuple[KnowHub, DreamLLM]:
+        scripted = DreamLLM()
+        llm.responder = scripted
+        hub = dream_hub(start_hub, tokens_file, redis_url, redis_prefix, env=env,
+                        llm_base_url=llm.base_url, llm_max_retries=0)
+        return hub.client("alice"), scripted
+    return start
+
+
+def test_a_long_stretch_is_reflected_in_parts(alice_with_llm: AliceWithLLM) -> None:
+    alice, scripted = alice_with_llm({"KNOWHUB_DREAM_REFLECT_MAX_CHARS": "1000"})
     trace_id = new_trace()
     alice.cognition.append_events(trace_id, [message(n, f"{n} " + "x" * 300)
                                              for n in range(1, 8)]
@@ -269,15 +278,8 @@ def test_a_long_stretch_is_reflected_in_parts(start_hub: StartHub, llm: OpenAISt
     assert scripted.prompts["reflect"][-1].endswith("…[cut]")
 
 
-def test_many_reflections_are_integrated_in_steps(start_hub: StartHub, llm: OpenAIStub,
-                                                  tokens_file: Path, redis_url: str,
-                                                  redis_prefix: str) -> None:
-    scripted = DreamLLM()
-    llm.responder = scripted
-    hub = dream_hub(start_hub, tokens_file, redis_url, redis_prefix,
-                    env={"KNOWHUB_DREAM_INTEGRATE_MAX_REFLECTIONS": "2"},
-                    llm_base_url=llm.base_url, llm_max_retries=0)
-    alice = hub.client("alice")
+def test_many_reflections_are_integrated_in_steps(alice_with_llm: AliceWithLLM) -> None:
+    alice, scripted = alice_with_llm({"KNOWHUB_DREAM_INTEGRATE_MAX_REFLECTIONS": "2"})
     traces = [new_trace() for _ in range(5)]
     for trace_id in traces:
         alice.cognition.append_events(trace_id, [message(1, f"fact of {trace_id}")])
