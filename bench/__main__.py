@@ -7,6 +7,7 @@ import argparse
 from bench import (
     cognition_latency,
     dream_memory,
+    dream_runs,
     knowledge_latency,
     locomo_recall,
     resource_latency,
@@ -23,6 +24,7 @@ def main() -> None:
     resource_latency.main(["--count", "300"] if args.quick else [])
     cognition_latency.main(["--appends", "500", "--traces", "100"] if args.quick else [])
     dream_memory.main(["--events", "10000", "--jobs", "500"] if args.quick else [])
+    dream_runs.main(["--traces", "100", "--calls", "300"] if args.quick else [])
 
 
 if __name__ == "__main__":

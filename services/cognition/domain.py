@@ -68,6 +68,8 @@ LOG_PAGE_MAX, DEFAULT_LOG_PAGE = 1_000, 100
 LIST_PAGE_MAX, DEFAULT_LIST_PAGE = 100, 20
 DEFAULT_GROUP = "evaluators"
 EVALUATOR_ROLE = "evaluator"
+# The dream service's role: reads every trace's log and adds reflections to it.
+DREAMER_ROLE = "dreamer"
 
 _ISO_TIME = re.compile(r"^(\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d)(\.\d+)?(Z|z|[+-]\d\d:\d\d)?$")
 TRACE_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@+\-]{0,127}$")

@@ -18,6 +18,7 @@ import grpc
 
 from services.cognition import prompts
 from services.cognition.domain import (
+    EVALUATOR_ROLE,
     TASK_TEXT_MAX,
     TRIGGERS,
     Assessment,
@@ -73,7 +74,7 @@ class EvaluationOperations:
         """Seed 000's evaluation prompt for the pending queries ("" when none)."""
         check.text(mission, "mission", TASK_TEXT_MAX)
         check.text(goal, "goal", TASK_TEXT_MAX)
-        trace = self._access.readable(principal, trace_id, evaluating=True)
+        trace = self._access.readable(principal, trace_id, role=EVALUATOR_ROLE)
         sequences = self._store.pending(trace_id)
         if not sequences:
             return "", []
@@ -97,7 +98,7 @@ class EvaluationOperations:
             log.warning("evaluation for trace %s refused, nothing written: %s", trace_id,
                         error.message)
             raise
-        trace = self._access.readable(principal, trace_id, evaluating=True)
+        trace = self._access.readable(principal, trace_id, role=EVALUATOR_ROLE)
         queries = self._store.query_events(trace_id, {a.query_sequence for a in assessments})
         validate_query_links(assessments, queries, trace_id)
         events = stamped([("evaluation", {

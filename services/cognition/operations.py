@@ -18,6 +18,7 @@ from services.cognition.config import CognitionSettings
 from services.cognition.domain import (
     APPENDABLE_TYPES,
     DEFAULT_GROUP,
+    DREAMER_ROLE,
     EVALUATOR_ROLE,
     EVENT_TYPES,
     EVENTS_PER_CALL_MAX,
@@ -50,6 +51,7 @@ from services.common.errors import (
     ServiceError,
 )
 from services.common.paging import read_token, write_token
+from services.common.scopes import validate_owner
 from services.common.times import iso, now
 from services.knowledge.domain import NAME_MAX
 
@@ -85,13 +87,14 @@ class TraceAccess:
         self._lock = threading.Lock()
 
     def readable(self, principal: Principal, trace_id: str, *,
-                 evaluating: bool = False) -> Trace:
-        """The trace if it exists and the caller may see it (an evaluator may, to evaluate
-        it); NOT_FOUND either way."""
+                 role: str | None = None) -> Trace:
+        """The trace if it exists and the caller may see it (a caller with `role` may see
+        any trace: an evaluator to evaluate it, a dreamer to reflect on it); NOT_FOUND
+        either way."""
         validate_trace_id(trace_id)
         trace = self.store.trace(trace_id)
         allowed = trace is not None and (_may_access(principal, trace) or (
-            evaluating and principal.has_role(EVALUATOR_ROLE)))
+            role is not None and principal.has_role(role)))
         if trace is None or not allowed:
             raise NotFound(f"trace {trace_id!r} not found")
         return trace
@@ -104,16 +107,18 @@ class TraceAccess:
             self._check_writer(principal, trace_id, trace)
         return trace
 
-    def identity(self, principal: Principal, trace_id: str) -> TraceIdentity | None:
+    def identity(self, principal: Principal, trace_id: str, *,
+                 role: str | None = None) -> TraceIdentity | None:
         """What an append needs to know of a trace (None: a new one), read only when it is
-        not known yet; PERMISSION_DENIED if another user's."""
+        not known yet; PERMISSION_DENIED if another user's (unless the caller has
+        `role`)."""
         validate_trace_id(trace_id)
         with self._lock:
             known = self._identities.get(trace_id)
         if known is None:
             trace = self.store.trace(trace_id)
             known = TraceIdentity(trace.owner, trace.agent_id) if trace is not None else None
-        if known is not None:
+        if known is not None and not (role is not None and principal.has_role(role)):
             self._check_writer(principal, trace_id, known)
         return known
 
@@ -215,7 +220,10 @@ class LogOperations:
                                       f"{_WRITER[kind]}, not AppendEvents")
             validate_event(kind, body, f"events[{index}]")
         digest = _digest(events, task, agent_id, auto_commit) if request_id else ""
-        identity = self._access.identity(principal, trace_id)
+        # A dreamer may add reflections to anyone's trace, and nothing else.
+        role = DREAMER_ROLE if events and not task and not agent_id and auto_commit is None \
+            and all(kind == "reflection" for kind, _ in events) else None
+        identity = self._access.identity(principal, trace_id, role=role)
         result = self._access.append(
             principal, trace_id, identity, stamped(events, now()), agent_id=agent_id,
             task=task, auto_commit=auto_commit, request_id=request_id, digest=digest)
@@ -223,14 +231,14 @@ class LogOperations:
             if result.digest != digest:
                 raise InvalidArgument("request_id", f"{request_id!r} was used before for "
                                       "another request")
-            return result.event_ids, self._access.readable(principal, trace_id)
+            return result.event_ids, self._access.readable(principal, trace_id, role=role)
         return result.event_ids, result.trace
 
     def get_log(self, principal: Principal, trace_id: str, *, types: list[str],
                 since: float | None, page_size: int, page_token: str) -> LogPage:
         check.int_range(page_size, "page_size", 1, LOG_PAGE_MAX)
         choices(types, EVENT_TYPES, "types")
-        trace = self._access.readable(principal, trace_id)
+        trace = self._access.readable(principal, trace_id, role=DREAMER_ROLE)
         filters = ("log", trace_id, sorted(types), since)
         start = "-" if since is None else f"{int(since * 1000)}-0"
         if page_token:
@@ -242,13 +250,22 @@ class LogOperations:
                                              size=page_size)
         return LogPage(events, write_token(after, filters) if after else "", trace)
 
-    def list_traces(self, principal: Principal, *, agent_id: str, updated_since: float | None,
-                    page_size: int, page_token: str) -> tuple[list[Trace], str]:
-        """The caller's traces (every trace for an admin), most recently updated first."""
+    def list_traces(self, principal: Principal, *, agent_id: str, owner: str,
+                    updated_since: float | None, page_size: int,
+                    page_token: str) -> tuple[list[Trace], str]:
+        """The caller's traces (every trace, or `owner`'s, for an admin or a dreamer), most
+        recently updated first."""
         check.int_range(page_size, "page_size", 1, LIST_PAGE_MAX)
         if agent_id:
             validate_entity_name(agent_id, "agent_id")
-        owner = None if principal.is_admin else principal.user_scope
+        if owner:
+            validate_owner(owner, "owner")
+        if principal.has_role(DREAMER_ROLE):
+            owner = owner or None
+        elif owner and owner != principal.user_scope:
+            raise PermissionDenied(f"owner: only admins list the traces of {owner!r}")
+        else:
+            owner = principal.user_scope
         filters = ("traces", owner, agent_id, updated_since)
         cursor = read_cursor(page_token, filters) if page_token else None
         ids, after = self._store.trace_page(owner, agent_id or None, updated_since, cursor,
@@ -263,7 +280,7 @@ class LogOperations:
             if not STREAM_ID.match(event_id):
                 raise InvalidArgument(f"event_ids[{index}]", f"{event_id[:40]!r} is not an "
                                       "event id")
-        self._access.readable(principal, trace_id)
+        self._access.readable(principal, trace_id, role=DREAMER_ROLE)
         try:
             return self._store.consume_reflections(trace_id, event_ids, iso(now()))
         except Refused as refused:
@@ -342,7 +359,7 @@ class TriggerOperations:
 
     def pending(self, principal: Principal, trace_id: str) -> tuple[list[Event], str]:
         """The pending query events by sequence, and the trace's last trigger."""
-        trace = self._access.readable(principal, trace_id, evaluating=True)
+        trace = self._access.readable(principal, trace_id, role=EVALUATOR_ROLE)
         sequences = self._store.pending(trace_id)
         queries = self._store.query_events(trace_id, sequences)
         return [queries[s] for s in sequences if s in queries], trace.last_trigger

@@ -87,7 +87,7 @@ class CognitionServicer(cognition_pb2_grpc.CognitionServiceServicer):
     def ListTraces(self, request: cognition_pb2.ListTracesRequest,
                    principal: Principal) -> cognition_pb2.ListTracesResponse:
         traces, token = self._log.list_traces(
-            principal, agent_id=request.agent_id,
+            principal, agent_id=request.agent_id, owner=request.owner,
             updated_since=from_timestamp(request.updated_since, "updated_since"),
             page_size=request.page_size or DEFAULT_LIST_PAGE, page_token=request.page_token)
         return cognition_pb2.ListTracesResponse(traces=[trace_to_proto(t) for t in traces],

@@ -70,16 +70,26 @@ class Peers:
             self._channels.clear()
 
 
+def credentials(principal: Principal) -> tuple[tuple[str, str], ...]:
+    """The gRPC metadata that presents `principal`'s own token."""
+    return (("authorization", f"Bearer {principal.token}"),) if principal.token else ()
+
+
+def peer_error(error: grpc.RpcError) -> ServiceError:
+    """A peer's refusal as a PeerRefused with its code and message; any other failure as
+    UNAVAILABLE."""
+    code = error.code() if hasattr(error, "code") else grpc.StatusCode.UNKNOWN
+    message = (error.details() if hasattr(error, "details") else "") or code.name
+    if code in _PASSED_THROUGH:
+        return PeerRefused(code, message)
+    return Unavailable(f"another KnowHub service failed ({code.name}): {message}")
+
+
 def call_as(principal: Principal, method: Callable[..., Response], request: Any, *,
             timeout: float = PEER_TIMEOUT_SECONDS) -> Response:
     """Calls another service's RPC as `principal`; its refusal becomes a ServiceError with
     the same code and message, and an unreachable service UNAVAILABLE."""
-    metadata = (("authorization", f"Bearer {principal.token}"),) if principal.token else ()
     try:
-        return method(request, metadata=metadata, timeout=timeout)
+        return method(request, metadata=credentials(principal), timeout=timeout)
     except grpc.RpcError as error:
-        code = error.code() if hasattr(error, "code") else grpc.StatusCode.UNKNOWN
-        message = (error.details() if hasattr(error, "details") else "") or code.name
-        if code in _PASSED_THROUGH:
-            raise PeerRefused(code, message) from None
-        raise Unavailable(f"another KnowHub service failed ({code.name}): {message}") from None
+        raise peer_error(error) from None

@@ -105,14 +105,15 @@ class KnowHubServer:
         return self.port
 
     def stop(self, grace: float = GRACE_SECONDS) -> None:
-        """Stops taking calls, lets in-flight ones finish, stops the background work,
-        then closes the stores."""
+        """Stops taking calls, lets in-flight ones finish, stops the background work
+        (which may still call co-hosted services on the peer server), stops the peer
+        server, then closes the stores."""
         self.runtime.stopping.set()
         self._health.enter_graceful_shutdown()
         self._server.stop(grace).wait()
-        self._peer_server.stop(grace).wait()
         for task in reversed(self.runtime.background):
             task.stop()
+        self._peer_server.stop(grace).wait()
         self.runtime.close()
 
 

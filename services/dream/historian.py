@@ -12,15 +12,8 @@ they are: nothing is lost. Only store failures make a job fail and retry.
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import os
-import secrets
-import socket
-import sys
 import threading
-import time
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import redis
@@ -48,21 +41,17 @@ from services.dream.domain import (
     profile_targets,
     updated_profile,
 )
-from services.dream.queue import Delivery, HistorianQueue
+from services.dream.queue import HistorianQueue
 from services.dream.store import EventStore, ProfileMoved, ProfileStore
+from services.dream.streams import Checkpoint, Delivery, PoolThread, StreamWorker, WorkerPool
 
 log = logging.getLogger("knowhub.historian")
 
-STOP_SECONDS = 10.0  # how long stop() waits for a worker to finish its job
-SWITCH_INTERVAL_SECONDS = 0.001
 MERGE_ATTEMPTS = 3
 
 
 class Released(Exception):
     """The process is stopping: the job goes back to the queue, its delivery uncharged."""
-
-
-Checkpoint = Callable[[], None]
 
 
 @dataclass
@@ -192,134 +181,47 @@ class JobProcessor:
 
 # ---- Workers ---------------------------------------------------------------------------
 
-class Historian:
-    """The historian's worker threads in this process; a Background of the runtime.
-
-    Workers start with the server, except over an embedded Redis that has never run in
-    the data directory: nothing can be queued there yet, so they start with the first
-    job (`wake`) rather than start a redis-server for a stack that never remembers.
-    """
+class Historian(WorkerPool):
+    """The historian's worker threads in this process; a Background of the runtime."""
 
     def __init__(self, runtime: Runtime, queue: HistorianQueue, processor: JobProcessor,
                  settings: DreamSettings) -> None:
-        self._runtime = runtime
+        super().__init__(runtime)
         self._queue = queue
         self._processor = processor
         self._settings = settings
-        self._stopping = threading.Event()
-        self._workers: list[Worker] = []
-        self._lock = threading.Lock()
-        self._stopped = False
-
-    @property
-    def stopping(self) -> bool:
-        return self._stopping.is_set()
 
     @property
     def wanted(self) -> bool:
         return self._settings.memory_enabled and self._settings.historian_workers > 0
 
-    def start(self) -> None:
-        if self.wanted and self._runtime.redis_may_hold_data:
-            self._spawn()
-
-    def wake(self) -> None:
-        """A job was enqueued: make sure this process's workers run."""
-        if self.wanted and not self._workers:
-            self._spawn()
-
-    def _spawn(self) -> None:
-        with self._lock:
-            if self._workers or self._stopped:
-                return
-            # Workers share the interpreter with the RPC threads: hand the GIL over
-            # within a millisecond (not Python's 5 ms) so Remember stays fast while they run.
-            sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL_SECONDS))
-            self._workers = [Worker(i, self._queue, self._processor, self._settings,
-                                    self._stopping)
-                             for i in range(self._settings.historian_workers)]
-            for worker in self._workers:
-                worker.start()
-
-    def stop(self) -> None:
-        """Lets each worker finish or release its job, then returns."""
-        with self._lock:
-            self._stopped = True
-        self._stopping.set()
-        for worker in self._workers:
-            worker.unblock()
-        deadline = time.monotonic() + STOP_SECONDS
-        for worker in self._workers:
-            worker.join(max(0.0, deadline - time.monotonic()))
-            if worker.is_alive():
-                log.warning("historian %s still busy at shutdown; its job will be taken "
-                            "over after the stale timeout", worker.consumer)
+    def _new_workers(self) -> list[PoolThread]:
+        return [Worker(i, self._queue, self._processor, self._settings, self._stopping)
+                for i in range(self._settings.historian_workers)]
 
 
-class Worker(threading.Thread):
+class Worker(StreamWorker):
     """One consumer of the job stream."""
 
     def __init__(self, index: int, queue: HistorianQueue, processor: JobProcessor,
                  settings: DreamSettings, stopping: threading.Event) -> None:
-        self.consumer = f"{socket.gethostname()}-{os.getpid()}-{index}-{secrets.token_hex(3)}"
-        super().__init__(name=f"historian-{index}", daemon=True)
+        super().__init__(f"historian-{index}", queue, stopping=stopping,
+                         poll_seconds=settings.historian_poll_interval_seconds,
+                         stale_seconds=settings.historian_stale_job_timeout_seconds)
         self._queue = queue
         self._processor = processor
         self._settings = settings
-        self._stopping = stopping
-        self._client_id: int | None = None
         self._polls = 0
-        self._next_reclaim = 0.0
 
-    @property
-    def _stale_ms(self) -> int:
-        return int(self._settings.historian_stale_job_timeout_seconds * 1000)
-
-    def run(self) -> None:
-        poll = self._settings.historian_poll_interval_seconds
-        while not self._stopping.is_set():
-            client = self._queue.blocking_client()
-            try:
-                self._client_id = client.client_id()
-                self._queue.ensure_group()
-                self._consume(client)
-            except redis.RedisError as exc:
-                log.warning("historian %s: Redis failed (%s); retrying in %.1fs",
-                            self.consumer, exc, poll)
-                self._stopping.wait(poll)
-            finally:
-                client.close()
-        with contextlib.suppress(redis.RedisError):  # a leftover is swept by the others
-            self._queue.drop_consumers(0, only=self.consumer)
-
-    def unblock(self) -> None:
-        if self._client_id is not None:
-            with contextlib.suppress(redis.RedisError):  # else it wakes at its next poll
-                self._queue.unblock(self._client_id)
-
-    def _consume(self, client: redis.Redis) -> None:
-        block_ms = int(min(self._settings.historian_poll_interval_seconds, 5.0) * 1000)
-        while not self._stopping.is_set():
-            self._housekeeping()
-            for delivery in self._queue.read(client, self.consumer, block_ms):
-                self._handle(delivery)
-
-    def _housekeeping(self) -> None:
-        """Now and then: take over a stale job, trim the failed jobs, drop dead workers."""
-        if time.monotonic() >= self._next_reclaim:
-            self._next_reclaim = time.monotonic() + \
-                self._settings.historian_poll_interval_seconds
-            for delivery in self._queue.reclaim(self.consumer, self._stale_ms):
-                log.warning("historian %s took over stale job entry %s (delivery %d)",
-                            self.consumer, delivery.entry_id, delivery.deliveries)
-                self._handle(delivery)
+    def periodic(self) -> None:
+        """Now and then: trim the failed jobs, drop dead workers."""
         self._polls += 1
         interval = self._settings.historian_failed_cleanup_interval
         if interval and self._polls % interval == 0:
             self._queue.trim_failed()
             self._queue.drop_consumers(self._stale_ms)
 
-    def _handle(self, delivery: Delivery) -> None:
+    def handle(self, delivery: Delivery) -> None:
         last_error = delivery.fields.get("last_error", "")
         allowed = self._settings.historian_job_max_retries + 1
         try:
@@ -332,19 +234,8 @@ class Worker(threading.Thread):
                              f"gave up after {delivery.deliveries - 1} deliveries whose "
                              f"worker stopped or stalled; last error: {last_error or 'none'}")
             return
-
-        touched = time.monotonic()  # delivering or claiming the job reset its idle time
-
-        def checkpoint() -> None:
-            nonlocal touched
-            if self._stopping.is_set():
-                raise Released
-            if time.monotonic() - touched >= self._stale_ms / 4000:
-                self._queue.touch(self.consumer, delivery.entry_id)
-                touched = time.monotonic()
-
         try:
-            self._processor.process(job, checkpoint)
+            self._processor.process(job, self.keeper(delivery, Released))
         except Released:
             self._queue.requeue(delivery, delivery.deliveries - 1, last_error)
             log.info("historian %s released job %s at shutdown", self.consumer, job.job_id)

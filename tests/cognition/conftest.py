@@ -22,11 +22,14 @@ WAIT_SECONDS = 20.0
 
 
 def write_tokens(directory: Path) -> Path:
-    """The tests' tokens plus `token-eval`: an evaluator in alice's organisation."""
+    """The tests' tokens plus `token-eval`, an evaluator in alice's organisation, and
+    `token-dream`, a dreamer (the dream service's role)."""
     path = write_tokens_file(directory)
     document = json.loads(path.read_text())
     document["tokens"].append({"token": "token-eval", "user_id": "evalbot",
                                "org_id": "acme", "roles": ["evaluator"]})
+    document["tokens"].append({"token": "token-dream", "user_id": "dreamsvc",
+                               "roles": ["dreamer"]})
     path.write_text(json.dumps(document))
     return path
 

@@ -7,6 +7,7 @@ from types import TracebackType
 
 from knowhub._transport import AsyncTransport, Transport
 from knowhub.cognition import CognitionAPI
+from knowhub.dream import DreamAPI
 from knowhub.knowledge import KnowledgeAPI
 from knowhub.memory import MemoryAPI
 from knowhub.resources import ResourcesAPI
@@ -38,6 +39,7 @@ class _Hub:
         self.resources = ResourcesAPI(transport(resource))
         self.cognition = CognitionAPI(transport(cognition), self.knowledge)
         self.memory = MemoryAPI(transport(dream))
+        self.dream = DreamAPI(transport(dream))
 
 
 class KnowHub(_Hub):
@@ -46,9 +48,9 @@ class KnowHub(_Hub):
     >>> kh = KnowHub("127.0.0.1:50051", token=None)
     >>> kh.knowledge.search("how to log in with selenium")
 
-    Pass `knowledge="host:port"` (or `resource=...`, `cognition=...`) to reach a service
-    at its own address (compose), or a `dns:///name:port` target to spread calls over
-    every replica behind a name.
+    Pass `knowledge="host:port"` (or `resource=...`, `cognition=...`, `dream=...`) to
+    reach a service at its own address (compose), or a `dns:///name:port` target to
+    spread calls over every replica behind a name.
     """
 
     _transport_class = Transport

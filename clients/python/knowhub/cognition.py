@@ -120,10 +120,12 @@ class CognitionAPI:
         return self._transport.call(self._stub.GetLog, request, _log_page)
 
     def list_traces(self, agent_id: str | None = None, updated_since: TimeLike = None,
-                    limit: int = 20, page_token: str = "") -> TracePage:
+                    limit: int = 20, page_token: str = "",
+                    owner: str | None = None) -> TracePage:
+        """The caller's traces, newest first (an admin's: every trace, or `owner`'s)."""
         request = cognition_pb2.ListTracesRequest(
             agent_id=agent_id or "", updated_since=to_timestamp(updated_since),
-            page_size=limit, page_token=page_token)
+            page_size=limit, page_token=page_token, owner=owner or "")
         return self._transport.call(self._stub.ListTraces, request, _trace_page)
 
     def consume_reflections(self, trace_id: str, event_ids: Sequence[str]) -> int:

@@ -847,3 +847,128 @@ class FailedJobsPage(list[FailedJob]):
     """One page of failed jobs, newest first; pass `next_page_token` back for the next."""
 
     next_page_token: str = ""
+
+
+# ---- Dream runs (dream service, seed 000) ---------------------------------------------------
+
+PHASE_NAMES = {dream_pb2.DREAM_PHASE_PER_TRACE_REFLECT: "per_trace_reflect",
+               dream_pb2.DREAM_PHASE_CROSS_TRACE_INTEGRATE: "cross_trace_integrate"}
+_RUN_STATUS_NAMES = {dream_pb2.DREAM_RUN_STATUS_QUEUED: "queued",
+                     dream_pb2.DREAM_RUN_STATUS_RUNNING: "running",
+                     dream_pb2.DREAM_RUN_STATUS_DONE: "done",
+                     dream_pb2.DREAM_RUN_STATUS_SKIPPED: "skipped",
+                     dream_pb2.DREAM_RUN_STATUS_FAILED: "failed"}
+
+
+def _phase_names(values: Any) -> list[str]:
+    return [PHASE_NAMES.get(v, "") for v in values]
+
+
+@dataclass
+class DreamFailure(_Model):
+    phase: str
+    trace_id: str  # "" for the agent's integration (phase 2)
+    reason: str
+
+
+@dataclass
+class DreamRun(_Model):
+    """A dream run; `status` is queued, running, done, skipped or failed, `counts` holds
+    traces_considered, traces_reflected, traces_failed, reflections_written,
+    reflections_integrated, reflections_consumed, documents_created, documents_updated
+    and llm_calls."""
+
+    run_id: str
+    agent_id: str
+    trace_ids: list[str]
+    phases: list[str]
+    status: str
+    reason: str
+    counts: dict[str, int]
+    failures: list[DreamFailure]
+    schedule_id: str
+    requested_by: str
+    created_at: datetime | None
+    started_at: datetime | None
+    finished_at: datetime | None
+    attempts: int
+
+    @property
+    def finished(self) -> bool:
+        return self.status in ("done", "skipped", "failed")
+
+    @classmethod
+    def from_proto(cls, message: dream_pb2.DreamRun) -> DreamRun:
+        counts = {f.name: getattr(message.counts, f.name)
+                  for f in dream_pb2.DreamRunCounts.DESCRIPTOR.fields}
+        return cls(message.run_id, message.agent_id, list(message.trace_ids),
+                   _phase_names(message.phases), _RUN_STATUS_NAMES.get(message.status, ""),
+                   message.reason, counts,
+                   [DreamFailure(PHASE_NAMES.get(f.phase, ""), f.trace_id, f.reason)
+                    for f in message.failures],
+                   message.schedule_id, message.requested_by, _time(message.created_at),
+                   _time(message.started_at), _time(message.finished_at), message.attempts)
+
+
+@dataclass
+class DreamSchedule(_Model):
+    schedule_id: str
+    agent_id: str
+    every_minutes: int
+    cron: str
+    time_zone: str
+    phases: list[str]
+    start_time: datetime | None
+    requested_by: str
+    created_at: datetime | None
+    next_run_at: datetime | None
+    last_fired_at: datetime | None
+    last_run_id: str
+
+    @classmethod
+    def from_proto(cls, message: dream_pb2.DreamSchedule) -> DreamSchedule:
+        return cls(message.schedule_id, message.agent_id, message.every_minutes,
+                   message.cron, message.time_zone, _phase_names(message.phases),
+                   _time(message.start_time), message.requested_by,
+                   _time(message.created_at), _time(message.next_run_at),
+                   _time(message.last_fired_at), message.last_run_id)
+
+
+class SchedulePage(list[DreamSchedule]):
+    next_page_token: str = ""
+
+
+@dataclass
+class MemoryDocumentRevision(_Model):
+    revision: int
+    updated_at: datetime | None
+    replaced_at: datetime | None
+    run_id: str
+
+
+@dataclass
+class MemoryDocument(_Model):
+    """One of an agent's memory documents; `content` is "" in listings without content,
+    `revisions` (newest first) is filled by `kh.dream.document`."""
+
+    agent_id: str
+    path: str
+    content: str
+    revision: int
+    updated_at: datetime | None
+    run_id: str
+    size: int
+    revisions: list[MemoryDocumentRevision] = field(default_factory=list)
+
+    @classmethod
+    def from_proto(cls, message: dream_pb2.MemoryDocument,
+                   revisions: Any = ()) -> MemoryDocument:
+        return cls(message.agent_id, message.path, message.content, message.revision,
+                   _time(message.updated_at), message.run_id, message.size,
+                   [MemoryDocumentRevision(r.revision, _time(r.updated_at),
+                                           _time(r.replaced_at), r.run_id)
+                    for r in revisions])
+
+
+class MemoryDocumentPage(list[MemoryDocument]):
+    next_page_token: str = ""

@@ -289,16 +289,18 @@ class GetLogResponse(_message.Message):
     def __init__(self, events: _Optional[_Iterable[_Union[Event, _Mapping]]] = ..., next_page_token: _Optional[str] = ..., trace: _Optional[_Union[Trace, _Mapping]] = ...) -> None: ...
 
 class ListTracesRequest(_message.Message):
-    __slots__ = ("agent_id", "updated_since", "page_size", "page_token")
+    __slots__ = ("agent_id", "updated_since", "page_size", "page_token", "owner")
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     UPDATED_SINCE_FIELD_NUMBER: _ClassVar[int]
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    OWNER_FIELD_NUMBER: _ClassVar[int]
     agent_id: str
     updated_since: _timestamp_pb2.Timestamp
     page_size: int
     page_token: str
-    def __init__(self, agent_id: _Optional[str] = ..., updated_since: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+    owner: str
+    def __init__(self, agent_id: _Optional[str] = ..., updated_since: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., owner: _Optional[str] = ...) -> None: ...
 
 class ListTracesResponse(_message.Message):
     __slots__ = ("traces", "next_page_token")

@@ -30,7 +30,9 @@ class CognitionServiceStub:
     helped, which new knowledge a person approved, and what the agent remembered and planned.
     A trace belongs to the user who first wrote to it; only that user (any of its agents)
     and admins can read or write it. Another user's trace is NOT_FOUND to read and
-    PERMISSION_DENIED to write.
+    PERMISSION_DENIED to write. The `evaluator` role may also evaluate any trace, and the
+    `dreamer` role (the dream service) may list and read any trace, append reflection events
+    to it and mark them consumed.
     """
 
     def __init__(self, channel):
@@ -131,7 +133,9 @@ class CognitionServiceServicer:
     helped, which new knowledge a person approved, and what the agent remembered and planned.
     A trace belongs to the user who first wrote to it; only that user (any of its agents)
     and admins can read or write it. Another user's trace is NOT_FOUND to read and
-    PERMISSION_DENIED to write.
+    PERMISSION_DENIED to write. The `evaluator` role may also evaluate any trace, and the
+    `dreamer` role (the dream service) may list and read any trace, append reflection events
+    to it and mark them consumed.
     """
 
     def AppendEvents(self, request, context):
@@ -151,7 +155,8 @@ class CognitionServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ListTraces(self, request, context):
-        """Lists the caller's traces (all traces for admins), most recently updated first.
+        """Lists the caller's traces (all traces for admins and dreamers), most recently updated
+        first.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -362,7 +367,9 @@ class CognitionService:
     helped, which new knowledge a person approved, and what the agent remembered and planned.
     A trace belongs to the user who first wrote to it; only that user (any of its agents)
     and admins can read or write it. Another user's trace is NOT_FOUND to read and
-    PERMISSION_DENIED to write.
+    PERMISSION_DENIED to write. The `evaluator` role may also evaluate any trace, and the
+    `dreamer` role (the dream service) may list and read any trace, append reflection events
+    to it and mark them consumed.
     """
 
     @staticmethod

@@ -27,6 +27,21 @@ class SearchMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     SEARCH_MODE_UNSPECIFIED: _ClassVar[SearchMode]
     SEARCH_MODE_TOOL: _ClassVar[SearchMode]
     SEARCH_MODE_AUTO: _ClassVar[SearchMode]
+
+class DreamPhase(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    DREAM_PHASE_UNSPECIFIED: _ClassVar[DreamPhase]
+    DREAM_PHASE_PER_TRACE_REFLECT: _ClassVar[DreamPhase]
+    DREAM_PHASE_CROSS_TRACE_INTEGRATE: _ClassVar[DreamPhase]
+
+class DreamRunStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    DREAM_RUN_STATUS_UNSPECIFIED: _ClassVar[DreamRunStatus]
+    DREAM_RUN_STATUS_QUEUED: _ClassVar[DreamRunStatus]
+    DREAM_RUN_STATUS_RUNNING: _ClassVar[DreamRunStatus]
+    DREAM_RUN_STATUS_DONE: _ClassVar[DreamRunStatus]
+    DREAM_RUN_STATUS_SKIPPED: _ClassVar[DreamRunStatus]
+    DREAM_RUN_STATUS_FAILED: _ClassVar[DreamRunStatus]
 REQUEST_TYPE_UNSPECIFIED: RequestType
 REQUEST_TYPE_GROUP: RequestType
 REQUEST_TYPE_PRIVATE: RequestType
@@ -36,6 +51,15 @@ ENTITY_TYPE_GROUP: EntityType
 SEARCH_MODE_UNSPECIFIED: SearchMode
 SEARCH_MODE_TOOL: SearchMode
 SEARCH_MODE_AUTO: SearchMode
+DREAM_PHASE_UNSPECIFIED: DreamPhase
+DREAM_PHASE_PER_TRACE_REFLECT: DreamPhase
+DREAM_PHASE_CROSS_TRACE_INTEGRATE: DreamPhase
+DREAM_RUN_STATUS_UNSPECIFIED: DreamRunStatus
+DREAM_RUN_STATUS_QUEUED: DreamRunStatus
+DREAM_RUN_STATUS_RUNNING: DreamRunStatus
+DREAM_RUN_STATUS_DONE: DreamRunStatus
+DREAM_RUN_STATUS_SKIPPED: DreamRunStatus
+DREAM_RUN_STATUS_FAILED: DreamRunStatus
 
 class MemoryContext(_message.Message):
     __slots__ = ("user_id", "group_id", "sender_id", "request_type", "source_message", "recent_messages", "sender_name", "group_name", "timestamp")
@@ -348,3 +372,243 @@ class RetryFailedJobResponse(_message.Message):
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     job_id: str
     def __init__(self, job_id: _Optional[str] = ...) -> None: ...
+
+class DreamRunCounts(_message.Message):
+    __slots__ = ("traces_considered", "traces_reflected", "traces_failed", "reflections_written", "reflections_integrated", "reflections_consumed", "documents_created", "documents_updated", "llm_calls")
+    TRACES_CONSIDERED_FIELD_NUMBER: _ClassVar[int]
+    TRACES_REFLECTED_FIELD_NUMBER: _ClassVar[int]
+    TRACES_FAILED_FIELD_NUMBER: _ClassVar[int]
+    REFLECTIONS_WRITTEN_FIELD_NUMBER: _ClassVar[int]
+    REFLECTIONS_INTEGRATED_FIELD_NUMBER: _ClassVar[int]
+    REFLECTIONS_CONSUMED_FIELD_NUMBER: _ClassVar[int]
+    DOCUMENTS_CREATED_FIELD_NUMBER: _ClassVar[int]
+    DOCUMENTS_UPDATED_FIELD_NUMBER: _ClassVar[int]
+    LLM_CALLS_FIELD_NUMBER: _ClassVar[int]
+    traces_considered: int
+    traces_reflected: int
+    traces_failed: int
+    reflections_written: int
+    reflections_integrated: int
+    reflections_consumed: int
+    documents_created: int
+    documents_updated: int
+    llm_calls: int
+    def __init__(self, traces_considered: _Optional[int] = ..., traces_reflected: _Optional[int] = ..., traces_failed: _Optional[int] = ..., reflections_written: _Optional[int] = ..., reflections_integrated: _Optional[int] = ..., reflections_consumed: _Optional[int] = ..., documents_created: _Optional[int] = ..., documents_updated: _Optional[int] = ..., llm_calls: _Optional[int] = ...) -> None: ...
+
+class DreamFailure(_message.Message):
+    __slots__ = ("phase", "trace_id", "reason")
+    PHASE_FIELD_NUMBER: _ClassVar[int]
+    TRACE_ID_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    phase: DreamPhase
+    trace_id: str
+    reason: str
+    def __init__(self, phase: _Optional[_Union[DreamPhase, str]] = ..., trace_id: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class DreamRun(_message.Message):
+    __slots__ = ("run_id", "agent_id", "trace_ids", "phases", "status", "reason", "counts", "failures", "schedule_id", "requested_by", "created_at", "started_at", "finished_at", "attempts")
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    TRACE_IDS_FIELD_NUMBER: _ClassVar[int]
+    PHASES_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    COUNTS_FIELD_NUMBER: _ClassVar[int]
+    FAILURES_FIELD_NUMBER: _ClassVar[int]
+    SCHEDULE_ID_FIELD_NUMBER: _ClassVar[int]
+    REQUESTED_BY_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    STARTED_AT_FIELD_NUMBER: _ClassVar[int]
+    FINISHED_AT_FIELD_NUMBER: _ClassVar[int]
+    ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
+    run_id: str
+    agent_id: str
+    trace_ids: _containers.RepeatedScalarFieldContainer[str]
+    phases: _containers.RepeatedScalarFieldContainer[DreamPhase]
+    status: DreamRunStatus
+    reason: str
+    counts: DreamRunCounts
+    failures: _containers.RepeatedCompositeFieldContainer[DreamFailure]
+    schedule_id: str
+    requested_by: str
+    created_at: _timestamp_pb2.Timestamp
+    started_at: _timestamp_pb2.Timestamp
+    finished_at: _timestamp_pb2.Timestamp
+    attempts: int
+    def __init__(self, run_id: _Optional[str] = ..., agent_id: _Optional[str] = ..., trace_ids: _Optional[_Iterable[str]] = ..., phases: _Optional[_Iterable[_Union[DreamPhase, str]]] = ..., status: _Optional[_Union[DreamRunStatus, str]] = ..., reason: _Optional[str] = ..., counts: _Optional[_Union[DreamRunCounts, _Mapping]] = ..., failures: _Optional[_Iterable[_Union[DreamFailure, _Mapping]]] = ..., schedule_id: _Optional[str] = ..., requested_by: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., finished_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., attempts: _Optional[int] = ...) -> None: ...
+
+class RunDreamRequest(_message.Message):
+    __slots__ = ("agent_id", "trace_ids", "phases")
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    TRACE_IDS_FIELD_NUMBER: _ClassVar[int]
+    PHASES_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    trace_ids: _containers.RepeatedScalarFieldContainer[str]
+    phases: _containers.RepeatedScalarFieldContainer[DreamPhase]
+    def __init__(self, agent_id: _Optional[str] = ..., trace_ids: _Optional[_Iterable[str]] = ..., phases: _Optional[_Iterable[_Union[DreamPhase, str]]] = ...) -> None: ...
+
+class RunDreamResponse(_message.Message):
+    __slots__ = ("run",)
+    RUN_FIELD_NUMBER: _ClassVar[int]
+    run: DreamRun
+    def __init__(self, run: _Optional[_Union[DreamRun, _Mapping]] = ...) -> None: ...
+
+class GetDreamRunRequest(_message.Message):
+    __slots__ = ("run_id",)
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    run_id: str
+    def __init__(self, run_id: _Optional[str] = ...) -> None: ...
+
+class GetDreamRunResponse(_message.Message):
+    __slots__ = ("run",)
+    RUN_FIELD_NUMBER: _ClassVar[int]
+    run: DreamRun
+    def __init__(self, run: _Optional[_Union[DreamRun, _Mapping]] = ...) -> None: ...
+
+class DreamSchedule(_message.Message):
+    __slots__ = ("schedule_id", "agent_id", "every_minutes", "cron", "time_zone", "phases", "start_time", "requested_by", "created_at", "next_run_at", "last_fired_at", "last_run_id")
+    SCHEDULE_ID_FIELD_NUMBER: _ClassVar[int]
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    EVERY_MINUTES_FIELD_NUMBER: _ClassVar[int]
+    CRON_FIELD_NUMBER: _ClassVar[int]
+    TIME_ZONE_FIELD_NUMBER: _ClassVar[int]
+    PHASES_FIELD_NUMBER: _ClassVar[int]
+    START_TIME_FIELD_NUMBER: _ClassVar[int]
+    REQUESTED_BY_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    NEXT_RUN_AT_FIELD_NUMBER: _ClassVar[int]
+    LAST_FIRED_AT_FIELD_NUMBER: _ClassVar[int]
+    LAST_RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    schedule_id: str
+    agent_id: str
+    every_minutes: int
+    cron: str
+    time_zone: str
+    phases: _containers.RepeatedScalarFieldContainer[DreamPhase]
+    start_time: _timestamp_pb2.Timestamp
+    requested_by: str
+    created_at: _timestamp_pb2.Timestamp
+    next_run_at: _timestamp_pb2.Timestamp
+    last_fired_at: _timestamp_pb2.Timestamp
+    last_run_id: str
+    def __init__(self, schedule_id: _Optional[str] = ..., agent_id: _Optional[str] = ..., every_minutes: _Optional[int] = ..., cron: _Optional[str] = ..., time_zone: _Optional[str] = ..., phases: _Optional[_Iterable[_Union[DreamPhase, str]]] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., requested_by: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., next_run_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_fired_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_run_id: _Optional[str] = ...) -> None: ...
+
+class ScheduleDreamRequest(_message.Message):
+    __slots__ = ("agent_id", "every_minutes", "cron", "time_zone", "phases", "start_time")
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    EVERY_MINUTES_FIELD_NUMBER: _ClassVar[int]
+    CRON_FIELD_NUMBER: _ClassVar[int]
+    TIME_ZONE_FIELD_NUMBER: _ClassVar[int]
+    PHASES_FIELD_NUMBER: _ClassVar[int]
+    START_TIME_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    every_minutes: int
+    cron: str
+    time_zone: str
+    phases: _containers.RepeatedScalarFieldContainer[DreamPhase]
+    start_time: _timestamp_pb2.Timestamp
+    def __init__(self, agent_id: _Optional[str] = ..., every_minutes: _Optional[int] = ..., cron: _Optional[str] = ..., time_zone: _Optional[str] = ..., phases: _Optional[_Iterable[_Union[DreamPhase, str]]] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class ScheduleDreamResponse(_message.Message):
+    __slots__ = ("schedule",)
+    SCHEDULE_FIELD_NUMBER: _ClassVar[int]
+    schedule: DreamSchedule
+    def __init__(self, schedule: _Optional[_Union[DreamSchedule, _Mapping]] = ...) -> None: ...
+
+class ListSchedulesRequest(_message.Message):
+    __slots__ = ("agent_id", "page_size", "page_token")
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    page_size: int
+    page_token: str
+    def __init__(self, agent_id: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class ListSchedulesResponse(_message.Message):
+    __slots__ = ("schedules", "next_page_token")
+    SCHEDULES_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    schedules: _containers.RepeatedCompositeFieldContainer[DreamSchedule]
+    next_page_token: str
+    def __init__(self, schedules: _Optional[_Iterable[_Union[DreamSchedule, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class DeleteScheduleRequest(_message.Message):
+    __slots__ = ("schedule_id",)
+    SCHEDULE_ID_FIELD_NUMBER: _ClassVar[int]
+    schedule_id: str
+    def __init__(self, schedule_id: _Optional[str] = ...) -> None: ...
+
+class DeleteScheduleResponse(_message.Message):
+    __slots__ = ("schedule_id",)
+    SCHEDULE_ID_FIELD_NUMBER: _ClassVar[int]
+    schedule_id: str
+    def __init__(self, schedule_id: _Optional[str] = ...) -> None: ...
+
+class MemoryDocument(_message.Message):
+    __slots__ = ("agent_id", "path", "content", "revision", "updated_at", "run_id", "size")
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    REVISION_FIELD_NUMBER: _ClassVar[int]
+    UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    SIZE_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    path: str
+    content: str
+    revision: int
+    updated_at: _timestamp_pb2.Timestamp
+    run_id: str
+    size: int
+    def __init__(self, agent_id: _Optional[str] = ..., path: _Optional[str] = ..., content: _Optional[str] = ..., revision: _Optional[int] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., run_id: _Optional[str] = ..., size: _Optional[int] = ...) -> None: ...
+
+class ListMemoryDocumentsRequest(_message.Message):
+    __slots__ = ("agent_id", "include_content", "page_size", "page_token")
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    INCLUDE_CONTENT_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    include_content: bool
+    page_size: int
+    page_token: str
+    def __init__(self, agent_id: _Optional[str] = ..., include_content: _Optional[bool] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class ListMemoryDocumentsResponse(_message.Message):
+    __slots__ = ("documents", "next_page_token")
+    DOCUMENTS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    documents: _containers.RepeatedCompositeFieldContainer[MemoryDocument]
+    next_page_token: str
+    def __init__(self, documents: _Optional[_Iterable[_Union[MemoryDocument, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class GetMemoryDocumentRequest(_message.Message):
+    __slots__ = ("agent_id", "path", "revision")
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    REVISION_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    path: str
+    revision: int
+    def __init__(self, agent_id: _Optional[str] = ..., path: _Optional[str] = ..., revision: _Optional[int] = ...) -> None: ...
+
+class MemoryDocumentRevision(_message.Message):
+    __slots__ = ("revision", "updated_at", "replaced_at", "run_id")
+    REVISION_FIELD_NUMBER: _ClassVar[int]
+    UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
+    REPLACED_AT_FIELD_NUMBER: _ClassVar[int]
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    revision: int
+    updated_at: _timestamp_pb2.Timestamp
+    replaced_at: _timestamp_pb2.Timestamp
+    run_id: str
+    def __init__(self, revision: _Optional[int] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., replaced_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., run_id: _Optional[str] = ...) -> None: ...
+
+class GetMemoryDocumentResponse(_message.Message):
+    __slots__ = ("document", "revisions")
+    DOCUMENT_FIELD_NUMBER: _ClassVar[int]
+    REVISIONS_FIELD_NUMBER: _ClassVar[int]
+    document: MemoryDocument
+    revisions: _containers.RepeatedCompositeFieldContainer[MemoryDocumentRevision]
+    def __init__(self, document: _Optional[_Union[MemoryDocument, _Mapping]] = ..., revisions: _Optional[_Iterable[_Union[MemoryDocumentRevision, _Mapping]]] = ...) -> None: ...

@@ -28,11 +28,18 @@ if _version_not_supported:
 class DreamServiceStub:
     """Cognitive memory (seed 002): short-term memos, the background historian that turns
     observations into absolute events, event search with hard isolation and time decay,
-    and user / group profiles with revisions.
+    and user / group profiles with revisions. And dream runs (seed 000): per-trace
+    reflection and cross-trace integration of an agent's traces into its memory documents,
+    run on demand or on a schedule.
 
     Every memory record lives in one KnowHub scope (the tenant): by default the caller's
     org scope, else its user scope. A caller reads and writes only scopes it can see
     (admins: any scope they name); searches never cross into scopes the caller cannot see.
+
+    Dream runs act for an agent: only the agent's own tokens (a token naming that agent_id)
+    and admins may run, schedule or read its dream. A run reads the traces of the agent
+    that its requester may read: the requester's own traces, every trace of the agent for
+    an admin. A scheduled run keeps the visibility of whoever scheduled it.
     """
 
     def __init__(self, channel):
@@ -86,16 +93,58 @@ class DreamServiceStub:
                 request_serializer=knowhub_dot_v1_dot_dream__pb2.RetryFailedJobRequest.SerializeToString,
                 response_deserializer=knowhub_dot_v1_dot_dream__pb2.RetryFailedJobResponse.FromString,
                 _registered_method=True)
+        self.RunDream = channel.unary_unary(
+                '/knowhub.v1.DreamService/RunDream',
+                request_serializer=knowhub_dot_v1_dot_dream__pb2.RunDreamRequest.SerializeToString,
+                response_deserializer=knowhub_dot_v1_dot_dream__pb2.RunDreamResponse.FromString,
+                _registered_method=True)
+        self.GetDreamRun = channel.unary_unary(
+                '/knowhub.v1.DreamService/GetDreamRun',
+                request_serializer=knowhub_dot_v1_dot_dream__pb2.GetDreamRunRequest.SerializeToString,
+                response_deserializer=knowhub_dot_v1_dot_dream__pb2.GetDreamRunResponse.FromString,
+                _registered_method=True)
+        self.ScheduleDream = channel.unary_unary(
+                '/knowhub.v1.DreamService/ScheduleDream',
+                request_serializer=knowhub_dot_v1_dot_dream__pb2.ScheduleDreamRequest.SerializeToString,
+                response_deserializer=knowhub_dot_v1_dot_dream__pb2.ScheduleDreamResponse.FromString,
+                _registered_method=True)
+        self.ListSchedules = channel.unary_unary(
+                '/knowhub.v1.DreamService/ListSchedules',
+                request_serializer=knowhub_dot_v1_dot_dream__pb2.ListSchedulesRequest.SerializeToString,
+                response_deserializer=knowhub_dot_v1_dot_dream__pb2.ListSchedulesResponse.FromString,
+                _registered_method=True)
+        self.DeleteSchedule = channel.unary_unary(
+                '/knowhub.v1.DreamService/DeleteSchedule',
+                request_serializer=knowhub_dot_v1_dot_dream__pb2.DeleteScheduleRequest.SerializeToString,
+                response_deserializer=knowhub_dot_v1_dot_dream__pb2.DeleteScheduleResponse.FromString,
+                _registered_method=True)
+        self.ListMemoryDocuments = channel.unary_unary(
+                '/knowhub.v1.DreamService/ListMemoryDocuments',
+                request_serializer=knowhub_dot_v1_dot_dream__pb2.ListMemoryDocumentsRequest.SerializeToString,
+                response_deserializer=knowhub_dot_v1_dot_dream__pb2.ListMemoryDocumentsResponse.FromString,
+                _registered_method=True)
+        self.GetMemoryDocument = channel.unary_unary(
+                '/knowhub.v1.DreamService/GetMemoryDocument',
+                request_serializer=knowhub_dot_v1_dot_dream__pb2.GetMemoryDocumentRequest.SerializeToString,
+                response_deserializer=knowhub_dot_v1_dot_dream__pb2.GetMemoryDocumentResponse.FromString,
+                _registered_method=True)
 
 
 class DreamServiceServicer:
     """Cognitive memory (seed 002): short-term memos, the background historian that turns
     observations into absolute events, event search with hard isolation and time decay,
-    and user / group profiles with revisions.
+    and user / group profiles with revisions. And dream runs (seed 000): per-trace
+    reflection and cross-trace integration of an agent's traces into its memory documents,
+    run on demand or on a schedule.
 
     Every memory record lives in one KnowHub scope (the tenant): by default the caller's
     org scope, else its user scope. A caller reads and writes only scopes it can see
     (admins: any scope they name); searches never cross into scopes the caller cannot see.
+
+    Dream runs act for an agent: only the agent's own tokens (a token naming that agent_id)
+    and admins may run, schedule or read its dream. A run reads the traces of the agent
+    that its requester may read: the requester's own traces, every trace of the agent for
+    an admin. A scheduled run keeps the visibility of whoever scheduled it.
     """
 
     def Remember(self, request, context):
@@ -162,6 +211,56 @@ class DreamServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def RunDream(self, request, context):
+        """Queues a dream run for an agent (all its traces the caller may read, or the given
+        ones) and returns it at once; a dream worker executes it. Follow it with GetDreamRun.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetDreamRun(self, request, context):
+        """A run's status, counts and failures.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ScheduleDream(self, request, context):
+        """Runs an agent's dream every N minutes or on a cron expression.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListSchedules(self, request, context):
+        """The caller's schedules (every schedule for admins), oldest first.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeleteSchedule(self, request, context):
+        """Deletes a schedule; runs it already started go on.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListMemoryDocuments(self, request, context):
+        """An agent's memory documents (what dream integration writes), by path.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetMemoryDocument(self, request, context):
+        """One memory document, current or an earlier kept revision, with its revisions.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_DreamServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -210,6 +309,41 @@ def add_DreamServiceServicer_to_server(servicer, server):
                     request_deserializer=knowhub_dot_v1_dot_dream__pb2.RetryFailedJobRequest.FromString,
                     response_serializer=knowhub_dot_v1_dot_dream__pb2.RetryFailedJobResponse.SerializeToString,
             ),
+            'RunDream': grpc.unary_unary_rpc_method_handler(
+                    servicer.RunDream,
+                    request_deserializer=knowhub_dot_v1_dot_dream__pb2.RunDreamRequest.FromString,
+                    response_serializer=knowhub_dot_v1_dot_dream__pb2.RunDreamResponse.SerializeToString,
+            ),
+            'GetDreamRun': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetDreamRun,
+                    request_deserializer=knowhub_dot_v1_dot_dream__pb2.GetDreamRunRequest.FromString,
+                    response_serializer=knowhub_dot_v1_dot_dream__pb2.GetDreamRunResponse.SerializeToString,
+            ),
+            'ScheduleDream': grpc.unary_unary_rpc_method_handler(
+                    servicer.ScheduleDream,
+                    request_deserializer=knowhub_dot_v1_dot_dream__pb2.ScheduleDreamRequest.FromString,
+                    response_serializer=knowhub_dot_v1_dot_dream__pb2.ScheduleDreamResponse.SerializeToString,
+            ),
+            'ListSchedules': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListSchedules,
+                    request_deserializer=knowhub_dot_v1_dot_dream__pb2.ListSchedulesRequest.FromString,
+                    response_serializer=knowhub_dot_v1_dot_dream__pb2.ListSchedulesResponse.SerializeToString,
+            ),
+            'DeleteSchedule': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteSchedule,
+                    request_deserializer=knowhub_dot_v1_dot_dream__pb2.DeleteScheduleRequest.FromString,
+                    response_serializer=knowhub_dot_v1_dot_dream__pb2.DeleteScheduleResponse.SerializeToString,
+            ),
+            'ListMemoryDocuments': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListMemoryDocuments,
+                    request_deserializer=knowhub_dot_v1_dot_dream__pb2.ListMemoryDocumentsRequest.FromString,
+                    response_serializer=knowhub_dot_v1_dot_dream__pb2.ListMemoryDocumentsResponse.SerializeToString,
+            ),
+            'GetMemoryDocument': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetMemoryDocument,
+                    request_deserializer=knowhub_dot_v1_dot_dream__pb2.GetMemoryDocumentRequest.FromString,
+                    response_serializer=knowhub_dot_v1_dot_dream__pb2.GetMemoryDocumentResponse.SerializeToString,
+            ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
             'knowhub.v1.DreamService', rpc_method_handlers)
@@ -221,11 +355,18 @@ def add_DreamServiceServicer_to_server(servicer, server):
 class DreamService:
     """Cognitive memory (seed 002): short-term memos, the background historian that turns
     observations into absolute events, event search with hard isolation and time decay,
-    and user / group profiles with revisions.
+    and user / group profiles with revisions. And dream runs (seed 000): per-trace
+    reflection and cross-trace integration of an agent's traces into its memory documents,
+    run on demand or on a schedule.
 
     Every memory record lives in one KnowHub scope (the tenant): by default the caller's
     org scope, else its user scope. A caller reads and writes only scopes it can see
     (admins: any scope they name); searches never cross into scopes the caller cannot see.
+
+    Dream runs act for an agent: only the agent's own tokens (a token naming that agent_id)
+    and admins may run, schedule or read its dream. A run reads the traces of the agent
+    that its requester may read: the requester's own traces, every trace of the agent for
+    an admin. A scheduled run keeps the visibility of whoever scheduled it.
     """
 
     @staticmethod
@@ -461,6 +602,195 @@ class DreamService:
             '/knowhub.v1.DreamService/RetryFailedJob',
             knowhub_dot_v1_dot_dream__pb2.RetryFailedJobRequest.SerializeToString,
             knowhub_dot_v1_dot_dream__pb2.RetryFailedJobResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RunDream(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/knowhub.v1.DreamService/RunDream',
+            knowhub_dot_v1_dot_dream__pb2.RunDreamRequest.SerializeToString,
+            knowhub_dot_v1_dot_dream__pb2.RunDreamResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetDreamRun(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/knowhub.v1.DreamService/GetDreamRun',
+            knowhub_dot_v1_dot_dream__pb2.GetDreamRunRequest.SerializeToString,
+            knowhub_dot_v1_dot_dream__pb2.GetDreamRunResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ScheduleDream(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/knowhub.v1.DreamService/ScheduleDream',
+            knowhub_dot_v1_dot_dream__pb2.ScheduleDreamRequest.SerializeToString,
+            knowhub_dot_v1_dot_dream__pb2.ScheduleDreamResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListSchedules(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/knowhub.v1.DreamService/ListSchedules',
+            knowhub_dot_v1_dot_dream__pb2.ListSchedulesRequest.SerializeToString,
+            knowhub_dot_v1_dot_dream__pb2.ListSchedulesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteSchedule(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/knowhub.v1.DreamService/DeleteSchedule',
+            knowhub_dot_v1_dot_dream__pb2.DeleteScheduleRequest.SerializeToString,
+            knowhub_dot_v1_dot_dream__pb2.DeleteScheduleResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListMemoryDocuments(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/knowhub.v1.DreamService/ListMemoryDocuments',
+            knowhub_dot_v1_dot_dream__pb2.ListMemoryDocumentsRequest.SerializeToString,
+            knowhub_dot_v1_dot_dream__pb2.ListMemoryDocumentsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetMemoryDocument(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/knowhub.v1.DreamService/GetMemoryDocument',
+            knowhub_dot_v1_dot_dream__pb2.GetMemoryDocumentRequest.SerializeToString,
+            knowhub_dot_v1_dot_dream__pb2.GetMemoryDocumentResponse.FromString,
             options,
             channel_credentials,
             insecure,
