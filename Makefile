@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 PROTOS := $(wildcard protos/knowhub/v1/*.proto)
 GENERATED := clients/python/knowhub/v1
 
-.PHONY: setup run test bench lint proto proto-check
+.PHONY: setup run test bench reliability lint proto proto-check
 
 setup: $(STAMP)
 
@@ -25,6 +25,10 @@ test: setup
 
 bench: setup
 	$(BIN)/python -m bench $(ARGS)
+
+# The reliability suite at full size (CI runs it small as part of `make test`).
+reliability: setup
+	KNOWHUB_RELIABILITY=full $(BIN)/pytest -q tests/reliability $(ARGS)
 
 lint: setup
 	$(BIN)/ruff check .
