@@ -64,7 +64,9 @@ def test_an_unknown_or_missing_token_is_refused(hub: Harness, http_url: str) -> 
 
 
 def test_a_request_from_another_host_name_is_refused(http_url: str) -> None:
-    """DNS rebinding protection: on loopback only loopback Host headers are served."""
-    response = httpx.post(http_url, headers={"Host": "evil.example:80"},
-                          json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
-    assert response.status_code == 421
+    """DNS rebinding protection: on loopback only loopback Host and Origin are served."""
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    assert httpx.post(http_url, headers={"Host": "evil.example:80"},
+                      json=ping).status_code == 421
+    assert httpx.post(http_url, headers={"Origin": "http://evil.example"},
+                      json=ping).status_code == 403
