@@ -23,14 +23,16 @@ from tests.support.harness import Harness
 KNOWHUB = str(Path(sys.executable).parent / "knowhub")
 
 
-def server_env(hub: Harness, **extra: str) -> dict[str, str]:
-    return {**get_default_environment(), "KNOWHUB_TARGET": hub.address,
+def server_env(address: str, **extra: str) -> dict[str, str]:
+    return {**get_default_environment(), "KNOWHUB_TARGET": address,
             "KNOWHUB_LOG_LEVEL": "WARNING", **extra}
 
 
-def stdio_server(hub: Harness, token: str | None) -> StdioServerParameters:
-    """`knowhub mcp` over stdio, calling `hub` with `token` (KNOWHUB_TOKEN)."""
-    env = server_env(hub, **({"KNOWHUB_TOKEN": token} if token else {}))
+def stdio_server(hub: Harness | str, token: str | None) -> StdioServerParameters:
+    """`knowhub mcp` over stdio, calling `hub` (or the address) with `token`
+    (KNOWHUB_TOKEN)."""
+    address = hub if isinstance(hub, str) else hub.address
+    env = server_env(address, **({"KNOWHUB_TOKEN": token} if token else {}))
     return StdioServerParameters(command=KNOWHUB, args=["mcp"], env=env)
 
 
@@ -79,7 +81,7 @@ def http_url(hub: Harness) -> Iterator[str]:
     port = _free_port()
     process = subprocess.Popen(
         [KNOWHUB, "mcp", "--transport", "http", "--host", "127.0.0.1", "--port", str(port)],
-        env={**os.environ, **server_env(hub, KNOWHUB_TOKEN="token-admin")},
+        env={**os.environ, **server_env(hub.address, KNOWHUB_TOKEN="token-admin")},
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         _wait_for_port(port, process)

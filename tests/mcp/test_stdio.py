@@ -175,3 +175,17 @@ def test_an_unknown_token_is_a_tool_error(hub: Harness) -> None:
             assert message == "UNAUTHENTICATED: unknown bearer token"
 
     anyio.run(scenario)
+
+
+def test_an_unreachable_hub_is_a_tool_error_and_the_server_stays_up(hub: Harness) -> None:
+    address = hub.address
+    hub.stop()
+
+    async def scenario() -> None:
+        async with Client(stdio_server(address, "token-alice")) as client:
+            for _ in range(2):
+                message = error_text(await client.call_tool("knowledge_list", {}))
+                assert message.startswith("UNAVAILABLE")
+            assert len((await client.list_tools()).tools) == 8
+
+    anyio.run(scenario)
