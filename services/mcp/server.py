@@ -3,6 +3,7 @@ over stdio or streamable HTTP."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections import OrderedDict
 from importlib.metadata import version
@@ -12,6 +13,7 @@ import anyio
 import mcp_types as types
 import uvicorn
 from knowhub import KnowHub
+from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
@@ -67,11 +69,12 @@ def build_server(hubs: HubClients, stdio_token: str | None) -> Server[Any]:
     """The MCP server. Over stdio every call uses `stdio_token`; over HTTP each call uses
     the bearer token its request carries (none without the header)."""
 
-    async def list_tools(_ctx: Any, _params: types.PaginatedRequestParams | None
-                         ) -> types.ListToolsResult:
+    async def list_tools(_ctx: ServerRequestContext[Any, Any],
+                         _params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         return types.ListToolsResult(tools=tools.TOOLS)
 
-    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def call_tool(ctx: ServerRequestContext[Any, Any],
+                        params: types.CallToolRequestParams) -> types.CallToolResult:
         if tools.input_schema(params.name) is None:
             raise MCPError(types.INVALID_PARAMS, f"unknown tool {params.name!r}")
         request = ctx.request
@@ -93,7 +96,8 @@ def serve_stdio(settings: McpSettings, hubs: HubClients) -> None:
         async with stdio_server() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
 
-    anyio.run(run)
+    with contextlib.suppress(KeyboardInterrupt):
+        anyio.run(run)
 
 
 def serve_http(settings: McpSettings, hubs: HubClients) -> None:

@@ -14,9 +14,17 @@ from knowhub import KnowHub
 from knowhub.errors import KnowHubError
 from knowhub.tools import openai_tools, run_tool
 
+# Hints for clients that ask before a tool changes something: these only read, and a
+# slim (unless dry_run) merges records into others and removes them.
+_READ_ONLY = {"knowledge_search", "knowledge_list", "resource_get"}
+_DESTRUCTIVE = {"knowledge_slim"}
+
 TOOLS: list[types.Tool] = [
     types.Tool(name=function["name"], description=function["description"],
-               input_schema=function["parameters"])
+               input_schema=function["parameters"],
+               annotations=types.ToolAnnotations(
+                   read_only_hint=function["name"] in _READ_ONLY,
+                   destructive_hint=function["name"] in _DESTRUCTIVE))
     for function in (schema["function"] for schema in openai_tools())
 ]
 _BY_NAME: dict[str, types.Tool] = {tool.name: tool for tool in TOOLS}

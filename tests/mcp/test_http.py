@@ -9,6 +9,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
+from services.mcp.server import HubClients
 from tests.mcp.conftest import data, error_text
 from tests.support.harness import Harness
 
@@ -70,3 +71,13 @@ def test_a_request_from_another_host_name_is_refused(http_url: str) -> None:
                       json=ping).status_code == 421
     assert httpx.post(http_url, headers={"Origin": "http://evil.example"},
                       json=ping).status_code == 403
+
+
+def test_one_client_per_token_the_most_recently_used_kept() -> None:
+    hubs = HubClients("127.0.0.1:1", keep=2)
+    alice, bob = hubs.for_token("token-alice"), hubs.for_token("token-bob")
+    assert hubs.for_token("token-alice") is alice  # alice is now the most recent
+    hubs.for_token("token-carol")  # drops bob, the least recently used
+    assert hubs.for_token("token-alice") is alice
+    assert hubs.for_token("token-bob") is not bob
+    hubs.close()

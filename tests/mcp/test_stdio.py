@@ -28,6 +28,9 @@ def test_lists_the_seeds_eight_tools_with_the_sdks_schemas(hub: Harness) -> None
         for name, function in expected.items():
             assert by_name[name].input_schema == function["parameters"]
             assert by_name[name].description == function["description"]
+        read_only = {name for name, tool in by_name.items() if tool.annotations.read_only_hint}
+        assert read_only == {"knowledge_search", "knowledge_list", "resource_get"}
+        assert by_name["knowledge_slim"].annotations.destructive_hint is True
 
     anyio.run(scenario)
 
