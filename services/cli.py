@@ -15,6 +15,7 @@ from services.common.logs import configure_logging
 from services.common.runtime import Runtime, open_vector_store
 from services.common.server import SERVICE_MODULES, KnowHubServer, serve_forever
 from services.common.vectors import StoreMismatch
+from services.mcp.cli import add_command as add_mcp_command
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -65,6 +66,7 @@ def _parser() -> argparse.ArgumentParser:
     generate.set_defaults(run=_generate_key)
 
     add_cognition_commands(commands)
+    add_mcp_command(commands)
     return parser
 
 

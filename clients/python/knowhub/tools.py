@@ -8,7 +8,7 @@ function-calling schemas, and their execution.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from knowhub.errors import KnowHubError
@@ -151,6 +151,13 @@ _RUNNERS: dict[str, Callable[[Any, dict[str, Any]], dict[str, Any]]] = {
 }
 
 
+def run_tool(kh: Any, name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """Runs tool `name` (one of `openai_tools()`) against a blocking `KnowHub`: the result
+    as JSON-ready data. Raises `KnowHubError` for a call the hub refused, and TypeError or
+    ValueError for arguments the SDK cannot send."""
+    return _RUNNERS[name](kh, dict(arguments))
+
+
 def call_tool(kh: Any, name: str, arguments: str | dict[str, Any]) -> dict[str, Any]:
     """Runs one tool call of the model against a blocking `KnowHub`.
 
@@ -163,7 +170,7 @@ def call_tool(kh: Any, name: str, arguments: str | dict[str, Any]) -> dict[str, 
         args = json.loads(arguments) if isinstance(arguments, str) else dict(arguments)
         if not isinstance(args, dict):
             raise ValueError("the arguments must be a JSON object")
-        return _RUNNERS[name](kh, args)
+        return run_tool(kh, name, args)
     except KnowHubError as error:
         return {"error": {"code": error.code, "message": error.message}}
     except (TypeError, ValueError, KeyError) as error:

@@ -1,0 +1,21 @@
+"""Settings of `knowhub mcp`, read from `KNOWHUB_*` environment variables."""
+
+from __future__ import annotations
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class McpSettings(BaseSettings):
+    """Which hub the MCP server calls, as whom, and where its HTTP transport listens."""
+
+    model_config = SettingsConfigDict(env_prefix="KNOWHUB_", extra="ignore")
+
+    target: str = Field("127.0.0.1:50051", min_length=1,
+                        description="host:port (or dns:/// target) of the hub the MCP "
+                                    "server calls.")
+    token: str | None = Field(None, description="Bearer token the stdio MCP server calls "
+                              "the hub with.")
+    mcp_host: str = Field("127.0.0.1", min_length=1,
+                          description="Address the MCP HTTP transport binds to.")
+    mcp_port: int = Field(8931, ge=0, le=65535, description="Port of the MCP HTTP transport.")

@@ -1,0 +1,194 @@
+"""`knowhub mcp` over stdio: the eight tools, each end to end, and refused calls."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import pytest
+from knowhub import tools
+from mcp import Client, MCPError
+
+from tests.mcp.conftest import data, error_text, stdio_server
+from tests.support.harness import Harness
+
+
+def test_lists_the_seeds_eight_tools_with_the_sdks_schemas(hub: Harness) -> None:
+    async def scenario() -> None:
+        async with Client(stdio_server(hub, "token-alice")) as client:
+            listed = await client.list_tools()
+            assert client.server_info is None or client.server_info.name == "knowhub"
+        by_name = {tool.name: tool for tool in listed.tools}
+        expected = {schema["function"]["name"]: schema["function"]
+                    for schema in tools.openai_tools()}
+        assert sorted(by_name) == sorted([
+            "knowledge_search", "knowledge_save", "knowledge_update",
+            "knowledge_batch_update", "knowledge_list", "knowledge_slim",
+            "resource_save", "resource_get"])
+        for name, function in expected.items():
+            assert by_name[name].input_schema == function["parameters"]
+            assert by_name[name].description == function["description"]
+        read_only = {name for name, tool in by_name.items() if tool.annotations.read_only_hint}
+        assert read_only == {"knowledge_search", "knowledge_list", "resource_get"}
+        assert by_name["knowledge_slim"].annotations.destructive_hint is True
+
+    anyio.run(scenario)
+
+
+def test_every_tool_end_to_end(hub: Harness) -> None:
+    alice = hub.client("alice")
+
+    async def scenario() -> tuple[str, str]:
+        async with Client(stdio_server(hub, "token-alice")) as client:
+            saved = data(await client.call_tool("knowledge_save", {
+                "task": "Deploy the billing service with docker compose",
+                "content": "Run migrations before starting the web container.",
+                "types": ["strategy", "tool"], "tags": {"domain": "deploy"}, "score": 4}))
+            assert saved["owner"] == "agent:alice_bot"
+            assert saved["eval"]["helpful"] == 1
+
+            found = data(await client.call_tool(
+                "knowledge_search", {"query": "docker compose migrations", "top_k": 3}))
+            assert found["count"] >= 1
+            assert found["results"][0]["id"] == saved["id"]
+            assert found["results"][0]["quality_score"] == 5.0  # score 4 + helpful 1
+
+            updated = data(await client.call_tool("knowledge_update", {
+                "knowledge_id": saved["id"],
+                "add_helpful_case": {"task": "deploy billing", "outcome": "worked"}}))
+            assert updated["eval"]["helpful"] == 2
+
+            other = data(await client.call_tool("knowledge_save", {
+                "task": "Rotate the TLS certificate", "content": "Use certbot renew.",
+                "types": ["tool"]}))
+            batch = data(await client.call_tool("knowledge_batch_update", {"feedback_list": [
+                {"knowledge_id": saved["id"], "is_helpful": True},
+                {"knowledge_id": other["id"], "is_helpful": False,
+                 "case": {"task": "rotate", "outcome": "expired anyway", "reason": "cron"}},
+                {"knowledge_id": "knowledge-missing", "is_helpful": True}]}))
+            assert batch["updated"] == 2
+            assert [r["error"] is None for r in batch["results"]] == [True, True, False]
+            assert batch["results"][2]["error"]["code"] == "NOT_FOUND"
+
+            listed = data(await client.call_tool("knowledge_list", {"limit": 10}))
+            assert listed["count"] == 2
+            assert {k["id"] for k in listed["items"]} == {saved["id"], other["id"]}
+
+            slim = data(await client.call_tool("knowledge_slim", {"dry_run": True}))
+            assert slim["dry_run"] is True
+            assert slim["examined"] == 2
+
+            resource = data(await client.call_tool("resource_save", {
+                "id": "credentials/billing_db", "title": "Billing database",
+                "body": "psql with these credentials", "secure_body": "billing / s3cret",
+                "content_type": "credential", "metadata": {"host": "db.internal"}}))
+            assert resource["version"] == 1
+            assert resource["has_secure_body"] is True
+            assert resource.get("secure_body") is None
+
+            public = data(await client.call_tool("resource_get",
+                                                 {"id": "credentials/billing_db"}))
+            assert public["body"] == "psql with these credentials"
+            assert public["secure_body"] is None
+            secret = data(await client.call_tool(
+                "resource_get", {"id": "credentials/billing_db", "include_secure": True}))
+            assert secret["secure_body"] == "billing / s3cret"
+        return saved["id"], other["id"]
+
+    saved_id, other_id = anyio.run(scenario)
+    # The hub holds what the tools did, as alice.
+    assert alice.knowledge.get(saved_id).eval.helpful == 3
+    assert alice.knowledge.get(other_id).eval.harmful == 1
+    assert alice.resources.get("credentials/billing_db").owner == "agent:alice_bot"
+
+
+def bad_calls(saved_id: str) -> list[tuple[str, dict[str, Any], list[str]]]:
+    """Calls the server must refuse: tool, arguments, what the message says."""
+    return [
+        ("knowledge_save", {"task": "t", "types": ["tool"]}, ["'content' is a required property"]),
+        ("knowledge_save", {"task": "t", "content": "c", "types": ["recipe"]},
+         ["types.0", "'recipe' is not one of"]),
+        ("knowledge_save", {"task": "t", "content": "c", "types": ["tool"], "colour": "red"},
+         ["unknown argument 'colour'"]),
+        ("knowledge_save", {"task": "t", "content": "c", "types": ["tool"], "score": 9},
+         ["score", "maximum of 5"]),
+        ("knowledge_save", {"task": "t", "content": "c", "types": ["tool"],
+                            "scopes": ["org:globex"]}, ["PERMISSION_DENIED", "scope"]),
+        ("knowledge_search", {"query": "x", "top_k": 500}, ["top_k", "maximum of 100"]),
+        ("knowledge_search", {"top_k": 3}, ["'query' is a required property"]),
+        ("knowledge_update", {"knowledge_id": "knowledge-missing", "update_score": 4},
+         ["NOT_FOUND"]),
+        ("knowledge_update", {"knowledge_id": saved_id, "update_score": "five"},
+         ["update_score", "not of type 'integer'"]),
+        ("knowledge_batch_update", {"feedback_list": [{"knowledge_id": saved_id}]},
+         ["feedback_list.0", "'is_helpful' is a required property"]),
+        ("knowledge_list", {"limit": 0}, ["limit", "minimum of 1"]),
+        ("resource_save", {"id": "Not A Valid Id!", "title": "t", "body": "b"},
+         ["INVALID_ARGUMENT", "id"]),
+        ("resource_save", {"id": "code/x", "title": "t", "body": "b", "content_type": "video"},
+         ["content_type", "'video' is not one of"]),
+        ("resource_get", {"id": "code/none"}, ["NOT_FOUND"]),
+    ]
+
+
+def test_bad_arguments_are_tool_errors_naming_the_field_and_change_nothing(
+        hub: Harness) -> None:
+    alice = hub.client("alice")
+    saved = alice.knowledge.save(task="Keep me", content="unchanged", types=["tool"])
+    before = [k.to_dict() for k in alice.knowledge.list(limit=100)]
+
+    async def scenario() -> None:
+        async with Client(stdio_server(hub, "token-alice")) as client:
+            for name, arguments, expected in bad_calls(saved.id):
+                message = error_text(await client.call_tool(name, arguments))
+                for part in expected:
+                    assert part in message, (name, arguments, message)
+            with pytest.raises(MCPError, match="unknown tool 'knowledge_delete'"):
+                await client.call_tool("knowledge_delete", {"knowledge_id": saved.id})
+            # The server is still serving after all of that.
+            assert data(await client.call_tool("knowledge_list", {}))["count"] == 1
+
+    anyio.run(scenario)
+    assert [k.to_dict() for k in alice.knowledge.list(limit=100)] == before
+    assert len(alice.resources.list()) == 0
+
+
+def test_a_secure_body_needs_a_caller_allowed_to_read_it(hub: Harness) -> None:
+    hub.client("alice").resources.save(
+        "cookies/site_a", "Site A cookie", "for the API", secure_body="session=abc",
+        content_type="cookie")
+
+    async def scenario() -> None:
+        async with Client(stdio_server(hub, "token-carol")) as client:  # alice's org
+            public = data(await client.call_tool("resource_get", {"id": "cookies/site_a"}))
+            assert public["has_secure_body"] is True
+            assert public["secure_body"] is None
+            refused = error_text(await client.call_tool(
+                "resource_get", {"id": "cookies/site_a", "include_secure": True}))
+            assert refused.startswith("PERMISSION_DENIED")
+            assert "session=abc" not in refused
+
+    anyio.run(scenario)
+
+
+def test_an_unknown_token_is_a_tool_error(hub: Harness) -> None:
+    async def scenario() -> None:
+        async with Client(stdio_server(hub, "token-nobody")) as client:
+            message = error_text(await client.call_tool("knowledge_list", {}))
+            assert message == "UNAUTHENTICATED: unknown bearer token"
+
+    anyio.run(scenario)
+
+
+def test_an_unreachable_hub_is_a_tool_error_and_the_server_stays_up(hub: Harness) -> None:
+    address = hub.address
+    hub.stop()
+
+    async def scenario() -> None:
+        async with Client(stdio_server(address, "token-alice")) as client:
+            for _ in range(2):
+                message = error_text(await client.call_tool("knowledge_list", {}))
+                assert message.startswith("UNAVAILABLE")
+            assert len((await client.list_tools()).tools) == 8
+
+    anyio.run(scenario)
