@@ -65,6 +65,15 @@ def _parser() -> argparse.ArgumentParser:
                                        help="print a new random key for KNOWHUB_MASTER_KEY")
     generate.set_defaults(run=_generate_key)
 
+    health = commands.add_parser(
+        "health", help="check that a server is serving (gRPC health); exit 0 only if so")
+    health.add_argument("--address", help="host:port (default: this process's KNOWHUB_HOST "
+                        "and KNOWHUB_PORT, 127.0.0.1 for a wildcard host)")
+    health.add_argument("--service", default="", help="knowledge, resource, cognition, dream "
+                        "or a full gRPC service name (default: the whole server)")
+    health.add_argument("--timeout", type=float, default=5.0, help="seconds (default 5)")
+    health.set_defaults(run=_health)
+
     add_cognition_commands(commands)
     add_mcp_command(commands)
     return parser
@@ -90,6 +99,17 @@ def _up(settings: CommonSettings, _args: argparse.Namespace) -> int:
 def _serve(settings: CommonSettings, args: argparse.Namespace) -> int:
     serve_forever(KnowHubServer(Runtime.open(settings), [args.service]))
     return 0
+
+
+def _health(settings: CommonSettings, args: argparse.Namespace) -> int:
+    from services.common.health_probe import check, probe_address
+    from services.common.tls import peer_ca
+
+    address = args.address or probe_address(settings.host, settings.port)
+    serving, line = check(address, args.service, tls_ca=peer_ca(settings),
+                          timeout=args.timeout)
+    print(line, file=sys.stdout if serving else sys.stderr)
+    return 0 if serving else 1
 
 
 def _reindex(settings: CommonSettings, _args: argparse.Namespace) -> int:

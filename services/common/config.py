@@ -49,11 +49,25 @@ class CommonSettings(BaseSettings):
     dream_address: str | None = Field(None, description="host:port of the dream service "
                                       "when it runs in another process.")
 
+    tls_cert_file: Path | None = Field(
+        None, description="PEM certificate chain the gRPC server presents (TLS when set).")
+    tls_key_file: Path | None = Field(None, description="PEM private key of tls_cert_file.")
+    tls_ca_file: Path | None = Field(
+        None, description="PEM CA certificates that calls to other services (and "
+        "`knowhub health`) verify servers with; those calls use TLS when set.")
+
     @model_validator(mode="after")
     def _known_log_level(self) -> CommonSettings:
         self.log_level = self.log_level.upper()
         if self.log_level not in {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}:
             raise ValueError(f"KNOWHUB_LOG_LEVEL must be a logging level, not {self.log_level!r}")
+        return self
+
+    @model_validator(mode="after")
+    def _usable_tls_files(self) -> CommonSettings:
+        from services.common.tls import check_tls_files
+
+        check_tls_files(self.tls_cert_file, self.tls_key_file, self.tls_ca_file)
         return self
 
     @property

@@ -13,9 +13,12 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import grpc
+from knowhub.channels import open_channel
 
 from services.common.auth import Principal
+from services.common.config import CommonSettings
 from services.common.errors import ServiceError, Unavailable
+from services.common.tls import peer_ca
 
 Response = TypeVar("Response")
 PEER_TIMEOUT_SECONDS = 30.0
@@ -41,8 +44,8 @@ class PeerRefused(ServiceError):
 class Peers:
     """Channels to the other services, opened on first use."""
 
-    def __init__(self, settings: object) -> None:
-        self._settings = settings  # read for KNOWHUB_<SERVICE>_ADDRESS
+    def __init__(self, settings: CommonSettings) -> None:
+        self._settings = settings  # read for KNOWHUB_<SERVICE>_ADDRESS and the TLS CA
         self._local: dict[str, str] = {}
         self._channels: dict[str, grpc.Channel] = {}
         self._lock = threading.Lock()
@@ -55,13 +58,20 @@ class Peers:
     def channel(self, service: str) -> grpc.Channel:
         with self._lock:
             if service not in self._channels:
-                address = self._local.get(service) or getattr(
-                    self._settings, f"{service}_address", None)
-                if not address:
-                    raise Unavailable(f"the {service} service is not reachable from here: "
-                                      f"set KNOWHUB_{service.upper()}_ADDRESS")
-                self._channels[service] = grpc.insecure_channel(address)
+                self._channels[service] = self._open(service)
             return self._channels[service]
+
+    def _open(self, service: str) -> grpc.Channel:
+        """Co-hosted services on the server's own loopback port, in plaintext; others at
+        their address (round-robin over all it resolves to), over TLS with
+        KNOWHUB_TLS_CA_FILE."""
+        if service in self._local:
+            return open_channel(self._local[service])
+        address = getattr(self._settings, f"{service}_address", None)
+        if not address:
+            raise Unavailable(f"the {service} service is not reachable from here: "
+                              f"set KNOWHUB_{service.upper()}_ADDRESS")
+        return open_channel(address, tls_ca=peer_ca(self._settings))
 
     def close(self) -> None:
         with self._lock:

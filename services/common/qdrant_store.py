@@ -236,11 +236,9 @@ class RemoteStore(VectorStore):
         alias = self._prefix + schema.name
         with _reachable("open"):
             physical = self._physical(alias)
-            if physical is None:
-                physical = f"{alias}__1"
-                self._create(physical, schema)
-                self._point_alias(alias, physical, None)
-            else:
+            created = physical is None and self._create_first(alias, schema)
+            physical = self._physical(alias) or f"{alias}__1"
+            if not created:
                 metadata = self._client.get_collection(physical).config.metadata or {}
                 check_manifest(schema, dict(metadata), f"{physical} on the Qdrant server")
             self._ensure_indexes(physical, schema)
@@ -275,6 +273,25 @@ class RemoteStore(VectorStore):
             if item.alias_name == alias:
                 return item.collection_name
         return None
+
+    def _create_first(self, alias: str, schema: CollectionSchema) -> bool:
+        """Creates the first generation and points the alias at it; True if this call
+        created it. Replicas starting together race here: a loser finds the collection
+        (or the alias) the winner made and uses it."""
+        physical = f"{alias}__1"
+        try:
+            self._create(physical, schema)
+            created = True
+        except (UnexpectedResponse, ValueError):
+            if not self._client.collection_exists(physical):
+                raise
+            created = False
+        try:
+            self._point_alias(alias, physical, None)
+        except (UnexpectedResponse, ValueError):
+            if self._physical(alias) is None:
+                raise
+        return created
 
     def _create(self, name: str, schema: CollectionSchema) -> None:
         dense = {}

@@ -15,6 +15,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from services.common.runtime import Runtime
+from services.common.tls import server_credentials
 
 log = logging.getLogger(__name__)
 
@@ -93,7 +94,8 @@ class KnowHubServer:
         reflection.enable_server_reflection(
             [*self._names, health.SERVICE_NAME, reflection.SERVICE_NAME], self._server)
         settings = self.runtime.settings
-        self.port = _bind(self._server, f"{settings.host}:{settings.port}")
+        self.port = _bind(self._server, f"{settings.host}:{settings.port}",
+                          server_credentials(settings))
         peer_port = _bind(self._peer_server, "127.0.0.1:0")
         self._peer_server.start()
         self._server.start()
@@ -117,9 +119,11 @@ class KnowHubServer:
         self.runtime.close()
 
 
-def _bind(server: grpc.Server, address: str) -> int:
+def _bind(server: grpc.Server, address: str,
+          credentials: grpc.ServerCredentials | None = None) -> int:
     try:
-        port = server.add_insecure_port(address)
+        port = (server.add_secure_port(address, credentials) if credentials
+                else server.add_insecure_port(address))
     except RuntimeError as exc:
         raise RuntimeError(f"cannot listen on {address}: {exc} (is the port in use?)") from exc
     if port == 0:
@@ -140,7 +144,8 @@ def serve_forever(server: KnowHubServer) -> None:
     port = server.start()
     settings = server.runtime.settings
     where = settings.qdrant_url or str(settings.data_dir.resolve())
-    print(f"KnowHub listening on {settings.host}:{port} "
+    tls = " over TLS" if settings.tls_cert_file else ""
+    print(f"KnowHub listening on {settings.host}:{port}{tls} "
           f"(services: {', '.join(server.services)}; data: {where})", flush=True)
     stop.wait()
     server.stop()

@@ -273,6 +273,8 @@ class VectorCollection(ABC):
 
     def insert(self, records: Sequence[Record]) -> list[bool]:
         """Creates records whose keys do not exist yet; True for each this call created."""
+        if not records:
+            return []  # a Qdrant server refuses an empty write
         stamped = [_stamped(r, 1) for r in records]
         self._write(stamped, if_version=None, insert_only=True)
         tokens = self._write_tokens([r.key for r in stamped])

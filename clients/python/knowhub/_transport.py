@@ -13,24 +13,14 @@ from typing import Any, TypeVar
 import grpc
 import grpc.aio
 
+from knowhub.channels import TlsCA, open_aio_channel, open_channel
 from knowhub.errors import from_rpc_error
 
 T = TypeVar("T")
 Parse = Callable[[Any], T]
 
-_CHANNEL_OPTIONS = [
-    ("grpc.lb_policy_name", "round_robin"),  # spreads calls over every address of a dns:/// name
-    ("grpc.max_receive_message_length", 64 * 1024 * 1024),
-    ("grpc.keepalive_time_ms", 60_000),
-]
-
-
 def _metadata(token: str | None) -> tuple[tuple[str, str], ...]:
     return (("authorization", f"Bearer {token}"),) if token else ()
-
-
-def _credentials(root_certificates: bytes | None) -> grpc.ChannelCredentials:
-    return grpc.ssl_channel_credentials(root_certificates=root_certificates)
 
 
 class Stream(Iterator[T]):
@@ -91,12 +81,8 @@ class Transport:
     """Blocking calls over one channel."""
 
     def __init__(self, target: str, token: str | None, timeout: float,
-                 tls: bool = False, root_certificates: bytes | None = None) -> None:
-        if tls:
-            self.channel = grpc.secure_channel(target, _credentials(root_certificates),
-                                               _CHANNEL_OPTIONS)
-        else:
-            self.channel = grpc.insecure_channel(target, _CHANNEL_OPTIONS)
+                 tls: bool = False, tls_ca: TlsCA | None = None) -> None:
+        self.channel = open_channel(target, tls=tls, tls_ca=tls_ca)
         self._metadata = _metadata(token)
         self.timeout = timeout
 
@@ -121,12 +107,8 @@ class AsyncTransport:
     """Awaitable calls over one asyncio channel."""
 
     def __init__(self, target: str, token: str | None, timeout: float,
-                 tls: bool = False, root_certificates: bytes | None = None) -> None:
-        if tls:
-            self.channel = grpc.aio.secure_channel(target, _credentials(root_certificates),
-                                                   _CHANNEL_OPTIONS)
-        else:
-            self.channel = grpc.aio.insecure_channel(target, _CHANNEL_OPTIONS)
+                 tls: bool = False, tls_ca: TlsCA | None = None) -> None:
+        self.channel = open_aio_channel(target, tls=tls, tls_ca=tls_ca)
         self._metadata = _metadata(token)
         self.timeout = timeout
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from types import TracebackType
 
 from knowhub._transport import AsyncTransport, Transport
+from knowhub.channels import TlsCA, read_ca
 from knowhub.cognition import CognitionAPI
 from knowhub.dream import DreamAPI
 from knowhub.knowledge import KnowledgeAPI
@@ -25,14 +26,15 @@ class _Hub:
                  knowledge: str | None = None, resource: str | None = None,
                  cognition: str | None = None, dream: str | None = None,
                  timeout: float = DEFAULT_TIMEOUT,
-                 tls: bool = False, root_certificates: bytes | None = None) -> None:
+                 tls: bool = False, tls_ca: TlsCA | None = None) -> None:
         self._transports: dict[str, Transport | AsyncTransport] = {}
+        ca = read_ca(tls_ca)  # read once, for every channel
 
         def transport(own_target: str | None) -> Transport | AsyncTransport:
             address = own_target or target or DEFAULT_TARGET
             if address not in self._transports:
                 self._transports[address] = self._transport_class(
-                    address, token, timeout, tls, root_certificates)
+                    address, token, timeout, tls, ca)
             return self._transports[address]
 
         self.knowledge = KnowledgeAPI(transport(knowledge))
@@ -50,7 +52,9 @@ class KnowHub(_Hub):
 
     Pass `knowledge="host:port"` (or `resource=...`, `cognition=...`, `dream=...`) to
     reach a service at its own address (compose), or a `dns:///name:port` target to
-    spread calls over every replica behind a name.
+    spread calls over every replica behind a name (round-robin). `tls_ca` (PEM bytes or
+    a file's path) verifies a TLS server with that CA; `tls=True` alone uses the system's
+    root certificates.
     """
 
     _transport_class = Transport

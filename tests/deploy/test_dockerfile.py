@@ -1,0 +1,112 @@
+"""The Dockerfile: pinned bases, a builder stage whose context holds everything the
+install needs (checked by building the wheels from exactly what it copies), a non-root
+runtime with /data, and `knowhub` as the entrypoint."""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import re
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+from tests.test_server import REPO
+
+LINES = [line.strip() for line in (REPO / "Dockerfile").read_text().splitlines()
+         if line.strip() and not line.lstrip().startswith("#")]
+IGNORED = [line.strip() for line in (REPO / ".dockerignore").read_text().splitlines()
+           if line.strip() and not line.startswith("#")]
+
+
+def instructions() -> list[tuple[str, str]]:
+    """(INSTRUCTION, arguments), continuation lines joined."""
+    joined: list[str] = []
+    for line in LINES:
+        if joined and joined[-1].endswith("\\"):
+            joined[-1] = joined[-1][:-1] + " " + line
+        else:
+            joined.append(line)
+    return [(line.split(None, 1)[0].upper(), line.split(None, 1)[1]) for line in joined]
+
+
+def stages() -> list[list[tuple[str, str]]]:
+    found: list[list[tuple[str, str]]] = []
+    for instruction in instructions():
+        if instruction[0] == "FROM":
+            found.append([])
+        found[-1].append(instruction)
+    return found
+
+
+def builder_copies() -> list[str]:
+    """The context paths the builder stage copies."""
+    sources = []
+    for name, arguments in stages()[0]:
+        if name == "COPY":
+            sources += arguments.split()[:-1]
+    return sources
+
+
+def ignored(path: str) -> bool:
+    return any(fnmatch.fnmatch(path, pattern.removeprefix("**/")) for pattern in IGNORED)
+
+
+def test_every_base_image_is_pinned_to_an_exact_version() -> None:
+    bases = [arguments.split()[0] for name, arguments in instructions() if name == "FROM"]
+    assert len(bases) == 2
+    for base in bases:
+        assert re.fullmatch(r"python:3\.\d+\.\d+-slim-bookworm", base), base
+
+
+def test_the_runtime_runs_knowhub_as_a_user_with_data_in_a_volume() -> None:
+    runtime = dict(stages()[-1])  # the last of each instruction
+    assert json.loads(runtime["ENTRYPOINT"]) == ["knowhub"]
+    assert runtime["USER"] not in {"root", "0"}
+    assert "KNOWHUB_DATA_DIR=/data" in runtime["ENV"]
+    assert json.loads(runtime["VOLUME"]) == ["/data"]
+    installs = [a for n, a in stages()[-1] if n == "RUN" and "pip install" in a]
+    assert installs and all("--no-index" in a for a in installs)  # the builder's wheels only
+
+
+def test_the_builder_copies_what_the_install_needs(tmp_path: Path) -> None:
+    """Copies exactly the builder's COPY sources (less what .dockerignore drops) and
+    builds the two wheels there, as the builder does; then imports every module of the
+    wheels and runs `knowhub --help` from them."""
+    context = tmp_path / "context"
+    for source in builder_copies():
+        assert not ignored(source), f"{source} is copied but .dockerignore drops it"
+        target = context / source
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if (REPO / source).is_dir():
+            shutil.copytree(REPO / source, target, ignore=lambda _d, names: [
+                n for n in names if ignored(n)])
+        else:
+            shutil.copy2(REPO / source, target)
+    wheels = tmp_path / "wheels"
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
+                    "--no-build-isolation", "--wheel-dir", str(wheels),
+                    "./clients/python", "."], cwd=context, check=True, timeout=300)
+    built = sorted(p.name.split("-")[0] for p in wheels.glob("*.whl"))
+    assert built == ["knowhub", "knowhub_client"]
+    installed = tmp_path / "installed"
+    for wheel in wheels.glob("*.whl"):
+        with zipfile.ZipFile(wheel) as archive:
+            archive.extractall(installed)
+    entry_points = next(installed.glob("knowhub-*.dist-info")) / "entry_points.txt"
+    assert "knowhub = services.cli:main" in entry_points.read_text()
+    check = (
+        "import importlib, pkgutil, services, knowhub\n"
+        f"assert services.__file__.startswith({str(installed)!r}), services.__file__\n"
+        "for package in (services, knowhub):\n"
+        "    for module in pkgutil.walk_packages(package.__path__, package.__name__ + '.'):\n"
+        "        importlib.import_module(module.name)\n"
+        "from services.cli import main\n"
+        "main(['--help'])\n")
+    finished = subprocess.run([sys.executable, "-c", check], cwd=tmp_path,
+                              env={"PYTHONPATH": str(installed), "PATH": "/usr/bin:/bin"},
+                              capture_output=True, text=True, timeout=120)
+    assert finished.returncode == 0, finished.stderr
+    assert "serve" in finished.stdout and "health" in finished.stdout

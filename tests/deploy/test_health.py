@@ -1,0 +1,39 @@
+"""`knowhub health`: one gRPC health check, one line, exit 0 only when SERVING."""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+from services.cli import main
+from services.common.health_probe import health_name, probe_address
+from services.common.server import SERVICE_MODULES
+from tests.conftest import StartHub
+from tests.support.harness import Harness
+
+
+@pytest.mark.parametrize("service", sorted(SERVICE_MODULES))
+def test_a_short_name_is_the_registered_service_name(service: str) -> None:
+    assert health_name(service) == importlib.import_module(
+        SERVICE_MODULES[service]).SERVICE_NAME
+
+
+def test_a_serving_service_exits_0(hub: Harness, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["health", "--address", hub.address, "--service", "cognition"]) == 0
+    assert capsys.readouterr().out == f"cognition at {hub.address}: SERVING\n"
+    assert main(["health", "--address", hub.address]) == 0
+    assert capsys.readouterr().out == f"server at {hub.address}: SERVING\n"
+
+
+def test_a_service_the_server_does_not_run_exits_1(
+        start_hub: StartHub, capsys: pytest.CaptureFixture[str]) -> None:
+    knowledge_only = start_hub(services=["knowledge"])
+    assert main(["health", "--address", knowledge_only.address, "--service", "dream"]) == 1
+    assert capsys.readouterr().err == \
+        f"dream at {knowledge_only.address}: not served there (NOT_FOUND)\n"
+
+
+def test_the_default_address_is_this_process_port_on_loopback() -> None:
+    assert probe_address("0.0.0.0", 50051) == "127.0.0.1:50051"
+    assert probe_address("10.1.2.3", 7000) == "10.1.2.3:7000"
