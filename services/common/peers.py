@@ -16,6 +16,8 @@ import grpc
 
 from services.common.auth import Principal
 from services.common.errors import ServiceError, Unavailable
+from services.common.logs import current_call
+from services.common.observe import TRACE_HEADER
 
 Response = TypeVar("Response")
 PEER_TIMEOUT_SECONDS = 30.0
@@ -71,8 +73,13 @@ class Peers:
 
 
 def credentials(principal: Principal) -> tuple[tuple[str, str], ...]:
-    """The gRPC metadata that presents `principal`'s own token."""
-    return (("authorization", f"Bearer {principal.token}"),) if principal.token else ()
+    """The gRPC metadata that presents `principal`'s own token, and passes on the trace id
+    of the call being handled."""
+    metadata = [("authorization", f"Bearer {principal.token}")] if principal.token else []
+    call = current_call.get()
+    if call and call.trace_id:
+        metadata.append((TRACE_HEADER, call.trace_id))
+    return tuple(metadata)
 
 
 def peer_error(error: grpc.RpcError) -> ServiceError:
