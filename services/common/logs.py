@@ -7,28 +7,14 @@ from __future__ import annotations
 import json
 import logging
 import sys
-from contextvars import ContextVar
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TextIO
 
+from services.common.calls import current_call
 from services.common.redaction import RedactSecrets
 
 LOG_FORMATS = ("text", "json")
 _OURS = "_knowhub_handler"
-
-
-@dataclass(frozen=True)
-class CallContext:
-    """The RPC a thread is handling; set by the server's interceptor (observe.py)."""
-
-    service: str
-    method: str
-    request_id: str
-    trace_id: str = ""
-
-
-current_call: ContextVar[CallContext | None] = ContextVar("knowhub_call", default=None)
 
 
 class _CallFields(logging.Filter):

@@ -19,7 +19,7 @@ from typing import Any
 
 import grpc
 
-from services.common.logs import CallContext, current_call
+from services.common.calls import CallContext, current_call
 from services.common.metrics import Metrics
 
 log = logging.getLogger("knowhub.rpc")
@@ -28,6 +28,7 @@ TRACE_HEADER = "x-trace-id"
 REQUEST_HEADER = "x-request-id"
 # What a caller may send as an id: anything else is ignored, so it cannot forge log text.
 _ID = re.compile(r"^[A-Za-z0-9._:/-]{1,128}$")
+_READ_HEADERS = frozenset({TRACE_HEADER, REQUEST_HEADER, "authorization"})
 
 Unary = Callable[[Any, grpc.ServicerContext], Any]
 Streaming = Callable[[Any, grpc.ServicerContext], Iterator[Any]]
@@ -108,22 +109,26 @@ class ObservingInterceptor(grpc.ServerInterceptor):
         if log.isEnabledFor(logging.DEBUG):
             with _in_call(call):
                 details = context.details() or b""  # grpc keeps them encoded
-                log.debug("rpc %s %s in %.2f ms %s", call.method, code.name, elapsed * 1000,
+                log.debug("rpc=%s code=%s ms=%.2f %s", call.method, code.name, elapsed * 1000,
                           details.decode(errors="replace") if isinstance(details, bytes)
                           else details)
 
 
 def _metadata(pairs: Sequence[tuple[str, str | bytes]] | None) -> dict[str, str]:
-    """The call's id headers (binary values are not ids)."""
+    """The call's id and authorization headers (binary values are neither)."""
     return {key.lower(): value for key, value in pairs or ()
-            if key.lower() in (TRACE_HEADER, REQUEST_HEADER) and isinstance(value, str)}
+            if key.lower() in _READ_HEADERS and isinstance(value, str)}
 
 
 def _call(service: str, method: str, metadata: dict[str, str], request: Any) -> CallContext:
     trace_id = _valid_id(metadata.get(TRACE_HEADER)) or _valid_id(
         getattr(request, "trace_id", None))
     request_id = _valid_id(metadata.get(REQUEST_HEADER)) or uuid.uuid4().hex[:16]
-    return CallContext(service, method, request_id, trace_id)
+    call = CallContext(service, method, request_id, trace_id)
+    token = metadata.get("authorization", "").strip().partition(" ")[2]
+    secure_body = getattr(request, "secure_body", "")
+    call.secrets.update(s for s in (token.strip(), secure_body) if isinstance(s, str) and s)
+    return call
 
 
 def _valid_id(value: object) -> str:

@@ -15,8 +15,8 @@ from typing import Any, TypeVar
 import grpc
 
 from services.common.auth import Principal
+from services.common.calls import current_call
 from services.common.errors import ServiceError, Unavailable
-from services.common.logs import current_call
 from services.common.observe import TRACE_HEADER
 
 Response = TypeVar("Response")

@@ -1,7 +1,8 @@
 """Keeps secrets out of the logs: bearer tokens, secure_body values, master keys, API keys.
 
 Two nets: the secret values this process knows (tokens, keys and passwords from its
-settings, registered with `keep_out_of_logs`), and patterns that catch the others in the
+settings, registered with `keep_out_of_logs`; a call's bearer token and the secure_body
+it sends or reads, for that call's records), and patterns that catch the others in the
 forms they take in messages and tracebacks (`Bearer x`, `secure_body='x'`, `sk-...`,
 `api_key=x`, `redis://user:password@host`). The filter runs on every record of the
 handlers `configure_logging` installs, message and exception text alike.
@@ -12,10 +13,13 @@ from __future__ import annotations
 import logging
 import re
 import threading
+from collections.abc import Iterable
+
+from services.common.calls import current_call
 
 REDACTED = "[REDACTED]"
 # Shorter values (such as the placeholder API key "none") would blank ordinary words.
-MIN_SECRET_LENGTH = 8
+MIN_SECRET_LENGTH = 6
 
 _QUOTED_OR_WORD = r"""(?:b?'(?:[^'\\]|\\.)*'|b?"(?:[^"\\]|\\.)*"|[^\s,;)}\]]+)"""
 _PATTERNS = [
@@ -26,19 +30,30 @@ _PATTERNS = [
     (re.compile(r"(\b[a-z][a-z0-9+.-]*://[^:/@\s]*:)[^@\s]+@"), rf"\1{REDACTED}@"),
 ]
 
-_known: set[str] = set()
+_known: tuple[str, ...] = ()  # replaced whole, so a reader never sees it change
 _known_lock = threading.Lock()
 
 
 def keep_out_of_logs(*values: str | None) -> None:
     """Registers secret values this process holds; they are blanked wherever they occur."""
+    global _known
     with _known_lock:
-        _known.update(v for v in values if v and len(v) >= MIN_SECRET_LENGTH)
+        _known = tuple({*_known, *(v for v in values if v)})
 
 
-def redact(text: str) -> str:
-    """`text` with every known secret value and secret-looking pattern blanked."""
-    for value in sorted(_known, key=len, reverse=True):  # longest first: no half-blanks
+def keep_out_of_call_logs(*values: str) -> None:
+    """Registers secret values of the RPC being handled (a secure_body it read), blanked
+    in the call's own log records."""
+    call = current_call.get()
+    if call is not None:
+        call.secrets.update(values)
+
+
+def redact(text: str, also: Iterable[str] = ()) -> str:
+    """`text` with every known secret value, those in `also`, and secret-looking patterns
+    blanked."""
+    values = {v for v in (*_known, *also) if len(v) >= MIN_SECRET_LENGTH}
+    for value in sorted(values, key=len, reverse=True):  # longest first: no half-blanks
         if value in text:
             text = text.replace(value, REDACTED)
     for pattern, replacement in _PATTERNS:
@@ -50,11 +65,13 @@ class RedactSecrets(logging.Filter):
     """Rewrites each record's message, exception and stack text with secrets blanked."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        record.msg, record.args = redact(record.getMessage()), None
+        call = current_call.get()
+        also = call.secrets if call else ()
+        record.msg, record.args = redact(record.getMessage(), also), None
         if record.exc_info and not record.exc_text:
             record.exc_text = logging.Formatter().formatException(record.exc_info)
         if record.exc_text:
-            record.exc_text = redact(record.exc_text)
+            record.exc_text = redact(record.exc_text, also)
         if record.stack_info:
-            record.stack_info = redact(record.stack_info)
+            record.stack_info = redact(record.stack_info, also)
         return True

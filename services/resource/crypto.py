@@ -32,7 +32,7 @@ from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from services.common.errors import FailedPrecondition, Unavailable
-from services.common.redaction import keep_out_of_logs
+from services.common.redaction import keep_out_of_call_logs, keep_out_of_logs
 from services.common.times import iso, now
 
 log = logging.getLogger(__name__)
@@ -126,6 +126,7 @@ class Keyring:
             plaintext = _unseal(data_key, envelope.ciphertext, _data_aad(resource_id, version))
         except InvalidTag:
             raise self._corrupt(resource_id, version) from None
+        keep_out_of_call_logs(plaintext.decode())
         return plaintext.decode()
 
     def rewrap(self, envelope: Envelope, resource_id: str, version: int) -> Envelope:
