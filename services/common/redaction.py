@@ -21,13 +21,22 @@ REDACTED = "[REDACTED]"
 # Shorter values (such as the placeholder API key "none") would blank ordinary words.
 MIN_SECRET_LENGTH = 6
 
-_QUOTED_OR_WORD = r"""(?:b?'(?:[^'\\]|\\.)*'|b?"(?:[^"\\]|\\.)*"|[^\s,;)}\]]+)"""
+# Every repeat is bounded, so no message makes a pattern backtrack for long.
+_QUOTED = r"""(?:b?'(?:[^'\\]|\\.){0,70000}'|b?"(?:[^"\\]|\\.){0,70000}")"""
+_SECRET_NAME = r"\w{0,40}(?:secure_body|master_key|api_key|apikey|password|secret|token)\w{0,40}"
 _PATTERNS = [
-    (re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]+"), rf"\1{REDACTED}"),
-    (re.compile(r"(?i)\b((?:secure_body|master_key\w*|api_key|password|secret|token)"
-                rf"""['"]?\s*[:=]\s*){_QUOTED_OR_WORD}"""), rf"\1{REDACTED}"),
+    # Eight characters at least, so "bearer token" in a message stays readable.
+    (re.compile(r"(?i)\b(bearer\s{1,8})[A-Za-z0-9._~+/=-]{8,}"), rf"\1{REDACTED}"),
+    # name=value (keyword arguments, settings) and "name": "value" (JSON, dicts, protobuf
+    # text); "name: message" without quotes is how errors name a field, and stays.
+    (re.compile(rf"(?i)\b({_SECRET_NAME}\s{{0,8}}=\s{{0,8}})(?:{_QUOTED}|[^\s,;)}}\]]+)"),
+     rf"\1{REDACTED}"),
+    (re.compile(rf"""(?i)\b({_SECRET_NAME}['"]?\s{{0,8}}:\s{{0,8}}){_QUOTED}"""),
+     rf"\1{REDACTED}"),
     (re.compile(r"\bsk-[A-Za-z0-9_-]{16,}"), REDACTED),
-    (re.compile(r"(\b[a-z][a-z0-9+.-]*://[^:/@\s]*:)[^@\s]+@"), rf"\1{REDACTED}@"),
+    # The password of a URL: scheme://user:password@host
+    (re.compile(r"(\b[a-z][a-z0-9+.-]{0,30}://[^:/@\s]{0,256}:)[^@\s]{1,256}@"),
+     rf"\1{REDACTED}@"),
 ]
 
 _known: tuple[str, ...] = ()  # replaced whole, so a reader never sees it change
