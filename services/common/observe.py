@@ -109,9 +109,10 @@ class ObservingInterceptor(grpc.ServerInterceptor):
         if log.isEnabledFor(logging.DEBUG):
             with _in_call(call):
                 details = context.details() or b""  # grpc keeps them encoded
-                log.debug("rpc=%s code=%s ms=%.2f %s", call.method, code.name, elapsed * 1000,
-                          details.decode(errors="replace") if isinstance(details, bytes)
-                          else details)
+                if isinstance(details, bytes):
+                    details = details.decode(errors="replace")
+                log.debug("rpc=%s code=%s ms=%.2f%s", call.method, code.name, elapsed * 1000,
+                          f" {details}" if details else "")
 
 
 def _metadata(pairs: Sequence[tuple[str, str | bytes]] | None) -> dict[str, str]:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import grpc
 import pytest
-from knowhub import Trigger, errors
+from knowhub import KnowHub, Trigger, errors
 from knowhub.v1 import cognition_pb2, cognition_pb2_grpc, knowledge_pb2, knowledge_pb2_grpc
 
 from services.common.redis_store import EmbeddedRedis
@@ -48,8 +48,8 @@ def scrape_until(harness: Harness, ready: Callable[[Samples], bool],
     return samples
 
 
-def save(client: object) -> str:
-    return client.knowledge.save(task="rotate the logs", content="use logrotate",  # type: ignore[attr-defined]
+def save(client: KnowHub) -> str:
+    return client.knowledge.save(task="rotate the logs", content="use logrotate",
                                  types=["tool"]).id
 
 
@@ -152,13 +152,14 @@ def test_stream_lengths_and_lags_are_read_when_scraped(start_hub: StartHub, redi
     assert value(samples, "knowhub_stream_length", stream="audit") == 0
 
 
-def signal(client: object) -> str:
+def signal(client: KnowHub) -> str:
+    """A new trace with one pending query, signalled: one trigger on the stream."""
     trace_id = f"trace-{uuid.uuid4().hex[:12]}"
-    client.cognition.append_events(trace_id, [{  # type: ignore[attr-defined]
+    client.cognition.append_events(trace_id, [{
         "type": "query", "sequence": 1, "goal_id": "g1", "query": "how to log in",
         "response": "", "source_ids": ["k1"],
         "sources": [{"id": "k1", "task": "", "content": ""}]}])
-    assert client.cognition.signal_trigger(trace_id, "compression").published  # type: ignore[attr-defined]
+    assert client.cognition.signal_trigger(trace_id, "compression").published
     return trace_id
 
 
