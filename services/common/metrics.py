@@ -13,7 +13,6 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
-from threading import Thread
 from wsgiref.simple_server import WSGIServer
 
 import redis
@@ -57,7 +56,6 @@ class Metrics:
         self.streams = StreamGauges()
         self.registry.register(self.streams)
         self._http: WSGIServer | None = None
-        self._thread: Thread | None = None
 
     def llm_call(self, purpose: str, model: str) -> AbstractContextManager[None]:
         """Times and counts one LLM call; an exception out of the block counts as error."""
@@ -70,8 +68,7 @@ class Metrics:
     def serve(self, host: str, port: int) -> int:
         """Serves /metrics on host:port (0 picks a free port); returns the bound port."""
         try:
-            self._http, self._thread = start_http_server(port, addr=host,
-                                                         registry=self.registry)
+            self._http, _thread = start_http_server(port, addr=host, registry=self.registry)
         except OSError as exc:
             raise RuntimeError(f"cannot serve metrics on {host}:{port}: {exc}") from exc
         bound = self._http.server_port
@@ -117,7 +114,8 @@ class StreamGauges(Collector):
 
     def watch(self, client: Callable[[], redis.Redis | None], prefix: str, *keys: str
               ) -> None:
-        """Adds streams; `client` returns None while Redis holds nothing (yet)."""
+        """Adds streams. `client` is the process's Redis client (the same for every
+        service); it returns None while Redis holds nothing yet."""
         self._client = client
         self._streams += [WatchedStream(key, key.removeprefix(prefix)) for key in keys]
 
