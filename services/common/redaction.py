@@ -23,15 +23,16 @@ MIN_SECRET_LENGTH = 6
 
 # Every repeat is bounded, so no message makes a pattern backtrack for long.
 _QUOTED = r"""(?:b?'(?:[^'\\]|\\.){0,70000}'|b?"(?:[^"\\]|\\.){0,70000}")"""
-_SECRET_NAME = r"\w{0,40}(?:secure_body|master_key|api_key|apikey|password|secret|token)\w{0,40}"
+# A name holding one of these words (llm_api_key, master_key_retired, x-auth-token).
+_SECRET_NAME = r"(?:secure_body|master_key|api_key|apikey|password|secret|token)\w{0,40}"
 _PATTERNS = [
     # Eight characters at least, so "bearer token" in a message stays readable.
-    (re.compile(r"(?i)\b(bearer\s{1,8})[A-Za-z0-9._~+/=-]{8,}"), rf"\1{REDACTED}"),
+    (re.compile(r"(?i)(bearer\s{1,8})[A-Za-z0-9._~+/=-]{8,}"), rf"\1{REDACTED}"),
     # name=value (keyword arguments, settings) and "name": "value" (JSON, dicts, protobuf
     # text); "name: message" without quotes is how errors name a field, and stays.
-    (re.compile(rf"(?i)\b({_SECRET_NAME}\s{{0,8}}=\s{{0,8}})(?:{_QUOTED}|[^\s,;)}}\]]+)"),
+    (re.compile(rf"(?i)({_SECRET_NAME}\s{{0,8}}=\s{{0,8}})(?:{_QUOTED}|[^\s,;)}}\]]+)"),
      rf"\1{REDACTED}"),
-    (re.compile(rf"""(?i)\b({_SECRET_NAME}['"]?\s{{0,8}}:\s{{0,8}}){_QUOTED}"""),
+    (re.compile(rf"""(?i)({_SECRET_NAME}['"]?\s{{0,8}}:\s{{0,8}}){_QUOTED}"""),
      rf"\1{REDACTED}"),
     (re.compile(r"\bsk-[A-Za-z0-9_-]{16,}"), REDACTED),
     # The password of a URL: scheme://user:password@host
@@ -39,15 +40,25 @@ _PATTERNS = [
      rf"\1{REDACTED}@"),
 ]
 
-_known: tuple[str, ...] = ()  # replaced whole, so a reader never sees it change
+_known: set[str] = set()
 _known_lock = threading.Lock()
+_NOTHING = re.compile(r"(?!)")
+# One alternation of the known values, replaced whole (readers never see it change).
+_known_pattern = _NOTHING
 
 
 def keep_out_of_logs(*values: str | None) -> None:
     """Registers secret values this process holds; they are blanked wherever they occur."""
-    global _known
+    global _known_pattern
     with _known_lock:
-        _known = tuple({*_known, *(v for v in values if v)})
+        _known.update(v for v in values if v and len(v) >= MIN_SECRET_LENGTH)
+        _known_pattern = _alternation(_known)
+
+
+def _alternation(values: Iterable[str]) -> re.Pattern[str]:
+    """Matches any of `values`, longest first, so none is blanked only in part."""
+    ordered = sorted(values, key=len, reverse=True)
+    return re.compile("|".join(map(re.escape, ordered))) if ordered else _NOTHING
 
 
 def keep_out_of_call_logs(*values: str) -> None:
@@ -61,10 +72,10 @@ def keep_out_of_call_logs(*values: str) -> None:
 def redact(text: str, also: Iterable[str] = ()) -> str:
     """`text` with every known secret value, those in `also`, and secret-looking patterns
     blanked."""
-    values = {v for v in (*_known, *also) if len(v) >= MIN_SECRET_LENGTH}
-    for value in sorted(values, key=len, reverse=True):  # longest first: no half-blanks
-        if value in text:
-            text = text.replace(value, REDACTED)
+    text = _known_pattern.sub(REDACTED, text)
+    call_values = [v for v in also if len(v) >= MIN_SECRET_LENGTH]
+    if call_values:
+        text = _alternation(call_values).sub(REDACTED, text)
     for pattern, replacement in _PATTERNS:
         text = pattern.sub(replacement, text)
     return text
