@@ -147,4 +147,6 @@ def test_no_secret_reaches_the_logs_on_any_path(start_hub: StartHub, tmp_path: P
                    "token-alice", "token-carol", LLM_KEY):
         assert secret not in text, f"{secret!r} reached the logs"
     assert text.count("[REDACTED]") >= 4
+    # What merely names a secret stays readable.
+    assert "secure_body: is 700" in text and "unknown bearer token" in text
     records(json_logs)  # and every line is still one JSON object
