@@ -26,7 +26,8 @@ def main(argv: list[str] | None = None) -> int:
     except ValidationError as exc:
         print(f"knowhub: invalid setting: {exc}", file=sys.stderr)
         return 2
-    configure_logging(settings.log_level)
+    configure_logging(settings.log_level, settings.log_format,
+                      process=getattr(args, "service", "knowhub"))
     try:
         return args.run(settings, args)
     except (StoreMismatch, ValueError, RuntimeError) as exc:

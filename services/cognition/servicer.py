@@ -218,6 +218,7 @@ def register(server: ServiceHost, runtime: Runtime) -> str:
     """Adds the cognition service to `server`; returns its full service name."""
     settings = CognitionSettings()
     store = CognitionStore(runtime.redis, runtime.settings.redis_prefix)
+    runtime.watch_streams(store.triggers_key)
     access = TraceAccess(store, settings)
     knowledge = KnowledgeLink(runtime.peers)
     servicer = CognitionServicer(runtime, LogOperations(access), TriggerOperations(access),

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from services.common.errors import Unauthenticated
+from services.common.redaction import keep_out_of_logs
 from services.common.scopes import PUBLIC, is_valid_entity_id, scope
 
 log = logging.getLogger(__name__)
@@ -135,6 +136,7 @@ def _parse_token_entry(entry: object, where: str) -> tuple[str, Principal]:
                                         for v in lists[n]]]:
         if value and not is_valid_entity_id(value):
             raise ValueError(f"{where}.{name}: {value!r} is not a valid id")
+    keep_out_of_logs(token)
     principal = Principal(**ids, project_ids=tuple(lists["project_ids"]),
                           team_ids=tuple(lists["team_ids"]), roles=frozenset(lists["roles"]),
                           token=token)

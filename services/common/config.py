@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -19,6 +20,11 @@ class CommonSettings(BaseSettings):
     max_workers: int = Field(32, ge=1, le=1024, description="gRPC server worker threads.")
     tokens_file: Path | None = Field(None, description="JSON file of bearer tokens.")
     log_level: str = Field("INFO", description="Python logging level.")
+    log_format: Literal["text", "json"] = Field(
+        "text", description="Log lines as text for people, or JSON for log collectors.")
+    metrics_port: int | None = Field(
+        None, ge=0, le=65535, description="Port of the Prometheus /metrics endpoint, on "
+        "KNOWHUB_HOST (0 picks a free one); off when unset.")
 
     knowledge_address: str | None = Field(
         None, description="host:port of the knowledge service, for services run alone.")

@@ -16,6 +16,7 @@ import qdrant_edge as qe
 
 from services.common.config import CommonSettings
 from services.common.errors import Unavailable
+from services.common.metrics import Metrics
 
 log = logging.getLogger(__name__)
 
@@ -51,34 +52,37 @@ class DenseEmbedder:
     """Dense vectors from an OpenAI-compatible /v1/embeddings endpoint."""
 
     def __init__(self, base_url: str, api_key: str, model: str, dim: int,
-                 timeout: float, max_retries: int) -> None:
+                 timeout: float, max_retries: int, metrics: Metrics | None = None) -> None:
         self.model = model
         self.dim = dim
         self._client = openai.OpenAI(base_url=base_url, api_key=api_key, timeout=timeout,
                                      max_retries=max_retries)
+        self._metrics = metrics or Metrics()
 
     @classmethod
-    def from_settings(cls, settings: CommonSettings) -> DenseEmbedder | None:
+    def from_settings(cls, settings: CommonSettings, metrics: Metrics | None = None
+                      ) -> DenseEmbedder | None:
         if not settings.embedding_base_url:
             return None
         return cls(settings.embedding_base_url, settings.embedding_api_key,
                    settings.embedding_model, settings.embedding_dim,
-                   settings.embedding_timeout_seconds, settings.llm_max_retries)
+                   settings.embedding_timeout_seconds, settings.llm_max_retries, metrics)
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         if not texts:
             return []
-        try:
-            response = self._client.embeddings.create(model=self.model, input=list(texts))
-        except openai.OpenAIError as exc:
-            raise Unavailable(f"the embedding endpoint failed: {exc}") from exc
-        vectors = [item.embedding for item in sorted(response.data, key=lambda d: d.index)]
-        if len(vectors) != len(texts) or any(len(v) != self.dim for v in vectors):
-            raise Unavailable(
-                f"the embedding endpoint returned {len(vectors)} vectors of size "
-                f"{len(vectors[0]) if vectors else 0}; expected {len(texts)} of size {self.dim} "
-                "(check KNOWHUB_EMBEDDING_DIM)"
-            )
+        with self._metrics.embedding_call(self.model, len(texts)):
+            try:
+                response = self._client.embeddings.create(model=self.model, input=list(texts))
+            except openai.OpenAIError as exc:
+                raise Unavailable(f"the embedding endpoint failed: {exc}") from exc
+            vectors = [item.embedding for item in sorted(response.data, key=lambda d: d.index)]
+            if len(vectors) != len(texts) or any(len(v) != self.dim for v in vectors):
+                raise Unavailable(
+                    f"the embedding endpoint returned {len(vectors)} vectors of size "
+                    f"{len(vectors[0]) if vectors else 0}; expected {len(texts)} of size "
+                    f"{self.dim} (check KNOWHUB_EMBEDDING_DIM)"
+                )
         return vectors
 
     def close(self) -> None:

@@ -12,6 +12,7 @@ from typing import Any
 import openai
 
 from services.common.config import CommonSettings
+from services.common.metrics import Metrics
 
 log = logging.getLogger(__name__)
 
@@ -62,44 +63,57 @@ class LLM:
     """A chat model that answers in JSON, or with function calls."""
 
     def __init__(self, base_url: str, api_key: str, model: str, timeout: float,
-                 max_retries: int) -> None:
+                 max_retries: int, metrics: Metrics | None = None) -> None:
         self.model = model
         self._client = openai.OpenAI(base_url=base_url, api_key=api_key, timeout=timeout,
                                      max_retries=max_retries)
+        self._metrics = metrics or Metrics()
 
     @classmethod
-    def from_settings(cls, settings: CommonSettings) -> LLM | None:
+    def from_settings(cls, settings: CommonSettings, metrics: Metrics | None = None
+                      ) -> LLM | None:
         if not settings.llm_base_url:
             return None
         return cls(settings.llm_base_url, settings.llm_api_key, settings.llm_model,
-                   settings.llm_timeout_seconds, settings.llm_max_retries)
+                   settings.llm_timeout_seconds, settings.llm_max_retries, metrics)
 
-    def complete(self, system: str, user: str, *, model: str | None = None,
-                 timeout: float | None = None) -> str:
-        """The text of one chat completion. Raises LLMError on any failure."""
+    def complete(self, system: str, user: str, *, purpose: str = "other",
+                 model: str | None = None, timeout: float | None = None) -> str:
+        """The text of one chat completion. Raises LLMError on any failure. `purpose`
+        labels the call in the metrics."""
         options: dict[str, Any] = {}
         if timeout is not None:
             options["timeout"] = timeout
-        try:
-            response = self._client.chat.completions.create(
-                model=model or self.model,
-                messages=[{"role": "system", "content": system},
-                          {"role": "user", "content": user}],
-                temperature=0,
-                **options,
-            )
-        except openai.OpenAIError as exc:
-            raise LLMError(f"the LLM call failed: {exc}") from exc
-        if not response.choices or response.choices[0].message.content is None:
-            raise LLMError("the LLM returned no content")
-        return response.choices[0].message.content
+        with self._metrics.llm_call(purpose, model or self.model):
+            try:
+                response = self._client.chat.completions.create(
+                    model=model or self.model,
+                    messages=[{"role": "system", "content": system},
+                              {"role": "user", "content": user}],
+                    temperature=0,
+                    **options,
+                )
+            except openai.OpenAIError as exc:
+                raise LLMError(f"the LLM call failed: {exc}") from exc
+            if not response.choices or response.choices[0].message.content is None:
+                raise LLMError("the LLM returned no content")
+            return response.choices[0].message.content
 
     def call_tools(self, system: str, user: str, tools: Sequence[dict[str, Any]], *,
-                   force: str | None = None, model: str | None = None,
-                   timeout: float | None = None) -> list[ToolCall]:
+                   purpose: str = "other", force: str | None = None,
+                   model: str | None = None, timeout: float | None = None) -> list[ToolCall]:
         """The function calls of one chat completion offered `tools` (OpenAI `tools`
         schemas); `force` names a function the model must call. Calls whose arguments are
         not a JSON object are left out. Raises LLMError when the call fails."""
+        with self._metrics.llm_call(purpose, model or self.model):
+            functions = self._function_calls(system, user, tools, force, model, timeout)
+        parsed = [(name, _json_object(arguments, name)) for name, arguments in functions]
+        return [ToolCall(name, arguments) for name, arguments in parsed if arguments is not None]
+
+    def _function_calls(self, system: str, user: str, tools: Sequence[dict[str, Any]],
+                        force: str | None, model: str | None, timeout: float | None
+                        ) -> list[tuple[str, str]]:
+        """The (name, JSON arguments) of each function call of one completion."""
         body: dict[str, Any] = {
             "model": model or self.model, "temperature": 0, "tools": list(tools),
             "messages": [{"role": "system", "content": system},
@@ -117,17 +131,16 @@ class LLM:
             raise LLMError(f"the LLM call failed: {exc}") from exc
         try:
             calls = reply["choices"][0]["message"].get("tool_calls") or []
-            functions = [(c["function"]["name"], c["function"].get("arguments") or "{}")
-                         for c in calls if c.get("type", "function") == "function"]
+            return [(c["function"]["name"], c["function"].get("arguments") or "{}")
+                    for c in calls if c.get("type", "function") == "function"]
         except (KeyError, IndexError, TypeError, AttributeError) as exc:
             raise LLMError(f"the LLM reply is not a chat completion: {str(reply)[:200]}") \
                 from exc
-        parsed = [(name, _json_object(arguments, name)) for name, arguments in functions]
-        return [ToolCall(name, arguments) for name, arguments in parsed if arguments is not None]
 
-    def complete_json(self, system: str, user: str, *, model: str | None = None,
-                      timeout: float | None = None) -> Any:
-        return parse_json_reply(self.complete(system, user, model=model, timeout=timeout))
+    def complete_json(self, system: str, user: str, *, purpose: str = "other",
+                      model: str | None = None, timeout: float | None = None) -> Any:
+        return parse_json_reply(self.complete(system, user, purpose=purpose, model=model,
+                                              timeout=timeout))
 
     def close(self) -> None:
         self._client.close()

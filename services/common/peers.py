@@ -16,8 +16,10 @@ import grpc
 from knowhub.channels import open_channel
 
 from services.common.auth import Principal
+from services.common.calls import current_call
 from services.common.config import CommonSettings
 from services.common.errors import ServiceError, Unavailable
+from services.common.observe import TRACE_HEADER
 from services.common.tls import peer_ca
 
 Response = TypeVar("Response")
@@ -81,8 +83,13 @@ class Peers:
 
 
 def credentials(principal: Principal) -> tuple[tuple[str, str], ...]:
-    """The gRPC metadata that presents `principal`'s own token."""
-    return (("authorization", f"Bearer {principal.token}"),) if principal.token else ()
+    """The gRPC metadata that presents `principal`'s own token, and passes on the trace id
+    of the call being handled."""
+    metadata = [("authorization", f"Bearer {principal.token}")] if principal.token else []
+    call = current_call.get()
+    if call and call.trace_id:
+        metadata.append((TRACE_HEADER, call.trace_id))
+    return tuple(metadata)
 
 
 def peer_error(error: grpc.RpcError) -> ServiceError:

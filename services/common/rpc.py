@@ -3,7 +3,8 @@ methods that stream their answer.
 
 They authenticate the caller, call the method with the principal, and turn a
 `ServiceError` into its gRPC status. Anything else is a server bug: it is logged with
-its traceback and the caller gets INTERNAL with an incident id to quote.
+its traceback and the caller gets INTERNAL with an incident id to quote. Each call's
+code and time are logged and counted by the server's interceptor (observe.py).
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ from __future__ import annotations
 import functools
 import logging
 import threading
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from typing import Protocol, TypeVar
@@ -48,18 +48,15 @@ def unary(method: Handler) -> GrpcHandler:
 
     @functools.wraps(method)
     def handle(self: HasAuthenticator, request: Request, context: grpc.ServicerContext) -> Response:
-        started = time.perf_counter()
         try:
             principal = self.authenticator.authenticate(context.invocation_metadata())
             response = method(self, request, principal)
         except ServiceError as error:
-            _log_call(method.__name__, error.code, started, error.message)
             context.abort(error.code, error.message)
         except Exception:
             incident = uuid.uuid4().hex[:12]
             log.exception("%s failed unexpectedly (incident %s)", method.__name__, incident)
             context.abort(grpc.StatusCode.INTERNAL, f"internal error (incident {incident})")
-        _log_call(method.__name__, grpc.StatusCode.OK, started)
         return response
 
     return handle
@@ -74,8 +71,6 @@ def server_streaming(method: StreamHandler) -> GrpcStreamHandler:
     @functools.wraps(method)
     def handle(self: HasStopSignal, request: Request,
                context: grpc.ServicerContext) -> Iterator[Response]:
-        started = time.perf_counter()
-
         def live() -> bool:
             return context.is_active() and not self.stopping.is_set()
 
@@ -84,20 +79,12 @@ def server_streaming(method: StreamHandler) -> GrpcStreamHandler:
             yield from method(self, request, principal, live)
         except Exception as error:
             if not live():  # the caller left or the server is closing its stores: no one to tell
-                _log_call(method.__name__, grpc.StatusCode.CANCELLED, started, repr(error))
+                log.debug("%s ended early: %r", method.__name__, error)
                 return
             if isinstance(error, ServiceError):
-                _log_call(method.__name__, error.code, started, error.message)
                 context.abort(error.code, error.message)
             incident = uuid.uuid4().hex[:12]
             log.exception("%s failed unexpectedly (incident %s)", method.__name__, incident)
             context.abort(grpc.StatusCode.INTERNAL, f"internal error (incident {incident})")
-        _log_call(method.__name__, grpc.StatusCode.OK, started)
 
     return handle
-
-
-def _log_call(name: str, code: grpc.StatusCode, started: float, detail: str = "") -> None:
-    if log.isEnabledFor(logging.DEBUG):
-        elapsed_ms = (time.perf_counter() - started) * 1000
-        log.debug("rpc=%s code=%s ms=%.2f %s", name, code.name, elapsed_ms, detail)

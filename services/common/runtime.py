@@ -13,7 +13,9 @@ from services.common.config import CommonSettings
 from services.common.edge_store import EdgeStore
 from services.common.embedding import DenseEmbedder
 from services.common.llm import LLM
+from services.common.metrics import Metrics
 from services.common.peers import Peers
+from services.common.redaction import keep_out_of_logs
 from services.common.redis_store import EmbeddedRedis, connect
 from services.common.vectors import VectorStore
 
@@ -43,6 +45,7 @@ class Runtime:
     vectors: VectorStore
     llm: LLM | None
     embedder: DenseEmbedder | None
+    metrics: Metrics
     peers: Peers = field(init=False)
     # Set when the server begins to stop, so long-running streams can end.
     stopping: threading.Event = field(default_factory=threading.Event, init=False)
@@ -56,14 +59,18 @@ class Runtime:
 
     @classmethod
     def open(cls, settings: CommonSettings) -> Runtime:
+        keep_out_of_logs(settings.llm_api_key, settings.embedding_api_key,
+                         settings.qdrant_api_key)
         authenticator = load_authenticator(settings.tokens_file, settings.host)
         settings.data_dir.mkdir(parents=True, exist_ok=True)
+        metrics = Metrics()
         return cls(
             settings=settings,
             authenticator=authenticator,
             vectors=open_vector_store(settings),
-            llm=LLM.from_settings(settings),
-            embedder=DenseEmbedder.from_settings(settings),
+            llm=LLM.from_settings(settings, metrics),
+            embedder=DenseEmbedder.from_settings(settings, metrics),
+            metrics=metrics,
         )
 
     def redis(self) -> redis.Redis:
@@ -76,6 +83,12 @@ class Runtime:
                     url = self._embedded_redis.start().url
                 self._redis = connect(url)
             return self._redis
+
+    def watch_streams(self, *keys: str) -> None:
+        """Reports the lengths and lags of these Redis streams on /metrics."""
+        self.metrics.streams.watch(
+            lambda: self.redis() if self.redis_may_hold_data else None,
+            self.settings.redis_prefix, *keys)
 
     @property
     def redis_may_hold_data(self) -> bool:

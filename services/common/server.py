@@ -14,6 +14,8 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from services.common.metrics import Metrics
+from services.common.observe import ObservingInterceptor
 from services.common.runtime import Runtime
 from services.common.tls import server_credentials
 
@@ -57,8 +59,9 @@ class _Fanout:
             server.add_registered_method_handlers(service, handlers)
 
 
-def _grpc_server(workers: int, name: str) -> grpc.Server:
+def _grpc_server(workers: int, name: str, metrics: Metrics) -> grpc.Server:
     return grpc.server(futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix=name),
+                       interceptors=[ObservingInterceptor(metrics)],
                        options=[("grpc.so_reuseport", 0)])
 
 
@@ -78,9 +81,11 @@ class KnowHubServer:
         self.runtime = runtime
         self.services = services
         self.port = 0
+        self.metrics_port: int | None = None
         workers = runtime.settings.max_workers
-        self._server = _grpc_server(workers, "knowhub-rpc")
-        self._peer_server = _grpc_server(workers * PEER_CALL_DEPTH, "knowhub-peer")
+        self._server = _grpc_server(workers, "knowhub-rpc", runtime.metrics)
+        self._peer_server = _grpc_server(workers * PEER_CALL_DEPTH, "knowhub-peer",
+                                         runtime.metrics)
         self._health = health.HealthServicer()
         self._names: list[str] = []
 
@@ -97,6 +102,8 @@ class KnowHubServer:
         self.port = _bind(self._server, f"{settings.host}:{settings.port}",
                           server_credentials(settings))
         peer_port = _bind(self._peer_server, "127.0.0.1:0")
+        if settings.metrics_port is not None:
+            self.metrics_port = self.runtime.metrics.serve(settings.host, settings.metrics_port)
         self._peer_server.start()
         self._server.start()
         self.runtime.peers.host_locally(self.services, f"127.0.0.1:{peer_port}")
@@ -116,6 +123,7 @@ class KnowHubServer:
         for task in reversed(self.runtime.background):
             task.stop()
         self._peer_server.stop(grace).wait()
+        self.runtime.metrics.close()
         self.runtime.close()
 
 
@@ -145,8 +153,10 @@ def serve_forever(server: KnowHubServer) -> None:
     settings = server.runtime.settings
     where = settings.qdrant_url or str(settings.data_dir.resolve())
     tls = " over TLS" if settings.tls_cert_file else ""
+    metrics = "" if server.metrics_port is None else \
+        f"; metrics: http://{settings.host}:{server.metrics_port}/metrics"
     print(f"KnowHub listening on {settings.host}:{port}{tls} "
-          f"(services: {', '.join(server.services)}; data: {where})", flush=True)
+          f"(services: {', '.join(server.services)}; data: {where}{metrics})", flush=True)
     stop.wait()
     server.stop()
     print("KnowHub stopped", flush=True)

@@ -154,7 +154,8 @@ class RunExecutor:
     def _ask(self, run: DreamRun, system: str, prompt: str) -> str:
         assert self._llm is not None
         self._store.count(run.run_id, llm_calls=1)
-        return self._llm.complete(system, prompt, model=self._settings.dream_model)
+        return self._llm.complete(system, prompt, purpose="dream",
+                                  model=self._settings.dream_model)
 
     # ---- Phase 1 -----------------------------------------------------------------------------
 

@@ -126,7 +126,7 @@ class _Watcher(PoolThread):
         try:
             prompt = self._cognition.evaluation_prompt(self._principal, trigger.trace_id)
             if prompt:
-                answer = self._llm.complete(prompts.EVALUATOR_SYSTEM, prompt,
+                answer = self._llm.complete(prompts.EVALUATOR_SYSTEM, prompt, purpose="evaluation",
                                             model=self._settings.evaluator_model)
                 self._cognition.submit_evaluation(self._principal, trigger.trace_id, answer,
                                                   trigger.trigger)

@@ -102,8 +102,8 @@ class JobProcessor:
             try:
                 text = prompts.read_rewrite(self._llm.call_tools(
                     prompts.REWRITE_SYSTEM, prompts.rewrite_prompt(job, written, feedback),
-                    prompts.REWRITE_TOOLS, force=prompts.REWRITE_TOOL,
-                    model=self._settings.historian_model))
+                    prompts.REWRITE_TOOLS, purpose="historian_rewrite",
+                    force=prompts.REWRITE_TOOL, model=self._settings.historian_model))
             except LLMError as exc:
                 return Rewrite(written, False, f"rewrite failed, stored as written: {exc}")
             hits, drifted = gate_hits(text), drifted_ids(required, text)
@@ -137,7 +137,8 @@ class JobProcessor:
                     prompts.PROFILE_SYSTEM,
                     prompts.profile_prompt(job, texts, {t: current[t] and current[t].profile
                                                         for t in targets}),
-                    prompts.PROFILE_TOOLS, model=self._settings.historian_model)
+                    prompts.PROFILE_TOOLS, purpose="profile_merge",
+                    model=self._settings.historian_model)
             except LLMError as exc:
                 log.warning("job %s: profile merge skipped, profiles unchanged: %s",
                             job.job_id, exc)

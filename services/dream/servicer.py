@@ -10,6 +10,7 @@ from knowhub.v1 import dream_pb2, dream_pb2_grpc
 
 from services.common.auth import Authenticator, Principal
 from services.common.errors import InvalidArgument
+from services.common.redaction import keep_out_of_logs
 from services.common.rpc import unary
 from services.common.runtime import Runtime
 from services.common.server import ServiceHost
@@ -243,6 +244,7 @@ def register(server: ServiceHost, runtime: Runtime) -> str:
                            memos_keep=settings.memory_recent_memos_keep,
                            failed_max_files=settings.historian_failed_max_files,
                            failed_max_age_days=settings.historian_failed_max_age_days)
+    runtime.watch_streams(queue.jobs, queue.failed)
     historian = Historian(runtime, queue, JobProcessor(events, profiles, runtime.llm, settings),
                           settings)
     runtime.background.append(historian)
@@ -255,6 +257,7 @@ def register(server: ServiceHost, runtime: Runtime) -> str:
 def _dreams(runtime: Runtime, settings: DreamSettings) -> DreamOperations:
     """Dream runs: their workers, scheduler and the evaluator join the background work.
     Refuses to start when the service token is unknown or the evaluator lacks its role."""
+    keep_out_of_logs(settings.dream_service_token)
     principal = service_principal(runtime.authenticator, settings.dream_service_token)
     refusal = evaluator_refusal(settings, principal)
     if refusal:
@@ -262,6 +265,7 @@ def _dreams(runtime: Runtime, settings: DreamSettings) -> DreamOperations:
     if settings.dream_service_token and runs_refusal(principal):
         log.warning("%s: RunDream and ScheduleDream will refuse", runs_refusal(principal))
     store = DreamStore(runtime.redis, runtime.settings.redis_prefix)
+    runtime.watch_streams(store.stream)
     cognition = CognitionLink(runtime.peers)
     dreamer = Dreamer(runtime, store, RunExecutor(store, cognition, principal, runtime.llm,
                                                   settings), settings)

@@ -262,7 +262,7 @@ class KnowledgeOperations:
         try:
             reply = self._llm.complete(
                 prompts.ROUTING_SYSTEM, prompts.routing_prompt(query, records, pick),
-                timeout=self._settings.search_routing_timeout_seconds)
+                purpose="search_routing", timeout=self._settings.search_routing_timeout_seconds)
             chosen = prompts.read_routing(reply, [k.id for k in records], pick)
         except LLMError as exc:
             log.warning("search routing fell back to recall order: %s", exc)
@@ -303,7 +303,8 @@ class KnowledgeOperations:
         assert self._llm is not None
         try:
             return prompts.read_evolve(self._llm.complete(
-                prompts.EVOLVE_SYSTEM, prompts.evolve_prompt(record, feedback)))
+                prompts.EVOLVE_SYSTEM, prompts.evolve_prompt(record, feedback),
+                purpose="evolve"))
         except LLMError as exc:
             raise Unavailable(f"evolve failed, nothing was changed: {exc}") from exc
 
@@ -374,7 +375,7 @@ class KnowledgeOperations:
             try:
                 merged = prompts.read_slim(self._llm.complete(
                     prompts.SLIM_SYSTEM, prompts.slim_prompt([kept, *others]),
-                    model=model or None))
+                    purpose="slim", model=model or None))
                 outcome.merged_by_llm = True
             except LLMError as exc:
                 outcome.note = f"LLM merge failed, kept the best record's content: {exc}"

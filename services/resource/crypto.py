@@ -32,6 +32,7 @@ from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from services.common.errors import FailedPrecondition, Unavailable
+from services.common.redaction import keep_out_of_call_logs, keep_out_of_logs
 from services.common.times import iso, now
 
 log = logging.getLogger(__name__)
@@ -70,6 +71,7 @@ def generate_key() -> str:
 
 def decode_key(text: str, what: str) -> bytes:
     """A 32-byte key from standard or URL-safe base64; the error never shows the key."""
+    keep_out_of_logs(text.strip())
     normalized = text.strip().replace("+", "-").replace("/", "_")
     try:
         raw = base64.b64decode(normalized + "=" * (-len(normalized) % 4), altchars=b"-_",
@@ -103,6 +105,7 @@ class Keyring:
     """Master keys by id; new envelopes use the active one."""
 
     def __init__(self, keys: dict[str, bytes], active_id: str, source: str) -> None:
+        _keep_keys_out_of_logs(keys)
         self._keys = dict(keys)
         self.active_id = active_id
         self.source = source  # where the keys come from, for messages
@@ -123,6 +126,7 @@ class Keyring:
             plaintext = _unseal(data_key, envelope.ciphertext, _data_aad(resource_id, version))
         except InvalidTag:
             raise self._corrupt(resource_id, version) from None
+        keep_out_of_call_logs(plaintext.decode())
         return plaintext.decode()
 
     def rewrap(self, envelope: Envelope, resource_id: str, version: int) -> Envelope:
@@ -240,6 +244,12 @@ class FileKeyring(Keyring):
                 "keys": [{"id": k, "key": base64.b64encode(v).decode(),
                           "created_at": created[k]} for k, v in keys.items()]})
             self._keys, self._created, self.active_id = keys, created, key_id
+        _keep_keys_out_of_logs(keys)
+
+
+def _keep_keys_out_of_logs(keys: dict[str, bytes]) -> None:
+    keep_out_of_logs(*(encode(key).decode() for key in keys.values()
+                       for encode in (base64.b64encode, base64.urlsafe_b64encode)))
 
 
 def _read_key_file(path: Path) -> tuple[dict[str, bytes], str, dict[str, str]]:

@@ -153,6 +153,7 @@ def register(server: ServiceHost, runtime: Runtime) -> str:
     settings = ResourceSettings()
     store = ResourceStore(runtime.vectors)
     audit = AuditLog(runtime.redis, runtime.settings.redis_prefix)
+    runtime.watch_streams(audit.stream)
     operations = ResourceOperations(store, keyring(settings, runtime, store), audit, settings)
     resource_pb2_grpc.add_ResourceServiceServicer_to_server(
         ResourceServicer(runtime.authenticator, operations), server)
