@@ -8,11 +8,13 @@ import os
 import queue
 import re
 import signal
+import socket
 import subprocess
 import sys
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -127,29 +129,69 @@ class RedisServer:
             self.process.wait(30)
 
 
-class Writer(threading.Thread):
-    """Calls `write(n)` for n = 0, 1, ... until stopped or a call fails; keeps what each
-    acknowledged call returned, and the error that ended it."""
+@dataclass
+class Failure:
+    """A call that failed: when it started, how long it took, its status code."""
 
-    def __init__(self, name: str, write: Callable[[int], Any]) -> None:
+    at: float
+    seconds: float
+    code: str
+
+
+class Writer(threading.Thread):
+    """Calls `write(n)` for n = 0, 1, ... until stopped, keeping what each acknowledged
+    call returned. A failed call ends it, or with `keep_going` is recorded and retried
+    with the same n (as a client retries with the same request id)."""
+
+    def __init__(self, name: str, write: Callable[[int], Any], *,
+                 keep_going: bool = False) -> None:
         super().__init__(name=name, daemon=True)
         self._write = write
+        self._keep_going = keep_going
         self.acknowledged: list[Any] = []
+        self.acknowledged_at: list[float] = []
+        self.failures: list[Failure] = []
         self.error: errors.KnowHubError | None = None
         self._halt = threading.Event()
 
     def run(self) -> None:
         n = 0
         while not self._halt.is_set():
+            started = time.monotonic()
             try:
                 self.acknowledged.append(self._write(n))
+                self.acknowledged_at.append(time.monotonic())
+                n += 1
             except errors.KnowHubError as error:
                 self.error = error
-                return
-            n += 1
+                self.failures.append(Failure(started, time.monotonic() - started, error.code))
+                if not self._keep_going:
+                    return
+                self._halt.wait(0.05)
 
     def stop(self) -> None:
         self._halt.set()
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def redis_servers_of(directory: Path) -> list[int]:
+    """The pids of redis-server processes serving the embedded Redis under `directory`."""
+    socket_path = str(directory / "redis" / "redis.sock").encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                command = (entry / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if b"redis-server" in command and socket_path in command:
+                found.append(int(entry.name))
+    return found
 
 
 def wait_until(condition: Callable[[], object], timeout: float = 30.0,

@@ -20,7 +20,7 @@ from knowhub import KnowHub, errors
 
 from services.common.redis_store import connect
 from tests.reliability.conftest import Report, Scale
-from tests.reliability.processes import ServerProcess, Writer, wait_until
+from tests.reliability.processes import ServerProcess, Writer, redis_servers_of, wait_until
 from tests.support.harness import write_tokens_file
 from tests.support.shared import visible_records
 
@@ -252,4 +252,6 @@ def test_kill_9_while_writing_loses_no_acknowledged_write(
     with KnowHub(server.address, token="token-alice", timeout=CLIENT_TIMEOUT) as kh:
         ready = time.monotonic() - restarted
         summary = case.verify(kh, writers, server.data_dir)
+    # the Redis the killed process left running was stopped before a new one started
+    assert len(redis_servers_of(server.data_dir)) <= 1
     figures(f"kill -9 {service}: {summary}; restart to serving {ready:.2f}s")
