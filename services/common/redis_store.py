@@ -26,6 +26,11 @@ from services.common.errors import Unavailable
 log = logging.getLogger(__name__)
 
 STARTUP_SECONDS = 15.0
+# A Redis that stops answering (hung, frozen, cut off) fails a call within this, so the
+# caller gets UNAVAILABLE rather than a hang; blocking reads (XREADGROUP BLOCK) wait at
+# most BLOCK_MAX_SECONDS, so they end within it.
+COMMAND_TIMEOUT_SECONDS = 3.0
+BLOCK_MAX_SECONDS = 2.0
 
 
 class EmbeddedRedis:
@@ -121,8 +126,8 @@ class EmbeddedRedis:
 
 def connect(url: str) -> redis.Redis:
     """A client that fails fast when Redis is away and reconnects when it is back."""
-    return redis.Redis.from_url(url, socket_connect_timeout=2, socket_timeout=10,
-                                health_check_interval=30)
+    return redis.Redis.from_url(url, socket_connect_timeout=2,
+                                socket_timeout=COMMAND_TIMEOUT_SECONDS, health_check_interval=30)
 
 
 @contextlib.contextmanager

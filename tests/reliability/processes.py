@@ -125,8 +125,18 @@ class RedisServer:
 
     def kill(self) -> None:
         if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGCONT)  # in case it is frozen
             self.process.send_signal(signal.SIGKILL)
             self.process.wait(30)
+
+    def freeze(self) -> None:
+        """SIGSTOP: it holds its connections and answers nothing, as a hung server."""
+        assert self.process is not None
+        self.process.send_signal(signal.SIGSTOP)
+
+    def thaw(self) -> None:
+        assert self.process is not None
+        self.process.send_signal(signal.SIGCONT)
 
 
 @dataclass
