@@ -47,12 +47,17 @@ class ServerProcess:
         self.env = env
         self.process: subprocess.Popen[str] | None = None
         self.port = 0
+        self._lines: queue.Queue[str] = queue.Queue()
 
     @property
     def address(self) -> str:
         return f"127.0.0.1:{self.port}"
 
     def start(self) -> ServerProcess:
+        return self.spawn().ready()
+
+    def spawn(self) -> ServerProcess:
+        """Starts the process; `ready()` waits until it serves (start several at once)."""
         environment = {k: v for k, v in os.environ.items() if not k.startswith("KNOWHUB_")}
         environment.update({"KNOWHUB_LOG_LEVEL": "WARNING", **self.env})
         self.process = subprocess.Popen(
@@ -61,11 +66,15 @@ class ServerProcess:
             cwd=REPO, env=environment, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             text=True)
         assert self.process.stdout is not None
-        lines = _lines_of(self.process.stdout)
+        self._lines = _lines_of(self.process.stdout)
+        return self
+
+    def ready(self) -> ServerProcess:
+        assert self.process is not None
         deadline = time.monotonic() + STARTUP_SECONDS
         while time.monotonic() < deadline:
             try:
-                line = lines.get(timeout=0.5)
+                line = self._lines.get(timeout=0.5)
             except queue.Empty:
                 if self.process.poll() is not None:
                     break

@@ -1,10 +1,11 @@
-"""kill -9 each service while it takes writes, restart it on the same data directory, and
-find every acknowledged write there, intact, and nothing half-written.
+"""kill -9 the services while they take writes, restart them on the same data directory,
+and find every acknowledged write there, intact, and nothing half-written.
 
-Each service runs alone (`knowhub serve <service>`) as its own process over its own
-embedded stores (Qdrant Edge, and the embedded Redis for the three that use it). Writer
-threads write through the SDK and keep what each acknowledged call returned; once enough
-writes are acknowledged the process gets SIGKILL while they are still writing."""
+The server is its own process over its own embedded stores (Qdrant Edge, and the
+embedded Redis): `knowhub up` with every service, and at full size also each service
+alone (`knowhub serve <service>`). Writer threads write through the SDK and keep what
+each acknowledged call returned; once enough writes are acknowledged the process gets
+SIGKILL while they are still writing."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ import redis
 from knowhub import KnowHub, errors
 
 from services.common.redis_store import connect
-from tests.reliability.conftest import Report, Scale
+from tests.reliability.conftest import FULL, Report, Scale
 from tests.reliability.processes import ServerProcess, Writer, redis_servers_of, wait_until
 from tests.support.harness import write_tokens_file
 from tests.support.shared import visible_records
@@ -215,10 +216,16 @@ CASES = {
 }
 
 
+# CI kills `knowhub up` (every service in one process, all taking writes); the full run
+# also kills each service run alone.
+TARGETS = ["up", *CASES] if FULL else ["up"]
+
+
 @pytest.fixture
 def server(tmp_path: Path, tokens: Path, request: pytest.FixtureRequest
            ) -> Iterator[ServerProcess]:
-    process = ServerProcess(["serve", request.param], tmp_path / "data",
+    command = ["up"] if request.param == "up" else ["serve", request.param]
+    process = ServerProcess(command, tmp_path / "data",
                             {"KNOWHUB_TOKENS_FILE": str(tokens),
                              "KNOWHUB_HISTORIAN_POLL_INTERVAL_SECONDS": "0.05",
                              # the job a killed worker held is taken over after this
@@ -227,31 +234,35 @@ def server(tmp_path: Path, tokens: Path, request: pytest.FixtureRequest
     process.stop()
 
 
-@pytest.mark.parametrize("server", list(CASES), indirect=True)
+@pytest.mark.parametrize("server", TARGETS, indirect=True)
 def test_kill_9_while_writing_loses_no_acknowledged_write(
         server: ServerProcess, scale: Scale, figures: Report) -> None:
-    service = server.command[1]
-    case = CASES[service]
-    kill_after = int(scale.pick(40, 3000))
+    target = server.command[-1]
+    services = list(CASES) if target == "up" else [target]
+    kill_after = int(scale.pick(20, 1000))
     server.start()
     with KnowHub(server.address, token="token-alice", timeout=CLIENT_TIMEOUT) as kh:
-        writers = case.writers(kh, int(scale.pick(3, 6)))
-        for writer in writers:
+        writers = {name: CASES[name].writers(kh, int(scale.pick(2, 6))) for name in services}
+        threads = [w for group in writers.values() for w in group]
+        for writer in threads:
             writer.start()
-        wait_until(lambda: sum(len(w.acknowledged) for w in writers) >= kill_after,
-                   scale.pick(30, 600), f"{kill_after} acknowledged writes")
+        wait_until(lambda: all(sum(len(w.acknowledged) for w in group) >= kill_after
+                               for group in writers.values()),
+                   scale.pick(30, 600), f"{kill_after} acknowledged writes per service")
         server.kill()
-        for writer in writers:
+        for writer in threads:
             writer.stop()
             writer.join(CLIENT_TIMEOUT + 5)
-    assert all(w.error is None or w.error.code == "UNAVAILABLE" for w in writers), \
-        [w.error for w in writers]
+    assert all(w.error is None or w.error.code == "UNAVAILABLE" for w in threads), \
+        [w.error for w in threads]
 
     restarted = time.monotonic()
     server.start()
     with KnowHub(server.address, token="token-alice", timeout=CLIENT_TIMEOUT) as kh:
         ready = time.monotonic() - restarted
-        summary = case.verify(kh, writers, server.data_dir)
+        summaries = [f"{name}: {CASES[name].verify(kh, writers[name], server.data_dir)}"
+                     for name in services]
     # the Redis the killed process left running was stopped before a new one started
     assert len(redis_servers_of(server.data_dir)) <= 1
-    figures(f"kill -9 {service}: {summary}; restart to serving {ready:.2f}s")
+    figures(f"kill -9 {' '.join(server.command)}: " + "; ".join(summaries)
+            + f"; restart to serving {ready:.2f}s")

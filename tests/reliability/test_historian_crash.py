@@ -110,8 +110,8 @@ def test_a_killed_historian_loses_no_job_and_applies_none_twice(
     redis = connect(redis_url)
     stream = f"{redis_prefix}historian:jobs"
     try:
-        first.start()
-        second.start()
+        for process in (first.spawn(), second.spawn()):
+            process.ready()
         jobs: dict[str, tuple[str, str]] = {}
         with KnowHub(first.address, token="token-alice", timeout=30) as kh:
             for n in range(jobs_count):
@@ -124,11 +124,13 @@ def test_a_killed_historian_loses_no_job_and_applies_none_twice(
         wait_until(lambda: len(llms[0].markers) >= kill_after and llms[0].in_flight, 60,
                    "the first historian to be inside a job")
         first.kill()
-        recovery = wait_until(lambda: redis.xlen(stream) == 0, 120,
-                              "the survivor to finish every job")
+        killed = time.monotonic()
+        first.env["KNOWHUB_HISTORIAN_WORKERS"] = "0"  # back to read its store, and only that
+        first.spawn()
+        wait_until(lambda: redis.xlen(stream) == 0, 120, "the survivor to finish every job")
+        recovery = time.monotonic() - killed
         assert redis.xlen(f"{redis_prefix}historian:failed") == 0
-        first.env["KNOWHUB_HISTORIAN_WORKERS"] = "0"  # to read its store, and only that
-        first.start()
+        first.ready()
         with KnowHub(first.address, token="token-alice") as in_first, \
                 KnowHub(second.address, token="token-alice") as in_second:
             where = {job: (effects(in_first, *jobs[job]), effects(in_second, *jobs[job]))

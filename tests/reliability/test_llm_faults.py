@@ -28,8 +28,8 @@ from tests.reliability.processes import wait_until
 from tests.support.harness import Harness
 from tests.support.openai_stub import Delay, Failure, OpenAIStub, ToolCalls
 
-LLM_TIMEOUT = 1.0
-ROUTING_TIMEOUT = 0.5
+LLM_TIMEOUT = 0.5
+ROUTING_TIMEOUT = 0.25
 SLOW = LLM_TIMEOUT + 0.5
 
 PIPELINES = ("routing", "evolve", "slim", "rewrite", "profile", "reflect", "integrate",

@@ -29,41 +29,46 @@ from tests.reliability.processes import (
 from tests.support.harness import write_tokens_file
 
 
-@pytest.fixture
-def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
-    server = RedisServer(tmp_path / "redis", free_port()).start()
+@pytest.fixture(scope="module")
+def directory(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("redis-restart")
+
+
+@pytest.fixture(scope="module")
+def redis_server(directory: Path) -> Iterator[RedisServer]:
+    server = RedisServer(directory / "redis", free_port()).start()
     yield server
     server.kill()
 
 
-@pytest.fixture
-def hub(tmp_path: Path, redis_server: RedisServer) -> Iterator[ServerProcess]:
-    process = ServerProcess(["up"], tmp_path / "data", {
-        "KNOWHUB_TOKENS_FILE": str(write_tokens_file(tmp_path)),
+@pytest.fixture(scope="module")
+def hub(directory: Path, redis_server: RedisServer) -> Iterator[ServerProcess]:
+    process = ServerProcess(["up"], directory / "data", {
+        "KNOWHUB_TOKENS_FILE": str(write_tokens_file(directory)),
         "KNOWHUB_REDIS_URL": redis_server.url,
         "KNOWHUB_HISTORIAN_POLL_INTERVAL_SECONDS": "0.1"}).start()
     yield process
     process.stop()
 
 
-def writers_of(kh: KnowHub, count: int) -> list[Writer]:
+def writers_of(kh: KnowHub, count: int, run: str, user: str) -> list[Writer]:
     """AppendEvents (each writer its trace), secure resource saves (audited in Redis) and
-    Remember (the historian's job stream)."""
+    Remember (the historian's job stream); `run` keeps the ids apart from other runs'."""
     def appender(w: int) -> Writer:
         def append(n: int) -> tuple[str, int]:
             kh.cognition.append_events(
-                f"redis-trace-{w}", [{"type": "message", "sequence": n, "role": "user",
+                f"{run}-trace-{w}", [{"type": "message", "sequence": n, "role": "user",
                                       "content": f"message {w}-{n}"}],
                 request_id=f"append-{w}-{n}")
-            return f"redis-trace-{w}", n
+            return f"{run}-trace-{w}", n
         return Writer(f"append-{w}", append, keep_going=True)
 
     def save(n: int) -> tuple[str, int, str]:
-        saved = kh.resources.save(f"redis/r{n}", "title", "body", secure_body=f"secret {n}")
+        saved = kh.resources.save(f"{run}/r{n}", "title", "body", secure_body=f"secret {n}")
         return saved.id, saved.version, f"secret {n}"
 
     def remember(n: int) -> str:
-        return kh.memory.remember(f"memo {n}", context={"user_id": "10001"}).job_id
+        return kh.memory.remember(f"memo {n}", context={"user_id": user}).job_id
 
     return [*(appender(w) for w in range(count)), Writer("resource", save, keep_going=True),
             Writer("remember", remember, keep_going=True)]
@@ -75,7 +80,8 @@ def test_redis_away_under_load(fault: str, hub: ServerProcess, redis_server: Red
     # frozen: longer than the 3 s a call waits for a Redis that does not answer
     outage = float(scale.pick(1.5, 10) if fault == "killed" else scale.pick(4, 12))
     with KnowHub(hub.address, token="token-alice", timeout=30) as kh:
-        writers = writers_of(kh, int(scale.pick(3, 8)))
+        user = "10001" if fault == "killed" else "10002"
+        writers = writers_of(kh, int(scale.pick(3, 8)), fault, user)
         for writer in writers:
             writer.start()
         before = int(scale.pick(30, 2000))
@@ -107,7 +113,7 @@ def test_redis_away_under_load(fault: str, hub: ServerProcess, redis_server: Red
             got = kh.resources.get(resource_id, include_secure=True, version=version)
             assert got.secure_body == secret
         [remember] = [w for w in writers if w.name == "remember"]
-        memos = {m.job_id for m in kh.memory.recent_memos(user_id="10001", limit=100)}
+        memos = {m.job_id for m in kh.memory.recent_memos(user_id=user, limit=100)}
         assert set(remember.acknowledged[-50:]) <= memos
 
     latencies = [f.seconds * 1000 for f in failures]
