@@ -194,9 +194,11 @@ def test_every_llm_pipeline_degrades_and_loses_no_work(
     assert run.counts["reflections_written"] == 1
     assert [f.phase for f in run.failures] == ["cross_trace_integrate"]
     assert alice.cognition.get_log(trace, limit=1).trace.unconsumed_reflections == 1
-    recovered = wait_until(lambda: carol.cognition.get_log(evaluated, types=["evaluation"]),
-                           30, "the evaluator to evaluate once the LLM answers")
-    assert alice.knowledge.get(record.id).eval.helpful == record.eval.helpful + 1
+    # (the evaluation event is logged first, then its feedback applied)
+    recovered = wait_until(
+        lambda: alice.knowledge.get(record.id).eval.helpful == record.eval.helpful + 1,
+        30, "the evaluator's feedback once the LLM answers")
+    assert len(carol.cognition.get_log(evaluated, types=["evaluation"])) == 1
 
     # Everything answers: the waiting work is done, once.
     scripted.faulty = set()
@@ -208,6 +210,7 @@ def test_every_llm_pipeline_degrades_and_loses_no_work(
     evolved = alice.knowledge.update(record.id, evolve_feedback="the cookie expires daily")
     assert evolved.content.startswith("evolved:")
     assert len(carol.cognition.get_log(evaluated, types=["evaluation"])) == 1
+    assert alice.knowledge.get(record.id).eval.helpful == record.eval.helpful + 1
 
     called = sum(1 for p in PIPELINES if scripted.calls[p])
     figures(f"LLM {fault}: {called} of {len(PIPELINES)} pipelines met the fault and took "
