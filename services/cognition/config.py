@@ -5,6 +5,8 @@ from __future__ import annotations
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from services.common.redis_store import BLOCK_MAX_SECONDS
+
 
 class CognitionSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="KNOWHUB_COGNITION_", extra="ignore")
@@ -19,8 +21,8 @@ class CognitionSettings(BaseSettings):
         60.0, gt=0, le=86_400, description="A delivered trigger not acknowledged within "
         "this time is delivered again.")
     trigger_poll_seconds: float = Field(
-        1.0, gt=0, le=5.0, description="How long WatchTriggers waits on Redis before it "
-        "checks whether its caller left or the server is stopping.")
+        1.0, gt=0, le=BLOCK_MAX_SECONDS, description="How long WatchTriggers waits on Redis "
+        "before it checks whether its caller left or the server is stopping.")
     trigger_stream_max: int = Field(
         100_000, ge=100, le=10_000_000, description="Triggers the stream keeps (roughly); "
         "older ones are trimmed.")

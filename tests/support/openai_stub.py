@@ -7,6 +7,7 @@ share words are close. Every request body is recorded for assertions.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
@@ -162,7 +163,9 @@ class OpenAIStub:
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(raw)))
                 self.end_headers()
-                self.wfile.write(raw)
+                # a client that timed out has closed the connection: nothing to answer
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                    self.wfile.write(raw)
 
             def log_message(self, *args: object) -> None:
                 pass
