@@ -173,22 +173,21 @@ class MessageFuzzer:
             return st.just(_new(descriptor))
         return self._message(descriptor, depth)
 
-    @st.composite
-    def _message(draw: Any, self: MessageFuzzer, descriptor: Descriptor,  # noqa: N805
-                 depth: int) -> Message:
-        message = _new(descriptor)
-        oneof_members = {f.name: oneof for oneof in descriptor.oneofs if len(oneof.fields) > 1
-                         for f in oneof.fields}
-        chosen = {oneof.name: draw(st.sampled_from([None, *(f.name for f in oneof.fields)]))
-                  for oneof in descriptor.oneofs if len(oneof.fields) > 1}
-        for field in descriptor.fields:
-            oneof = oneof_members.get(field.name)
-            if oneof is not None and chosen[oneof.name] != field.name:
-                continue
-            if oneof is None and not draw(st.booleans()):
-                continue
-            set_field(message, field, draw(self.value(field, depth)))
-        return message
+    def _message(self, descriptor: Descriptor, depth: int) -> st.SearchStrategy[Message]:
+        oneofs = [oneof for oneof in descriptor.oneofs if len(oneof.fields) > 1]
+        in_oneof = {f.name for oneof in oneofs for f in oneof.fields}
+
+        @st.composite
+        def build(draw: Any) -> Message:
+            message = _new(descriptor)
+            chosen = [draw(st.sampled_from([None, *oneof.fields])) for oneof in oneofs]
+            for field in [f for f in chosen if f is not None] + [
+                    f for f in descriptor.fields if f.name not in in_oneof]:
+                if field.name in in_oneof or draw(st.booleans()):
+                    set_field(message, field, draw(self.value(field, depth)))
+            return message
+
+        return build()
 
     def mutated(self, descriptor: Descriptor,
                 templates: Sequence[Mapping[str, Any]]) -> st.SearchStrategy[Message]:

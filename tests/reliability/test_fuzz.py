@@ -422,7 +422,7 @@ def test_fuzz_rpc(name: str, caller: Caller, seeds: Seeds, scale: Scale, figures
     state = {"before": snapshot(caller)}
     seen: collections.Counter[str] = collections.Counter()
 
-    @settings(max_examples=int(scale.pick(12, 250)), deadline=None,
+    @settings(max_examples=int(scale.pick(10, 250)), deadline=None,
               derandomize=not scale.full, database=None,
               suppress_health_check=list(HealthCheck))
     @given(request=requests, principal=st.sampled_from(CALLERS))
