@@ -146,6 +146,14 @@ class MessageFuzzer:
             return self.messages(field.message_type, depth + 1)
         raise TypeError(f"no strategy for field {field.full_name} of type {kind}")
 
+    def _small(self, field: FieldDescriptor) -> st.SearchStrategy[Any]:
+        """A value that stays small when repeated a thousand times."""
+        if field.type == FieldDescriptor.TYPE_STRING:
+            return st.sampled_from(self._pool(field))
+        if field.type == FieldDescriptor.TYPE_MESSAGE:
+            return st.just(_new(field.message_type))
+        return self.scalar(field, MAX_DEPTH)
+
     def value(self, field: FieldDescriptor, depth: int) -> st.SearchStrategy[Any]:
         """What to put in a field: a value, a list or a dict (maps)."""
         if field.type == FieldDescriptor.TYPE_MESSAGE and field.message_type.GetOptions().map_entry:
@@ -160,8 +168,8 @@ class MessageFuzzer:
         if field.is_repeated:
             element = self.scalar(field, depth)
             few = st.lists(element, max_size=4)
-            too_many = st.tuples(st.sampled_from((17, 33, 101, 501, 1_001)), element).map(
-                lambda pair: [pair[1]] * pair[0])
+            too_many = st.tuples(st.sampled_from((17, 33, 101, 501, 1_001)),
+                                 self._small(field)).map(lambda pair: [pair[1]] * pair[0])
             repeats = element.map(lambda item: [item, item])
             return st.one_of(few, few, few, too_many, repeats)
         return self.scalar(field, depth)
