@@ -11,6 +11,7 @@ from typing import Any
 
 from google.protobuf import json_format
 from google.protobuf.message import Message
+from google.protobuf.timestamp_pb2 import Timestamp
 from knowhub.v1 import cognition_pb2, cognition_pb2_grpc
 
 from services.cognition.config import CognitionSettings
@@ -246,7 +247,16 @@ def body_from_proto(event: cognition_pb2.Event, field: str) -> tuple[str, Body]:
     if event.HasField("timestamp"):
         raise InvalidArgument(f"{field}.timestamp", "is assigned by the server; leave it "
                               "unset")
-    return kind, _as_dict(getattr(event, kind))
+    body = getattr(event, kind)
+    _check_times(body, f"{field}.{kind}")
+    return kind, _as_dict(body)
+
+
+def _check_times(body: Message, field: str) -> None:
+    """The body's Timestamps must be real times (the JSON form cannot hold others)."""
+    for descriptor, value in body.ListFields():
+        if descriptor.message_type is Timestamp.DESCRIPTOR:
+            from_timestamp(value, f"{field}.{descriptor.name}")
 
 
 def event_to_proto(event: Event) -> cognition_pb2.Event:

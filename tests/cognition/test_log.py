@@ -10,6 +10,7 @@ from typing import Any
 
 import grpc
 import pytest
+from google.protobuf.timestamp_pb2 import Timestamp
 from knowhub import KnowHub, errors
 from knowhub.v1 import cognition_pb2, cognition_pb2_grpc
 
@@ -85,6 +86,24 @@ def test_a_caller_cannot_set_event_id_or_timestamp(server: Harness) -> None:
     code, message = failure(lambda: stub.AppendEvents(cognition_pb2.AppendEventsRequest(
         trace_id=trace_id, events=[cognition_pb2.Event()]), metadata=bearer("alice")))
     assert code == "INVALID_ARGUMENT" and message.startswith("events[0]: has no event body")
+    channel.close()
+    assert failure(lambda: server.client("alice").cognition.get_log(trace_id))[0] == \
+        "NOT_FOUND"
+
+
+def test_a_time_outside_the_timestamp_range_is_refused_naming_it(server: Harness) -> None:
+    """Found by the fuzzer (tests/reliability): a reflection's consumed_at with negative
+    nanos or after 9999 could not be converted and the append failed with INTERNAL."""
+    channel = grpc.insecure_channel(server.address)
+    stub, trace_id = cognition_pb2_grpc.CognitionServiceStub(channel), new_trace()
+    for stamp in (Timestamp(nanos=-1), Timestamp(seconds=253_402_300_800)):
+        event = cognition_pb2.Event(reflection=cognition_pb2.ReflectionEvent(
+            sequence_range=[1, 2], summary="s", consumed_at=stamp))
+        code, message = failure(lambda e=event: stub.AppendEvents(
+            cognition_pb2.AppendEventsRequest(trace_id=trace_id, events=[e]),
+            metadata=bearer("alice")))
+        assert (code, message.split(":")[0]) == ("INVALID_ARGUMENT",
+                                                 "events[0].reflection.consumed_at")
     channel.close()
     assert failure(lambda: server.client("alice").cognition.get_log(trace_id))[0] == \
         "NOT_FOUND"

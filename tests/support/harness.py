@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -22,9 +23,11 @@ PRINCIPALS: dict[str, dict[str, Any]] = {
 }
 
 
-def write_tokens_file(directory: Path) -> Path:
+def write_tokens_file(directory: Path,
+                      principals: Mapping[str, Mapping[str, Any]] = PRINCIPALS) -> Path:
+    """A tokens file giving each principal the token `token-<name>`."""
     path = directory / "tokens.json"
-    entries = [{"token": f"token-{name}", **fields} for name, fields in PRINCIPALS.items()]
+    entries = [{"token": f"token-{name}", **fields} for name, fields in principals.items()]
     path.write_text(json.dumps({"tokens": entries}))
     return path
 
