@@ -74,12 +74,28 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(entry, ensure_ascii=False)
 
 
+class _StderrHandler(logging.StreamHandler):
+    """Writes to whatever `sys.stderr` is when a record is emitted, not the stream it was
+    when logging was configured (pytest's capture and daemonizing tools replace it)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+
+    @property  # type: ignore[override]
+    def stream(self) -> TextIO:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _: TextIO) -> None:
+        pass
+
+
 def configure_logging(level: str, log_format: str = "text", *, process: str = "knowhub",
                       stream: TextIO | None = None) -> logging.Handler:
     """Installs KnowHub's handler on the root logger (replacing one installed before) and
     returns it. `process` names the service(s) this process runs, for records outside
     an RPC."""
-    handler = logging.StreamHandler(stream or sys.stderr)
+    handler = logging.StreamHandler(stream) if stream else _StderrHandler()
     handler.addFilter(_CallFields(process))
     handler.addFilter(RedactSecrets())
     handler.setFormatter(JsonFormatter() if log_format == "json" else TextFormatter())

@@ -14,6 +14,7 @@ from qdrant_client import QdrantClient
 
 from services.common.auth import load_authenticator
 from services.common.config import CommonSettings
+from services.common.metrics import Metrics
 from services.common.qdrant_store import RemoteStore
 from services.common.runtime import Runtime
 from services.common.server import KnowHubServer
@@ -33,7 +34,8 @@ def replicas(tmp_path: Path, tokens_file: Path) -> Iterator[list[KnowHubServer]]
         settings.data_dir.mkdir()
         runtime = Runtime(settings=settings,
                           authenticator=load_authenticator(tokens_file, settings.host),
-                          vectors=RemoteStore(qdrant), llm=None, embedder=None)
+                          vectors=RemoteStore(qdrant), llm=None, embedder=None,
+                          metrics=Metrics())
         server = KnowHubServer(runtime, ["knowledge"])
         server.start()
         servers.append(server)
