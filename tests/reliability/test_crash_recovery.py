@@ -21,7 +21,13 @@ from knowhub import KnowHub, errors
 
 from services.common.redis_store import connect
 from tests.reliability.conftest import FULL, Report, Scale
-from tests.reliability.processes import ServerProcess, Writer, redis_servers_of, wait_until
+from tests.reliability.processes import (
+    ServerProcess,
+    Writer,
+    redis_servers_of,
+    wait_until,
+    whole_log,
+)
 from tests.support.harness import write_tokens_file
 from tests.support.shared import visible_records
 
@@ -146,19 +152,14 @@ def verify_cognition(kh: KnowHub, writers: list[Writer], _data: Path) -> str:
         if not writer.acknowledged:
             continue
         trace_id = writer.acknowledged[0][0]
-        log, token = [], ""
-        while True:
-            page = kh.cognition.get_log(trace_id, limit=1000, page_token=token)
-            log += page
-            token = page.next_page_token
-            if not token:
-                break
+        log = whole_log(kh, trace_id)
         written = [(e.data.get("sequence", 0), e["content"]) for e in log]
         acknowledged = [(n, content) for _t, n, content in writer.acknowledged]
         # the acknowledged appends in order, maybe followed by the one in flight
         assert written[:len(acknowledged)] == acknowledged
         assert len(written) - len(acknowledged) in (0, 1)
-        assert page.trace is not None and page.trace.event_count == len(written)
+        trace = kh.cognition.get_log(trace_id, limit=1).trace
+        assert trace is not None and trace.event_count == len(written)
         events += len(written)
     acknowledged_total = sum(len(w.acknowledged) for w in writers)
     return (f"{acknowledged_total} acknowledged appends, all found in order; "

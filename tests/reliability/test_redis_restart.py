@@ -25,6 +25,7 @@ from tests.reliability.processes import (
     Writer,
     free_port,
     wait_until,
+    whole_log,
 )
 from tests.support.harness import write_tokens_file
 
@@ -130,13 +131,7 @@ def check_appends(kh: KnowHub, writers: list[Writer]) -> int:
     total = 0
     for writer in writers:
         trace_id = writer.acknowledged[0][0]
-        log, token = [], ""
-        while True:
-            page = kh.cognition.get_log(trace_id, limit=1000, page_token=token)
-            log += page
-            token = page.next_page_token
-            if not token:
-                break
+        log = whole_log(kh, trace_id)
         assert [e.data.get("sequence", 0) for e in log] == [n for _t, n in writer.acknowledged]
         total += len(writer.acknowledged)
     return total
