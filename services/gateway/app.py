@@ -184,7 +184,7 @@ class HubGateway:
 
     def __init__(self, settings: CommonSettings, port: int | None = None) -> None:
         own = GatewaySettings()
-        self._settings = settings
+        _check_binding(settings, own.gateway_host)  # before the hub starts
         self._host = own.gateway_host
         self._timeout = own.gateway_timeout_seconds
         if port is not None:
@@ -200,7 +200,6 @@ class HubGateway:
         return GatewaySettings().gateway_enabled
 
     def start(self, hub_port: int) -> str:
-        _check_binding(self._settings, self._host)
         targets = dict.fromkeys(SERVICES, f"127.0.0.1:{hub_port}")
         self._gateway = GatewayServer(create_app(targets, self._timeout), self._host,
                                       self._port)

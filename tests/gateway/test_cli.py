@@ -89,7 +89,7 @@ def test_no_tokens_means_loopback_only(tmp_path: Path, monkeypatch: pytest.Monke
     assert "refusing to bind the gateway to 0.0.0.0 without tokens" in err
     monkeypatch.setenv("KNOWHUB_GATEWAY_HOST", "0.0.0.0")
     with pytest.raises(ValueError, match="KNOWHUB_TOKENS_FILE"):
-        HubGateway(CommonSettings(data_dir=tmp_path)).start(50051)
+        HubGateway(CommonSettings(data_dir=tmp_path))
 
 
 def test_a_port_in_use_is_refused_with_a_clear_message() -> None:

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 from google.protobuf.message import Message
 from knowhub.v1 import cognition_pb2, dream_pb2, knowledge_pb2, resource_pb2
 
 from services.gateway.translation import RPCS
-from tests.gateway.conftest import Gateway
+from tests.conftest import StartHub
+from tests.gateway.conftest import Gateway, gateway_for
 
 
 def field_names(message_class: type[Message]) -> set[str]:
@@ -175,3 +177,29 @@ def test_unknown_routes_and_bad_requests(gateway: Gateway) -> None:
     assert large.status_code == 413
     empty = gateway.post("/api/v1/knowledge/ListKnowledge", "alice")
     assert ok(empty) == {"knowledge": [], "next_page_token": ""}
+
+
+def test_a_disconnected_stream_frees_its_watcher(start_hub: StartHub) -> None:
+    """The server serves one WatchTriggers stream at a time here (others: 429): each of
+    three streams in turn gets it only if the gateway cancelled the call of the client
+    that left before it."""
+    hub = start_hub(env={"KNOWHUB_COGNITION_MAX_WATCHERS": "1",
+                         "KNOWHUB_COGNITION_TRIGGER_POLL_SECONDS": "0.1"})
+    running = gateway_for(hub)
+    statuses = []
+    try:
+        for n in range(3):
+            deadline = time.monotonic() + 10
+            while True:
+                with running.client.stream(
+                        "POST", "/api/v1/cognition/WatchTriggers",
+                        json={"group": "g", "consumer": f"c{n}"},
+                        headers={"Authorization": "Bearer token-admin"}) as response:
+                    statuses.append(response.status_code)
+                if statuses[-1] == 200:
+                    break
+                assert statuses[-1] == 429 and time.monotonic() < deadline, statuses
+                time.sleep(0.1)
+    finally:
+        running.stop()
+    assert statuses.count(200) == 3
