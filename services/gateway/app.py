@@ -8,6 +8,7 @@ import contextlib
 import logging
 import socket
 import threading
+import time
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 
@@ -88,11 +89,18 @@ def create_app(targets: Mapping[str, str], timeout: float) -> Starlette:
         Exception: _unexpected_error})
 
 
+def hub_address(settings: CommonSettings, port: int) -> str:
+    """Where to reach the gRPC server bound to KNOWHUB_HOST on `port`."""
+    host = "127.0.0.1" if settings.host in ("0.0.0.0", "::", "") else settings.host
+    if ":" in host and not host.startswith("["):
+        host = f"[{host}]"
+    return f"{host}:{port}"
+
+
 def service_targets(settings: CommonSettings) -> dict[str, str]:
     """Each service at KNOWHUB_<SERVICE>_ADDRESS, else the hub at KNOWHUB_HOST:KNOWHUB_PORT."""
-    host = "127.0.0.1" if settings.host in ("0.0.0.0", "::", "") else settings.host
-    return {service: getattr(settings, f"{service}_address", None) or f"{host}:{settings.port}"
-            for service in SERVICES}
+    return {service: getattr(settings, f"{service}_address", None)
+            or hub_address(settings, settings.port) for service in SERVICES}
 
 
 class GatewayServer:
@@ -118,12 +126,11 @@ class GatewayServer:
         self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]},
                                         name="knowhub-gateway", daemon=True)
         self._thread.start()
-        waited = 0.0
+        deadline = time.monotonic() + START_TIMEOUT_SECONDS
         while not self._server.started:
-            if not self._thread.is_alive() or waited > START_TIMEOUT_SECONDS:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
                 raise RuntimeError(f"the gateway did not start on {self.host}:{self.port}")
             self._thread.join(0.01)
-            waited += 0.01
         return self.port
 
     def stop(self) -> None:
@@ -185,6 +192,7 @@ class HubGateway:
     def __init__(self, settings: CommonSettings, port: int | None = None) -> None:
         own = GatewaySettings()
         _check_binding(settings, own.gateway_host)  # before the hub starts
+        self._settings = settings
         self._host = own.gateway_host
         self._timeout = own.gateway_timeout_seconds
         if port is not None:
@@ -200,7 +208,7 @@ class HubGateway:
         return GatewaySettings().gateway_enabled
 
     def start(self, hub_port: int) -> str:
-        targets = dict.fromkeys(SERVICES, f"127.0.0.1:{hub_port}")
+        targets = dict.fromkeys(SERVICES, hub_address(self._settings, hub_port))
         self._gateway = GatewayServer(create_app(targets, self._timeout), self._host,
                                       self._port)
         self._gateway.start()

@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from services.common.config import CommonSettings
-from services.gateway.app import HubGateway, _listen
+from services.gateway.app import HubGateway, _listen, hub_address, service_targets
 from tests.support.harness import Harness
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -110,3 +110,12 @@ def test_the_listening_socket_lets_asyncio_turn_nagle_off() -> None:
         assert sock.proto == socket.IPPROTO_TCP
     finally:
         sock.close()
+
+
+def test_where_the_gateway_finds_the_services() -> None:
+    assert hub_address(CommonSettings(host="0.0.0.0"), 50051) == "127.0.0.1:50051"
+    assert hub_address(CommonSettings(host="::1"), 7) == "[::1]:7"
+    assert hub_address(CommonSettings(host="10.1.2.3"), 7) == "10.1.2.3:7"
+    targets = service_targets(CommonSettings(port=6000, knowledge_address="k.internal:50051"))
+    assert targets == {"knowledge": "k.internal:50051", "resource": "127.0.0.1:6000",
+                       "cognition": "127.0.0.1:6000", "dream": "127.0.0.1:6000"}
