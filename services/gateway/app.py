@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import socket
@@ -75,6 +76,8 @@ def create_app(targets: Mapping[str, str], timeout: float) -> Starlette:
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         app.state.backend = Backend(targets, timeout)  # channels belong to this loop
+        app.state.loop = asyncio.get_running_loop()
+        app.state.closing = asyncio.Event()  # set when the gateway stops: streams end
         yield
         await app.state.backend.close()
 
@@ -134,6 +137,10 @@ class GatewayServer:
         return self.port
 
     def stop(self) -> None:
+        """Ends open streams, lets running calls finish, closes the channels."""
+        state = self._server.config.app.state
+        if self._server.started:
+            state.loop.call_soon_threadsafe(state.closing.set)
         self._server.should_exit = True
         if self._thread is not None:
             self._thread.join(START_TIMEOUT_SECONDS)

@@ -207,7 +207,8 @@ async def call_rpc(request: Request) -> Response:
     message = await _body(request, rpc.request_class)
     token = bearer_token(request.headers.get("authorization"))
     if rpc.streaming:
-        return await _stream(_backend(request), rpc, message, token)
+        return await _stream(_backend(request), rpc, message, token,
+                             request.app.state.closing)
     return JSONResponse(to_json(await _backend(request).call(rpc, message, token)))
 
 
@@ -225,10 +226,11 @@ def _line(data: dict[str, Any]) -> bytes:
     return (json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
 
 
-async def _stream(backend: Backend, rpc: Rpc, message: Message,
-                  token: str | None) -> Response:
+async def _stream(backend: Backend, rpc: Rpc, message: Message, token: str | None,
+                  closing: asyncio.Event) -> Response:
     """Waits briefly for the first message, so a call refused at once gets its HTTP status;
-    after that, messages are lines and a failure is the last line {"error": ...}."""
+    after that, messages are lines and a failure is the last line {"error": ...}. The
+    stream ends when the caller leaves or the gateway stops (`closing`)."""
     call = backend.stream(rpc, message, token)
     messages = read_stream(call)
     first = asyncio.ensure_future(_next(messages))
@@ -238,14 +240,23 @@ async def _stream(backend: Backend, rpc: Rpc, message: Message,
         raise first.exception()  # type: ignore[misc]
 
     async def lines() -> AsyncIterator[bytes]:
+        stopping = asyncio.ensure_future(closing.wait())
+        upcoming = first
         try:
-            item = await first
-            while item is not _END:
+            while True:
+                await asyncio.wait({upcoming, stopping}, return_when=asyncio.FIRST_COMPLETED)
+                if not upcoming.done():
+                    return
+                item = upcoming.result()
+                if item is _END:
+                    return
                 yield _line(to_json(item))
-                item = await _next(messages)
+                upcoming = asyncio.ensure_future(_next(messages))
         except errors.KnowHubError as error:
             yield _line(error_body(error))
         finally:
+            upcoming.cancel()
+            stopping.cancel()
             call.cancel()
 
     return StreamingResponse(lines(), media_type=NDJSON)

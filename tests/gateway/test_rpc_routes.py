@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 import time
 from typing import Any
 
@@ -12,6 +13,7 @@ from knowhub.v1 import cognition_pb2, dream_pb2, knowledge_pb2, resource_pb2
 from services.gateway.translation import RPCS
 from tests.conftest import StartHub
 from tests.gateway.conftest import Gateway, gateway_for
+from tests.support.harness import Harness
 
 
 def field_names(message_class: type[Message]) -> set[str]:
@@ -203,3 +205,16 @@ def test_a_disconnected_stream_frees_its_watcher(start_hub: StartHub) -> None:
     finally:
         running.stop()
     assert statuses.count(200) == 3
+
+
+def test_stopping_the_gateway_ends_open_streams(hub: Harness) -> None:
+    running = gateway_for(hub)
+    with running.client.stream("POST", "/api/v1/cognition/WatchTriggers",
+                               json={"group": "g"}, timeout=10,
+                               headers={"Authorization": "Bearer token-admin"}) as response:
+        assert response.status_code == 200
+        stopper = threading.Thread(target=running.server.stop)
+        stopper.start()
+        assert list(response.iter_lines()) == []  # the stream ends (a hang: ReadTimeout)
+    stopper.join()
+    running.client.close()
