@@ -44,8 +44,11 @@ def _error_response(error: errors.KnowHubError) -> Response:
     return JSONResponse(error_body(error), status_code=status, headers=headers)
 
 
-async def _knowhub_error(_request: Request, exc: Exception) -> Response:
+async def _knowhub_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, errors.KnowHubError)
+    if http_status(exc) >= 500:  # the hub's trouble, not the caller's: worth a line
+        log.warning("gateway: %s %s: %s %s", request.method, request.url.path, exc.code,
+                    exc.message)
     return _error_response(exc)
 
 

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from services.gateway.app import CONSOLE_DIR
 from services.gateway.routes import ROUTES
 from services.gateway.translation import RPCS
 from tests.gateway.conftest import Gateway
@@ -73,3 +74,15 @@ def test_schemathesis_finds_no_server_error_and_no_nonconforming_answer(
     assert result.returncode == 0, summary
     assert " passed" in summary and "failed" not in summary.split("SUMMARY")[-1], summary
     print(json.dumps({"schemathesis": summary.split("Test cases:")[-1].strip()[:200]}))
+
+
+def test_the_console_is_served_and_home_leads_there(gateway: Gateway) -> None:
+    home = gateway.get("/")
+    assert (home.status_code, home.headers["location"]) == (302, "/console/")
+    bare = gateway.get("/console")
+    assert bare.status_code in (301, 307) and bare.headers["location"].endswith("/console/")
+    page = gateway.get("/console/")
+    assert page.status_code == 200
+    assert page.headers["content-type"].startswith("text/html")
+    assert page.text == (CONSOLE_DIR / "index.html").read_text()
+    assert gateway.get("/console/no-such-file.js").status_code == 404
