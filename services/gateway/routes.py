@@ -159,7 +159,7 @@ async def batch_update_knowledge(request: Request) -> Response:
     Query(request, ())
     data = json_object(await request.body())
     items = data.get("feedback_list")
-    if isinstance(items, list):  # the SDK's default would hide a forgotten field here
+    if isinstance(items, list):  # proto3 would read a forgotten is_helpful as false: harmful
         for index, item in enumerate(items):
             if isinstance(item, dict) and "is_helpful" not in item:
                 raise invalid(f"feedback_list[{index}].is_helpful: required (true or false)")
