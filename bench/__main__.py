@@ -8,6 +8,7 @@ from bench import (
     cognition_latency,
     dream_memory,
     dream_runs,
+    gateway_latency,
     knowledge_latency,
     locomo_recall,
     mcp_latency,
@@ -27,6 +28,7 @@ def main() -> None:
     dream_memory.main(["--events", "10000", "--jobs", "500"] if args.quick else [])
     dream_runs.main(["--traces", "100", "--calls", "300"] if args.quick else [])
     mcp_latency.main(["--count", "100"] if args.quick else [])
+    gateway_latency.main(["--searches", "500"] if args.quick else [])
 
 
 if __name__ == "__main__":

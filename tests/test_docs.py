@@ -15,9 +15,10 @@ README = (Path(__file__).resolve().parent.parent / "README.md").read_text(encodi
 
 
 def settings_classes() -> list[type[BaseSettings]]:
-    """CommonSettings and every service's own settings (services/<svc>/config.py)."""
+    """CommonSettings and every service's own settings (services/<svc>/config.py), the
+    gateway's included."""
     classes: list[type[BaseSettings]] = [CommonSettings]
-    for module_name in SERVICE_MODULES.values():
+    for module_name in [*SERVICE_MODULES.values(), "services.gateway.app"]:
         config = importlib.import_module(module_name.rsplit(".", 1)[0] + ".config")
         classes += [value for value in vars(config).values()
                     if isinstance(value, type) and issubclass(value, BaseSettings)

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import httpx
 import pytest
 from knowhub import AsyncKnowHub, KnowHub, errors
 from knowhub.v1 import knowledge_pb2, knowledge_pb2_grpc
@@ -18,6 +19,8 @@ from services.common.config import CommonSettings
 from services.common.errors import Unavailable
 from services.common.health_probe import check
 from services.common.peers import Peers, call_as
+from services.gateway.app import GatewayServer, create_app
+from services.gateway.translation import SERVICES
 from tests.conftest import StartHub
 from tests.deploy.certs import CertFiles, self_signed
 from tests.support.harness import Harness
@@ -139,3 +142,19 @@ def test_knowhub_serve_with_a_missing_certificate_stops_at_start(cert: CertFiles
     assert "absent.crt" in finished.stderr
     assert "listening" not in finished.stdout
     assert not (tmp_path / "data").exists()  # nothing was opened
+
+
+def test_the_gateway_calls_a_tls_hub_with_the_ca(tls_hub: Harness, cert: CertFiles) -> None:
+    targets = dict.fromkeys(SERVICES, tls_hub.address)
+    server = GatewayServer(create_app(targets, 10.0, cert.cert.read_bytes()), "127.0.0.1", 0)
+    server.start()
+    try:
+        with httpx.Client(base_url=server.url, timeout=10,
+                          headers={"Authorization": "Bearer token-alice"}) as http:
+            saved = http.post("/api/knowledge", json={"task": "tls via http",
+                                                      "content": "x", "types": ["tool"]})
+            assert saved.status_code == 201, saved.text
+            found = http.get("/api/knowledge/search", params={"q": "tls via http"}).json()
+            assert [hit["id"] for hit in found["results"]] == [saved.json()["id"]]
+    finally:
+        server.stop()
