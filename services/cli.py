@@ -39,10 +39,13 @@ def _parser() -> argparse.ArgumentParser:
 
     up = commands.add_parser("up", help="start the embedded stack (every service, one port)")
     _server_options(up)
+    up.add_argument("--gateway-port", type=int,
+                    help="REST gateway port (default 8080; KNOWHUB_GATEWAY_ENABLED=false: none)")
     up.set_defaults(run=_up)
 
     serve = commands.add_parser("serve", help="run one service on its own")
-    serve.add_argument("service", choices=sorted(SERVICE_MODULES))
+    serve.add_argument("service", choices=[*sorted(SERVICE_MODULES), "gateway"],
+                       help="gateway: the REST gateway alone (--host/--port are its own)")
     _server_options(serve)
     serve.set_defaults(run=_serve)
 
@@ -80,12 +83,19 @@ def _settings(args: argparse.Namespace) -> CommonSettings:
     return CommonSettings(**overrides)
 
 
-def _up(settings: CommonSettings, _args: argparse.Namespace) -> int:
-    serve_forever(KnowHubServer(Runtime.open(settings), list(SERVICE_MODULES)))
+def _up(settings: CommonSettings, args: argparse.Namespace) -> int:
+    from services.gateway.app import HubGateway
+
+    gateway = [HubGateway(settings, args.gateway_port)] if HubGateway.enabled() else []
+    serve_forever(KnowHubServer(Runtime.open(settings), list(SERVICE_MODULES)), gateway)
     return 0
 
 
 def _serve(settings: CommonSettings, args: argparse.Namespace) -> int:
+    if args.service == "gateway":
+        from services.gateway.app import serve_gateway
+
+        return serve_gateway(CommonSettings(), args.host, args.port)
     serve_forever(KnowHubServer(Runtime.open(settings), [args.service]))
     return 0
 

@@ -6,6 +6,7 @@ import importlib
 import logging
 import signal
 import threading
+from collections.abc import Sequence
 from concurrent import futures
 from types import FrameType
 from typing import Any, Protocol
@@ -127,8 +128,17 @@ def _bind(server: grpc.Server, address: str) -> int:
     return port
 
 
-def serve_forever(server: KnowHubServer) -> None:
-    """Starts the server, prints where it listens, and stops it on SIGINT or SIGTERM."""
+class Companion(Protocol):
+    """What runs next to the gRPC server (the REST gateway): started once the server
+    listens (returning the line to print), stopped before the server stops."""
+
+    def start(self, hub_port: int) -> str: ...
+
+    def stop(self) -> None: ...
+
+
+def stop_on_signal() -> threading.Event:
+    """An event set on SIGINT or SIGTERM."""
     stop = threading.Event()
 
     def on_signal(signum: int, _frame: FrameType | None) -> None:
@@ -137,11 +147,25 @@ def serve_forever(server: KnowHubServer) -> None:
 
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)
+    return stop
+
+
+def serve_forever(server: KnowHubServer, companions: Sequence[Companion] = ()) -> None:
+    """Starts the server, prints where it listens, and stops it on SIGINT or SIGTERM."""
+    stop = stop_on_signal()
     port = server.start()
     settings = server.runtime.settings
     where = settings.qdrant_url or str(settings.data_dir.resolve())
     print(f"KnowHub listening on {settings.host}:{port} "
           f"(services: {', '.join(server.services)}; data: {where})", flush=True)
-    stop.wait()
-    server.stop()
+    started: list[Companion] = []
+    try:
+        for companion in companions:
+            print(companion.start(port), flush=True)
+            started.append(companion)
+        stop.wait()
+    finally:
+        for companion in reversed(started):
+            companion.stop()
+        server.stop()
     print("KnowHub stopped", flush=True)

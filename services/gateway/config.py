@@ -1,0 +1,20 @@
+"""Gateway settings (`KNOWHUB_GATEWAY_*`). Where the services are comes from the common
+settings: `KNOWHUB_<SERVICE>_ADDRESS`, else the hub at `KNOWHUB_HOST:KNOWHUB_PORT`."""
+
+from __future__ import annotations
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class GatewaySettings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="KNOWHUB_", extra="ignore")
+
+    gateway_enabled: bool = Field(
+        True, description="`knowhub up` also starts the REST gateway.")
+    gateway_host: str = Field("127.0.0.1", description="Address the REST gateway binds to.")
+    gateway_port: int = Field(
+        8080, ge=0, le=65535, description="REST gateway port (0 picks a free one).")
+    gateway_timeout_seconds: float = Field(
+        60.0, gt=0, le=3600, description="Deadline of one gRPC call the gateway makes "
+        "(SlimKnowledge and RotateMasterKey get at least 600 s).")
