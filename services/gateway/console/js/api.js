@@ -1,4 +1,5 @@
-// The gateway's JSON API: POST /api/v1/{service}/{Method} with proto3 JSON bodies.
+// The gateway's JSON API: POST /api/v1/{service}/{Method} with proto3 JSON bodies, named
+// as in the .proto files (snake_case), enums by name.
 // The bearer token is kept in localStorage and sent with every call.
 
 const API_BASE = new URL("../../api/v1/", import.meta.url);
@@ -29,8 +30,8 @@ function errorOf(response, data, text) {
   return new ApiError(code, message, response.status);
 }
 
-// Calls one RPC and returns its response message as a plain object. Fields holding their
-// default value may be absent (proto3 JSON), so callers read them with fallbacks.
+// Calls one RPC and returns its response message as a plain object. Unset message and
+// optional fields are absent, so callers read them with fallbacks.
 export async function call(service, method, body = {}) {
   const headers = { "Content-Type": "application/json" };
   const token = getToken();
@@ -59,12 +60,12 @@ export async function call(service, method, body = {}) {
 // `maxPages` pages.
 export async function callAll(service, method, body, field, maxPages = 20) {
   const items = [];
-  let pageToken = "";
+  let page_token = "";
   for (let page = 0; page < maxPages; page++) {
-    const response = await call(service, method, { ...body, pageToken });
+    const response = await call(service, method, { ...body, page_token });
     items.push(...(response[field] || []));
-    pageToken = response.nextPageToken || "";
-    if (!pageToken) break;
+    page_token = response.next_page_token || "";
+    if (!page_token) break;
   }
   return items;
 }

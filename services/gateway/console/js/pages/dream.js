@@ -25,8 +25,8 @@ function rememberedRuns() {
   }
 }
 
-function rememberRun(runId) {
-  const runs = [runId, ...rememberedRuns().filter((id) => id !== runId)].slice(0, 20);
+function rememberRun(run_id) {
+  const runs = [run_id, ...rememberedRuns().filter((id) => id !== run_id)].slice(0, 20);
   localStorage.setItem(RUNS_KEY, JSON.stringify(runs));
 }
 
@@ -55,9 +55,9 @@ async function showRuns(panel, schedules) {
   start.addEventListener("submit", async (event) => {
     event.preventDefault();
     const chosen = phases.map((label) => label.querySelector("input")).filter((box) => box.checked).map((box) => box.value);
-    const response = await guarded(slot, () => call("dream", "RunDream", { agentId: agent.value.trim(), phases: chosen }));
+    const response = await guarded(slot, () => call("dream", "RunDream", { agent_id: agent.value.trim(), phases: chosen }));
     if (response) {
-      rememberRun(response.run.runId);
+      rememberRun(response.run.run_id);
       await showRuns(panel, schedules);
     }
   });
@@ -65,18 +65,18 @@ async function showRuns(panel, schedules) {
   const lookup = h("form", { class: "row" }, h("strong", {}, "Look up:"), lookupId, h("button", { type: "submit" }, "Show"));
   lookup.addEventListener("submit", async (event) => {
     event.preventDefault();
-    const found = await guarded(slot, () => call("dream", "GetDreamRun", { runId: lookupId.value.trim() }));
+    const found = await guarded(slot, () => call("dream", "GetDreamRun", { run_id: lookupId.value.trim() }));
     if (found) {
-      rememberRun(found.run.runId);
+      rememberRun(found.run.run_id);
       await showRuns(panel, schedules);
     }
   });
   const rows = h("div", {}, loading());
   panel.replaceChildren(h("h2", {}, "Runs"), start, lookup, slot,
     h("div", { class: "row" }, button("Refresh", () => showRuns(panel, schedules))), rows);
-  const ids = [...new Set([...rememberedRuns(), ...(schedules || []).map((s) => s.lastRunId).filter(Boolean)])];
-  const runs = await guarded(rows, () => Promise.all(ids.map((runId) =>
-    call("dream", "GetDreamRun", { runId }).then((r) => r.run, (error) => ({ runId, error })))));
+  const ids = [...new Set([...rememberedRuns(), ...(schedules || []).map((s) => s.last_run_id).filter(Boolean)])];
+  const runs = await guarded(rows, () => Promise.all(ids.map((run_id) =>
+    call("dream", "GetDreamRun", { run_id }).then((r) => r.run, (error) => ({ run_id, error })))));
   if (!runs) return;
   rows.append(runs.length ? table(["Run", "Agent", "Status", "Phases", "Counts", "Failures", "Created", "Finished"],
     runs.map(runRow)) : empty("No runs yet: start one above, or look one up by id."));
@@ -84,21 +84,21 @@ async function showRuns(panel, schedules) {
 
 function runRow(run) {
   if (run.error) {
-    return h("tr", { class: "run-row" }, h("td", {}, run.runId), h("td", { colspan: 7, class: "error" }, `${run.error.code}: ${run.error.message}`));
+    return h("tr", { class: "run-row" }, h("td", {}, run.run_id), h("td", { colspan: 7, class: "error" }, `${run.error.code}: ${run.error.message}`));
   }
   const status = short(run.status, "DREAM_RUN_STATUS_") || "unspecified";
   const counts = run.counts || {};
-  return h("tr", { class: "run-row", "data-run-id": run.runId },
-    h("td", {}, run.runId, run.scheduleId ? h("div", { class: "muted" }, `from ${run.scheduleId}`) : null),
-    h("td", {}, run.agentId || ""),
+  return h("tr", { class: "run-row", "data-run-id": run.run_id },
+    h("td", {}, run.run_id, run.schedule_id ? h("div", { class: "muted" }, `from ${run.schedule_id}`) : null),
+    h("td", {}, run.agent_id || ""),
     h("td", {}, badge(status), run.reason ? h("div", { class: "muted" }, run.reason) : null),
     h("td", {}, phaseNames(run.phases)),
     h("td", {}, Object.entries(counts).filter(([, value]) => value).map(([name, value]) =>
-      h("div", {}, `${name}: ${value}`))),
+      h("div", {}, `${name.replace(/_/g, " ")}: ${value}`))),
     h("td", {}, (run.failures || []).map((failure) =>
-      h("div", {}, `${PHASES[failure.phase] || failure.phase}${failure.traceId ? ` ${failure.traceId}` : ""}: ${failure.reason}`))),
-    h("td", {}, when(run.createdAt)),
-    h("td", {}, when(run.finishedAt)));
+      h("div", {}, `${PHASES[failure.phase] || failure.phase}${failure.trace_id ? ` ${failure.trace_id}` : ""}: ${failure.reason}`))),
+    h("td", {}, when(run.created_at)),
+    h("td", {}, when(run.finished_at)));
 }
 
 // ---- Schedules ---------------------------------------------------------------------------
@@ -117,23 +117,23 @@ async function showSchedules(panel, onChange) {
   };
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
-    const body = { agentId: agent.value.trim(), everyMinutes: Number(every.value || 0), cron: cron.value.trim(), timeZone: zone.value.trim() };
+    const body = { agent_id: agent.value.trim(), every_minutes: Number(every.value || 0), cron: cron.value.trim(), time_zone: zone.value.trim() };
     if (await guarded(slot, () => call("dream", "ScheduleDream", body))) await reload();
   });
   const rows = h("div", {}, loading());
   panel.replaceChildren(h("h2", {}, "Schedules"), form, slot, rows);
-  const schedules = await guarded(rows, () => callAll("dream", "ListSchedules", { pageSize: 100 }, "schedules"));
+  const schedules = await guarded(rows, () => callAll("dream", "ListSchedules", { page_size: 100 }, "schedules"));
   if (!schedules) return [];
   rows.append(schedules.length ? table(["Schedule", "Agent", "When", "Phases", "Next run", "Last run", ""],
-    schedules.map((schedule) => h("tr", { class: "schedule-row", "data-schedule-id": schedule.scheduleId },
-      h("td", {}, schedule.scheduleId, h("div", { class: "muted" }, `by ${schedule.requestedBy || "?"}`)),
-      h("td", {}, schedule.agentId || ""),
-      h("td", {}, schedule.cron ? `cron ${schedule.cron} (${schedule.timeZone || "UTC"})` : `every ${schedule.everyMinutes} min`),
+    schedules.map((schedule) => h("tr", { class: "schedule-row", "data-schedule-id": schedule.schedule_id },
+      h("td", {}, schedule.schedule_id, h("div", { class: "muted" }, `by ${schedule.requested_by || "?"}`)),
+      h("td", {}, schedule.agent_id || ""),
+      h("td", {}, schedule.cron ? `cron ${schedule.cron} (${schedule.time_zone || "UTC"})` : `every ${schedule.every_minutes} min`),
       h("td", {}, phaseNames(schedule.phases)),
-      h("td", {}, when(schedule.nextRunAt)),
-      h("td", {}, schedule.lastRunId ? [schedule.lastRunId, h("div", { class: "muted" }, when(schedule.lastFiredAt))] : "—"),
+      h("td", {}, when(schedule.next_run_at)),
+      h("td", {}, schedule.last_run_id ? [schedule.last_run_id, h("div", { class: "muted" }, when(schedule.last_fired_at))] : "—"),
       h("td", {}, button("Delete", async () => {
-        if (await guarded(slot, () => call("dream", "DeleteSchedule", { scheduleId: schedule.scheduleId }))) await reload();
+        if (await guarded(slot, () => call("dream", "DeleteSchedule", { schedule_id: schedule.schedule_id }))) await reload();
       }, { class: "delete" })))))
     : empty("No schedules."));
   return schedules;
@@ -145,21 +145,21 @@ async function showFailedJobs(panel) {
   const slot = h("div");
   const rows = h("div", {}, loading());
   panel.replaceChildren(h("h2", {}, "Failed jobs"), h("div", { class: "row" }, button("Refresh", () => showFailedJobs(panel))), slot, rows);
-  const jobs = await guarded(rows, () => callAll("dream", "ListFailedJobs", { pageSize: 100 }, "jobs"));
+  const jobs = await guarded(rows, () => callAll("dream", "ListFailedJobs", { page_size: 100 }, "jobs"));
   if (!jobs) return;
   rows.append(jobs.length ? table(["Job", "Error", "Deliveries", "Failed", "Conversation", "Memo / observations", ""],
     jobs.map((job) => {
       const retried = h("span");
-      return h("tr", { class: "failed-job", "data-job-id": job.jobId },
-        h("td", {}, job.jobId, h("div", { class: "muted" }, job.scope || "")),
+      return h("tr", { class: "failed-job", "data-job-id": job.job_id },
+        h("td", {}, job.job_id, h("div", { class: "muted" }, job.scope || "")),
         h("td", {}, job.error || ""),
         h("td", {}, job.deliveries || 0),
-        h("td", {}, when(job.failedAt)),
-        h("td", {}, [short(job.requestType, "REQUEST_TYPE_"), job.userId && `user ${job.userId}`, job.groupId && `group ${job.groupId}`].filter(Boolean).join(" · ")),
+        h("td", {}, when(job.failed_at)),
+        h("td", {}, [short(job.request_type, "REQUEST_TYPE_"), job.user_id && `user ${job.user_id}`, job.group_id && `group ${job.group_id}`].filter(Boolean).join(" · ")),
         h("td", {}, job.memo || "", (job.observations || []).map((text) => h("div", { class: "muted" }, `• ${text}`))),
         h("td", {}, button("Retry", async (event) => {
           event.target.disabled = true;
-          if (await guarded(retried, () => call("dream", "RetryFailedJob", { jobId: job.jobId }))) {
+          if (await guarded(retried, () => call("dream", "RetryFailedJob", { job_id: job.job_id }))) {
             retried.replaceChildren(badge("requeued", "queued"));
           } else {
             event.target.disabled = false;
@@ -173,53 +173,53 @@ async function showFailedJobs(panel) {
 
 function showProfiles(panel) {
   const query = h("input", { id: "profile-query", type: "search", placeholder: "search profiles", size: 30 });
-  const entityType = h("select", { id: "profile-type" },
+  const entity_type = h("select", { id: "profile-type" },
     h("option", { value: "ENTITY_TYPE_USER" }, "user"), h("option", { value: "ENTITY_TYPE_GROUP" }, "group"));
-  const entityId = h("input", { id: "profile-id", placeholder: "user or group id", size: 20 });
+  const entity_id = h("input", { id: "profile-id", placeholder: "user or group id", size: 20 });
   const results = h("div", { id: "profile-results" });
   const detail = h("div", { id: "profile-detail" });
   const search = h("form", { class: "row" }, query, h("button", { type: "submit" }, "Search"));
-  const open = h("form", { class: "row" }, entityType, entityId, h("button", { type: "submit" }, "Open"));
+  const open = h("form", { class: "row" }, entity_type, entity_id, h("button", { type: "submit" }, "Open"));
   search.addEventListener("submit", async (event) => {
     event.preventDefault();
-    const response = await guarded(results, () => call("dream", "SearchProfiles", { query: query.value.trim(), topK: 20 }));
+    const response = await guarded(results, () => call("dream", "SearchProfiles", { query: query.value.trim(), top_k: 20 }));
     if (!response) return;
     const hits = response.hits || [];
     results.append(hits.length ? table(["Profile", "Name", "Revision", "Score", ""], hits.map((hit) =>
-      h("tr", { class: "profile-hit" }, h("td", {}, `${short(hit.profile.entityType, "ENTITY_TYPE_")} ${hit.profile.entityId}`),
+      h("tr", { class: "profile-hit" }, h("td", {}, `${short(hit.profile.entity_type, "ENTITY_TYPE_")} ${hit.profile.entity_id}`),
         h("td", {}, hit.profile.name || ""), h("td", {}, hit.profile.revision || 0), h("td", {}, (hit.score || 0).toFixed(3)),
-        h("td", {}, button("Open", () => showProfile(detail, hit.profile.entityType, hit.profile.entityId, hit.profile.scope))))))
+        h("td", {}, button("Open", () => showProfile(detail, hit.profile.entity_type, hit.profile.entity_id, hit.profile.scope))))))
       : empty("No profile matches."));
   });
   open.addEventListener("submit", (event) => {
     event.preventDefault();
-    showProfile(detail, entityType.value, entityId.value.trim(), "");
+    showProfile(detail, entity_type.value, entity_id.value.trim(), "");
   });
   panel.replaceChildren(h("h2", {}, "Profiles"), search, open, results, detail);
 }
 
-async function showProfile(detail, entityType, entityId, scope) {
+async function showProfile(detail, entity_type, entity_id, scope) {
   detail.replaceChildren(loading());
-  const key = { entityType, entityId, scope };
+  const key = { entity_type, entity_id, scope };
   const data = await guarded(detail, () => Promise.all([
     call("dream", "GetProfile", key), call("dream", "ListProfileRevisions", key)]));
   if (!data) return;
   const [{ profile }, { revisions = [] }] = data;
   const slot = h("div");
-  detail.append(h("div", { class: "card profile", "data-entity-id": profile.entityId },
-    h("div", { class: "row" }, h("strong", {}, profile.name || profile.entityId),
+  detail.append(h("div", { class: "card profile", "data-entity-id": profile.entity_id },
+    h("div", { class: "row" }, h("strong", {}, profile.name || profile.entity_id),
       badge(`revision ${profile.revision || 0}`, "ok"), h("span", { class: "muted" }, profile.reason || "")),
-    fields([["Tags", list(profile.tags)], ["Scope", profile.scope || ""], ["Updated", when(profile.updatedAt)],
-      ["From event", profile.sourceEventId || ""]]),
+    fields([["Tags", list(profile.tags)], ["Scope", profile.scope || ""], ["Updated", when(profile.updated_at)],
+      ["From event", profile.source_event_id || ""]]),
     pre(profile.markdown, { class: "profile-markdown" }),
     h("h3", {}, "Earlier revisions"), slot,
     revisions.length ? revisions.map((item) => h("div", { class: "card revision", "data-revision": item.profile.revision },
       h("div", { class: "row" }, h("strong", {}, `Revision ${item.profile.revision}`),
-        h("span", { class: "muted" }, `replaced ${when(item.replacedAt)}`),
+        h("span", { class: "muted" }, `replaced ${when(item.replaced_at)}`),
         button(`Restore revision ${item.profile.revision}`, async () => {
           const restored = await guarded(slot, () => call("dream", "RestoreProfileRevision",
             { ...key, scope: scope || profile.scope, revision: item.profile.revision }));
-          if (restored) showProfile(detail, entityType, entityId, scope);
+          if (restored) showProfile(detail, entity_type, entity_id, scope);
         }, { class: "restore" })),
       pre(item.profile.summary)))
       : empty("No earlier revisions.")));
@@ -234,12 +234,12 @@ function showDocuments(panel) {
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     const documents = await guarded(results, () => callAll("dream", "ListMemoryDocuments",
-      { agentId: agent.value.trim(), includeContent: true, pageSize: 100 }, "documents"));
+      { agent_id: agent.value.trim(), include_content: true, page_size: 100 }, "documents"));
     if (!documents) return;
-    results.append(documents.length ? documents.map((document) => h("div", { class: "card document" },
+    results.append(h("div", {}, documents.length ? documents.map((document) => h("div", { class: "card document" },
       h("div", { class: "row" }, h("strong", {}, document.path), badge(`revision ${document.revision || 0}`, "ok"),
-        h("span", { class: "muted" }, `${num(document.size)} characters · run ${document.runId || "?"} · ${when(document.updatedAt)}`)),
-      pre(document.content))) : empty("No memory documents for this agent."));
+        h("span", { class: "muted" }, `${num(document.size)} characters · run ${document.run_id || "?"} · ${when(document.updated_at)}`)),
+      pre(document.content))) : empty("No memory documents for this agent.")));
   });
   panel.replaceChildren(h("h2", {}, "Memory documents"), form, results);
 }

@@ -20,18 +20,18 @@ async function renderBrowser(view) {
   const query = h("input", { id: "knowledge-query", type: "search", placeholder: "search knowledge", size: 40 });
   const type = h("select", { id: "knowledge-type" }, h("option", { value: "" }, "any type"),
     TYPES.map((name) => h("option", { value: name }, name)));
-  const minScore = h("select", { id: "knowledge-min-score", title: "search: leave out records scored below" },
+  const min_score = h("select", { id: "knowledge-min-score", title: "search: leave out records scored below" },
     [1, 2, 3, 4, 5].map((n) => h("option", { value: n }, `min score ${n}`)));
   const order = h("select", { id: "knowledge-order" },
     h("option", { value: "KNOWLEDGE_ORDER_UNSPECIFIED" }, "recently updated"),
     h("option", { value: "KNOWLEDGE_ORDER_CONFIDENCE" }, "confidence"));
   const results = h("div", { id: "knowledge-results" });
   const form = h("form", { class: "row" }, query, h("button", { type: "submit", class: "primary" }, "Search"),
-    type, minScore, order, button("List all", () => { query.value = ""; browse(); }));
+    type, min_score, order, button("List all", () => { query.value = ""; browse(); }));
   const types = () => (type.value ? [type.value] : []);
   const browse = () => (query.value.trim()
-    ? search(results, { query: query.value.trim(), topK: 50, minScore: Number(minScore.value), types: types() })
-    : listPages(results, { pageSize: 25, types: types(), orderBy: order.value }));
+    ? search(results, { query: query.value.trim(), top_k: 50, min_score: Number(min_score.value), types: types() })
+    : listPages(results, { page_size: 25, types: types(), order_by: order.value }));
   form.addEventListener("submit", (event) => { event.preventDefault(); browse(); });
   for (const control of [type, order]) control.addEventListener("change", browse);
   view.append(h("h1", {}, "Knowledge"), form, results);
@@ -48,7 +48,7 @@ function recordRow(record, extra = []) {
     h("td", {}, `${evaluation.helpful ?? 0} / ${evaluation.harmful ?? 0}`),
     h("td", {}, (evaluation.confidence ?? 0).toFixed(2)),
     extra.map((cell) => h("td", {}, cell)),
-    h("td", {}, when(record.updatedAt)));
+    h("td", {}, when(record.updated_at)));
 }
 
 const RECORD_HEADERS = ["Task", "Types", "Score", "Helpful / harmful", "Confidence"];
@@ -60,7 +60,7 @@ async function search(results, body) {
   const hits = response.hits || [];
   results.append(h("p", { class: "muted" }, `${hits.length} hit(s)${response.routed ? ", routed by the LLM" : ""}`),
     hits.length ? table([...RECORD_HEADERS, "Quality", "Relevance", "Updated"],
-      hits.map((hit) => recordRow(hit.knowledge, [(hit.qualityScore ?? 0).toFixed(2), (hit.relevance ?? 0).toFixed(3)])))
+      hits.map((hit) => recordRow(hit.knowledge, [(hit.quality_score ?? 0).toFixed(2), (hit.relevance ?? 0).toFixed(3)])))
       : empty("Nothing matches."));
 }
 
@@ -68,17 +68,17 @@ async function listPages(results, body) {
   results.replaceChildren(loading());
   const rows = h("tbody");
   const more = button("More", () => next());
-  let pageToken = "";
+  let page_token = "";
   const next = async () => {
     more.disabled = true;
     const slot = h("div");
     results.append(slot);
-    const response = await guarded(slot, () => call("knowledge", "ListKnowledge", { ...body, pageToken }));
+    const response = await guarded(slot, () => call("knowledge", "ListKnowledge", { ...body, page_token }));
     if (!response) return;
     rows.append(...(response.knowledge || []).map((record) => recordRow(record)));
-    pageToken = response.nextPageToken || "";
-    more.disabled = !pageToken;
-    more.hidden = !pageToken;
+    page_token = response.next_page_token || "";
+    more.disabled = !page_token;
+    more.hidden = !page_token;
   };
   results.replaceChildren(h("table", {},
     h("thead", {}, h("tr", {}, [...RECORD_HEADERS, "Updated"].map((title) => h("th", {}, title)))), rows), more);
@@ -107,22 +107,22 @@ async function renderRecord(view, id) {
         ["Tags", tags(record.tags)],
         ["Scopes", list(record.scopes)],
         ["Owner", record.owner],
-        ["Source", [source.category, source.name, source.agentId && `agent ${source.agentId}`,
-          source.submittedBy && `by ${source.submittedBy}`].filter(Boolean).join(" · ")],
+        ["Source", [source.category, source.name, source.agent_id && `agent ${source.agent_id}`,
+          source.submitted_by && `by ${source.submitted_by}`].filter(Boolean).join(" · ")],
         ["URLs", list(source.urls)],
-        ["Message", record.messageId || ""],
-        ["Created", when(record.createdAt)],
-        ["Updated", when(record.updatedAt)],
+        ["Message", record.message_id || ""],
+        ["Created", when(record.created_at)],
+        ["Updated", when(record.updated_at)],
       ])),
     evalSection(evaluation),
     await versionsSection(record),
-    resourcesSection(record.resourceIds || []));
+    resourcesSection(record.resource_ids || []));
 }
 
 function evalSection(evaluation) {
   const cases = [
-    ...(evaluation.helpfulHistory || []).map((item) => ({ ...item, kind: "helpful" })),
-    ...(evaluation.harmfulHistory || []).map((item) => ({ ...item, kind: "harmful" })),
+    ...(evaluation.helpful_history || []).map((item) => ({ ...item, kind: "helpful" })),
+    ...(evaluation.harmful_history || []).map((item) => ({ ...item, kind: "harmful" })),
   ].sort((a, b) => String(a.timestamp || "").localeCompare(String(b.timestamp || "")));
   return h("section", { class: "panel", id: "eval-history" },
     h("h2", {}, "Eval history"),
@@ -136,9 +136,9 @@ function evalSection(evaluation) {
       cases.map((item) => h("tr", { class: `case case-${item.kind}` },
         h("td", {}, when(item.timestamp)), h("td", {}, badge(item.kind)),
         h("td", {}, item.task || ""), h("td", {}, item.outcome || ""), h("td", {}, item.reason || ""),
-        h("td", {}, item.traceId
-          ? [link(`#/trace/${encodeURIComponent(item.traceId)}`, item.traceId),
-            item.querySequence ? ` (query ${item.querySequence})` : ""]
+        h("td", {}, item.trace_id
+          ? [link(`#/trace/${encodeURIComponent(item.trace_id)}`, item.trace_id),
+            item.query_sequence ? ` (query ${item.query_sequence})` : ""]
           : "")))),
     h("p", { class: "muted" }, "The counters count every case; the record keeps the most recent 100 of each kind.")]
       : h("p", { class: "muted" }, "No helpful or harmful cases recorded yet."));
@@ -190,13 +190,13 @@ async function versionsSection(record) {
   const response = await guarded(slot, () => call("knowledge", "ListKnowledgeVersions", { id: record.id }));
   if (response) {
     const versions = response.versions || [];
-    panel.append(versions.length
+    panel.append(h("div", { class: "version-list" }, versions.length
       ? versions.map((version, index) => h("div", { class: "card version" },
         h("div", { class: "row" }, h("strong", {}, `Previous version ${versions.length - index}`),
-          badge(version.reason || "replaced"), h("span", { class: "muted" }, `replaced ${when(version.replacedAt)}`)),
+          badge(version.reason || "replaced"), h("span", { class: "muted" }, `replaced ${when(version.replaced_at)}`)),
         version.feedback ? h("p", {}, "Feedback: ", version.feedback) : null,
         pre(version.content)))
-      : h("p", { class: "muted" }, "No earlier versions: evolve and slim keep the content they replace here."));
+      : h("p", { class: "muted" }, "No earlier versions: evolve and slim keep the content they replace here.")));
   }
   panel.append(evolveForm(record));
   return panel;
@@ -208,7 +208,7 @@ function evolveForm(record) {
   const form = h("form", { class: "row" }, feedback, h("button", { type: "submit" }, "Evolve"), slot);
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
-    const done = await guarded(slot, () => call("knowledge", "UpdateKnowledge", { id: record.id, evolveFeedback: feedback.value }));
+    const done = await guarded(slot, () => call("knowledge", "UpdateKnowledge", { id: record.id, evolve_feedback: feedback.value }));
     if (done) window.dispatchEvent(new HashChangeEvent("hashchange"));
   });
   return form;
@@ -229,30 +229,30 @@ function resourceCard(id) {
 
 function fillResource(card, resource) {
   const secret = h("div", { class: "secure" });
-  if (resource.hasSecureBody) {
+  if (resource.has_secure_body) {
     secret.append(h("span", { class: "muted secure-hidden" }, "Secure body hidden. "),
       button("Reveal secure body", () => reveal(secret, resource.id, resource.version), { class: "reveal" }));
   }
   card.replaceChildren(
     h("div", { class: "row" }, h("strong", {}, resource.title), h("span", { class: "muted" }, resource.id),
-      badge((resource.contentType || "").replace("RESOURCE_CONTENT_TYPE_", "").toLowerCase() || "text"),
+      badge((resource.content_type || "").replace("RESOURCE_CONTENT_TYPE_", "").toLowerCase() || "text"),
       resource.expired ? badge("expired", "failed") : null, resource.deleted ? badge("deleted", "failed") : null),
     pre(resource.body, { class: "resource-body" }),
     fields([
       ["Version", resource.version || "1"],
       ["Owner", resource.owner],
       ["Scopes", list(resource.scopes)],
-      ["Expires", resource.expiresAt ? when(resource.expiresAt) : "never"],
-      ["Secure body", resource.hasSecureBody ? "yes" : "none"],
+      ["Expires", resource.expires_at ? when(resource.expires_at) : "never"],
+      ["Secure body", resource.has_secure_body ? "yes" : "none"],
     ]),
     secret);
 }
 
 // Asks for the secure body with include_secure; the server decides (and audits the read).
 async function reveal(slot, id, version) {
-  const response = await guarded(slot, () => call("resource", "GetResource", { id, includeSecure: true, version }));
+  const response = await guarded(slot, () => call("resource", "GetResource", { id, include_secure: true, version }));
   if (!response) return;
-  slot.replaceChildren(h("h3", {}, "Secure body"), pre(response.resource.secureBody || "", { class: "secret secure-body" }),
+  slot.replaceChildren(h("h3", {}, "Secure body"), pre(response.resource.secure_body || "", { class: "secret secure-body" }),
     button("Hide", () => { slot.replaceChildren(h("span", { class: "muted secure-hidden" }, "Secure body hidden. "),
       button("Reveal secure body", () => reveal(slot, id, version), { class: "reveal" })); }));
 }

@@ -35,7 +35,7 @@ export async function render(view) {
 async function showExtractions(listing, report, filter) {
   listing.replaceChildren(loading());
   const extractions = await guarded(listing, () =>
-    callAll("cognition", "ListExtractions", { states: FILTERS[filter], pageSize: 100 }, "extractions"));
+    callAll("cognition", "ListExtractions", { states: FILTERS[filter], page_size: 100 }, "extractions"));
   if (!extractions) return;
   if (!extractions.length) {
     listing.append(empty("No extractions in this state."));
@@ -43,40 +43,40 @@ async function showExtractions(listing, report, filter) {
   }
   const byTrace = new Map();
   for (const extraction of extractions) {
-    if (!byTrace.has(extraction.traceId)) byTrace.set(extraction.traceId, []);
-    byTrace.get(extraction.traceId).push(extraction);
+    if (!byTrace.has(extraction.trace_id)) byTrace.set(extraction.trace_id, []);
+    byTrace.get(extraction.trace_id).push(extraction);
   }
   const refresh = () => showExtractions(listing, report, filter);
-  for (const [traceId, items] of byTrace) {
-    listing.append(traceGroup(traceId, items, report, refresh));
+  for (const [trace_id, items] of byTrace) {
+    listing.append(traceGroup(trace_id, items, report, refresh));
   }
 }
 
-function traceGroup(traceId, items, report, refresh) {
+function traceGroup(trace_id, items, report, refresh) {
   const cards = items.map((extraction) => extractionCard(extraction));
   const commit = button("Commit approved", async () => {
     commit.disabled = true;
-    const result = await guarded(report, () => call("cognition", "CommitExtractions", { traceId }));
+    const result = await guarded(report, () => call("cognition", "CommitExtractions", { trace_id }));
     if (result) {
-      report.replaceChildren(commitReport(traceId, result));
+      report.replaceChildren(commitReport(trace_id, result));
       await refresh();
     } else {
       commit.disabled = false;
     }
-  }, { class: "primary commit", "data-trace-id": traceId });
-  return h("section", { class: "panel trace-group", "data-trace-id": traceId },
+  }, { class: "primary commit", "data-trace-id": trace_id });
+  return h("section", { class: "panel trace-group", "data-trace-id": trace_id },
     h("div", { class: "row" },
-      h("h2", {}, "Trace ", link(`#/trace/${encodeURIComponent(traceId)}`, traceId)),
+      h("h2", {}, "Trace ", link(`#/trace/${encodeURIComponent(trace_id)}`, trace_id)),
       h("span", { class: "muted" }, `${items.length} extraction(s)`), commit),
     cards);
 }
 
 function effectivePayload(extraction) {
-  return extraction.editedPayload || extraction.payload || {};
+  return extraction.edited_payload || extraction.payload || {};
 }
 
 function extractionCard(extraction) {
-  const card = h("div", { class: "card extraction", "data-extraction-id": extraction.extractionId });
+  const card = h("div", { class: "card extraction", "data-extraction-id": extraction.extraction_id });
   fillCard(card, extraction);
   return card;
 }
@@ -84,9 +84,9 @@ function extractionCard(extraction) {
 function fillCard(card, extraction) {
   const payload = effectivePayload(extraction);
   const slot = h("div", { class: "card-error" });
-  const review = (decision, editedPayload) => async () => {
-    const body = { traceId: extraction.traceId, extractionId: extraction.extractionId, decision };
-    if (editedPayload) body.editedPayload = editedPayload;
+  const review = (decision, edited_payload) => async () => {
+    const body = { trace_id: extraction.trace_id, extraction_id: extraction.extraction_id, decision };
+    if (edited_payload) body.edited_payload = edited_payload;
     const result = await guarded(slot, () => call("cognition", "ReviewExtraction", body));
     if (result) fillCard(card, result.extraction);
   };
@@ -94,7 +94,7 @@ function fillCard(card, extraction) {
   card.dataset.state = extraction.state;
   card.replaceChildren(
     h("div", { class: "row" }, badge(extraction.state), h("strong", { class: "task" }, payload.task),
-      h("span", { class: "muted" }, extraction.extractionId)),
+      h("span", { class: "muted" }, extraction.extraction_id)),
     pre(payload.content, { class: "content" }),
     fields([
       ["Types", list(payload.types)],
@@ -102,12 +102,12 @@ function fillCard(card, extraction) {
       ["Tags", tags(payload.tags)],
       ["Scopes", list(payload.scopes)],
       ["Owner", payload.owner || ""],
-      ["Resources", list(payload.resourceIds)],
-      ["From", `step ${extraction.sequence || 0}${extraction.goalId ? `, goal ${extraction.goalId}` : ""}${extraction.branchId ? `, branch ${extraction.branchId}` : ""}`],
-      ["Saved", when(extraction.createdAt)],
-      ["Reviewed", extraction.reviewedAt ? when(extraction.reviewedAt) : undefined],
-      ["Edited", extraction.editedPayload ? "yes: the edited payload above will be committed" : undefined],
-      ["Knowledge", extraction.knowledgeId ? link(`#/knowledge/${encodeURIComponent(extraction.knowledgeId)}`, extraction.knowledgeId) : undefined],
+      ["Resources", list(payload.resource_ids)],
+      ["From", `step ${extraction.sequence || 0}${extraction.goal_id ? `, goal ${extraction.goal_id}` : ""}${extraction.branch_id ? `, branch ${extraction.branch_id}` : ""}`],
+      ["Saved", when(extraction.created_at)],
+      ["Reviewed", extraction.reviewed_at ? when(extraction.reviewed_at) : undefined],
+      ["Edited", extraction.edited_payload ? "yes: the edited payload above will be committed" : undefined],
+      ["Knowledge", extraction.knowledge_id ? link(`#/knowledge/${encodeURIComponent(extraction.knowledge_id)}`, extraction.knowledge_id) : undefined],
     ]),
     open ? h("div", { class: "actions" },
       button("Approve", review("approve"), { class: "approve" }),
@@ -142,17 +142,17 @@ function editForm(payload, save) {
   return form;
 }
 
-function commitReport(traceId, result) {
+function commitReport(trace_id, result) {
   const committed = result.committed || [];
   const failed = result.failed || [];
-  return section(`Commit report — ${traceId}`,
+  return section(`Commit report — ${trace_id}`,
     h("p", { class: "summary" }, `${committed.length} committed, ${failed.length} failed`),
     committed.length ? table(["Extraction", "Knowledge"], committed.map((item) =>
-      h("tr", { class: "committed" }, h("td", {}, item.extractionId),
-        h("td", {}, link(`#/knowledge/${encodeURIComponent(item.knowledgeId)}`, item.knowledgeId)))))
+      h("tr", { class: "committed" }, h("td", {}, item.extraction_id),
+        h("td", {}, link(`#/knowledge/${encodeURIComponent(item.knowledge_id)}`, item.knowledge_id)))))
       : null,
     failed.length ? table(["Extraction", "Code", "Message"], failed.map((item) =>
-      h("tr", { class: "failed" }, h("td", {}, item.extractionId), h("td", {}, item.code),
+      h("tr", { class: "failed" }, h("td", {}, item.extraction_id), h("td", {}, item.code),
         h("td", {}, item.message)))) : null,
     !committed.length && !failed.length
       ? h("p", { class: "notice" }, "No approved or edited extraction was waiting in this trace.") : null);
