@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.remote.webelement import WebElement
@@ -43,9 +44,12 @@ class Console:
                     return element
             return False
 
+        # A page re-rendering detaches the elements found a moment before: look again.
+        wait = WebDriverWait(self.driver, timeout, poll_frequency=0.05,
+                             ignored_exceptions=[StaleElementReferenceException])
         try:
-            return WebDriverWait(self.driver, timeout, poll_frequency=0.05).until(found)
-        except Exception as exc:
+            return wait.until(found)
+        except TimeoutException as exc:
             shown = self.driver.find_element(By.ID, "main").text[:2000]
             raise AssertionError(f"no {css!r} containing {text!r}; the page shows:\n{shown}"
                                  ) from exc

@@ -111,7 +111,8 @@ function fillCard(card, extraction) {
     ]),
     open ? h("div", { class: "actions" },
       button("Approve", review("approve"), { class: "approve" }),
-      button("Edit", () => card.append(editForm(payload, (edited) => review("edit", edited)())), { class: "edit" }),
+      button("Edit", () => card.querySelector("form.edit")
+        || card.append(editForm(payload, (edited) => review("edit", edited)())), { class: "edit" }),
       button("Discard", review("discard"), { class: "discard" })) : null,
     slot);
 }
