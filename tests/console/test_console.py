@@ -56,6 +56,7 @@ def test_the_review_queue_approves_edits_discards_and_commits(
                  for row in report.find_elements("css selector", "tr.committed")}
     console.screenshot("review-commit-report")
     assert set(committed) == {friday, branches}
+    assert "name release branches by date" in report.text  # the edited task
     assert console.errors() == []
 
     assert alice.knowledge.get(committed[friday]).content == (

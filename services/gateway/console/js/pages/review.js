@@ -58,7 +58,7 @@ function traceGroup(trace_id, items, report, refresh) {
     commit.disabled = true;
     const result = await guarded(report, () => call("cognition", "CommitExtractions", { trace_id }));
     if (result) {
-      report.replaceChildren(commitReport(trace_id, result));
+      report.replaceChildren(commitReport(trace_id, result, items));
       await refresh();
     } else {
       commit.disabled = false;
@@ -88,7 +88,12 @@ function fillCard(card, extraction) {
     const body = { trace_id: extraction.trace_id, extraction_id: extraction.extraction_id, decision };
     if (edited_payload) body.edited_payload = edited_payload;
     const result = await guarded(slot, () => call("cognition", "ReviewExtraction", body));
-    if (result) fillCard(card, result.extraction);
+    if (result) {
+      // The same object stays in the trace's list, so the commit report names the task
+      // as it was last reviewed.
+      for (const key of Object.keys(extraction)) delete extraction[key];
+      fillCard(card, Object.assign(extraction, result.extraction));
+    }
   };
   const open = !["committed"].includes(extraction.state);
   card.dataset.state = extraction.state;
@@ -143,14 +148,16 @@ function editForm(payload, save) {
   return form;
 }
 
-function commitReport(trace_id, result) {
+function commitReport(trace_id, result, items) {
+  const tasks = new Map(items.map((item) => [item.extraction_id, effectivePayload(item).task]));
   const committed = result.committed || [];
   const failed = result.failed || [];
   return section(`Commit report — ${trace_id}`,
     h("p", { class: "summary" }, `${committed.length} committed, ${failed.length} failed`),
-    committed.length ? table(["Extraction", "Knowledge"], committed.map((item) =>
+    committed.length ? table(["Extraction", "Knowledge", "Task"], committed.map((item) =>
       h("tr", { class: "committed" }, h("td", {}, item.extraction_id),
-        h("td", {}, link(`#/knowledge/${encodeURIComponent(item.knowledge_id)}`, item.knowledge_id)))))
+        h("td", {}, link(`#/knowledge/${encodeURIComponent(item.knowledge_id)}`, item.knowledge_id)),
+        h("td", {}, tasks.get(item.extraction_id) || ""))))
       : null,
     failed.length ? table(["Extraction", "Code", "Message"], failed.map((item) =>
       h("tr", { class: "failed" }, h("td", {}, item.extraction_id), h("td", {}, item.code),
