@@ -1,0 +1,49 @@
+// The console's shell: the token form, the nav and a hash router (#/page/arg/...).
+
+import { getToken, setToken } from "./api.js";
+import { errorBox, h } from "./dom.js";
+import * as dream from "./pages/dream.js";
+import * as knowledge from "./pages/knowledge.js";
+import * as review from "./pages/review.js";
+import * as trace from "./pages/trace.js";
+
+const PAGES = { review, knowledge, trace, dream };
+const main = document.getElementById("main");
+let renderCount = 0;
+
+function route() {
+  const [page, ...args] = location.hash.replace(/^#\/?/, "").split("/");
+  return { page: PAGES[page] ? page : "review", args: args.filter(Boolean).map(decodeURIComponent) };
+}
+
+// Renders the current route into a fresh view. A view replaced while its page is still
+// loading is detached, so late answers land nowhere.
+async function render() {
+  const { page, args } = route();
+  const count = ++renderCount;
+  for (const item of document.querySelectorAll("#nav a")) {
+    item.classList.toggle("active", item.dataset.page === page);
+  }
+  const view = h("div", { class: `page page-${page}`, "data-page": page });
+  main.replaceChildren(view);
+  try {
+    await PAGES[page].render(view, args);
+  } catch (error) {
+    if (count === renderCount) view.append(errorBox(error));
+  }
+}
+
+function showTokenState() {
+  document.getElementById("token-state").textContent = getToken() ? "token saved" : "no token";
+}
+
+document.getElementById("token-input").value = getToken();
+document.getElementById("token-form").addEventListener("submit", (event) => {
+  event.preventDefault();
+  setToken(document.getElementById("token-input").value.trim());
+  showTokenState();
+  render();
+});
+window.addEventListener("hashchange", render);
+showTokenState();
+render();

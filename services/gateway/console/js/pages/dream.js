@@ -1,0 +1,245 @@
+// Dream: runs and their status, schedules, failed historian jobs with retry, profiles with
+// revisions and restore, and an agent's memory documents.
+
+import { call, callAll } from "../api.js";
+import {
+  badge, button, empty, fields, guarded, h, list, loading, num, pre, section, table, when,
+} from "../dom.js";
+
+// There is no RPC listing runs: the console remembers the runs it started or looked up,
+// and shows the last run of each schedule.
+const RUNS_KEY = "knowhub.console.runs";
+const PHASES = {
+  DREAM_PHASE_PER_TRACE_REFLECT: "per-trace reflect",
+  DREAM_PHASE_CROSS_TRACE_INTEGRATE: "cross-trace integrate",
+};
+
+const short = (value, prefix) => String(value || "").replace(prefix, "").toLowerCase();
+const phaseNames = (phases) => (phases && phases.length ? phases.map((p) => PHASES[p] || p).join(", ") : "both phases");
+
+function rememberedRuns() {
+  try {
+    return JSON.parse(localStorage.getItem(RUNS_KEY) || "[]");
+  } catch {
+    return [];
+  }
+}
+
+function rememberRun(run_id) {
+  const runs = [run_id, ...rememberedRuns().filter((id) => id !== run_id)].slice(0, 20);
+  localStorage.setItem(RUNS_KEY, JSON.stringify(runs));
+}
+
+export async function render(view) {
+  const runs = h("section", { class: "panel", id: "runs" });
+  const schedules = h("section", { class: "panel", id: "schedules" });
+  const failed = h("section", { class: "panel", id: "failed-jobs" });
+  const profiles = h("section", { class: "panel", id: "profiles" });
+  const documents = h("section", { class: "panel", id: "documents" });
+  view.append(h("h1", {}, "Dream"), runs, schedules, failed, profiles, documents);
+  const scheduleList = await showSchedules(schedules, (changed) => showRuns(runs, changed));
+  await Promise.all([showRuns(runs, scheduleList), showFailedJobs(failed)]);
+  showProfiles(profiles);
+  showDocuments(documents);
+}
+
+// ---- Runs ------------------------------------------------------------------------------
+
+async function showRuns(panel, schedules) {
+  const agent = h("input", { name: "agent", placeholder: "agent id (default: the token's)", size: 26 });
+  const phases = Object.entries(PHASES).map(([value, title]) =>
+    h("label", {}, h("input", { type: "checkbox", value, checked: true }), ` ${title}`));
+  const slot = h("div");
+  const start = h("form", { class: "row" }, h("strong", {}, "Run now:"), agent, phases,
+    h("button", { type: "submit", class: "primary" }, "Run dream"));
+  start.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const chosen = phases.map((label) => label.querySelector("input")).filter((box) => box.checked).map((box) => box.value);
+    const response = await guarded(slot, () => call("dream", "RunDream", { agent_id: agent.value.trim(), phases: chosen }));
+    if (response) {
+      rememberRun(response.run.run_id);
+      await showRuns(panel, schedules);
+    }
+  });
+  const lookupId = h("input", { name: "run", placeholder: "run id (dream-…)", size: 40 });
+  const lookup = h("form", { class: "row" }, h("strong", {}, "Look up:"), lookupId, h("button", { type: "submit" }, "Show"));
+  lookup.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const found = await guarded(slot, () => call("dream", "GetDreamRun", { run_id: lookupId.value.trim() }));
+    if (found) {
+      rememberRun(found.run.run_id);
+      await showRuns(panel, schedules);
+    }
+  });
+  const rows = h("div", {}, loading());
+  panel.replaceChildren(h("h2", {}, "Runs"), start, lookup, slot,
+    h("div", { class: "row" }, button("Refresh", () => showRuns(panel, schedules))), rows);
+  const ids = [...new Set([...rememberedRuns(), ...(schedules || []).map((s) => s.last_run_id).filter(Boolean)])];
+  const runs = await guarded(rows, () => Promise.all(ids.map((run_id) =>
+    call("dream", "GetDreamRun", { run_id }).then((r) => r.run, (error) => ({ run_id, error })))));
+  if (!runs) return;
+  rows.append(runs.length ? table(["Run", "Agent", "Status", "Phases", "Counts", "Failures", "Created", "Finished"],
+    runs.map(runRow)) : empty("No runs yet: start one above, or look one up by id."));
+}
+
+function runRow(run) {
+  if (run.error) {
+    return h("tr", { class: "run-row" }, h("td", {}, run.run_id), h("td", { colspan: 7, class: "error" }, `${run.error.code}: ${run.error.message}`));
+  }
+  const status = short(run.status, "DREAM_RUN_STATUS_") || "unspecified";
+  const counts = run.counts || {};
+  return h("tr", { class: "run-row", "data-run-id": run.run_id },
+    h("td", {}, run.run_id, run.schedule_id ? h("div", { class: "muted" }, `from ${run.schedule_id}`) : null),
+    h("td", {}, run.agent_id || ""),
+    h("td", {}, badge(status), run.reason ? h("div", { class: "muted" }, run.reason) : null),
+    h("td", {}, phaseNames(run.phases)),
+    h("td", {}, Object.entries(counts).filter(([, value]) => value).map(([name, value]) =>
+      h("div", {}, `${name.replace(/_/g, " ")}: ${value}`))),
+    h("td", {}, (run.failures || []).map((failure) =>
+      h("div", {}, `${PHASES[failure.phase] || failure.phase}${failure.trace_id ? ` ${failure.trace_id}` : ""}: ${failure.reason}`))),
+    h("td", {}, when(run.created_at)),
+    h("td", {}, when(run.finished_at)));
+}
+
+// ---- Schedules ---------------------------------------------------------------------------
+
+async function showSchedules(panel, onChange) {
+  const agent = h("input", { name: "agent", placeholder: "agent id (default: the token's)", size: 26 });
+  const every = h("input", { name: "every", type: "number", min: 1, placeholder: "every N minutes", size: 10 });
+  const cron = h("input", { name: "cron", placeholder: "or cron: 0 3 * * *", size: 16 });
+  const zone = h("input", { name: "zone", placeholder: "time zone (UTC)", size: 14 });
+  const slot = h("div");
+  const form = h("form", { class: "row" }, h("strong", {}, "New schedule:"), agent, every, cron, zone,
+    h("button", { type: "submit" }, "Schedule"));
+  const reload = async () => {
+    const schedules = await showSchedules(panel, onChange);
+    if (onChange) await onChange(schedules);
+  };
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const body = { agent_id: agent.value.trim(), every_minutes: Number(every.value || 0), cron: cron.value.trim(), time_zone: zone.value.trim() };
+    if (await guarded(slot, () => call("dream", "ScheduleDream", body))) await reload();
+  });
+  const rows = h("div", {}, loading());
+  panel.replaceChildren(h("h2", {}, "Schedules"), form, slot, rows);
+  const schedules = await guarded(rows, () => callAll("dream", "ListSchedules", { page_size: 100 }, "schedules"));
+  if (!schedules) return [];
+  rows.append(schedules.length ? table(["Schedule", "Agent", "When", "Phases", "Next run", "Last run", ""],
+    schedules.map((schedule) => h("tr", { class: "schedule-row", "data-schedule-id": schedule.schedule_id },
+      h("td", {}, schedule.schedule_id, h("div", { class: "muted" }, `by ${schedule.requested_by || "?"}`)),
+      h("td", {}, schedule.agent_id || ""),
+      h("td", {}, schedule.cron ? `cron ${schedule.cron} (${schedule.time_zone || "UTC"})` : `every ${schedule.every_minutes} min`),
+      h("td", {}, phaseNames(schedule.phases)),
+      h("td", {}, when(schedule.next_run_at)),
+      h("td", {}, schedule.last_run_id ? [schedule.last_run_id, h("div", { class: "muted" }, when(schedule.last_fired_at))] : "—"),
+      h("td", {}, button("Delete", async () => {
+        if (await guarded(slot, () => call("dream", "DeleteSchedule", { schedule_id: schedule.schedule_id }))) await reload();
+      }, { class: "delete" })))))
+    : empty("No schedules."));
+  return schedules;
+}
+
+// ---- Failed historian jobs ----------------------------------------------------------------
+
+async function showFailedJobs(panel) {
+  const slot = h("div");
+  const rows = h("div", {}, loading());
+  panel.replaceChildren(h("h2", {}, "Failed jobs"), h("div", { class: "row" }, button("Refresh", () => showFailedJobs(panel))), slot, rows);
+  const jobs = await guarded(rows, () => callAll("dream", "ListFailedJobs", { page_size: 100 }, "jobs"));
+  if (!jobs) return;
+  rows.append(jobs.length ? table(["Job", "Error", "Deliveries", "Failed", "Conversation", "Memo / observations", ""],
+    jobs.map((job) => {
+      const retried = h("span");
+      return h("tr", { class: "failed-job", "data-job-id": job.job_id },
+        h("td", {}, job.job_id, h("div", { class: "muted" }, job.scope || "")),
+        h("td", {}, job.error || ""),
+        h("td", {}, job.deliveries || 0),
+        h("td", {}, when(job.failed_at)),
+        h("td", {}, [short(job.request_type, "REQUEST_TYPE_"), job.user_id && `user ${job.user_id}`, job.group_id && `group ${job.group_id}`].filter(Boolean).join(" · ")),
+        h("td", {}, job.memo || "", (job.observations || []).map((text) => h("div", { class: "muted" }, `• ${text}`))),
+        h("td", {}, button("Retry", async (event) => {
+          event.target.disabled = true;
+          if (await guarded(retried, () => call("dream", "RetryFailedJob", { job_id: job.job_id }))) {
+            retried.replaceChildren(badge("requeued", "queued"));
+          } else {
+            event.target.disabled = false;
+          }
+        }, { class: "retry" }), retried));
+    }))
+    : empty("No failed jobs."));
+}
+
+// ---- Profiles ------------------------------------------------------------------------------
+
+function showProfiles(panel) {
+  const query = h("input", { id: "profile-query", type: "search", placeholder: "search profiles", size: 30 });
+  const entity_type = h("select", { id: "profile-type" },
+    h("option", { value: "ENTITY_TYPE_USER" }, "user"), h("option", { value: "ENTITY_TYPE_GROUP" }, "group"));
+  const entity_id = h("input", { id: "profile-id", placeholder: "user or group id", size: 20 });
+  const results = h("div", { id: "profile-results" });
+  const detail = h("div", { id: "profile-detail" });
+  const search = h("form", { class: "row" }, query, h("button", { type: "submit" }, "Search"));
+  const open = h("form", { class: "row" }, entity_type, entity_id, h("button", { type: "submit" }, "Open"));
+  search.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const response = await guarded(results, () => call("dream", "SearchProfiles", { query: query.value.trim(), top_k: 20 }));
+    if (!response) return;
+    const hits = response.hits || [];
+    results.append(hits.length ? table(["Profile", "Name", "Revision", "Score", ""], hits.map((hit) =>
+      h("tr", { class: "profile-hit" }, h("td", {}, `${short(hit.profile.entity_type, "ENTITY_TYPE_")} ${hit.profile.entity_id}`),
+        h("td", {}, hit.profile.name || ""), h("td", {}, hit.profile.revision || 0), h("td", {}, (hit.score || 0).toFixed(3)),
+        h("td", {}, button("Open", () => showProfile(detail, hit.profile.entity_type, hit.profile.entity_id, hit.profile.scope))))))
+      : empty("No profile matches."));
+  });
+  open.addEventListener("submit", (event) => {
+    event.preventDefault();
+    showProfile(detail, entity_type.value, entity_id.value.trim(), "");
+  });
+  panel.replaceChildren(h("h2", {}, "Profiles"), search, open, results, detail);
+}
+
+async function showProfile(detail, entity_type, entity_id, scope) {
+  detail.replaceChildren(loading());
+  const key = { entity_type, entity_id, scope };
+  const data = await guarded(detail, () => Promise.all([
+    call("dream", "GetProfile", key), call("dream", "ListProfileRevisions", key)]));
+  if (!data) return;
+  const [{ profile }, { revisions = [] }] = data;
+  const slot = h("div");
+  detail.append(h("div", { class: "card profile", "data-entity-id": profile.entity_id },
+    h("div", { class: "row" }, h("strong", {}, profile.name || profile.entity_id),
+      badge(`revision ${profile.revision || 0}`, "ok"), h("span", { class: "muted" }, profile.reason || "")),
+    fields([["Tags", list(profile.tags)], ["Scope", profile.scope || ""], ["Updated", when(profile.updated_at)],
+      ["From event", profile.source_event_id || ""]]),
+    pre(profile.markdown, { class: "profile-markdown" }),
+    h("h3", {}, "Earlier revisions"), slot,
+    revisions.length ? revisions.map((item) => h("div", { class: "card revision", "data-revision": item.profile.revision },
+      h("div", { class: "row" }, h("strong", {}, `Revision ${item.profile.revision}`),
+        h("span", { class: "muted" }, `replaced ${when(item.replaced_at)}`),
+        button(`Restore revision ${item.profile.revision}`, async () => {
+          const restored = await guarded(slot, () => call("dream", "RestoreProfileRevision",
+            { ...key, scope: scope || profile.scope, revision: item.profile.revision }));
+          if (restored) showProfile(detail, entity_type, entity_id, scope);
+        }, { class: "restore" })),
+      pre(item.profile.summary)))
+      : empty("No earlier revisions.")));
+}
+
+// ---- Memory documents ----------------------------------------------------------------------
+
+function showDocuments(panel) {
+  const agent = h("input", { id: "documents-agent", placeholder: "agent id (default: the token's)", size: 26 });
+  const results = h("div");
+  const form = h("form", { class: "row" }, agent, h("button", { type: "submit" }, "Show documents"));
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const documents = await guarded(results, () => callAll("dream", "ListMemoryDocuments",
+      { agent_id: agent.value.trim(), include_content: true, page_size: 100 }, "documents"));
+    if (!documents) return;
+    results.append(h("div", {}, documents.length ? documents.map((document) => h("div", { class: "card document" },
+      h("div", { class: "row" }, h("strong", {}, document.path), badge(`revision ${document.revision || 0}`, "ok"),
+        h("span", { class: "muted" }, `${num(document.size)} characters · run ${document.run_id || "?"} · ${when(document.updated_at)}`)),
+      pre(document.content))) : empty("No memory documents for this agent.")));
+  });
+  panel.replaceChildren(h("h2", {}, "Memory documents"), form, results);
+}

@@ -1,0 +1,258 @@
+// Knowledge: search and browse; one record with its eval history (helpful / harmful
+// cases over time), the versions evolve and slim replaced, and its linked resources
+// (secure bodies only on an explicit reveal, which the server authorizes).
+
+import { call } from "../api.js";
+import {
+  badge, button, empty, fields, guarded, h, link, list, loading, pre, section, table, tags, when,
+} from "../dom.js";
+
+const TYPES = ["user_profile", "strategy", "tool", "usecase", "definition", "plan"];
+
+export async function render(view, args) {
+  if (args.length) await renderRecord(view, args[0]);
+  else await renderBrowser(view);
+}
+
+// ---- Search and list -----------------------------------------------------------------
+
+async function renderBrowser(view) {
+  const query = h("input", { id: "knowledge-query", type: "search", placeholder: "search knowledge", size: 40 });
+  const type = h("select", { id: "knowledge-type" }, h("option", { value: "" }, "any type"),
+    TYPES.map((name) => h("option", { value: name }, name)));
+  const min_score = h("select", { id: "knowledge-min-score", title: "search: leave out records scored below" },
+    [1, 2, 3, 4, 5].map((n) => h("option", { value: n }, `min score ${n}`)));
+  const order = h("select", { id: "knowledge-order" },
+    h("option", { value: "KNOWLEDGE_ORDER_UNSPECIFIED" }, "recently updated"),
+    h("option", { value: "KNOWLEDGE_ORDER_CONFIDENCE" }, "confidence"));
+  const results = h("div", { id: "knowledge-results" });
+  const form = h("form", { class: "row" }, query, h("button", { type: "submit", class: "primary" }, "Search"),
+    type, min_score, order, button("List all", () => { query.value = ""; browse(); }));
+  const types = () => (type.value ? [type.value] : []);
+  const browse = () => (query.value.trim()
+    ? search(results, { query: query.value.trim(), top_k: 50, min_score: Number(min_score.value), types: types() })
+    : listPages(results, { page_size: 25, types: types(), order_by: order.value }));
+  form.addEventListener("submit", (event) => { event.preventDefault(); browse(); });
+  for (const control of [type, order]) control.addEventListener("change", browse);
+  view.append(h("h1", {}, "Knowledge"), form, results);
+  await browse();
+}
+
+function recordRow(record, extra = []) {
+  const evaluation = record.eval || {};
+  return h("tr", { class: "knowledge-row", "data-knowledge-id": record.id },
+    h("td", {}, link(`#/knowledge/${encodeURIComponent(record.id)}`, record.task || record.id),
+      h("div", { class: "muted" }, record.id)),
+    h("td", {}, list(record.types)),
+    h("td", {}, evaluation.score ?? 0),
+    h("td", {}, `${evaluation.helpful ?? 0} / ${evaluation.harmful ?? 0}`),
+    h("td", {}, (evaluation.confidence ?? 0).toFixed(2)),
+    extra.map((cell) => h("td", {}, cell)),
+    h("td", {}, when(record.updated_at)));
+}
+
+const RECORD_HEADERS = ["Task", "Types", "Score", "Helpful / harmful", "Confidence"];
+
+async function search(results, body) {
+  results.replaceChildren(loading());
+  const response = await guarded(results, () => call("knowledge", "SearchKnowledge", body));
+  if (!response) return;
+  const hits = response.hits || [];
+  results.append(h("p", { class: "muted" }, `${hits.length} hit(s)${response.routed ? ", routed by the LLM" : ""}`),
+    hits.length ? table([...RECORD_HEADERS, "Quality", "Relevance", "Updated"],
+      hits.map((hit) => recordRow(hit.knowledge, [(hit.quality_score ?? 0).toFixed(2), (hit.relevance ?? 0).toFixed(3)])))
+      : empty("Nothing matches."));
+}
+
+async function listPages(results, body) {
+  results.replaceChildren(loading());
+  const rows = h("tbody");
+  const more = button("More", () => next());
+  let page_token = "";
+  const next = async () => {
+    more.disabled = true;
+    const slot = h("div");
+    results.append(slot);
+    const response = await guarded(slot, () => call("knowledge", "ListKnowledge", { ...body, page_token }));
+    if (!response) return;
+    rows.append(...(response.knowledge || []).map((record) => recordRow(record)));
+    page_token = response.next_page_token || "";
+    more.disabled = !page_token;
+    more.hidden = !page_token;
+  };
+  results.replaceChildren(h("table", {},
+    h("thead", {}, h("tr", {}, [...RECORD_HEADERS, "Updated"].map((title) => h("th", {}, title)))), rows), more);
+  await next();
+  if (!rows.children.length) results.prepend(empty("No knowledge visible to this token."));
+}
+
+// ---- One record ----------------------------------------------------------------------
+
+async function renderRecord(view, id) {
+  view.append(h("p", {}, link("#/knowledge", "← all knowledge")));
+  const slot = h("div");
+  view.append(slot);
+  const response = await guarded(slot, () => call("knowledge", "GetKnowledge", { id }));
+  if (!response) return;
+  const record = response.knowledge;
+  const evaluation = record.eval || {};
+  const source = record.source || {};
+  view.append(
+    h("h1", { class: "record-task" }, record.task),
+    section("Record",
+      pre(record.content, { class: "record-content" }),
+      fields([
+        ["Id", record.id],
+        ["Types", list(record.types)],
+        ["Tags", tags(record.tags)],
+        ["Scopes", list(record.scopes)],
+        ["Owner", record.owner],
+        ["Source", [source.category, source.name, source.agent_id && `agent ${source.agent_id}`,
+          source.submitted_by && `by ${source.submitted_by}`].filter(Boolean).join(" · ")],
+        ["URLs", list(source.urls)],
+        ["Message", record.message_id || ""],
+        ["Created", when(record.created_at)],
+        ["Updated", when(record.updated_at)],
+      ])),
+    evalSection(evaluation),
+    await versionsSection(record),
+    resourcesSection(record.resource_ids || []));
+}
+
+function evalSection(evaluation) {
+  const cases = [
+    ...(evaluation.helpful_history || []).map((item) => ({ ...item, kind: "helpful" })),
+    ...(evaluation.harmful_history || []).map((item) => ({ ...item, kind: "harmful" })),
+  ].sort((a, b) => String(a.timestamp || "").localeCompare(String(b.timestamp || "")));
+  return h("section", { class: "panel", id: "eval-history" },
+    h("h2", {}, "Eval history"),
+    fields([
+      ["Score", evaluation.score ?? 0],
+      ["Helpful", evaluation.helpful ?? 0],
+      ["Harmful", evaluation.harmful ?? 0],
+      ["Confidence", (evaluation.confidence ?? 0).toFixed(3)],
+    ]),
+    cases.length ? [casesChart(cases), table(["When", "Case", "Task", "Outcome", "Reason", "Trace"],
+      cases.map((item) => h("tr", { class: `case case-${item.kind}` },
+        h("td", {}, when(item.timestamp)), h("td", {}, badge(item.kind)),
+        h("td", {}, item.task || ""), h("td", {}, item.outcome || ""), h("td", {}, item.reason || ""),
+        h("td", {}, item.trace_id
+          ? [link(`#/trace/${encodeURIComponent(item.trace_id)}`, item.trace_id),
+            item.query_sequence ? ` (query ${item.query_sequence})` : ""]
+          : "")))),
+    h("p", { class: "muted" }, "The counters count every case; the record keeps the most recent 100 of each kind.")]
+      : h("p", { class: "muted" }, "No helpful or harmful cases recorded yet."));
+}
+
+// Cumulative helpful and harmful cases over time, as two step lines.
+function casesChart(cases) {
+  const SVG = "http://www.w3.org/2000/svg";
+  const width = 600, height = 150, pad = 24;
+  const times = cases.map((item, index) => Date.parse(item.timestamp) || index);
+  const [t0, t1] = [Math.min(...times), Math.max(...times)];
+  const x = (t) => pad + (t1 === t0 ? (width - 2 * pad) / 2 : ((t - t0) / (t1 - t0)) * (width - 2 * pad));
+  const counts = { helpful: 0, harmful: 0 };
+  const points = { helpful: [[pad, height - pad]], harmful: [[pad, height - pad]] };
+  const peak = Math.max(1, ...["helpful", "harmful"].map((kind) => cases.filter((c) => c.kind === kind).length));
+  const y = (n) => height - pad - (n / peak) * (height - 2 * pad);
+  cases.forEach((item, index) => {
+    const px = x(times[index]);
+    const previous = points[item.kind][points[item.kind].length - 1];
+    counts[item.kind] += 1;
+    points[item.kind].push([px, previous[1]], [px, y(counts[item.kind])]);
+  });
+  const svg = document.createElementNS(SVG, "svg");
+  svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
+  svg.setAttribute("class", "chart");
+  svg.setAttribute("role", "img");
+  svg.setAttribute("aria-label", `cumulative cases: ${counts.helpful} helpful, ${counts.harmful} harmful`);
+  const add = (tag, attrs, text) => {
+    const node = document.createElementNS(SVG, tag);
+    for (const [name, value] of Object.entries(attrs)) node.setAttribute(name, value);
+    if (text) node.textContent = text;
+    svg.append(node);
+  };
+  add("line", { x1: pad, y1: height - pad, x2: width - pad, y2: height - pad, stroke: "#b9c1ce" });
+  for (const [kind, color] of [["helpful", "#1f7a3d"], ["harmful", "#b3261e"]]) {
+    const line = points[kind];
+    line.push([width - pad, line[line.length - 1][1]]);
+    add("polyline", { points: line.map((p) => p.join(",")).join(" "), fill: "none", stroke: color, "stroke-width": 2 });
+  }
+  add("text", { x: pad, y: 14, "font-size": 12, fill: "#1f7a3d" }, `helpful ${counts.helpful}`);
+  add("text", { x: pad + 90, y: 14, "font-size": 12, fill: "#b3261e" }, `harmful ${counts.harmful}`);
+  return svg;
+}
+
+async function versionsSection(record) {
+  const panel = h("section", { class: "panel", id: "versions" }, h("h2", {}, "Versions"));
+  const slot = h("div");
+  panel.append(slot);
+  const response = await guarded(slot, () => call("knowledge", "ListKnowledgeVersions", { id: record.id }));
+  if (response) {
+    const versions = response.versions || [];
+    panel.append(h("div", { class: "version-list" }, versions.length
+      ? versions.map((version, index) => h("div", { class: "card version" },
+        h("div", { class: "row" }, h("strong", {}, `Previous version ${versions.length - index}`),
+          badge(version.reason || "replaced"), h("span", { class: "muted" }, `replaced ${when(version.replaced_at)}`)),
+        version.feedback ? h("p", {}, "Feedback: ", version.feedback) : null,
+        pre(version.content)))
+      : h("p", { class: "muted" }, "No earlier versions: evolve and slim keep the content they replace here.")));
+  }
+  panel.append(evolveForm(record));
+  return panel;
+}
+
+function evolveForm(record) {
+  const feedback = h("input", { name: "feedback", size: 60, placeholder: "what to change (the LLM rewrites the content)" });
+  const slot = h("div");
+  const form = h("form", { class: "row" }, feedback, h("button", { type: "submit" }, "Evolve"), slot);
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const done = await guarded(slot, () => call("knowledge", "UpdateKnowledge", { id: record.id, evolve_feedback: feedback.value }));
+    if (done) window.dispatchEvent(new HashChangeEvent("hashchange"));
+  });
+  return form;
+}
+
+function resourcesSection(ids) {
+  return h("section", { class: "panel", id: "resources" }, h("h2", {}, "Linked resources"),
+    ids.length ? ids.map(resourceCard) : h("p", { class: "muted" }, "No linked resources."));
+}
+
+function resourceCard(id) {
+  const card = h("div", { class: "card resource", "data-resource-id": id }, loading(`Loading ${id}…`));
+  guarded(card, () => call("resource", "GetResource", { id })).then((response) => {
+    if (response) fillResource(card, response.resource);
+  });
+  return card;
+}
+
+function fillResource(card, resource) {
+  const secret = h("div", { class: "secure" });
+  if (resource.has_secure_body) {
+    secret.append(h("span", { class: "muted secure-hidden" }, "Secure body hidden. "),
+      button("Reveal secure body", () => reveal(secret, resource.id, resource.version), { class: "reveal" }));
+  }
+  card.replaceChildren(
+    h("div", { class: "row" }, h("strong", {}, resource.title), h("span", { class: "muted" }, resource.id),
+      badge((resource.content_type || "").replace("RESOURCE_CONTENT_TYPE_", "").toLowerCase() || "text"),
+      resource.expired ? badge("expired", "failed") : null, resource.deleted ? badge("deleted", "failed") : null),
+    pre(resource.body, { class: "resource-body" }),
+    fields([
+      ["Version", resource.version || "1"],
+      ["Owner", resource.owner],
+      ["Scopes", list(resource.scopes)],
+      ["Expires", resource.expires_at ? when(resource.expires_at) : "never"],
+      ["Secure body", resource.has_secure_body ? "yes" : "none"],
+    ]),
+    secret);
+}
+
+// Asks for the secure body with include_secure; the server decides (and audits the read).
+async function reveal(slot, id, version) {
+  const response = await guarded(slot, () => call("resource", "GetResource", { id, include_secure: true, version }));
+  if (!response) return;
+  slot.replaceChildren(h("h3", {}, "Secure body"), pre(response.resource.secure_body || "", { class: "secret secure-body" }),
+    button("Hide", () => { slot.replaceChildren(h("span", { class: "muted secure-hidden" }, "Secure body hidden. "),
+      button("Reveal secure body", () => reveal(slot, id, version), { class: "reveal" })); }));
+}

@@ -1,0 +1,117 @@
+"""The data the console tests look at, saved through the SDK into a real hub: knowledge
+with helpful and harmful cases and an evolved version, a resource with a secret, a trace
+with events and pending extractions, a dream run, a schedule, a profile with revisions and
+a failed historian job."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from knowhub import KnowHub
+
+from services.knowledge import prompts as knowledge_prompts
+from tests.dream.dreaming import DreamLLM, message, wait_run
+from tests.dream.support import (
+    REWRITE,
+    Queue,
+    private_context,
+    profile_update,
+    prompt_of,
+    rewrite,
+    tool_of,
+    wait_until,
+)
+from tests.support.openai_stub import ToolCalls
+
+SECRET = "hunter2-console-secret"
+TRACE = "trace-console-1"
+EVOLVED = "Open the staging console with the shared login; rotate it after use."
+ORIGINAL = "Open the staging console with the shared login."
+
+
+class ConsoleLLM:
+    """The scripted LLM for every service: knowledge evolve, the historian's rewrites and
+    profile merges (queued answers), and dream reflections and plans."""
+
+    def __init__(self) -> None:
+        self.dream = DreamLLM()
+        self.merges: list[ToolCalls] = []
+
+    def __call__(self, request: dict[str, Any]) -> Any:
+        if request["messages"][0]["content"] == knowledge_prompts.EVOLVE_SYSTEM:
+            return json.dumps({"content": EVOLVED})
+        if request.get("tools"):
+            if tool_of(request) == REWRITE:
+                observation = prompt_of(request).split("Observation to rewrite:\n", 1)[1]
+                return rewrite(observation.split("\n\n", 1)[0])
+            return self.merges.pop(0) if self.merges else ToolCalls([])
+        return self.dream(request)
+
+
+@dataclass
+class Seeded:
+    knowledge_id: str
+    resource_id: str
+    trace_id: str
+    extraction_ids: list[str]
+    run_id: str
+    schedule_id: str
+    failed_job_count: int
+
+
+def seed(alice: KnowHub, llm: ConsoleLLM, queue: Queue) -> Seeded:
+    resource = alice.resources.save("creds/console/staging", "Staging console login",
+                                    "user: deploy-bot on https://staging.example",
+                                    secure_body=SECRET, content_type="credential")
+    record = alice.knowledge.save("log in to the staging console", ORIGINAL, ["tool"],
+                                  resource_ids=[resource.id], score=4)
+    for outcome, helpful in (("logged in first try", True), ("login expired", False),
+                             ("logged in again", True)):
+        case = {"task": "deploy to staging", "outcome": outcome, "reason": f"because {outcome}",
+                "trace_id": TRACE}
+        alice.knowledge.update(record.id, **{
+            "add_helpful_case" if helpful else "add_harmful_case": case})
+    alice.knowledge.update(record.id, evolve_feedback="say to rotate the login")
+
+    trace_events(alice, record.id)
+    extraction_ids = [alice.cognition.save_pending(
+        TRACE, task, content, ["strategy"], sequence=4, goal_id="g1").extraction.extraction_id
+        for task, content in (
+            ("deploy on fridays", "Deploy before noon on Fridays; nobody watches later."),
+            ("name release branches", "Name release branches release/YYYY-MM-DD."),
+            ("retry flaky tests", "Retry a flaky test five times before reporting it."))]
+
+    for summary in ("Likes tea.", "Likes green tea, no sugar."):
+        llm.merges.append(ToolCalls([profile_update("user", "10001", summary, name="Null")]))
+        alice.memory.remember("", ["User 10001 talked about tea"], context=private_context())
+        queue.wait_drained()
+    queue.client.xadd(queue.jobs, {"garbage": "not a job"})
+    wait_until(lambda: queue.failed_count() == 1, what="the failed job")
+
+    run = alice.dream.run(agent_id="alice_bot", trace_ids=[TRACE])
+    wait_run(alice, run.run_id)
+    schedule = alice.dream.schedule(every_minutes=600, agent_id="alice_bot")
+    return Seeded(record.id, resource.id, TRACE, extraction_ids, run.run_id,
+                  schedule.schedule_id, queue.failed_count())
+
+
+def trace_events(alice: KnowHub, knowledge_id: str) -> None:
+    alice.cognition.append_events(TRACE, [
+        message(1, "Deploy the console build to staging"),
+        {"type": "plan_evolution", "plan_version": 1, "diff_summary": "build, then deploy"},
+        {"type": "memory_read", "memory_type": "long_term", "key_or_scope": "deploy:staging",
+         "summary": "read the staging deploy notes", "step_index": 2},
+        {"type": "query", "sequence": 2, "goal_id": "g1", "query": "how to log in to staging",
+         "response": "use the shared login", "source_ids": [knowledge_id]},
+        message(3, "logged in with the shared login", role="tool"),
+        {"type": "memory_write", "memory_type": "working", "key_or_scope": "deploy:status",
+         "summary": "staging login worked", "step_index": 3},
+        {"type": "plan_evolution", "plan_version": 2, "diff_summary": "skip the build, reuse"},
+        message(4, "Deployed.", role="assistant"),
+    ], task="deploy the console build")
+    alice.cognition.submit_evaluation(TRACE, evaluations=[{
+        "query_sequence": 2, "assessments": [
+            {"knowledge_id": knowledge_id, "status": "helpful", "reason": "the login worked"}]}],
+        trigger="task_completion")

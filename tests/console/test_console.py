@@ -1,0 +1,196 @@
+"""The web console in headless Chromium against a real hub behind the gateway: every page
+loads without console errors and shows the seeded data, the review flow commits
+knowledge, and secure bodies stay hidden until revealed (and the server allows it)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from knowhub import KnowHub
+
+from tests.console.console import Console
+from tests.console.seed import EVOLVED, ORIGINAL, SECRET, Seeded
+from tests.dream.support import Queue, wait_until
+from tests.support.harness import Harness
+
+
+@pytest.fixture
+def console(browser: object, gateway: str, seeded: Seeded, artifacts: Path) -> Iterator[Console]:
+    yield Console(browser, gateway, artifacts)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def alice(hub: tuple[Harness, Queue]) -> KnowHub:
+    return hub[0].client("alice")
+
+
+def test_the_review_queue_approves_edits_discards_and_commits(
+        console: Console, seeded: Seeded, alice: KnowHub) -> None:
+    console.open("/review", "token-alice")
+    friday, branches, flaky = seeded.extraction_ids
+    card = console.wait(f'.extraction[data-extraction-id="{friday}"]', "deploy on fridays")
+    console.wait(f'.extraction[data-extraction-id="{flaky}"]', "retry flaky tests")
+    console.screenshot("review-queue")
+    assert console.errors() == []
+
+    console.click("button.approve", within=card)
+    console.wait(f'.extraction[data-extraction-id="{friday}"][data-state="approved"]')
+    edited = console.wait(f'.extraction[data-extraction-id="{branches}"]')
+    console.click("button.edit", within=edited)
+    task = console.wait('form.edit input[name="task"]', within=edited)
+    task.clear()
+    task.send_keys("name release branches by date")
+    console.click('form.edit button[type="submit"]', within=edited)
+    console.wait(f'.extraction[data-extraction-id="{branches}"][data-state="edited"]',
+                 "name release branches by date")
+    console.click("button.discard", within=console.wait(
+        f'.extraction[data-extraction-id="{flaky}"]'))
+    console.wait(f'.extraction[data-extraction-id="{flaky}"][data-state="discarded"]')
+
+    console.click(f'button.commit[data-trace-id="{seeded.trace_id}"]')
+    report = console.wait("#commit-report", "2 committed, 0 failed")
+    committed = {row.find_elements("css selector", "td")[0].text:
+                 row.find_elements("css selector", "td")[1].text
+                 for row in report.find_elements("css selector", "tr.committed")}
+    console.screenshot("review-commit-report")
+    assert set(committed) == {friday, branches}
+    assert "name release branches by date" in report.text  # the edited task
+    assert console.errors() == []
+
+    assert alice.knowledge.get(committed[friday]).content == (
+        "Deploy before noon on Fridays; nobody watches later.")
+    assert alice.knowledge.get(committed[branches]).task == "name release branches by date"
+    states = {e.extraction_id: (e.state, e.knowledge_id)
+              for e in alice.cognition.list_extractions(seeded.trace_id, limit=100)}
+    assert states[friday] == ("committed", committed[friday])
+    assert states[branches] == ("committed", committed[branches])
+    assert states[flaky] == ("discarded", "")
+
+    console.click("a", committed[friday], within=report)  # the report links the record
+    console.wait(".record-task", "deploy on fridays")
+
+
+def test_the_knowledge_page_lists_and_searches(console: Console, seeded: Seeded) -> None:
+    console.open("/knowledge", "token-alice")
+    row = console.wait(f'.knowledge-row[data-knowledge-id="{seeded.knowledge_id}"]',
+                       "log in to the staging console")
+    assert "4 / 1" in row.text  # helpful: the first + 2 cases + 1 evaluation; harmful: 1
+    console.screenshot("knowledge-list")
+    query = console.wait("#knowledge-query")
+    query.send_keys("staging console login")
+    console.click('button[type="submit"]', "Search")
+    console.wait("#knowledge-results p", "hit(s)")
+    hits = console.find_all("#knowledge-results .knowledge-row")
+    assert hits and hits[0].get_attribute("data-knowledge-id") == seeded.knowledge_id
+    console.screenshot("knowledge-search")
+    assert console.errors() == []
+
+
+def test_a_record_shows_its_eval_history_versions_and_resources(
+        console: Console, seeded: Seeded) -> None:
+    console.open(f"/knowledge/{seeded.knowledge_id}", "token-alice")
+    console.wait(".record-content", EVOLVED)
+    history = console.wait("#eval-history", "Eval history")
+    cases = console.find_all("#eval-history tr.case")
+    assert [c.get_attribute("class").split()[-1] for c in cases] == [
+        "case-helpful", "case-harmful", "case-helpful", "case-helpful"]
+    assert "the login worked" in cases[-1].text and seeded.trace_id in cases[-1].text
+    assert console.find_all("#eval-history svg.chart")
+    assert "Helpful\n4" in history.text and "Harmful\n1" in history.text
+    version = console.wait("#versions .version", ORIGINAL)
+    assert "say to rotate the login" in version.text and "evolve" in version.text
+
+    resource = console.wait(f'.resource[data-resource-id="{seeded.resource_id}"]',
+                            "Staging console login")
+    assert "deploy-bot" in resource.text
+    console.wait(".secure-hidden", "Secure body hidden", within=resource)
+    assert SECRET not in console.page_source()
+    console.screenshot("knowledge-record")
+    assert console.errors() == []
+
+    console.click("button.reveal", within=resource)
+    assert console.wait(".secure-body", SECRET, within=resource)
+    console.screenshot("knowledge-record-revealed")
+    console.click("button", "Hide", within=resource)
+    console.wait(".secure-hidden", within=resource)
+    assert SECRET not in console.page_source()
+    assert console.errors() == []
+
+
+def test_reveal_shows_the_servers_refusal_to_a_viewer_it_does_not_allow(
+        console: Console, seeded: Seeded) -> None:
+    console.open(f"/knowledge/{seeded.knowledge_id}", "token-carol")  # same org, not owner
+    resource = console.wait(f'.resource[data-resource-id="{seeded.resource_id}"]',
+                            "Staging console login")
+    console.click("button.reveal", within=resource)
+    console.wait(".error", "PERMISSION_DENIED", within=resource)
+    assert SECRET not in console.page_source()
+
+
+def test_the_trace_page_shows_seed_004s_tabs(console: Console, seeded: Seeded) -> None:
+    console.open("/trace", "token-alice")
+    console.click(f'.trace-row[data-trace-id="{seeded.trace_id}"] a')
+    console.wait("h1 .trace-id", seeded.trace_id)
+    expected = {
+        "timeline": ("Step 2", "how to log in to staging"),
+        "tree": ("query: “how to log in to staging”", "helpful"),
+        "plan": ("v2", "skip the build, reuse"),
+        "tools": (seeded.knowledge_id, "logged in with the shared login"),
+        "memory": ("long_term", "staging login worked"),
+        "events": ("extraction_pending", "Deploy the console build to staging"),
+    }
+    for tab, texts in expected.items():
+        console.click(f'.tabs a[data-tab="{tab}"]')
+        body = console.wait(f'.tab[data-tab="{tab}"]')
+        for text in texts:
+            console.wait(f'.tab[data-tab="{tab}"]', text)
+        console.screenshot(f"trace-{tab}")
+        assert body.is_displayed()
+    assert console.errors() == []
+
+
+def test_the_dream_page_shows_runs_schedules_failed_jobs_and_profiles(
+        console: Console, seeded: Seeded, hub: tuple[Harness, Queue]) -> None:
+    console.open("/dream", "token-admin")
+    console.wait(f'.schedule-row[data-schedule-id="{seeded.schedule_id}"]', "every 600 min")
+    job = console.wait(".failed-job", "not a historian job")
+    run_lookup = console.wait('#runs input[name="run"]')
+    run_lookup.send_keys(seeded.run_id)
+    console.click("#runs button", "Show")
+    run = console.wait(f'.run-row[data-run-id="{seeded.run_id}"]', "done")
+    assert "traces reflected: 1" in run.text and "documents created: 1" in run.text
+
+    console.wait('#runs input[name="agent"]').send_keys("alice_bot")
+    console.click("#runs button", "Run dream")  # alice_bot's traces, as admin
+    wait_until(lambda: len(console.find_all(".run-row")) == 2, what="the new run row")
+
+    console.wait("#profile-query").send_keys("tea")
+    console.click("#profiles button", "Search")
+    console.click(".profile-hit button", "Open")
+    profile = console.wait(".profile", "revision 2")
+    assert "Likes green tea, no sugar." in profile.text
+    console.wait('.revision[data-revision="1"]', "Likes tea.")
+    console.screenshot("dream")
+    assert console.errors() == []
+
+    console.click("button.retry", within=job)
+    console.wait(".failed-job", "requeued")
+    console.click("button.restore", "Restore revision 1")
+    console.wait(".profile", "revision 3")
+    restored = hub[0].client("admin").memory.get_profile("user", "10001")
+    assert (restored.revision, restored.summary) == (3, "Likes tea.")
+    assert console.errors() == []
+
+
+def test_a_bad_token_is_shown_as_a_readable_error(console: Console) -> None:
+    console.open("/knowledge", None)
+    form_token = console.wait("#token-input")
+    form_token.send_keys("not-a-token")
+    console.click("#token-form button")
+    console.wait("#main .error", "UNAUTHENTICATED")
+    console.screenshot("error-bad-token")
+    stored = console.driver.execute_script(
+        "return localStorage.getItem('knowhub.console.token')")
+    assert stored == "not-a-token"
