@@ -28,15 +28,21 @@ def percentiles(samples_ms: list[float]) -> dict[str, float]:
     return {"p50": at(0.50), "p95": at(0.95), "p99": at(0.99)}
 
 
-def timed_ms(call: Callable[[], object], repeat: int, warmup: int = 50) -> list[float]:
-    for _ in range(warmup):
-        call()
+def timed_calls(call: Callable[[int], object], count: int, warmup: int) -> list[float]:
+    """Milliseconds of `call(n)` for n in 0..count-1, after `warmup` calls numbered -1, -2,
+    ... (so a call can tell warm-up from measured runs)."""
+    for n in range(warmup):
+        call(-1 - n)
     samples = []
-    for _ in range(repeat):
+    for n in range(count):
         started = time.perf_counter()
-        call()
+        call(n)
         samples.append((time.perf_counter() - started) * 1000)
     return samples
+
+
+def timed_ms(call: Callable[[], object], repeat: int, warmup: int = 50) -> list[float]:
+    return timed_calls(lambda _n: call(), repeat, warmup)
 
 
 def write_tokens(directory: Path) -> Path:

@@ -14,31 +14,19 @@ import argparse
 import http.client
 import json
 import tempfile
-import time
 import urllib.parse
-from collections.abc import Callable
 from pathlib import Path
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from knowhub.v1 import knowledge_pb2, knowledge_pb2_grpc
 
-from bench.common import BENCH_TOKEN, TextGenerator, percentiles, server_process
+from bench.common import BENCH_TOKEN, TextGenerator, percentiles, server_process, timed_calls
 
 METADATA = (("authorization", f"Bearer {BENCH_TOKEN}"),)
 HEADERS = {"Authorization": f"Bearer {BENCH_TOKEN}", "Content-Type": "application/json"}
 TOP_K = 5
 
-
-def _timed(call: Callable[[int], object], count: int, warmup: int) -> list[float]:
-    for n in range(warmup):
-        call(n)
-    samples = []
-    for n in range(count):
-        started = time.perf_counter()
-        call(n)
-        samples.append((time.perf_counter() - started) * 1000)
-    return samples
 
 
 class Http:
@@ -105,16 +93,16 @@ def run(records: int, searches: int) -> None:
         def bare_http(_n: int) -> object:  # answered by the gateway alone
             return gateway.call("GET", "/api/nothing", expect=404)
 
-        grpc_row = percentiles(_timed(grpc_search, searches, warmup))
+        grpc_row = percentiles(timed_calls(grpc_search, searches, warmup))
         rows = [("SearchKnowledge through gRPC", grpc_row),
                 ("GET /api/knowledge/search", percentiles(
-                    _timed(seed_search, searches, warmup))),
+                    timed_calls(seed_search, searches, warmup))),
                 ("POST /api/v1/knowledge/SearchKnowledge", percentiles(
-                    _timed(generic_search, searches, warmup)))]
+                    timed_calls(generic_search, searches, warmup)))]
         bare = [("bare gRPC round trip (health check)", percentiles(
-                    _timed(bare_grpc, searches, warmup))),
+                    timed_calls(bare_grpc, searches, warmup))),
                 ("bare HTTP round trip (a 404 of the gateway)", percentiles(
-                    _timed(bare_http, searches, warmup)))]
+                    timed_calls(bare_http, searches, warmup)))]
         channel.close()
     print(f"\nREST gateway: knowledge search (BM25, top_k {TOP_K}) over {records} records, "
           f"{searches} calls each")

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -20,21 +19,11 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from knowhub.v1 import resource_pb2, resource_pb2_grpc
 
-from bench.common import BENCH_TOKEN, TextGenerator, percentiles, server_process
+from bench.common import BENCH_TOKEN, TextGenerator, percentiles, server_process, timed_calls
 
 METADATA = (("authorization", f"Bearer {BENCH_TOKEN}"),)
 SECRET = "user: bench@example.com\npassword: correct-horse-battery-staple-0000"
 
-
-def _timed(call: Callable[[int], object], count: int, warmup: int) -> list[float]:
-    for n in range(warmup):
-        call(-1 - n)
-    samples = []
-    for n in range(count):
-        started = time.perf_counter()
-        call(n)
-        samples.append((time.perf_counter() - started) * 1000)
-    return samples
 
 
 def run(count: int) -> None:
@@ -67,16 +56,16 @@ def run(count: int) -> None:
                 secure_body=f"{SECRET}-{n}"), metadata=METADATA)
 
         rows.append(("SaveResource, new, no secure_body", percentiles(
-            _timed(save("public", ""), count, warmup))))
+            timed_calls(save("public", ""), count, warmup))))
         rows.append(("SaveResource, new, with secure_body", percentiles(
-            _timed(save("secret", SECRET), count, warmup))))
+            timed_calls(save("secret", SECRET), count, warmup))))
         rows.append(("SaveResource, new version (secure)", percentiles(
-            _timed(new_version, count, warmup))))
+            timed_calls(new_version, count, warmup))))
         rows.append(("GetResource, without secure_body", percentiles(
-            _timed(get("secret", False), count * 2, warmup))))
+            timed_calls(get("secret", False), count * 2, warmup))))
         rows.append(("GetResource, include_secure", percentiles(
-            _timed(get("secret", True), count * 2, warmup))))
-        bare = percentiles(_timed(
+            timed_calls(get("secret", True), count * 2, warmup))))
+        bare = percentiles(timed_calls(
             lambda _n: health.Check(health_pb2.HealthCheckRequest()), count, warmup))
         channel.close()
     _report(rows, bare["p50"], count)
