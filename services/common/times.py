@@ -20,8 +20,10 @@ def now() -> float:
 
 
 def to_timestamp(seconds: float) -> Timestamp:
-    whole, nanos = divmod(round(seconds * 1e9), 1_000_000_000)
-    return Timestamp(seconds=whole, nanos=nanos)
+    """To the microsecond: a float near 1.7e9 s resolves about 0.24 µs, so finer digits
+    are noise, and whole microseconds survive a client's datetime and come back equal."""
+    whole, micros = divmod(round(seconds * 1e6), 1_000_000)
+    return Timestamp(seconds=whole, nanos=micros * 1000)
 
 
 def from_timestamp(stamp: Timestamp, field: str) -> float | None:
@@ -30,7 +32,9 @@ def from_timestamp(stamp: Timestamp, field: str) -> float | None:
         return None
     if not 0 <= stamp.seconds <= _MAX_SECONDS or not 0 <= stamp.nanos < 1_000_000_000:
         raise InvalidArgument(field, "is not a valid time (1970-01-01 to 9999-12-31)")
-    return stamp.seconds + stamp.nanos / 1e9
+    # Parsed from decimal digits, so a time KnowHub gave out maps back to the very float
+    # it stored (`seconds + nanos / 1e9` can land one unit of precision away).
+    return float(f"{stamp.seconds}.{stamp.nanos:09d}")
 
 
 def iso(seconds: float) -> str:

@@ -1,0 +1,24 @@
+"""Times on the wire: what KnowHub gives out comes back from a client equal."""
+
+from __future__ import annotations
+
+import random
+
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from services.common.times import from_timestamp, now, to_timestamp
+
+
+def test_a_time_given_out_and_sent_back_through_a_datetime_is_the_same_float() -> None:
+    rng = random.Random(7)
+    times = [now(), *(round(rng.uniform(0, 4e9), 6) for _ in range(20_000))]
+    for seconds in times:
+        through_client = Timestamp()
+        through_client.FromDatetime(to_timestamp(seconds).ToDatetime())  # as the SDK does
+        assert from_timestamp(through_client, "updated_since") == seconds
+
+
+def test_a_timestamp_keeps_whole_microseconds() -> None:
+    assert to_timestamp(1_700_000_000.123457) == Timestamp(seconds=1_700_000_000,
+                                                           nanos=123_457_000)
+    assert from_timestamp(Timestamp(seconds=5, nanos=7), "t") == 5.000000007
