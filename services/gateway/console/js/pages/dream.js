@@ -50,7 +50,8 @@ async function showRuns(panel) {
   const filters = h("form", { class: "row" }, h("strong", {}, "Show:"), status, agentFilter,
     h("button", { type: "submit" }, "Refresh"));
   const runList = h("div", { id: "run-list" });
-  const reload = () => listRuns(runList, { status: status.value, agent_id: agentFilter.value.trim() });
+  // The gateway takes enums by name, and no empty name: "every status" leaves status out.
+  const reload = () => listRuns(runList, { agent_id: agentFilter.value.trim(), ...(status.value ? { status: status.value } : {}) });
 
   start.addEventListener("submit", async (event) => {
     event.preventDefault();
