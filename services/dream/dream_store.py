@@ -3,6 +3,9 @@
 
   runs               stream   one entry per run to execute (consumer group "dreamers")
   run:R              hash     the run: definition, status, reason, times, count:*, failures
+  runs-by-time       zset     every run id, scored by its created_at (for ListDreamRuns)
+  runs-by:U          zset     the run ids requested by U (`user:ID`), scored the same way
+  runs-indexed       string   set once the runs stored before these indexes were indexed
   lock:A             string   the run of agent A in progress, with a lease
   schedules          hash     schedule id -> schedule
   fired              hash     schedule id -> the last slot fired and its run
@@ -15,7 +18,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterator
 
 import redis
 from redis.commands.core import Script
@@ -35,6 +39,7 @@ from services.dream.dreams import (
 from services.dream.streams import JobStream, decoded, text
 
 GROUP = "dreamers"
+_RUN_BATCH = 100  # runs read per round trip when listing or indexing them
 
 _ACQUIRE = """
 local holder = redis.call('GET', KEYS[1])
@@ -58,6 +63,8 @@ if not redis.call('SET', KEYS[2], ARGV[2], 'NX', 'EX', ARGV[3]) then return 0 en
 redis.call('HSET', KEYS[3], unpack(cjson.decode(ARGV[5])))
 redis.call('XADD', KEYS[4], '*', 'run_id', ARGV[2], 'attempt', '0')
 redis.call('HSET', KEYS[5], ARGV[1], ARGV[4])
+redis.call('ZADD', KEYS[6], ARGV[6], ARGV[2])
+redis.call('ZADD', KEYS[7], ARGV[6], ARGV[2])
 return 1
 """
 # Writes a plan's documents, keeping each replaced revision, and records the reflections
@@ -98,6 +105,8 @@ class DreamStore(JobStream):
         self.schedules, self._fired = f"{base}schedules", f"{base}fired"
         self._docs, self._revisions = f"{base}docs:", f"{base}doc-revisions:"
         self._outbox = f"{base}outbox:"
+        self._by_time, self._by_requester = f"{base}runs-by-time", f"{base}runs-by:"
+        self._indexed_marker, self._indexed = f"{base}runs-indexed", False
         self._scripts: dict[str, Script] = {}
 
     def _script(self, source: str) -> Script:
@@ -113,15 +122,78 @@ class DreamStore(JobStream):
                 "failures": "[]"}
 
     def create_run(self, run: DreamRun) -> None:
-        """Stores the run and enqueues it, in one transaction."""
+        """Stores the run, indexes it and enqueues it, in one transaction."""
         pipe = self._client().pipeline(transaction=True)
         pipe.hset(self._run + run.run_id, mapping=self._run_fields(run))
+        self._index_run(pipe, run.run_id, run.requested_by, run.created_at)
         pipe.xadd(self.stream, {"run_id": run.run_id, "attempt": "0"})
         pipe.execute()
+
+    def _index_run(self, pipe: redis.client.Pipeline, run_id: str, requested_by: str,
+                   created_at: float) -> None:
+        pipe.zadd(self._by_time, {run_id: created_at})
+        pipe.zadd(self._by_requester + requested_by, {run_id: created_at})
 
     def run(self, run_id: str) -> DreamRun | None:
         fields = self._client().hgetall(self._run + run_id)
         return run_from_fields(run_id, decoded(fields)) if b"definition" in fields else None
+
+    def runs_newest_first(self, requested_by: str,
+                          before: tuple[float, str] | None) -> Iterator[DreamRun]:
+        """The runs `requested_by` requested (every run when ""), newest first (by
+        created_at, then run id), from just after the cursor `before` on. Index entries
+        of runs that expired are dropped on the way."""
+        self._index_existing_runs()
+        key = self._by_requester + requested_by if requested_by else self._by_time
+        batch = _RUN_BATCH
+        while True:
+            top = before[0] if before else "+inf"
+            chunk = [(text(m), s) for m, s in self._client().zrevrangebyscore(
+                key, top, "-inf", start=0, num=batch, withscores=True)]
+            fresh = [(m, s) for m, s in chunk if before is None or (s, m) < before]
+            if not fresh and len(chunk) == batch:
+                batch *= 2  # more runs created at one instant than a batch holds
+                continue
+            if fresh:
+                yield from self._live_runs(key, [m for m, _ in fresh])
+                before = (fresh[-1][1], fresh[-1][0])
+            if len(chunk) < batch:
+                return
+
+    def _live_runs(self, key: str, run_ids: list[str]) -> list[DreamRun]:
+        pipe = self._client().pipeline(transaction=False)
+        for run_id in run_ids:
+            pipe.hgetall(self._run + run_id)
+        found = dict(zip(run_ids, pipe.execute(), strict=True))
+        expired = [run_id for run_id, fields in found.items() if b"definition" not in fields]
+        if expired:
+            self._client().zrem(key, *expired)
+        return [run_from_fields(run_id, decoded(fields)) for run_id, fields in found.items()
+                if b"definition" in fields]
+
+    def _index_existing_runs(self) -> None:
+        """Indexes the runs stored before the run indexes existed, once per Redis (adding
+        an indexed run again changes nothing, so replicas racing here do no harm)."""
+        if self._indexed or self._client().exists(self._indexed_marker):
+            self._indexed = True
+            return
+        client = self._client()
+        keys = [text(k) for k in client.scan_iter(match=_glob_escaped(self._run) + "*",
+                                                  count=500)]
+        for start in range(0, len(keys), _RUN_BATCH):
+            part = keys[start:start + _RUN_BATCH]
+            read = client.pipeline(transaction=False)
+            for key in part:
+                read.hget(key, "definition")
+            write = client.pipeline(transaction=False)
+            for key, definition in zip(part, read.execute(), strict=True):
+                if definition:
+                    fields = json.loads(definition)
+                    self._index_run(write, key[len(self._run):], fields["requested_by"],
+                                    fields["created_at"])
+            write.execute()
+        client.set(self._indexed_marker, "1")
+        self._indexed = True
 
     def mark_running(self, run: DreamRun, at: float) -> None:
         """Starts an attempt: what an earlier attempt found failed or considered is its
@@ -203,8 +275,10 @@ class DreamStore(JobStream):
         fields = [x for kv in self._run_fields(run).items() for x in kv]
         return bool(self._script(_FIRE)(
             keys=[self.schedules, f"{self._slot}{schedule.schedule_id}:{slot:.0f}",
-                  self._run + run.run_id, self.stream, self._fired],
-            args=[schedule.schedule_id, run.run_id, slot_ttl, fired, json.dumps(fields)]))
+                  self._run + run.run_id, self.stream, self._fired, self._by_time,
+                  self._by_requester + run.requested_by],
+            args=[schedule.schedule_id, run.run_id, slot_ttl, fired, json.dumps(fields),
+                  repr(run.created_at)]))
 
     # ---- Memory documents --------------------------------------------------------------------
 
@@ -260,6 +334,11 @@ def _document(agent_id: str, path: str, raw: bytes | str | dict[str, object]
               ) -> MemoryDocument:
     fields = raw if isinstance(raw, dict) else json.loads(raw)
     return MemoryDocument(agent_id=agent_id, path=path, **fields)  # type: ignore[arg-type]
+
+
+def _glob_escaped(value: str) -> str:
+    """`value` matching only itself in a SCAN pattern."""
+    return re.sub(r"([*?\[\]\\])", r"\\\1", value)
 
 
 def outbox_field(run_id: str, step: int) -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import islice
 
 import grpc
 
@@ -322,6 +323,25 @@ class DreamOperations:
             raise NotFound(f"dream run {run_id!r} not found")
         return run
 
+    def list_runs(self, principal: Principal, *, agent_id: str, status: str, page_size: int,
+                  page_token: str) -> tuple[list[DreamRun], str]:
+        """The runs the caller may read (those it requested; every run for an admin),
+        newest first, optionally only an agent's or only those in a status."""
+        check.int_range(page_size, "page_size", 1, PAGE_SIZE_MAX)
+        if agent_id:
+            validate_agent_id(agent_id)
+        filters = ("runs", principal.user_scope, principal.is_admin, agent_id, status)
+        after = _time_cursor(page_token, filters) if page_token else None
+        requester = "" if principal.is_admin else principal.user_scope
+        with reachable("listing dream runs"):
+            matching = (run for run in self._store.runs_newest_first(requester, after)
+                        if agent_id in ("", run.agent_id) and status in ("", run.status))
+            found = list(islice(matching, page_size + 1))
+        page = found[:page_size]
+        token = write_token([page[-1].created_at, page[-1].run_id], filters) \
+            if len(found) > page_size else ""
+        return page, token
+
     # -- schedules --
 
     def schedule(self, principal: Principal, *, agent_id: str, every_minutes: int,
@@ -358,7 +378,7 @@ class DreamOperations:
         if agent_id:
             validate_agent_id(agent_id)
         filters = ("schedules", principal.user_scope, principal.is_admin, agent_id)
-        after = _schedule_cursor(page_token, filters) if page_token else None
+        after = _time_cursor(page_token, filters) if page_token else None
         with reachable("listing dream schedules"):
             found = sorted((s for s in self._store.all_schedules()
                             if _may_see(principal, s.requested_by)
@@ -450,10 +470,11 @@ class DreamOperations:
             raise FailedPrecondition(refusal)
 
 
-def _schedule_cursor(page_token: str, filters: object) -> tuple[float, str]:
+def _time_cursor(page_token: str, filters: object) -> tuple[float, str]:
+    """The (created_at, id) a page of schedules or runs ended with."""
     try:
-        created_at, schedule_id = read_token(page_token, filters)
-        return float(created_at), str(schedule_id)
+        created_at, item_id = read_token(page_token, filters)
+        return float(created_at), str(item_id)
     except (TypeError, ValueError):
         raise InvalidArgument("page_token", "is not a token this service issued") from None
 

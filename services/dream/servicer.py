@@ -69,6 +69,8 @@ _STATUS_ENUMS = {QUEUED: dream_pb2.DREAM_RUN_STATUS_QUEUED,
                  DONE: dream_pb2.DREAM_RUN_STATUS_DONE,
                  SKIPPED: dream_pb2.DREAM_RUN_STATUS_SKIPPED,
                  FAILED: dream_pb2.DREAM_RUN_STATUS_FAILED}
+_STATUSES = {dream_pb2.DREAM_RUN_STATUS_UNSPECIFIED: "",
+             **{value: name for name, value in _STATUS_ENUMS.items()}}
 
 
 class DreamServicer(dream_pb2_grpc.DreamServiceServicer):
@@ -184,6 +186,16 @@ class DreamServicer(dream_pb2_grpc.DreamServiceServicer):
                     principal: Principal) -> dream_pb2.GetDreamRunResponse:
         return dream_pb2.GetDreamRunResponse(
             run=run_to_proto(self._dreams.get_run(principal, request.run_id)))
+
+    @unary
+    def ListDreamRuns(self, request: dream_pb2.ListDreamRunsRequest,
+                      principal: Principal) -> dream_pb2.ListDreamRunsResponse:
+        runs, token = self._dreams.list_runs(
+            principal, agent_id=request.agent_id,
+            status=_enum(_STATUSES, request.status, "status"),
+            page_size=request.page_size or DEFAULT_PAGE_SIZE, page_token=request.page_token)
+        return dream_pb2.ListDreamRunsResponse(runs=[run_to_proto(r) for r in runs],
+                                               next_page_token=token)
 
     @unary
     def ScheduleDream(self, request: dream_pb2.ScheduleDreamRequest,

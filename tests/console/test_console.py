@@ -9,9 +9,11 @@ from pathlib import Path
 
 import pytest
 from knowhub import KnowHub
+from selenium.webdriver.support.ui import Select
 
 from tests.console.console import Console
 from tests.console.seed import EVOLVED, ORIGINAL, SECRET, Seeded
+from tests.dream.dreaming import wait_run
 from tests.dream.support import Queue, wait_until
 from tests.support.harness import Harness
 
@@ -156,15 +158,36 @@ def test_the_dream_page_shows_runs_schedules_failed_jobs_and_profiles(
     console.open("/dream", "token-admin")
     console.wait(f'.schedule-row[data-schedule-id="{seeded.schedule_id}"]', "every 600 min")
     job = console.wait(".failed-job", "not a historian job")
-    run_lookup = console.wait('#runs input[name="run"]')
-    run_lookup.send_keys(seeded.run_id)
-    console.click("#runs button", "Show")
-    run = console.wait(f'.run-row[data-run-id="{seeded.run_id}"]', "done")
+    run = console.wait(f'#run-list .run-row[data-run-id="{seeded.run_id}"]', "done")
     assert "traces reflected: 1" in run.text and "documents created: 1" in run.text
+    assert "alice_bot" in run.text and "by user:alice" in run.text
 
+    Select(console.wait("#run-status")).select_by_value("DREAM_RUN_STATUS_FAILED")
+    console.wait("#run-list", "No runs match.")
+    Select(console.wait("#run-status")).select_by_value("DREAM_RUN_STATUS_DONE")
+    console.wait(f'#run-list .run-row[data-run-id="{seeded.run_id}"]')
+
+    admin = hub[0].client("admin")
+    paging = [admin.dream.run(agent_id="paging_bot").run_id for _ in range(20)]
+    for run_id in paging:
+        wait_run(admin, run_id)
+    console.click("#runs button", "Refresh")
+    wait_until(lambda: run_ids(console) == paging[::-1], what="the first page of runs")
+    console.click("#runs button.more-runs", "More")
+    wait_until(lambda: run_ids(console) == [*paging[::-1], seeded.run_id],
+               what="the second page of runs")
+    assert not console.wait("#runs button.more-runs").is_displayed()
+
+    console.wait('#runs input[name="run"]').send_keys(seeded.run_id)
+    console.click("#runs button", "Show")
+    console.wait(f'#run-lookup .run-row[data-run-id="{seeded.run_id}"]', "done")
+
+    Select(console.wait("#run-status")).select_by_value("")
     console.wait('#runs input[name="agent"]').send_keys("alice_bot")
     console.click("#runs button", "Run dream")  # alice_bot's traces, as admin
-    wait_until(lambda: len(console.find_all(".run-row")) == 2, what="the new run row")
+    shown = [*paging, seeded.run_id]
+    wait_until(lambda: run_ids(console)[:1] not in ([], *([r] for r in shown)),
+               what="the new run at the top of the list")  # (the list is empty reloading)
 
     console.wait("#profile-query").send_keys("tea")
     console.click("#profiles button", "Search")
@@ -182,6 +205,13 @@ def test_the_dream_page_shows_runs_schedules_failed_jobs_and_profiles(
     restored = hub[0].client("admin").memory.get_profile("user", "10001")
     assert (restored.revision, restored.summary) == (3, "Likes tea.")
     assert console.errors() == []
+
+
+def run_ids(console: Console) -> list[str]:
+    """The runs listed, read in one go in the page (a reloading list replaces its rows)."""
+    return list(console.driver.execute_script(
+        "return [...document.querySelectorAll('#run-list .run-row')]"
+        ".map((row) => row.dataset.runId)"))
 
 
 def test_a_bad_token_is_shown_as_a_readable_error(console: Console) -> None:

@@ -121,6 +121,12 @@ def test_dream_rpcs(gateway: Gateway) -> None:
     assert [m["text"] for m in memos["memos"]] == ["explained asyncio.gather"]
     run = gateway.rpc("dream", "RunDream", {"agent_id": "bob_bot"}, as_="alice")
     assert run.status_code == 403
+    runs = ok(gateway.rpc("dream", "ListDreamRuns", {"status": "DREAM_RUN_STATUS_DONE"},
+                          as_="alice"))
+    assert runs == {"runs": [], "next_page_token": ""}
+    too_many = gateway.rpc("dream", "ListDreamRuns", {"page_size": 500}, as_="alice")
+    assert too_many.status_code == 400
+    assert too_many.json()["error"]["message"].startswith("page_size")
 
 
 def test_a_streaming_rpc_answers_ndjson(gateway: Gateway) -> None:

@@ -3,6 +3,7 @@ document RPCs). `kh.memory` is seed 002's memory in the same service.
 
     run = kh.dream.run()                          # the token's agent, both phases
     kh.dream.get_run(run.run_id).status           # queued, running, done, skipped, failed
+    kh.dream.list_runs(status="failed")           # the caller's runs, newest first
     kh.dream.schedule(cron="0 3 * * *", time_zone="Asia/Shanghai")
     for doc in kh.dream.documents(include_content=True):
         print(doc.path, doc.content)
@@ -19,7 +20,9 @@ from typing import Any
 from knowhub._transport import AsyncTransport, Transport
 from knowhub.models import (
     PHASE_NAMES,
+    RUN_STATUS_NAMES,
     DreamRun,
+    DreamRunPage,
     DreamSchedule,
     MemoryDocument,
     MemoryDocumentPage,
@@ -30,6 +33,7 @@ from knowhub.models import (
 from knowhub.v1 import dream_pb2, dream_pb2_grpc
 
 _PHASES = {name: value for value, name in PHASE_NAMES.items()}
+_STATUSES = {name: value for value, name in RUN_STATUS_NAMES.items()}
 
 
 def _phases(phases: Sequence[str] | None) -> list[int]:
@@ -41,6 +45,18 @@ def _phases(phases: Sequence[str] | None) -> list[int]:
 
 def _run(response: Any) -> DreamRun:
     return DreamRun.from_proto(response.run)
+
+
+def _status(status: str | None) -> int:
+    if status and status not in _STATUSES:
+        raise ValueError(f"unknown run status {status!r}: use {', '.join(_STATUSES)}")
+    return _STATUSES[status] if status else dream_pb2.DREAM_RUN_STATUS_UNSPECIFIED
+
+
+def _run_page(response: dream_pb2.ListDreamRunsResponse) -> DreamRunPage:
+    page = DreamRunPage(DreamRun.from_proto(r) for r in response.runs)
+    page.next_page_token = response.next_page_token
+    return page
 
 
 def _schedule(response: dream_pb2.ScheduleDreamResponse) -> DreamSchedule:
@@ -80,6 +96,15 @@ class DreamAPI:
     def get_run(self, run_id: str) -> DreamRun:
         return self._transport.call(self._stub.GetDreamRun,
                                     dream_pb2.GetDreamRunRequest(run_id=run_id), _run)
+
+    def list_runs(self, agent_id: str | None = None, status: str | None = None,
+                  limit: int = 20, page_token: str = "") -> DreamRunPage:
+        """The runs the caller requested (every run for an admin), newest first; only
+        `agent_id`'s, only those in `status` (queued, running, done, skipped, failed)."""
+        request = dream_pb2.ListDreamRunsRequest(agent_id=agent_id or "",
+                                                 status=_status(status), page_size=limit,
+                                                 page_token=page_token)
+        return self._transport.call(self._stub.ListDreamRuns, request, _run_page)
 
     def schedule(self, every_minutes: int | None = None, cron: str | None = None, *,
                  agent_id: str | None = None, time_zone: str | None = None,

@@ -853,7 +853,7 @@ class FailedJobsPage(list[FailedJob]):
 
 PHASE_NAMES = {dream_pb2.DREAM_PHASE_PER_TRACE_REFLECT: "per_trace_reflect",
                dream_pb2.DREAM_PHASE_CROSS_TRACE_INTEGRATE: "cross_trace_integrate"}
-_RUN_STATUS_NAMES = {dream_pb2.DREAM_RUN_STATUS_QUEUED: "queued",
+RUN_STATUS_NAMES = {dream_pb2.DREAM_RUN_STATUS_QUEUED: "queued",
                      dream_pb2.DREAM_RUN_STATUS_RUNNING: "running",
                      dream_pb2.DREAM_RUN_STATUS_DONE: "done",
                      dream_pb2.DREAM_RUN_STATUS_SKIPPED: "skipped",
@@ -902,12 +902,18 @@ class DreamRun(_Model):
         counts = {f.name: getattr(message.counts, f.name)
                   for f in dream_pb2.DreamRunCounts.DESCRIPTOR.fields}
         return cls(message.run_id, message.agent_id, list(message.trace_ids),
-                   _phase_names(message.phases), _RUN_STATUS_NAMES.get(message.status, ""),
+                   _phase_names(message.phases), RUN_STATUS_NAMES.get(message.status, ""),
                    message.reason, counts,
                    [DreamFailure(PHASE_NAMES.get(f.phase, ""), f.trace_id, f.reason)
                     for f in message.failures],
                    message.schedule_id, message.requested_by, _time(message.created_at),
                    _time(message.started_at), _time(message.finished_at), message.attempts)
+
+
+class DreamRunPage(list[DreamRun]):
+    """One page of dream runs, newest first; pass `next_page_token` back for the next."""
+
+    next_page_token: str = ""
 
 
 @dataclass

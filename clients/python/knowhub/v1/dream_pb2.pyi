@@ -465,6 +465,26 @@ class GetDreamRunResponse(_message.Message):
     run: DreamRun
     def __init__(self, run: _Optional[_Union[DreamRun, _Mapping]] = ...) -> None: ...
 
+class ListDreamRunsRequest(_message.Message):
+    __slots__ = ("agent_id", "status", "page_size", "page_token")
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    status: DreamRunStatus
+    page_size: int
+    page_token: str
+    def __init__(self, agent_id: _Optional[str] = ..., status: _Optional[_Union[DreamRunStatus, str]] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class ListDreamRunsResponse(_message.Message):
+    __slots__ = ("runs", "next_page_token")
+    RUNS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    runs: _containers.RepeatedCompositeFieldContainer[DreamRun]
+    next_page_token: str
+    def __init__(self, runs: _Optional[_Iterable[_Union[DreamRun, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
 class DreamSchedule(_message.Message):
     __slots__ = ("schedule_id", "agent_id", "every_minutes", "cron", "time_zone", "phases", "start_time", "requested_by", "created_at", "next_run_at", "last_fired_at", "last_run_id")
     SCHEDULE_ID_FIELD_NUMBER: _ClassVar[int]

@@ -103,6 +103,11 @@ class DreamServiceStub:
                 request_serializer=knowhub_dot_v1_dot_dream__pb2.GetDreamRunRequest.SerializeToString,
                 response_deserializer=knowhub_dot_v1_dot_dream__pb2.GetDreamRunResponse.FromString,
                 _registered_method=True)
+        self.ListDreamRuns = channel.unary_unary(
+                '/knowhub.v1.DreamService/ListDreamRuns',
+                request_serializer=knowhub_dot_v1_dot_dream__pb2.ListDreamRunsRequest.SerializeToString,
+                response_deserializer=knowhub_dot_v1_dot_dream__pb2.ListDreamRunsResponse.FromString,
+                _registered_method=True)
         self.ScheduleDream = channel.unary_unary(
                 '/knowhub.v1.DreamService/ScheduleDream',
                 request_serializer=knowhub_dot_v1_dot_dream__pb2.ScheduleDreamRequest.SerializeToString,
@@ -226,6 +231,13 @@ class DreamServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListDreamRuns(self, request, context):
+        """The runs the caller may read (its own; every run for admins), newest first.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def ScheduleDream(self, request, context):
         """Runs an agent's dream every N minutes or on a cron expression.
         """
@@ -318,6 +330,11 @@ def add_DreamServiceServicer_to_server(servicer, server):
                     servicer.GetDreamRun,
                     request_deserializer=knowhub_dot_v1_dot_dream__pb2.GetDreamRunRequest.FromString,
                     response_serializer=knowhub_dot_v1_dot_dream__pb2.GetDreamRunResponse.SerializeToString,
+            ),
+            'ListDreamRuns': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListDreamRuns,
+                    request_deserializer=knowhub_dot_v1_dot_dream__pb2.ListDreamRunsRequest.FromString,
+                    response_serializer=knowhub_dot_v1_dot_dream__pb2.ListDreamRunsResponse.SerializeToString,
             ),
             'ScheduleDream': grpc.unary_unary_rpc_method_handler(
                     servicer.ScheduleDream,
@@ -656,6 +673,33 @@ class DreamService:
             '/knowhub.v1.DreamService/GetDreamRun',
             knowhub_dot_v1_dot_dream__pb2.GetDreamRunRequest.SerializeToString,
             knowhub_dot_v1_dot_dream__pb2.GetDreamRunResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListDreamRuns(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/knowhub.v1.DreamService/ListDreamRuns',
+            knowhub_dot_v1_dot_dream__pb2.ListDreamRunsRequest.SerializeToString,
+            knowhub_dot_v1_dot_dream__pb2.ListDreamRunsResponse.FromString,
             options,
             channel_credentials,
             insecure,

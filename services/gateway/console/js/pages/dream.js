@@ -6,29 +6,14 @@ import {
   badge, button, empty, fields, guarded, h, list, loading, num, pre, section, table, when,
 } from "../dom.js";
 
-// There is no RPC listing runs: the console remembers the runs it started or looked up,
-// and shows the last run of each schedule.
-const RUNS_KEY = "knowhub.console.runs";
 const PHASES = {
   DREAM_PHASE_PER_TRACE_REFLECT: "per-trace reflect",
   DREAM_PHASE_CROSS_TRACE_INTEGRATE: "cross-trace integrate",
 };
+const STATUSES = ["QUEUED", "RUNNING", "DONE", "SKIPPED", "FAILED"];
 
 const short = (value, prefix) => String(value || "").replace(prefix, "").toLowerCase();
 const phaseNames = (phases) => (phases && phases.length ? phases.map((p) => PHASES[p] || p).join(", ") : "both phases");
-
-function rememberedRuns() {
-  try {
-    return JSON.parse(localStorage.getItem(RUNS_KEY) || "[]");
-  } catch {
-    return [];
-  }
-}
-
-function rememberRun(run_id) {
-  const runs = [run_id, ...rememberedRuns().filter((id) => id !== run_id)].slice(0, 20);
-  localStorage.setItem(RUNS_KEY, JSON.stringify(runs));
-}
 
 export async function render(view) {
   const runs = h("section", { class: "panel", id: "runs" });
@@ -37,67 +22,101 @@ export async function render(view) {
   const profiles = h("section", { class: "panel", id: "profiles" });
   const documents = h("section", { class: "panel", id: "documents" });
   view.append(h("h1", {}, "Dream"), runs, schedules, failed, profiles, documents);
-  const scheduleList = await showSchedules(schedules, (changed) => showRuns(runs, changed));
-  await Promise.all([showRuns(runs, scheduleList), showFailedJobs(failed)]);
+  // A schedule starting now fires at once: its run shows after the list is reloaded.
+  const reloadRuns = await showRuns(runs);
+  await Promise.all([showSchedules(schedules, reloadRuns), showFailedJobs(failed)]);
   showProfiles(profiles);
   showDocuments(documents);
 }
 
 // ---- Runs ------------------------------------------------------------------------------
 
-async function showRuns(panel, schedules) {
+// The runs panel: start a run, look one up by id, and the list of the runs the token may
+// read (ListDreamRuns, newest first) filtered by status and agent, a page at a time.
+// Returns a function reloading the list.
+async function showRuns(panel) {
   const agent = h("input", { name: "agent", placeholder: "agent id (default: the token's)", size: 26 });
   const phases = Object.entries(PHASES).map(([value, title]) =>
     h("label", {}, h("input", { type: "checkbox", value, checked: true }), ` ${title}`));
   const slot = h("div");
   const start = h("form", { class: "row" }, h("strong", {}, "Run now:"), agent, phases,
     h("button", { type: "submit", class: "primary" }, "Run dream"));
+  const lookupId = h("input", { name: "run", placeholder: "run id (dream-…)", size: 40 });
+  const lookup = h("form", { class: "row" }, h("strong", {}, "Look up:"), lookupId, h("button", { type: "submit" }, "Show"));
+  const found = h("div", { id: "run-lookup" });
+  const status = h("select", { id: "run-status" }, h("option", { value: "" }, "every status"),
+    STATUSES.map((name) => h("option", { value: `DREAM_RUN_STATUS_${name}` }, name.toLowerCase())));
+  const agentFilter = h("input", { id: "run-agent", placeholder: "only this agent", size: 20 });
+  const filters = h("form", { class: "row" }, h("strong", {}, "Show:"), status, agentFilter,
+    h("button", { type: "submit" }, "Refresh"));
+  const runList = h("div", { id: "run-list" });
+  // The gateway takes enums by name, and no empty name: "every status" leaves status out.
+  const reload = () => listRuns(runList, { agent_id: agentFilter.value.trim(), ...(status.value ? { status: status.value } : {}) });
+
   start.addEventListener("submit", async (event) => {
     event.preventDefault();
     const chosen = phases.map((label) => label.querySelector("input")).filter((box) => box.checked).map((box) => box.value);
-    const response = await guarded(slot, () => call("dream", "RunDream", { agent_id: agent.value.trim(), phases: chosen }));
-    if (response) {
-      rememberRun(response.run.run_id);
-      await showRuns(panel, schedules);
-    }
+    if (await guarded(slot, () => call("dream", "RunDream", { agent_id: agent.value.trim(), phases: chosen }))) await reload();
   });
-  const lookupId = h("input", { name: "run", placeholder: "run id (dream-…)", size: 40 });
-  const lookup = h("form", { class: "row" }, h("strong", {}, "Look up:"), lookupId, h("button", { type: "submit" }, "Show"));
   lookup.addEventListener("submit", async (event) => {
     event.preventDefault();
-    const found = await guarded(slot, () => call("dream", "GetDreamRun", { run_id: lookupId.value.trim() }));
-    if (found) {
-      rememberRun(found.run.run_id);
-      await showRuns(panel, schedules);
-    }
+    const response = await guarded(found, () => call("dream", "GetDreamRun", { run_id: lookupId.value.trim() }));
+    if (response) found.append(runTable([response.run]));
   });
-  const rows = h("div", {}, loading());
-  panel.replaceChildren(h("h2", {}, "Runs"), start, lookup, slot,
-    h("div", { class: "row" }, button("Refresh", () => showRuns(panel, schedules))), rows);
-  const ids = [...new Set([...rememberedRuns(), ...(schedules || []).map((s) => s.last_run_id).filter(Boolean)])];
-  const runs = await guarded(rows, () => Promise.all(ids.map((run_id) =>
-    call("dream", "GetDreamRun", { run_id }).then((r) => r.run, (error) => ({ run_id, error })))));
-  if (!runs) return;
-  rows.append(runs.length ? table(["Run", "Agent", "Status", "Phases", "Counts", "Failures", "Created", "Finished"],
-    runs.map(runRow)) : empty("No runs yet: start one above, or look one up by id."));
+  filters.addEventListener("submit", (event) => {
+    event.preventDefault();
+    reload();
+  });
+  status.addEventListener("change", reload);
+  panel.replaceChildren(h("h2", {}, "Runs"), start, slot, lookup, found, filters, runList);
+  await reload();
+  return reload;
+}
+
+async function listRuns(list, filters) {
+  list.replaceChildren(loading());
+  const rows = h("tbody");
+  const slot = h("div");
+  const more = button("More", () => next(), { class: "more-runs", hidden: true });
+  let page_token = "";
+  const next = async () => {
+    more.disabled = true;
+    const response = await guarded(slot, () => call("dream", "ListDreamRuns", { ...filters, page_size: 20, page_token }));
+    if (!response) return;
+    rows.append(...(response.runs || []).map(runRow));
+    page_token = response.next_page_token || "";
+    more.disabled = !page_token;
+    more.hidden = !page_token;
+  };
+  list.replaceChildren(runTable([], rows), slot, more);
+  await next();
+  if (!rows.children.length && !slot.children.length) {
+    list.replaceChildren(empty(filters.status || filters.agent_id ? "No runs match." : "No runs yet: start one above."));
+  }
+}
+
+function runTable(runs, rows = h("tbody")) {
+  rows.append(...runs.map(runRow));
+  return h("table", {}, h("thead", {}, h("tr", {},
+    ["Run", "Agent", "Status", "Phases", "Counts", "Failures", "Created", "Started", "Finished"].map((title) => h("th", {}, title)))), rows);
 }
 
 function runRow(run) {
-  if (run.error) {
-    return h("tr", { class: "run-row" }, h("td", {}, run.run_id), h("td", { colspan: 7, class: "error" }, `${run.error.code}: ${run.error.message}`));
-  }
   const status = short(run.status, "DREAM_RUN_STATUS_") || "unspecified";
   const counts = run.counts || {};
-  return h("tr", { class: "run-row", "data-run-id": run.run_id },
-    h("td", {}, run.run_id, run.schedule_id ? h("div", { class: "muted" }, `from ${run.schedule_id}`) : null),
+  return h("tr", { class: "run-row", "data-run-id": run.run_id, "data-status": status },
+    h("td", {}, run.run_id, run.schedule_id ? h("div", { class: "muted" }, `from ${run.schedule_id}`) : null,
+      h("div", { class: "muted" }, `by ${run.requested_by || "?"}`)),
     h("td", {}, run.agent_id || ""),
-    h("td", {}, badge(status), run.reason ? h("div", { class: "muted" }, run.reason) : null),
+    h("td", {}, badge(status), run.reason ? h("div", { class: "muted" }, run.reason) : null,
+      num(run.attempts) > 1 ? h("div", { class: "muted" }, `${num(run.attempts)} attempts`) : null),
     h("td", {}, phaseNames(run.phases)),
     h("td", {}, Object.entries(counts).filter(([, value]) => value).map(([name, value]) =>
       h("div", {}, `${name.replace(/_/g, " ")}: ${value}`))),
     h("td", {}, (run.failures || []).map((failure) =>
       h("div", {}, `${PHASES[failure.phase] || failure.phase}${failure.trace_id ? ` ${failure.trace_id}` : ""}: ${failure.reason}`))),
     h("td", {}, when(run.created_at)),
+    h("td", {}, when(run.started_at)),
     h("td", {}, when(run.finished_at)));
 }
 
