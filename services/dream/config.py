@@ -102,7 +102,7 @@ class DreamSettings(BaseSettings):
     dream_run_max_attempts: int = Field(3, ge=1, le=100, description="Deliveries of a run "
                                         "whose worker kept dying before it is failed.")
     dream_run_keep_days: int = Field(30, ge=1, le=3650, description="Finished runs are "
-                                     "kept this long for GetDreamRun.")
+                                     "kept this long for GetDreamRun and ListDreamRuns.")
     dream_reflect_max_chars: int = Field(
         60_000, ge=1_000, le=10_000_000, description="Characters of trace events one "
         "reflection reads; a longer stretch is reflected in several parts.")
