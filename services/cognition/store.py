@@ -390,13 +390,14 @@ class CognitionStore:
             raise Refused(int(result[1]), result[2].decode(), "")
         return int(result[1])
 
-    def settle_feedback(self, trace_id: str, pair: str, record: FeedbackRecord) -> None:
-        """Records how applying an evaluation's case ended (applied or refused) and takes
-        the pair off the outbox."""
+    def settle_feedback(self, trace_id: str, records: dict[str, FeedbackRecord]) -> None:
+        """Records how applying each pair's case ended (applied or refused) and takes the
+        pairs off the outbox, in one transaction."""
         with reachable("recording feedback"):
             pipe = self._redis.pipeline(transaction=True)
-            pipe.hset(self._key("evaluated", trace_id), pair, json.dumps(vars(record)))
-            pipe.srem(self._key("feedback", trace_id), pair)
+            pipe.hset(self._key("evaluated", trace_id), mapping={
+                pair: json.dumps(vars(record)) for pair, record in records.items()})
+            pipe.srem(self._key("feedback", trace_id), *records)
             pipe.execute()
 
     # -- reads --
