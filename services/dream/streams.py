@@ -4,7 +4,9 @@ jobs and the dream runs share.
 A job is pending until a worker acknowledges it; a worker's unacknowledged job is taken
 over by another after the stale timeout (XAUTOCLAIM); a worker touches its job while it
 works on it, so a slow one is not taken over. Moves between streams are MULTI
-transactions, so a job is never in neither place.
+transactions, so a job is never in neither place. A worker acknowledges a finished job and
+takes the next in one transaction: with `appendfsync always` each write round trip costs
+Redis an fsync, so a job costs one rather than two.
 """
 
 from __future__ import annotations
@@ -207,7 +209,8 @@ class StreamWorker(PoolThread, ABC):
         # A job delivered along with the last one's acknowledgement is handled even when
         # the process began stopping meanwhile: it is this consumer's now.
         while self._following or not self._stopping.is_set():
-            self._housekeeping()
+            if not self._stopping.is_set():
+                self._housekeeping()
             batch = self._following or self._stream.read(client, self.consumer, block_ms)
             self._following = []
             for delivery in batch:
