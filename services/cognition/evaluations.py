@@ -128,7 +128,7 @@ class EvaluationOperations:
         records = self._store.feedback_records(trace.trace_id, pairs)
         missing = {split_pair(p)[0] for p in pairs} - set(queries)
         queries = {**queries, **self._store.query_events(trace.trace_id, missing)}
-        deferred = {}
+        deferred, settled = {}, {}
         for pair in pairs:
             sequence, knowledge_id = split_pair(pair)
             record = records[pair]
@@ -149,5 +149,9 @@ class EvaluationOperations:
                                 error.message)
                     continue
                 record.feedback, record.detail = "refused", f"{code.name}: {error.message}"
-            self._store.settle_feedback(trace.trace_id, pair, record)
+            settled[pair] = record
+        # Settled together (one Redis write); a case applied before a crash here stays on
+        # the outbox and is applied again under the same request id, which changes nothing.
+        if settled:
+            self._store.settle_feedback(trace.trace_id, settled)
         return deferred

@@ -37,11 +37,19 @@ from services.cognition.domain import (
     validate_trace_id,
 )
 from services.cognition.logfile import LogDocument, export_document
-from services.cognition.store import Appended, CognitionStore, Delivered, Refused, Replayed
+from services.cognition.store import (
+    Appended,
+    CognitionStore,
+    Delivered,
+    Refused,
+    Rekey,
+    Replayed,
+)
 from services.cognition.view import TraceView, build_view
 from services.common import validation as check
 from services.common.auth import Principal
 from services.common.errors import (
+    Aborted,
     AlreadyExists,
     FailedPrecondition,
     InvalidArgument,
@@ -74,6 +82,9 @@ class TraceIdentity:
 
 
 IDENTITIES_CACHED = 10_000
+# An append whose guess of the trace's owner or agent was wrong calls again with the right
+# ones; the agent is set once and the owner never changes, so one more call suffices.
+REKEYS_MAX = 2
 
 
 class TraceAccess:
@@ -109,15 +120,12 @@ class TraceAccess:
 
     def identity(self, principal: Principal, trace_id: str, *,
                  role: str | None = None) -> TraceIdentity | None:
-        """What an append needs to know of a trace (None: a new one), read only when it is
-        not known yet; PERMISSION_DENIED if another user's (unless the caller has
-        `role`)."""
+        """What this server knows of a trace from earlier appends (None: not seen lately,
+        and the append script finds out); PERMISSION_DENIED if another user's (unless the
+        caller has `role`)."""
         validate_trace_id(trace_id)
         with self._lock:
             known = self._identities.get(trace_id)
-        if known is None:
-            trace = self.store.trace(trace_id)
-            known = TraceIdentity(trace.owner, trace.agent_id) if trace is not None else None
         if known is not None and not (role is not None and principal.has_role(role)):
             self._check_writer(principal, trace_id, known)
         return known
@@ -132,19 +140,31 @@ class TraceAccess:
                trace: Trace | TraceIdentity | None, events: list[Event], *,
                agent_id: str = "", task: str = "", auto_commit: bool | None = None,
                request_id: str = "", digest: str = "", imported: bool = False,
-               field_of: FieldOf = _events_field) -> Appended | Replayed:
-        """Appends events (already validated and stamped) with their index updates."""
+               role: str | None = None, field_of: FieldOf = _events_field
+               ) -> Appended | Replayed:
+        """Appends events (already validated and stamped) with their index updates.
+        `trace`: what is known of it (None: new, or not seen lately); the caller's own
+        trace is expected, and another's written only by an admin or a caller with
+        `role`."""
         owner = trace.owner if trace is not None else principal.user_scope
         agent = trace.agent_id if trace is not None and trace.agent_id \
             else principal.acting_agent(agent_id)
-        try:
-            result = self.store.append(
-                trace_id, events, owner=owner, agent=agent, task=task, auto_commit=auto_commit,
-                request_id=request_id, digest=digest, imported=imported, create_only=imported,
-                max_events=self.settings.max_events_per_trace,
-                requests_kept=self.settings.request_ids_kept, now=now())
-        except Refused as refused:
-            raise self._refusal(trace_id, refused, events, field_of) from None
+        any_owner = principal.is_admin or (role is not None and principal.has_role(role))
+        for _ in range(REKEYS_MAX + 1):
+            try:
+                result = self.store.append(
+                    trace_id, events, owner=owner, agent=agent, task=task,
+                    auto_commit=auto_commit, request_id=request_id, digest=digest,
+                    imported=imported, create_only=imported, any_owner=any_owner,
+                    max_events=self.settings.max_events_per_trace,
+                    requests_kept=self.settings.request_ids_kept, now=now())
+            except Refused as refused:
+                raise self._refusal(trace_id, refused, events, field_of) from None
+            if not isinstance(result, Rekey):
+                break
+            owner, agent = result.owner, result.agent_id or principal.acting_agent(agent_id)
+        else:
+            raise Aborted(f"trace {trace_id!r} kept changing its owner or agent; try again")
         if isinstance(result, Appended) and result.trace.agent_id:
             self._remember(trace_id, TraceIdentity(result.trace.owner, result.trace.agent_id))
         return result
@@ -226,7 +246,8 @@ class LogOperations:
         identity = self._access.identity(principal, trace_id, role=role)
         result = self._access.append(
             principal, trace_id, identity, stamped(events, now()), agent_id=agent_id,
-            task=task, auto_commit=auto_commit, request_id=request_id, digest=digest)
+            task=task, auto_commit=auto_commit, request_id=request_id, digest=digest,
+            role=role)
         if isinstance(result, Replayed):
             if result.digest != digest:
                 raise InvalidArgument("request_id", f"{request_id!r} was used before for "

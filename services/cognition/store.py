@@ -19,7 +19,10 @@ traces:owner-agent:O|A; extractions-by-state:S and extractions-by-state:S:O (mem
 "T|X", by creation time).
 
 Each write goes through one Lua script that checks, appends and updates every index in one
-atomic step, so the indexes never disagree with the log.
+atomic step, so the indexes never disagree with the log. The owner's and agent's index keys
+are passed for the owner and agent the caller expects; when the trace has others, the
+script writes nothing and names them (Rekey), and the caller calls again with their keys:
+so an append needs no read first.
 """
 
 from __future__ import annotations
@@ -65,7 +68,11 @@ end
 local owner = redis.call('HGET', KEYS[TRACE], 'owner')
 if owner then
   if a.create_only then return {'error', '-1', 'exists', owner} end
-  if owner ~= a.owner then return {'error', '-1', 'owner', owner} end
+  local agent = redis.call('HGET', KEYS[TRACE], 'agent_id') or ''
+  if owner ~= a.owner and not a.any_owner then return {'error', '-1', 'owner', owner} end
+  if owner ~= a.owner or (agent ~= '' and agent ~= a.agent) then
+    return {'rekey', owner, agent}
+  end
 end
 local count = tonumber(redis.call('HGET', KEYS[TRACE], 'event_count') or '0')
 if count + #a.ops > tonumber(a.max_events) then
@@ -184,8 +191,7 @@ redis.call('HSET', KEYS[TRACE], 'updated_at', a.now, 'last_sequence', int(last),
 redis.call('HINCRBY', KEYS[TRACE], 'event_count', written)
 redis.call('ZADD', KEYS[TRACES_ALL], a.now, a.trace_id)
 redis.call('ZADD', KEYS[TRACES_OWNER], a.now, a.trace_id)
-local agent = redis.call('HGET', KEYS[TRACE], 'agent_id')
-if agent ~= '' and agent == a.index_agent then
+if a.agent ~= '' then
   redis.call('ZADD', KEYS[TRACES_AGENT], a.now, a.trace_id)
   redis.call('ZADD', KEYS[TRACES_OWNER_AGENT], a.now, a.trace_id)
 end
@@ -244,6 +250,15 @@ class Appended:
 class Replayed:
     digest: str
     event_ids: list[str]
+
+
+@dataclass
+class Rekey:
+    """The trace's owner or agent differ from those the append's keys were built for:
+    nothing was written; append again with these."""
+
+    owner: str
+    agent_id: str
 
 
 class Refused(Exception):
@@ -312,9 +327,12 @@ class CognitionStore:
     def append(self, trace_id: str, events: list[Event], *, owner: str, agent: str,
                task: str = "", auto_commit: bool | None = None, request_id: str = "",
                digest: str = "", imported: bool = False, create_only: bool = False,
-               max_events: int, requests_kept: int, now: float) -> Appended | Replayed:
-        """Appends `events` and updates their indexes in one atomic step; `agent` is the
-        trace's agent (its own, else the one to set). Raises Refused."""
+               any_owner: bool = False, max_events: int, requests_kept: int, now: float
+               ) -> Appended | Replayed | Rekey:
+        """Appends `events` and updates their indexes in one atomic step; `owner` and
+        `agent` are the trace's (the agent: its own, else the one to set), as far as the
+        caller knows: Rekey when they are not. A trace of another owner is refused unless
+        `any_owner`. Raises Refused."""
         keys = [self._key(kind, trace_id) for kind in _TRACE_KEYS]
         keys += [self._traces_key(None, None), self._traces_key(owner, None),
                  self._traces_key(None, agent or "-"), self._traces_key(owner, agent or "-")]
@@ -333,7 +351,7 @@ class CognitionStore:
                 op["xk"] = extraction_keys[op["eid"]]
             ops.append(op)
         call = {"ops": ops, "now": repr(now), "owner": owner, "agent": agent,
-                "index_agent": agent, "trace_id": trace_id, "task": task,
+                "any_owner": any_owner, "trace_id": trace_id, "task": task,
                 "auto_commit": "" if auto_commit is None else str(int(auto_commit)),
                 "request_id": request_id, "digest": digest, "create_only": create_only,
                 "max_events": str(max_events), "keep": str(requests_kept)}
@@ -346,6 +364,8 @@ class CognitionStore:
             return Replayed(digest_seen, ids.split(",") if ids else [])
         if status == "error":
             raise Refused(int(result[1]), result[2].decode(), result[3].decode())
+        if status == "rekey":
+            return Rekey(result[1].decode(), result[2].decode())
         fields = dict(zip(result[3][::2], result[3][1::2], strict=True))
         return Appended([i.decode() for i in result[1]], [int(i) for i in result[2]],
                         _trace(fields, int(result[4])))
@@ -370,13 +390,14 @@ class CognitionStore:
             raise Refused(int(result[1]), result[2].decode(), "")
         return int(result[1])
 
-    def settle_feedback(self, trace_id: str, pair: str, record: FeedbackRecord) -> None:
-        """Records how applying an evaluation's case ended (applied or refused) and takes
-        the pair off the outbox."""
+    def settle_feedback(self, trace_id: str, records: dict[str, FeedbackRecord]) -> None:
+        """Records how applying each pair's case ended (applied or refused) and takes the
+        pairs off the outbox, in one transaction."""
         with reachable("recording feedback"):
             pipe = self._redis.pipeline(transaction=True)
-            pipe.hset(self._key("evaluated", trace_id), pair, json.dumps(vars(record)))
-            pipe.srem(self._key("feedback", trace_id), pair)
+            pipe.hset(self._key("evaluated", trace_id), mapping={
+                pair: json.dumps(vars(record)) for pair, record in records.items()})
+            pipe.srem(self._key("feedback", trace_id), *records)
             pipe.execute()
 
     # -- reads --

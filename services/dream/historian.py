@@ -248,7 +248,7 @@ class Worker(StreamWorker):
             self._retry_or_fail(delivery, job.job_id, job.scope,
                                 f"{type(exc).__name__}: {exc}")
             return
-        self._queue.done(delivery)
+        self.done(delivery)
 
     def _retry_or_fail(self, delivery: Delivery, job_id: str, scope: str, error: str) -> None:
         if delivery.deliveries <= self._settings.historian_job_max_retries:

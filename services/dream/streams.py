@@ -4,7 +4,9 @@ jobs and the dream runs share.
 A job is pending until a worker acknowledges it; a worker's unacknowledged job is taken
 over by another after the stale timeout (XAUTOCLAIM); a worker touches its job while it
 works on it, so a slow one is not taken over. Moves between streams are MULTI
-transactions, so a job is never in neither place.
+transactions, so a job is never in neither place. A worker acknowledges a finished job and
+takes the next in one transaction: with `appendfsync always` each write round trip costs
+Redis an fsync, so a job costs one rather than two.
 """
 
 from __future__ import annotations
@@ -58,6 +60,13 @@ def decoded(raw: dict[bytes, bytes]) -> dict[str, str]:
     return {text(k): text(v) for k, v in raw.items()}
 
 
+def _new_deliveries(reply: list[tuple[bytes, list[tuple[bytes, dict[bytes, bytes]]]]] | None
+                    ) -> list[Delivery]:
+    """The entries of an XREADGROUP reply, each delivered for the first time."""
+    return [Delivery.of(entry_id, raw, 1)
+            for _stream, entries in reply or () for entry_id, raw in entries]
+
+
 class JobStream:
     """One job stream and its consumer group."""
 
@@ -86,10 +95,8 @@ class JobStream:
 
     def read(self, client: redis.Redis, consumer: str, block_ms: int) -> list[Delivery]:
         """The next new job, waiting up to `block_ms` for one."""
-        reply = client.xreadgroup(self.group, consumer, {self.stream: ">"}, count=1,
-                                  block=block_ms)
-        return [Delivery.of(entry_id, raw, 1)
-                for _stream, entries in reply or () for entry_id, raw in entries]
+        return _new_deliveries(client.xreadgroup(self.group, consumer, {self.stream: ">"},
+                                                 count=1, block=block_ms))
 
     def reclaim(self, consumer: str, min_idle_ms: int) -> list[Delivery]:
         """Takes over one job another worker was given `min_idle_ms` or more ago and has
@@ -112,11 +119,17 @@ class JobStream:
         """Resets the job's idle time, so nobody takes it over while it is worked on."""
         self._client().xclaim(self.stream, self.group, consumer, 0, [entry_id], justid=True)
 
-    def done(self, delivery: Delivery) -> None:
+    def done(self, delivery: Delivery, next_for: str = "") -> list[Delivery]:
+        """Acknowledges and deletes the finished job; with `next_for`, also delivers that
+        consumer's next new job (if one waits) in the same transaction: one round trip,
+        and one AOF fsync, instead of two."""
         pipe = self._client().pipeline(transaction=True)
         pipe.xack(self.stream, self.group, delivery.entry_id)
         pipe.xdel(self.stream, delivery.entry_id)
-        pipe.execute()
+        if next_for:
+            pipe.xreadgroup(self.group, next_for, {self.stream: ">"}, count=1)
+        replies = pipe.execute()
+        return _new_deliveries(replies[2]) if next_for else []
 
     def move(self, delivery: Delivery, stream: str, fields: dict[str, str]) -> None:
         """Adds `fields` to `stream` (this one: the job goes back to the end) and removes
@@ -162,6 +175,7 @@ class StreamWorker(PoolThread, ABC):
         self._stopping = stopping
         self._client_id: int | None = None
         self._next_reclaim = 0.0
+        self._following: list[Delivery] = []  # delivered with the last acknowledgement
 
     @abstractmethod
     def handle(self, delivery: Delivery) -> None: ...
@@ -192,10 +206,21 @@ class StreamWorker(PoolThread, ABC):
 
     def _consume(self, client: redis.Redis) -> None:
         block_ms = int(min(self._poll_seconds, BLOCK_MAX_SECONDS) * 1000)
-        while not self._stopping.is_set():
-            self._housekeeping()
-            for delivery in self._stream.read(client, self.consumer, block_ms):
+        # A job delivered along with the last one's acknowledgement is handled even when
+        # the process began stopping meanwhile: it is this consumer's now.
+        while self._following or not self._stopping.is_set():
+            if not self._stopping.is_set():
+                self._housekeeping()
+            batch = self._following or self._stream.read(client, self.consumer, block_ms)
+            self._following = []
+            for delivery in batch:
                 self.handle(delivery)
+
+    def done(self, delivery: Delivery) -> None:
+        """Settles a finished job and, unless the process is stopping, takes the next one
+        in the same round trip (handled at the next turn of the loop)."""
+        next_for = "" if self._stopping.is_set() else self.consumer
+        self._following += self._stream.done(delivery, next_for)
 
     def _housekeeping(self) -> None:
         if time.monotonic() >= self._next_reclaim:

@@ -395,6 +395,35 @@ def test_a_trace_is_its_owners_and_the_admins(server: Harness) -> None:
     anonymous.close()
 
 
+def test_a_server_that_never_saw_a_trace_appends_as_its_owner_and_agent(
+        start_redis_hub: StartHub) -> None:
+    """An append reads nothing first: a server meeting a trace for the first time guesses
+    its owner and agent, and the append script corrects the guess before writing."""
+    first, second = start_redis_hub(), start_redis_hub()
+    alice_trace, carol_trace = new_trace(), new_trace()
+    first.client("alice").cognition.append_events(alice_trace, [MESSAGE])
+    first.client("carol").cognition.append_events(carol_trace, [MESSAGE], agent_id="carol_bot")
+
+    bob = second.client("bob")
+    code, message = failure(lambda: bob.cognition.append_events(
+        alice_trace, [{**MESSAGE, "sequence": 2}]))
+    assert code == "PERMISSION_DENIED" and message.startswith("trace_id:")
+    admin = second.client("admin")
+    trace = admin.cognition.append_events(alice_trace, [{**MESSAGE, "sequence": 3}]).trace
+    assert (trace.owner, trace.agent_id, trace.event_count) == ("user:alice", "alice_bot", 2)
+    # carol's token names no agent: her trace keeps the agent it was created with
+    carol = second.client("carol")
+    trace = carol.cognition.append_events(carol_trace, [{**MESSAGE, "sequence": 2}]).trace
+    assert (trace.owner, trace.agent_id, trace.event_count) == ("user:carol", "carol_bot", 2)
+
+    alice_first = first.client("alice")
+    assert [e["sequence"] for e in log_of(alice_first, alice_trace)] == [1, 3]
+    assert [t.trace_id for t in admin.cognition.list_traces(agent_id="alice_bot")][:1] == [
+        alice_trace]
+    assert [t.trace_id for t in carol.cognition.list_traces(agent_id="carol_bot")] == [
+        carol_trace]
+
+
 # ---- Limits and outages -----------------------------------------------------------------------
 
 def test_a_full_trace_refuses_more_events(start_redis_hub: StartHub) -> None:
