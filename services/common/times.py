@@ -20,8 +20,14 @@ def now() -> float:
 
 
 def to_timestamp(seconds: float) -> Timestamp:
+    return Timestamp(**timestamp_fields(seconds))
+
+
+def timestamp_fields(seconds: float) -> dict[str, int]:
+    """A Timestamp's fields, for building it inside its parent message: protobuf builds
+    a nested message from a dict in place, but copies a message passed in."""
     whole, nanos = divmod(round(seconds * 1e9), 1_000_000_000)
-    return Timestamp(seconds=whole, nanos=nanos)
+    return {"seconds": whole, "nanos": nanos}
 
 
 def from_timestamp(stamp: Timestamp, field: str) -> float | None:

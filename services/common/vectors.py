@@ -119,6 +119,11 @@ class CollectionSchema:
         """Top-level payload keys kept as native values, for filters and ordering."""
         return self.keyword_fields + self.integer_fields + self.float_fields
 
+    @functools.cached_property
+    def stored_apart(self) -> frozenset[str]:
+        """Top-level payload keys kept out of the record's main JSON document."""
+        return frozenset(self.indexed_fields + self.bulk_fields)
+
     def manifest(self) -> dict[str, Any]:
         """What a store must have been built with to be opened with this schema."""
         return {
@@ -334,19 +339,23 @@ def _stamped(record: Record, version: int) -> Record:
                   vectors=record.vectors, write_token=secrets.randbits(62))
 
 
+# One encoder for every write: json.dumps with options builds a new one per call.
+_COMPACT_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
 def stored_payload(record: Record, schema: CollectionSchema) -> Payload:
     """The payload as written: indexed fields native, the rest as JSON, and bookkeeping."""
-    indexed, bulk_keys = schema.indexed_fields, schema.bulk_fields
     payload = record.payload
-    stored = {k: payload[k] for k in indexed if k in payload}
-    doc = {k: v for k, v in payload.items() if k not in indexed and k not in bulk_keys}
+    stored = {k: payload[k] for k in schema.indexed_fields if k in payload}
+    apart = schema.stored_apart
+    doc = {k: v for k, v in payload.items() if k not in apart}
     doc[KEY_FIELD] = record.key
-    stored[DOC_FIELD] = json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
-    bulk = {k: payload[k] for k in bulk_keys if payload.get(k)}
+    stored[DOC_FIELD] = _COMPACT_JSON.encode(doc)
+    bulk = {k: payload[k] for k in schema.bulk_fields if payload.get(k)}
     if record.recent_writes:
         bulk[RECENT_WRITES_KEY] = record.recent_writes
     if bulk:
-        stored[BULK_FIELD] = json.dumps(bulk, ensure_ascii=False, separators=(",", ":"))
+        stored[BULK_FIELD] = _COMPACT_JSON.encode(bulk)
     stored[VERSION_KEY] = record.version
     stored[TOKEN_KEY] = record.write_token
     return stored
