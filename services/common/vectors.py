@@ -170,10 +170,15 @@ class Hit:
     `record` decodes the whole record on first use (None when the search asked for no
     payload); `vectors` is empty unless the search asked for them."""
 
-    point_id: str
+    engine_id: object  # the point id as the engine returned it (a UUID or its text)
     score: float
     stored: Payload | None = None  # the payload as the engine returned it
     vectors: Vectors = field(default_factory=dict)
+
+    @functools.cached_property
+    def point_id(self) -> str:
+        """The point id as text; converted on first use, since most searches never ask."""
+        return str(self.engine_id)
 
     @property
     def fields(self) -> Payload:

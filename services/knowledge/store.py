@@ -121,7 +121,7 @@ class Candidate:
     def knowledge(self) -> Knowledge:
         return self._load()
 
-    @property
+    @functools.cached_property
     def quality_score(self) -> float:
         """score + helpful - 2 * harmful, from the indexed fields."""
         f = self.fields
@@ -135,6 +135,13 @@ class Candidate:
 def visible_where(visible_scopes: frozenset[str] | Sequence[str], *,
                   types: Sequence[str] = (), min_score: int | None = None) -> Where:
     """Records in at least one of the scopes, of at least one of the types, scored enough."""
+    return _visible_where(frozenset(visible_scopes), tuple(types), min_score)
+
+
+@functools.lru_cache(maxsize=1024)
+def _visible_where(visible_scopes: frozenset[str], types: tuple[str, ...],
+                   min_score: int | None) -> Where:
+    """Cached: a caller's few filters recur on every search."""
     must: list[Condition] = [AnyOf("scopes", tuple(sorted(visible_scopes)))]
     if types:
         must.append(AnyOf("types", tuple(types)))
