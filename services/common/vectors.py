@@ -31,6 +31,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
 from qdrant_edge import SparseVector
 
 from services.common.errors import Aborted, NotFound
@@ -344,8 +345,38 @@ def _stamped(record: Record, version: int) -> Record:
                   vectors=record.vectors, write_token=secrets.randbits(62))
 
 
-# One encoder for every write: json.dumps with options builds a new one per call.
+# What orjson would write or read differently goes through the standard encoder and decoder.
 _COMPACT_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+# Leads a document the standard encoder wrote (JSON allows leading spaces): orjson would read
+# an integer beyond 64 bits in it as a float.
+_STANDARD_MARK = " "
+
+
+def _dump_json(value: Any) -> str:
+    """Compact JSON as json.dumps(ensure_ascii=False) writes it, through orjson (about ten
+    times faster). orjson refuses integers beyond 64 bits, keys that are not strings and
+    lone surrogates, and writes NaN and infinities as null: such values, and any null,
+    take the standard encoder, so every document reads back as it did with json alone."""
+    try:
+        encoded = orjson.dumps(value)
+    except TypeError:
+        return _STANDARD_MARK + _COMPACT_JSON.encode(value)
+    if b"null" in encoded:
+        return _STANDARD_MARK + _COMPACT_JSON.encode(value)
+    return encoded.decode()
+
+
+def _load_json(text: str) -> Any:
+    """Reads a document _dump_json wrote (or json.dumps, before it), through orjson where
+    the standard decoder would read the same (about three times faster). Of what
+    json.dumps wrote, only an integer beyond 64 bits would read differently (as a float);
+    the API's integers are 64-bit, so none reached a payload."""
+    if text.startswith(_STANDARD_MARK):
+        return json.loads(text)
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:  # NaN or infinities from json.dumps
+        return json.loads(text)
 
 
 def stored_payload(record: Record, schema: CollectionSchema) -> Payload:
@@ -355,12 +386,12 @@ def stored_payload(record: Record, schema: CollectionSchema) -> Payload:
     apart = schema.stored_apart
     doc = {k: v for k, v in payload.items() if k not in apart}
     doc[KEY_FIELD] = record.key
-    stored[DOC_FIELD] = _COMPACT_JSON.encode(doc)
+    stored[DOC_FIELD] = _dump_json(doc)
     bulk = {k: payload[k] for k in schema.bulk_fields if payload.get(k)}
     if record.recent_writes:
         bulk[RECENT_WRITES_KEY] = record.recent_writes
     if bulk:
-        stored[BULK_FIELD] = _COMPACT_JSON.encode(bulk)
+        stored[BULK_FIELD] = _dump_json(bulk)
     stored[VERSION_KEY] = record.version
     stored[TOKEN_KEY] = record.write_token
     return stored
@@ -370,13 +401,13 @@ def record_from_payload(stored: Payload, vectors: Vectors | None = None) -> Reco
     """Rebuilds a Record from a stored payload."""
     version = stored.pop(VERSION_KEY, 0)
     token = stored.pop(TOKEN_KEY, 0)
-    payload = json.loads(stored.pop(DOC_FIELD))
+    payload = _load_json(stored.pop(DOC_FIELD))
     key = payload.pop(KEY_FIELD)
     bulk = stored.pop(BULK_FIELD, None)
     payload.update(stored)
     recent: tuple[int, ...] = ()
     if bulk:
-        bulk_fields = json.loads(bulk)
+        bulk_fields = _load_json(bulk)
         recent = tuple(bulk_fields.pop(RECENT_WRITES_KEY, ()))
         payload.update(bulk_fields)
     return Record(key=key, payload=payload, version=version, vectors=vectors or {},

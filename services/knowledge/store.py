@@ -113,7 +113,8 @@ def from_payload(payload: dict[str, Any]) -> Knowledge:
 class Candidate:
     """A recalled record: what stage 2 ranks it by, and the record itself on demand."""
 
-    fields: dict[str, Any]  # the indexed fields: scopes, types, score, helpful, harmful
+    # The indexed fields (scopes, types, score, helpful, harmful), maybe among others.
+    fields: dict[str, Any]
     relevance: float
     _load: Callable[[], Knowledge]
 
@@ -251,8 +252,9 @@ class KnowledgeStore:
                     where, feedback, sparse=sparse, with_payload=False, with_vectors=True))
                 sparse = self._expanded(sparse, [h.vectors[SPARSE] for h in top])
             hits = self._collection.search(SearchQuery(where, limit, sparse=sparse))
-            return [Candidate(h.fields, h.score, lambda h=h: from_payload(h.record.payload))
-                    for h in hits]
+            # The stored payload holds the indexed fields: no need to copy them out.
+            return [Candidate(h.stored or {}, h.score,
+                              lambda h=h: from_payload(h.record.payload)) for h in hits]
         pool = max(limit, self._settings.search_hybrid_pool)
         legs = self._collection.search_batch([
             SearchQuery(where, pool, sparse=sparse, with_payload=False),
