@@ -1,10 +1,12 @@
-"""The JSON documents records are stored as: whatever a payload holds reads back exactly
-as the standard json module would have written and read it (orjson where it can, the
-standard encoder and decoder for what orjson treats differently)."""
+"""How records are stored: the JSON documents (whatever a payload holds reads back exactly
+as the standard json module would have written and read it; orjson where it can, the
+standard encoder and decoder for what orjson treats differently) and the point ids."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import uuid
 from typing import Any
 
 from hypothesis import given, settings
@@ -15,6 +17,7 @@ from services.common.vectors import (
     Record,
     _dump_json,
     _load_json,
+    point_id,
     record_from_payload,
     stored_payload,
 )
@@ -53,3 +56,13 @@ def test_a_stored_record_reads_back_unchanged() -> None:
     back = record_from_payload(stored_payload(record, schema))
     assert (back.key, back.payload, back.version, back.write_token, back.recent_writes) == (
         "key-1", payload, 4, 2**62 - 1, (2**62 - 1, 5))
+
+
+@given(st.text(st.characters(blacklist_categories=("Cs",))))
+def test_point_ids_are_the_uuid_of_the_keys_digest_as_stores_hold_them(key: str) -> None:
+    digest = hashlib.blake2b(key.encode(), digest_size=16, person=b"knowhub.key").digest()
+    assert point_id(key) == str(uuid.UUID(bytes=digest))
+
+
+def test_a_known_key_keeps_its_point_id() -> None:
+    assert point_id("knowledge-20231114-f2f90448aaf1") == "c2eeecf6-5f26-8841-6a62-6c2e5f03321b"

@@ -25,7 +25,6 @@ import json
 import random
 import secrets
 import time
-import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -53,8 +52,9 @@ Vectors = dict[str, Any]  # {"bm25": SparseVector, "dense": list[float]}
 @functools.lru_cache(maxsize=65_536)
 def point_id(key: str) -> str:
     """The UUID point id of a record key; the same in every adapter."""
-    digest = hashlib.blake2b(key.encode(), digest_size=16, person=b"knowhub.key").digest()
-    return str(uuid.UUID(bytes=digest))
+    digest = hashlib.blake2b(key.encode(), digest_size=16, person=b"knowhub.key").hexdigest()
+    # str(uuid.UUID(bytes=...)) of the digest, without building the UUID.
+    return f"{digest[:8]}-{digest[8:12]}-{digest[12:16]}-{digest[16:20]}-{digest[20:]}"
 
 
 # ---- Filters -------------------------------------------------------------------------
