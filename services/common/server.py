@@ -175,6 +175,7 @@ def serve_forever(server: KnowHubServer, companions: Sequence[Companion] = ()) -
     """Starts the server, prints where it listens, and stops it on SIGINT or SIGTERM."""
     stop = stop_on_signal()
     port = server.start()
+    _freeze_startup_objects()  # before announcing the port: the collection holds the GIL
     settings = server.runtime.settings
     where = settings.qdrant_url or str(settings.data_dir.resolve())
     tls = " over TLS" if settings.tls_cert_file else ""
@@ -187,7 +188,6 @@ def serve_forever(server: KnowHubServer, companions: Sequence[Companion] = ()) -
         for companion in companions:
             print(companion.start(port), flush=True)
             started.append(companion)
-        _freeze_startup_objects()
         stop.wait()
     finally:
         for companion in reversed(started):
