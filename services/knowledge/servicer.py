@@ -80,13 +80,11 @@ class KnowledgeServicer(knowledge_pb2_grpc.KnowledgeServiceServicer):
             min_score=request.min_score if request.HasField("min_score") else DEFAULT_MIN_SCORE,
             types=list(request.types))
         return knowledge_pb2.SearchKnowledgeResponse(
-            hits=[knowledge_pb2.SearchHit(
-                knowledge=knowledge_fields(h.knowledge), quality_score=h.quality_score,
-                relevance=h.relevance, resources_unverified=h.resources_unverified,
-                unavailable_resources=[
-                    knowledge_pb2.UnavailableResource(resource_id=i, reason=_REASONS[state])
-                    for i, state in h.unavailable_resources])
-                for h in result.hits],
+            hits=[{"knowledge": knowledge_fields(h.knowledge), "quality_score": h.quality_score,
+                   "relevance": h.relevance, "resources_unverified": h.resources_unverified,
+                   "unavailable_resources": [{"resource_id": i, "reason": _REASONS[state]}
+                                             for i, state in h.unavailable_resources]}
+                  for h in result.hits],  # SearchHit fields (see knowledge_fields)
             routed=result.routed)
 
     @unary
