@@ -140,7 +140,7 @@ def _request(query: SearchQuery) -> qe.QueryRequest:
 def _hit(point: qe.ScoredPoint, query: SearchQuery) -> Hit:
     stored = (point.payload or {}) if query.with_payload else None
     vectors = _vectors(point.vector) if query.with_vectors else {}
-    return Hit(str(point.id), point.score, stored, vectors)
+    return Hit(point.id, point.score, stored, vectors)
 
 
 def _condition(c: Condition) -> object:

@@ -10,9 +10,9 @@ Unary and server-streaming calls are observed; the others (reflection) pass as t
 from __future__ import annotations
 
 import logging
+import random
 import re
 import time
-import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -124,7 +124,8 @@ def _metadata(pairs: Sequence[tuple[str, str | bytes]] | None) -> dict[str, str]
 def _call(service: str, method: str, metadata: dict[str, str], request: Any) -> CallContext:
     trace_id = _valid_id(metadata.get(TRACE_HEADER)) or _valid_id(
         getattr(request, "trace_id", None))
-    request_id = _valid_id(metadata.get(REQUEST_HEADER)) or uuid.uuid4().hex[:16]
+    # A log correlation id, not a secret: no system call for randomness on every RPC.
+    request_id = _valid_id(metadata.get(REQUEST_HEADER)) or f"{random.getrandbits(64):016x}"
     call = CallContext(service, method, request_id, trace_id)
     token = metadata.get("authorization", "").strip().partition(" ")[2]
     secure_body = getattr(request, "secure_body", "")

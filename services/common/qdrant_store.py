@@ -193,7 +193,7 @@ def _request(query: SearchQuery) -> qm.QueryRequest:
 def _hit(point: qm.ScoredPoint, query: SearchQuery) -> Hit:
     stored = (point.payload or {}) if query.with_payload else None
     vectors = _from_client(point.vector) if query.with_vectors else {}
-    return Hit(str(point.id), point.score, stored, vectors)
+    return Hit(point.id, point.score, stored, vectors)
 
 
 def _condition(c: Condition) -> qm.Condition:

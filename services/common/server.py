@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import importlib
 import logging
 import signal
@@ -162,10 +163,19 @@ def stop_on_signal() -> threading.Event:
     return stop
 
 
+def _freeze_startup_objects() -> None:
+    """Takes what start-up loaded (modules, settings, stores, servers) out of the cyclic
+    garbage collector's full passes: it lives as long as the process, and walking it again
+    on every full pass cost batch ingest about a seventh of its time."""
+    gc.collect()
+    gc.freeze()
+
+
 def serve_forever(server: KnowHubServer, companions: Sequence[Companion] = ()) -> None:
     """Starts the server, prints where it listens, and stops it on SIGINT or SIGTERM."""
     stop = stop_on_signal()
     port = server.start()
+    _freeze_startup_objects()  # before announcing the port: the collection holds the GIL
     settings = server.runtime.settings
     where = settings.qdrant_url or str(settings.data_dir.resolve())
     tls = " over TLS" if settings.tls_cert_file else ""

@@ -20,10 +20,16 @@ def now() -> float:
 
 
 def to_timestamp(seconds: float) -> Timestamp:
-    """To the microsecond: a float near 1.7e9 s resolves about 0.24 µs, so finer digits
-    are noise, and whole microseconds survive a client's datetime and come back equal."""
+    return Timestamp(**timestamp_fields(seconds))
+
+
+def timestamp_fields(seconds: float) -> dict[str, int]:
+    """A Timestamp's fields, to the microsecond: a float near 1.7e9 s resolves about
+    0.24 µs, so finer digits are noise, and whole microseconds survive a client's datetime
+    and come back equal. A dict, for building the Timestamp inside its parent message:
+    protobuf builds a nested message from a dict in place, but copies a message passed in."""
     whole, micros = divmod(round(seconds * 1e6), 1_000_000)
-    return Timestamp(seconds=whole, nanos=micros * 1000)
+    return {"seconds": whole, "nanos": micros * 1000}
 
 
 def from_timestamp(stamp: Timestamp, field: str) -> float | None:

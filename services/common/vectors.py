@@ -25,12 +25,12 @@ import json
 import random
 import secrets
 import time
-import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
 from qdrant_edge import SparseVector
 
 from services.common.errors import Aborted, NotFound
@@ -52,8 +52,9 @@ Vectors = dict[str, Any]  # {"bm25": SparseVector, "dense": list[float]}
 @functools.lru_cache(maxsize=65_536)
 def point_id(key: str) -> str:
     """The UUID point id of a record key; the same in every adapter."""
-    digest = hashlib.blake2b(key.encode(), digest_size=16, person=b"knowhub.key").digest()
-    return str(uuid.UUID(bytes=digest))
+    digest = hashlib.blake2b(key.encode(), digest_size=16, person=b"knowhub.key").hexdigest()
+    # str(uuid.UUID(bytes=...)) of the digest, without building the UUID.
+    return f"{digest[:8]}-{digest[8:12]}-{digest[12:16]}-{digest[16:20]}-{digest[20:]}"
 
 
 # ---- Filters -------------------------------------------------------------------------
@@ -119,6 +120,11 @@ class CollectionSchema:
         """Top-level payload keys kept as native values, for filters and ordering."""
         return self.keyword_fields + self.integer_fields + self.float_fields
 
+    @functools.cached_property
+    def stored_apart(self) -> frozenset[str]:
+        """Top-level payload keys kept out of the record's main JSON document."""
+        return frozenset(self.indexed_fields + self.bulk_fields)
+
     def manifest(self) -> dict[str, Any]:
         """What a store must have been built with to be opened with this schema."""
         return {
@@ -165,10 +171,15 @@ class Hit:
     `record` decodes the whole record on first use (None when the search asked for no
     payload); `vectors` is empty unless the search asked for them."""
 
-    point_id: str
+    engine_id: object  # the point id as the engine returned it (a UUID or its text)
     score: float
     stored: Payload | None = None  # the payload as the engine returned it
     vectors: Vectors = field(default_factory=dict)
+
+    @functools.cached_property
+    def point_id(self) -> str:
+        """The point id as text; converted on first use, since most searches never ask."""
+        return str(self.engine_id)
 
     @property
     def fields(self) -> Payload:
@@ -334,19 +345,53 @@ def _stamped(record: Record, version: int) -> Record:
                   vectors=record.vectors, write_token=secrets.randbits(62))
 
 
+# What orjson would write or read differently goes through the standard encoder and decoder.
+_COMPACT_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+# Leads a document the standard encoder wrote (JSON allows leading spaces): orjson would read
+# an integer beyond 64 bits in it as a float.
+_STANDARD_MARK = " "
+
+
+def _dump_json(value: Any) -> str:
+    """Compact JSON as json.dumps(ensure_ascii=False) writes it, through orjson (about ten
+    times faster). orjson refuses integers beyond 64 bits, keys that are not strings and
+    lone surrogates, and writes NaN and infinities as null: such values, and any null,
+    take the standard encoder, so every document reads back as it did with json alone."""
+    try:
+        encoded = orjson.dumps(value)
+    except TypeError:
+        return _STANDARD_MARK + _COMPACT_JSON.encode(value)
+    if b"null" in encoded:
+        return _STANDARD_MARK + _COMPACT_JSON.encode(value)
+    return encoded.decode()
+
+
+def _load_json(text: str) -> Any:
+    """Reads a document _dump_json wrote (or json.dumps, before it), through orjson where
+    the standard decoder would read the same (about three times faster). Of what
+    json.dumps wrote, only an integer beyond 64 bits would read differently (as a float);
+    the API's integers are 64-bit, so none reached a payload."""
+    if text.startswith(_STANDARD_MARK):
+        return json.loads(text)
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:  # NaN or infinities from json.dumps
+        return json.loads(text)
+
+
 def stored_payload(record: Record, schema: CollectionSchema) -> Payload:
     """The payload as written: indexed fields native, the rest as JSON, and bookkeeping."""
-    indexed, bulk_keys = schema.indexed_fields, schema.bulk_fields
     payload = record.payload
-    stored = {k: payload[k] for k in indexed if k in payload}
-    doc = {k: v for k, v in payload.items() if k not in indexed and k not in bulk_keys}
+    stored = {k: payload[k] for k in schema.indexed_fields if k in payload}
+    apart = schema.stored_apart
+    doc = {k: v for k, v in payload.items() if k not in apart}
     doc[KEY_FIELD] = record.key
-    stored[DOC_FIELD] = json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
-    bulk = {k: payload[k] for k in bulk_keys if payload.get(k)}
+    stored[DOC_FIELD] = _dump_json(doc)
+    bulk = {k: payload[k] for k in schema.bulk_fields if payload.get(k)}
     if record.recent_writes:
         bulk[RECENT_WRITES_KEY] = record.recent_writes
     if bulk:
-        stored[BULK_FIELD] = json.dumps(bulk, ensure_ascii=False, separators=(",", ":"))
+        stored[BULK_FIELD] = _dump_json(bulk)
     stored[VERSION_KEY] = record.version
     stored[TOKEN_KEY] = record.write_token
     return stored
@@ -356,13 +401,13 @@ def record_from_payload(stored: Payload, vectors: Vectors | None = None) -> Reco
     """Rebuilds a Record from a stored payload."""
     version = stored.pop(VERSION_KEY, 0)
     token = stored.pop(TOKEN_KEY, 0)
-    payload = json.loads(stored.pop(DOC_FIELD))
+    payload = _load_json(stored.pop(DOC_FIELD))
     key = payload.pop(KEY_FIELD)
     bulk = stored.pop(BULK_FIELD, None)
     payload.update(stored)
     recent: tuple[int, ...] = ()
     if bulk:
-        bulk_fields = json.loads(bulk)
+        bulk_fields = _load_json(bulk)
         recent = tuple(bulk_fields.pop(RECENT_WRITES_KEY, ()))
         payload.update(bulk_fields)
     return Record(key=key, payload=payload, version=version, vectors=vectors or {},

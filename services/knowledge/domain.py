@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import secrets
+import time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 
 from services.common import validation as check
 from services.common.auth import Principal
@@ -120,7 +120,7 @@ def confidence(helpful: int, harmful: int) -> float:
 
 
 def new_knowledge_id(at: float) -> str:
-    day = datetime.fromtimestamp(at, timezone.utc).strftime("%Y%m%d")
+    day = time.strftime("%Y%m%d", time.gmtime(at))
     return f"knowledge-{day}-{secrets.token_hex(6)}"
 
 

@@ -9,7 +9,7 @@ from services.common.errors import InvalidArgument, ServiceError
 from services.common.rpc import unary
 from services.common.runtime import Runtime
 from services.common.server import ServiceHost
-from services.common.times import from_timestamp, to_timestamp
+from services.common.times import from_timestamp, timestamp_fields, to_timestamp
 from services.knowledge.config import KnowledgeSettings
 from services.knowledge.domain import (
     DEFAULT_MIN_SCORE,
@@ -53,7 +53,7 @@ class KnowledgeServicer(knowledge_pb2_grpc.KnowledgeServiceServicer):
         drafts = [draft_from_proto(r, f"requests[{i}].") for i, r in enumerate(request.requests)]
         records = self._ops.save_batch(principal, drafts)
         return knowledge_pb2.BatchSaveKnowledgeResponse(
-            knowledge=[knowledge_to_proto(r) for r in records])
+            knowledge=[knowledge_fields(r) for r in records])
 
     @unary
     def GetKnowledge(self, request: knowledge_pb2.GetKnowledgeRequest,
@@ -69,7 +69,7 @@ class KnowledgeServicer(knowledge_pb2_grpc.KnowledgeServiceServicer):
             page_token=request.page_token, types=list(request.types),
             scopes=list(request.scopes), order=_order(request.order_by))
         return knowledge_pb2.ListKnowledgeResponse(
-            knowledge=[knowledge_to_proto(r) for r in records], next_page_token=token)
+            knowledge=[knowledge_fields(r) for r in records], next_page_token=token)
 
     @unary
     def SearchKnowledge(self, request: knowledge_pb2.SearchKnowledgeRequest,
@@ -80,13 +80,11 @@ class KnowledgeServicer(knowledge_pb2_grpc.KnowledgeServiceServicer):
             min_score=request.min_score if request.HasField("min_score") else DEFAULT_MIN_SCORE,
             types=list(request.types))
         return knowledge_pb2.SearchKnowledgeResponse(
-            hits=[knowledge_pb2.SearchHit(
-                knowledge=knowledge_to_proto(h.knowledge), quality_score=h.quality_score,
-                relevance=h.relevance, resources_unverified=h.resources_unverified,
-                unavailable_resources=[
-                    knowledge_pb2.UnavailableResource(resource_id=i, reason=_REASONS[state])
-                    for i, state in h.unavailable_resources])
-                for h in result.hits],
+            hits=[{"knowledge": knowledge_fields(h.knowledge), "quality_score": h.quality_score,
+                   "relevance": h.relevance, "resources_unverified": h.resources_unverified,
+                   "unavailable_resources": [{"resource_id": i, "reason": _REASONS[state]}
+                                             for i, state in h.unavailable_resources]}
+                  for h in result.hits],  # SearchHit fields (see knowledge_fields)
             routed=result.routed)
 
     @unary
@@ -198,10 +196,11 @@ def case_from_proto(case: knowledge_pb2.Case, prefix: str) -> Case:
                 query_sequence=case.query_sequence)
 
 
-def case_to_proto(case: Case) -> knowledge_pb2.Case:
-    return knowledge_pb2.Case(task=case.task, outcome=case.outcome, reason=case.reason,
-                              trace_id=case.trace_id, timestamp=to_timestamp(case.timestamp),
-                              query_sequence=case.query_sequence)
+def case_fields(case: Case) -> dict[str, object]:
+    """A Case message's fields (see knowledge_to_proto)."""
+    return {"task": case.task, "outcome": case.outcome, "reason": case.reason,
+            "trace_id": case.trace_id, "timestamp": timestamp_fields(case.timestamp),
+            "query_sequence": case.query_sequence}
 
 
 def version_to_proto(version: ContentVersion) -> knowledge_pb2.KnowledgeVersion:
@@ -211,19 +210,26 @@ def version_to_proto(version: ContentVersion) -> knowledge_pb2.KnowledgeVersion:
 
 
 def knowledge_to_proto(record: Knowledge) -> knowledge_pb2.Knowledge:
-    message = knowledge_pb2.Knowledge(
-        id=record.id, message_id=record.message_id, types=record.types, task=record.task,
-        tags=record.tags, scopes=record.scopes, owner=record.owner, content=record.content,
-        resource_ids=record.resource_ids, created_at=to_timestamp(record.created_at),
-        updated_at=to_timestamp(record.updated_at))
-    source, given = message.source, record.source
-    source.name, source.category, source.agent_id = given.name, given.category, given.agent_id
-    source.submitted_by, source.message_id = given.submitted_by, given.message_id
-    source.urls.extend(given.urls)
-    source.timestamp.CopyFrom(to_timestamp(given.timestamp))
-    evaluation, counters = message.eval, record.eval
-    evaluation.score, evaluation.helpful = counters.score, counters.helpful
-    evaluation.harmful, evaluation.confidence = counters.harmful, counters.confidence
-    evaluation.helpful_history.extend(case_to_proto(c) for c in counters.helpful_history)
-    evaluation.harmful_history.extend(case_to_proto(c) for c in counters.harmful_history)
-    return message
+    return knowledge_pb2.Knowledge(**knowledge_fields(record))
+
+
+def knowledge_fields(record: Knowledge) -> dict[str, object]:
+    """A Knowledge message's fields, nested messages as dicts: protobuf builds those in
+    place, where a message passed in is copied (searches and batch saves convert many)."""
+    given, counters = record.source, record.eval
+    return {
+        "id": record.id, "message_id": record.message_id, "types": record.types,
+        "task": record.task, "tags": record.tags, "scopes": record.scopes,
+        "owner": record.owner, "content": record.content,
+        "resource_ids": record.resource_ids,
+        "created_at": timestamp_fields(record.created_at),
+        "updated_at": timestamp_fields(record.updated_at),
+        "source": {"name": given.name, "category": given.category, "urls": given.urls,
+                   "agent_id": given.agent_id, "submitted_by": given.submitted_by,
+                   "message_id": given.message_id,
+                   "timestamp": timestamp_fields(given.timestamp)},
+        "eval": {"score": counters.score, "helpful": counters.helpful,
+                 "harmful": counters.harmful, "confidence": counters.confidence,
+                 "helpful_history": [case_fields(c) for c in counters.helpful_history],
+                 "harmful_history": [case_fields(c) for c in counters.harmful_history]},
+    }

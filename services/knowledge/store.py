@@ -113,7 +113,8 @@ def from_payload(payload: dict[str, Any]) -> Knowledge:
 class Candidate:
     """A recalled record: what stage 2 ranks it by, and the record itself on demand."""
 
-    fields: dict[str, Any]  # the indexed fields: scopes, types, score, helpful, harmful
+    # The indexed fields (scopes, types, score, helpful, harmful), maybe among others.
+    fields: dict[str, Any]
     relevance: float
     _load: Callable[[], Knowledge]
 
@@ -121,7 +122,7 @@ class Candidate:
     def knowledge(self) -> Knowledge:
         return self._load()
 
-    @property
+    @functools.cached_property
     def quality_score(self) -> float:
         """score + helpful - 2 * harmful, from the indexed fields."""
         f = self.fields
@@ -135,6 +136,13 @@ class Candidate:
 def visible_where(visible_scopes: frozenset[str] | Sequence[str], *,
                   types: Sequence[str] = (), min_score: int | None = None) -> Where:
     """Records in at least one of the scopes, of at least one of the types, scored enough."""
+    return _visible_where(frozenset(visible_scopes), tuple(types), min_score)
+
+
+@functools.lru_cache(maxsize=1024)
+def _visible_where(visible_scopes: frozenset[str], types: tuple[str, ...],
+                   min_score: int | None) -> Where:
+    """Cached: a caller's few filters recur on every search."""
     must: list[Condition] = [AnyOf("scopes", tuple(sorted(visible_scopes)))]
     if types:
         must.append(AnyOf("types", tuple(types)))
@@ -244,8 +252,9 @@ class KnowledgeStore:
                     where, feedback, sparse=sparse, with_payload=False, with_vectors=True))
                 sparse = self._expanded(sparse, [h.vectors[SPARSE] for h in top])
             hits = self._collection.search(SearchQuery(where, limit, sparse=sparse))
-            return [Candidate(h.fields, h.score, lambda h=h: from_payload(h.record.payload))
-                    for h in hits]
+            # The stored payload holds the indexed fields: no need to copy them out.
+            return [Candidate(h.stored or {}, h.score,
+                              lambda h=h: from_payload(h.record.payload)) for h in hits]
         pool = max(limit, self._settings.search_hybrid_pool)
         legs = self._collection.search_batch([
             SearchQuery(where, pool, sparse=sparse, with_payload=False),

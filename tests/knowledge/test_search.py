@@ -119,6 +119,25 @@ def test_search_min_score_defaults_to_three(hub: Harness) -> None:
     assert set(ids(hits)) == {by_score[s].id for s in (3, 4, 5)}
 
 
+@pytest.mark.parametrize(("query", "expected"), [
+    ("429", "rate"),         # a standalone number is searchable
+    ("2023", "release"),     # next to punctuation
+    ("8", "standup"),        # "8" in "8:30"
+    ("30", "standup"),       # "30" after the colon
+    ("v2", "release"),       # glued to a letter: the word "v2" ...
+    ("2", None),             # ... and no number 2
+])
+def test_search_finds_standalone_numbers(hub: Harness, query: str, expected: str | None
+                                         ) -> None:
+    alice = hub.client("alice")
+    saved = {name: alice.knowledge.save(task=task, content="notes", types=["usecase"])
+             for name, task in [("rate", "the gateway answers 429 under load"),
+                                ("release", "shipped in (2023), the v2 api"),
+                                ("standup", "standup at 8:30 daily")]}
+    hits = alice.knowledge.search(query, top_k=10)
+    assert ids(hits) == ([saved[expected].id] if expected else [])
+
+
 # ---- Recall: the candidate set ----------------------------------------------------------
 
 @pytest.mark.parametrize(("multiplier", "top_k", "candidates"), [
