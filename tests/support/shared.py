@@ -31,16 +31,23 @@ def running_hub(directory: Path, *, tokens: bool | Path = True,
         harness.stop()
 
 
-def visible_records(client: KnowHub) -> dict[str, dict[str, Any]]:
-    """Every record the client's caller can see, by id, in full."""
-    found: dict[str, dict[str, Any]] = {}
+def every_item(fetch: Callable[[str], Any]) -> list[Any]:
+    """The items of every page: `fetch(page_token)` returns a page (a list of items with
+    `next_page_token`), called until a page has no next token."""
+    items: list[Any] = []
     token = ""
     while True:
-        page = client.knowledge.list(limit=100, page_token=token)
-        found.update((k.id, k.to_dict()) for k in page)
+        page = fetch(token)
+        items += page
         token = page.next_page_token
         if not token:
-            return found
+            return items
+
+
+def visible_records(client: KnowHub) -> dict[str, dict[str, Any]]:
+    """Every record the client's caller can see, by id, in full."""
+    records = every_item(lambda token: client.knowledge.list(limit=100, page_token=token))
+    return {k.id: k.to_dict() for k in records}
 
 
 def bearer(principal: str | None) -> tuple[tuple[str, str], ...]:
