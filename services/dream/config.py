@@ -33,6 +33,9 @@ class DreamSettings(BaseSettings):
     memory_recent_memos_keep: int = Field(
         100, ge=1, le=10_000, description="Memos kept per conversation (the short-term "
         "list's bound, and RecentMemos' largest limit).")
+    memory_remember_request_ttl_hours: int = Field(
+        24, ge=1, le=720, description="How long a Remember request_id is remembered: a "
+        "retry within this time returns the first call's response.")
     memory_time_decay_enabled: bool = Field(True, description="Rerank events by time decay.")
     memory_time_decay_half_life_days_auto: float = Field(
         14.0, gt=0, description="Half-life of the time decay in auto (injection) mode.")

@@ -32,6 +32,7 @@ OBSERVATION_MAX = 2_000
 OBSERVATIONS_MAX = 20
 ID_MAX = 128
 DISPLAY_NAME_MAX = 128
+REQUEST_ID_MAX = 256
 QUERY_MAX = 2_000
 TOP_K_MAX = 100
 PAGE_SIZE_MAX = 100
@@ -432,6 +433,13 @@ def validate_remember(memo: str, observations: list[str], context: Context,
     check.text(context.group_name, "context.group_name", DISPLAY_NAME_MAX)
     if context.timestamp is not None and context.timestamp > now_seconds + FUTURE_SKEW_SECONDS:
         raise InvalidArgument("context.timestamp", "is more than a day in the future")
+
+
+def validate_request_id(value: str) -> str:
+    check.text(value, "request_id", REQUEST_ID_MAX)
+    if not value.isprintable():
+        raise InvalidArgument("request_id", "must hold printable characters only")
+    return value
 
 
 def truncated_context(context: Context, *, source_max: int, recent_k: int,

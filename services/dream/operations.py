@@ -4,6 +4,7 @@ and profile search, profile revisions, the failed historian jobs — and dream r
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -52,6 +53,7 @@ from services.dream.domain import (
     validate_id,
     validate_query,
     validate_remember,
+    validate_request_id,
 )
 from services.dream.dream_store import DreamStore
 from services.dream.dreamer import runs_refusal
@@ -85,6 +87,13 @@ class RememberResult:
     memo_recorded: bool = False
     warnings: list[str] = field(default_factory=list)
 
+    def to_json(self) -> str:
+        return json.dumps(vars(self))
+
+    @classmethod
+    def from_json(cls, raw: str) -> RememberResult:
+        return cls(**json.loads(raw))
+
 
 @dataclass
 class EventHit:
@@ -111,10 +120,14 @@ class MemoryOperations:
     # -- short-term memory and the historian queue --
 
     def remember(self, principal: Principal, *, memo: str, observations: list[str],
-                 context: Context, force: bool, scope: str) -> RememberResult:
+                 context: Context, force: bool, scope: str,
+                 request_id: str = "") -> RememberResult:
+        """Records the memo and enqueues its historian job; a replayed request_id (same
+        caller, within the TTL) returns the first call's result and records nothing."""
         self._require_enabled()
         at = now()
         validate_remember(memo, observations, context, at)
+        validate_request_id(request_id)
         scope = memory_scope(principal, scope)
         settings = self._settings
         context, warnings = truncated_context(
@@ -128,10 +141,15 @@ class MemoryOperations:
                   written_by=principal.user_scope)
         note = Memo(text=memo, created_at=at, sender_id=context.sender_id or context.user_id,
                     job_id=job.job_id) if memo.strip() else None
+        result = RememberResult(job.job_id, True, note is not None, warnings)
         with reachable("remember"):
-            self._queue.remember(job, note)
+            first = self._queue.remember(
+                job, note, request_id=request_id, response=result.to_json(),
+                request_ttl_seconds=settings.memory_remember_request_ttl_hours * 3600)
+        if first is not None:
+            return RememberResult.from_json(first)
         self._on_enqueue()
-        return RememberResult(job.job_id, True, note is not None, warnings)
+        return result
 
     def recent_memos(self, principal: Principal, *, request_type: str, user_id: str,
                      group_id: str, limit: int, scope: str) -> list[Memo]:

@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 
 import redis
+from redis.commands.core import Script
 
 from services.common.errors import InvalidArgument, NotFound
 from services.dream.domain import FailedJob, Job, Memo
@@ -30,6 +31,23 @@ redis.call('XADD', KEYS[2], '*', unpack(ARGV, 2))
 redis.call('XDEL', KEYS[1], ARGV[1])
 return 1
 """
+# Remember in one round trip. With a request key (KEYS[1]), a replay returns the first
+# call's stored response and writes nothing; a first call stores its response there
+# (ARGV[1], for ARGV[2] seconds). Then the memo (ARGV[3], when given) joins its list
+# (KEYS[2], the last ARGV[4] kept) and the job (ARGV[5]) joins the stream (KEYS[3]).
+_REMEMBER_SCRIPT = """
+if KEYS[1] ~= '' then
+  local first = redis.call('GET', KEYS[1])
+  if first then return first end
+  redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
+end
+if ARGV[3] ~= '' then
+  redis.call('RPUSH', KEYS[2], ARGV[3])
+  redis.call('LTRIM', KEYS[2], -tonumber(ARGV[4]), -1)
+end
+redis.call('XADD', KEYS[3], '*', 'job', ARGV[5], 'attempt', 0)
+return false
+"""
 
 
 class HistorianQueue(JobStream):
@@ -39,6 +57,8 @@ class HistorianQueue(JobStream):
         self.jobs = self.stream
         self.failed = f"{prefix}historian:failed"
         self._memos = f"{prefix}memory:memos:"
+        self._requests = f"{prefix}dream:remember-request:"
+        self._remember_script: Script | None = None
         self._memos_keep = memos_keep
         self._failed_max = failed_max_files
         self._failed_age_ms = failed_max_age_days * 86_400_000
@@ -48,15 +68,23 @@ class HistorianQueue(JobStream):
     def _memo_key(self, scope: str, conversation: str) -> str:
         return f"{self._memos}{scope}:{conversation}"
 
-    def remember(self, job: Job, memo: Memo | None) -> None:
-        """Appends the memo to its bounded list and enqueues the job, in one round trip."""
-        pipe = self._client().pipeline(transaction=True)
-        if memo is not None:
-            key = self._memo_key(job.scope, job.context.conversation)
-            pipe.rpush(key, memo.to_json())
-            pipe.ltrim(key, -self._memos_keep, -1)
-        pipe.xadd(self.jobs, {"job": job.to_json(), "attempt": 0})
-        pipe.execute()
+    def _request_key(self, caller: str, request_id: str) -> str:
+        return f"{self._requests}{caller}:{request_id}" if request_id else ""
+
+    def remember(self, job: Job, memo: Memo | None, *, request_id: str = "",
+                 response: str = "", request_ttl_seconds: int = 0) -> str | None:
+        """Appends the memo to its bounded list and enqueues the job, in one round trip.
+        With a request_id, `response` is kept under it (per caller, job.written_by) for
+        `request_ttl_seconds`; a replay writes nothing and returns the first response."""
+        memo_key = self._memo_key(job.scope, job.context.conversation)
+        client = self._client()
+        self._remember_script = self._remember_script or client.register_script(
+            _REMEMBER_SCRIPT)
+        first = self._remember_script(
+            keys=[self._request_key(job.written_by, request_id), memo_key, self.jobs],
+            args=[response, request_ttl_seconds, memo.to_json() if memo else "",
+                  self._memos_keep, job.to_json()], client=client)
+        return text(first) if first is not None else None
 
     def recent_memos(self, scope: str, conversation: str, limit: int) -> list[Memo]:
         raw = self._client().lrange(self._memo_key(scope, conversation), -limit, -1)

@@ -86,7 +86,7 @@ class DreamServicer(dream_pb2_grpc.DreamServiceServicer):
         result = self._memory.remember(
             principal, memo=request.memo, observations=list(request.observations),
             context=context_from_proto(request.context), force=request.force,
-            scope=request.scope)
+            scope=request.scope, request_id=request.request_id)
         return dream_pb2.RememberResponse(job_id=result.job_id, enqueued=result.enqueued,
                                           memo_recorded=result.memo_recorded,
                                           warnings=result.warnings)

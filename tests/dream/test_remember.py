@@ -21,7 +21,8 @@ from tests.support.harness import Harness
 from tests.support.shared import bearer, failure, running_hub
 
 ENV = {"KNOWHUB_HISTORIAN_WORKERS": "0", "KNOWHUB_MEMORY_RECENT_MEMOS_KEEP": "5",
-       "KNOWHUB_MEMORY_RECENT_MEMOS_INJECT_K": "3"}
+       "KNOWHUB_MEMORY_RECENT_MEMOS_INJECT_K": "3",
+       "KNOWHUB_MEMORY_REMEMBER_REQUEST_TTL_HOURS": "2"}
 
 
 @pytest.fixture(scope="module")
@@ -157,6 +158,86 @@ def test_a_caller_without_a_token_is_unauthenticated(server: Harness) -> None:
     assert code == "UNAUTHENTICATED"
 
 
+# ---- Retries with a request_id -------------------------------------------------------------
+
+def _request_key(prefix: str, caller: str, request_id: str) -> str:
+    return f"{prefix}dream:remember-request:{caller}:{request_id}"
+
+
+def test_a_retry_with_the_same_request_id_returns_the_first_response(
+        alice: KnowHub, queue: Queue) -> None:
+    context = private_context("10100", source_message="s" * 1000)
+    first = alice.memory.remember("fixed the build", ["User 10100 uses Bazel"],
+                                  context=context, request_id="turn-10100")
+    entries = len(queue.entries())
+    retry = alice.memory.remember("fixed the build", ["User 10100 uses Bazel"],
+                                  context=context, request_id="turn-10100")
+    assert retry == first
+    assert retry.warnings == ["context.source_message: truncated to 800 characters"]
+    assert len(queue.entries()) == entries
+    assert [m.job_id for m in alice.memory.recent_memos(user_id="10100")] == [first.job_id]
+
+
+def test_a_retry_with_other_content_still_returns_the_first_response(
+        alice: KnowHub, queue: Queue) -> None:
+    first = alice.memory.remember("first memo", context=private_context("10101"),
+                                  request_id="turn-10101")
+    entries = len(queue.entries())
+    retry = alice.memory.remember("", ["User 10101 changed the story"],
+                                  context=private_context("10101"), request_id="turn-10101")
+    assert (retry.job_id, retry.memo_recorded) == (first.job_id, True)
+    assert len(queue.entries()) == entries
+    assert [m.text for m in alice.memory.recent_memos(user_id="10101")] == ["first memo"]
+
+
+def test_the_same_request_id_from_another_caller_is_independent(
+        server: Harness, queue: Queue) -> None:
+    alice, carol = server.client("alice"), server.client("carol")  # one org, one scope
+    entries = len(queue.entries())
+    mine = alice.memory.remember("alice's turn", context=private_context("10102"),
+                                 request_id="shared-id")
+    theirs = carol.memory.remember("carol's turn", context=private_context("10102"),
+                                   request_id="shared-id")
+    assert mine.job_id != theirs.job_id and theirs.enqueued
+    assert len(queue.entries()) == entries + 2
+    assert [m.text for m in alice.memory.recent_memos(user_id="10102")] == [
+        "alice's turn", "carol's turn"]
+
+
+def test_without_a_request_id_every_call_is_recorded(alice: KnowHub, queue: Queue) -> None:
+    entries = len(queue.entries())
+    calls = [alice.memory.remember("same", context=private_context("10103"))
+             for _ in range(2)]
+    assert calls[0].job_id != calls[1].job_id
+    assert len(queue.entries()) == entries + 2
+
+
+def test_a_request_id_is_kept_for_the_configured_time_then_forgotten(
+        alice: KnowHub, queue: Queue, prefix: str) -> None:
+    first = alice.memory.remember("kept a while", context=private_context("10104"),
+                                  request_id="turn-10104")
+    key = _request_key(prefix, "user:alice", "turn-10104")
+    # KNOWHUB_MEMORY_REMEMBER_REQUEST_TTL_HOURS is 2 here.
+    assert 7200 - 60 < queue.client.ttl(key) <= 7200
+    assert json.loads(queue.client.get(key))["job_id"] == first.job_id
+    queue.client.delete(key)  # what expiry does
+    entries = len(queue.entries())
+    again = alice.memory.remember("kept a while", context=private_context("10104"),
+                                  request_id="turn-10104")
+    assert again.job_id != first.job_id
+    assert len(queue.entries()) == entries + 1
+
+
+def test_a_refused_call_claims_no_request_id(server: Harness, queue: Queue) -> None:
+    alice = server.client("alice")
+    code, _ = failure(lambda: alice.memory.remember(
+        "x", context=private_context("10105"), scope="org:globex", request_id="turn-10105"))
+    assert code == "PERMISSION_DENIED"
+    result = alice.memory.remember("x", context=private_context("10105"),
+                                   request_id="turn-10105")
+    assert result.enqueued and last_job(queue)["job_id"] == result.job_id
+
+
 # ---- Validation: every rule, nothing written ------------------------------------------------
 
 def _request(**changes: Any) -> dream_pb2.RememberRequest:
@@ -197,6 +278,9 @@ INVALID_REMEMBER = [
     ({"context.timestamp": -5}, "context.timestamp"),
     ({"scope": "nonsense"}, "scope"),
     ({"scope": "user:bad id"}, "scope"),
+    ({"request_id": "r" * 257}, "request_id"),
+    ({"request_id": "line\nbreak"}, "request_id"),
+    ({"request_id": "nul\x00"}, "request_id"),
 ]
 
 

@@ -33,14 +33,18 @@ def test_the_async_client_remembers_and_reads_like_the_blocking_one(
     hub = start_hub(env={"KNOWHUB_HISTORIAN_WORKERS": "0"},
                     **memory_settings(redis_url, redis_prefix))
 
-    async def scenario() -> tuple[RememberResult, list[str]]:
+    async def scenario() -> tuple[RememberResult, RememberResult, list[str]]:
         async with AsyncKnowHub(hub.address, token="token-alice") as kh:
-            result = await kh.memory.remember("async memo", context=private_context())
+            result = await kh.memory.remember("async memo", context=private_context(),
+                                              request_id="async-turn-1")
+            retry = await kh.memory.remember("async memo", context=private_context(),
+                                             request_id="async-turn-1")
             memos = await kh.memory.recent_memos(user_id="10001")
-            return result, [m.text for m in memos]
+            return result, retry, [m.text for m in memos]
 
-    result, memos = asyncio.run(scenario())
+    result, retry, memos = asyncio.run(scenario())
     assert result.enqueued and memos == ["async memo"]
+    assert retry.job_id == result.job_id
     assert [m.job_id for m in hub.client("alice").memory.recent_memos(user_id="10001")] == [
         result.job_id]
 

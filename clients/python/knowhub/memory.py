@@ -93,14 +93,16 @@ class MemoryAPI:
 
     def remember(self, memo: str = "", observations: Sequence[str] | None = None, *,
                  context: Mapping[str, Any], force: bool = False,
-                 scope: str | None = None) -> RememberResult:
+                 scope: str | None = None, request_id: str | None = None) -> RememberResult:
         """Records the memo and hands the observations to the historian (seed 002's
         `end`); returns at once. `context` holds user_id (required), group_id, sender_id,
         request_type ("group" when a group_id is given, else "private"), source_message
-        and recent_messages."""
+        and recent_messages. With `request_id`, a retry records nothing and returns the
+        first call's result."""
         request = dream_pb2.RememberRequest(
             memo=memo, observations=list(observations or []),
-            context=context_to_proto(context), force=force, scope=scope or "")
+            context=context_to_proto(context), force=force, scope=scope or "",
+            request_id=request_id or "")
         return self._transport.call(self._stub.Remember, request, RememberResult.from_proto)
 
     def recent_memos(self, *, user_id: str = "", group_id: str = "",

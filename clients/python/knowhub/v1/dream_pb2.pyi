@@ -84,18 +84,20 @@ class MemoryContext(_message.Message):
     def __init__(self, user_id: _Optional[str] = ..., group_id: _Optional[str] = ..., sender_id: _Optional[str] = ..., request_type: _Optional[_Union[RequestType, str]] = ..., source_message: _Optional[str] = ..., recent_messages: _Optional[_Iterable[str]] = ..., sender_name: _Optional[str] = ..., group_name: _Optional[str] = ..., timestamp: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class RememberRequest(_message.Message):
-    __slots__ = ("memo", "observations", "context", "force", "scope")
+    __slots__ = ("memo", "observations", "context", "force", "scope", "request_id")
     MEMO_FIELD_NUMBER: _ClassVar[int]
     OBSERVATIONS_FIELD_NUMBER: _ClassVar[int]
     CONTEXT_FIELD_NUMBER: _ClassVar[int]
     FORCE_FIELD_NUMBER: _ClassVar[int]
     SCOPE_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     memo: str
     observations: _containers.RepeatedScalarFieldContainer[str]
     context: MemoryContext
     force: bool
     scope: str
-    def __init__(self, memo: _Optional[str] = ..., observations: _Optional[_Iterable[str]] = ..., context: _Optional[_Union[MemoryContext, _Mapping]] = ..., force: _Optional[bool] = ..., scope: _Optional[str] = ...) -> None: ...
+    request_id: str
+    def __init__(self, memo: _Optional[str] = ..., observations: _Optional[_Iterable[str]] = ..., context: _Optional[_Union[MemoryContext, _Mapping]] = ..., force: _Optional[bool] = ..., scope: _Optional[str] = ..., request_id: _Optional[str] = ...) -> None: ...
 
 class RememberResponse(_message.Message):
     __slots__ = ("job_id", "enqueued", "memo_recorded", "warnings")
