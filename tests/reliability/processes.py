@@ -4,6 +4,7 @@ acknowledged."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import re
@@ -86,13 +87,17 @@ class ServerProcess:
             self.process.wait(30)
 
     def stop(self) -> None:
-        """SIGTERM and wait: a graceful stop (SIGKILL if it takes too long)."""
+        """SIGTERM and wait: a graceful stop (SIGKILL if it takes too long). An embedded
+        redis-server a killed run left behind is ended too, whatever the test did."""
         if self.process is not None and self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
             try:
                 self.process.wait(60)
             except subprocess.TimeoutExpired:
                 self.kill()
+        for pid in redis_servers_of(self.data_dir):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
 
 
 class RedisServer:
