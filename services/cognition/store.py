@@ -61,15 +61,18 @@ local STATE_ALL = {pending = 16, approved = 17, edited = 18, discarded = 19, com
 local STATE_OWNER = {pending = 21, approved = 22, edited = 23, discarded = 24, committed = 25}
 local function int(x) return string.format('%d', x) end
 
+-- Another user's trace is refused before a replay could tell its request ids apart.
+local owner = redis.call('HGET', KEYS[TRACE], 'owner')
+if owner and owner ~= a.owner and not a.any_owner and not a.create_only then
+  return {'error', '-1', 'owner', owner}
+end
 if a.request_id ~= '' then
   local answer = redis.call('HGET', KEYS[REQUESTS], a.request_id)
   if answer then return {'replay', answer} end
 end
-local owner = redis.call('HGET', KEYS[TRACE], 'owner')
 if owner then
   if a.create_only then return {'error', '-1', 'exists', owner} end
   local agent = redis.call('HGET', KEYS[TRACE], 'agent_id') or ''
-  if owner ~= a.owner and not a.any_owner then return {'error', '-1', 'owner', owner} end
   if owner ~= a.owner or (agent ~= '' and agent ~= a.agent) then
     return {'rekey', owner, agent}
   end

@@ -22,7 +22,6 @@ import re
 from collections.abc import Callable, Iterator
 
 import redis
-from redis.commands.core import Script
 
 from services.dream.dreams import (
     QUEUED,
@@ -107,12 +106,6 @@ class DreamStore(JobStream):
         self._outbox = f"{base}outbox:"
         self._by_time, self._by_requester = f"{base}runs-by-time", f"{base}runs-by:"
         self._indexed_marker, self._indexed = f"{base}runs-indexed", False
-        self._scripts: dict[str, Script] = {}
-
-    def _script(self, source: str) -> Script:
-        if source not in self._scripts:
-            self._scripts[source] = self._client().register_script(source)
-        return self._scripts[source]
 
     # ---- Runs ---------------------------------------------------------------------------
 

@@ -15,7 +15,6 @@ import time
 from collections.abc import Callable
 
 import redis
-from redis.commands.core import Script
 
 from services.common.errors import InvalidArgument, NotFound
 from services.dream.domain import FailedJob, Job, Memo
@@ -58,7 +57,6 @@ class HistorianQueue(JobStream):
         self.failed = f"{prefix}historian:failed"
         self._memos = f"{prefix}memory:memos:"
         self._requests = f"{prefix}dream:remember-request:"
-        self._remember_script: Script | None = None
         self._memos_keep = memos_keep
         self._failed_max = failed_max_files
         self._failed_age_ms = failed_max_age_days * 86_400_000
@@ -77,13 +75,10 @@ class HistorianQueue(JobStream):
         With a request_id, `response` is kept under it (per caller, job.written_by) for
         `request_ttl_seconds`; a replay writes nothing and returns the first response."""
         memo_key = self._memo_key(job.scope, job.context.conversation)
-        client = self._client()
-        self._remember_script = self._remember_script or client.register_script(
-            _REMEMBER_SCRIPT)
-        first = self._remember_script(
+        first = self._script(_REMEMBER_SCRIPT)(
             keys=[self._request_key(job.written_by, request_id), memo_key, self.jobs],
             args=[response, request_ttl_seconds, memo.to_json() if memo else "",
-                  self._memos_keep, job.to_json()], client=client)
+                  self._memos_keep, job.to_json()])
         return text(first) if first is not None else None
 
     def recent_memos(self, scope: str, conversation: str, limit: int) -> list[Memo]:

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import redis
+from redis.commands.core import Script
 
 from services.common.redis_store import BLOCK_MAX_SECONDS
 from services.common.runtime import Runtime
@@ -74,6 +75,13 @@ class JobStream:
         self._client = client
         self.stream = stream
         self.group = group
+        self._scripts: dict[str, Script] = {}
+
+    def _script(self, source: str) -> Script:
+        """The Lua script `source`, registered once (later calls send its SHA only)."""
+        if source not in self._scripts:
+            self._scripts[source] = self._client().register_script(source)
+        return self._scripts[source]
 
     def blocking_client(self) -> redis.Redis:
         """A client holding one connection of its own, for a worker's blocking reads."""

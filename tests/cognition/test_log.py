@@ -411,13 +411,20 @@ def test_a_server_that_never_saw_a_trace_appends_as_its_owner_and_agent(
     admin = second.client("admin")
     trace = admin.cognition.append_events(alice_trace, [{**MESSAGE, "sequence": 3}]).trace
     assert (trace.owner, trace.agent_id, trace.event_count) == ("user:alice", "alice_bot", 2)
+    first.client("alice").cognition.append_events(
+        alice_trace, [{**MESSAGE, "sequence": 4}], request_id="alice-4")
+    unseen = start_redis_hub().client("bob")  # a server with nothing cached
+    for events in ([{**MESSAGE, "sequence": 4}], [{**MESSAGE, "sequence": 5}]):
+        code, message = failure(lambda e=events: unseen.cognition.append_events(
+            alice_trace, e, request_id="alice-4"))  # not told whether alice used it
+        assert code == "PERMISSION_DENIED" and message.startswith("trace_id:")
     # carol's token names no agent: her trace keeps the agent it was created with
     carol = second.client("carol")
     trace = carol.cognition.append_events(carol_trace, [{**MESSAGE, "sequence": 2}]).trace
     assert (trace.owner, trace.agent_id, trace.event_count) == ("user:carol", "carol_bot", 2)
 
     alice_first = first.client("alice")
-    assert [e["sequence"] for e in log_of(alice_first, alice_trace)] == [1, 3]
+    assert [e["sequence"] for e in log_of(alice_first, alice_trace)] == [1, 3, 4]
     assert [t.trace_id for t in admin.cognition.list_traces(agent_id="alice_bot")][:1] == [
         alice_trace]
     assert [t.trace_id for t in carol.cognition.list_traces(agent_id="carol_bot")] == [

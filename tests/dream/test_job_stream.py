@@ -28,9 +28,20 @@ class Recorder(StreamWorker):
         self._after(delivery.fields["n"])
 
 
-def stream_of(redis_url: str, redis_prefix: str, jobs: int) -> tuple[JobStream, redis.Redis]:
+class CountingStream(JobStream):
+    """A JobStream counting the worker's own reads (those not riding on an ack)."""
+
+    reads = 0
+
+    def read(self, client: redis.Redis, consumer: str, block_ms: int) -> list[Delivery]:
+        self.reads += 1
+        return super().read(client, consumer, block_ms)
+
+
+def stream_of(redis_url: str, redis_prefix: str,
+              jobs: int) -> tuple[CountingStream, redis.Redis]:
     client = connect(redis_url)
-    stream = JobStream(lambda: client, f"{redis_prefix}jobs", "workers")
+    stream = CountingStream(lambda: client, f"{redis_prefix}jobs", "workers")
     stream.ensure_group()
     for n in range(1, jobs + 1):
         client.xadd(stream.stream, {"n": str(n)})
@@ -45,6 +56,7 @@ def test_each_job_is_done_and_the_next_delivered_in_one_step(redis_url: str,
     worker.run()
 
     assert worker.handled == ["1", "2", "3"]
+    assert stream.reads == 1  # jobs 2 and 3 came with the acknowledgements of 1 and 2
     assert client.xlen(stream.stream) == 0
     assert client.xpending(stream.stream, "workers")["pending"] == 0
 
