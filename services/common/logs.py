@@ -13,7 +13,6 @@ from typing import TextIO
 from services.common.calls import current_call
 from services.common.redaction import RedactSecrets
 
-LOG_FORMATS = ("text", "json")
 _OURS = "_knowhub_handler"
 
 
@@ -77,9 +76,6 @@ class JsonFormatter(logging.Formatter):
 class _StderrHandler(logging.StreamHandler):
     """Writes to whatever `sys.stderr` is when a record is emitted, not the stream it was
     when logging was configured (pytest's capture and daemonizing tools replace it)."""
-
-    def __init__(self) -> None:
-        super().__init__()
 
     @property  # type: ignore[override]
     def stream(self) -> TextIO:

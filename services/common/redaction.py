@@ -24,19 +24,24 @@ MIN_SECRET_LENGTH = 6
 # Every repeat is bounded, so no message makes a pattern backtrack for long.
 _QUOTED = r"""(?:b?'(?:[^'\\]|\\.){0,70000}'|b?"(?:[^"\\]|\\.){0,70000}")"""
 # A name holding one of these words (llm_api_key, master_key_retired, x-auth-token).
-_SECRET_NAME = r"(?:secure_body|master_key|api_key|apikey|password|secret|token)\w{0,40}"
+_NAME_WORDS = ("secure_body", "master_key", "api_key", "apikey", "password", "secret", "token")
+_SECRET_NAME = rf"(?:{'|'.join(_NAME_WORDS)})\w{{0,40}}"
+# Each pattern with the text (case-folded) it cannot match without: a record holding none
+# is not scanned by it, so most records cost a few substring checks, not five regex scans.
 _PATTERNS = [
     # Eight characters at least, so "bearer token" in a message stays readable.
-    (re.compile(r"(?i)(bearer\s{1,8})[A-Za-z0-9._~+/=-]{8,}"), rf"\1{REDACTED}"),
+    (("bearer",), re.compile(r"(?i)(bearer\s{1,8})[A-Za-z0-9._~+/=-]{8,}"), rf"\1{REDACTED}"),
     # name=value (keyword arguments, settings) and "name": "value" (JSON, dicts, protobuf
     # text); "name: message" without quotes is how errors name a field, and stays.
-    (re.compile(rf"(?i)({_SECRET_NAME}\s{{0,8}}=\s{{0,8}})(?:{_QUOTED}|[^\s,;)}}\]]+)"),
+    (_NAME_WORDS,
+     re.compile(rf"(?i)({_SECRET_NAME}\s{{0,8}}=\s{{0,8}})(?:{_QUOTED}|[^\s,;)}}\]]+)"),
      rf"\1{REDACTED}"),
-    (re.compile(rf"""(?i)({_SECRET_NAME}['"]?\s{{0,8}}:\s{{0,8}}){_QUOTED}"""),
+    (_NAME_WORDS,
+     re.compile(rf"""(?i)({_SECRET_NAME}['"]?\s{{0,8}}:\s{{0,8}}){_QUOTED}"""),
      rf"\1{REDACTED}"),
-    (re.compile(r"\bsk-[A-Za-z0-9_-]{16,}"), REDACTED),
+    (("sk-",), re.compile(r"\bsk-[A-Za-z0-9_-]{16,}"), REDACTED),
     # The password of a URL: scheme://user:password@host
-    (re.compile(r"(\b[a-z][a-z0-9+.-]{0,30}://[^:/@\s]{0,256}:)[^@\s]{1,256}@"),
+    (("://",), re.compile(r"(\b[a-z][a-z0-9+.-]{0,30}://[^:/@\s]{0,256}:)[^@\s]{1,256}@"),
      rf"\1{REDACTED}@"),
 ]
 
@@ -76,8 +81,10 @@ def redact(text: str, also: Iterable[str] = ()) -> str:
     call_values = [v for v in also if len(v) >= MIN_SECRET_LENGTH]
     if call_values:
         text = _alternation(call_values).sub(REDACTED, text)
-    for pattern, replacement in _PATTERNS:
-        text = pattern.sub(replacement, text)
+    folded = text.casefold()
+    for needles, pattern, replacement in _PATTERNS:
+        if any(needle in folded for needle in needles):
+            text = pattern.sub(replacement, text)
     return text
 
 

@@ -108,8 +108,9 @@ class EmbeddedRedis:
         return b"redis-server" in command and str(self.socket).encode() in command
 
     def _answers(self) -> bool:
-        with contextlib.suppress(redis.RedisError):
-            return bool(redis.Redis(unix_socket_path=str(self.socket)).ping())
+        with contextlib.suppress(redis.RedisError), \
+                redis.Redis(unix_socket_path=str(self.socket)) as client:
+            return bool(client.ping())
         return False
 
     def stop(self) -> None:

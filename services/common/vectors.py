@@ -30,7 +30,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
 from qdrant_edge import SparseVector
 
 from services.common.errors import Aborted, NotFound
@@ -345,38 +344,19 @@ def _stamped(record: Record, version: int) -> Record:
                   vectors=record.vectors, write_token=secrets.randbits(62))
 
 
-# What orjson would write or read differently goes through the standard encoder and decoder.
+# Compact, as json.dumps(ensure_ascii=False, separators=(",", ":")) writes, without
+# building an encoder per call.
 _COMPACT_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
-# Leads a document the standard encoder wrote (JSON allows leading spaces): orjson would read
-# an integer beyond 64 bits in it as a float.
-_STANDARD_MARK = " "
 
 
 def _dump_json(value: Any) -> str:
-    """Compact JSON as json.dumps(ensure_ascii=False) writes it, through orjson (about ten
-    times faster). orjson refuses integers beyond 64 bits, keys that are not strings and
-    lone surrogates, and writes NaN and infinities as null: such values, and any null,
-    take the standard encoder, so every document reads back as it did with json alone."""
-    try:
-        encoded = orjson.dumps(value)
-    except TypeError:
-        return _STANDARD_MARK + _COMPACT_JSON.encode(value)
-    if b"null" in encoded:
-        return _STANDARD_MARK + _COMPACT_JSON.encode(value)
-    return encoded.decode()
+    return _COMPACT_JSON.encode(value)
 
 
 def _load_json(text: str) -> Any:
-    """Reads a document _dump_json wrote (or json.dumps, before it), through orjson where
-    the standard decoder would read the same (about three times faster). Of what
-    json.dumps wrote, only an integer beyond 64 bits would read differently (as a float);
-    the API's integers are 64-bit, so none reached a payload."""
-    if text.startswith(_STANDARD_MARK):
-        return json.loads(text)
-    try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:  # NaN or infinities from json.dumps
-        return json.loads(text)
+    """Reads any stored document: those json wrote, and those an earlier version wrote
+    through orjson (the same JSON; ones it left to json lead with a space)."""
+    return json.loads(text)
 
 
 def stored_payload(record: Record, schema: CollectionSchema) -> Payload:

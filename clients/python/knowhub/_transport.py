@@ -19,6 +19,7 @@ from knowhub.errors import from_rpc_error
 T = TypeVar("T")
 Parse = Callable[[Any], T]
 
+
 def _metadata(token: str | None) -> tuple[tuple[str, str], ...]:
     return (("authorization", f"Bearer {token}"),) if token else ()
 
