@@ -46,6 +46,9 @@ INT32_RANGE = range(-(2**31), 2**31)
 # later failure is then the stream's last line).
 FIRST_MESSAGE_WAIT_SECONDS = 0.5
 NDJSON = "application/x-ndjson"
+# GET /api/knowledge?order=: seed 001's names for the list's orders.
+LIST_ORDERS = {"updated": knowledge_pb2.KNOWLEDGE_ORDER_UNSPECIFIED,
+               "confidence": knowledge_pb2.KNOWLEDGE_ORDER_CONFIDENCE}
 
 
 class Query:
@@ -127,13 +130,11 @@ async def search_knowledge(request: Request) -> Response:
 async def list_knowledge(request: Request) -> Response:
     query = Query(request, {"limit", "types", "scopes", "page_token", "order"})
     order = query.text("order", "updated")
-    orders = {"updated": knowledge_pb2.KNOWLEDGE_ORDER_UNSPECIFIED,
-              "confidence": knowledge_pb2.KNOWLEDGE_ORDER_CONFIDENCE}
-    if order not in orders:
+    if order not in LIST_ORDERS:
         raise invalid(f"order: must be updated or confidence, not {order!r}")
     message = knowledge_pb2.ListKnowledgeRequest(
         page_size=query.integer("limit", 10), page_token=query.text("page_token"),
-        types=query.items("types"), scopes=query.items("scopes"), order_by=orders[order])
+        types=query.items("types"), scopes=query.items("scopes"), order_by=LIST_ORDERS[order])
     response = await _call(request, "knowledge", "ListKnowledge", message)
     items = [Knowledge.from_proto(k).to_dict() for k in response.knowledge]
     return JSONResponse({"items": items, "count": len(items),

@@ -186,6 +186,7 @@ class Backend:
         self._timeout = timeout
         self._tls_ca = tls_ca
         self._channels: dict[str, grpc.aio.Channel] = {}
+        self._methods: dict[tuple[str, str], Any] = {}
 
     def _channel(self, service: str) -> grpc.aio.Channel:
         address = self._targets[service]
@@ -196,10 +197,19 @@ class Backend:
     def _deadline(self, rpc: Rpc) -> float:
         return max(self._timeout, LONG_CALLS.get(rpc.name, 0.0))
 
+    def _method(self, rpc: Rpc) -> Any:
+        """The RPC's callable on its channel, made once and kept (not per request)."""
+        key = (rpc.service, rpc.name)
+        if key not in self._methods:
+            channel = self._channel(rpc.service)
+            make = channel.unary_stream if rpc.streaming else channel.unary_unary
+            self._methods[key] = make(
+                rpc.path, request_serializer=rpc.request_class.SerializeToString,
+                response_deserializer=rpc.response_class.FromString)
+        return self._methods[key]
+
     async def call(self, rpc: Rpc, request: Message, token: str | None) -> Message:
-        method = self._channel(rpc.service).unary_unary(
-            rpc.path, request_serializer=rpc.request_class.SerializeToString,
-            response_deserializer=rpc.response_class.FromString)
+        method = self._method(rpc)
         try:
             return await method(request, metadata=_metadata(token), timeout=self._deadline(rpc))
         except grpc.RpcError as error:
@@ -207,15 +217,13 @@ class Backend:
 
     def stream(self, rpc: Rpc, request: Message, token: str | None) -> grpc.aio.UnaryStreamCall:
         """A server-streaming call without deadline; the caller reads and cancels it."""
-        method = self._channel(rpc.service).unary_stream(
-            rpc.path, request_serializer=rpc.request_class.SerializeToString,
-            response_deserializer=rpc.response_class.FromString)
-        return method(request, metadata=_metadata(token))
+        return self._method(rpc)(request, metadata=_metadata(token))
 
     async def close(self) -> None:
         for channel in self._channels.values():
             await channel.close()
         self._channels.clear()
+        self._methods.clear()
 
 
 def _metadata(token: str | None) -> tuple[tuple[str, str], ...]:

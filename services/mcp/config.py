@@ -14,8 +14,9 @@ class McpSettings(BaseSettings):
     target: str = Field("127.0.0.1:50051", min_length=1,
                         description="host:port (or dns:/// target) of the hub the MCP "
                                     "server calls.")
-    token: str | None = Field(None, description="Bearer token the stdio MCP server calls "
-                              "the hub with.")
+    # Printable ASCII, no spaces (as gRPC metadata and the gateway take it); empty: none.
+    token: str | None = Field(None, pattern=r"^[!-~]*$",
+                              description="Bearer token the stdio MCP server calls the hub with.")
     mcp_host: str = Field("127.0.0.1", min_length=1,
                           description="Address the MCP HTTP transport binds to.")
     mcp_port: int = Field(8931, ge=0, le=65535, description="Port of the MCP HTTP transport.")

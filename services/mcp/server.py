@@ -13,12 +13,14 @@ import anyio
 import mcp_types as types
 import uvicorn
 from knowhub import KnowHub
+from knowhub.errors import KnowHubError
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 from starlette.requests import Request
 
+from services.gateway.translation import bearer_token
 from services.mcp import tools
 from services.mcp.config import McpSettings
 
@@ -57,14 +59,6 @@ class HubClients:
         self._clients.clear()
 
 
-def bearer_token(request: Request) -> str | None:
-    """The token of the HTTP request's `Authorization: Bearer <token>` header."""
-    kind, _, token = request.headers.get("authorization", "").strip().partition(" ")
-    if kind.lower() != "bearer":
-        return None
-    return token.strip() or None
-
-
 def build_server(hubs: HubClients, stdio_token: str | None) -> Server[Any]:
     """The MCP server. Over stdio every call uses `stdio_token`; over HTTP each call uses
     the bearer token its request carries (none without the header)."""
@@ -78,7 +72,12 @@ def build_server(hubs: HubClients, stdio_token: str | None) -> Server[Any]:
         if tools.input_schema(params.name) is None:
             raise MCPError(types.INVALID_PARAMS, f"unknown tool {params.name!r}")
         request = ctx.request
-        token = bearer_token(request) if isinstance(request, Request) else stdio_token
+        token = stdio_token
+        if isinstance(request, Request):
+            try:  # as the gateway does: a malformed header is refused, never sent on
+                token = bearer_token(request.headers.get("authorization"))
+            except KnowHubError as error:
+                return tools.error_result(f"{error.code}: {error.message}")
         kh = hubs.for_token(token)
         return await anyio.to_thread.run_sync(
             tools.call, kh, params.name, params.arguments or {})

@@ -58,13 +58,13 @@ def call(kh: KnowHub, name: str, arguments: Mapping[str, Any]) -> types.CallTool
         check_arguments(name, arguments)
         result = run_tool(kh, name, arguments)
     except KnowHubError as error:
-        return _error(f"{error.code}: {error.message}")
+        return error_result(f"{error.code}: {error.message}")
     except (TypeError, ValueError) as error:
-        return _error(f"INVALID_ARGUMENT: {error}")
+        return error_result(f"INVALID_ARGUMENT: {error}")
     return types.CallToolResult(
         content=[types.TextContent(text=json.dumps(result, ensure_ascii=False))],
         structured_content=result)
 
 
-def _error(message: str) -> types.CallToolResult:
+def error_result(message: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(text=message)], is_error=True)

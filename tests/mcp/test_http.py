@@ -3,6 +3,8 @@ of the bearer token its requests carry."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import anyio
 import httpx
 from mcp import Client
@@ -14,8 +16,12 @@ from tests.mcp.conftest import data, error_text
 from tests.support.harness import Harness
 
 
-def connect(url: str, token: str | None) -> Client:
-    headers = {"Authorization": f"Bearer {token}"} if token else None
+def connect(url: str, token: str | None,
+            authorization: str | bytes | None = None) -> Client:
+    """A client sending `Bearer <token>`, or the `authorization` header as given."""
+    if authorization is None and token:
+        authorization = f"Bearer {token}"
+    headers: Any = {"Authorization": authorization} if authorization else None
     return Client(streamable_http_client(url, http_client=create_mcp_http_client(headers)))
 
 
@@ -61,6 +67,22 @@ def test_an_unknown_or_missing_token_is_refused(hub: Harness, http_url: str) -> 
             assert message.startswith("UNAUTHENTICATED: missing bearer token")
 
     anyio.run(scenario)
+    assert len(hub.client("admin").knowledge.list(limit=100)) == 0
+
+
+def test_a_malformed_authorization_header_is_refused_naming_it(
+        hub: Harness, http_url: str) -> None:
+    """Not Bearer, or a token gRPC metadata cannot carry: UNAUTHENTICATED, not INTERNAL."""
+    async def scenario() -> list[str]:
+        messages = []
+        for header in ("Basic YWxpY2U6cHc=", b"Bearer t\xf6ken-alice"):
+            async with connect(http_url, None, authorization=header) as caller:
+                messages.append(error_text(await caller.call_tool("knowledge_save", {
+                    "task": "t", "content": "c", "types": ["tool"]})))
+        return messages
+
+    assert anyio.run(scenario) == ["UNAUTHENTICATED: Authorization: expected 'Bearer <token>'",
+                                   "UNAUTHENTICATED: Authorization: malformed token"]
     assert len(hub.client("admin").knowledge.list(limit=100)) == 0
 
 
