@@ -6,16 +6,16 @@ FROM python:3.11.11-slim-bookworm AS builder
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1
 WORKDIR /src
 COPY pyproject.toml README.md ./
-COPY services ./services
+COPY knowhub_server ./knowhub_server
 COPY clients/python ./clients/python
-RUN pip wheel --wheel-dir /wheels ./clients/python .
+RUN pip wheel --wheel-dir /wheels .
 
 # Runtime: the wheels installed offline, a non-root user, data under /data.
 FROM python:3.11.11-slim-bookworm
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1 PYTHONUNBUFFERED=1 \
     KNOWHUB_DATA_DIR=/data KNOWHUB_HOST=0.0.0.0 KNOWHUB_PORT=50051
 RUN --mount=type=bind,from=builder,source=/wheels,target=/wheels \
-    pip install --no-index --find-links /wheels knowhub knowhub-client
+    pip install --no-index --find-links /wheels knowhub
 RUN groupadd --system --gid 10001 knowhub \
     && useradd --system --uid 10001 --gid knowhub --home-dir /data --no-create-home knowhub \
     && mkdir /data && chown knowhub:knowhub /data

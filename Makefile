@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml clients/python/pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit("KnowHub needs Python 3.10 or newer, found " + sys.version.split()[0]) if sys.version_info < (3, 10) else None'
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e clients/python -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
 run: setup
@@ -32,6 +32,7 @@ reliability: setup
 
 lint: setup
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports --no-cache
 
 proto: setup
 	$(BIN)/python -m grpc_tools.protoc -I protos --python_out=clients/python \

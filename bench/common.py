@@ -65,7 +65,7 @@ def server_process(data_dir: Path, env: dict[str, str] | None = None) -> Iterato
     clean_env.update({"KNOWHUB_TOKENS_FILE": str(write_tokens(data_dir.parent)),
                       "KNOWHUB_LOG_LEVEL": "WARNING", **(env or {})})
     process = subprocess.Popen(
-        [sys.executable, "-m", "services.cli", "up", "--data-dir", str(data_dir),
+        [sys.executable, "-m", "knowhub_server.cli", "up", "--data-dir", str(data_dir),
          "--port", "0"], cwd=ROOT, env=clean_env, stdout=subprocess.PIPE, text=True)
     assert process.stdout is not None
     line = process.stdout.readline()

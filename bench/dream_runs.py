@@ -20,7 +20,7 @@ import grpc
 from knowhub.v1 import cognition_pb2, cognition_pb2_grpc, dream_pb2, dream_pb2_grpc
 
 from bench.common import BENCH_TOKEN, TextGenerator, percentiles, server_process, timed_ms
-from services.dream import prompts
+from knowhub_server.dream.runs import prompts
 from tests.support.openai_stub import OpenAIStub
 
 METADATA = (("authorization", f"Bearer {BENCH_TOKEN}"),)

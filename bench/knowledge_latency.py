@@ -27,10 +27,10 @@ from bench.common import (
     server_process,
     timed_ms,
 )
-from services.common.edge_store import EdgeStore
-from services.common.embedding import Bm25Encoder
-from services.common.vectors import SearchQuery
-from services.knowledge.store import knowledge_schema, visible_where
+from knowhub_server.common.edge_store import EdgeStore
+from knowhub_server.common.embedding import Bm25Encoder
+from knowhub_server.common.vectors import SearchQuery
+from knowhub_server.knowledge.store import knowledge_schema, visible_where
 
 VISIBLE_SCOPES = frozenset({"user:bench", "agent:bench_agent", "org:acme", "public"})
 BATCH = 500

@@ -3,23 +3,25 @@
 from __future__ import annotations
 
 import importlib
+import pkgutil
 from pathlib import Path
 
 import pytest
 from pydantic_settings import BaseSettings
 
-from services.common.config import CommonSettings
-from services.common.server import SERVICE_MODULES
+import knowhub_server
 
 README = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
 
 
 def settings_classes() -> list[type[BaseSettings]]:
-    """CommonSettings and every service's own settings (services/<svc>/config.py), the
-    gateway's included."""
-    classes: list[type[BaseSettings]] = [CommonSettings]
-    for module_name in [*SERVICE_MODULES.values(), "services.gateway.app"]:
-        config = importlib.import_module(module_name.rsplit(".", 1)[0] + ".config")
+    """The settings of every `config.py` of the server package (common, each service and
+    sub-package, the gateway and MCP)."""
+    classes: list[type[BaseSettings]] = []
+    for module in pkgutil.walk_packages(knowhub_server.__path__, "knowhub_server."):
+        if not module.name.endswith(".config"):
+            continue
+        config = importlib.import_module(module.name)
         classes += [value for value in vars(config).values()
                     if isinstance(value, type) and issubclass(value, BaseSettings)
                     and value is not BaseSettings and value.__module__ == config.__name__]

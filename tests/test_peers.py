@@ -9,9 +9,9 @@ import grpc
 import pytest
 from knowhub.v1 import knowledge_pb2, knowledge_pb2_grpc
 
-from services.common.auth import TokenRegistry
-from services.common.errors import Unavailable
-from services.common.peers import PeerRefused, Peers, call_as
+from knowhub_server.common.auth import TokenRegistry
+from knowhub_server.common.errors import Unavailable
+from knowhub_server.common.peers import PeerRefused, Peers, call_as
 from tests.support.harness import Harness
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from services.common.config import CommonSettings
-from services.common.redis_store import EmbeddedRedis, connect
-from services.common.runtime import Runtime
+from knowhub_server.common.config import CommonSettings
+from knowhub_server.common.redis_store import EmbeddedRedis, connect
+from knowhub_server.common.runtime import Runtime
 
 
 def test_embedded_redis_keeps_acknowledged_writes_across_a_restart(tmp_path: Path) -> None:

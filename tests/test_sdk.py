@@ -458,5 +458,5 @@ def test_importing_knowhub_does_not_import_the_server(tmp_path: Path) -> None:
                             capture_output=True, text=True).stdout
     loaded = set(ast.literal_eval(output.strip()))
     assert "knowhub" in loaded
-    assert loaded.isdisjoint({"services", "qdrant_edge", "qdrant_client", "openai",
+    assert loaded.isdisjoint({"knowhub_server", "qdrant_edge", "qdrant_client", "openai",
                               "pydantic", "pydantic_settings"})

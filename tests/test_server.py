@@ -21,8 +21,8 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from knowhub import KnowHub
 
-from services.cli import main as knowhub_cli
-from services.common.vectors import StoreMismatch
+from knowhub_server.cli import main as knowhub_cli
+from knowhub_server.common.vectors import StoreMismatch
 from tests.support.harness import Harness
 from tests.support.openai_stub import OpenAIStub
 from tests.support.shared import running_hub, visible_records
@@ -193,7 +193,7 @@ def wait_for(lines: queue.Queue[str], pattern: str) -> re.Match[str]:
 @pytest.fixture
 def knowhub_up(tmp_path: Path) -> Iterator[subprocess.Popen[str]]:
     process = subprocess.Popen(
-        [sys.executable, "-m", "services.cli", "up", "--data-dir", str(tmp_path / "hub"),
+        [sys.executable, "-m", "knowhub_server.cli", "up", "--data-dir", str(tmp_path / "hub"),
          "--port", "0"],
         cwd=REPO, env=clean_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     yield process
@@ -226,7 +226,7 @@ def test_knowhub_up_serves_and_stops_on_sigterm(knowhub_up: subprocess.Popen[str
 
 def test_knowhub_up_on_a_public_address_without_tokens_refuses(tmp_path: Path) -> None:
     finished = subprocess.run(
-        [sys.executable, "-m", "services.cli", "up", "--data-dir", str(tmp_path / "hub"),
+        [sys.executable, "-m", "knowhub_server.cli", "up", "--data-dir", str(tmp_path / "hub"),
          "--host", "0.0.0.0", "--port", "0"],
         cwd=REPO, env=clean_env(), capture_output=True, text=True, timeout=STARTUP_SECONDS)
     assert finished.returncode != 0

@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
-from services.common.edge_store import EdgeStore
-from services.common.embedding import Bm25Encoder
-from services.common.errors import Aborted, NotFound, Unavailable
-from services.common.qdrant_store import RemoteStore
-from services.common.vectors import (
+from knowhub_server.common.edge_store import EdgeStore
+from knowhub_server.common.embedding import Bm25Encoder
+from knowhub_server.common.errors import Aborted, NotFound, Unavailable
+from knowhub_server.common.qdrant_store import RemoteStore
+from knowhub_server.common.vectors import (
     DENSE,
     SPARSE,
     AnyOf,

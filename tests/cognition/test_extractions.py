@@ -221,17 +221,17 @@ def test_auto_commit_approves_and_commits_as_an_extraction_arrives(server: Harne
                                           "extraction_committed"]
 
 
-def test_auto_commit_that_cannot_reach_knowledge_leaves_it_approved(
+def test_a_payload_that_knowledge_cannot_check_is_not_saved(
         start_redis_hub: StartHub) -> None:
+    """The knowledge service alone checks a payload (SaveKnowledge validate_only): while it
+    is unreachable nothing is logged, and the caller is told to retry."""
     hub = start_redis_hub(services=["cognition"], knowledge_address="127.0.0.1:1")
     alice, trace_id = hub.client("alice"), new_trace()
     alice.cognition.append_events(trace_id, [], auto_commit=True)
-    saved = alice.cognition.save_pending(trace_id, **payload())
+    code, _ = failure(lambda: alice.cognition.save_pending(trace_id, **payload()))
 
-    assert saved.extraction.state == "approved"
-    assert saved.commit_failure is not None
-    assert saved.commit_failure.code == "UNAVAILABLE"
-    assert log_types(alice, trace_id) == ["extraction_pending", "extraction_reviewed"]
+    assert code == "UNAVAILABLE"
+    assert log_types(alice, trace_id) == []
 
 
 def test_commit_checks_its_arguments(server: Harness) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from knowhub import AsyncKnowHub, Event, KnowHub
 
-from services.cli import main as knowhub_cli
+from knowhub_server.cli import main as knowhub_cli
 from tests.cognition.conftest import new_trace, payload, save_knowledge
 from tests.support.harness import Harness
 

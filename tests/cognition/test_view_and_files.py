@@ -129,8 +129,21 @@ def test_an_import_never_overwrites_a_trace(server: Harness) -> None:
     code, message = failure(lambda: alice.cognition.import_log(document))
     assert code == "ALREADY_EXISTS" and trace_id in message
     assert len(alice.cognition.get_log(trace_id, limit=1000)) == len(before)
-    bob_copy = server.client("bob").cognition.import_log(document, trace_id=new_trace())
-    assert bob_copy.trace.owner == "user:bob"
+    alice_copy = alice.cognition.import_log(document, trace_id=new_trace())
+    assert alice_copy.trace.owner == "user:alice"
+
+
+def test_an_import_checks_its_extractions_as_the_importers_own_saves(server: Harness) -> None:
+    """Another org's user cannot smuggle candidate knowledge into acme through a log file:
+    its payloads are checked as saves by the importer, like SavePendingExtraction's."""
+    alice, bob = server.client("alice"), server.client("bob")
+    trace_id, _ = scripted_trace(alice)
+    document = alice.cognition.export_log(trace_id)
+    copy_id = new_trace()
+    code, message = failure(lambda: bob.cognition.import_log(document, trace_id=copy_id))
+    assert code == "PERMISSION_DENIED"
+    assert ".extraction_pending.payload.scopes[0]: cannot write into 'org:acme'" in message
+    assert failure(lambda: bob.cognition.get_log(copy_id))[0] == "NOT_FOUND"
 
 
 def test_a_legacy_knowledge_log_is_read(server: Harness) -> None:

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from services.gateway.app import GatewayServer, create_app
-from services.gateway.translation import SERVICES
+from knowhub_server.gateway.app import GatewayServer, create_app
+from knowhub_server.gateway.translation import SERVICES
 from tests.console.seed import ConsoleLLM, Seeded, seed
 from tests.dream.dreaming import FAST, write_dream_tokens
 from tests.dream.support import FAST_HISTORIAN, Queue

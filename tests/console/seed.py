@@ -11,7 +11,7 @@ from typing import Any
 
 from knowhub import KnowHub
 
-from services.knowledge import prompts as knowledge_prompts
+from knowhub_server.knowledge import prompts as knowledge_prompts
 from tests.dream.dreaming import DreamLLM, message, wait_run
 from tests.dream.support import (
     REWRITE,

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 import yaml
 
-from services.cli import _parser
-from services.common.auth import TokenRegistry
-from services.common.server import SERVICE_MODULES
+from knowhub_server.cli import _parser
+from knowhub_server.common.auth import TokenRegistry
+from knowhub_server.common.server import SERVICE_MODULES
 from tests.test_docs import settings_classes
 from tests.test_server import REPO
 

@@ -73,7 +73,7 @@ def test_the_runtime_runs_knowhub_as_a_user_with_data_in_a_volume() -> None:
 
 def test_the_builder_copies_what_the_install_needs(tmp_path: Path) -> None:
     """Copies exactly the builder's COPY sources (less what .dockerignore drops) and
-    builds the two wheels there, as the builder does; then imports every module of the
+    builds the wheel there, as the builder does; then imports every module of the
     wheels and runs `knowhub --help` from them."""
     context = tmp_path / "context"
     for source in builder_copies():
@@ -88,22 +88,22 @@ def test_the_builder_copies_what_the_install_needs(tmp_path: Path) -> None:
     wheels = tmp_path / "wheels"
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
                     "--no-build-isolation", "--wheel-dir", str(wheels),
-                    "./clients/python", "."], cwd=context, check=True, timeout=300)
+                    "."], cwd=context, check=True, timeout=300)
     built = sorted(p.name.split("-")[0] for p in wheels.glob("*.whl"))
-    assert built == ["knowhub", "knowhub_client"]
+    assert built == ["knowhub"]  # the server wheel carries the SDK it calls peers with
     installed = tmp_path / "installed"
     for wheel in wheels.glob("*.whl"):
         with zipfile.ZipFile(wheel) as archive:
             archive.extractall(installed)
     entry_points = next(installed.glob("knowhub-*.dist-info")) / "entry_points.txt"
-    assert "knowhub = services.cli:main" in entry_points.read_text()
+    assert "knowhub = knowhub_server.cli:main" in entry_points.read_text()
     check = (
-        "import importlib, pkgutil, services, knowhub\n"
-        f"assert services.__file__.startswith({str(installed)!r}), services.__file__\n"
-        "for package in (services, knowhub):\n"
+        "import importlib, pkgutil, knowhub_server, knowhub\n"
+        "for package in (knowhub_server, knowhub):\n"
+        f"    assert package.__file__.startswith({str(installed)!r}), package.__file__\n"
         "    for module in pkgutil.walk_packages(package.__path__, package.__name__ + '.'):\n"
         "        importlib.import_module(module.name)\n"
-        "from services.cli import main\n"
+        "from knowhub_server.cli import main\n"
         "main(['--help'])\n")
     finished = subprocess.run([sys.executable, "-c", check], cwd=tmp_path,
                               env={"PYTHONPATH": str(installed), "PATH": "/usr/bin:/bin"},

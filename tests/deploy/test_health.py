@@ -6,9 +6,9 @@ import importlib
 
 import pytest
 
-from services.cli import main
-from services.common.health_probe import health_name, probe_address
-from services.common.server import SERVICE_MODULES
+from knowhub_server.cli import main
+from knowhub_server.common.health_probe import health_name, probe_address
+from knowhub_server.common.server import SERVICE_MODULES
 from tests.conftest import StartHub
 from tests.support.harness import Harness
 

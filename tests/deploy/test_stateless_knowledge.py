@@ -12,14 +12,14 @@ import pytest
 from knowhub import KnowHub
 from qdrant_client import QdrantClient
 
-from services.common.auth import load_authenticator
-from services.common.config import CommonSettings
-from services.common.metrics import Metrics
-from services.common.qdrant_store import RemoteStore
-from services.common.runtime import Runtime
-from services.common.server import KnowHubServer
-from services.common.vectors import CollectionSchema, Record, StoreMismatch
-from services.knowledge.store import knowledge_schema
+from knowhub_server.common.auth import load_authenticator
+from knowhub_server.common.config import CommonSettings
+from knowhub_server.common.metrics import Metrics
+from knowhub_server.common.qdrant_store import RemoteStore
+from knowhub_server.common.runtime import Runtime
+from knowhub_server.common.server import KnowHubServer
+from knowhub_server.common.vectors import CollectionSchema, Record, StoreMismatch
+from knowhub_server.knowledge.store import knowledge_schema
 
 
 @pytest.fixture

@@ -14,13 +14,13 @@ from knowhub import AsyncKnowHub, KnowHub, errors
 from knowhub.v1 import knowledge_pb2, knowledge_pb2_grpc
 from pydantic import ValidationError
 
-from services.common.auth import TokenRegistry
-from services.common.config import CommonSettings
-from services.common.errors import Unavailable
-from services.common.health_probe import check
-from services.common.peers import Peers, call_as
-from services.gateway.app import GatewayServer, create_app
-from services.gateway.translation import SERVICES
+from knowhub_server.common.auth import TokenRegistry
+from knowhub_server.common.config import CommonSettings
+from knowhub_server.common.errors import Unavailable
+from knowhub_server.common.health_probe import check
+from knowhub_server.common.peers import Peers, call_as
+from knowhub_server.gateway.app import GatewayServer, create_app
+from knowhub_server.gateway.translation import SERVICES
 from tests.conftest import StartHub
 from tests.deploy.certs import CertFiles, self_signed
 from tests.support.harness import Harness
@@ -134,7 +134,7 @@ def test_knowhub_serve_with_a_missing_certificate_stops_at_start(cert: CertFiles
     env = {**clean_env(), "KNOWHUB_TLS_CERT_FILE": str(tmp_path / "absent.crt"),
            "KNOWHUB_TLS_KEY_FILE": str(cert.key)}
     finished = subprocess.run(
-        [sys.executable, "-m", "services.cli", "serve", "knowledge", "--port", "0",
+        [sys.executable, "-m", "knowhub_server.cli", "serve", "knowledge", "--port", "0",
          "--data-dir", str(tmp_path / "data")],
         cwd=REPO, env=env, capture_output=True, text=True, timeout=60)
     assert finished.returncode == 2

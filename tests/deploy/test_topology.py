@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from knowhub import KnowHub, errors
 
-from services.common.health_probe import check
-from services.common.server import SERVICE_MODULES
+from knowhub_server.common.health_probe import check
+from knowhub_server.common.server import SERVICE_MODULES
 from tests.dream.dreaming import message, wait_run, write_dream_tokens
 from tests.test_server import REPO, clean_env
 
@@ -33,7 +33,7 @@ def free_port() -> int:
 
 def health(address: str, service: str) -> subprocess.CompletedProcess[str]:
     """`knowhub health`, as compose's healthcheck runs it."""
-    return subprocess.run([sys.executable, "-m", "services.cli", "health", "--address",
+    return subprocess.run([sys.executable, "-m", "knowhub_server.cli", "health", "--address",
                            address, "--service", service, "--timeout", "2"],
                           cwd=REPO, env=clean_env(), capture_output=True, text=True,
                           timeout=60)
@@ -65,7 +65,7 @@ def topology(tmp_path: Path, redis_url: str,
               for s, p in ports.items()}}
     processes = {
         service: subprocess.Popen(
-            [sys.executable, "-m", "services.cli", "serve", service, "--port", str(port),
+            [sys.executable, "-m", "knowhub_server.cli", "serve", service, "--port", str(port),
              "--data-dir", str(tmp_path / service)],
             cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         for service, port in ports.items()}

@@ -13,7 +13,7 @@ from typing import Any
 
 from knowhub import DreamRun, KnowHub
 
-from services.dream import prompts
+from knowhub_server.dream.runs import prompts
 from tests.dream.support import wait_until
 from tests.support.harness import write_tokens_file
 from tests.support.openai_stub import Failure

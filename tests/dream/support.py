@@ -9,7 +9,7 @@ from typing import Any
 
 import redis
 
-from services.common.redis_store import connect
+from knowhub_server.common.redis_store import connect
 from tests.support.openai_stub import OpenAIStub, ToolCalls
 
 REWRITE = "submit_rewrite"

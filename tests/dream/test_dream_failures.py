@@ -12,8 +12,8 @@ from pathlib import Path
 
 from knowhub import KnowHub
 
-from services.common.redis_store import connect
-from services.dream.dreamer import Dreamer
+from knowhub_server.common.redis_store import connect
+from knowhub_server.dream.runs.dreamer import Dreamer
 from tests.conftest import StartHub
 from tests.dream.dreaming import FAST, DreamLLM, message, new_trace, wait_run, write_dream_tokens
 from tests.dream.support import wait_until
@@ -77,7 +77,7 @@ def test_a_run_whose_process_was_killed_is_taken_over_and_finished(
            "KNOWHUB_LLM_MAX_RETRIES": "0", "KNOWHUB_TOKENS_FILE": str(tokens_file),
            "KNOWHUB_LOG_LEVEL": "WARNING"}
     process = subprocess.Popen(
-        [sys.executable, "-m", "services.cli", "up", "--data-dir", str(tmp_path / "first"),
+        [sys.executable, "-m", "knowhub_server.cli", "up", "--data-dir", str(tmp_path / "first"),
          "--port", "0"], cwd=REPO, env=env, stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL, text=True)
     try:

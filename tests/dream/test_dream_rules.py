@@ -15,7 +15,7 @@ import pytest
 from knowhub import AsyncKnowHub, DreamRun, KnowHub
 from knowhub.v1 import dream_pb2, dream_pb2_grpc
 
-from services.common.redis_store import connect
+from knowhub_server.common.redis_store import connect
 from tests.conftest import StartHub
 from tests.dream.dreaming import (
     FAST,
@@ -71,7 +71,7 @@ def test_each_run_rule_is_enforced_and_a_refused_run_queues_nothing(
         (lambda: alice.dream.run(phases=["per_trace_reflect", "per_trace_reflect"]),
          "INVALID_ARGUMENT", "phases[1]: repeats"),
         (lambda: raw_run(dream_server, "alice", phases=[7]), "INVALID_ARGUMENT",
-         "phases[0]: 7 is not a valid value"),
+         "phases[0]: 7 is not a knowhub.v1.DreamPhase value"),
         (lambda: admin.dream.run(agent_id="bot-x", trace_ids=[others]), "INVALID_ARGUMENT",
          f"trace_ids[0]: trace {others!r} is agent 'bot-y''s, not 'bot-x''s"),
         (lambda: alice.dream.get_run(""), "INVALID_ARGUMENT", "run_id: is required"),

@@ -11,7 +11,7 @@ from typing import Any
 
 from knowhub import KnowHub
 
-from services.common.redis_store import connect
+from knowhub_server.common.redis_store import connect
 from tests.cognition.conftest import query_event, save_knowledge
 from tests.conftest import StartHub
 from tests.dream.dreaming import FAST, DreamLLM, new_trace, write_dream_tokens

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from knowhub import KnowHub, errors
 
-from services.dream.historian import Historian
+from knowhub_server.dream.memory.historian import Historian
 from tests.conftest import StartHub
 from tests.dream.support import (
     FAST_HISTORIAN,
@@ -160,7 +160,7 @@ def test_a_job_whose_worker_was_killed_is_finished_by_another_process(
            "KNOWHUB_LLM_BASE_URL": llm.base_url, "KNOWHUB_LLM_MAX_RETRIES": "0",
            "KNOWHUB_TOKENS_FILE": str(tokens_file), "KNOWHUB_LOG_LEVEL": "WARNING"}
     process = subprocess.Popen(
-        [sys.executable, "-m", "services.cli", "serve", "dream", "--data-dir",
+        [sys.executable, "-m", "knowhub_server.cli", "serve", "dream", "--data-dir",
          str(tmp_path / "first"), "--port", "0"],
         cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:

@@ -8,8 +8,8 @@ from collections.abc import Callable
 
 import redis
 
-from services.common.redis_store import connect
-from services.dream.streams import Delivery, JobStream, StreamWorker
+from knowhub_server.common.redis_store import connect
+from knowhub_server.dream.streams import Delivery, JobStream, StreamWorker
 
 
 class Recorder(StreamWorker):

@@ -10,8 +10,8 @@ from typing import Any
 import httpx
 import pytest
 
-from services.gateway.app import GatewayServer, create_app
-from services.gateway.translation import SERVICES
+from knowhub_server.gateway.app import GatewayServer, create_app
+from knowhub_server.gateway.translation import SERVICES
 from tests.support.harness import Harness
 
 

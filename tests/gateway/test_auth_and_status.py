@@ -8,7 +8,7 @@ from pathlib import Path
 import grpc
 import httpx
 
-from services.gateway.translation import HTTP_STATUS, SERVICES
+from knowhub_server.gateway.translation import HTTP_STATUS, SERVICES
 from tests.conftest import StartHub
 from tests.gateway.conftest import Gateway, gateway_for, start_gateway
 from tests.support.harness import Harness

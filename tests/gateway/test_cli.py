@@ -14,8 +14,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from services.common.config import CommonSettings
-from services.gateway.app import HubGateway, _listen, hub_address, service_targets
+from knowhub_server.common.config import CommonSettings
+from knowhub_server.gateway.app import HubGateway, _listen, hub_address, service_targets
 from tests.support.harness import Harness
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def knowhub(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
     clean = {k: v for k, v in os.environ.items() if not k.startswith("KNOWHUB_")}
-    return subprocess.Popen([sys.executable, "-m", "services.cli", *args], cwd=ROOT,
+    return subprocess.Popen([sys.executable, "-m", "knowhub_server.cli", *args], cwd=ROOT,
                             env={**clean, **(env or {})}, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
 

@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from services.gateway.app import CONSOLE_DIR
-from services.gateway.routes import ROUTES
-from services.gateway.translation import RPCS
+from knowhub_server.gateway.app import CONSOLE_DIR
+from knowhub_server.gateway.routes import ROUTES
+from knowhub_server.gateway.translation import RPCS
 from tests.gateway.conftest import Gateway
 
 SCHEMATHESIS = Path(sys.executable).parent / "schemathesis"

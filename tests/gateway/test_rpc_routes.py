@@ -10,7 +10,7 @@ from typing import Any
 from google.protobuf.message import Message
 from knowhub.v1 import cognition_pb2, dream_pb2, knowledge_pb2, resource_pb2
 
-from services.gateway.translation import RPCS
+from knowhub_server.gateway.translation import RPCS
 from tests.conftest import StartHub
 from tests.gateway.conftest import Gateway, gateway_for
 from tests.support.harness import Harness

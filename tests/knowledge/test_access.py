@@ -17,7 +17,7 @@ import pytest
 from knowhub import KnowHub, Knowledge, errors
 from knowhub.v1 import knowledge_pb2 as pb
 
-from services.common.auth import LOCAL_PRINCIPAL, TokenRegistry, load_authenticator
+from knowhub_server.common.auth import LOCAL_PRINCIPAL, TokenRegistry, load_authenticator
 from tests.support.harness import Harness
 from tests.support.shared import bearer, failure, raw_knowledge, running_hub, visible_records
 

@@ -441,18 +441,18 @@ def test_concurrent_retries_of_one_save_create_one_record(hub: Harness) -> None:
 
 
 def test_a_save_whose_first_attempt_died_after_its_claim_is_completed(tmp_path: Path) -> None:
-    from services.common.auth import LOCAL_PRINCIPAL
-    from services.common.edge_store import EdgeStore
-    from services.common.peers import Peers
-    from services.knowledge.config import KnowledgeSettings
-    from services.knowledge.domain import Draft
-    from services.knowledge.links import ResourceLinks
-    from services.knowledge.operations import KnowledgeOperations
-    from services.knowledge.store import KnowledgeStore, KnowledgeVectors
+    from knowhub_server.common.auth import LOCAL_PRINCIPAL
+    from knowhub_server.common.edge_store import EdgeStore
+    from knowhub_server.common.peers import Peers
+    from knowhub_server.knowledge.config import KnowledgeSettings
+    from knowhub_server.knowledge.domain import Draft
+    from knowhub_server.knowledge.operations import KnowledgeOperations
+    from knowhub_server.knowledge.resource_client import ResourceClient
+    from knowhub_server.knowledge.store import KnowledgeStore, KnowledgeVectors
 
     settings = KnowledgeSettings()
     store = KnowledgeStore(EdgeStore(tmp_path), KnowledgeVectors(None), settings)
-    operations = KnowledgeOperations(store, settings, None, ResourceLinks(Peers(object()), 1))
+    operations = KnowledgeOperations(store, settings, None, ResourceClient(Peers(object()), 1))
     # The first attempt claimed its key, then the process died before saving the record.
     store.claim_request("user:local:commit-9", "knowledge-20260101-aaaaaaaaaaaa")
     saved = operations.save(LOCAL_PRINCIPAL, Draft(task="t", content="c", types=["tool"],

@@ -1,7 +1,7 @@
 """Every validation rule of the knowledge RPCs: INVALID_ARGUMENT naming the field, and
 nothing changed.
 
-Rules live in services/knowledge/domain.py and services/common/validation.py. Inputs the
+Rules live in knowhub_server/knowledge/domain.py and knowhub_server/common/validation.py. Inputs the
 SDK can express go through it; the rest (invalid Timestamps, unknown enum numbers, raw
 fields the SDK fills in itself) go through the generated stub.
 """
@@ -356,6 +356,45 @@ def test_batch_update_reports_an_unreadable_timestamp_on_its_item(
     after = alice.knowledge.get(existing.id)
     assert (after.eval.helpful, after.eval.harmful) == (before.eval.helpful + 1,
                                                          before.eval.harmful)
+
+
+# ---- validate_only (AIP-163) -------------------------------------------------------------
+
+def test_validate_only_answers_the_record_a_save_would_make_and_writes_nothing(
+        server: Harness, alice: KnowHub,
+        stub: knowledge_pb2_grpc.KnowledgeServiceStub) -> None:
+    before = visible_records(alice)
+    answer = stub.SaveKnowledge(pb.SaveKnowledgeRequest(**VALID, validate_only=True),
+                                metadata=bearer("alice")).knowledge
+    assert answer.id == ""
+    assert (answer.task, list(answer.scopes), answer.owner, answer.source.agent_id,
+            answer.source.category) == (VALID["task"], ["org:acme"], "agent:alice_bot",
+                                        "alice_bot", "exp")
+    assert visible_records(alice) == before
+
+
+@pytest.mark.parametrize(("request_fields", "code", "field"), [
+    ({**VALID, "task": ""}, "INVALID_ARGUMENT", "task"),
+    ({**VALID, "scopes": ["org:globex"]}, "PERMISSION_DENIED", "scopes[0]"),
+    ({**VALID, "owner": "user:bob"}, "PERMISSION_DENIED", "owner"),
+    ({**VALID, "resource_ids": ["code/none"]}, "INVALID_ARGUMENT", "resource_ids[0]"),
+])
+def test_validate_only_refuses_what_a_save_would(
+        alice: KnowHub, stub: knowledge_pb2_grpc.KnowledgeServiceStub,
+        request_fields: dict[str, Any], code: str, field: str) -> None:
+    before = visible_records(alice)
+    found, message = failure(lambda: stub.SaveKnowledge(
+        pb.SaveKnowledgeRequest(**request_fields, validate_only=True), metadata=bearer("alice")))
+    assert (found, message.split(":")[0]) == (code, field)
+    assert visible_records(alice) == before
+
+
+def test_a_batch_cannot_validate_only(alice: KnowHub,
+                                      stub: knowledge_pb2_grpc.KnowledgeServiceStub) -> None:
+    assert_rejected(alice, lambda: stub.BatchSaveKnowledge(pb.BatchSaveKnowledgeRequest(
+        requests=[pb.SaveKnowledgeRequest(**VALID),
+                  pb.SaveKnowledgeRequest(**VALID, validate_only=True)]),
+        metadata=bearer("alice")), "requests[1].validate_only")
 
 
 # ---- DeleteKnowledge, SlimKnowledge ---------------------------------------------------------

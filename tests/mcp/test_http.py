@@ -11,7 +11,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from services.mcp.server import HubClients
+from knowhub_server.mcp.server import HubClients
 from tests.mcp.conftest import data, error_text
 from tests.support.harness import Harness
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from services.mcp.config import McpSettings
+from knowhub_server.mcp.config import McpSettings
 from tests import test_docs
 
 

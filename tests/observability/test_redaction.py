@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.common.redaction import REDACTED, redact
+from knowhub_server.common.redaction import REDACTED, redact
 
 
 @pytest.mark.parametrize(("text", "secret"), [

@@ -55,7 +55,7 @@ class ServerProcess:
         environment = {k: v for k, v in os.environ.items() if not k.startswith("KNOWHUB_")}
         environment.update({"KNOWHUB_LOG_LEVEL": "WARNING", **self.env})
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "services.cli", *self.command, "--data-dir",
+            [sys.executable, "-m", "knowhub_server.cli", *self.command, "--data-dir",
              str(self.data_dir), "--port", "0"],
             cwd=REPO, env=environment, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             text=True)

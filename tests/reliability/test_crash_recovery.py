@@ -19,7 +19,7 @@ import pytest
 import redis
 from knowhub import KnowHub, errors
 
-from services.common.redis_store import connect
+from knowhub_server.common.redis_store import connect
 from tests.reliability.conftest import FULL, Report, Scale
 from tests.reliability.processes import (
     ServerProcess,

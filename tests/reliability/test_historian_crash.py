@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from knowhub import KnowHub, errors
 
-from services.common.redis_store import connect
+from knowhub_server.common.redis_store import connect
 from tests.reliability.conftest import Report, Scale
 from tests.reliability.processes import ServerProcess, wait_until
 from tests.support.harness import write_tokens_file

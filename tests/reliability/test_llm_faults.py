@@ -18,8 +18,9 @@ from typing import Any
 import pytest
 from knowhub import errors
 
-from services.dream import prompts as dream_prompts
-from services.knowledge import prompts as knowledge_prompts
+from knowhub_server.dream.memory import prompts as memory_prompts
+from knowhub_server.dream.runs import prompts as runs_prompts
+from knowhub_server.knowledge import prompts as knowledge_prompts
 from tests.conftest import StartHub
 from tests.dream.dreaming import FAST, wait_run, write_dream_tokens
 from tests.dream.test_evaluator import rate_every_source
@@ -36,10 +37,10 @@ PIPELINES = ("routing", "evolve", "slim", "rewrite", "profile", "reflect", "inte
              "evaluate")
 SYSTEMS = {knowledge_prompts.ROUTING_SYSTEM: "routing",
            knowledge_prompts.EVOLVE_SYSTEM: "evolve", knowledge_prompts.SLIM_SYSTEM: "slim",
-           dream_prompts.REFLECT_SYSTEM: "reflect",
-           dream_prompts.INTEGRATE_SYSTEM: "integrate",
-           dream_prompts.EVALUATOR_SYSTEM: "evaluate"}
-TOOLS = {dream_prompts.REWRITE_TOOL: "rewrite", dream_prompts.PROFILE_TOOL: "profile"}
+           runs_prompts.REFLECT_SYSTEM: "reflect",
+           runs_prompts.INTEGRATE_SYSTEM: "integrate",
+           runs_prompts.EVALUATOR_SYSTEM: "evaluate"}
+TOOLS = {memory_prompts.REWRITE_TOOL: "rewrite", memory_prompts.PROFILE_TOOL: "profile"}
 
 
 def pipeline_of(request: dict[str, Any]) -> str:
@@ -75,8 +76,8 @@ def fault_answer(fault: str, pipeline: str) -> str | ToolCalls | Failure | Delay
     if fault == "slow":
         return Delay(SLOW, "{}")
     if pipeline in TOOLS.values():  # garbage: a call whose arguments are not JSON
-        return ToolCalls([(dream_prompts.REWRITE_TOOL if pipeline == "rewrite"
-                           else dream_prompts.PROFILE_TOOL, "{{not json")])
+        return ToolCalls([(memory_prompts.REWRITE_TOOL if pipeline == "rewrite"
+                           else memory_prompts.PROFILE_TOOL, "{{not json")])
     return "Sorry, as a language model I cannot answer in JSON."
 
 

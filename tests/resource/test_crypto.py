@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from services.common.errors import FailedPrecondition
-from services.resource.crypto import (
+from knowhub_server.common.errors import FailedPrecondition
+from knowhub_server.resource.crypto import (
     FileKeyring,
     decode_key,
     env_keyring,

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 from knowhub import KnowHub
 
-from services.cli import main as knowhub_cli
-from services.common.edge_store import EdgeStore
-from services.resource.crypto import env_key_id, generate_key
-from services.resource.store import ResourceStore
+from knowhub_server.cli import main as knowhub_cli
+from knowhub_server.common.edge_store import EdgeStore
+from knowhub_server.resource.crypto import env_key_id, generate_key
+from knowhub_server.resource.store import ResourceStore
 from tests.resource.conftest import StartResourceHub
 from tests.resource.support import CREDENTIAL, secret_of, write_tokens
 from tests.support.shared import failure, running_hub

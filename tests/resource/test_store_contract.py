@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
-from services.common.edge_store import EdgeStore
-from services.common.qdrant_store import RemoteStore
-from services.common.vectors import VectorStore
-from services.resource.crypto import Envelope
-from services.resource.domain import Content, Head, VersionInfo, version_key
-from services.resource.store import ResourceStore, VersionRecord, heads_where
+from knowhub_server.common.edge_store import EdgeStore
+from knowhub_server.common.qdrant_store import RemoteStore
+from knowhub_server.common.vectors import VectorStore
+from knowhub_server.resource.crypto import Envelope
+from knowhub_server.resource.domain import Content, Head, VersionInfo, version_key
+from knowhub_server.resource.store import ResourceStore, VersionRecord, heads_where
 
 VISIBLE = frozenset({"org:acme", "public"})
 NOW = 1_800_000_000.0

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from knowhub import KnowHub, errors
 
-from services.common.edge_store import EdgeStore
-from services.common.vectors import Eq, Where
-from services.resource.store import VERSIONS_SCHEMA
+from knowhub_server.common.edge_store import EdgeStore
+from knowhub_server.common.vectors import Eq, Where
+from knowhub_server.resource.store import VERSIONS_SCHEMA
 from tests.resource.conftest import Principals, StartResourceHub
 from tests.resource.support import CREDENTIAL, everything, secret_of
 from tests.support.shared import failure

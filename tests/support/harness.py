@@ -9,9 +9,9 @@ from typing import Any
 
 from knowhub import KnowHub
 
-from services.common.config import CommonSettings
-from services.common.runtime import Runtime
-from services.common.server import SERVICE_MODULES, KnowHubServer
+from knowhub_server.common.config import CommonSettings
+from knowhub_server.common.runtime import Runtime
+from knowhub_server.common.server import SERVICE_MODULES, KnowHubServer
 
 # Principals of the tests' tokens file: two organisations, roles, projects and teams.
 PRINCIPALS: dict[str, dict[str, Any]] = {

@@ -106,7 +106,7 @@ class Case(_message.Message):
     def __init__(self, task: _Optional[str] = ..., outcome: _Optional[str] = ..., reason: _Optional[str] = ..., trace_id: _Optional[str] = ..., timestamp: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., query_sequence: _Optional[int] = ...) -> None: ...
 
 class SaveKnowledgeRequest(_message.Message):
-    __slots__ = ("task", "content", "types", "tags", "scopes", "owner", "source", "score", "message_id", "resource_ids", "request_id")
+    __slots__ = ("task", "content", "types", "tags", "scopes", "owner", "source", "score", "message_id", "resource_ids", "request_id", "validate_only")
     class TagsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -125,6 +125,7 @@ class SaveKnowledgeRequest(_message.Message):
     MESSAGE_ID_FIELD_NUMBER: _ClassVar[int]
     RESOURCE_IDS_FIELD_NUMBER: _ClassVar[int]
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    VALIDATE_ONLY_FIELD_NUMBER: _ClassVar[int]
     task: str
     content: str
     types: _containers.RepeatedScalarFieldContainer[str]
@@ -136,7 +137,8 @@ class SaveKnowledgeRequest(_message.Message):
     message_id: str
     resource_ids: _containers.RepeatedScalarFieldContainer[str]
     request_id: str
-    def __init__(self, task: _Optional[str] = ..., content: _Optional[str] = ..., types: _Optional[_Iterable[str]] = ..., tags: _Optional[_Mapping[str, str]] = ..., scopes: _Optional[_Iterable[str]] = ..., owner: _Optional[str] = ..., source: _Optional[_Union[Source, _Mapping]] = ..., score: _Optional[int] = ..., message_id: _Optional[str] = ..., resource_ids: _Optional[_Iterable[str]] = ..., request_id: _Optional[str] = ...) -> None: ...
+    validate_only: bool
+    def __init__(self, task: _Optional[str] = ..., content: _Optional[str] = ..., types: _Optional[_Iterable[str]] = ..., tags: _Optional[_Mapping[str, str]] = ..., scopes: _Optional[_Iterable[str]] = ..., owner: _Optional[str] = ..., source: _Optional[_Union[Source, _Mapping]] = ..., score: _Optional[int] = ..., message_id: _Optional[str] = ..., resource_ids: _Optional[_Iterable[str]] = ..., request_id: _Optional[str] = ..., validate_only: _Optional[bool] = ...) -> None: ...
 
 class SaveKnowledgeResponse(_message.Message):
     __slots__ = ("knowledge",)

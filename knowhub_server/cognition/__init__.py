@@ -1,0 +1,1 @@
+"""The cognition service: per-trace cognition logs, evaluations and extraction review."""

@@ -1,0 +1,456 @@
+"""Cognition events, traces and extractions: the rules seeds 000 and 004 set for them, and
+input validation.
+
+An event is a dict in seed 000's JSON shape: {"type": ..., <the type's fields>,
+"timestamp": ISO 8601}, plus "event_id" once stored. Validators take the body (the type's
+fields, every field present) and return it normalized.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from knowhub_server.common import validation as check
+from knowhub_server.common.errors import InvalidArgument
+from knowhub_server.common.llm import LLMError, parse_json_reply
+from knowhub_server.common.scopes import ENTITY_ID_RULE, is_valid_entity_id
+
+Event = dict[str, Any]
+Body = dict[str, Any]
+
+EVENT_TYPES = ("query", "evaluation", "extraction_pending", "extraction_reviewed",
+               "extraction_committed", "reflection", "memory_read", "memory_write",
+               "plan_evolution", "message")
+# What AppendEvents takes; evaluations and extractions go through their own RPCs, which
+# keep the knowledge and the review state in step with the log.
+APPENDABLE_TYPES = ("query", "message", "reflection", "memory_read", "memory_write",
+                    "plan_evolution")
+EVAL_STATUSES = ("helpful", "harmful", "neutral", "unused", "irrelevant")
+COUNTED_STATUSES = ("helpful", "harmful")  # the ones that change knowledge counters
+TRIGGERS = ("goal_completion", "compression", "task_completion")
+DECISIONS = ("approve", "edit", "discard")
+STATE_AFTER = {"approve": "approved", "edit": "edited", "discard": "discarded"}
+EXTRACTION_STATES = ("pending", "approved", "edited", "discarded", "committed")
+COMMITTABLE_STATES = ("approved", "edited")
+MEMORY_TYPES = ("working", "long_term", "episodic")
+ROLES = ("system", "user", "assistant", "tool")
+
+# Limits, documented in the README and in cognition.proto.
+MAX_SEQUENCE = 2**53 - 1  # sequences stay exact through JSON and Lua numbers
+QUERY_TEXT_MAX = 4_000
+TASK_TEXT_MAX = 4_000
+SOURCE_TASK_MAX = 2_000
+SOURCE_CONTENT_KEPT = 500  # seed 000: sources are logged with their content cut to 500
+SOURCES_MAX = 100
+LONG_TEXT_MAX = 65_536
+MESSAGE_MAX = 262_144
+KEY_OR_SCOPE_MAX = 1_024
+SUMMARY_MAX = 4_000
+EVENTS_PER_CALL_MAX = 500
+IDS_PER_CALL_MAX = 500
+RAW_TEXT_MAX = 1_000_000
+QUERY_EVALUATIONS_MAX = 100
+ASSESSMENTS_MAX = 1_000
+LOG_PAGE_MAX, DEFAULT_LOG_PAGE = 1_000, 100
+LIST_PAGE_MAX, DEFAULT_LIST_PAGE = 100, 20
+DEFAULT_GROUP = "evaluators"
+
+_ISO_TIME = re.compile(r"^(\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d)(\.\d+)?(Z|z|[+-]\d\d:\d\d)?$")
+
+
+@dataclass
+class Trace:
+    trace_id: str
+    owner: str
+    agent_id: str = ""
+    task: str = ""
+    last_sequence: int = 0
+    reflected_at_sequence: int = 0
+    auto_commit: bool = False
+    event_count: int = 0
+    pending_evaluations: int = 0
+    unconsumed_reflections: int = 0
+    last_trigger: str = ""
+    created_at: float = 0.0
+    updated_at: float = 0.0
+
+
+@dataclass
+class Extraction:
+    trace_id: str
+    extraction_id: str
+    state: str
+    sequence: int
+    goal_id: str
+    branch_id: str
+    payload: Body
+    edited_payload: Body | None
+    decision: str
+    knowledge_id: str
+    created_at: float
+    reviewed_at: float
+    committed_at: float
+
+    @property
+    def commit_payload(self) -> Body:
+        """What a commit saves: the edited payload when the latest review is an edit."""
+        return self.edited_payload if self.decision == "edit" and self.edited_payload \
+            else self.payload
+
+
+@dataclass(frozen=True)
+class Assessment:
+    """One knowledge id of one query, as the evaluator rated it."""
+
+    query_sequence: int
+    knowledge_id: str
+    status: str
+    reason: str
+    field: str  # where it came from in the request, for error messages
+    query_field: str  # where its query_sequence came from
+
+
+@dataclass
+class CommitFailure:
+    """Why one extraction was not committed."""
+
+    extraction_id: str
+    code: str
+    message: str
+
+
+@dataclass
+class FeedbackRecord:
+    """Where one evaluated (query_sequence, knowledge_id) pair stands."""
+
+    status: str
+    reason: str
+    feedback: str  # none, deferred, applied, refused or imported
+    detail: str = ""
+
+
+def iso_seconds(value: str) -> float:
+    """Seconds since the epoch of an ISO 8601 time such as seed 000's
+    "2026-03-20T10:00:00" (UTC when it names no zone). Raises ValueError."""
+    match = _ISO_TIME.match(value.strip())
+    if not match:
+        raise ValueError(f"{value[:40]!r} is not an ISO 8601 time")
+    day_time, fraction, zone = match.groups()
+    micros = (fraction or ".0")[1:7].ljust(6, "0")
+    zone = "+00:00" if zone in (None, "Z", "z") else zone
+    return datetime.fromisoformat(f"{day_time}.{micros}{zone}").timestamp()
+
+
+def pair_key(query_sequence: int, knowledge_id: str) -> str:
+    """An evaluated pair as stored: "sequence|knowledge_id"."""
+    return f"{query_sequence}|{knowledge_id}"
+
+
+def split_pair(pair: str) -> tuple[int, str]:
+    sequence, _, knowledge_id = pair.partition("|")
+    return int(sequence), knowledge_id
+
+
+# ---- Ids ---------------------------------------------------------------------------------
+
+def validate_entity_name(value: str, field: str) -> str:
+    """Group, consumer and extraction ids: an entity id (no colon)."""
+    if not is_valid_entity_id(value):
+        raise InvalidArgument(field, f"{value[:140]!r} must be {ENTITY_ID_RULE}")
+    return value
+
+
+def new_extraction_id(trace_id: str, request_id: str) -> str:
+    """`pending-{16 hex}`: derived from the request id when there is one, so a retried
+    save names the same extraction."""
+    if request_id:
+        digest = hashlib.sha256(f"{trace_id}\n{request_id}".encode()).hexdigest()
+        return f"pending-{digest[:16]}"
+    return f"pending-{secrets.token_hex(8)}"
+
+
+def bounded_request_id(kind: str, *parts: object) -> str:
+    """A deterministic idempotency key for a call to the knowledge service, readable when
+    it fits the knowledge service's 256 characters, else hashed."""
+    readable = ":".join([kind, *map(str, parts)])
+    if len(readable) <= check.NAME_MAX:
+        return readable
+    return f"{kind}:sha256:{hashlib.sha256(readable.encode()).hexdigest()}"
+
+
+def evaluation_request_id(trace_id: str, query_sequence: int, knowledge_id: str) -> str:
+    return bounded_request_id("eval", trace_id, query_sequence, knowledge_id)
+
+
+def extraction_request_id(trace_id: str, extraction_id: str) -> str:
+    return bounded_request_id("extraction", trace_id, extraction_id)
+
+
+# ---- Event validation --------------------------------------------------------------------
+
+def validate_event(event_type: str, body: Body, prefix: str) -> Body:
+    """The body of one event, checked and normalized; raises InvalidArgument naming the
+    field as `<prefix>.<type>.<field>`."""
+    return _VALIDATORS[event_type](body, f"{prefix}.{event_type}")
+
+
+def validate_extraction(body: Body) -> Body:
+    """The fields of a SavePendingExtraction request (named as the request names them)."""
+    return _extraction_pending(body, "")
+
+
+def _at(prefix: str, name: str) -> str:
+    return f"{prefix}.{name}" if prefix else name
+
+
+def _sequence(value: int, field: str) -> int:
+    if not 0 <= value <= MAX_SEQUENCE:
+        raise InvalidArgument(field, f"must be between 0 and {MAX_SEQUENCE}, got {value}")
+    return value
+
+
+def one_of(value: str, allowed: tuple[str, ...], field: str, *, required: bool = True) -> str:
+    if not value and not required:
+        return value
+    if value not in allowed:
+        raise InvalidArgument(field, f"{value[:60]!r} is not one of {', '.join(allowed)}")
+    return value
+
+
+def choices(values: list[str], allowed: tuple[str, ...], field: str) -> list[str]:
+    """A filter list: each value one of `allowed`, no repeats."""
+    check.items(values, field, len(allowed))
+    for index, value in enumerate(values):
+        one_of(value, allowed, f"{field}[{index}]")
+    return values
+
+
+def objects(value: object, field: str, problem: str) -> list[tuple[str, dict[str, Any]]]:
+    """A JSON list of objects, each with where it stands (`field[i]`)."""
+    if not isinstance(value, list):
+        raise InvalidArgument(field, "must be a list")
+    found = []
+    for index, item in enumerate(value):
+        where = f"{field}[{index}]"
+        if not isinstance(item, dict):
+            raise InvalidArgument(where, problem)
+        found.append((where, item))
+    return found
+
+
+def _name(value: str, field: str, *, required: bool = False) -> str:
+    return check.text(value, field, check.NAME_MAX, required=required)
+
+
+def _query(body: Body, p: str) -> Body:
+    _sequence(body["sequence"], _at(p, "sequence"))
+    _name(body["goal_id"], _at(p, "goal_id"))
+    check.text(body["query"], _at(p, "query"), QUERY_TEXT_MAX, required=True)
+    check.text(body["response"], _at(p, "response"), LONG_TEXT_MAX)
+    check.items(body["source_ids"], _at(p, "source_ids"), SOURCES_MAX)
+    for index, value in enumerate(body["source_ids"]):
+        _name(value, _at(p, f"source_ids[{index}]"), required=True)
+    check.count(len(body["sources"]), _at(p, "sources"), SOURCES_MAX)
+    for index, source in enumerate(body["sources"]):
+        where = _at(p, f"sources[{index}]")
+        _name(source["id"], f"{where}.id", required=True)
+        check.text(source["task"], f"{where}.task", SOURCE_TASK_MAX)
+        source["content"] = check.text(source["content"][:SOURCE_CONTENT_KEPT],
+                                       f"{where}.content", SOURCE_CONTENT_KEPT)
+        if body["source_ids"] and source["id"] not in body["source_ids"]:
+            raise InvalidArgument(f"{where}.id", f"{source['id']!r} is not in source_ids")
+    if not body["source_ids"]:
+        body["source_ids"] = list(dict.fromkeys(s["id"] for s in body["sources"]))
+    return body
+
+
+def _evaluation(body: Body, p: str) -> Body:
+    _sequence(body["query_sequence"], _at(p, "query_sequence"))
+    _name(body["knowledge_id"], _at(p, "knowledge_id"), required=True)
+    result = body.get("eval_result") or {"status": "", "reason": ""}
+    one_of(result.get("status", ""), EVAL_STATUSES, _at(p, "eval_result.status"))
+    check.text(result.get("reason", ""), _at(p, "eval_result.reason"), check.CASE_TEXT_MAX)
+    body["eval_result"] = {"status": result["status"], "reason": result.get("reason", "")}
+    one_of(body["evaluated_at_trigger"], TRIGGERS, _at(p, "evaluated_at_trigger"),
+            required=False)
+    return body
+
+
+def _extraction_pending(body: Body, p: str) -> Body:
+    validate_entity_name(body["extraction_id"], _at(p, "extraction_id"))
+    _sequence(body["sequence"], _at(p, "sequence"))
+    _name(body["goal_id"], _at(p, "goal_id"))
+    _name(body["branch_id"], _at(p, "branch_id"))
+    if not body.get("payload"):
+        raise InvalidArgument(_at(p, "payload"), "is required")
+    # Its fields are the knowledge service's to check (KnowledgeClient.resolve).
+    return body
+
+
+def _extraction_reviewed(body: Body, p: str) -> Body:
+    validate_entity_name(body["extraction_id"], _at(p, "extraction_id"))
+    validate_review(body["decision"], body.get("edited_payload"), p)
+    return body
+
+
+def _extraction_committed(body: Body, p: str) -> Body:
+    validate_entity_name(body["extraction_id"], _at(p, "extraction_id"))
+    _name(body["knowledge_id"], _at(p, "knowledge_id"), required=True)
+    return body
+
+
+def _reflection(body: Body, p: str) -> Body:
+    span = body["sequence_range"]
+    if len(span) != 2:
+        raise InvalidArgument(_at(p, "sequence_range"), f"needs exactly [start, end], got "
+                              f"{len(span)} values")
+    if not 0 <= span[0] <= span[1]:
+        raise InvalidArgument(_at(p, "sequence_range"), f"needs 0 <= start <= end, got {span}")
+    check.text(body["summary"], _at(p, "summary"), LONG_TEXT_MAX, required=True)
+    return body
+
+
+def _memory(body: Body, p: str) -> Body:
+    one_of(body["memory_type"], MEMORY_TYPES, _at(p, "memory_type"))
+    check.text(body["key_or_scope"], _at(p, "key_or_scope"), KEY_OR_SCOPE_MAX)
+    check.text(body["summary"], _at(p, "summary"), SUMMARY_MAX)
+    _sequence(body["step_index"], _at(p, "step_index"))
+    return body
+
+
+def _plan_evolution(body: Body, p: str) -> Body:
+    _sequence(body["plan_version"], _at(p, "plan_version"))
+    check.text(body["diff_summary"], _at(p, "diff_summary"), LONG_TEXT_MAX)
+    return body
+
+
+def _message(body: Body, p: str) -> Body:
+    _sequence(body["sequence"], _at(p, "sequence"))
+    one_of(body["role"], ROLES, _at(p, "role"))
+    check.text(body["content"], _at(p, "content"), MESSAGE_MAX)
+    return body
+
+
+_VALIDATORS: dict[str, Callable[[Body, str], Body]] = {
+    "query": _query, "evaluation": _evaluation, "extraction_pending": _extraction_pending,
+    "extraction_reviewed": _extraction_reviewed,
+    "extraction_committed": _extraction_committed, "reflection": _reflection,
+    "memory_read": _memory, "memory_write": _memory, "plan_evolution": _plan_evolution,
+    "message": _message,
+}
+
+
+def event_sequence(event: Event) -> int | None:
+    """The message sequence (step) an event belongs to, if it names one directly."""
+    kind = event["type"]
+    if kind in ("query", "message", "extraction_pending"):
+        return event["sequence"]
+    if kind == "evaluation":
+        return event["query_sequence"]
+    if kind in ("memory_read", "memory_write") and event["step_index"]:
+        return event["step_index"]
+    return None
+
+
+def validate_review(decision: str, edited_payload: Body | None, prefix: str) -> None:
+    one_of(decision, DECISIONS, _at(prefix, "decision"))
+    field = _at(prefix, "edited_payload")
+    if decision == "edit" and not edited_payload:
+        raise InvalidArgument(field, "is required when the decision is edit")
+    if decision != "edit" and edited_payload:
+        raise InvalidArgument(field, "is only allowed when the decision is edit")
+
+
+# ---- Evaluation answers --------------------------------------------------------------------
+
+def parse_evaluation_reply(text: str) -> list[Assessment]:
+    """Seed 000's evaluation JSON from an LLM answer, read with its three fallbacks, in
+    either spelling (source_id / knowledge_id, status / eval_status)."""
+    check.text(text, "raw_text", RAW_TEXT_MAX, required=True)
+    try:
+        document = parse_json_reply(text)
+    except LLMError:
+        raise InvalidArgument("raw_text", "holds no JSON (read as a whole, as a ```json "
+                              f"block and as a bare {{...}}): {text[:120]!r}") from None
+    evaluations = document.get("evaluations") if isinstance(document, dict) else document
+    if not isinstance(evaluations, list):
+        raise InvalidArgument("raw_text", "the JSON has no \"evaluations\" list")
+    check.count(len(evaluations), "raw_text.evaluations",
+                QUERY_EVALUATIONS_MAX)
+    found = []
+    for index, item in enumerate(evaluations):
+        found += _read_query_evaluation(item, f"raw_text.evaluations[{index}]")
+    return found
+
+
+def _read_query_evaluation(item: object, where: str) -> list[Assessment]:
+    if not isinstance(item, dict):
+        raise InvalidArgument(where, "must be an object with query_sequence and assessments")
+    sequence = _read_int(item.get("query_sequence"), f"{where}.query_sequence")
+    found = []
+    for field, entry in objects(item.get("assessments"), f"{where}.assessments",
+                                "must be an object"):
+        knowledge_id = _read_either(entry, ("source_id", "knowledge_id"), field)
+        status = _read_either(entry, ("status", "eval_status"), field).strip().lower()
+        reason = entry.get("reason") or ""
+        if not isinstance(reason, str):
+            raise InvalidArgument(f"{field}.reason", "must be a string")
+        found.append(Assessment(sequence, knowledge_id, status, reason, field,
+                                f"{where}.query_sequence"))
+    return found
+
+
+def _read_int(value: object, field: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise InvalidArgument(field, "must be an integer")
+    try:
+        return int(value)
+    except ValueError:
+        raise InvalidArgument(field, f"{value!r} is not an integer") from None
+
+
+def _read_either(entry: dict[str, Any], names: tuple[str, str], field: str) -> str:
+    value = entry.get(names[0], entry.get(names[1]))
+    if not isinstance(value, str) or not value:
+        raise InvalidArgument(f"{field}.{names[0]}", f"is required (or {names[1]}) as a "
+                              "string")
+    return value
+
+
+def validate_assessments(assessments: list[Assessment]) -> list[Assessment]:
+    """Each status known, each text within its limit, no pair rated twice."""
+    check.count(len(assessments), "evaluations", ASSESSMENTS_MAX,
+                required=True)
+    seen: set[tuple[int, str]] = set()
+    for item in assessments:
+        _sequence(item.query_sequence, item.query_field)
+        _name(item.knowledge_id, f"{item.field}.knowledge_id", required=True)
+        one_of(item.status, EVAL_STATUSES, f"{item.field}.status")
+        check.text(item.reason, f"{item.field}.reason", check.CASE_TEXT_MAX)
+        pair = (item.query_sequence, item.knowledge_id)
+        if pair in seen:
+            raise InvalidArgument(f"{item.field}.knowledge_id", f"rates {item.knowledge_id!r} "
+                                  f"for query {item.query_sequence} a second time")
+        seen.add(pair)
+    return assessments
+
+
+def validate_query_links(assessments: list[Assessment], queries: dict[int, Event],
+                         trace_id: str) -> None:
+    """Each assessment names a query of the trace and one of that query's sources."""
+    for item in assessments:
+        query = queries.get(item.query_sequence)
+        if query is None:
+            raise InvalidArgument(item.query_field, f"trace {trace_id!r} has no query at sequence "
+                                  f"{item.query_sequence}")
+        if item.knowledge_id not in query["source_ids"]:
+            raise InvalidArgument(f"{item.field}.knowledge_id", f"{item.knowledge_id!r} is "
+                                  f"not a source of the query at sequence "
+                                  f"{item.query_sequence}")
+

@@ -1,0 +1,155 @@
+"""Evaluations: seed 000's prompt, the evaluator's answer written as evaluation events, and
+helpful / harmful cases applied to the knowledge exactly once.
+
+Exactly once, step by step: the append script writes an evaluation event only for a pair
+(query_sequence, knowledge_id) not evaluated before, and puts a counted one on the trace's
+feedback outbox in the same atomic step. Cases are then applied from the outbox through
+UpdateKnowledge with the request id "eval:<trace>:<sequence>:<knowledge id>", which the
+knowledge service applies once however often it arrives, and taken off the outbox. A crash
+anywhere leaves the pair on the outbox, and the next submission for the trace finishes it.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import grpc
+from knowhub.v1 import knowledge_pb2
+
+from knowhub_server.cognition import prompts
+from knowhub_server.cognition.domain import (
+    TASK_TEXT_MAX,
+    TRIGGERS,
+    Assessment,
+    Event,
+    Trace,
+    evaluation_request_id,
+    one_of,
+    pair_key,
+    parse_evaluation_reply,
+    split_pair,
+    validate_assessments,
+    validate_query_links,
+)
+from knowhub_server.cognition.knowledge_client import KnowledgeClient
+from knowhub_server.cognition.operations import TraceAccess, stamped
+from knowhub_server.cognition.store import Appended
+from knowhub_server.common import validation as check
+from knowhub_server.common.auth import EVALUATOR_ROLE, Principal
+from knowhub_server.common.errors import InvalidArgument, Unavailable
+from knowhub_server.common.peers import PeerRefused
+from knowhub_server.common.times import now
+
+log = logging.getLogger(__name__)
+
+# Refusals that retrying cannot change: the pair is settled as refused.
+_FINAL_REFUSALS = frozenset({grpc.StatusCode.NOT_FOUND, grpc.StatusCode.PERMISSION_DENIED,
+                             grpc.StatusCode.INVALID_ARGUMENT,
+                             grpc.StatusCode.FAILED_PRECONDITION})
+
+
+@dataclass
+class Outcome:
+    """What became of one assessment of a submission."""
+
+    query_sequence: int
+    knowledge_id: str
+    status: str  # the one that stands: this call's, or the pair's first evaluation's
+    recorded: bool  # whether this call wrote the evaluation event
+    feedback: str
+    detail: str
+
+
+class EvaluationOperations:
+    def __init__(self, access: TraceAccess, knowledge: KnowledgeClient) -> None:
+        self._access = access
+        self._store = access.store
+        self._knowledge = knowledge
+
+    def prompt(self, principal: Principal, trace_id: str, mission: str, goal: str
+               ) -> tuple[str, list[int]]:
+        """Seed 000's evaluation prompt for the pending queries ("" when none)."""
+        check.text(mission, "mission", TASK_TEXT_MAX)
+        check.text(goal, "goal", TASK_TEXT_MAX)
+        trace = self._access.readable(principal, trace_id, role=EVALUATOR_ROLE)
+        sequences = self._store.pending(trace_id)
+        if not sequences:
+            return "", []
+        queries = self._store.query_events(trace_id, sequences)
+        text = prompts.evaluation_prompt(mission or trace.task, goal,
+                                         [queries[s] for s in sequences if s in queries])
+        return text, sequences
+
+    def submit(self, principal: Principal, trace_id: str, *, raw_text: str,
+               structured: list[Assessment] | None, trigger: str
+               ) -> tuple[list[Outcome], list[int]]:
+        """Writes one evaluation event per new pair and applies helpful / harmful ones."""
+        check.trace_id(trace_id)
+        if bool(raw_text) == (structured is not None):
+            raise InvalidArgument("raw_text", "give exactly one of raw_text and evaluations")
+        one_of(trigger, TRIGGERS, "trigger", required=False)
+        try:
+            assessments = validate_assessments(
+                parse_evaluation_reply(raw_text) if raw_text else structured or [])
+        except InvalidArgument as error:
+            log.warning("evaluation for trace %s refused, nothing written: %s", trace_id,
+                        error.message)
+            raise
+        trace = self._access.readable(principal, trace_id, role=EVALUATOR_ROLE)
+        queries = self._store.query_events(trace_id, {a.query_sequence for a in assessments})
+        validate_query_links(assessments, queries, trace_id)
+        events = stamped([("evaluation", {
+            "query_sequence": a.query_sequence, "knowledge_id": a.knowledge_id,
+            "eval_result": {"status": a.status, "reason": a.reason},
+            "evaluated_at_trigger": trigger or trace.last_trigger}) for a in assessments],
+            now())
+        appended = self._access.append(principal, trace_id, trace, events)
+        assert isinstance(appended, Appended)
+        deferred = self.apply_feedback(principal, trace, queries)
+        pairs = [pair_key(a.query_sequence, a.knowledge_id) for a in assessments]
+        records = self._store.feedback_records(trace_id, pairs)
+        outcomes = [Outcome(a.query_sequence, a.knowledge_id, records[pair].status,
+                            bool(event_id), records[pair].feedback,
+                            deferred.get(pair) or records[pair].detail)
+                    for a, event_id, pair in zip(assessments, appended.event_ids, pairs,
+                                                 strict=True)]
+        return outcomes, self._store.pending(trace_id)
+
+    def apply_feedback(self, principal: Principal, trace: Trace,
+                       queries: dict[int, Event]) -> dict[str, str]:
+        """Applies every case on the trace's outbox, as the caller; returns why each one
+        that stays deferred could not be applied."""
+        pairs = self._store.feedback_outbox(trace.trace_id)
+        if not pairs:
+            return {}
+        records = self._store.feedback_records(trace.trace_id, pairs)
+        missing = {split_pair(p)[0] for p in pairs} - set(queries)
+        queries = {**queries, **self._store.query_events(trace.trace_id, missing)}
+        deferred, settled = {}, {}
+        for pair in pairs:
+            sequence, knowledge_id = split_pair(pair)
+            record = records[pair]
+            query = queries.get(sequence)
+            case = knowledge_pb2.Case(
+                task=trace.task or (query["query"] if query else ""), outcome=record.status,
+                reason=record.reason, trace_id=trace.trace_id, query_sequence=sequence)
+            try:
+                self._knowledge.add_case(
+                    principal, knowledge_id, case, helpful=record.status == "helpful",
+                    request_id=evaluation_request_id(trace.trace_id, sequence, knowledge_id))
+                record.feedback, record.detail = "applied", ""
+            except (PeerRefused, Unavailable) as error:
+                code = getattr(error, "code", grpc.StatusCode.UNAVAILABLE)
+                if isinstance(error, Unavailable) or code not in _FINAL_REFUSALS:
+                    deferred[pair] = error.message
+                    log.warning("feedback %s of trace %s deferred: %s", pair, trace.trace_id,
+                                error.message)
+                    continue
+                record.feedback, record.detail = "refused", f"{code.name}: {error.message}"
+            settled[pair] = record
+        # Settled together (one Redis write); a case applied before a crash here stays on
+        # the outbox and is applied again under the same request id, which changes nothing.
+        if settled:
+            self._store.settle_feedback(trace.trace_id, settled)
+        return deferred

@@ -1,0 +1,443 @@
+"""The cognition use cases around the log itself: append, read, list, triggers, the trace
+view, export and import. Evaluations and extractions build on TraceAccess (see
+evaluations.py and extractions.py)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import re
+import threading
+import uuid
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from knowhub_server.cognition.config import CognitionSettings
+from knowhub_server.cognition.domain import (
+    APPENDABLE_TYPES,
+    DEFAULT_GROUP,
+    EVENT_TYPES,
+    EVENTS_PER_CALL_MAX,
+    IDS_PER_CALL_MAX,
+    LIST_PAGE_MAX,
+    LOG_PAGE_MAX,
+    TASK_TEXT_MAX,
+    TRIGGERS,
+    Body,
+    Event,
+    Trace,
+    choices,
+    one_of,
+    validate_entity_name,
+    validate_event,
+)
+from knowhub_server.cognition.knowledge_client import KnowledgeClient
+from knowhub_server.cognition.logfile import LogDocument, export_document
+from knowhub_server.cognition.store import (
+    Appended,
+    CognitionStore,
+    Delivered,
+    Refused,
+    Rekey,
+    Replayed,
+)
+from knowhub_server.cognition.view import TraceView, build_view
+from knowhub_server.common import validation as check
+from knowhub_server.common.auth import DREAMER_ROLE, EVALUATOR_ROLE, Principal
+from knowhub_server.common.errors import (
+    Aborted,
+    AlreadyExists,
+    FailedPrecondition,
+    InvalidArgument,
+    NotFound,
+    PermissionDenied,
+    ResourceExhausted,
+    ServiceError,
+)
+from knowhub_server.common.paging import read_token, write_token
+from knowhub_server.common.scopes import validate_owner
+from knowhub_server.common.times import iso, now
+
+log = logging.getLogger(__name__)
+
+STREAM_ID = re.compile(r"^\d{1,20}-\d{1,20}$")
+FieldOf = Callable[[int], str]
+
+
+def _events_field(index: int) -> str:
+    return f"events[{index}]"
+
+
+@dataclass(frozen=True)
+class TraceIdentity:
+    """Whose a trace is: neither changes once the agent is known."""
+
+    owner: str
+    agent_id: str
+
+
+IDENTITIES_CACHED = 10_000
+# An append whose guess of the trace's owner or agent was wrong calls again with the right
+# ones; the agent is set once and the owner never changes, so one more call suffices.
+REKEYS_MAX = 2
+
+
+class TraceAccess:
+    """Who may read and write which trace, and the one way events are appended."""
+
+    def __init__(self, store: CognitionStore, settings: CognitionSettings) -> None:
+        self.store = store
+        self.settings = settings
+        # Owners and agents of traces seen lately, so an append needs no read first.
+        self._identities: OrderedDict[str, TraceIdentity] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def readable(self, principal: Principal, trace_id: str, *,
+                 role: str | None = None) -> Trace:
+        """The trace if it exists and the caller may see it (a caller with `role` may see
+        any trace: an evaluator to evaluate it, a dreamer to reflect on it); NOT_FOUND
+        either way."""
+        check.trace_id(trace_id)
+        trace = self.store.trace(trace_id)
+        allowed = trace is not None and (_may_access(principal, trace) or (
+            role is not None and principal.has_role(role)))
+        if trace is None or not allowed:
+            raise NotFound(f"trace {trace_id!r} not found")
+        return trace
+
+    def writable(self, principal: Principal, trace_id: str) -> Trace | None:
+        """The trace, None if it does not exist yet; PERMISSION_DENIED if another user's."""
+        check.trace_id(trace_id)
+        trace = self.store.trace(trace_id)
+        if trace is not None:
+            self._check_writer(principal, trace_id, trace)
+        return trace
+
+    def identity(self, principal: Principal, trace_id: str, *,
+                 role: str | None = None) -> TraceIdentity | None:
+        """What this server knows of a trace from earlier appends (None: not seen lately,
+        and the append script finds out); PERMISSION_DENIED if another user's (unless the
+        caller has `role`)."""
+        check.trace_id(trace_id)
+        with self._lock:
+            known = self._identities.get(trace_id)
+        if known is not None and not (role is not None and principal.has_role(role)):
+            self._check_writer(principal, trace_id, known)
+        return known
+
+    @staticmethod
+    def _check_writer(principal: Principal, trace_id: str,
+                      trace: Trace | TraceIdentity) -> None:
+        if not _may_access(principal, trace):
+            raise PermissionDenied(f"trace_id: trace {trace_id!r} belongs to another user")
+
+    def append(self, principal: Principal, trace_id: str,
+               trace: Trace | TraceIdentity | None, events: list[Event], *,
+               agent_id: str = "", task: str = "", auto_commit: bool | None = None,
+               request_id: str = "", digest: str = "", imported: bool = False,
+               role: str | None = None, field_of: FieldOf = _events_field
+               ) -> Appended | Replayed:
+        """Appends events (already validated and stamped) with their index updates.
+        `trace`: what is known of it (None: new, or not seen lately); the caller's own
+        trace is expected, and another's written only by an admin or a caller with
+        `role`."""
+        owner = trace.owner if trace is not None else principal.user_scope
+        agent = trace.agent_id if trace is not None and trace.agent_id \
+            else principal.acting_agent(agent_id)
+        any_owner = principal.is_admin or (role is not None and principal.has_role(role))
+        for _ in range(REKEYS_MAX + 1):
+            try:
+                result = self.store.append(
+                    trace_id, events, owner=owner, agent=agent, task=task,
+                    auto_commit=auto_commit, request_id=request_id, digest=digest,
+                    imported=imported, create_only=imported, any_owner=any_owner,
+                    max_events=self.settings.cognition_max_events_per_trace,
+                    requests_kept=self.settings.cognition_request_ids_kept, now=now())
+            except Refused as refused:
+                raise self._refusal(trace_id, refused, events, field_of) from None
+            if not isinstance(result, Rekey):
+                break
+            owner, agent = result.owner, result.agent_id or principal.acting_agent(agent_id)
+        else:
+            raise Aborted(f"trace {trace_id!r} kept changing its owner or agent; try again")
+        if isinstance(result, Appended) and result.trace.agent_id:
+            self._remember(trace_id, TraceIdentity(result.trace.owner, result.trace.agent_id))
+        return result
+
+    def _remember(self, trace_id: str, identity: TraceIdentity) -> None:
+        with self._lock:
+            self._identities[trace_id] = identity
+            self._identities.move_to_end(trace_id)
+            while len(self._identities) > IDENTITIES_CACHED:
+                self._identities.popitem(last=False)
+
+    def _refusal(self, trace_id: str, refused: Refused, events: list[Event],
+                 field_of: FieldOf) -> ServiceError:
+        if refused.reason == "exists":
+            return AlreadyExists(f"trace {trace_id!r} already exists; import into a new "
+                                 "trace_id")
+        if refused.reason == "owner":
+            return PermissionDenied(f"trace_id: trace {trace_id!r} belongs to another user")
+        if refused.reason == "limit":
+            return ResourceExhausted(f"trace {trace_id!r} holds {refused.detail} events; the "
+                                     f"limit is {self.settings.cognition_max_events_per_trace}")
+        where = f"{field_of(refused.index)}.{events[refused.index]['type']}"
+        if refused.reason == "duplicate_query":
+            return InvalidArgument(f"{where}.sequence", f"trace {trace_id!r} already has a "
+                                   f"query at sequence {refused.detail}")
+        if refused.reason == "duplicate_extraction":
+            return AlreadyExists(f"extraction {refused.detail!r} already exists in trace "
+                                 f"{trace_id!r}")
+        if refused.reason == "no_extraction":
+            return InvalidArgument(f"{where}.extraction_id", f"trace {trace_id!r} has no "
+                                   f"extraction {refused.detail!r} before this event")
+        return FailedPrecondition(f"extraction {refused.detail!r} is already committed; it "
+                                  "can no longer be reviewed")
+
+
+def _may_access(principal: Principal, trace: Trace | TraceIdentity) -> bool:
+    return principal.is_admin or trace.owner == principal.user_scope
+
+
+def stamped(events: list[tuple[str, Body]], at: float) -> list[Event]:
+    moment = iso(at)
+    return [{"type": kind, **body, "timestamp": moment} for kind, body in events]
+
+
+@dataclass
+class LogPage:
+    events: list[Event]
+    next_page_token: str
+    trace: Trace
+
+
+class LogOperations:
+    def __init__(self, access: TraceAccess, knowledge: KnowledgeClient) -> None:
+        self._access = access
+        self._store = access.store
+        self._knowledge = knowledge
+
+    def append(self, principal: Principal, trace_id: str, events: list[tuple[str, Body]], *,
+               request_id: str = "", task: str = "", agent_id: str = "",
+               auto_commit: bool | None = None) -> tuple[list[str], Trace]:
+        """Appends a batch, all or none; a replayed request_id returns the first answer."""
+        check.trace_id(trace_id)
+        check.count(len(events), "events", EVENTS_PER_CALL_MAX)
+        check.text(request_id, "request_id", check.NAME_MAX)
+        check.text(task, "task", TASK_TEXT_MAX)
+        if agent_id:
+            validate_entity_name(agent_id, "agent_id")
+        if not events and not task and not agent_id and auto_commit is None:
+            raise InvalidArgument("events", "is empty: give events, or set task, agent_id or "
+                                  "auto_commit")
+        for index, (kind, body) in enumerate(events):
+            if kind not in APPENDABLE_TYPES:
+                raise InvalidArgument(f"events[{index}]", f"{kind} events are written by "
+                                      f"{_WRITER[kind]}, not AppendEvents")
+            validate_event(kind, body, f"events[{index}]")
+        digest = _digest(events, task, agent_id, auto_commit) if request_id else ""
+        # A dreamer may add reflections to anyone's trace, and nothing else.
+        role = DREAMER_ROLE if events and not task and not agent_id and auto_commit is None \
+            and all(kind == "reflection" for kind, _ in events) else None
+        identity = self._access.identity(principal, trace_id, role=role)
+        result = self._access.append(
+            principal, trace_id, identity, stamped(events, now()), agent_id=agent_id,
+            task=task, auto_commit=auto_commit, request_id=request_id, digest=digest,
+            role=role)
+        if isinstance(result, Replayed):
+            if result.digest != digest:
+                raise InvalidArgument("request_id", f"{request_id!r} was used before for "
+                                      "another request")
+            return result.event_ids, self._access.readable(principal, trace_id, role=role)
+        return result.event_ids, result.trace
+
+    def get_log(self, principal: Principal, trace_id: str, *, types: list[str],
+                since: float | None, page_size: int, page_token: str) -> LogPage:
+        check.int_range(page_size, "page_size", 1, LOG_PAGE_MAX)
+        choices(types, EVENT_TYPES, "types")
+        trace = self._access.readable(principal, trace_id, role=DREAMER_ROLE)
+        filters = ("log", trace_id, sorted(types), since)
+        start = "-" if since is None else f"{int(since * 1000)}-0"
+        if page_token:
+            after = str(read_token(page_token, filters))
+            if not STREAM_ID.match(after):
+                raise InvalidArgument("page_token", "is not a token this service issued")
+            start = f"({after}"
+        events, after = self._store.log_page(trace_id, start=start, types=frozenset(types),
+                                             size=page_size)
+        return LogPage(events, write_token(after, filters) if after else "", trace)
+
+    def list_traces(self, principal: Principal, *, agent_id: str, owner: str,
+                    updated_since: float | None, page_size: int,
+                    page_token: str) -> tuple[list[Trace], str]:
+        """The caller's traces (every trace, or `owner`'s, for an admin or a dreamer), most
+        recently updated first."""
+        check.int_range(page_size, "page_size", 1, LIST_PAGE_MAX)
+        if agent_id:
+            validate_entity_name(agent_id, "agent_id")
+        if owner:
+            validate_owner(owner, "owner")
+        if principal.has_role(DREAMER_ROLE):
+            owner = owner or None
+        elif owner and owner != principal.user_scope:
+            raise PermissionDenied(f"owner: only admins list the traces of {owner!r}")
+        else:
+            owner = principal.user_scope
+        filters = ("traces", owner, agent_id, updated_since)
+        cursor = read_cursor(page_token, filters) if page_token else None
+        ids, after = self._store.trace_page(owner, agent_id or None, updated_since, cursor,
+                                            page_size)
+        token = write_token(list(after), filters) if after else ""
+        return self._store.traces(ids), token
+
+    def consume_reflections(self, principal: Principal, trace_id: str,
+                            event_ids: list[str]) -> int:
+        check.items(event_ids, "event_ids", IDS_PER_CALL_MAX, required=True)
+        for index, event_id in enumerate(event_ids):
+            if not STREAM_ID.match(event_id):
+                raise InvalidArgument(f"event_ids[{index}]", f"{event_id[:40]!r} is not an "
+                                      "event id")
+        self._access.readable(principal, trace_id, role=DREAMER_ROLE)
+        try:
+            return self._store.consume_reflections(trace_id, event_ids, iso(now()))
+        except Refused as refused:
+            problem = "is not an event of this trace" if refused.reason == "missing" \
+                else "is not a reflection event"
+            raise InvalidArgument(f"event_ids[{refused.index}]", problem) from None
+
+    def view(self, principal: Principal, trace_id: str) -> TraceView:
+        trace = self._access.readable(principal, trace_id)
+        events = self._store.events(trace_id)
+        return build_view(trace, events, self._store.all_feedback_records(trace_id),
+                          self._store.pending(trace_id))
+
+    def export(self, principal: Principal, trace_id: str) -> str:
+        trace = self._access.readable(principal, trace_id)
+        return export_document(trace, self._store.events(trace_id))
+
+    def import_log(self, principal: Principal, trace_id: str, document: LogDocument,
+                   events: list[tuple[str, Body, str]]) -> tuple[Trace, int]:
+        """Creates a trace from a log file's events (type, body, timestamp or "")."""
+        trace_id = trace_id or document.trace_id
+        if not trace_id:
+            raise InvalidArgument("trace_id", "is required: the file names none")
+        check.trace_id(trace_id)
+        check.text(document.task, "document.task", TASK_TEXT_MAX)
+        if document.agent_id:
+            validate_entity_name(document.agent_id, "document.agent_id")
+        limit = self._access.settings.cognition_max_events_per_trace
+        if len(events) > limit:
+            raise ResourceExhausted(f"document: holds {len(events)} events; a trace holds at "
+                                    f"most {limit}")
+        fallback = iso(now())
+        written = []
+        for (where, _), (kind, body, moment) in zip(document.events, events, strict=True):
+            validate_event(kind, body, where)
+            self._resolve_payloads(principal, kind, body, f"{where}.{kind}")
+            written.append({"type": kind, **body, "timestamp": moment or fallback})
+        if self._access.writable(principal, trace_id) is not None:
+            raise AlreadyExists(f"trace {trace_id!r} already exists; import into a new "
+                                "trace_id")
+        result = self._access.append(
+            principal, trace_id, None, written, agent_id=document.agent_id,
+            task=document.task, imported=True,
+            field_of=lambda index: document.events[index][0])
+        assert isinstance(result, Appended)
+        return result.trace, len(written)
+
+
+    def _resolve_payloads(self, principal: Principal, kind: str, body: Body,
+                          where: str) -> None:
+        """An imported extraction's payload is checked as the importer's own save, as
+        SavePendingExtraction and ReviewExtraction check theirs."""
+        for name in ("payload", "edited_payload"):
+            if kind.startswith("extraction_") and body.get(name):
+                body[name] = self._knowledge.resolve(principal, body[name], f"{where}.{name}")
+
+
+_WRITER = {"evaluation": "SubmitEvaluation", "extraction_pending": "SavePendingExtraction",
+           "extraction_reviewed": "ReviewExtraction",
+           "extraction_committed": "CommitExtractions"}
+
+
+def _digest(events: list[tuple[str, Body]], task: str, agent_id: str,
+            auto_commit: bool | None) -> str:
+    raw = json.dumps([events, task, agent_id, auto_commit], sort_keys=True, ensure_ascii=False)
+    return hashlib.blake2b(raw.encode(), digest_size=12).hexdigest()
+
+
+def read_cursor(page_token: str, filters: object) -> tuple[float, str]:
+    """The (score, member) keyset cursor of a list token."""
+    try:
+        score, member = read_token(page_token, filters)
+        return float(score), str(member)
+    except (TypeError, ValueError):
+        raise InvalidArgument("page_token", "is not a token this service issued") from None
+
+
+class TriggerOperations:
+    """Seed 000's evaluation triggers on a Redis stream, delivered through consumer groups."""
+
+    def __init__(self, access: TraceAccess) -> None:
+        self._access = access
+        self._store = access.store
+        self._settings = access.settings
+        self._watchers = threading.BoundedSemaphore(self._settings.cognition_max_watchers)
+
+    def pending(self, principal: Principal, trace_id: str) -> tuple[list[Event], str]:
+        """The pending query events by sequence, and the trace's last trigger."""
+        trace = self._access.readable(principal, trace_id, role=EVALUATOR_ROLE)
+        sequences = self._store.pending(trace_id)
+        queries = self._store.query_events(trace_id, sequences)
+        return [queries[s] for s in sequences if s in queries], trace.last_trigger
+
+    def signal(self, principal: Principal, trace_id: str, trigger: str
+               ) -> tuple[list[int], bool, str]:
+        """(pending sequences, published now, the trigger id for this pending set)."""
+        check.trace_id(trace_id)
+        one_of(trigger, TRIGGERS, "trigger")
+        trace = self._access.readable(principal, trace_id)
+        state, trigger_id, sequences = self._store.signal(
+            trace, trigger, iso(now()), self._settings.cognition_trigger_stream_max)
+        if state == "published":
+            log.info("evaluation trigger %s for trace %s: queries %s", trigger, trace_id,
+                     sequences)
+        return sequences, state == "published", trigger_id
+
+    def watch(self, principal: Principal, group: str, consumer: str,
+              live: Callable[[], bool]) -> Iterator[Delivered]:
+        """Triggers for `consumer` of `group` until `live()` turns false: first those other
+        consumers left unacknowledged past the visibility timeout, then new ones."""
+        group, consumer = self._group(principal, group), consumer or f"watch-{uuid.uuid4().hex}"
+        validate_entity_name(consumer, "consumer")
+        if not self._watchers.acquire(blocking=False):
+            limit = self._settings.cognition_max_watchers
+            raise ResourceExhausted(f"this server already serves {limit} WatchTriggers "
+                                    "streams (KNOWHUB_COGNITION_MAX_WATCHERS)")
+        try:
+            self._store.ensure_group(group)
+            idle_ms = round(self._settings.cognition_trigger_visibility_seconds * 1000)
+            block_ms = max(1, round(self._settings.cognition_trigger_poll_seconds * 1000))
+            while live():
+                batch = self._store.claim_stale(group, consumer, idle_ms, count=10) or \
+                    self._store.read_new(group, consumer, count=10, block_ms=block_ms)
+                yield from batch
+        finally:
+            self._watchers.release()
+
+    def ack(self, principal: Principal, group: str, trigger_ids: list[str]) -> int:
+        group = self._group(principal, group)
+        check.items(trigger_ids, "trigger_ids", IDS_PER_CALL_MAX, required=True)
+        for index, trigger_id in enumerate(trigger_ids):
+            if not STREAM_ID.match(trigger_id):
+                raise InvalidArgument(f"trigger_ids[{index}]", f"{trigger_id[:40]!r} is not "
+                                      "a trigger id")
+        return self._store.ack(group, trigger_ids)
+
+    def _group(self, principal: Principal, group: str) -> str:
+        if not principal.has_role(EVALUATOR_ROLE):
+            raise PermissionDenied(f"triggers are for evaluators: the caller needs the "
+                                   f"{EVALUATOR_ROLE!r} role (or admin)")
+        return validate_entity_name(group or DEFAULT_GROUP, "group")

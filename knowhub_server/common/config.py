@@ -1,0 +1,77 @@
+"""Settings every service shares, read from `KNOWHUB_*` environment variables."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class CommonSettings(BaseSettings):
+    """Where data lives, how callers are identified, and how the LLM is reached."""
+
+    model_config = SettingsConfigDict(env_prefix="KNOWHUB_", extra="ignore")
+
+    data_dir: Path = Field(Path(".knowhub"), description="Directory of the embedded stores.")
+    host: str = Field("127.0.0.1", description="Address the gRPC server binds to.")
+    port: int = Field(50051, ge=0, le=65535, description="gRPC port (0 picks a free one).")
+    max_workers: int = Field(32, ge=1, le=1024, description="gRPC server worker threads.")
+    tokens_file: Path | None = Field(None, description="JSON file of bearer tokens.")
+    log_level: str = Field("INFO", description="Python logging level.")
+    log_format: Literal["text", "json"] = Field(
+        "text", description="Log lines as text for people, or JSON for log collectors.")
+    metrics_port: int | None = Field(
+        None, ge=0, le=65535, description="Port of the Prometheus /metrics endpoint, on "
+        "KNOWHUB_HOST (0 picks a free one); off when unset.")
+
+    knowledge_address: str | None = Field(
+        None, description="host:port of the knowledge service, for services run alone.")
+    cognition_address: str | None = Field(
+        None, description="host:port of the cognition service, for services run alone.")
+
+    redis_url: str | None = Field(None, description="Redis URL; embedded redis-server if unset.")
+    redis_prefix: str = Field("knowhub:", description="Prefix of every Redis key KnowHub uses.")
+
+    resource_address: str | None = Field(
+        None, description="Where `knowhub serve` finds the resource service (host:port).")
+
+    qdrant_url: str | None = Field(None, description="Qdrant server URL; embedded Edge if unset.")
+    qdrant_api_key: str | None = Field(None, description="API key of the Qdrant server.")
+
+    llm_base_url: str | None = Field(None, description="OpenAI-compatible chat endpoint.")
+    llm_api_key: str = Field("none", description="API key for the chat endpoint.")
+    llm_model: str = Field("gpt-4o-mini", description="Chat model name.")
+    llm_timeout_seconds: float = Field(30.0, gt=0, description="Timeout of one LLM call.")
+    llm_max_retries: int = Field(2, ge=0, le=10, description="Retries of a failed LLM call.")
+
+    embedding_base_url: str | None = Field(None, description="OpenAI-compatible embeddings.")
+    embedding_api_key: str = Field("none", description="API key for the embeddings endpoint.")
+    embedding_model: str = Field("text-embedding-3-small", description="Embedding model name.")
+    embedding_dim: int = Field(1536, ge=1, le=65536, description="Embedding vector size.")
+    embedding_timeout_seconds: float = Field(30.0, gt=0, description="Timeout of one call.")
+
+    dream_address: str | None = Field(None, description="host:port of the dream service "
+                                      "when it runs in another process.")
+
+    tls_cert_file: Path | None = Field(
+        None, description="PEM certificate chain the gRPC server presents (TLS when set).")
+    tls_key_file: Path | None = Field(None, description="PEM private key of tls_cert_file.")
+    tls_ca_file: Path | None = Field(
+        None, description="PEM CA certificates that calls to other services (and "
+        "`knowhub health`) verify servers with; those calls use TLS when set.")
+
+    @model_validator(mode="after")
+    def _known_log_level(self) -> CommonSettings:
+        self.log_level = self.log_level.upper()
+        if self.log_level not in {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}:
+            raise ValueError(f"KNOWHUB_LOG_LEVEL must be a logging level, not {self.log_level!r}")
+        return self
+
+    @model_validator(mode="after")
+    def _usable_tls_files(self) -> CommonSettings:
+        from knowhub_server.common.tls import check_tls_files
+
+        check_tls_files(self.tls_cert_file, self.tls_key_file, self.tls_ca_file)
+        return self

@@ -1,0 +1,50 @@
+"""What every service's `convert.py` shares: proto enums as the domain's names."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from google.protobuf.internal.enum_type_wrapper import EnumTypeWrapper
+
+from knowhub_server.common.errors import InvalidArgument
+
+
+class ProtoEnum:
+    """A proto enum's values as the domain's lowercase names, by the AIP naming rule:
+    `DREAM_RUN_STATUS_QUEUED` is "queued" (the prefix is that of `*_UNSPECIFIED`).
+
+    The UNSPECIFIED value reads as `unspecified`: the domain's default for the field
+    ("" when the field has none), and a domain name maps back to its own value only.
+    """
+
+    def __init__(self, enum: EnumTypeWrapper, *, unspecified: str = "") -> None:
+        values = enum.DESCRIPTOR.values
+        prefix = values[0].name.removesuffix("UNSPECIFIED")
+        if values[0].number != 0 or not values[0].name.endswith("_UNSPECIFIED"):
+            raise ValueError(f"{enum.DESCRIPTOR.full_name} does not start with *_UNSPECIFIED")
+        self._names = {v.number: v.name.removeprefix(prefix).lower() for v in values[1:]}
+        self._values = {name: number for number, name in self._names.items()}
+        self._names[0] = unspecified
+        self.full_name = enum.DESCRIPTOR.full_name
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The domain's names of the specified values, in the enum's order."""
+        return tuple(self._values)
+
+    def name(self, value: int, field: str) -> str:
+        """The domain's name of `value`; INVALID_ARGUMENT naming `field` when the enum has
+        no such value."""
+        if value not in self._names:
+            raise InvalidArgument(field, f"{value} is not a {self.full_name} value")
+        return self._names[value]
+
+    def names_of(self, values: Iterable[int], field: str) -> list[str]:
+        return [self.name(v, f"{field}[{i}]") for i, v in enumerate(values)]
+
+    def value(self, name: str) -> int:
+        """The enum value of a domain name; 0 for "" (a name the enum lacks is a bug)."""
+        return self._values[name] if name else 0
+
+    def values_of(self, names: Iterable[str]) -> list[int]:
+        return [self.value(n) for n in names]

@@ -1,0 +1,243 @@
+"""The embedded adapter: the Qdrant engine in-process through qdrant-edge-py.
+
+One EdgeShard directory per collection under `<data_dir>/qdrant/`, with a
+`knowhub-manifest.json` beside the engine's files recording how its vectors were built.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import shutil
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import qdrant_edge as qe
+
+from knowhub_server.common.errors import Unavailable
+from knowhub_server.common.vectors import (
+    BULK_FIELD,
+    DENSE,
+    SPARSE,
+    TOKEN_KEY,
+    AnyOf,
+    CollectionSchema,
+    Condition,
+    Eq,
+    HasKey,
+    Hit,
+    Order,
+    Range,
+    Record,
+    SearchQuery,
+    StoreMismatch,
+    VectorCollection,
+    Vectors,
+    VectorStore,
+    Where,
+    check_manifest,
+    copy_records,
+    point_id,
+    record_from_payload,
+    stored_payload,
+)
+
+MANIFEST_FILE = "knowhub-manifest.json"
+_SCHEMA_TYPES = {
+    "keyword_fields": qe.PayloadSchemaType.Keyword,
+    "integer_fields": qe.PayloadSchemaType.Integer,
+    "float_fields": qe.PayloadSchemaType.Float,
+}
+
+
+class EdgeCollection(VectorCollection):
+    def __init__(self, shard: qe.EdgeShard, schema: CollectionSchema) -> None:
+        self._shard = shard
+        self.schema = schema
+        # Only this process can open the shard (the engine locks it).
+        self.exclusive = True
+        self._cas_lock = threading.Lock()
+
+    def _write_guard(self) -> threading.Lock:
+        return self._cas_lock
+
+    def _write(self, records: Sequence[Record], *, if_version: int | None,
+               insert_only: bool) -> None:
+        points = [qe.Point(point_id(r.key), r.vectors, stored_payload(r, self.schema))
+                  for r in records]
+        condition = None
+        if if_version is not None:
+            condition = qe.Filter(must=[_condition(Eq("_version", if_version))])
+        mode = qe.UpdateMode.InsertOnly if insert_only else None
+        self._shard.update(qe.UpdateOperation.upsert_points(points, condition, mode))
+
+    def retrieve_points(self, point_ids: Sequence[str], *, with_vectors: bool = False,
+                        with_bulk: bool = True) -> list[Record]:
+        payload = True if with_bulk else qe.PayloadSelector.Exclude([BULK_FIELD])
+        found = self._shard.retrieve(list(point_ids), payload, with_vectors)
+        return [record_from_payload(dict(p.payload or {}), _vectors(p.vector)) for p in found]
+
+    def _write_tokens(self, keys: Sequence[str]) -> dict[str, int]:
+        by_id = {point_id(k): k for k in keys}
+        found = self._shard.retrieve(list(by_id), qe.PayloadSelector.Include([TOKEN_KEY]), False)
+        return {by_id[str(p.id)]: (p.payload or {}).get(TOKEN_KEY, 0) for p in found}
+
+    def delete(self, keys: Sequence[str]) -> None:
+        self._shard.update(qe.UpdateOperation.delete_points([point_id(k) for k in keys]))
+
+    def search_batch(self, queries: Sequence[SearchQuery]) -> list[list[Hit]]:
+        requests = [_request(q) for q in queries]
+        if len(requests) == 1:
+            results = [self._shard.query(requests[0])]
+        else:
+            results = self._shard.query_batch(qe.QueryBatchRequest(requests))
+        return [[_hit(point, query) for point in points]
+                for query, points in zip(queries, results, strict=True)]
+
+    def scroll(self, where: Where, limit: int, *, order: Order | None = None,
+               cursor: str | None = None,
+               with_vectors: bool = False) -> tuple[list[Record], str | None]:
+        order_by = None
+        if order is not None:
+            direction = qe.Direction.Desc if order.descending else qe.Direction.Asc
+            order_by = qe.OrderBy(order.key, direction, order.start_from)
+        points, next_offset = self._shard.scroll(qe.ScrollRequest(
+            offset=cursor if order is None else None, limit=limit, filter=_filter(where),
+            with_payload=True, with_vector=with_vectors, order_by=order_by,
+        ))
+        records = [record_from_payload(dict(p.payload or {}), _vectors(p.vector))
+                   for p in points]
+        return records, None if order is not None or next_offset is None else str(next_offset)
+
+    def count(self, where: Where) -> int:
+        return self._shard.count(qe.CountRequest(exact=True, filter=_filter(where)))
+
+    def flush(self) -> None:
+        self._shard.flush()
+
+    def close(self) -> None:
+        self._shard.flush()
+        self._shard.close()
+
+
+def _vectors(raw: object) -> Vectors:
+    return dict(raw) if isinstance(raw, dict) else {}
+
+
+def _request(query: SearchQuery) -> qe.QueryRequest:
+    if query.sparse is not None:
+        nearest = qe.Query.Nearest(query.sparse, using=SPARSE)
+    else:
+        nearest = qe.Query.Nearest(list(query.dense or ()), using=DENSE)
+    payload: bool | qe.PayloadSelector = query.with_payload
+    if query.with_payload and not query.with_bulk:
+        payload = qe.PayloadSelector.Exclude([BULK_FIELD])
+    return qe.QueryRequest(limit=query.limit, query=nearest, filter=_filter(query.where),
+                           with_payload=payload, with_vector=query.with_vectors)
+
+
+def _hit(point: qe.ScoredPoint, query: SearchQuery) -> Hit:
+    stored = (point.payload or {}) if query.with_payload else None
+    vectors = _vectors(point.vector) if query.with_vectors else {}
+    return Hit(point.id, point.score, stored, vectors)
+
+
+def _condition(c: Condition) -> object:
+    if isinstance(c, Eq):
+        return qe.FieldCondition(key=c.key, match=qe.MatchValue(value=c.value))
+    if isinstance(c, AnyOf):
+        return qe.FieldCondition(key=c.key, match=qe.MatchAny(any=list(c.values)))
+    if isinstance(c, Range):
+        return qe.FieldCondition(key=c.key, range=qe.RangeFloat(gte=c.gte, gt=c.gt,
+                                                                lte=c.lte, lt=c.lt))
+    if isinstance(c, HasKey):
+        return qe.HasIdCondition({point_id(k) for k in c.keys})
+    raise TypeError(f"unknown condition {c!r}")
+
+
+@functools.lru_cache(maxsize=1024)
+def _filter(where: Where) -> qe.Filter | None:
+    """The engine's filter for `where`; cached, since callers repeat the same few."""
+    if where.empty:
+        return None
+    return qe.Filter(must=[_condition(c) for c in where.must] or None,
+                     must_not=[_condition(c) for c in where.must_not] or None,
+                     should=[_condition(c) for c in where.should] or None)
+
+
+def _edge_config(schema: CollectionSchema) -> qe.EdgeConfig:
+    dense = {}
+    if schema.dense_dim:
+        dense[DENSE] = qe.EdgeVectorParams(size=schema.dense_dim, distance=qe.Distance.Cosine)
+    return qe.EdgeConfig(
+        vectors=dense,
+        sparse_vectors={SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
+    )
+
+
+class EdgeStore(VectorStore):
+    """Collections as EdgeShard directories under one root."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._open: list[EdgeCollection] = []
+
+    def open(self, schema: CollectionSchema) -> EdgeCollection:
+        path = self.root / schema.name
+        manifest_path = path / MANIFEST_FILE
+        if manifest_path.exists():
+            check_manifest(schema, json.loads(manifest_path.read_text()), str(path))
+            shard = _load_shard(path)
+        else:
+            shard = _create_shard(path, schema)
+        for group, schema_type in _SCHEMA_TYPES.items():
+            for field_name in getattr(schema, group):
+                shard.update(qe.UpdateOperation.create_field_index(field_name, schema_type))
+        collection = EdgeCollection(shard, schema)
+        self._open.append(collection)
+        return collection
+
+    def rebuild(self, schema: CollectionSchema,
+                revectorize: Callable[[list[Record]], list[Vectors]],
+                progress: Callable[[int], None] | None = None) -> int:
+        path = self.root / schema.name
+        staging = self.root / f"{schema.name}.rebuild"
+        shutil.rmtree(staging, ignore_errors=True)
+        if not (path / MANIFEST_FILE).exists():
+            raise StoreMismatch(f"there is no {schema.name} store at {path} to rebuild")
+        old = EdgeCollection(_load_shard(path), schema)
+        new = EdgeCollection(_create_shard(staging, schema), schema)
+        copied = copy_records(old, new, revectorize, progress)
+        old.close()
+        new.close()
+        retired = self.root / f"{schema.name}.old"
+        shutil.rmtree(retired, ignore_errors=True)
+        path.rename(retired)
+        staging.rename(path)
+        shutil.rmtree(retired)
+        return copied
+
+    def close(self) -> None:
+        for collection in self._open:
+            collection.close()
+        self._open.clear()
+
+
+def _load_shard(path: Path) -> qe.EdgeShard:
+    try:
+        return qe.EdgeShard.load(str(path))
+    except Exception as exc:  # the engine reports a held lock as a generic runtime error
+        if "WouldBlock" in str(exc):
+            raise Unavailable(
+                f"{path} is in use by another KnowHub process; stop it first"
+            ) from exc
+        raise
+
+
+def _create_shard(path: Path, schema: CollectionSchema) -> qe.EdgeShard:
+    path.mkdir(parents=True, exist_ok=True)
+    shard = qe.EdgeShard.create(str(path), _edge_config(schema))
+    (path / MANIFEST_FILE).write_text(json.dumps(schema.manifest()))
+    return shard
+

@@ -1,0 +1,141 @@
+"""The chat LLM through the `openai` package, and tolerant parsing of its JSON replies."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import openai
+
+from knowhub_server.common.config import CommonSettings
+from knowhub_server.common.metrics import Metrics
+
+log = logging.getLogger(__name__)
+
+_FENCED_JSON = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
+
+
+class LLMError(RuntimeError):
+    """The LLM could not be reached, timed out, or answered something unusable."""
+
+
+def parse_json_reply(text: str) -> Any:
+    """Reads JSON from an LLM reply: the whole text, else a ```json block, else the
+    outermost {...} or [...] in it (seed 000's three fallbacks). Raises LLMError."""
+    candidates = [text.strip()]
+    candidates += [block.strip() for block in _FENCED_JSON.findall(text)]
+    for opener, closer in (("{", "}"), ("[", "]")):
+        start, end = text.find(opener), text.rfind(closer)
+        if 0 <= start < end:
+            candidates.append(text[start:end + 1])
+    for candidate in candidates:
+        try:
+            return json.loads(candidate)
+        except json.JSONDecodeError:
+            continue
+    raise LLMError(f"the LLM reply holds no JSON: {text[:200]!r}")
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One function call of a reply: the function's name and its JSON object arguments."""
+
+    name: str
+    arguments: dict[str, Any]
+
+
+def _json_object(arguments: str, name: str) -> dict[str, Any] | None:
+    try:
+        value = json.loads(arguments)
+    except (json.JSONDecodeError, TypeError):
+        value = None
+    if not isinstance(value, dict):
+        log.warning("dropped a %s call whose arguments are not a JSON object", name)
+        return None
+    return value
+
+
+class LLM:
+    """A chat model that answers in JSON, or with function calls."""
+
+    def __init__(self, base_url: str, api_key: str, model: str, timeout: float,
+                 max_retries: int, metrics: Metrics | None = None) -> None:
+        self.model = model
+        self._client = openai.OpenAI(base_url=base_url, api_key=api_key, timeout=timeout,
+                                     max_retries=max_retries)
+        self._metrics = metrics or Metrics()
+
+    @classmethod
+    def from_settings(cls, settings: CommonSettings, metrics: Metrics | None = None
+                      ) -> LLM | None:
+        if not settings.llm_base_url:
+            return None
+        return cls(settings.llm_base_url, settings.llm_api_key, settings.llm_model,
+                   settings.llm_timeout_seconds, settings.llm_max_retries, metrics)
+
+    def complete(self, system: str, user: str, *, purpose: str = "other",
+                 model: str | None = None, timeout: float | None = None) -> str:
+        """The text of one chat completion. Raises LLMError on any failure. `purpose`
+        labels the call in the metrics."""
+        options: dict[str, Any] = {}
+        if timeout is not None:
+            options["timeout"] = timeout
+        with self._metrics.llm_call(purpose, model or self.model):
+            try:
+                response = self._client.chat.completions.create(
+                    model=model or self.model,
+                    messages=[{"role": "system", "content": system},
+                              {"role": "user", "content": user}],
+                    temperature=0,
+                    **options,
+                )
+            except openai.OpenAIError as exc:
+                raise LLMError(f"the LLM call failed: {exc}") from exc
+            if not response.choices or response.choices[0].message.content is None:
+                raise LLMError("the LLM returned no content")
+            return response.choices[0].message.content
+
+    def call_tools(self, system: str, user: str, tools: Sequence[dict[str, Any]], *,
+                   purpose: str = "other", force: str | None = None,
+                   model: str | None = None, timeout: float | None = None) -> list[ToolCall]:
+        """The function calls of one chat completion offered `tools` (OpenAI `tools`
+        schemas); `force` names a function the model must call. Calls whose arguments are
+        not a JSON object are left out. Raises LLMError when the call fails."""
+        with self._metrics.llm_call(purpose, model or self.model):
+            functions = self._function_calls(system, user, tools, force, model, timeout)
+        parsed = [(name, _json_object(arguments, name)) for name, arguments in functions]
+        return [ToolCall(name, arguments) for name, arguments in parsed if arguments is not None]
+
+    def _function_calls(self, system: str, user: str, tools: Sequence[dict[str, Any]],
+                        force: str | None, model: str | None, timeout: float | None
+                        ) -> list[tuple[str, str]]:
+        """The (name, JSON arguments) of each function call of one completion."""
+        body: dict[str, Any] = {
+            "model": model or self.model, "temperature": 0, "tools": list(tools),
+            "messages": [{"role": "system", "content": system},
+                         {"role": "user", "content": user}]}
+        if force is not None:
+            body["tool_choice"] = {"type": "function", "function": {"name": force}}
+        options: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
+        try:
+            # The client's plain post (its way to reach any endpoint) sends the body as it
+            # is and returns the JSON: the typed create() spends twice the CPU on walking
+            # the typed parameters and building models, which bounds the historian's rate.
+            reply = self._client.post("/chat/completions", cast_to=object, body=body,
+                                      options=options)
+        except openai.OpenAIError as exc:
+            raise LLMError(f"the LLM call failed: {exc}") from exc
+        try:
+            calls = reply["choices"][0]["message"].get("tool_calls") or []
+            return [(c["function"]["name"], c["function"].get("arguments") or "{}")
+                    for c in calls if c.get("type", "function") == "function"]
+        except (KeyError, IndexError, TypeError, AttributeError) as exc:
+            raise LLMError(f"the LLM reply is not a chat completion: {str(reply)[:200]}") \
+                from exc
+
+    def close(self) -> None:
+        self._client.close()

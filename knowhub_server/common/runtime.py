@@ -1,0 +1,110 @@
+"""What a KnowHub process opens once and its services share."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import redis
+
+from knowhub_server.common.auth import Authenticator, load_authenticator
+from knowhub_server.common.config import CommonSettings
+from knowhub_server.common.edge_store import EdgeStore
+from knowhub_server.common.embedding import DenseEmbedder
+from knowhub_server.common.llm import LLM
+from knowhub_server.common.metrics import Metrics
+from knowhub_server.common.peers import Peers
+from knowhub_server.common.redaction import keep_out_of_logs
+from knowhub_server.common.redis_store import EmbeddedRedis, connect
+from knowhub_server.common.vectors import VectorStore
+
+
+def open_vector_store(settings: CommonSettings) -> VectorStore:
+    """A Qdrant server when KNOWHUB_QDRANT_URL is set, else embedded Edge shards."""
+    if settings.qdrant_url:
+        from knowhub_server.common.qdrant_store import RemoteStore  # qdrant-client loads slowly
+
+        return RemoteStore.connect(settings.qdrant_url, settings.qdrant_api_key)
+    return EdgeStore(settings.data_dir / "qdrant")
+
+
+class Background(Protocol):
+    """Work a service runs beside its RPCs: started with the server, stopped before the
+    stores close."""
+
+    def start(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+
+@dataclass
+class Runtime:
+    settings: CommonSettings
+    authenticator: Authenticator
+    vectors: VectorStore
+    llm: LLM | None
+    embedder: DenseEmbedder | None
+    metrics: Metrics
+    peers: Peers = field(init=False)
+    # Set when the server begins to stop, so long-running streams can end.
+    stopping: threading.Event = field(default_factory=threading.Event, init=False)
+    background: list[Background] = field(default_factory=list, init=False)
+    _redis: redis.Redis | None = field(default=None, init=False)
+    _embedded_redis: EmbeddedRedis | None = field(default=None, init=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
+
+    def __post_init__(self) -> None:
+        self.peers = Peers(self.settings)
+
+    @classmethod
+    def open(cls, settings: CommonSettings) -> Runtime:
+        keep_out_of_logs(settings.llm_api_key, settings.embedding_api_key,
+                         settings.qdrant_api_key)
+        authenticator = load_authenticator(settings.tokens_file, settings.host)
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        metrics = Metrics()
+        return cls(
+            settings=settings,
+            authenticator=authenticator,
+            vectors=open_vector_store(settings),
+            llm=LLM.from_settings(settings, metrics),
+            embedder=DenseEmbedder.from_settings(settings, metrics),
+            metrics=metrics,
+        )
+
+    def redis(self) -> redis.Redis:
+        """The Redis client: KNOWHUB_REDIS_URL, else an embedded server started now."""
+        with self._lock:
+            if self._redis is None:
+                url = self.settings.redis_url
+                if url is None:
+                    self._embedded_redis = EmbeddedRedis(self.settings.data_dir / "redis")
+                    url = self._embedded_redis.start().url
+                self._redis = connect(url)
+            return self._redis
+
+    def watch_streams(self, *keys: str) -> None:
+        """Reports the lengths and lags of these Redis streams on /metrics."""
+        self.metrics.streams.watch(
+            lambda: self.redis() if self.redis_may_hold_data else None,
+            self.settings.redis_prefix, *keys)
+
+    @property
+    def redis_may_hold_data(self) -> bool:
+        """False only while the embedded Redis has never run in this data directory, so
+        nothing can be waiting in it yet."""
+        return (self.settings.redis_url is not None or self._redis is not None
+                or (self.settings.data_dir / "redis").exists())
+
+    def close(self) -> None:
+        self.peers.close()
+        self.vectors.close()
+        if self.llm is not None:
+            self.llm.close()
+        if self.embedder is not None:
+            self.embedder.close()
+        if self._redis is not None:
+            self._redis.close()
+        if self._embedded_redis is not None:
+            self._embedded_redis.stop()

@@ -1,0 +1,196 @@
+"""One gRPC server for one or more KnowHub services, with health and reflection."""
+
+from __future__ import annotations
+
+import gc
+import importlib
+import logging
+import signal
+import threading
+from collections.abc import Sequence
+from concurrent import futures
+from types import FrameType
+from typing import Any, Protocol
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from knowhub_server.common.metrics import Metrics
+from knowhub_server.common.observe import ObservingInterceptor
+from knowhub_server.common.runtime import Runtime
+from knowhub_server.common.tls import server_credentials
+
+log = logging.getLogger(__name__)
+
+# Service name -> module with `register(host: ServiceHost, runtime) -> full service name`.
+SERVICE_MODULES = {
+    "knowledge": "knowhub_server.knowledge.servicer",
+    "resource": "knowhub_server.resource.servicer",
+    "cognition": "knowhub_server.cognition.servicer",
+    "dream": "knowhub_server.dream.servicer",
+}
+GRACE_SECONDS = 10.0
+# The longest chain of calls between co-hosted services (cognition -> knowledge ->
+# resource): the peer server gets this many threads per public one, so calls waiting on
+# their own sub-calls can never take every thread those sub-calls need.
+PEER_CALL_DEPTH = 3
+
+
+class ServiceHost(Protocol):
+    """What a service's `register` adds its servicer to: the two methods the generated
+    add_*Servicer_to_server functions call."""
+
+    def add_generic_rpc_handlers(self, handlers: Any) -> None: ...
+
+    def add_registered_method_handlers(self, service: str, handlers: Any) -> None: ...
+
+
+class _Fanout:
+    """A ServiceHost that adds each servicer to several servers at once."""
+
+    def __init__(self, *servers: grpc.Server) -> None:
+        self._servers = servers
+
+    def add_generic_rpc_handlers(self, handlers: Any) -> None:
+        for server in self._servers:
+            server.add_generic_rpc_handlers(handlers)
+
+    def add_registered_method_handlers(self, service: str, handlers: Any) -> None:
+        for server in self._servers:
+            server.add_registered_method_handlers(service, handlers)
+
+
+def _grpc_server(workers: int, name: str, metrics: Metrics) -> grpc.Server:
+    return grpc.server(futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix=name),
+                       interceptors=[ObservingInterceptor(metrics)],
+                       options=[("grpc.so_reuseport", 0)])
+
+
+class KnowHubServer:
+    """Registers the chosen services on one port and runs them until stopped.
+
+    The same services also listen on a loopback port of their own with a larger thread
+    pool; co-hosted services call each other there (see Peers), never through the public
+    pool their callers occupy.
+    """
+
+    def __init__(self, runtime: Runtime, services: list[str]) -> None:
+        unknown = [s for s in services if s not in SERVICE_MODULES]
+        if unknown:
+            raise ValueError(f"unknown service {unknown[0]!r}; choose from "
+                             f"{', '.join(SERVICE_MODULES)}")
+        self.runtime = runtime
+        self.services = services
+        self.port = 0
+        self.metrics_port: int | None = None
+        workers = runtime.settings.max_workers
+        self._server = _grpc_server(workers, "knowhub-rpc", runtime.metrics)
+        self._peer_server = _grpc_server(workers * PEER_CALL_DEPTH, "knowhub-peer",
+                                         runtime.metrics)
+        self._health = health.HealthServicer()
+        self._names: list[str] = []
+
+    def start(self) -> int:
+        """Registers, binds and starts; returns the bound port."""
+        both = _Fanout(self._server, self._peer_server)
+        for service in self.services:
+            module = importlib.import_module(SERVICE_MODULES[service])
+            self._names.append(module.register(both, self.runtime))
+        health_pb2_grpc.add_HealthServicer_to_server(self._health, self._server)
+        reflection.enable_server_reflection(
+            [*self._names, health.SERVICE_NAME, reflection.SERVICE_NAME], self._server)
+        settings = self.runtime.settings
+        self.port = _bind(self._server, f"{settings.host}:{settings.port}",
+                          server_credentials(settings))
+        peer_port = _bind(self._peer_server, "127.0.0.1:0")
+        if settings.metrics_port is not None:
+            self.metrics_port = self.runtime.metrics.serve(settings.host, settings.metrics_port)
+        self._peer_server.start()
+        self._server.start()
+        self.runtime.peers.host_locally(self.services, f"127.0.0.1:{peer_port}")
+        for task in self.runtime.background:
+            task.start()
+        for name in ["", *self._names]:
+            self._health.set(name, health_pb2.HealthCheckResponse.SERVING)
+        return self.port
+
+    def stop(self, grace: float = GRACE_SECONDS) -> None:
+        """Stops taking calls, lets in-flight ones finish, stops the background work
+        (which may still call co-hosted services on the peer server), stops the peer
+        server, then closes the stores."""
+        self.runtime.stopping.set()
+        self._health.enter_graceful_shutdown()
+        self._server.stop(grace).wait()
+        for task in reversed(self.runtime.background):
+            task.stop()
+        self._peer_server.stop(grace).wait()
+        self.runtime.metrics.close()
+        self.runtime.close()
+
+
+def _bind(server: grpc.Server, address: str,
+          credentials: grpc.ServerCredentials | None = None) -> int:
+    try:
+        port = (server.add_secure_port(address, credentials) if credentials
+                else server.add_insecure_port(address))
+    except RuntimeError as exc:
+        raise RuntimeError(f"cannot listen on {address}: {exc} (is the port in use?)") from exc
+    if port == 0:
+        raise RuntimeError(f"cannot listen on {address} (is the port in use?)")
+    return port
+
+
+class Companion(Protocol):
+    """What runs next to the gRPC server (the REST gateway): started once the server
+    listens (returning the line to print), stopped before the server stops."""
+
+    def start(self, hub_port: int) -> str: ...
+
+    def stop(self) -> None: ...
+
+
+def stop_on_signal() -> threading.Event:
+    """An event set on SIGINT or SIGTERM."""
+    stop = threading.Event()
+
+    def on_signal(signum: int, _frame: FrameType | None) -> None:
+        log.info("received %s, shutting down", signal.Signals(signum).name)
+        stop.set()
+
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+    return stop
+
+
+def _freeze_startup_objects() -> None:
+    """Takes what start-up loaded (modules, settings, stores, servers) out of the cyclic
+    garbage collector's full passes: it lives as long as the process, and walking it again
+    on every full pass cost batch ingest about a seventh of its time."""
+    gc.collect()
+    gc.freeze()
+
+
+def serve_forever(server: KnowHubServer, companions: Sequence[Companion] = ()) -> None:
+    """Starts the server, prints where it listens, and stops it on SIGINT or SIGTERM."""
+    stop = stop_on_signal()
+    port = server.start()
+    _freeze_startup_objects()  # before announcing the port: the collection holds the GIL
+    settings = server.runtime.settings
+    where = settings.qdrant_url or str(settings.data_dir.resolve())
+    tls = " over TLS" if settings.tls_cert_file else ""
+    metrics = "" if server.metrics_port is None else \
+        f"; metrics: http://{settings.host}:{server.metrics_port}/metrics"
+    print(f"KnowHub listening on {settings.host}:{port}{tls} "
+          f"(services: {', '.join(server.services)}; data: {where}{metrics})", flush=True)
+    started: list[Companion] = []
+    try:
+        for companion in companions:
+            print(companion.start(port), flush=True)
+            started.append(companion)
+        stop.wait()
+    finally:
+        for companion in reversed(started):
+            companion.stop()
+        server.stop()
+    print("KnowHub stopped", flush=True)

@@ -1,0 +1,448 @@
+"""One small interface over a Qdrant collection, with two adapters behind it.
+
+`EdgeCollection` (knowhub_server.common.edge_store) runs the Qdrant engine in-process through
+qdrant-edge-py; `RemoteCollection` (knowhub_server.common.qdrant_store) talks to a Qdrant server
+through qdrant-client. Services see only this module's types, so one contract suite
+covers both.
+
+Records are addressed by the service's own string key (a knowledge id, a resource path);
+adapters map it to a UUID point id. A record's payload is stored with its indexed fields
+as native values (for filters and ordering) and everything else as one JSON string, plus
+a second one for the schema's bulk fields, which searches leave out: the engine converts
+each native value separately, so this keeps writes and reads cheap.
+
+Each record carries a `version` that the adapter manages: `compare_and_set` writes only
+if the version is unchanged, then reads the record back to learn whether its own write
+won (both engines skip a failed condition silently).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import json
+import random
+import secrets
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from qdrant_edge import SparseVector
+
+from knowhub_server.common.errors import Aborted, NotFound
+
+SPARSE = "bm25"
+DENSE = "dense"
+VERSION_KEY = "_version"
+TOKEN_KEY = "_write_token"
+KEY_FIELD = "_key"
+DOC_FIELD = "_doc"
+BULK_FIELD = "_bulk"
+RECENT_WRITES_KEY = "_recent_writes"  # inside the bulk JSON
+RECENT_WRITES_KEEP = 64
+
+Payload = dict[str, Any]
+Vectors = dict[str, Any]  # {"bm25": SparseVector, "dense": list[float]}
+
+
+@functools.lru_cache(maxsize=65_536)
+def point_id(key: str) -> str:
+    """The UUID point id of a record key; the same in every adapter."""
+    digest = hashlib.blake2b(key.encode(), digest_size=16, person=b"knowhub.key").hexdigest()
+    # str(uuid.UUID(bytes=...)) of the digest, without building the UUID.
+    return f"{digest[:8]}-{digest[8:12]}-{digest[12:16]}-{digest[16:20]}-{digest[20:]}"
+
+
+# ---- Filters -------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Eq:
+    key: str
+    value: str | int
+
+
+@dataclass(frozen=True)
+class AnyOf:
+    key: str
+    values: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Range:
+    key: str
+    gte: float | None = None
+    lte: float | None = None
+    gt: float | None = None
+    lt: float | None = None
+
+
+@dataclass(frozen=True)
+class HasKey:
+    keys: tuple[str, ...]
+
+
+Condition = Eq | AnyOf | Range | HasKey
+
+
+@dataclass(frozen=True)
+class Where:
+    """All of `must`, none of `must_not`, and at least one of `should` when given."""
+
+    must: tuple[Condition, ...] = ()
+    must_not: tuple[Condition, ...] = ()
+    should: tuple[Condition, ...] = ()
+
+    @property
+    def empty(self) -> bool:
+        return not (self.must or self.must_not or self.should)
+
+
+# ---- Schema and results ---------------------------------------------------------------
+
+@dataclass(frozen=True)
+class CollectionSchema:
+    """What a service's collection holds and indexes."""
+
+    name: str
+    dense_dim: int | None = None
+    embedding_model: str | None = None
+    keyword_fields: tuple[str, ...] = ()
+    integer_fields: tuple[str, ...] = ()
+    float_fields: tuple[str, ...] = ()
+    bulk_fields: tuple[str, ...] = ()  # top-level payload keys searches leave out
+
+    @property
+    def indexed_fields(self) -> tuple[str, ...]:
+        """Top-level payload keys kept as native values, for filters and ordering."""
+        return self.keyword_fields + self.integer_fields + self.float_fields
+
+    @functools.cached_property
+    def stored_apart(self) -> frozenset[str]:
+        """Top-level payload keys kept out of the record's main JSON document."""
+        return frozenset(self.indexed_fields + self.bulk_fields)
+
+    def manifest(self) -> dict[str, Any]:
+        """What a store must have been built with to be opened with this schema."""
+        return {
+            "format": 1,
+            "sparse": "bm25-multilingual-v1",
+            "embedding_model": self.embedding_model if self.dense_dim else None,
+            "dense_dim": self.dense_dim,
+        }
+
+
+class StoreMismatch(RuntimeError):
+    """The collection on disk was built with another embedding model or size."""
+
+
+def check_manifest(schema: CollectionSchema, found: dict[str, Any], where: str) -> None:
+    expected = schema.manifest()
+    if found == expected:
+        return
+    def describe(m: dict[str, Any]) -> str:
+        if not m.get("dense_dim"):
+            return "BM25 only (no embedding model)"
+        return f"embedding model {m.get('embedding_model')!r} with {m.get('dense_dim')} dimensions"
+    raise StoreMismatch(
+        f"the {schema.name} store at {where} was built with {describe(found)}, but the "
+        f"settings ask for {describe(expected)}. Run `knowhub reindex` to rebuild its vectors, "
+        "or restore the KNOWHUB_EMBEDDING_* settings it was built with."
+    )
+
+
+@dataclass
+class Record:
+    key: str
+    payload: Payload
+    version: int = 0
+    vectors: Vectors = field(default_factory=dict)
+    write_token: int = 0
+    # The write tokens of the last compare_and_set writes, oldest first (this one last).
+    recent_writes: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One search result. `fields` holds the record's indexed fields, readable at once;
+    `record` decodes the whole record on first use (None when the search asked for no
+    payload); `vectors` is empty unless the search asked for them."""
+
+    engine_id: object  # the point id as the engine returned it (a UUID or its text)
+    score: float
+    stored: Payload | None = None  # the payload as the engine returned it
+    vectors: Vectors = field(default_factory=dict)
+
+    @functools.cached_property
+    def point_id(self) -> str:
+        """The point id as text; converted on first use, since most searches never ask."""
+        return str(self.engine_id)
+
+    @property
+    def fields(self) -> Payload:
+        return {k: v for k, v in (self.stored or {}).items() if not k.startswith("_")}
+
+    @functools.cached_property
+    def record(self) -> Record | None:
+        return None if self.stored is None else record_from_payload(dict(self.stored))
+
+
+@dataclass(frozen=True)
+class Order:
+    """Scroll in the order of a float payload field, resuming after `start_from`."""
+
+    key: str
+    descending: bool = True
+    start_from: float | None = None
+
+
+@dataclass(frozen=True)
+class SearchQuery:
+    """Nearest records to one vector: BM25 (`sparse`) or dense, never both."""
+
+    where: Where
+    limit: int
+    sparse: SparseVector | None = None
+    dense: Sequence[float] | None = None
+    with_payload: bool = True
+    with_bulk: bool = False  # include the schema's bulk fields in the hits
+    with_vectors: bool = False
+
+    def __post_init__(self) -> None:
+        if (self.sparse is None) == (self.dense is None):
+            raise ValueError("a search takes exactly one of a sparse or a dense vector")
+
+
+# ---- The interface --------------------------------------------------------------------
+
+class VectorCollection(ABC):
+    """A service's records, their vectors and payload, in one Qdrant collection."""
+
+    schema: CollectionSchema
+
+    @abstractmethod
+    def _write(self, records: Sequence[Record], *, if_version: int | None,
+               insert_only: bool) -> None:
+        """Upserts records as they are (version and token already in the payload)."""
+
+    @abstractmethod
+    def retrieve_points(self, point_ids: Sequence[str], *, with_vectors: bool = False,
+                        with_bulk: bool = True) -> list[Record]:
+        """The records that exist among these point ids, in no particular order."""
+
+    @abstractmethod
+    def _write_tokens(self, keys: Sequence[str]) -> dict[str, int]:
+        """The write token of each existing record among `keys`."""
+
+    @abstractmethod
+    def delete(self, keys: Sequence[str]) -> None: ...
+
+    @abstractmethod
+    def search_batch(self, queries: Sequence[SearchQuery]) -> list[list[Hit]]:
+        """Several searches planned together; one list of hits per query, best first."""
+
+    @abstractmethod
+    def scroll(self, where: Where, limit: int, *, order: Order | None = None,
+               cursor: str | None = None,
+               with_vectors: bool = False) -> tuple[list[Record], str | None]:
+        """A page of records and the cursor of the next page (None at the end).
+
+        Without `order`, pages follow the point ids and `cursor` resumes them. With
+        `order`, records come sorted by that field; resume with `order.start_from` and
+        exclude the ties already seen with `where` (the cursor is then always None).
+        """
+
+    @abstractmethod
+    def count(self, where: Where) -> int: ...
+
+    @abstractmethod
+    def flush(self) -> None: ...
+
+    @abstractmethod
+    def close(self) -> None: ...
+
+    # -- Shared logic built on the primitives above --
+
+    def retrieve(self, keys: Sequence[str], *, with_vectors: bool = False) -> list[Record]:
+        """The records that exist among `keys`, in no particular order."""
+        return self.retrieve_points([point_id(k) for k in keys], with_vectors=with_vectors)
+
+    def search(self, query: SearchQuery) -> list[Hit]:
+        return self.search_batch([query])[0]
+
+    def get(self, key: str, *, with_vectors: bool = False) -> Record | None:
+        found = self.retrieve([key], with_vectors=with_vectors)
+        return found[0] if found else None
+
+    def put(self, records: Sequence[Record]) -> None:
+        """Writes records unconditionally, each as version 1 or its given version."""
+        self._write([_stamped(r, max(r.version, 1)) for r in records],
+                    if_version=None, insert_only=False)
+
+    def insert(self, records: Sequence[Record]) -> list[bool]:
+        """Creates records whose keys do not exist yet; True for each this call created."""
+        if not records:
+            return []  # a Qdrant server refuses an empty write
+        stamped = [_stamped(r, 1) for r in records]
+        self._write(stamped, if_version=None, insert_only=True)
+        tokens = self._write_tokens([r.key for r in stamped])
+        return [tokens.get(r.key) == r.write_token for r in stamped]
+
+    def compare_and_set(self, key: str, change: Callable[[Record], Record], *,
+                        attempts: int = 200) -> Record:
+        """Applies `change` to the current record until the write wins a race.
+
+        `change` gets a freshly read record (with vectors) and returns the new one; it may
+        raise to give up. Several processes may do this on one record at once.
+        """
+        for attempt in range(attempts):
+            current = self.get(key, with_vectors=True)
+            if current is None:
+                raise NotFound(f"{self.schema.name} {key!r} does not exist")
+            stamped = _stamped(change(current), current.version + 1)
+            stamped.recent_writes = (*current.recent_writes,
+                                     stamped.write_token)[-RECENT_WRITES_KEEP:]
+            with self._write_guard():
+                self._write([stamped], if_version=current.version, insert_only=False)
+                if self._won(stamped):
+                    return stamped
+            time.sleep(random.uniform(0, 0.002 * min(attempt + 1, 10)))
+        raise Aborted(f"{self.schema.name} {key!r} is changing too often; try again")
+
+    # True when no other process can write the store (Edge, a local-mode client): the
+    # adapter's `_write_guard` then holds off this process's other writers until the
+    # read-back, which makes the read-back exact.
+    exclusive: bool = False
+
+    def _write_guard(self) -> contextlib.AbstractContextManager[Any]:
+        """Held from a conditional write to its read-back; a lock when `exclusive`."""
+        return contextlib.nullcontext()
+
+    def _won(self, stamped: Record) -> bool:
+        """Whether this write applied. With other processes writing, the current token is
+        not enough: another writer may already have built on this write, and retrying
+        would apply the change twice; so each record keeps its recent write tokens."""
+        if self._write_tokens([stamped.key]).get(stamped.key) == stamped.write_token:
+            return True
+        if self.exclusive:
+            return False  # nobody wrote since: the condition failed
+        found = self.get(stamped.key)
+        if found is None:
+            return False
+        if stamped.write_token in found.recent_writes:
+            return True
+        if found.version - len(found.recent_writes) >= stamped.version:
+            raise Aborted(f"{self.schema.name} {stamped.key!r} changed too often to tell "
+                          "whether this write applied; read it and retry if needed")
+        return False
+
+
+def _stamped(record: Record, version: int) -> Record:
+    return Record(key=record.key, payload=record.payload, version=version,
+                  vectors=record.vectors, write_token=secrets.randbits(62))
+
+
+# Compact, as json.dumps(ensure_ascii=False, separators=(",", ":")) writes, without
+# building an encoder per call.
+_COMPACT_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
+def _dump_json(value: Any) -> str:
+    return _COMPACT_JSON.encode(value)
+
+
+def _load_json(text: str) -> Any:
+    """Reads any stored document: those json wrote, and those an earlier version wrote
+    through orjson (the same JSON; ones it left to json lead with a space)."""
+    return json.loads(text)
+
+
+def stored_payload(record: Record, schema: CollectionSchema) -> Payload:
+    """The payload as written: indexed fields native, the rest as JSON, and bookkeeping."""
+    payload = record.payload
+    stored = {k: payload[k] for k in schema.indexed_fields if k in payload}
+    apart = schema.stored_apart
+    doc = {k: v for k, v in payload.items() if k not in apart}
+    doc[KEY_FIELD] = record.key
+    stored[DOC_FIELD] = _dump_json(doc)
+    bulk = {k: payload[k] for k in schema.bulk_fields if payload.get(k)}
+    if record.recent_writes:
+        bulk[RECENT_WRITES_KEY] = record.recent_writes
+    if bulk:
+        stored[BULK_FIELD] = _dump_json(bulk)
+    stored[VERSION_KEY] = record.version
+    stored[TOKEN_KEY] = record.write_token
+    return stored
+
+
+def record_from_payload(stored: Payload, vectors: Vectors | None = None) -> Record:
+    """Rebuilds a Record from a stored payload."""
+    version = stored.pop(VERSION_KEY, 0)
+    token = stored.pop(TOKEN_KEY, 0)
+    payload = _load_json(stored.pop(DOC_FIELD))
+    key = payload.pop(KEY_FIELD)
+    bulk = stored.pop(BULK_FIELD, None)
+    payload.update(stored)
+    recent: tuple[int, ...] = ()
+    if bulk:
+        bulk_fields = _load_json(bulk)
+        recent = tuple(bulk_fields.pop(RECENT_WRITES_KEY, ()))
+        payload.update(bulk_fields)
+    return Record(key=key, payload=payload, version=version, vectors=vectors or {},
+                  write_token=token, recent_writes=recent)
+
+
+class VectorStore(ABC):
+    """Opens a service's collections, checking they match the schema."""
+
+    @abstractmethod
+    def open(self, schema: CollectionSchema) -> VectorCollection: ...
+
+    @abstractmethod
+    def rebuild(self, schema: CollectionSchema,
+                revectorize: Callable[[list[Record]], list[Vectors]],
+                progress: Callable[[int], None] | None = None) -> int:
+        """Copies every record into a collection built with `schema`, replacing the old one.
+
+        Returns the number of records copied. The old collection stays intact until the
+        new one is complete.
+        """
+
+    @abstractmethod
+    def close(self) -> None: ...
+
+
+def minmax_fuse(legs: Sequence[Sequence[Hit]], weights: Sequence[float]) -> list[tuple[str, float]]:
+    """Fuses result lists by score: each list's scores scaled to 0..1 (min-max; all 1.0
+    when equal), weighted and summed per point; a point missing from a list gets 0 there.
+    Returns (point id, fused score), best first."""
+    fused: dict[str, float] = {}
+    for hits, weight in zip(legs, weights, strict=True):
+        if not hits:
+            continue
+        scores = [h.score for h in hits]
+        low, span = min(scores), max(scores) - min(scores)
+        for hit in hits:
+            scaled = (hit.score - low) / span if span > 0 else 1.0
+            fused[hit.point_id] = fused.get(hit.point_id, 0.0) + weight * scaled
+    return sorted(fused.items(), key=lambda item: -item[1])
+
+
+def copy_records(source: VectorCollection, target: VectorCollection,
+                 revectorize: Callable[[list[Record]], list[Vectors]],
+                 progress: Callable[[int], None] | None = None) -> int:
+    """Copies every record page by page with freshly computed vectors; keeps versions."""
+    copied, cursor = 0, None
+    while True:
+        page, cursor = source.scroll(Where(), 256, cursor=cursor)
+        if page:
+            for record, vectors in zip(page, revectorize(page), strict=True):
+                record.vectors = vectors
+            target.put(page)
+            copied += len(page)
+            if progress:
+                progress(copied)
+        if cursor is None:
+            return copied

@@ -1,0 +1,67 @@
+"""The memory's protobuf messages to and from its domain (dream.proto, memory half)."""
+
+from __future__ import annotations
+
+from knowhub.v1 import dream_pb2
+
+from knowhub_server.common.convert import ProtoEnum
+from knowhub_server.common.times import from_timestamp, to_timestamp
+from knowhub_server.dream.memory.domain import (
+    CognitiveEvent,
+    Context,
+    FailedJob,
+    Memo,
+    Profile,
+)
+from knowhub_server.dream.memory.operations import TOOL
+
+REQUEST_TYPES = ProtoEnum(dream_pb2.RequestType)
+ENTITY_TYPES = ProtoEnum(dream_pb2.EntityType)
+SEARCH_MODES = ProtoEnum(dream_pb2.SearchMode, unspecified=TOOL)
+
+
+def context_from_proto(context: dream_pb2.MemoryContext) -> Context:
+    return Context(
+        request_type=REQUEST_TYPES.name(context.request_type, "context.request_type"),
+        user_id=context.user_id, group_id=context.group_id, sender_id=context.sender_id,
+        source_message=context.source_message,
+        recent_messages=list(context.recent_messages), sender_name=context.sender_name,
+        group_name=context.group_name,
+        timestamp=from_timestamp(context.timestamp, "context.timestamp"))
+
+
+def memo_to_proto(memo: Memo) -> dream_pb2.Memo:
+    return dream_pb2.Memo(text=memo.text, created_at=to_timestamp(memo.created_at),
+                          sender_id=memo.sender_id, job_id=memo.job_id)
+
+
+def event_to_proto(event: CognitiveEvent) -> dream_pb2.CognitiveEvent:
+    return dream_pb2.CognitiveEvent(
+        event_id=event.event_id, text=event.text, user_id=event.user_id,
+        group_id=event.group_id, sender_id=event.sender_id,
+        timestamp=to_timestamp(event.timestamp_epoch), timestamp_local=event.timestamp_local,
+        request_type=event.request_type, perspective=event.perspective,
+        is_absolute=event.is_absolute, schema_version=event.schema_version,
+        scope=event.scope, warning=event.warning, job_id=event.job_id)
+
+
+def profile_to_proto(profile: Profile) -> dream_pb2.Profile:
+    return dream_pb2.Profile(
+        entity_type=ENTITY_TYPES.value(profile.entity_type), entity_id=profile.entity_id,
+        name=profile.name, tags=profile.tags, summary=profile.summary,
+        markdown=profile.markdown, updated_at=to_timestamp(profile.updated_at),
+        source_event_id=profile.source_event_id, revision=profile.revision,
+        scope=profile.scope, reason=profile.reason)
+
+
+def failed_job_to_proto(failed: FailedJob) -> dream_pb2.FailedJob:
+    message = dream_pb2.FailedJob(job_id=failed.job_id, error=failed.error,
+                                  deliveries=failed.deliveries,
+                                  failed_at=to_timestamp(failed.failed_at))
+    job = failed.job
+    if job is not None:
+        message.scope, message.memo = job.scope, job.memo
+        message.request_type = REQUEST_TYPES.value(job.context.request_type)
+        message.user_id, message.group_id = job.context.user_id, job.context.group_id
+        message.observations.extend(job.observations)
+    return message

@@ -1,0 +1,159 @@
+"""The memory's Redis keys: each conversation's short-term memo list, the historian's
+job stream (one consumer group) and its failed stream.
+
+Seed 002's file queue (pending/ processing/ failed/) maps onto streams with the same
+guarantees (see streams.py): a job is pending until a worker acknowledges it; a worker's
+unacknowledged job is taken over by another after the stale timeout (XAUTOCLAIM); a
+failing job is put back with its delivery count until it has used its retries, then
+moved, with its error, to the failed stream.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+
+import redis
+
+from knowhub_server.common.errors import InvalidArgument, NotFound
+from knowhub_server.dream.memory.domain import FailedJob, Job, Memo
+from knowhub_server.dream.streams import Delivery, JobStream, decoded, text
+
+GROUP = "historian"
+_ENTRY_ID = re.compile(r"^\d+-\d+$")
+_SCAN_BATCH = 200
+# Moves a failed entry back onto the job stream, if it is still there (one retry wins).
+_RETRY_SCRIPT = """
+if #redis.call('XRANGE', KEYS[1], ARGV[1], ARGV[1]) == 0 then return 0 end
+redis.call('XADD', KEYS[2], '*', unpack(ARGV, 2))
+redis.call('XDEL', KEYS[1], ARGV[1])
+return 1
+"""
+# Remember in one round trip. With a request key (KEYS[1]), a replay returns the first
+# call's stored response and writes nothing; a first call stores its response there
+# (ARGV[1], for ARGV[2] seconds). Then the memo (ARGV[3], when given) joins its list
+# (KEYS[2], the last ARGV[4] kept) and the job (ARGV[5]) joins the stream (KEYS[3]).
+_REMEMBER_SCRIPT = """
+if KEYS[1] ~= '' then
+  local first = redis.call('GET', KEYS[1])
+  if first then return first end
+  redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
+end
+if ARGV[3] ~= '' then
+  redis.call('RPUSH', KEYS[2], ARGV[3])
+  redis.call('LTRIM', KEYS[2], -tonumber(ARGV[4]), -1)
+end
+redis.call('XADD', KEYS[3], '*', 'job', ARGV[5], 'attempt', 0)
+return false
+"""
+
+
+class HistorianQueue(JobStream):
+    def __init__(self, client: Callable[[], redis.Redis], prefix: str, *, memos_keep: int,
+                 failed_max_files: int, failed_max_age_days: int) -> None:
+        super().__init__(client, f"{prefix}historian:jobs", GROUP)
+        self.jobs = self.stream
+        self.failed = f"{prefix}historian:failed"
+        self._memos = f"{prefix}memory:memos:"
+        self._requests = f"{prefix}dream:remember-request:"
+        self._memos_keep = memos_keep
+        self._failed_max = failed_max_files
+        self._failed_age_ms = failed_max_age_days * 86_400_000
+
+    # ---- Remember and RecentMemos ----------------------------------------------------
+
+    def _memo_key(self, scope: str, conversation: str) -> str:
+        return f"{self._memos}{scope}:{conversation}"
+
+    def _request_key(self, caller: str, request_id: str) -> str:
+        return f"{self._requests}{caller}:{request_id}" if request_id else ""
+
+    def remember(self, job: Job, memo: Memo | None, *, request_id: str = "",
+                 response: str = "", request_ttl_seconds: int = 0) -> str | None:
+        """Appends the memo to its bounded list and enqueues the job, in one round trip.
+        With a request_id, `response` is kept under it (per caller, job.written_by) for
+        `request_ttl_seconds`; a replay writes nothing and returns the first response."""
+        memo_key = self._memo_key(job.scope, job.context.conversation)
+        first = self._script(_REMEMBER_SCRIPT)(
+            keys=[self._request_key(job.written_by, request_id), memo_key, self.jobs],
+            args=[response, request_ttl_seconds, memo.to_json() if memo else "",
+                  self._memos_keep, job.to_json()])
+        return text(first) if first is not None else None
+
+    def recent_memos(self, scope: str, conversation: str, limit: int) -> list[Memo]:
+        raw = self._client().lrange(self._memo_key(scope, conversation), -limit, -1)
+        return [Memo.from_json(item) for item in raw]
+
+    # ---- Settling a delivered job ---------------------------------------------------
+
+    def requeue(self, delivery: Delivery, deliveries: int, error: str) -> None:
+        """Puts the job back at the end of the stream, `deliveries` used so far."""
+        fields = {**delivery.fields, "attempt": str(deliveries), "last_error": error[:2000]}
+        self.move(delivery, self.jobs, fields)
+
+    def fail(self, delivery: Delivery, job_id: str, scope: str, error: str) -> None:
+        fields = {**delivery.fields, "attempt": str(delivery.deliveries),
+                  "error": error[:2000], "job_id": job_id, "scope": scope,
+                  "failed_at": str(time.time())}
+        self.move(delivery, self.failed, fields)
+        self.trim_failed()
+
+    def trim_failed(self) -> None:
+        """Drops failed jobs past the age limit, then the oldest past the count limit."""
+        client = self._client()
+        oldest_kept = int(time.time() * 1000) - self._failed_age_ms
+        client.xtrim(self.failed, minid=f"{oldest_kept}-0", approximate=False)
+        client.xtrim(self.failed, maxlen=self._failed_max, approximate=False)
+
+    # ---- Failed jobs -------------------------------------------------------------------
+
+    def failed_page(self, page_size: int, page_token: str,
+                    visible: Callable[[FailedJob], bool]) -> tuple[list[FailedJob], str]:
+        """Newest first; the token is the stream id of the last job returned."""
+        if page_token and not _ENTRY_ID.match(page_token):
+            raise InvalidArgument("page_token", "is not a token this service issued")
+        client = self._client()
+        upper = f"({page_token}" if page_token else "+"
+        found: list[tuple[str, FailedJob]] = []
+        while len(found) <= page_size:
+            batch = client.xrevrange(self.failed, max=upper, min="-", count=_SCAN_BATCH)
+            for entry_id, raw in batch:
+                job = failed_job(decoded(raw))
+                if visible(job):
+                    found.append((text(entry_id), job))
+            if len(batch) < _SCAN_BATCH:
+                break
+            upper = f"({text(batch[-1][0])}"
+        page = found[:page_size]
+        return [job for _, job in page], page[-1][0] if len(found) > page_size else ""
+
+    def retry_failed(self, job_id: str, visible: Callable[[FailedJob], bool]) -> None:
+        """Moves the failed job back onto the job stream with fresh retries."""
+        client = self._client()
+        lower = "-"
+        while True:
+            batch = client.xrange(self.failed, min=lower, max="+", count=_SCAN_BATCH)
+            for entry_id, raw in batch:
+                fields = decoded(raw)
+                if fields.get("job_id") == job_id and visible(failed_job(fields)):
+                    requeued = {k: v for k, v in fields.items()
+                                if k not in ("error", "job_id", "scope", "failed_at")}
+                    requeued["attempt"] = "0"
+                    args = [text(entry_id)] + [x for kv in requeued.items() for x in kv]
+                    if client.eval(_RETRY_SCRIPT, 2, self.failed, self.jobs, *args):
+                        return
+            if len(batch) < _SCAN_BATCH:
+                raise NotFound(f"failed job {job_id!r} not found")
+            lower = f"({text(batch[-1][0])}"
+
+
+def failed_job(fields: dict[str, str]) -> FailedJob:
+    """A failed stream entry; `job` is None when the job itself could not be read."""
+    try:
+        job: Job | None = Job.from_json(fields.get("job", ""))
+    except ValueError:
+        job = None
+    return FailedJob(job_id=fields.get("job_id", ""), error=fields.get("error", ""),
+                     deliveries=int(fields.get("attempt", "0") or 0),
+                     failed_at=float(fields.get("failed_at", "0") or 0), job=job)

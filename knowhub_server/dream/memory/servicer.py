@@ -1,0 +1,116 @@
+"""gRPC face of the memory (the dream service's memory RPCs): messages in and out."""
+
+from __future__ import annotations
+
+from knowhub.v1 import dream_pb2
+
+from knowhub_server.common.auth import Authenticator, Principal
+from knowhub_server.common.rpc import unary
+from knowhub_server.common.times import from_timestamp, to_timestamp
+from knowhub_server.dream.memory.convert import (
+    ENTITY_TYPES,
+    REQUEST_TYPES,
+    SEARCH_MODES,
+    context_from_proto,
+    event_to_proto,
+    failed_job_to_proto,
+    memo_to_proto,
+    profile_to_proto,
+)
+from knowhub_server.dream.memory.operations import MemoryOperations
+
+
+class MemoryServicer:
+    """The memory RPCs of DreamService (seed 002)."""
+
+    authenticator: Authenticator
+    _memory: MemoryOperations
+
+    @unary
+    def Remember(self, request: dream_pb2.RememberRequest,
+                 principal: Principal) -> dream_pb2.RememberResponse:
+        result = self._memory.remember(
+            principal, memo=request.memo, observations=list(request.observations),
+            context=context_from_proto(request.context), force=request.force,
+            scope=request.scope, request_id=request.request_id)
+        return dream_pb2.RememberResponse(job_id=result.job_id, enqueued=result.enqueued,
+                                          memo_recorded=result.memo_recorded,
+                                          warnings=result.warnings)
+
+    @unary
+    def RecentMemos(self, request: dream_pb2.RecentMemosRequest,
+                    principal: Principal) -> dream_pb2.RecentMemosResponse:
+        memos = self._memory.recent_memos(
+            principal, request_type=REQUEST_TYPES.name(request.request_type, "request_type"),
+            user_id=request.user_id, group_id=request.group_id, limit=request.limit,
+            scope=request.scope)
+        return dream_pb2.RecentMemosResponse(memos=[memo_to_proto(m) for m in memos])
+
+    @unary
+    def SearchEvents(self, request: dream_pb2.SearchEventsRequest,
+                     principal: Principal) -> dream_pb2.SearchEventsResponse:
+        result = self._memory.search_events(
+            principal, query=request.query, target_user_id=request.target_user_id,
+            target_group_id=request.target_group_id,
+            top_k=request.top_k if request.HasField("top_k") else None,
+            time_from=from_timestamp(request.time_from, "time_from"),
+            time_to=from_timestamp(request.time_to, "time_to"),
+            mode=SEARCH_MODES.name(request.mode, "mode"), scope=request.scope)
+        return dream_pb2.SearchEventsResponse(
+            hits=[dream_pb2.EventHit(event=event_to_proto(h.event), similarity=h.similarity,
+                                     score=h.score) for h in result.hits],
+            warnings=result.warnings)
+
+    @unary
+    def GetProfile(self, request: dream_pb2.GetProfileRequest,
+                   principal: Principal) -> dream_pb2.GetProfileResponse:
+        profile = self._memory.get_profile(
+            principal, entity_type=ENTITY_TYPES.name(request.entity_type, "entity_type"),
+            entity_id=request.entity_id, scope=request.scope)
+        return dream_pb2.GetProfileResponse(profile=profile_to_proto(profile))
+
+    @unary
+    def SearchProfiles(self, request: dream_pb2.SearchProfilesRequest,
+                       principal: Principal) -> dream_pb2.SearchProfilesResponse:
+        hits = self._memory.search_profiles(
+            principal, query=request.query,
+            entity_type=ENTITY_TYPES.name(request.entity_type, "entity_type"),
+            top_k=request.top_k if request.HasField("top_k") else None, scope=request.scope)
+        return dream_pb2.SearchProfilesResponse(
+            hits=[dream_pb2.ProfileHit(profile=profile_to_proto(p), score=score)
+                  for p, score in hits])
+
+    @unary
+    def ListProfileRevisions(self, request: dream_pb2.ListProfileRevisionsRequest,
+                             principal: Principal
+                             ) -> dream_pb2.ListProfileRevisionsResponse:
+        revisions = self._memory.profile_revisions(
+            principal, entity_type=ENTITY_TYPES.name(request.entity_type, "entity_type"),
+            entity_id=request.entity_id, scope=request.scope)
+        return dream_pb2.ListProfileRevisionsResponse(revisions=[
+            dream_pb2.ProfileRevision(profile=profile_to_proto(r.profile),
+                                      replaced_at=to_timestamp(r.replaced_at))
+            for r in revisions])
+
+    @unary
+    def RestoreProfileRevision(self, request: dream_pb2.RestoreProfileRevisionRequest,
+                               principal: Principal
+                               ) -> dream_pb2.RestoreProfileRevisionResponse:
+        profile = self._memory.restore_profile(
+            principal, entity_type=ENTITY_TYPES.name(request.entity_type, "entity_type"),
+            entity_id=request.entity_id, scope=request.scope, revision=request.revision)
+        return dream_pb2.RestoreProfileRevisionResponse(profile=profile_to_proto(profile))
+
+    @unary
+    def ListFailedJobs(self, request: dream_pb2.ListFailedJobsRequest,
+                       principal: Principal) -> dream_pb2.ListFailedJobsResponse:
+        jobs, token = self._memory.failed_jobs(principal, page_size=request.page_size,
+                                               page_token=request.page_token)
+        return dream_pb2.ListFailedJobsResponse(jobs=[failed_job_to_proto(j) for j in jobs],
+                                                next_page_token=token)
+
+    @unary
+    def RetryFailedJob(self, request: dream_pb2.RetryFailedJobRequest,
+                       principal: Principal) -> dream_pb2.RetryFailedJobResponse:
+        job_id = self._memory.retry_failed_job(principal, request.job_id)
+        return dream_pb2.RetryFailedJobResponse(job_id=job_id)

@@ -1,0 +1,242 @@
+"""Memory events and profiles in their Qdrant collections: payload layout, filters,
+recall with a similarity in 0..1, and profile revisions under optimistic concurrency."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from qdrant_edge import SparseVector
+
+from knowhub_server.common.embedding import Bm25Encoder, DenseEmbedder
+from knowhub_server.common.vectors import (
+    DENSE,
+    SPARSE,
+    AnyOf,
+    CollectionSchema,
+    Condition,
+    Eq,
+    Range,
+    Record,
+    SearchQuery,
+    StoreMismatch,
+    VectorCollection,
+    Vectors,
+    VectorStore,
+    Where,
+    point_id,
+)
+from knowhub_server.dream.memory.domain import (
+    CognitiveEvent,
+    Isolation,
+    Profile,
+    ProfileRecord,
+    ProfileRevision,
+    profile_key,
+)
+
+EVENTS = "memory_events"
+PROFILES = "memory_profiles"
+
+
+def events_schema(embedder: DenseEmbedder | None) -> CollectionSchema:
+    return CollectionSchema(
+        name=EVENTS, dense_dim=embedder.dim if embedder else None,
+        embedding_model=embedder.model if embedder else None,
+        keyword_fields=("scope", "user_id", "group_id", "perspective"),
+        float_fields=("timestamp_epoch",), bulk_fields=("observation",))
+
+
+def profiles_schema(embedder: DenseEmbedder | None) -> CollectionSchema:
+    return CollectionSchema(
+        name=PROFILES, dense_dim=embedder.dim if embedder else None,
+        embedding_model=embedder.model if embedder else None,
+        keyword_fields=("scope", "entity_type"), bulk_fields=("revisions", "merged_jobs"))
+
+
+class MemoryVectors:
+    """BM25 vectors always, dense ones too when an embedder is configured."""
+
+    def __init__(self, embedder: DenseEmbedder | None) -> None:
+        self.embedder = embedder
+        self._bm25 = Bm25Encoder()
+
+    def for_texts(self, texts: Sequence[str]) -> list[Vectors]:
+        vectors: list[Vectors] = [{SPARSE: self._bm25.document(t)} for t in texts]
+        if self.embedder is not None and texts:
+            for item, dense in zip(vectors, self.embedder.embed(texts), strict=True):
+                item[DENSE] = dense
+        return vectors
+
+    def for_query(self, query: str) -> tuple[SparseVector, list[float] | None]:
+        dense = self.embedder.embed([query])[0] if self.embedder is not None else None
+        return self._bm25.query(query), dense
+
+
+@dataclass
+class Recalled:
+    """A recalled record: its indexed fields and similarity at once, the record itself
+    decoded on first use (a search ranks its candidates and decodes only the winners)."""
+
+    fields: dict[str, Any]
+    similarity: float
+    _load: Callable[[], Record]
+
+    @functools.cached_property
+    def record(self) -> Record:
+        return self._load()
+
+
+def recall(collection: VectorCollection, vectors: MemoryVectors, query: str, where: Where,
+           limit: int) -> list[Recalled]:
+    """The `limit` most similar records, best first, each with a similarity in 0..1: the
+    BM25 score over the best one's, or with embeddings the mean of that and the cosine
+    similarity (0 in a list the record is missing from)."""
+    sparse, dense = vectors.for_query(query)
+    if dense is None:
+        hits = collection.search(SearchQuery(where, limit, sparse=sparse))
+        top = hits[0].score if hits else 0.0
+        return [Recalled(h.fields, h.score / top if top > 0 else 0.0,
+                         lambda h=h: h.record) for h in hits]
+    bm25, cosine = collection.search_batch([
+        SearchQuery(where, limit, sparse=sparse, with_payload=False),
+        SearchQuery(where, limit, dense=dense, with_payload=False)])
+    top = bm25[0].score if bm25 else 0.0
+    similarity: dict[str, float] = {}
+    for hit in bm25:
+        similarity[hit.point_id] = 0.5 * (hit.score / top if top > 0 else 0.0)
+    for hit in cosine:
+        similarity[hit.point_id] = similarity.get(hit.point_id, 0.0) + \
+            0.5 * min(max(hit.score, 0.0), 1.0)
+    best = sorted(similarity.items(), key=lambda item: -item[1])[:limit]
+    found = {point_id(r.key): r for r in collection.retrieve_points(
+        [p for p, _ in best], with_bulk=False)}
+    return [Recalled(found[p].payload, score, lambda r=found[p]: r)
+            for p, score in best if p in found]
+
+
+def reindex(store: VectorStore, embedder: DenseEmbedder | None,
+            progress: Callable[[int], None] | None = None) -> int:
+    """Rebuilds the events' and profiles' vectors with the configured embedding model."""
+    vectors = MemoryVectors(embedder)
+    copied = 0
+    for schema, text in ((events_schema(embedder), lambda p: p["text"]),
+                         (profiles_schema(embedder),
+                          lambda p: _profile_record(p).profile.indexed_text)):
+        try:
+            copied += store.rebuild(
+                schema, lambda page, t=text: vectors.for_texts([t(r.payload) for r in page]),
+                progress and (lambda n, done=copied: progress(done + n)))
+        except StoreMismatch:
+            continue  # the collection was never created: nothing to rebuild
+    return copied
+
+
+# ---- Events ------------------------------------------------------------------------------
+
+class EventCandidate:
+    """A recalled event: similarity and time at once, the event decoded on first use."""
+
+    def __init__(self, recalled: Recalled) -> None:
+        self._recalled = recalled
+        self.similarity = recalled.similarity
+        self.timestamp: float = recalled.fields["timestamp_epoch"]
+
+    @functools.cached_property
+    def event(self) -> CognitiveEvent:
+        return CognitiveEvent(**self._recalled.record.payload)
+
+
+def event_where(scopes: Sequence[str], isolation: Isolation, time_from: float | None,
+                time_to: float | None) -> Where:
+    must: list[Condition] = [AnyOf("scope", tuple(scopes)),
+                             Eq("perspective", isolation.perspective)]
+    if isolation.group_id:
+        must.append(Eq("group_id", isolation.group_id))
+    if isolation.user_id:
+        must.append(Eq("user_id", isolation.user_id))
+    if time_from is not None or time_to is not None:
+        must.append(Range("timestamp_epoch", gte=time_from, lte=time_to))
+    return Where(must=tuple(must))
+
+
+class EventStore:
+    def __init__(self, store: VectorStore, vectors: MemoryVectors) -> None:
+        self._vectors = vectors
+        self._collection = store.open(events_schema(vectors.embedder))
+
+    def put(self, events: Sequence[CognitiveEvent]) -> None:
+        """Writes the events, replacing any with the same ids (a redelivered job's)."""
+        texts = list(dict.fromkeys(e.text for e in events))
+        by_text = dict(zip(texts, self._vectors.for_texts(texts), strict=True))
+        self._collection.put([Record(key=e.event_id, payload=dict(vars(e)),
+                                     vectors=by_text[e.text]) for e in events])
+
+    def recall(self, query: str, where: Where, limit: int) -> list[EventCandidate]:
+        return [EventCandidate(r) for r in recall(self._collection, self._vectors, query,
+                                                  where, limit)]
+
+
+# ---- Profiles ----------------------------------------------------------------------------
+
+def _profile_payload(record: ProfileRecord) -> dict[str, Any]:
+    # vars(), not asdict(): these records are flat, and asdict's deep copies are slow.
+    return {**vars(record.profile),
+            "revisions": [{"profile": vars(r.profile), "replaced_at": r.replaced_at}
+                          for r in record.revisions],
+            "merged_jobs": record.merged_jobs}
+
+
+def _profile_record(payload: dict[str, Any]) -> ProfileRecord:
+    fields = dict(payload)
+    revisions = [ProfileRevision(Profile(**r["profile"]), r["replaced_at"])
+                 for r in fields.pop("revisions", ())]
+    merged = fields.pop("merged_jobs", [])
+    return ProfileRecord(Profile(**fields), revisions, merged)
+
+
+def profile_where(scopes: Sequence[str], entity_type: str) -> Where:
+    must: list[Condition] = [AnyOf("scope", tuple(scopes))]
+    if entity_type:
+        must.append(Eq("entity_type", entity_type))
+    return Where(must=tuple(must))
+
+
+class ProfileMoved(Exception):
+    """The profile changed since the merge read it."""
+
+
+class ProfileStore:
+    def __init__(self, store: VectorStore, vectors: MemoryVectors) -> None:
+        self._vectors = vectors
+        self._collection = store.open(profiles_schema(vectors.embedder))
+
+    def get(self, scope: str, entity_type: str, entity_id: str) -> ProfileRecord | None:
+        record = self._collection.get(profile_key(scope, entity_type, entity_id))
+        return _profile_record(record.payload) if record else None
+
+    def create(self, record: ProfileRecord) -> bool:
+        """Writes a first revision; False when the profile exists already."""
+        return self._collection.insert([self._record(record)])[0]
+
+    def update(self, scope: str, entity_type: str, entity_id: str,
+               change: Callable[[ProfileRecord], ProfileRecord]) -> ProfileRecord:
+        """Applies `change` with optimistic concurrency (it may raise to give up)."""
+
+        def apply(current: Record) -> Record:
+            return self._record(change(_profile_record(current.payload)))
+
+        key = profile_key(scope, entity_type, entity_id)
+        return _profile_record(self._collection.compare_and_set(key, apply).payload)
+
+    def recall(self, query: str, where: Where, limit: int) -> list[tuple[Profile, float]]:
+        return [(_profile_record(r.record.payload).profile, r.similarity)
+                for r in recall(self._collection, self._vectors, query, where, limit)]
+
+    def _record(self, record: ProfileRecord) -> Record:
+        profile = record.profile
+        return Record(key=profile_key(profile.scope, profile.entity_type, profile.entity_id),
+                      payload=_profile_payload(record),
+                      vectors=self._vectors.for_texts([profile.indexed_text])[0])

@@ -1,0 +1,348 @@
+"""Dream runs, schedules and memory documents in Redis (every key under
+`<prefix>dream:`):
+
+  runs               stream   one entry per run to execute (consumer group "dreamers")
+  run:R              hash     the run: definition, status, reason, times, count:*, failures
+  runs-by-time       zset     every run id, scored by its created_at (for ListDreamRuns)
+  runs-by:U          zset     the run ids requested by U (`user:ID`), scored the same way
+  runs-indexed       string   set once the runs stored before these indexes were indexed
+  lock:A             string   the run of agent A in progress, with a lease
+  schedules          hash     schedule id -> schedule
+  fired              hash     schedule id -> the last slot fired and its run
+  slot:S:T           string   slot T of schedule S has fired (SET NX: once among replicas)
+  docs:A             hash     document path -> the current revision of agent A's document
+  doc-revisions:A:P  list     earlier revisions of document P, newest first
+  outbox:A           hash     reflections integrated into A's documents, to be consumed
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+from collections.abc import Callable, Iterator
+
+import redis
+from redis.exceptions import LockNotOwnedError
+from redis.lock import Lock
+
+from knowhub_server.dream.runs.domain import (
+    QUEUED,
+    RUNNING,
+    DocumentRevision,
+    DocumentUpdate,
+    DreamRun,
+    Failure,
+    Fired,
+    MemoryDocument,
+    Schedule,
+    run_from_fields,
+)
+from knowhub_server.dream.streams import JobStream, decoded, text
+
+GROUP = "dreamers"
+_RUN_BATCH = 100  # runs read per round trip when listing or indexing them
+
+# Fires one slot of a schedule once: claims the slot, creates the run and enqueues it, unless
+# another replica claimed it first or the schedule was deleted meanwhile.
+_FIRE = """
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return 0 end
+if not redis.call('SET', KEYS[2], ARGV[2], 'NX', 'EX', ARGV[3]) then return 0 end
+redis.call('HSET', KEYS[3], unpack(cjson.decode(ARGV[5])))
+redis.call('XADD', KEYS[4], '*', 'run_id', ARGV[2], 'attempt', '0')
+redis.call('HSET', KEYS[5], ARGV[1], ARGV[4])
+redis.call('ZADD', KEYS[6], ARGV[6], ARGV[2])
+redis.call('ZADD', KEYS[7], ARGV[6], ARGV[2])
+return 1
+"""
+# Writes a plan's documents, keeping each replaced revision, and records the reflections
+# it integrated for consumption: all or nothing, and nothing if a document moved since the
+# plan was made (its revision is not the one the LLM saw).
+_APPLY = """
+local a = cjson.decode(ARGV[1])
+for i, u in ipairs(a.updates) do
+  local current = redis.call('HGET', KEYS[1], u.path)
+  local revision = 0
+  if current then revision = cjson.decode(current).revision end
+  if revision ~= u.expected then return u.path end
+end
+for i, u in ipairs(a.updates) do
+  local current = redis.call('HGET', KEYS[1], u.path)
+  if current then
+    redis.call('LPUSH', KEYS[2 + i], '{"replaced_at":' .. a.now .. ',"document":' .. current .. '}')
+    redis.call('LTRIM', KEYS[2 + i], 0, a.keep - 1)
+  end
+  redis.call('HSET', KEYS[1], u.path, u.document)
+end
+redis.call('HSET', KEYS[2], a.outbox_field, a.outbox)
+return ''
+"""
+
+
+class DocumentsMoved(Exception):
+    """A document changed since the plan was made."""
+
+
+class DreamStore(JobStream):
+    """The run stream (a JobStream) and every other dream key."""
+
+    def __init__(self, client: Callable[[], redis.Redis], prefix: str) -> None:
+        base = f"{prefix}dream:"
+        super().__init__(client, f"{base}runs", GROUP)
+        self._run, self._lock, self._slot = f"{base}run:", f"{base}lock:", f"{base}slot:"
+        self.schedules, self._fired = f"{base}schedules", f"{base}fired"
+        self._docs, self._revisions = f"{base}docs:", f"{base}doc-revisions:"
+        self._outbox = f"{base}outbox:"
+        self._by_time, self._by_requester = f"{base}runs-by-time", f"{base}runs-by:"
+        self._indexed_marker, self._indexed = f"{base}runs-indexed", False
+
+    # ---- Runs ---------------------------------------------------------------------------
+
+    @staticmethod
+    def _run_fields(run: DreamRun) -> dict[str, str]:
+        return {"definition": run.definition(), "status": run.status, "attempts": "0",
+                "failures": "[]"}
+
+    def create_run(self, run: DreamRun) -> None:
+        """Stores the run, indexes it and enqueues it, in one transaction."""
+        pipe = self._client().pipeline(transaction=True)
+        pipe.hset(self._run + run.run_id, mapping=self._run_fields(run))
+        self._index_run(pipe, run.run_id, run.requested_by, run.created_at)
+        pipe.xadd(self.stream, {"run_id": run.run_id, "attempt": "0"})
+        pipe.execute()
+
+    def _index_run(self, pipe: redis.client.Pipeline, run_id: str, requested_by: str,
+                   created_at: float) -> None:
+        pipe.zadd(self._by_time, {run_id: created_at})
+        pipe.zadd(self._by_requester + requested_by, {run_id: created_at})
+
+    def run(self, run_id: str) -> DreamRun | None:
+        fields = self._client().hgetall(self._run + run_id)
+        return run_from_fields(run_id, decoded(fields)) if b"definition" in fields else None
+
+    def runs_newest_first(self, requested_by: str,
+                          before: tuple[float, str] | None) -> Iterator[DreamRun]:
+        """The runs `requested_by` requested (every run when ""), newest first (by
+        created_at, then run id), from just after the cursor `before` on. Index entries
+        of runs that expired are dropped on the way."""
+        self._index_existing_runs()
+        key = self._by_requester + requested_by if requested_by else self._by_time
+        batch = _RUN_BATCH
+        while True:
+            top = before[0] if before else "+inf"
+            chunk = [(text(m), s) for m, s in self._client().zrevrangebyscore(
+                key, top, "-inf", start=0, num=batch, withscores=True)]
+            fresh = [(m, s) for m, s in chunk if before is None or (s, m) < before]
+            if not fresh and len(chunk) == batch:
+                batch *= 2  # more runs created at one instant than a batch holds
+                continue
+            if fresh:
+                yield from self._live_runs(key, [m for m, _ in fresh])
+                before = (fresh[-1][1], fresh[-1][0])
+            if len(chunk) < batch:
+                return
+
+    def _live_runs(self, key: str, run_ids: list[str]) -> list[DreamRun]:
+        pipe = self._client().pipeline(transaction=False)
+        for run_id in run_ids:
+            pipe.hgetall(self._run + run_id)
+        found = dict(zip(run_ids, pipe.execute(), strict=True))
+        expired = [run_id for run_id, fields in found.items() if b"definition" not in fields]
+        if expired:
+            self._client().zrem(key, *expired)
+        return [run_from_fields(run_id, decoded(fields)) for run_id, fields in found.items()
+                if b"definition" in fields]
+
+    def _index_existing_runs(self) -> None:
+        """Indexes the runs stored before the run indexes existed, once per Redis (adding
+        an indexed run again changes nothing, so replicas racing here do no harm)."""
+        if self._indexed or self._client().exists(self._indexed_marker):
+            self._indexed = True
+            return
+        client = self._client()
+        keys = [text(k) for k in client.scan_iter(match=_glob_escaped(self._run) + "*",
+                                                  count=500)]
+        for start in range(0, len(keys), _RUN_BATCH):
+            part = keys[start:start + _RUN_BATCH]
+            read = client.pipeline(transaction=False)
+            for key in part:
+                read.hget(key, "definition")
+            write = client.pipeline(transaction=False)
+            for key, definition in zip(part, read.execute(), strict=True):
+                if definition:
+                    fields = json.loads(definition)
+                    self._index_run(write, key[len(self._run):], fields["requested_by"],
+                                    fields["created_at"])
+            write.execute()
+        client.set(self._indexed_marker, "1")
+        self._indexed = True
+
+    def mark_running(self, run: DreamRun, at: float) -> None:
+        """Starts an attempt: what an earlier attempt found failed or considered is its
+        own (this one looks again); the work it did stays counted."""
+        fields = {"status": RUNNING, "attempts": str(run.attempts), "reason": "",
+                  "failures": "[]", "count:traces_considered": "0", "count:traces_failed": "0"}
+        if not run.started_at:
+            fields["started_at"] = repr(at)
+        self._client().hset(self._run + run.run_id, mapping=fields)
+
+    def mark_queued(self, run_id: str, reason: str) -> None:
+        self._client().hset(self._run + run_id, mapping={"status": QUEUED, "reason": reason})
+
+    def count(self, run_id: str, **deltas: int) -> None:
+        pipe = self._client().pipeline(transaction=False)
+        for name, delta in deltas.items():
+            if delta:
+                pipe.hincrby(self._run + run_id, f"count:{name}", delta)
+        pipe.execute()
+
+    def add_failure(self, run_id: str, failure: Failure) -> None:
+        """Appends to the run's failures (only the run's worker writes them)."""
+        key = self._run + run_id
+        found = json.loads(self._client().hget(key, "failures") or "[]")
+        found.append(vars(failure))
+        self._client().hset(key, "failures", json.dumps(found, ensure_ascii=False))
+
+    def finish(self, run_id: str, status: str, reason: str, at: float,
+               keep_seconds: int) -> None:
+        pipe = self._client().pipeline(transaction=True)
+        pipe.hset(self._run + run_id, mapping={"status": status, "reason": reason[:4000],
+                                               "finished_at": repr(at)})
+        pipe.expire(self._run + run_id, keep_seconds)
+        pipe.execute()
+
+    # ---- The per-agent lock ---------------------------------------------------------------
+
+    def _agent_lock(self, agent_id: str, run_id: str, lease_ms: int) -> Lock:
+        """The agent's lease lock (redis-py's Lock) as the run's: its token is the run id,
+        so a worker that takes over a run whose worker died keeps the run's lock."""
+        lock = Lock(self._client(), self._lock + agent_id, timeout=lease_ms / 1000,
+                    thread_local=False)
+        lock.local.token = run_id.encode()
+        return lock
+
+    def acquire_agent(self, agent_id: str, run_id: str, lease_ms: int) -> str:
+        """Takes the agent's lock for the run (or keeps it, for a run taken over); returns
+        the run holding it."""
+        lock = self._agent_lock(agent_id, run_id, lease_ms)
+        for _ in range(3):  # the holder's lease may end between the two steps
+            if lock.acquire(blocking=False, token=run_id) or self.renew_agent(
+                    agent_id, run_id, lease_ms):
+                return run_id
+            holder = self._client().get(lock.name)
+            if holder is not None:
+                return text(holder)
+        return run_id if lock.acquire(blocking=False, token=run_id) else ""
+
+    def renew_agent(self, agent_id: str, run_id: str, lease_ms: int) -> bool:
+        """Extends the lease while the run still holds the lock."""
+        try:
+            return self._agent_lock(agent_id, run_id, lease_ms).reacquire()
+        except LockNotOwnedError:
+            return False
+
+    def release_agent(self, agent_id: str, run_id: str) -> None:
+        with contextlib.suppress(LockNotOwnedError):
+            self._agent_lock(agent_id, run_id, 1).release()
+
+    # ---- Schedules ---------------------------------------------------------------------------
+
+    def add_schedule(self, schedule: Schedule) -> None:
+        self._client().hset(self.schedules, schedule.schedule_id, schedule.to_json())
+
+    def schedule(self, schedule_id: str) -> Schedule | None:
+        raw = self._client().hget(self.schedules, schedule_id)
+        return Schedule.from_json(raw) if raw else None
+
+    def all_schedules(self) -> list[Schedule]:
+        return [Schedule.from_json(raw) for raw in self._client().hvals(self.schedules)]
+
+    def delete_schedule(self, schedule_id: str) -> bool:
+        pipe = self._client().pipeline(transaction=True)
+        pipe.hdel(self.schedules, schedule_id)
+        pipe.hdel(self._fired, schedule_id)
+        return bool(pipe.execute()[0])
+
+    def fired(self, schedule_ids: list[str]) -> dict[str, Fired]:
+        if not schedule_ids:
+            return {}
+        found = self._client().hmget(self._fired, schedule_ids)
+        return {s: Fired(**json.loads(raw)) for s, raw in zip(schedule_ids, found, strict=True)
+                if raw}
+
+    def fire(self, schedule: Schedule, slot: float, run: DreamRun, slot_ttl: int) -> bool:
+        """Creates and enqueues the slot's run unless the slot fired already (in this or
+        another process) or the schedule is gone; True when this call fired it."""
+        fired = json.dumps(vars(Fired(slot, run.run_id)))
+        fields = [x for kv in self._run_fields(run).items() for x in kv]
+        return bool(self._script(_FIRE)(
+            keys=[self.schedules, f"{self._slot}{schedule.schedule_id}:{slot:.0f}",
+                  self._run + run.run_id, self.stream, self._fired, self._by_time,
+                  self._by_requester + run.requested_by],
+            args=[schedule.schedule_id, run.run_id, slot_ttl, fired, json.dumps(fields),
+                  repr(run.created_at)]))
+
+    # ---- Memory documents --------------------------------------------------------------------
+
+    def documents(self, agent_id: str) -> dict[str, MemoryDocument]:
+        raw = self._client().hgetall(self._docs + agent_id)
+        return {text(path): _document(agent_id, text(path), value)
+                for path, value in raw.items()}
+
+    def document(self, agent_id: str, path: str) -> MemoryDocument | None:
+        raw = self._client().hget(self._docs + agent_id, path)
+        return _document(agent_id, path, raw) if raw else None
+
+    def revisions(self, agent_id: str, path: str) -> list[DocumentRevision]:
+        found = []
+        for raw in self._client().lrange(f"{self._revisions}{agent_id}:{path}", 0, -1):
+            entry = json.loads(raw)
+            found.append(DocumentRevision(_document(agent_id, path, entry["document"]),
+                                          entry["replaced_at"]))
+        return found
+
+    def apply_plan(self, agent_id: str, run_id: str, updates: list[DocumentUpdate],
+                   seen: dict[str, MemoryDocument], *, at: float, keep: int,
+                   outbox_field: str, outbox: dict[str, list[str]]) -> None:
+        """Writes the documents and records the integrated reflections (`outbox`: event
+        ids by trace) for consumption, atomically; raises DocumentsMoved if a document is
+        no longer the revision the plan was made from."""
+        planned = []
+        for update in updates:
+            revision = seen[update.path].revision if update.path in seen else 0
+            planned.append({"path": update.path, "expected": revision, "document": json.dumps(
+                {"content": update.new_content, "revision": revision + 1, "updated_at": at,
+                 "run_id": run_id}, ensure_ascii=False)})
+        argument = {"updates": planned, "now": repr(at), "keep": keep,
+                    "outbox_field": outbox_field, "outbox": json.dumps(outbox)}
+        keys = [self._docs + agent_id, self._outbox + agent_id,
+                *(f"{self._revisions}{agent_id}:{u.path}" for u in updates)]
+        moved = text(self._script(_APPLY)(keys=keys, args=[json.dumps(argument,
+                                                                      ensure_ascii=False)]))
+        if moved:
+            raise DocumentsMoved(moved)
+
+    def outbox(self, agent_id: str) -> dict[str, dict[str, list[str]]]:
+        """Reflections integrated but not consumed yet: by outbox field, their event ids
+        by trace."""
+        raw = self._client().hgetall(self._outbox + agent_id)
+        return {text(k): json.loads(v) for k, v in raw.items()}
+
+    def settle_outbox(self, agent_id: str, outbox_field: str) -> None:
+        self._client().hdel(self._outbox + agent_id, outbox_field)
+
+
+def _document(agent_id: str, path: str, raw: bytes | str | dict[str, object]
+              ) -> MemoryDocument:
+    fields = raw if isinstance(raw, dict) else json.loads(raw)
+    return MemoryDocument(agent_id=agent_id, path=path, **fields)  # type: ignore[arg-type]
+
+
+def _glob_escaped(value: str) -> str:
+    """`value` matching only itself in a SCAN pattern."""
+    return re.sub(r"([*?\[\]\\])", r"\\\1", value)
+
+
+def outbox_field(run_id: str, step: int) -> str:
+    """The outbox entry of one integration step of a run."""
+    return f"{run_id}|{step}"

@@ -1,0 +1,233 @@
+"""The gateway's Starlette app and the uvicorn server that runs it in a thread, for
+`knowhub serve gateway` (alone, reaching the services by address) and `knowhub up`
+(next to the gRPC server, in the same process)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import socket
+import threading
+import time
+from collections.abc import AsyncIterator, Mapping
+from pathlib import Path
+
+import uvicorn
+from knowhub import errors
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, RedirectResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from knowhub_server.common.auth import LOOPBACK_HOSTS
+from knowhub_server.common.config import CommonSettings
+from knowhub_server.common.server import stop_on_signal
+from knowhub_server.common.tls import peer_ca
+from knowhub_server.gateway import openapi
+from knowhub_server.gateway.config import GatewaySettings
+from knowhub_server.gateway.routes import ROUTES
+from knowhub_server.gateway.translation import SERVICES, Backend, error_body, http_status
+
+log = logging.getLogger(__name__)
+
+CONSOLE_DIR = Path(__file__).resolve().parent / "console"
+START_TIMEOUT_SECONDS = 30.0
+_HTTP_CODES = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED",
+               404: "NOT_FOUND", 405: "UNIMPLEMENTED"}
+
+
+def _error_response(error: errors.KnowHubError) -> Response:
+    status = http_status(error)
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    return JSONResponse(error_body(error), status_code=status, headers=headers)
+
+
+async def _knowhub_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, errors.KnowHubError)
+    if http_status(exc) >= 500:  # the hub's trouble, not the caller's: worth a line
+        log.warning("gateway: %s %s: %s %s", request.method, request.url.path, exc.code,
+                    exc.message)
+    return _error_response(exc)
+
+
+async def _http_error(_request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    code = _HTTP_CODES.get(exc.status_code, "UNKNOWN")
+    return JSONResponse({"error": {"code": code, "message": exc.detail}},
+                        status_code=exc.status_code, headers=exc.headers)
+
+
+async def _unexpected_error(request: Request, exc: Exception) -> Response:
+    log.exception("gateway: %s %s failed", request.method, request.url.path)
+    return JSONResponse({"error": {"code": "INTERNAL", "message": "the gateway failed; "
+                                   "see its log"}}, status_code=500)
+
+
+async def _openapi(_request: Request) -> Response:
+    return JSONResponse(openapi.document())
+
+
+async def _home(_request: Request) -> Response:
+    return RedirectResponse("/console/", status_code=302)
+
+
+def create_app(targets: Mapping[str, str], timeout: float,
+               tls_ca: bytes | None = None) -> Starlette:
+    """The gateway; `targets` gives each service's gRPC address, `tls_ca` the CA that
+    verifies them when they speak TLS."""
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        app.state.backend = Backend(targets, timeout, tls_ca)  # channels belong to this loop
+        app.state.loop = asyncio.get_running_loop()
+        app.state.closing = asyncio.Event()  # set when the gateway stops: streams end
+        yield
+        await app.state.backend.close()
+
+    routes = [
+        Route("/", _home, methods=["GET"]),
+        Route("/openapi.json", _openapi, methods=["GET"]),
+        *ROUTES,
+        Mount("/console", app=StaticFiles(directory=CONSOLE_DIR, html=True), name="console"),
+    ]
+    return Starlette(routes=routes, lifespan=lifespan, exception_handlers={
+        errors.KnowHubError: _knowhub_error, HTTPException: _http_error,
+        Exception: _unexpected_error})
+
+
+def hub_address(settings: CommonSettings, port: int) -> str:
+    """Where to reach the gRPC server bound to KNOWHUB_HOST on `port`."""
+    host = "127.0.0.1" if settings.host in ("0.0.0.0", "::", "") else settings.host
+    if ":" in host and not host.startswith("["):
+        host = f"[{host}]"
+    return f"{host}:{port}"
+
+
+def service_targets(settings: CommonSettings) -> dict[str, str]:
+    """Each service at KNOWHUB_<SERVICE>_ADDRESS, else the hub at KNOWHUB_HOST:KNOWHUB_PORT."""
+    return {service: getattr(settings, f"{service}_address", None)
+            or hub_address(settings, settings.port) for service in SERVICES}
+
+
+class GatewayServer:
+    """uvicorn serving the gateway in a thread of its own, with its own event loop."""
+
+    def __init__(self, app: Starlette, host: str, port: int) -> None:
+        self.host = host
+        self.port = port
+        self._server = uvicorn.Server(uvicorn.Config(
+            app, log_config=None, log_level="warning", access_log=False, lifespan="on",
+            timeout_graceful_shutdown=5))
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
+
+    def start(self) -> int:
+        """Binds (here, so a port in use fails now), starts serving; returns the port."""
+        sock = _listen(self.host, self.port)
+        self.port = sock.getsockname()[1]
+        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]},
+                                        name="knowhub-gateway", daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + START_TIMEOUT_SECONDS
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError(f"the gateway did not start on {self.host}:{self.port}")
+            self._thread.join(0.01)
+        return self.port
+
+    def stop(self) -> None:
+        """Ends open streams, lets running calls finish, closes the channels."""
+        state = self._server.config.app.state
+        if self._server.started:
+            state.loop.call_soon_threadsafe(state.closing.set)
+        self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(START_TIMEOUT_SECONDS)
+            self._thread = None
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    # IPPROTO_TCP explicitly: asyncio turns Nagle off (TCP_NODELAY) only on sockets that
+    # say so, and with Nagle on every answer waits ~40 ms for the client's delayed ACK.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise RuntimeError(f"cannot listen on {host}:{port}: {exc} (is the port in use?)") \
+            from exc
+    return sock
+
+
+def _check_binding(settings: CommonSettings, host: str) -> None:
+    """Like the gRPC server: without a tokens file, loopback only."""
+    if settings.tokens_file is None and host not in LOOPBACK_HOSTS:
+        raise ValueError(f"refusing to bind the gateway to {host} without tokens: set "
+                         "KNOWHUB_TOKENS_FILE, or bind 127.0.0.1")
+
+
+def _listening(gateway: GatewayServer) -> str:
+    return (f"KnowHub gateway listening on {gateway.url} "
+            f"(console {gateway.url}/console/, OpenAPI {gateway.url}/openapi.json)")
+
+
+def serve_gateway(settings: CommonSettings, host: str | None = None,
+                  port: int | None = None) -> int:
+    """`knowhub serve gateway`: the gateway alone until SIGINT or SIGTERM."""
+    own = GatewaySettings()
+    host = host or own.gateway_host
+    port = own.gateway_port if port is None else port
+    _check_binding(settings, host)
+    targets = service_targets(settings)
+    app = create_app(targets, own.gateway_timeout_seconds, peer_ca(settings))
+    gateway = GatewayServer(app, host, port)
+    stop = stop_on_signal()
+    gateway.start()
+    print(_listening(gateway), flush=True)
+    print("services: " + ", ".join(f"{s} at {a}" for s, a in targets.items()), flush=True)
+    stop.wait()
+    gateway.stop()
+    print("KnowHub gateway stopped", flush=True)
+    return 0
+
+
+class HubGateway:
+    """The gateway `knowhub up` runs beside its gRPC server (see serve_forever)."""
+
+    def __init__(self, settings: CommonSettings, port: int | None = None) -> None:
+        own = GatewaySettings()
+        _check_binding(settings, own.gateway_host)  # before the hub starts
+        self._settings = settings
+        self._host = own.gateway_host
+        self._timeout = own.gateway_timeout_seconds
+        if port is not None:
+            self._port = port
+        elif "gateway_port" not in own.model_fields_set and settings.port == 0:
+            self._port = 0  # a hub on a free port (tests, benchmarks) takes a free one here too
+        else:
+            self._port = own.gateway_port
+        self._gateway: GatewayServer | None = None
+
+    @staticmethod
+    def enabled() -> bool:
+        return GatewaySettings().gateway_enabled
+
+    def start(self, hub_port: int) -> str:
+        targets = dict.fromkeys(SERVICES, hub_address(self._settings, hub_port))
+        app = create_app(targets, self._timeout, peer_ca(self._settings))
+        self._gateway = GatewayServer(app, self._host, self._port)
+        self._gateway.start()
+        return _listening(self._gateway)
+
+    def stop(self) -> None:
+        if self._gateway is not None:
+            self._gateway.stop()

@@ -1,0 +1,346 @@
+"""Knowledge records, the rules seeds 001 and 003 set for them, and input validation."""
+
+from __future__ import annotations
+
+import secrets
+import time
+from dataclasses import dataclass, field
+
+from knowhub_server.common import validation as check
+from knowhub_server.common.auth import Principal
+from knowhub_server.common.errors import InvalidArgument, PermissionDenied
+from knowhub_server.common.scopes import (
+    ENTITY_ID_RULE,
+    is_valid_entity_id,
+    validate_owner,
+    validate_scope,
+)
+
+KNOWLEDGE_TYPES = ("user_profile", "strategy", "tool", "usecase", "definition", "plan")
+
+# Size limits, documented in the README and in knowledge.proto.
+TASK_MAX = 2_000
+CONTENT_MAX = 65_536
+QUERY_MAX = 2_000
+TAGS_MAX, TAG_KEY_MAX, TAG_VALUE_MAX = 32, 64, 1_024
+SCOPES_MAX = 16
+URLS_MAX = 32
+RESOURCE_IDS_MAX = 32
+NAME_MAX = check.NAME_MAX
+CASE_TEXT_MAX = check.CASE_TEXT_MAX
+FEEDBACK_MAX = 4_000
+TOP_K_MAX = 100
+BATCH_MAX = 500
+PAGE_SIZE_MAX = 100
+
+DEFAULT_SCORE = 3
+DEFAULT_TOP_K = 5
+DEFAULT_MIN_SCORE = 3
+DEFAULT_PAGE_SIZE = 10
+
+HISTORY_KEEP = 100  # cases kept per history; the counters keep counting
+VERSIONS_KEEP = 20  # earlier contents kept per record
+REQUEST_IDS_KEEP = 200  # idempotency keys remembered per record
+
+
+@dataclass
+class Case:
+    task: str = ""
+    outcome: str = ""
+    reason: str = ""
+    trace_id: str = ""
+    timestamp: float = 0.0
+    query_sequence: int = 0
+
+
+@dataclass
+class Source:
+    name: str = ""
+    category: str = ""
+    urls: list[str] = field(default_factory=list)
+    agent_id: str = ""
+    submitted_by: str = ""
+    timestamp: float = 0.0
+    message_id: str = ""
+
+
+@dataclass
+class Eval:
+    score: int = DEFAULT_SCORE
+    helpful: int = 1
+    harmful: int = 0
+    confidence: float = 0.5
+    helpful_history: list[Case] = field(default_factory=list)
+    harmful_history: list[Case] = field(default_factory=list)
+
+    @property
+    def quality_score(self) -> float:
+        """Seed 001's stage-2 rank: score + helpful - 2 * harmful."""
+        return float(self.score + self.helpful - 2 * self.harmful)
+
+
+@dataclass
+class ContentVersion:
+    content: str
+    replaced_at: float
+    reason: str  # "evolve" or "slim"
+    feedback: str = ""
+
+
+@dataclass
+class Knowledge:
+    id: str
+    task: str
+    content: str
+    types: list[str]
+    scopes: list[str]
+    owner: str
+    creator: str  # the user who saved it; keeps owner rights (not exposed)
+    created_at: float
+    updated_at: float
+    tags: dict[str, str] = field(default_factory=dict)
+    message_id: str = ""
+    resource_ids: list[str] = field(default_factory=list)
+    source: Source = field(default_factory=Source)
+    eval: Eval = field(default_factory=Eval)
+    versions: list[ContentVersion] = field(default_factory=list)
+    applied_requests: list[str] = field(default_factory=list)
+    absorbed_ids: list[str] = field(default_factory=list)  # records slim folded into this one
+
+    @property
+    def indexed_text(self) -> str:
+        """What recall matches against."""
+        return f"{self.task}\n{self.content}"
+
+
+def confidence(helpful: int, harmful: int) -> float:
+    """helpful / (helpful + harmful + 1): 0.5 for a new record (1 helpful, 0 harmful),
+    rising towards 1 with helpful cases and falling towards 0 with harmful ones."""
+    return helpful / (helpful + harmful + 1)
+
+
+def new_knowledge_id(at: float) -> str:
+    day = time.strftime("%Y%m%d", time.gmtime(at))
+    return f"knowledge-{day}-{secrets.token_hex(6)}"
+
+
+def add_case(record: Knowledge, case: Case, *, helpful: bool) -> None:
+    history = record.eval.helpful_history if helpful else record.eval.harmful_history
+    history.append(case)
+    del history[:-HISTORY_KEEP]
+    if helpful:
+        record.eval.helpful += 1
+    else:
+        record.eval.harmful += 1
+    record.eval.confidence = confidence(record.eval.helpful, record.eval.harmful)
+
+
+def replace_content(record: Knowledge, content: str, at: float, reason: str,
+                    feedback: str = "") -> None:
+    """Sets new content and keeps the previous one in the record's versions."""
+    record.versions.insert(0, ContentVersion(record.content, at, reason, feedback))
+    del record.versions[VERSIONS_KEEP:]
+    record.content = content
+
+
+def remember_request(record: Knowledge, request_id: str) -> None:
+    if request_id:
+        record.applied_requests.append(request_id)
+        del record.applied_requests[:-REQUEST_IDS_KEEP]
+
+
+# ---- Inputs and their validation -------------------------------------------------------
+
+@dataclass
+class Draft:
+    """What a caller asks to save (SaveKnowledgeRequest)."""
+
+    task: str
+    content: str
+    types: list[str]
+    tags: dict[str, str] = field(default_factory=dict)
+    scopes: list[str] = field(default_factory=list)
+    owner: str = ""
+    source: Source = field(default_factory=Source)
+    score: int | None = None
+    message_id: str = ""
+    resource_ids: list[str] = field(default_factory=list)
+    request_id: str = ""
+
+
+@dataclass
+class Feedback:
+    """What a caller asks to change (UpdateKnowledgeRequest)."""
+
+    helpful_case: Case | None = None
+    harmful_case: Case | None = None
+    score: int | None = None
+    evolve_feedback: str = ""
+    request_id: str = ""
+
+    @property
+    def empty(self) -> bool:
+        return (self.helpful_case is None and self.harmful_case is None
+                and self.score is None and not self.evolve_feedback)
+
+
+def validate_types(types: list[str], field_name: str, *, required: bool) -> list[str]:
+    check.items(types, field_name, len(KNOWLEDGE_TYPES), required=required)
+    for index, value in enumerate(types):
+        if value not in KNOWLEDGE_TYPES:
+            raise InvalidArgument(f"{field_name}[{index}]", f"{value!r} is not one of "
+                                  f"{', '.join(KNOWLEDGE_TYPES)}")
+    return types
+
+
+def validate_draft(draft: Draft, prefix: str = "") -> Draft:
+    check.text(draft.task, f"{prefix}task", TASK_MAX, required=True)
+    check.text(draft.content, f"{prefix}content", CONTENT_MAX, required=True)
+    validate_types(draft.types, f"{prefix}types", required=True)
+    check.string_map(draft.tags, f"{prefix}tags", TAGS_MAX, TAG_KEY_MAX, TAG_VALUE_MAX)
+    check.items(draft.scopes, f"{prefix}scopes", SCOPES_MAX)
+    for index, value in enumerate(draft.scopes):
+        validate_scope(value, f"{prefix}scopes[{index}]")
+    if draft.owner:
+        validate_owner(draft.owner, f"{prefix}owner")
+    if draft.score is not None:
+        check.int_range(draft.score, f"{prefix}score", 1, 5)
+    check.text(draft.message_id, f"{prefix}message_id", NAME_MAX)
+    check.text(draft.request_id, f"{prefix}request_id", NAME_MAX)
+    check.items(draft.resource_ids, f"{prefix}resource_ids", RESOURCE_IDS_MAX)
+    for index, value in enumerate(draft.resource_ids):
+        check.resource_id(value, f"{prefix}resource_ids[{index}]")
+    validate_source(draft.source, f"{prefix}source")
+    return draft
+
+
+def validate_source(source: Source, prefix: str) -> None:
+    check.text(source.name, f"{prefix}.name", NAME_MAX)
+    check.text(source.category, f"{prefix}.category", 64)
+    check.text(source.agent_id, f"{prefix}.agent_id", NAME_MAX)
+    if source.agent_id and not is_valid_entity_id(source.agent_id):
+        # It names the acting agent, so it may become the owner `agent:{agent_id}`.
+        raise InvalidArgument(f"{prefix}.agent_id", f"{source.agent_id!r} is not an agent "
+                              f"id: use {ENTITY_ID_RULE}")
+    check.text(source.submitted_by, f"{prefix}.submitted_by", NAME_MAX)
+    check.text(source.message_id, f"{prefix}.message_id", NAME_MAX)
+    check.items(source.urls, f"{prefix}.urls", URLS_MAX, unique=False)
+    for index, value in enumerate(source.urls):
+        check.url(value, f"{prefix}.urls[{index}]")
+
+
+def validate_case(case: Case, prefix: str) -> Case:
+    for name in ("task", "outcome", "reason"):
+        check.text(getattr(case, name), f"{prefix}.{name}", CASE_TEXT_MAX)
+    check.text(case.trace_id, f"{prefix}.trace_id", NAME_MAX)
+    if case.query_sequence < 0:
+        raise InvalidArgument(f"{prefix}.query_sequence", "must not be negative")
+    return case
+
+
+def validate_feedback(feedback: Feedback, prefix: str = "") -> Feedback:
+    if feedback.empty:
+        raise InvalidArgument(
+            f"{prefix}add_helpful_case", "nothing to update: give add_helpful_case, "
+            "add_harmful_case, update_score or evolve_feedback")
+    if feedback.helpful_case is not None:
+        validate_case(feedback.helpful_case, f"{prefix}add_helpful_case")
+    if feedback.harmful_case is not None:
+        validate_case(feedback.harmful_case, f"{prefix}add_harmful_case")
+    if feedback.score is not None:
+        check.int_range(feedback.score, f"{prefix}update_score", 1, 5)
+    check.text(feedback.evolve_feedback, f"{prefix}evolve_feedback", FEEDBACK_MAX)
+    check.text(feedback.request_id, f"{prefix}request_id", NAME_MAX)
+    return feedback
+
+
+def validate_knowledge_id(value: str, field_name: str = "id") -> str:
+    check.text(value, field_name, NAME_MAX, required=True)
+    return value
+
+
+# ---- Building a record -------------------------------------------------------------------
+
+def new_knowledge(draft: Draft, principal: Principal, at: float, prefix: str = "") -> Knowledge:
+    """A new record from a validated draft, with seed 001/003 defaults, checked against
+    what the caller may write."""
+    named_agent = draft.source.agent_id
+    scopes = draft.scopes or [principal.default_scope]
+    for index, value in enumerate(scopes):
+        if value not in principal.visible_scopes and not principal.is_admin:
+            raise PermissionDenied(f"{prefix}scopes[{index}]: cannot write into {value!r}, "
+                                   "a scope the caller cannot see")
+    owner = draft.owner or principal.default_owner(named_agent)
+    if owner not in principal.identities(named_agent) and not principal.is_admin:
+        raise PermissionDenied(f"{prefix}owner: {owner!r} is not the caller; only an admin "
+                               "may save on behalf of another owner")
+    message_id = draft.message_id or draft.source.message_id
+    given = draft.source
+    source = Source(name=given.name, category=given.category or "exp", urls=list(given.urls),
+                    agent_id=principal.acting_agent(named_agent),
+                    submitted_by=given.submitted_by, timestamp=given.timestamp or at,
+                    message_id=given.message_id or message_id)
+    score = draft.score if draft.score is not None else DEFAULT_SCORE
+    return Knowledge(
+        id=new_knowledge_id(at), task=draft.task, content=draft.content,
+        types=list(draft.types), scopes=list(scopes), owner=owner,
+        creator=principal.user_scope, created_at=at, updated_at=at, tags=dict(draft.tags),
+        message_id=message_id, resource_ids=list(draft.resource_ids), source=source,
+        eval=Eval(score=score),
+    )
+
+
+# ---- Slim: near-duplicate groups and folding ---------------------------------------------
+
+def jaccard(a: frozenset[int], b: frozenset[int]) -> float:
+    if not a and not b:
+        return 1.0
+    return len(a & b) / len(a | b)
+
+
+def near_duplicate_groups(records: list[Knowledge], tokens: list[frozenset[int]],
+                          threshold: float) -> list[list[Knowledge]]:
+    """Groups of two or more records with the same owner and scopes whose token sets are
+    at least `threshold` similar (transitively), each group best record first."""
+    by_owner_scopes: dict[tuple[str, tuple[str, ...]], list[int]] = {}
+    for index, record in enumerate(records):
+        by_owner_scopes.setdefault((record.owner, tuple(sorted(record.scopes))), []).append(index)
+    parent = list(range(len(records)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for members in by_owner_scopes.values():
+        for offset, i in enumerate(members):
+            for j in members[offset + 1:]:
+                if root(i) != root(j) and jaccard(tokens[i], tokens[j]) >= threshold:
+                    parent[root(j)] = root(i)
+    clusters: dict[int, list[Knowledge]] = {}
+    for index, record in enumerate(records):
+        clusters.setdefault(root(index), []).append(record)
+    groups = [sorted(c, key=_best_first) for c in clusters.values() if len(c) > 1]
+    return sorted(groups, key=lambda g: g[0].id)
+
+
+def _best_first(record: Knowledge) -> tuple[float, float, str]:
+    """Highest quality_score first, newest on ties."""
+    return (-record.eval.quality_score, -record.updated_at, record.id)
+
+
+def fold_into(kept: Knowledge, others: list[Knowledge]) -> None:
+    """Adds the others' counters, cases, resources and tags to `kept` (its own tags win)."""
+    for other in others:
+        kept.eval.helpful += other.eval.helpful
+        kept.eval.harmful += other.eval.harmful
+        kept.eval.helpful_history += other.eval.helpful_history
+        kept.eval.harmful_history += other.eval.harmful_history
+        kept.resource_ids += [r for r in other.resource_ids if r not in kept.resource_ids]
+        kept.tags = {**other.tags, **kept.tags}
+        kept.absorbed_ids.append(other.id)
+    for history in (kept.eval.helpful_history, kept.eval.harmful_history):
+        history.sort(key=lambda case: case.timestamp)
+        del history[:-HISTORY_KEEP]
+    kept.eval.confidence = confidence(kept.eval.helpful, kept.eval.harmful)

@@ -1,0 +1,440 @@
+"""The knowledge use cases: save, read, search, feedback, evolve, delete, slim."""
+
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import dataclass, field, replace
+
+from knowhub_server.common import validation as check
+from knowhub_server.common.auth import Principal
+from knowhub_server.common.errors import (
+    Aborted,
+    FailedPrecondition,
+    InvalidArgument,
+    NotFound,
+    PermissionDenied,
+    ServiceError,
+    Unavailable,
+)
+from knowhub_server.common.llm import LLM, LLMError
+from knowhub_server.common.scopes import best_priority, validate_scope
+from knowhub_server.common.times import now
+from knowhub_server.knowledge import prompts
+from knowhub_server.knowledge.config import KnowledgeSettings
+from knowhub_server.knowledge.domain import (
+    BATCH_MAX,
+    NAME_MAX,
+    PAGE_SIZE_MAX,
+    QUERY_MAX,
+    TOP_K_MAX,
+    Case,
+    ContentVersion,
+    Draft,
+    Feedback,
+    Knowledge,
+    add_case,
+    fold_into,
+    near_duplicate_groups,
+    new_knowledge,
+    new_knowledge_id,
+    remember_request,
+    replace_content,
+    validate_case,
+    validate_draft,
+    validate_feedback,
+    validate_knowledge_id,
+    validate_types,
+)
+from knowhub_server.knowledge.resource_client import DELETED, MISSING, USABLE, ResourceClient
+from knowhub_server.knowledge.store import Candidate, KnowledgeStore, visible_where
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class SearchHit:
+    knowledge: Knowledge
+    quality_score: float
+    relevance: float
+    # (resource id, "missing" | "expired" | "deleted") for references the caller cannot use.
+    unavailable_resources: list[tuple[str, str]] = field(default_factory=list)
+    resources_unverified: bool = False  # the resource service could not be asked
+
+
+@dataclass
+class SearchResult:
+    hits: list[SearchHit]
+    routed: bool
+
+
+@dataclass
+class SlimGroup:
+    kept_id: str
+    removed_ids: list[str]
+    merged_by_llm: bool = False
+    note: str = ""
+
+
+@dataclass
+class SlimReport:
+    groups: list[SlimGroup] = field(default_factory=list)
+    examined: int = 0
+    dry_run: bool = False
+
+
+@dataclass
+class FeedbackItem:
+    """One entry of BatchUpdateKnowledge's feedback_list."""
+
+    knowledge_id: str
+    is_helpful: bool
+    case: Case
+    request_id: str = ""
+
+
+class _AlreadyApplied(Exception):
+    def __init__(self, record: Knowledge) -> None:
+        self.record = record
+
+
+class _ContentMoved(Exception):
+    def __init__(self, record: Knowledge) -> None:
+        self.record = record
+
+
+class KnowledgeOperations:
+    def __init__(self, store: KnowledgeStore, settings: KnowledgeSettings,
+                 llm: LLM | None, links: ResourceClient) -> None:
+        self._store = store
+        self._settings = settings
+        self._llm = llm
+        self._links = links
+
+    # -- save --
+
+    def save(self, principal: Principal, draft: Draft, *,
+             validate_only: bool = False) -> Knowledge:
+        """Saves one draft; with `validate_only`, checks it as a save would and returns
+        the record it would make, without an id and without writing (AIP-163)."""
+        if validate_only:
+            record = self._prepare(principal, [draft], prefix_items=False)[0]
+            return replace(record, id="")
+        return self.save_batch(principal, [draft], prefix_items=False)[0]
+
+    def save_batch(self, principal: Principal, drafts: list[Draft], *,
+                   prefix_items: bool = True) -> list[Knowledge]:
+        """Validates every draft, then writes them all; ids are unique."""
+        if prefix_items:
+            check.count(len(drafts), "requests", BATCH_MAX, required=True)
+        records = self._prepare(principal, drafts, prefix_items)
+        claimed = self._claim_requests(principal, drafts, records)
+        pending = [r for r in records if claimed.get(r.id) is None]
+        for _ in range(5):
+            created = self._store.insert(pending)
+            failed = [r for r, ok in zip(pending, created, strict=True) if not ok]
+            pending = []
+            for record in failed:
+                if record.id in claimed:  # another attempt of the same request saved it
+                    claimed[record.id] = self._store.get(record.id)
+                else:  # an id collision: draw again
+                    record.id = new_knowledge_id(record.created_at)
+                    pending.append(record)
+            if not pending:
+                return [claimed.get(r.id) or r for r in records]
+        raise Aborted("could not allocate unique knowledge ids; try again")
+
+    def _prepare(self, principal: Principal, drafts: list[Draft],
+                 prefix_items: bool) -> list[Knowledge]:
+        """The records the drafts make, each checked field by field, against what the
+        caller may write, and for resources it can use."""
+        started = now()
+        records = []
+        for index, draft in enumerate(drafts):
+            prefix = f"requests[{index}]." if prefix_items else ""
+            validate_draft(draft, prefix)
+            # A microsecond apart, so the records of a batch keep their order when listed.
+            at = round(started + index * 1e-6, 6)  # whole microseconds, as now()
+            records.append(new_knowledge(draft, principal, at, prefix))
+        self._check_resources(principal, drafts, prefix_items)
+        return records
+
+    def _check_resources(self, principal: Principal, drafts: list[Draft],
+                         prefix_items: bool) -> None:
+        """Every resource_id must name a resource the caller can see that is not deleted
+        (an expired one is fine: it is still there)."""
+        wanted = [i for d in drafts for i in d.resource_ids]
+        if not wanted:
+            return
+        try:
+            states = self._links.states(principal, wanted)
+        except Unavailable as exc:
+            raise Unavailable(f"resource_ids cannot be checked, so nothing was saved: "
+                              f"{exc.message}") from None
+        for index, draft in enumerate(drafts):
+            prefix = f"requests[{index}]." if prefix_items else ""
+            for position, resource_id in enumerate(draft.resource_ids):
+                state = states.get(resource_id, MISSING)
+                if state in (MISSING, DELETED):
+                    problem = "is deleted" if state == DELETED else \
+                        "is not a resource the caller can see"
+                    raise InvalidArgument(f"{prefix}resource_ids[{position}]",
+                                          f"{resource_id!r} {problem}")
+
+    def _claim_requests(self, principal: Principal, drafts: list[Draft],
+                        records: list[Knowledge]) -> dict[str, Knowledge | None]:
+        """Binds each request_id to the id of the record it creates; a request_id seen
+        before gives its record the id claimed first. Returns every bound id with the
+        record already saved under it, or None (not saved yet, or the first attempt died
+        before saving it)."""
+        claimed: dict[str, Knowledge | None] = {}
+        for draft, record in zip(drafts, records, strict=True):
+            if not draft.request_id:
+                continue
+            key = f"{principal.user_scope}:{draft.request_id}"
+            record.id = self._store.claim_request(key, record.id)
+            claimed[record.id] = self._store.get(record.id)
+        return claimed
+
+    # -- read --
+
+    def get(self, principal: Principal, knowledge_id: str) -> Knowledge:
+        validate_knowledge_id(knowledge_id)
+        return self._visible(principal, knowledge_id)
+
+    def versions(self, principal: Principal, knowledge_id: str) -> list[ContentVersion]:
+        return self.get(principal, knowledge_id).versions
+
+    def list(self, principal: Principal, *, page_size: int, page_token: str,
+             types: list[str], scopes: list[str], order: str) -> tuple[list[Knowledge], str]:
+        check.int_range(page_size, "page_size", 1, PAGE_SIZE_MAX)
+        validate_types(types, "types", required=False)
+        for index, value in enumerate(scopes):
+            validate_scope(value, f"scopes[{index}]")
+        visible = principal.visible_scopes
+        wanted = visible.intersection(scopes) if scopes else visible
+        if not wanted:
+            if page_token:  # an empty listing has no second page: the token is another's
+                raise InvalidArgument("page_token", "belongs to a list with other filters "
+                                      "or order")
+            return [], ""
+        return self._store.page(visible_where(wanted, types=types), order, page_size,
+                                page_token)
+
+    # -- search --
+
+    def search(self, principal: Principal, query: str, *, top_k: int, min_score: int,
+               types: list[str]) -> SearchResult:
+        check.text(query, "query", QUERY_MAX, required=True)
+        check.int_range(top_k, "top_k", 1, TOP_K_MAX)
+        check.int_range(min_score, "min_score", 1, 5)
+        validate_types(types, "types", required=False)
+        where = visible_where(principal.visible_scopes, types=types, min_score=min_score)
+        candidates = max(top_k, math.ceil(top_k * self._settings.search_recall_multiplier))
+        routing = self._llm is not None and self._settings.search_routing
+        recall_size = max(candidates, self._settings.search_routing_pool) if routing \
+            else candidates
+        recalled = self._store.recall(query, where, recall_size)
+        routed = False
+        if routing and len(recalled) > candidates:
+            chosen = self._route(query, recalled, candidates)
+            if chosen is not None:
+                recalled, routed = chosen, True
+        visible = principal.visible_scopes
+        ranked = sorted((c for c in recalled[:candidates] if c.quality_score >= 0),
+                        key=lambda c: (-c.quality_score, best_priority(c.scopes, visible),
+                                       -c.relevance))
+        hits = [SearchHit(c.knowledge, c.quality_score, c.relevance) for c in ranked[:top_k]]
+        self._mark_unavailable_resources(principal, hits)
+        return SearchResult(hits, routed)
+
+    def _mark_unavailable_resources(self, principal: Principal, hits: list[SearchHit]) -> None:
+        """Says which referenced resources the caller cannot use; when the resource
+        service cannot answer, the search still does, with those hits unverified."""
+        linked = [i for h in hits for i in h.knowledge.resource_ids]
+        if not linked:
+            return
+        try:
+            states = self._links.states(principal, linked)
+        except Unavailable as exc:
+            log.warning("search: resource references not checked: %s", exc.message)
+            for hit in hits:
+                hit.resources_unverified = bool(hit.knowledge.resource_ids)
+            return
+        for hit in hits:
+            hit.unavailable_resources = [
+                (i, states.get(i, MISSING)) for i in hit.knowledge.resource_ids
+                if states.get(i, MISSING) != USABLE]
+
+    def _route(self, query: str, recalled: list[Candidate],
+               pick: int) -> list[Candidate] | None:
+        """Stage 1: the LLM's choice among the recalled records, or None to keep recall
+        order (no LLM answer in time, or an unusable one)."""
+        assert self._llm is not None
+        records = [c.knowledge for c in recalled]
+        try:
+            reply = self._llm.complete(
+                prompts.ROUTING_SYSTEM, prompts.routing_prompt(query, records, pick),
+                purpose="search_routing", timeout=self._settings.search_routing_timeout_seconds)
+            chosen = prompts.read_routing(reply, [k.id for k in records], pick)
+        except LLMError as exc:
+            log.warning("search routing fell back to recall order: %s", exc)
+            return None
+        by_id = {c.knowledge.id: c for c in recalled}
+        return [by_id[i] for i in chosen]
+
+    # -- feedback and evolve --
+
+    def update(self, principal: Principal, knowledge_id: str, feedback: Feedback,
+               prefix: str = "") -> Knowledge:
+        validate_knowledge_id(knowledge_id, f"{prefix}id")
+        validate_feedback(feedback, prefix)
+        current = self._visible(principal, knowledge_id)
+        if feedback.evolve_feedback:
+            if not principal.may_modify(current.owner, current.creator):
+                raise PermissionDenied(f"only the owner ({current.owner}) or an admin may "
+                                       "evolve this knowledge")
+            if self._llm is None:
+                raise FailedPrecondition("evolve_feedback needs an LLM: set "
+                                         "KNOWHUB_LLM_BASE_URL (nothing was changed)")
+        if feedback.request_id and feedback.request_id in current.applied_requests:
+            return current
+        for _ in range(3):
+            content = self._evolve(current, feedback.evolve_feedback) \
+                if feedback.evolve_feedback else None
+            try:
+                return self._store.update(
+                    knowledge_id, lambda record, c=content, basis=current.content:
+                    _apply_feedback(record, feedback, c, basis))
+            except _AlreadyApplied as done:
+                return done.record
+            except _ContentMoved as moved:
+                current = moved.record  # evolved meanwhile: evolve the new content
+        raise Aborted(f"knowledge {knowledge_id!r} kept changing during evolve; try again")
+
+    def _evolve(self, record: Knowledge, feedback: str) -> str:
+        assert self._llm is not None
+        try:
+            return prompts.read_evolve(self._llm.complete(
+                prompts.EVOLVE_SYSTEM, prompts.evolve_prompt(record, feedback),
+                purpose="evolve"))
+        except LLMError as exc:
+            raise Unavailable(f"evolve failed, nothing was changed: {exc}") from exc
+
+    def batch_update(self, principal: Principal, items: list[FeedbackItem | ServiceError]
+                     ) -> list[Knowledge | ServiceError]:
+        """Applies each item on its own; an item's failure is returned in its place (an
+        item that could not even be read arrives as its error and stays so)."""
+        check.count(len(items), "feedback_list", BATCH_MAX, required=True)
+        results: list[Knowledge | ServiceError] = []
+        for index, item in enumerate(items):
+            if isinstance(item, ServiceError):
+                results.append(item)
+                continue
+            prefix = f"feedback_list[{index}]."
+            try:
+                validate_knowledge_id(item.knowledge_id, f"{prefix}knowledge_id")
+                validate_case(item.case, f"{prefix}case")
+                feedback = Feedback(helpful_case=item.case if item.is_helpful else None,
+                                    harmful_case=None if item.is_helpful else item.case,
+                                    request_id=item.request_id)
+                results.append(self.update(principal, item.knowledge_id, feedback, prefix))
+            except ServiceError as error:
+                results.append(error)
+        return results
+
+    # -- delete --
+
+    def delete(self, principal: Principal, knowledge_id: str) -> None:
+        validate_knowledge_id(knowledge_id)
+        record = self._visible(principal, knowledge_id)
+        if not principal.may_modify(record.owner, record.creator):
+            raise PermissionDenied(f"only the owner ({record.owner}) or an admin may delete "
+                                   "this knowledge")
+        self._store.delete([knowledge_id])
+
+    # -- slim --
+
+    def slim(self, principal: Principal, *, model: str, dry_run: bool) -> SlimReport:
+        check.text(model, "model", NAME_MAX)
+        if model and self._llm is None:
+            raise FailedPrecondition("model was given but no LLM is configured: set "
+                                     "KNOWHUB_LLM_BASE_URL")
+        records = [r for r in self._store.scan(visible_where(principal.visible_scopes))
+                   if principal.may_modify(r.owner, r.creator)]
+        report = SlimReport(examined=len(records), dry_run=dry_run)
+        records = self._drop_absorbed(records, report)
+        tokens = [self._store.vectors.token_set(r) for r in records]
+        for group in near_duplicate_groups(records, tokens, self._settings.slim_similarity):
+            kept, others = group[0], group[1:]
+            outcome = SlimGroup(kept.id, [o.id for o in others])
+            if not dry_run:
+                self._merge(kept, others, model, outcome)
+            report.groups.append(outcome)
+        return report
+
+    def _drop_absorbed(self, records: list[Knowledge], report: SlimReport) -> list[Knowledge]:
+        """Records an interrupted slim already folded into another: finish removing them."""
+        absorbed = {i for r in records for i in r.absorbed_ids}
+        leftovers = [r for r in records if r.id in absorbed]
+        if leftovers and not report.dry_run:
+            self._store.delete([r.id for r in leftovers])
+        return [r for r in records if r.id not in absorbed]
+
+    def _merge(self, kept: Knowledge, others: list[Knowledge], model: str,
+               outcome: SlimGroup) -> None:
+        merged: tuple[str, str] | None = None
+        if self._llm is not None:
+            try:
+                merged = prompts.read_slim(self._llm.complete(
+                    prompts.SLIM_SYSTEM, prompts.slim_prompt([kept, *others]),
+                    purpose="slim", model=model or None))
+                outcome.merged_by_llm = True
+            except LLMError as exc:
+                outcome.note = f"LLM merge failed, kept the best record's content: {exc}"
+
+        def change(record: Knowledge) -> Knowledge:
+            fold_into(record, others)
+            at = now()
+            if merged is not None:
+                record.task = merged[0]
+                replace_content(record, merged[1], at, "slim")
+            record.updated_at = at
+            return record
+
+        self._store.update(kept.id, change)
+        self._store.delete([o.id for o in others])
+
+    # -- helpers --
+
+    def _visible(self, principal: Principal, knowledge_id: str) -> Knowledge:
+        """The record if the caller can see it; NOT_FOUND either way otherwise."""
+        record = self._store.get(knowledge_id)
+        if record is None or principal.visible_scopes.isdisjoint(record.scopes):
+            raise NotFound(f"knowledge {knowledge_id!r} not found")
+        return record
+
+
+def _apply_feedback(record: Knowledge, feedback: Feedback, content: str | None,
+                    basis: str) -> Knowledge:
+    """One update, applied to the freshest copy of the record inside the CAS loop."""
+    if feedback.request_id and feedback.request_id in record.applied_requests:
+        raise _AlreadyApplied(record)
+    if content is not None and record.content != basis:
+        raise _ContentMoved(record)
+    at = now()
+    if feedback.helpful_case is not None:
+        add_case(record, _stamped(feedback.helpful_case, at), helpful=True)
+    if feedback.harmful_case is not None:
+        add_case(record, _stamped(feedback.harmful_case, at), helpful=False)
+    if feedback.score is not None:
+        record.eval.score = feedback.score
+    if content is not None:
+        replace_content(record, content, at, "evolve", feedback.evolve_feedback)
+    remember_request(record, feedback.request_id)
+    record.updated_at = at
+    return record
+
+
+def _stamped(case: Case, at: float) -> Case:
+    return case if case.timestamp else replace(case, timestamp=at)

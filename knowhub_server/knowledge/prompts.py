@@ -1,0 +1,84 @@
+"""What the knowledge service asks the LLM, and how it reads the answers.
+
+Every reader raises LLMError on an unusable answer, so callers can take their fallback.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from knowhub_server.common.llm import LLMError, parse_json_reply
+from knowhub_server.knowledge.domain import CONTENT_MAX, TASK_MAX, Knowledge
+
+ROUTING_SYSTEM = (
+    "You route a knowledge search. Given a query and candidate knowledge records "
+    "(id, types, the start of their task), choose the records most likely to help with "
+    "the query. Answer with JSON only: {\"ids\": [\"...\"]}, most relevant first."
+)
+
+EVOLVE_SYSTEM = (
+    "You maintain a knowledge base for AI agents. Rewrite the knowledge content so that it "
+    "takes the feedback into account: keep what is still right, fix what the feedback shows "
+    "wrong, stay concise and concrete. Answer with JSON only: {\"content\": \"...\"}."
+)
+
+SLIM_SYSTEM = (
+    "You merge near-duplicate knowledge records for AI agents into one record that keeps "
+    "every distinct, useful point and drops repetition. Answer with JSON only: "
+    "{\"task\": \"...\", \"content\": \"...\"}."
+)
+
+
+def routing_prompt(query: str, candidates: Sequence[Knowledge], pick: int) -> str:
+    lines = [json.dumps({"id": k.id, "types": k.types, "task": k.task[:100]},
+                        ensure_ascii=False) for k in candidates]
+    return (f"Query: {query}\n\nChoose up to {pick} of these candidates:\n"
+            + "\n".join(lines))
+
+
+def read_routing(reply: str, allowed: Sequence[str], pick: int) -> list[str]:
+    """The chosen ids that were among the candidates, in the LLM's order, without repeats."""
+    data = parse_json_reply(reply)
+    ids = data.get("ids") if isinstance(data, dict) else data
+    if not isinstance(ids, list):
+        raise LLMError("the routing answer has no list of ids")
+    allowed_set, chosen = set(allowed), []
+    for value in ids:
+        if isinstance(value, str) and value in allowed_set and value not in chosen:
+            chosen.append(value)
+    if not chosen:
+        raise LLMError("the routing answer chose none of the candidates")
+    return chosen[:pick]
+
+
+def evolve_prompt(record: Knowledge, feedback: str) -> str:
+    return (f"Task: {record.task}\n\nCurrent content:\n{record.content}\n\n"
+            f"Feedback:\n{feedback}")
+
+
+def read_evolve(reply: str) -> str:
+    data = parse_json_reply(reply)
+    content = data.get("content") if isinstance(data, dict) else None
+    if not isinstance(content, str) or not content.strip():
+        raise LLMError("the evolve answer has no content")
+    if len(content) > CONTENT_MAX:
+        raise LLMError(f"the evolve answer is longer than {CONTENT_MAX} characters")
+    return content
+
+
+def slim_prompt(group: Sequence[Knowledge]) -> str:
+    records = [{"task": k.task, "content": k.content} for k in group]
+    return "Merge these records:\n" + json.dumps(records, ensure_ascii=False, indent=1)
+
+
+def read_slim(reply: str) -> tuple[str, str]:
+    data = parse_json_reply(reply)
+    if not isinstance(data, dict):
+        raise LLMError("the merge answer is not an object")
+    task, content = data.get("task"), data.get("content")
+    if not isinstance(task, str) or not task.strip() or len(task) > TASK_MAX:
+        raise LLMError("the merge answer has no usable task")
+    if not isinstance(content, str) or not content.strip() or len(content) > CONTENT_MAX:
+        raise LLMError("the merge answer has no usable content")
+    return task, content

@@ -1,0 +1,331 @@
+"""Knowledge records in their Qdrant collection: payload layout, filters, recall, paging."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import heapq
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from qdrant_edge import SparseVector
+
+from knowhub_server.common import paging
+from knowhub_server.common.embedding import Bm25Encoder, DenseEmbedder
+from knowhub_server.common.errors import InvalidArgument
+from knowhub_server.common.vectors import (
+    DENSE,
+    SPARSE,
+    AnyOf,
+    CollectionSchema,
+    Condition,
+    HasKey,
+    Order,
+    Range,
+    Record,
+    SearchQuery,
+    VectorCollection,
+    Vectors,
+    VectorStore,
+    Where,
+    minmax_fuse,
+    point_id,
+)
+from knowhub_server.knowledge.config import KnowledgeSettings
+from knowhub_server.knowledge.domain import Case, ContentVersion, Eval, Knowledge, Source
+
+COLLECTION = "knowledge"
+REQUESTS = "knowledge_requests"  # SaveKnowledge idempotency keys -> the ids they created
+ORDER_FIELDS = {"updated": "updated_at", "confidence": "rank_confidence"}
+
+
+def knowledge_schema(embedder: DenseEmbedder | None) -> CollectionSchema:
+    return CollectionSchema(
+        name=COLLECTION,
+        dense_dim=embedder.dim if embedder else None,
+        embedding_model=embedder.model if embedder else None,
+        keyword_fields=("scopes", "types"),
+        integer_fields=("score", "helpful", "harmful"),
+        float_fields=tuple(ORDER_FIELDS.values()),
+        # Seed 001's search results carry the eval counters only.
+        bulk_fields=("helpful_history", "harmful_history", "versions", "applied_requests",
+                     "absorbed_ids"),
+    )
+
+
+def confidence_rank(record: Knowledge) -> float:
+    """One sortable number for "confidence, then helpful" (seed 003's user_profile order).
+
+    Confidence to 4 decimals, then helpful (capped at 999,999), then 18 bits from the id
+    to break ties; the product stays below 2**53, so floats keep it exact.
+    """
+    tiebreak = int(hashlib.blake2b(record.id.encode(), digest_size=4).hexdigest(), 16) % 2**18
+    primary = round(record.eval.confidence * 10_000) * 1_000_000 + min(record.eval.helpful,
+                                                                       999_999)
+    return float(primary * 2**18 + tiebreak)
+
+
+def to_payload(record: Knowledge) -> dict[str, Any]:
+    evaluation = record.eval
+    return {
+        "id": record.id, "task": record.task, "content": record.content,
+        "types": record.types, "scopes": record.scopes, "owner": record.owner,
+        "creator": record.creator, "created_at": record.created_at,
+        "updated_at": record.updated_at, "tags": record.tags, "message_id": record.message_id,
+        "resource_ids": record.resource_ids, "source": vars(record.source),
+        "eval": {"score": evaluation.score, "helpful": evaluation.helpful,
+                 "harmful": evaluation.harmful, "confidence": evaluation.confidence},
+        # Native copies: stage 2 ranks on them without decoding the record.
+        "score": evaluation.score, "helpful": evaluation.helpful,
+        "harmful": evaluation.harmful,
+        "rank_confidence": confidence_rank(record),
+        "helpful_history": [vars(c) for c in evaluation.helpful_history],
+        "harmful_history": [vars(c) for c in evaluation.harmful_history],
+        "versions": [vars(v) for v in record.versions],
+        "applied_requests": record.applied_requests,
+        "absorbed_ids": record.absorbed_ids,
+    }
+
+
+def from_payload(payload: dict[str, Any]) -> Knowledge:
+    evaluation = payload["eval"]
+    return Knowledge(
+        id=payload["id"], task=payload["task"], content=payload["content"],
+        types=payload["types"], scopes=payload["scopes"], owner=payload["owner"],
+        creator=payload["creator"], created_at=payload["created_at"],
+        updated_at=payload["updated_at"], tags=payload["tags"],
+        message_id=payload["message_id"], resource_ids=payload["resource_ids"],
+        source=Source(**payload["source"]),
+        eval=Eval(
+            score=evaluation["score"], helpful=evaluation["helpful"],
+            harmful=evaluation["harmful"], confidence=evaluation["confidence"],
+            helpful_history=[Case(**c) for c in payload.get("helpful_history", ())],
+            harmful_history=[Case(**c) for c in payload.get("harmful_history", ())],
+        ),
+        versions=[ContentVersion(**v) for v in payload.get("versions", ())],
+        applied_requests=payload.get("applied_requests", []),
+        absorbed_ids=payload.get("absorbed_ids", []),
+    )
+
+
+@dataclass
+class Candidate:
+    """A recalled record: what stage 2 ranks it by, and the record itself on demand."""
+
+    # The indexed fields (scopes, types, score, helpful, harmful), maybe among others.
+    fields: dict[str, Any]
+    relevance: float
+    _load: Callable[[], Knowledge]
+
+    @functools.cached_property
+    def knowledge(self) -> Knowledge:
+        return self._load()
+
+    @functools.cached_property
+    def quality_score(self) -> float:
+        """score + helpful - 2 * harmful, from the indexed fields."""
+        f = self.fields
+        return float(f["score"] + f["helpful"] - 2 * f["harmful"])
+
+    @property
+    def scopes(self) -> list[str]:
+        return self.fields["scopes"]
+
+
+def visible_where(visible_scopes: frozenset[str] | Sequence[str], *,
+                  types: Sequence[str] = (), min_score: int | None = None) -> Where:
+    """Records in at least one of the scopes, of at least one of the types, scored enough."""
+    return _visible_where(frozenset(visible_scopes), tuple(types), min_score)
+
+
+@functools.lru_cache(maxsize=1024)
+def _visible_where(visible_scopes: frozenset[str], types: tuple[str, ...],
+                   min_score: int | None) -> Where:
+    """Cached: a caller's few filters recur on every search."""
+    must: list[Condition] = [AnyOf("scopes", tuple(sorted(visible_scopes)))]
+    if types:
+        must.append(AnyOf("types", tuple(types)))
+    if min_score is not None:
+        must.append(Range("score", gte=min_score))
+    return Where(must=tuple(must))
+
+
+class KnowledgeVectors:
+    """The vectors of a record's text: BM25 always, dense when an embedder is configured."""
+
+    def __init__(self, embedder: DenseEmbedder | None, bm25: Bm25Encoder | None = None) -> None:
+        self.embedder = embedder
+        self._bm25 = bm25 or Bm25Encoder()
+
+    def for_records(self, records: Sequence[Knowledge]) -> list[Vectors]:
+        texts = [r.indexed_text for r in records]
+        vectors: list[Vectors] = [{SPARSE: self._bm25.document(t)} for t in texts]
+        if self.embedder is not None:
+            for item, dense in zip(vectors, self.embedder.embed(texts), strict=True):
+                item[DENSE] = dense
+        return vectors
+
+    def for_stored(self, records: list[Record]) -> list[Vectors]:
+        return self.for_records([from_payload(dict(r.payload)) for r in records])
+
+    def for_query(self, query: str) -> tuple[SparseVector, list[float] | None]:
+        dense = self.embedder.embed([query])[0] if self.embedder is not None else None
+        return self._bm25.query(query), dense
+
+    def token_set(self, record: Knowledge) -> frozenset[int]:
+        """The record's distinct BM25 tokens, for near-duplicate detection."""
+        return frozenset(self._bm25.document(record.indexed_text).indices)
+
+
+def reindex(store: VectorStore, embedder: DenseEmbedder | None,
+            progress: Callable[[int], None] | None = None) -> int:
+    """Rebuilds the knowledge collection's vectors with the configured embedding model."""
+    vectors = KnowledgeVectors(embedder)
+    return store.rebuild(knowledge_schema(embedder), vectors.for_stored, progress)
+
+
+class KnowledgeStore:
+    """Reads and writes Knowledge records; keeps their vectors in step with their text."""
+
+    def __init__(self, store: VectorStore, vectors: KnowledgeVectors,
+                 settings: KnowledgeSettings) -> None:
+        self.vectors = vectors
+        self._settings = settings
+        self._collection: VectorCollection = store.open(knowledge_schema(vectors.embedder))
+        self._requests: VectorCollection = store.open(CollectionSchema(name=REQUESTS))
+
+    # -- writes --
+
+    def insert(self, records: Sequence[Knowledge]) -> list[bool]:
+        """Creates the records; False for any whose id already existed (nothing written)."""
+        vectors = self.vectors.for_records(records)
+        return self._collection.insert([
+            Record(key=r.id, payload=to_payload(r), vectors=v)
+            for r, v in zip(records, vectors, strict=True)
+        ])
+
+    def claim_request(self, request_key: str, knowledge_id: str) -> str:
+        """Binds an idempotency key to the id of the record it creates, once: the id the
+        key was first claimed for (this one when the claim is new)."""
+        if self._requests.insert([Record(key=request_key, payload={"id": knowledge_id})])[0]:
+            return knowledge_id
+        claimed = self._requests.get(request_key)
+        assert claimed is not None, "a claim is never deleted"
+        return str(claimed.payload["id"])
+
+    def update(self, knowledge_id: str, change: Callable[[Knowledge], Knowledge]) -> Knowledge:
+        """Applies `change` with optimistic concurrency; re-embeds when the text changed."""
+
+        def apply(current: Record) -> Record:
+            before = from_payload(current.payload)
+            text_before = before.indexed_text
+            after = change(before)
+            vectors = current.vectors
+            if after.indexed_text != text_before or not vectors:
+                vectors = self.vectors.for_records([after])[0]
+            return Record(key=knowledge_id, payload=to_payload(after), vectors=vectors)
+
+        return from_payload(self._collection.compare_and_set(knowledge_id, apply).payload)
+
+    def delete(self, knowledge_ids: Sequence[str]) -> None:
+        if knowledge_ids:
+            self._collection.delete(list(knowledge_ids))
+
+    # -- reads --
+
+    def get(self, knowledge_id: str) -> Knowledge | None:
+        record = self._collection.get(knowledge_id)
+        return from_payload(record.payload) if record else None
+
+    def recall(self, query: str, where: Where, limit: int) -> list[Candidate]:
+        """The `limit` most relevant records, best first, with their relevance.
+
+        BM25 alone, or hybrid: BM25 and dense each recall a pool, their scores are min-max
+        scaled and summed with weights, and the best records are then read in one call.
+        """
+        sparse, dense = self.vectors.for_query(query)
+        if dense is None:
+            feedback = self._settings.search_feedback_docs
+            if feedback:
+                top = self._collection.search(SearchQuery(
+                    where, feedback, sparse=sparse, with_payload=False, with_vectors=True))
+                sparse = self._expanded(sparse, [h.vectors[SPARSE] for h in top])
+            hits = self._collection.search(SearchQuery(where, limit, sparse=sparse))
+            # The stored payload holds the indexed fields: no need to copy them out.
+            return [Candidate(h.stored or {}, h.score,
+                              lambda h=h: from_payload(h.record.payload)) for h in hits]
+        pool = max(limit, self._settings.search_hybrid_pool)
+        legs = self._collection.search_batch([
+            SearchQuery(where, pool, sparse=sparse, with_payload=False),
+            SearchQuery(where, pool, dense=dense, with_payload=False)])
+        weight = self._settings.search_dense_weight
+        fused = minmax_fuse(legs, (1.0 - weight, weight))[:limit]
+        found = {point_id(r.key): r for r in self._collection.retrieve_points(
+            [p for p, _ in fused], with_bulk=False)}
+        return [Candidate(found[p].payload, score, lambda r=found[p]: from_payload(r.payload))
+                for p, score in fused if p in found]
+
+    def _expanded(self, query: SparseVector, feedback: list[SparseVector]) -> SparseVector:
+        """Pseudo-relevance feedback (RM3-like): the query plus the strongest terms of the
+        records it found first, each record's BM25 weights normalised to sum to 1."""
+        if not feedback:
+            return query
+        pooled: dict[int, float] = {}
+        for document in feedback:
+            values = document.values  # each access converts the engine's list: read once
+            total = sum(values) or 1.0
+            for term, value in zip(document.indices, values, strict=True):
+                pooled[term] = pooled.get(term, 0.0) + value / total
+        terms = dict(zip(query.indices, query.values, strict=True))
+        scale = self._settings.search_feedback_weight * len(terms) / len(feedback)
+        strongest = heapq.nlargest(self._settings.search_feedback_terms, pooled.items(),
+                                   key=lambda item: item[1])
+        for term, value in strongest:
+            terms[term] = terms.get(term, 0.0) + scale * value
+        return SparseVector(list(terms), list(terms.values()))
+
+    def scan(self, where: Where) -> Iterator[Knowledge]:
+        """Every matching record, in no particular order."""
+        cursor = None
+        while True:
+            page, cursor = self._collection.scroll(where, 256, cursor=cursor)
+            yield from (from_payload(r.payload) for r in page)
+            if cursor is None:
+                return
+
+    def page(self, where: Where, order: str, page_size: int,
+             page_token: str) -> tuple[list[Knowledge], str]:
+        """One page in descending `order` ("updated" or "confidence"), and the next token.
+
+        Tokens are keyset cursors: the last sort value and the ids already returned with
+        it, tied to the filter so a token cannot be replayed against another query.
+        """
+        filters = (where, order)
+        start_from, seen = _cursor(paging.read_token(page_token, filters)) \
+            if page_token else (None, [])
+        field_name = ORDER_FIELDS[order]
+        must_not = where.must_not + ((HasKey(tuple(seen)),) if seen else ())
+        page, _ = self._collection.scroll(
+            Where(must=where.must, must_not=must_not, should=where.should), page_size + 1,
+            order=Order(field_name, descending=True, start_from=start_from))
+        records = [from_payload(r.payload) for r in page[:page_size]]
+        if len(page) <= page_size:
+            return records, ""
+        last_value = _sort_value(records[-1], field_name)
+        ties = [r.id for r in records if _sort_value(r, field_name) == last_value]
+        if start_from == last_value:
+            ties = seen + ties
+        return records, paging.write_token({"v": last_value, "ids": ties}, filters)
+
+
+def _sort_value(record: Knowledge, field_name: str) -> float:
+    return record.updated_at if field_name == "updated_at" else confidence_rank(record)
+
+
+def _cursor(cursor: object) -> tuple[float, list[str]]:
+    """The last sort value and the ids already returned with it."""
+    try:
+        return float(cursor["v"]), [str(i) for i in cursor["ids"]]  # type: ignore[index]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise InvalidArgument("page_token", "is not a token this service issued") from exc

@@ -1,0 +1,105 @@
+"""The audit trail: one Redis stream, `<redis_prefix>audit`, appended before answering.
+
+A record says who did what to which resource version, and how it ended; it never holds
+a secret value. `record` must succeed (UNAVAILABLE otherwise, so the caller does not act
+or answer); `note` is for outcomes written after the fact, where a lost record is logged.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import redis
+
+from knowhub_server.common.auth import Principal
+from knowhub_server.common.errors import InvalidArgument, Unavailable
+from knowhub_server.common.times import now
+
+log = logging.getLogger(__name__)
+
+STREAM = "audit"
+_STREAM_ID = re.compile(r"^\d{1,20}-\d{1,20}$")
+_FILTERED_CHUNK = 256  # entries read per round when a filter drops some
+_SCAN_MAX = 10_000  # entries one filtered page reads at most before it returns
+
+
+@dataclass
+class AuditEvent:
+    action: str  # save, read_secure, delete, undelete, destroy, rotate_key
+    resource_id: str
+    version: int
+    outcome: str  # attempt, ok, denied, failed: <CODE>
+    actor: str = ""
+    agent_id: str = ""
+    detail: str = ""
+    time: float = 0.0
+    id: str = ""  # the stream entry id, once written
+
+
+class AuditLog:
+    def __init__(self, connect: Callable[[], redis.Redis], prefix: str) -> None:
+        self._connect = connect  # the runtime's Redis, started on first use
+        self.stream = f"{prefix}{STREAM}"
+
+    def record(self, principal: Principal, event: AuditEvent, *, unless: str) -> None:
+        """Appends the event, or raises UNAVAILABLE saying what was therefore not done."""
+        try:
+            client = self._connect()
+            client.xadd(self.stream, {
+                "time": repr(now()), "actor": principal.user_scope,
+                "agent_id": principal.agent_id, "action": event.action,
+                "resource_id": event.resource_id, "version": str(event.version),
+                "outcome": event.outcome, "detail": event.detail})
+        except (redis.RedisError, OSError, RuntimeError) as exc:
+            raise Unavailable(f"the audit log (Redis) cannot be written, so {unless}: "
+                              f"{type(exc).__name__}: {exc}") from None
+
+    def note(self, principal: Principal, event: AuditEvent) -> None:
+        """Appends the event if Redis answers; a lost record is logged as a warning."""
+        try:
+            self.record(principal, event, unless="this outcome is not recorded")
+        except Unavailable as exc:
+            log.warning("audit record lost (%s %s v%d %s by %s): %s", event.action,
+                        event.resource_id, event.version, event.outcome,
+                        principal.user_scope, exc.message)
+
+    def page(self, page_size: int, page_token: str,
+             resource_id: str = "") -> tuple[list[AuditEvent], str]:
+        """Events newest first, from just before `page_token`, and the next token."""
+        if page_token and not _STREAM_ID.match(page_token):
+            raise InvalidArgument("page_token", "is not a token this service issued")
+        upper = f"({page_token}" if page_token else "+"
+        chunk = _FILTERED_CHUNK if resource_id else page_size
+        events: list[AuditEvent] = []
+        scanned = 0
+        try:
+            client = self._connect()
+            while len(events) < page_size and scanned < _SCAN_MAX:
+                entries = client.xrevrange(self.stream, max=upper, min="-", count=chunk)
+                scanned += len(entries)
+                for entry_id, fields in entries:
+                    upper = f"({entry_id.decode()}"
+                    event = _event(entry_id.decode(), fields)
+                    if not resource_id or event.resource_id == resource_id:
+                        events.append(event)
+                        if len(events) == page_size:
+                            break
+                if len(entries) < chunk and len(events) < page_size:
+                    return events, ""
+            more = client.xrevrange(self.stream, max=upper, min="-", count=1)
+        except (redis.RedisError, OSError, RuntimeError) as exc:
+            raise Unavailable(f"the audit log (Redis) cannot be read: "
+                              f"{type(exc).__name__}: {exc}") from None
+        return events, upper[1:] if more else ""
+
+
+def _event(entry_id: str, fields: dict[bytes, bytes]) -> AuditEvent:
+    text = {k.decode(): v.decode() for k, v in fields.items()}
+    return AuditEvent(action=text.get("action", ""), resource_id=text.get("resource_id", ""),
+                      version=int(text.get("version") or 0), outcome=text.get("outcome", ""),
+                      actor=text.get("actor", ""), agent_id=text.get("agent_id", ""),
+                      detail=text.get("detail", ""), time=float(text.get("time") or 0.0),
+                      id=entry_id)

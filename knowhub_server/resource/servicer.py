@@ -1,0 +1,240 @@
+"""gRPC face of the resource service: protobuf messages in and out, nothing more."""
+
+from __future__ import annotations
+
+from google.protobuf import json_format, struct_pb2
+from knowhub.v1 import common_pb2, resource_pb2, resource_pb2_grpc
+
+from knowhub_server.common.auth import Authenticator, Principal
+from knowhub_server.common.errors import InvalidArgument, ServiceError
+from knowhub_server.common.rpc import unary
+from knowhub_server.common.runtime import Runtime
+from knowhub_server.common.server import ServiceHost
+from knowhub_server.common.times import from_timestamp, to_timestamp
+from knowhub_server.resource.audit import AuditEvent, AuditLog
+from knowhub_server.resource.config import ResourceSettings
+from knowhub_server.resource.crypto import Keyring, open_keyring
+from knowhub_server.resource.domain import (
+    DEFAULT_AUDIT_PAGE,
+    DEFAULT_PAGE_SIZE,
+    DEFAULT_TOP_K,
+    Draft,
+    Resource,
+    VersionInfo,
+)
+from knowhub_server.resource.operations import ResourceOperations
+from knowhub_server.resource.store import ResourceStore
+
+SERVICE_NAME = resource_pb2.DESCRIPTOR.services_by_name["ResourceService"].full_name
+_CONTENT_TYPES = {
+    resource_pb2.RESOURCE_CONTENT_TYPE_TEXT: "text",
+    resource_pb2.RESOURCE_CONTENT_TYPE_CODE: "code",
+    resource_pb2.RESOURCE_CONTENT_TYPE_CREDENTIAL: "credential",
+    resource_pb2.RESOURCE_CONTENT_TYPE_COOKIE: "cookie",
+}
+_CONTENT_TYPE_NUMBERS = {name: number for number, name in _CONTENT_TYPES.items()}
+_VIEWS = {resource_pb2.RESOURCE_VIEW_UNSPECIFIED, resource_pb2.RESOURCE_VIEW_BASIC}
+
+
+class ResourceServicer(resource_pb2_grpc.ResourceServiceServicer):
+    def __init__(self, authenticator: Authenticator, operations: ResourceOperations) -> None:
+        self.authenticator = authenticator
+        self._ops = operations
+
+    @unary
+    def SaveResource(self, request: resource_pb2.SaveResourceRequest,
+                     principal: Principal) -> resource_pb2.SaveResourceResponse:
+        draft = Draft(
+            id=request.id, title=request.title, body=request.body,
+            secure_body=request.secure_body,
+            content_type=_content_type(request.content_type, "content_type") or "text",
+            metadata=_metadata(request.metadata), scopes=list(request.scopes),
+            owner=request.owner, expires_at=from_timestamp(request.expires_at, "expires_at"),
+            expected_version=request.expected_version
+            if request.HasField("expected_version") else None)
+        saved = self._ops.save(principal, draft)
+        return resource_pb2.SaveResourceResponse(resource=resource_to_proto(saved))
+
+    @unary
+    def GetResource(self, request: resource_pb2.GetResourceRequest,
+                    principal: Principal) -> resource_pb2.GetResourceResponse:
+        found = self._ops.get(principal, request.id, include_secure=request.include_secure,
+                              version=request.version)
+        return resource_pb2.GetResourceResponse(resource=resource_to_proto(found))
+
+    @unary
+    def BatchGetResources(self, request: resource_pb2.BatchGetResourcesRequest,
+                          principal: Principal) -> resource_pb2.BatchGetResourcesResponse:
+        if request.view not in _VIEWS:
+            raise InvalidArgument("view", f"{request.view} is not a ResourceView")
+        outcomes = self._ops.batch_get(
+            principal, list(request.ids),
+            with_body=request.view != resource_pb2.RESOURCE_VIEW_BASIC)
+        results = []
+        for resource_id, outcome in zip(request.ids, outcomes, strict=True):
+            result = resource_pb2.ResourceResult(id=resource_id)
+            if isinstance(outcome, ServiceError):
+                result.error.CopyFrom(common_pb2.ItemError(code=outcome.code.name,
+                                                           message=outcome.message))
+            else:
+                result.resource.CopyFrom(resource_to_proto(outcome))
+            results.append(result)
+        return resource_pb2.BatchGetResourcesResponse(results=results)
+
+    @unary
+    def ListResources(self, request: resource_pb2.ListResourcesRequest,
+                      principal: Principal) -> resource_pb2.ListResourcesResponse:
+        resources, token = self._ops.list(
+            principal, prefix=request.prefix,
+            content_type=_content_type(request.content_type, "content_type"),
+            include_expired=request.include_expired, show_deleted=request.show_deleted,
+            page_size=request.page_size or DEFAULT_PAGE_SIZE, page_token=request.page_token)
+        return resource_pb2.ListResourcesResponse(
+            resources=[resource_to_proto(r) for r in resources], next_page_token=token)
+
+    @unary
+    def SearchResources(self, request: resource_pb2.SearchResourcesRequest,
+                        principal: Principal) -> resource_pb2.SearchResourcesResponse:
+        hits = self._ops.search(
+            principal, request.query,
+            top_k=request.top_k if request.HasField("top_k") else DEFAULT_TOP_K,
+            content_type=_content_type(request.content_type, "content_type"),
+            include_expired=request.include_expired)
+        return resource_pb2.SearchResourcesResponse(hits=[
+            resource_pb2.ResourceHit(resource=resource_to_proto(r), relevance=score)
+            for r, score in hits])
+
+    @unary
+    def DeleteResource(self, request: resource_pb2.DeleteResourceRequest,
+                       principal: Principal) -> resource_pb2.DeleteResourceResponse:
+        deleted = self._ops.delete(principal, request.id)
+        return resource_pb2.DeleteResourceResponse(resource=resource_to_proto(deleted))
+
+    @unary
+    def UndeleteResource(self, request: resource_pb2.UndeleteResourceRequest,
+                         principal: Principal) -> resource_pb2.UndeleteResourceResponse:
+        restored = self._ops.undelete(principal, request.id)
+        return resource_pb2.UndeleteResourceResponse(resource=resource_to_proto(restored))
+
+    @unary
+    def DestroyResource(self, request: resource_pb2.DestroyResourceRequest,
+                        principal: Principal) -> resource_pb2.DestroyResourceResponse:
+        erased = self._ops.destroy(principal, request.id)
+        return resource_pb2.DestroyResourceResponse(destroyed_versions=erased)
+
+    @unary
+    def ListResourceVersions(self, request: resource_pb2.ListResourceVersionsRequest,
+                             principal: Principal
+                             ) -> resource_pb2.ListResourceVersionsResponse:
+        versions = self._ops.versions(principal, request.id)
+        return resource_pb2.ListResourceVersionsResponse(
+            versions=[version_to_proto(v) for v in versions])
+
+    @unary
+    def ListAuditEvents(self, request: resource_pb2.ListAuditEventsRequest,
+                        principal: Principal) -> resource_pb2.ListAuditEventsResponse:
+        events, token = self._ops.audit_events(
+            principal, page_size=request.page_size or DEFAULT_AUDIT_PAGE,
+            page_token=request.page_token, resource_id=request.resource_id)
+        return resource_pb2.ListAuditEventsResponse(
+            events=[event_to_proto(e) for e in events], next_page_token=token)
+
+    @unary
+    def RotateMasterKey(self, request: resource_pb2.RotateMasterKeyRequest,
+                        principal: Principal) -> resource_pb2.RotateMasterKeyResponse:
+        rotation = self._ops.rotate_master_key(principal)
+        return resource_pb2.RotateMasterKeyResponse(
+            active_key_id=rotation.active_key_id, created=rotation.created,
+            rewrapped=rotation.rewrapped, remaining=rotation.remaining)
+
+
+def register(server: ServiceHost, runtime: Runtime) -> str:
+    """Adds the resource service to `server`; returns its full service name."""
+    settings = ResourceSettings()
+    store = ResourceStore(runtime.vectors)
+    audit = AuditLog(runtime.redis, runtime.settings.redis_prefix)
+    runtime.watch_streams(audit.stream)
+    operations = ResourceOperations(store, keyring(settings, runtime, store), audit, settings)
+    resource_pb2_grpc.add_ResourceServiceServicer_to_server(
+        ResourceServicer(runtime.authenticator, operations), server)
+    return SERVICE_NAME
+
+
+def keyring(settings: ResourceSettings, runtime: Runtime, store: ResourceStore) -> Keyring:
+    """The master keys. A key file is created only when this process alone writes the
+    store and no secure_body is stored yet: a missing file then means lost keys, not a
+    first start."""
+    key_file = settings.master_key_file or runtime.settings.data_dir / "keys" / \
+        "master-keys.json"
+    if store.shared:
+        why_not = ("every replica of a shared Qdrant store must use the same key: set "
+                   "KNOWHUB_MASTER_KEY (or KNOWHUB_MASTER_KEY_FILE)")
+    else:
+        why_not = ("the resource store already holds encrypted secure_body values: restore "
+                   "the key file from its backup, or set KNOWHUB_MASTER_KEY")
+    return open_keyring(
+        master_key=settings.master_key.get_secret_value() if settings.master_key else None,
+        retired=settings.master_key_retired.get_secret_value()
+        if settings.master_key_retired else None,
+        key_file=key_file, may_create=not store.shared and store.count_encrypted() == 0,
+        why_not=why_not)
+
+
+def _content_type(value: int, field_name: str) -> str:
+    """The content type's name; "" for unspecified."""
+    if value == resource_pb2.RESOURCE_CONTENT_TYPE_UNSPECIFIED:
+        return ""
+    if value not in _CONTENT_TYPES:
+        raise InvalidArgument(field_name, f"{value} is not a ResourceContentType")
+    return _CONTENT_TYPES[value]
+
+
+# ---- Conversions ----------------------------------------------------------------------
+
+def resource_to_proto(resource: Resource) -> resource_pb2.Resource:
+    content = resource.content
+    message = resource_pb2.Resource(
+        id=resource.id, title=content.title, body=content.body,
+        content_type=_CONTENT_TYPE_NUMBERS[content.content_type], scopes=content.scopes,
+        owner=content.owner, version=resource.version,
+        created_at=to_timestamp(resource.created_at),
+        updated_at=to_timestamp(resource.updated_at), expired=resource.expired,
+        has_secure_body=resource.has_secure_body, deleted=bool(resource.deleted_at))
+    message.metadata.CopyFrom(_struct(content.metadata))
+    if content.expires_at is not None:
+        message.expires_at.CopyFrom(to_timestamp(content.expires_at))
+    if resource.deleted_at:
+        message.deleted_at.CopyFrom(to_timestamp(resource.deleted_at))
+    if resource.secure_body is not None:
+        message.secure_body = resource.secure_body
+    return message
+
+
+def _metadata(struct: struct_pb2.Struct) -> dict[str, object]:
+    try:
+        return json_format.MessageToDict(struct)
+    except (json_format.Error, ValueError):  # NaN or infinity
+        raise InvalidArgument("metadata", "numbers must be finite") from None
+
+
+def _struct(values: dict[str, object]) -> struct_pb2.Struct:
+    struct = struct_pb2.Struct()
+    struct.update(values)
+    return struct
+
+
+def version_to_proto(info: VersionInfo) -> resource_pb2.ResourceVersion:
+    message = resource_pb2.ResourceVersion(
+        version=info.version, created_at=to_timestamp(info.created_at),
+        saved_by=info.saved_by, has_secure_body=info.has_secure_body,
+        deleted=bool(info.deleted_at))
+    if info.deleted_at:
+        message.deleted_at.CopyFrom(to_timestamp(info.deleted_at))
+    return message
+
+
+def event_to_proto(event: AuditEvent) -> resource_pb2.AuditEvent:
+    return resource_pb2.AuditEvent(
+        id=event.id, time=to_timestamp(event.time), actor=event.actor,
+        agent_id=event.agent_id, action=event.action, resource_id=event.resource_id,
+        version=event.version, outcome=event.outcome, detail=event.detail)

@@ -1,1 +1,0 @@
-"""The dream service: cognitive memory (seed 002), later dream runs (seed 000)."""
