@@ -16,6 +16,7 @@ from pathlib import Path
 import grpc
 import grpc.aio
 
+DEFAULT_TARGET = "127.0.0.1:50051"
 ROUND_ROBIN = json.dumps({"loadBalancingConfig": [{"round_robin": {}}]})
 CHANNEL_OPTIONS = [
     ("grpc.service_config", ROUND_ROBIN),

@@ -7,6 +7,7 @@ function-calling schemas, and their execution.
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -125,7 +126,7 @@ _SCHEMAS = [
 
 def openai_tools() -> list[dict[str, Any]]:
     """The tool definitions for `tools=` of an OpenAI-compatible chat completion."""
-    return json.loads(json.dumps(_SCHEMAS))
+    return copy.deepcopy(_SCHEMAS)
 
 
 def _batch_update(kh: Any, args: dict[str, Any]) -> dict[str, Any]:
