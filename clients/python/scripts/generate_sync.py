@@ -1,9 +1,10 @@
 """Generates the blocking SDK (knowhub/_sync) from the asyncio one (knowhub/_async).
 
 unasync drops `async` and `await` and renames the asyncio names (__aenter__,
-AsyncIterator, ...) and ours below; ruff then formats the result, whose lines lost
-their alignment with the words. `make sdk-sync` runs this; `make sdk-sync-check` fails
-when the committed files differ from what it generates.
+AsyncIterator, ...) and ours below; ruff then sorts the imports (the renamed modules
+sort elsewhere) and formats the result, whose lines lost their alignment with the
+words. `make sdk-sync` runs this; `make sdk-sync-check` fails when the committed files
+differ from what it generates.
 """
 
 from __future__ import annotations
@@ -44,6 +45,8 @@ def main() -> None:
         target = TARGET / source.name
         target.write_text(header(source) + target.read_text())
     ruff = Path(sys.executable).parent / "ruff"
+    subprocess.run([str(ruff), "check", "--fix", "--quiet", "--select", "I", str(TARGET)],
+                   check=True)
     subprocess.run([str(ruff), "format", "--quiet", str(TARGET)], check=True)
 
 

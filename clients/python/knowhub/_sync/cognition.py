@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from knowhub._sync.knowledge import KnowledgeAPI
 from knowhub._requests.cognition import (
     event_message,
     injection_events,
@@ -20,6 +19,7 @@ from knowhub._requests.cognition import (
     payload_message,
     query_evaluation,
 )
+from knowhub._sync.knowledge import KnowledgeAPI
 from knowhub._transport import Stream, Transport
 from knowhub.models.base import TimeLike, to_timestamp
 from knowhub.models.cognition import (
