@@ -5,8 +5,9 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PROTOS := $(wildcard protos/knowhub/v1/*.proto)
 GENERATED := clients/python/knowhub/v1
+SYNC_SDK := clients/python/knowhub/_sync
 
-.PHONY: setup run test bench reliability lint proto proto-check
+.PHONY: setup run test bench reliability lint typecheck proto proto-check sdk-sync sdk-sync-check
 
 setup: $(STAMP)
 
@@ -34,12 +35,30 @@ lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports --no-cache
 
+# mypy --strict over the SDK (as its users see it: the shipped .pyi stubs of the generated
+# code included) and over the typed usage examples in tests/sdk.
+typecheck: setup
+	$(BIN)/mypy
+
+# The _grpc.pyi stubs (mypy-protobuf) type the service stubs for blocking and asyncio use.
 proto: setup
 	$(BIN)/python -m grpc_tools.protoc -I protos --python_out=clients/python \
-		--pyi_out=clients/python --grpc_python_out=clients/python $(PROTOS)
+		--pyi_out=clients/python --grpc_python_out=clients/python \
+		--plugin=protoc-gen-mypy_grpc=$(BIN)/protoc-gen-mypy_grpc \
+		--mypy_grpc_out=clients/python $(PROTOS)
 
 # Fails when the committed generated code differs from what the protos produce.
 proto-check: proto
 	@git diff --exit-code --stat -- $(GENERATED) && \
 	test -z "$$(git status --porcelain -- $(GENERATED))" || \
 	{ echo "Generated protobuf code is stale: run 'make proto' and commit the result."; exit 1; }
+
+# The blocking SDK (knowhub/_sync) is generated from the asyncio one (knowhub/_async).
+sdk-sync: setup
+	$(BIN)/python clients/python/scripts/generate_sync.py
+
+# Fails when the committed blocking SDK differs from what the asyncio one generates.
+sdk-sync-check: sdk-sync
+	@git diff --exit-code --stat -- $(SYNC_SDK) && \
+	test -z "$$(git status --porcelain -- $(SYNC_SDK))" || \
+	{ echo "The blocking SDK is stale: run 'make sdk-sync' and commit the result."; exit 1; }

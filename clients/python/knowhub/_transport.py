@@ -1,26 +1,41 @@
-"""Channels and calls, shared by the blocking and the asyncio clients.
+"""Channels and calls: `Transport` (blocking) and `AsyncTransport` (asyncio).
 
 A service API builds a request and names its stub method and result parser; the
-transport makes the call (blocking or awaitable) and turns gRPC errors into
-`knowhub.errors`. So every API method is written once for both clients.
+transport makes the call and turns gRPC errors into `knowhub.errors`. The two differ only
+here: the service APIs are written once, as asyncio code (knowhub/_async), and the
+blocking ones are generated from it (knowhub/_sync).
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from typing import Any, TypeVar
+import typing
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Generic, Protocol, TypeVar
 
 import grpc
 import grpc.aio
+from google.protobuf.message import Message
 
 from knowhub.channels import TlsCA, open_aio_channel, open_channel
 from knowhub.errors import from_rpc_error
 
 T = TypeVar("T")
-Parse = Callable[[Any], T]
+Request = TypeVar("Request", bound=Message)
+Response = TypeVar("Response", bound=Message)
+Answer = TypeVar("Answer", covariant=True)
+Metadata = tuple[tuple[str, str], ...]
+DEFAULT_TIMEOUT = 60.0
 
 
-def _metadata(token: str | None) -> tuple[tuple[str, str], ...]:
+class Answers(Protocol[Answer]):
+    """What a blocking server-streaming call returns: its answers, and a way to end it."""
+
+    def __next__(self) -> Answer: ...
+
+    def cancel(self) -> bool: ...
+
+
+def _metadata(token: str | None) -> Metadata:
     return (("authorization", f"Bearer {token}"),) if token else ()
 
 
@@ -28,12 +43,15 @@ class Stream(Iterator[T]):
     """The answers of a server-streaming call, parsed. `cancel()` (from any thread, or
     leaving a `with` block) ends it: iteration then stops without an error."""
 
-    def __init__(self, call: Any, parse: Parse[T]) -> None:
-        self._call, self._parse, self._cancelled = call, parse, False
+    def __init__(self, call: Answers[Response],
+                 parse: Callable[[Response], T]) -> None:
+        self._next: Callable[[], T] = lambda: parse(next(call))
+        self._cancel = call.cancel
+        self._cancelled = False
 
     def __next__(self) -> T:
         try:
-            return self._parse(next(self._call))
+            return self._next()
         except grpc.RpcError as error:
             if self._cancelled:
                 raise StopIteration from None
@@ -41,7 +59,7 @@ class Stream(Iterator[T]):
 
     def cancel(self) -> None:
         self._cancelled = True
-        self._call.cancel()
+        self._cancel()
 
     def __enter__(self) -> Stream[T]:
         return self
@@ -50,26 +68,32 @@ class Stream(Iterator[T]):
         self.cancel()
 
 
-class AsyncStream(AsyncIterator[T]):
+class AsyncStream(AsyncIterator[T], Generic[T]):
     """The asyncio counterpart of Stream."""
 
-    def __init__(self, call: Any, parse: Parse[T]) -> None:
-        self._call, self._parse, self._cancelled = call, parse, False
+    def __init__(self, call: grpc.aio.UnaryStreamCall[Request, Response],
+                 parse: Callable[[Response], T]) -> None:
+        async def read() -> T:
+            response = await call.read()
+            if response is grpc.aio.EOF:
+                raise StopAsyncIteration
+            return parse(typing.cast(Response, response))
+
+        self._read = read
+        self._cancel = call.cancel
+        self._cancelled = False
 
     async def __anext__(self) -> T:
         try:
-            response = await self._call.read()
+            return await self._read()
         except grpc.RpcError as error:
             if self._cancelled:
                 raise StopAsyncIteration from None
             raise from_rpc_error(error) from None
-        if response is grpc.aio.EOF:
-            raise StopAsyncIteration
-        return self._parse(response)
 
     def cancel(self) -> None:
         self._cancelled = True
-        self._call.cancel()
+        self._cancel()
 
     async def __aenter__(self) -> AsyncStream[T]:
         return self
@@ -87,8 +111,8 @@ class Transport:
         self._metadata = _metadata(token)
         self.timeout = timeout
 
-    def call(self, method: Callable[..., Any], request: Any, parse: Parse[T],
-             timeout: float | None = None) -> T:
+    def call(self, method: grpc.UnaryUnaryMultiCallable[Request, Response], request: Request,
+             parse: Callable[[Response], T], timeout: float | None = None) -> T:
         try:
             response = method(request, metadata=self._metadata,
                               timeout=timeout or self.timeout)
@@ -96,7 +120,8 @@ class Transport:
             raise from_rpc_error(error) from None
         return parse(response)
 
-    def stream(self, method: Callable[..., Any], request: Any, parse: Parse[T]) -> Stream[T]:
+    def stream(self, method: grpc.UnaryStreamMultiCallable[Request, Response],
+               request: Request, parse: Callable[[Response], T]) -> Stream[T]:
         """A server-streaming call, without deadline, until it is cancelled."""
         return Stream(method(request, metadata=self._metadata), parse)
 
@@ -113,20 +138,18 @@ class AsyncTransport:
         self._metadata = _metadata(token)
         self.timeout = timeout
 
-    def call(self, method: Callable[..., Any], request: Any, parse: Parse[T],
-             timeout: float | None = None) -> Awaitable[T]:
-        async def run() -> T:
-            try:
-                response = await method(request, metadata=self._metadata,
-                                        timeout=timeout or self.timeout)
-            except grpc.RpcError as error:
-                raise from_rpc_error(error) from None
-            return parse(response)
+    async def call(self, method: grpc.aio.UnaryUnaryMultiCallable[Request, Response],
+                   request: Request, parse: Callable[[Response], T],
+                   timeout: float | None = None) -> T:
+        try:
+            response = await method(request, metadata=self._metadata,
+                                    timeout=timeout or self.timeout)
+        except grpc.RpcError as error:
+            raise from_rpc_error(error) from None
+        return parse(response)
 
-        return run()
-
-    def stream(self, method: Callable[..., Any], request: Any,
-               parse: Parse[T]) -> AsyncStream[T]:
+    def stream(self, method: grpc.aio.UnaryStreamMultiCallable[Request, Response],
+               request: Request, parse: Callable[[Response], T]) -> AsyncStream[T]:
         """A server-streaming call, without deadline, until it is cancelled."""
         return AsyncStream(method(request, metadata=self._metadata), parse)
 

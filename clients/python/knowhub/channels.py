@@ -5,6 +5,11 @@ A target is `host:port`, `dns:///name:port` (every address the name resolves to,
 the replicas of a compose service) or `ipv4:a:p1,b:p2` (a fixed list). With round-robin
 load balancing each call goes to the next ready address, instead of all calls to the
 first one (gRPC's default, pick_first).
+
+Reads that fail UNAVAILABLE (a replica restarting, a dropped connection) are tried again
+by gRPC itself, following the service config's retryPolicy. Only reads: the config is
+per method, so it cannot tell a write that carries a request_id (safe to repeat) from
+one that does not; such writes are left to the caller to retry with the same request_id.
 """
 
 from __future__ import annotations
@@ -16,9 +21,35 @@ from pathlib import Path
 import grpc
 import grpc.aio
 
-ROUND_ROBIN = json.dumps({"loadBalancingConfig": [{"round_robin": {}}]})
+from knowhub.v1 import cognition_pb2, dream_pb2, knowledge_pb2, resource_pb2
+
+DEFAULT_TARGET = "127.0.0.1:50051"
+# Methods that change nothing: the standard reads by their verb, and the custom ones.
+READ_VERBS = ("Get", "BatchGet", "List", "Search")
+CUSTOM_READS = frozenset({"PendingEvaluations", "ExportLog"})
+RETRY_POLICY = {"maxAttempts": 4, "initialBackoff": "0.1s", "maxBackoff": "1s",
+                "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"]}
+# Past a few failures in a row on a channel, no more retries until calls succeed again.
+RETRY_THROTTLING = {"maxTokens": 10, "tokenRatio": 0.1}
+
+
+def read_methods() -> list[dict[str, str]]:
+    """The unary read methods of every KnowHub service, as service config names."""
+    services = [service for module in (knowledge_pb2, resource_pb2, cognition_pb2, dream_pb2)
+                for service in module.DESCRIPTOR.services_by_name.values()]
+    return [{"service": service.full_name, "method": method.name}
+            for service in services for method in service.methods
+            if not method.server_streaming
+            and (method.name.startswith(READ_VERBS) or method.name in CUSTOM_READS)]
+
+
+SERVICE_CONFIG = json.dumps({
+    "loadBalancingConfig": [{"round_robin": {}}],
+    "methodConfig": [{"name": read_methods(), "retryPolicy": RETRY_POLICY}],
+    "retryThrottling": RETRY_THROTTLING,
+})
 CHANNEL_OPTIONS = [
-    ("grpc.service_config", ROUND_ROBIN),
+    ("grpc.service_config", SERVICE_CONFIG),
     ("grpc.max_receive_message_length", 64 * 1024 * 1024),
     ("grpc.keepalive_time_ms", 60_000),
 ]

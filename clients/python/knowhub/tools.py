@@ -7,10 +7,12 @@ function-calling schemas, and their execution.
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from knowhub._sync.client import KnowHub
 from knowhub.errors import KnowHubError
 
 KNOWLEDGE_TYPES = ["user_profile", "strategy", "tool", "usecase", "definition", "plan"]
@@ -125,21 +127,21 @@ _SCHEMAS = [
 
 def openai_tools() -> list[dict[str, Any]]:
     """The tool definitions for `tools=` of an OpenAI-compatible chat completion."""
-    return json.loads(json.dumps(_SCHEMAS))
+    return copy.deepcopy(_SCHEMAS)
 
 
-def _batch_update(kh: Any, args: dict[str, Any]) -> dict[str, Any]:
+def _batch_update(kh: KnowHub, args: dict[str, Any]) -> dict[str, Any]:
     results = kh.knowledge.batch_update(**args)
     return {"results": [r.to_dict() for r in results],
             "updated": sum(1 for r in results if r.ok)}
 
 
-def _list(kh: Any, args: dict[str, Any]) -> dict[str, Any]:
+def _list(kh: KnowHub, args: dict[str, Any]) -> dict[str, Any]:
     page = kh.knowledge.list(**args)
     return {"items": [k.to_dict() for k in page], "count": len(page)}
 
 
-_RUNNERS: dict[str, Callable[[Any, dict[str, Any]], dict[str, Any]]] = {
+_RUNNERS: dict[str, Callable[[KnowHub, dict[str, Any]], dict[str, Any]]] = {
     "knowledge_search": lambda kh, args: kh.knowledge.search(**args).to_dict(),
     "knowledge_save": lambda kh, args: kh.knowledge.save(**args).to_dict(),
     "knowledge_update": lambda kh, args: kh.knowledge.update(**args).to_dict(),
@@ -151,14 +153,14 @@ _RUNNERS: dict[str, Callable[[Any, dict[str, Any]], dict[str, Any]]] = {
 }
 
 
-def run_tool(kh: Any, name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
+def run_tool(kh: KnowHub, name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
     """Runs tool `name` (one of `openai_tools()`) against a blocking `KnowHub`: the result
     as JSON-ready data. Raises `KnowHubError` for a call the hub refused, and TypeError or
     ValueError for arguments the SDK cannot send."""
     return _RUNNERS[name](kh, dict(arguments))
 
 
-def call_tool(kh: Any, name: str, arguments: str | dict[str, Any]) -> dict[str, Any]:
+def call_tool(kh: KnowHub, name: str, arguments: str | dict[str, Any]) -> dict[str, Any]:
     """Runs one tool call of the model against a blocking `KnowHub`.
 
     Returns the result as JSON-ready data, or {"error": {"code", "message"}} for a call

@@ -1,0 +1,57 @@
+"""The hub's client: one object per hub, one attribute per service.
+
+`KnowHub` blocks; `AsyncKnowHub` is its asyncio twin (each method a coroutine, used in
+`async with`). Pass `knowledge="host:port"` (or `resource=...`, `cognition=...`,
+`dream=...`) to reach a service at its own address (compose), or a `dns:///name:port`
+target to spread calls over every replica behind a name (round-robin). `tls_ca` (PEM
+bytes or a file's path) verifies a TLS server with that CA; `tls=True` alone uses the
+system's root certificates.
+"""
+
+from __future__ import annotations
+
+from types import TracebackType
+
+from knowhub._async.cognition import AsyncCognitionAPI
+from knowhub._async.dream import AsyncDreamAPI
+from knowhub._async.knowledge import AsyncKnowledgeAPI
+from knowhub._async.memory import AsyncMemoryAPI
+from knowhub._async.resources import AsyncResourcesAPI
+from knowhub._transport import DEFAULT_TIMEOUT, AsyncTransport
+from knowhub.channels import DEFAULT_TARGET, TlsCA, read_ca
+
+
+class AsyncKnowHub:
+    """A KnowHub client, e.g. `kh.knowledge.search("how to log in with selenium")`."""
+
+    def __init__(self, target: str | None = None, *, token: str | None = None,
+                 knowledge: str | None = None, resource: str | None = None,
+                 cognition: str | None = None, dream: str | None = None,
+                 timeout: float = DEFAULT_TIMEOUT,
+                 tls: bool = False, tls_ca: TlsCA | None = None) -> None:
+        self._transports: dict[str, AsyncTransport] = {}
+        ca = read_ca(tls_ca)  # read once, for every channel
+
+        def transport(own_target: str | None) -> AsyncTransport:
+            """One channel per distinct address."""
+            address = own_target or target or DEFAULT_TARGET
+            if address not in self._transports:
+                self._transports[address] = AsyncTransport(address, token, timeout, tls, ca)
+            return self._transports[address]
+
+        self.knowledge = AsyncKnowledgeAPI(transport(knowledge))
+        self.resources = AsyncResourcesAPI(transport(resource))
+        self.cognition = AsyncCognitionAPI(transport(cognition), self.knowledge)
+        self.memory = AsyncMemoryAPI(transport(dream))
+        self.dream = AsyncDreamAPI(transport(dream))
+
+    async def close(self) -> None:
+        for transport in self._transports.values():
+            await transport.close()
+
+    async def __aenter__(self) -> AsyncKnowHub:
+        return self
+
+    async def __aexit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                        trace: TracebackType | None) -> None:
+        await self.close()

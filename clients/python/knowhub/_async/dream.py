@@ -1,0 +1,105 @@
+"""`kh.dream`: dream runs (the dream service's run, schedule and memory document RPCs).
+`kh.memory` is the memory in the same service.
+
+    run = kh.dream.run()                          # the token's agent, both phases
+    kh.dream.get_run(run.run_id).status           # queued, running, done, skipped, failed
+    kh.dream.list_runs(status="failed")           # the caller's runs, newest first
+    kh.dream.schedule(cron="0 3 * * *", time_zone="Asia/Shanghai")
+    for doc in kh.dream.documents(include_content=True):
+        print(doc.path, doc.content)
+
+Phases are "per_trace_reflect" and "cross_trace_integrate".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from knowhub._requests.dream import phases as phase_values
+from knowhub._requests.dream import run_status
+from knowhub._transport import AsyncTransport
+from knowhub.models.base import TimeLike, to_timestamp
+from knowhub.models.dream import (
+    DreamRun,
+    DreamRunPage,
+    DreamSchedule,
+    MemoryDocument,
+    MemoryDocumentPage,
+    SchedulePage,
+)
+from knowhub.v1 import dream_pb2, dream_pb2_grpc
+
+
+class AsyncDreamAPI:
+    def __init__(self, transport: AsyncTransport) -> None:
+        self._transport = transport
+        self._stub = dream_pb2_grpc.DreamServiceStub(transport.channel)
+
+    async def run(self, agent_id: str | None = None, trace_ids: Sequence[str] | None = None,
+                  phases: Sequence[str] | None = None) -> DreamRun:
+        """Queues a dream run of the agent (the token's by default) over the traces the
+        caller may read (or `trace_ids`); returns it queued. Both phases by default."""
+        request = dream_pb2.RunDreamRequest(agent_id=agent_id or "",
+                                            trace_ids=list(trace_ids or []),
+                                            phases=phase_values(phases))
+        return await self._transport.call(self._stub.RunDream, request,
+                                          lambda r: DreamRun.from_proto(r.run))
+
+    async def get_run(self, run_id: str) -> DreamRun:
+        return await self._transport.call(
+            self._stub.GetDreamRun, dream_pb2.GetDreamRunRequest(run_id=run_id),
+            lambda r: DreamRun.from_proto(r.run))
+
+    async def list_runs(self, agent_id: str | None = None, status: str | None = None,
+                        limit: int = 20, page_token: str = "") -> DreamRunPage:
+        """The runs the caller requested (every run for an admin), newest first; only
+        `agent_id`'s, only those in `status` (queued, running, done, skipped, failed)."""
+        request = dream_pb2.ListDreamRunsRequest(agent_id=agent_id or "",
+                                                 status=run_status(status), page_size=limit,
+                                                 page_token=page_token)
+        return await self._transport.call(self._stub.ListDreamRuns, request,
+                                          DreamRunPage.from_proto)
+
+    async def schedule(self, every_minutes: int | None = None, cron: str | None = None, *,
+                       agent_id: str | None = None, time_zone: str | None = None,
+                       phases: Sequence[str] | None = None,
+                       start_time: TimeLike = None) -> DreamSchedule:
+        """Runs the agent's dream every N minutes or on a five-field cron expression (in
+        `time_zone`, UTC by default), from `start_time` on."""
+        request = dream_pb2.ScheduleDreamRequest(
+            agent_id=agent_id or "", every_minutes=every_minutes or 0, cron=cron or "",
+            time_zone=time_zone or "", phases=phase_values(phases),
+            start_time=to_timestamp(start_time))
+        return await self._transport.call(self._stub.ScheduleDream, request,
+                                          lambda r: DreamSchedule.from_proto(r.schedule))
+
+    async def schedules(self, agent_id: str | None = None, limit: int = 20,
+                        page_token: str = "") -> SchedulePage:
+        """The caller's schedules (every one for an admin), oldest first."""
+        request = dream_pb2.ListSchedulesRequest(agent_id=agent_id or "", page_size=limit,
+                                                 page_token=page_token)
+        return await self._transport.call(self._stub.ListSchedules, request,
+                                          SchedulePage.from_proto)
+
+    async def delete_schedule(self, schedule_id: str) -> str:
+        return await self._transport.call(
+            self._stub.DeleteSchedule, dream_pb2.DeleteScheduleRequest(schedule_id=schedule_id),
+            lambda r: r.schedule_id)
+
+    async def documents(self, agent_id: str | None = None, include_content: bool = False,
+                        limit: int = 20, page_token: str = "") -> MemoryDocumentPage:
+        """The agent's memory documents by path (content only with `include_content`)."""
+        request = dream_pb2.ListMemoryDocumentsRequest(
+            agent_id=agent_id or "", include_content=include_content, page_size=limit,
+            page_token=page_token)
+        return await self._transport.call(self._stub.ListMemoryDocuments, request,
+                                          MemoryDocumentPage.from_proto)
+
+    async def document(self, path: str, agent_id: str | None = None,
+                       revision: int = 0) -> MemoryDocument:
+        """A memory document with its content (an earlier kept revision when given) and
+        the list of its kept revisions."""
+        request = dream_pb2.GetMemoryDocumentRequest(agent_id=agent_id or "", path=path,
+                                                     revision=revision)
+        return await self._transport.call(self._stub.GetMemoryDocument, request,
+                                          MemoryDocument.from_response)

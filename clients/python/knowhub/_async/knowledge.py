@@ -1,0 +1,122 @@
+"""`kh.knowledge`: the knowledge tools as methods."""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from knowhub._requests.knowledge import (
+    SLIM_TIMEOUT,
+    case_message,
+    feedback_message,
+    list_request,
+    save_request,
+)
+from knowhub._transport import AsyncTransport
+from knowhub.models.knowledge import (
+    Case,
+    FeedbackResult,
+    Knowledge,
+    KnowledgeVersion,
+    Page,
+    SearchResults,
+    SlimReport,
+)
+from knowhub.v1 import knowledge_pb2, knowledge_pb2_grpc
+
+
+class AsyncKnowledgeAPI:
+    def __init__(self, transport: AsyncTransport) -> None:
+        self._transport = transport
+        self._stub = knowledge_pb2_grpc.KnowledgeServiceStub(transport.channel)
+
+    async def save(self, task: str, content: str, types: Sequence[str],
+                   tags: Mapping[str, str] | None = None, scopes: Sequence[str] | None = None,
+                   owner: str | None = None, source_name: str = "",
+                   source_category: str = "exp", urls: Sequence[str] | None = None,
+                   agent_id: str = "research_agent", submitted_by: str = "", score: int = 3,
+                   message_id: str = "", resource_ids: Sequence[str] | None = None,
+                   request_id: str | None = None) -> Knowledge:
+        """Saves new knowledge (knowledge_save). With `request_id`, a retried call returns
+        the record the first one created instead of saving it twice."""
+        request = save_request(
+            task, content, types, tags=tags, scopes=scopes, owner=owner,
+            source_name=source_name, source_category=source_category, urls=urls,
+            agent_id=agent_id, submitted_by=submitted_by, score=score, message_id=message_id,
+            resource_ids=resource_ids, request_id=request_id)
+        return await self._transport.call(self._stub.SaveKnowledge, request,
+                                          lambda r: Knowledge.from_proto(r.knowledge))
+
+    async def save_many(self, items: Sequence[Mapping[str, Any]]) -> builtins.list[Knowledge]:
+        """Saves up to 500 records at once; each item takes `save`'s keyword arguments.
+        Nothing is written unless every item is valid."""
+        request = knowledge_pb2.BatchSaveKnowledgeRequest(
+            requests=[save_request(**item) for item in items])
+        return await self._transport.call(
+            self._stub.BatchSaveKnowledge, request,
+            lambda r: [Knowledge.from_proto(k) for k in r.knowledge])
+
+    async def get(self, knowledge_id: str) -> Knowledge:
+        return await self._transport.call(
+            self._stub.GetKnowledge, knowledge_pb2.GetKnowledgeRequest(id=knowledge_id),
+            lambda r: Knowledge.from_proto(r.knowledge))
+
+    async def list(self, limit: int = 10, types: Sequence[str] | None = None,
+                   scopes: Sequence[str] | None = None, order: str = "updated",
+                   page_token: str = "") -> Page:
+        """Lists visible knowledge (knowledge_list), newest first or, with
+        order="confidence", by confidence then helpful."""
+        request = list_request(limit, types, scopes, order, page_token)
+        return await self._transport.call(self._stub.ListKnowledge, request, Page.from_proto)
+
+    async def search(self, query: str, top_k: int = 5, min_score: int = 3,
+                     types: Sequence[str] | None = None) -> SearchResults:
+        """Two-stage search (knowledge_search): hits best first."""
+        request = knowledge_pb2.SearchKnowledgeRequest(
+            query=query, top_k=top_k, min_score=min_score, types=list(types or []))
+        return await self._transport.call(self._stub.SearchKnowledge, request,
+                                          SearchResults.from_proto)
+
+    async def update(self, knowledge_id: str,
+                     add_helpful_case: Case | Mapping[str, Any] | None = None,
+                     add_harmful_case: Case | Mapping[str, Any] | None = None,
+                     update_score: int | None = None, evolve_feedback: str | None = None,
+                     request_id: str | None = None) -> Knowledge:
+        """Feedback and evolution (knowledge_update). `request_id` makes a retried call
+        count once."""
+        request = knowledge_pb2.UpdateKnowledgeRequest(
+            id=knowledge_id, add_helpful_case=case_message(add_helpful_case),
+            add_harmful_case=case_message(add_harmful_case), update_score=update_score,
+            evolve_feedback=evolve_feedback or "", request_id=request_id or "")
+        return await self._transport.call(self._stub.UpdateKnowledge, request,
+                                          lambda r: Knowledge.from_proto(r.knowledge))
+
+    async def batch_update(self, feedback_list: Sequence[Mapping[str, Any]]
+                           ) -> builtins.list[FeedbackResult]:
+        """knowledge_batch_update: items of {knowledge_id, is_helpful, case}. Each item
+        succeeds or fails on its own."""
+        request = knowledge_pb2.BatchUpdateKnowledgeRequest(
+            feedback_list=[feedback_message(item) for item in feedback_list])
+        return await self._transport.call(
+            self._stub.BatchUpdateKnowledge, request,
+            lambda r: [FeedbackResult.from_proto(x) for x in r.results])
+
+    async def delete(self, knowledge_id: str) -> None:
+        await self._transport.call(
+            self._stub.DeleteKnowledge, knowledge_pb2.DeleteKnowledgeRequest(id=knowledge_id),
+            lambda r: None)
+
+    async def slim(self, model: str | None = None, dry_run: bool = False) -> SlimReport:
+        """Merges near-duplicates (knowledge_slim); `dry_run` only reports."""
+        return await self._transport.call(
+            self._stub.SlimKnowledge,
+            knowledge_pb2.SlimKnowledgeRequest(model=model or "", dry_run=dry_run),
+            SlimReport.from_proto, timeout=SLIM_TIMEOUT)
+
+    async def versions(self, knowledge_id: str) -> builtins.list[KnowledgeVersion]:
+        """Earlier contents replaced by evolve or slim, newest first."""
+        return await self._transport.call(
+            self._stub.ListKnowledgeVersions,
+            knowledge_pb2.ListKnowledgeVersionsRequest(id=knowledge_id),
+            lambda r: [KnowledgeVersion.from_proto(v) for v in r.versions])

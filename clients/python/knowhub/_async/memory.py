@@ -1,0 +1,127 @@
+"""`kh.memory`: the memory tools as methods (the dream service's memory RPCs).
+
+    kh.memory.remember("answered a Python question", ["Alice likes asyncio"],
+                       context={"user_id": "10001", "group_id": "20002"})
+    hits = kh.memory.search_events("asyncio", target_group_id="20002")
+    kh.memory.get_profile("user", "10001").markdown
+
+Request types are "group" / "private", entity types "user" / "group", search modes
+"tool" / "auto".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from knowhub._requests.memory import (
+    MODES,
+    context_to_proto,
+    entity_type_value,
+    request_type_value,
+)
+from knowhub._transport import AsyncTransport
+from knowhub.models.base import TimeLike, to_timestamp
+from knowhub.models.memory import (
+    EventResults,
+    FailedJobsPage,
+    Memo,
+    Profile,
+    ProfileHit,
+    ProfileRevision,
+    RememberResult,
+)
+from knowhub.v1 import dream_pb2, dream_pb2_grpc
+
+
+class AsyncMemoryAPI:
+    def __init__(self, transport: AsyncTransport) -> None:
+        self._transport = transport
+        self._stub = dream_pb2_grpc.DreamServiceStub(transport.channel)
+
+    async def remember(self, memo: str = "", observations: Sequence[str] | None = None, *,
+                       context: Mapping[str, Any], force: bool = False,
+                       scope: str | None = None, request_id: str | None = None
+                       ) -> RememberResult:
+        """Records the memo and hands the observations to the historian; returns at once.
+        `context` holds user_id (required), group_id, sender_id, request_type ("group"
+        when a group_id is given, else "private"), source_message and recent_messages.
+        With `request_id`, a retry records nothing and returns the first call's result."""
+        request = dream_pb2.RememberRequest(
+            memo=memo, observations=list(observations or []),
+            context=context_to_proto(context), force=force, scope=scope or "",
+            request_id=request_id or "")
+        return await self._transport.call(self._stub.Remember, request,
+                                          RememberResult.from_proto)
+
+    async def recent_memos(self, *, user_id: str = "", group_id: str = "",
+                           request_type: str | None = None, limit: int = 0,
+                           scope: str | None = None) -> list[Memo]:
+        """The conversation's last memos, oldest first (the group's when group_id is
+        given, else the user's private one)."""
+        request = dream_pb2.RecentMemosRequest(
+            request_type=request_type_value(request_type, group_id), user_id=user_id,
+            group_id=group_id, limit=limit, scope=scope or "")
+        return await self._transport.call(self._stub.RecentMemos, request,
+                                          lambda r: [Memo.from_proto(m) for m in r.memos])
+
+    async def search_events(self, query: str, target_user_id: str | None = None,
+                            target_group_id: str | None = None, top_k: int | None = None,
+                            time_from: TimeLike = None, time_to: TimeLike = None,
+                            mode: str = "tool", scope: str | None = None) -> EventResults:
+        """Cognitive events isolated by group or user, time-filtered, reranked by time
+        decay (`mode` "auto" for prompt injection)."""
+        request = dream_pb2.SearchEventsRequest(
+            query=query, target_user_id=target_user_id or "",
+            target_group_id=target_group_id or "", top_k=top_k,
+            time_from=to_timestamp(time_from), time_to=to_timestamp(time_to),
+            mode=MODES.proto_name(mode, "mode"), scope=scope or "")
+        return await self._transport.call(self._stub.SearchEvents, request,
+                                          EventResults.from_proto)
+
+    async def get_profile(self, entity_type: str, entity_id: str,
+                          scope: str | None = None) -> Profile:
+        """The profile of a user or a group."""
+        request = dream_pb2.GetProfileRequest(
+            entity_type=entity_type_value(entity_type), entity_id=entity_id, scope=scope or "")
+        return await self._transport.call(self._stub.GetProfile, request,
+                                          lambda r: Profile.from_proto(r.profile))
+
+    async def search_profiles(self, query: str, entity_type: str | None = None,
+                              top_k: int | None = None,
+                              scope: str | None = None) -> list[ProfileHit]:
+        """Profiles by relevance to `query`, of one entity type or both."""
+        request = dream_pb2.SearchProfilesRequest(
+            query=query, top_k=top_k, scope=scope or "", entity_type=entity_type_value(entity_type))
+        return await self._transport.call(self._stub.SearchProfiles, request,
+                                          lambda r: [ProfileHit.from_proto(h) for h in r.hits])
+
+    async def profile_revisions(self, entity_type: str, entity_id: str,
+                                scope: str | None = None) -> list[ProfileRevision]:
+        """The profile's earlier revisions, newest first."""
+        request = dream_pb2.ListProfileRevisionsRequest(
+            entity_type=entity_type_value(entity_type), entity_id=entity_id, scope=scope or "")
+        return await self._transport.call(
+            self._stub.ListProfileRevisions, request,
+            lambda r: [ProfileRevision.from_proto(v) for v in r.revisions])
+
+    async def restore_profile(self, entity_type: str, entity_id: str, revision: int,
+                              scope: str | None = None) -> Profile:
+        """Makes an earlier revision current again."""
+        request = dream_pb2.RestoreProfileRevisionRequest(
+            entity_type=entity_type_value(entity_type), entity_id=entity_id, revision=revision,
+            scope=scope or "")
+        return await self._transport.call(self._stub.RestoreProfileRevision, request,
+                                          lambda r: Profile.from_proto(r.profile))
+
+    async def failed_jobs(self, limit: int = 20, page_token: str = "") -> FailedJobsPage:
+        """Historian jobs that failed past their retries, newest first."""
+        request = dream_pb2.ListFailedJobsRequest(page_size=limit, page_token=page_token)
+        return await self._transport.call(self._stub.ListFailedJobs, request,
+                                          FailedJobsPage.from_proto)
+
+    async def retry_failed_job(self, job_id: str) -> str:
+        """Puts a failed job back on the historian queue; returns its id."""
+        return await self._transport.call(
+            self._stub.RetryFailedJob, dream_pb2.RetryFailedJobRequest(job_id=job_id),
+            lambda r: r.job_id)

@@ -1,0 +1,64 @@
+"""Cognition requests' parts: events, extraction payloads, evaluations, and the events
+that log a knowledge injection."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from google.protobuf import json_format
+
+from knowhub.models.cognition import Event
+from knowhub.models.knowledge import SearchHit
+from knowhub.v1 import cognition_pb2
+
+SOURCE_CONTENT_KEPT = 500
+KNOWLEDGE_HEADING = "📚 相关知识"
+
+
+def event_message(event: Event | Mapping[str, Any]) -> cognition_pb2.Event:
+    """An event to append: its type and fields (the server sets event_id and timestamp)."""
+    message = Event.to_proto(event)
+    message.ClearField("event_id")
+    message.ClearField("timestamp")
+    return message
+
+
+def payload_message(payload: Mapping[str, Any]) -> cognition_pb2.ExtractionPayload:
+    """An ExtractionPayload from a payload dict (knowledge_save's arguments)."""
+    return json_format.ParseDict(dict(payload), cognition_pb2.ExtractionPayload())
+
+
+def query_evaluation(item: Mapping[str, Any]) -> cognition_pb2.QueryEvaluation:
+    """{"query_sequence", "assessments": [{"knowledge_id", "status", "reason"}]}."""
+    return cognition_pb2.QueryEvaluation(
+        query_sequence=int(item["query_sequence"]),
+        assessments=[cognition_pb2.Assessment(
+            knowledge_id=a.get("knowledge_id") or a.get("source_id") or "",
+            status=a.get("status") or a.get("eval_status") or "", reason=a.get("reason") or "")
+            for a in item.get("assessments", [])])
+
+
+def knowledge_block(hits: Sequence[SearchHit]) -> str:
+    """The "📚 相关知识" section for the model: id, task and content of each hit."""
+    lines = [f"{KNOWLEDGE_HEADING} ({len(hits)} 条):"]
+    for number, hit in enumerate(hits, 1):
+        k = hit.knowledge
+        lines.append(f"{number}. [{k.id}] {k.task}\n   {k.content}")
+    return "\n".join(lines)
+
+
+def injection_events(goal_id: str, goal: str, sequence: int, top_k: int, min_score: int,
+                     hits: Sequence[SearchHit], text: str) -> list[dict[str, Any]]:
+    """The query event (for evaluation later) and the memory_read event that log a
+    knowledge injection on goal focus."""
+    return [
+        {"type": "query", "sequence": sequence, "goal_id": goal_id, "query": goal,
+         "response": text, "source_ids": [h.knowledge.id for h in hits],
+         "sources": [{"id": h.knowledge.id, "task": h.knowledge.task,
+                      "content": h.knowledge.content[:SOURCE_CONTENT_KEPT]}
+                     for h in hits]},
+        {"type": "memory_read", "memory_type": "long_term", "key_or_scope": "knowledge",
+         "step_index": sequence,
+         "summary": f"knowledge_search top_k={top_k} min_score={min_score}: {len(hits)} 条"},
+    ]

@@ -1,0 +1,52 @@
+"""Knowledge requests from the knowledge tools' arguments."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from knowhub.models.base import EnumNames, TimeLike, to_timestamp
+from knowhub.models.knowledge import Case
+from knowhub.v1 import knowledge_pb2
+
+SLIM_TIMEOUT = 600.0
+# The list's orders: "updated" (newest first, the default) or "confidence".
+ORDERS = EnumNames(knowledge_pb2.KnowledgeOrder.DESCRIPTOR, unspecified="updated")
+
+
+def save_request(task: str, content: str, types: Sequence[str], *,
+                 tags: Mapping[str, str] | None = None, scopes: Sequence[str] | None = None,
+                 owner: str | None = None, source_name: str = "",
+                 source_category: str = "exp", urls: Sequence[str] | None = None,
+                 agent_id: str = "research_agent", submitted_by: str = "", score: int = 3,
+                 message_id: str = "", resource_ids: Sequence[str] | None = None,
+                 source_timestamp: TimeLike = None,
+                 request_id: str | None = None) -> knowledge_pb2.SaveKnowledgeRequest:
+    """The SaveKnowledgeRequest for knowledge_save's arguments."""
+    return knowledge_pb2.SaveKnowledgeRequest(
+        task=task, content=content, types=list(types), tags=dict(tags or {}),
+        scopes=list(scopes or []), owner=owner or "",
+        source=knowledge_pb2.Source(
+            name=source_name, category=source_category, urls=list(urls or []),
+            agent_id=agent_id or "", submitted_by=submitted_by, message_id=message_id,
+            timestamp=to_timestamp(source_timestamp)),
+        score=score, message_id=message_id, resource_ids=list(resource_ids or []),
+        request_id=request_id or "")
+
+
+def list_request(limit: int, types: Sequence[str] | None, scopes: Sequence[str] | None,
+                 order: str, page_token: str) -> knowledge_pb2.ListKnowledgeRequest:
+    return knowledge_pb2.ListKnowledgeRequest(
+        page_size=limit, page_token=page_token, types=list(types or []),
+        scopes=list(scopes or []), order_by=ORDERS.proto_name(order, "order"))
+
+
+def case_message(case: Case | Mapping[str, Any] | None) -> knowledge_pb2.Case | None:
+    return None if case is None else Case.to_proto(case)
+
+
+def feedback_message(item: Mapping[str, Any]) -> knowledge_pb2.KnowledgeFeedback:
+    """One knowledge_batch_update item: {knowledge_id, is_helpful, case, request_id}."""
+    return knowledge_pb2.KnowledgeFeedback(
+        knowledge_id=item["knowledge_id"], is_helpful=bool(item.get("is_helpful", True)),
+        case=case_message(item.get("case")), request_id=item.get("request_id") or "")

@@ -1,0 +1,3 @@
+# Generated from knowhub/_async/__init__.py by `make sdk-sync`: edit that file, not this one.
+"""The service APIs and the hub, written once as asyncio code here; knowhub/_sync holds
+the blocking ones, which `make sdk-sync` generates from these files with unasync."""

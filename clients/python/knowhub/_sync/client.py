@@ -1,0 +1,70 @@
+# Generated from knowhub/_async/client.py by `make sdk-sync`: edit that file, not this one.
+"""The hub's client: one object per hub, one attribute per service.
+
+`KnowHub` blocks; `AsyncKnowHub` is its asyncio twin (each method a coroutine, used in
+`async with`). Pass `knowledge="host:port"` (or `resource=...`, `cognition=...`,
+`dream=...`) to reach a service at its own address (compose), or a `dns:///name:port`
+target to spread calls over every replica behind a name (round-robin). `tls_ca` (PEM
+bytes or a file's path) verifies a TLS server with that CA; `tls=True` alone uses the
+system's root certificates.
+"""
+
+from __future__ import annotations
+
+from types import TracebackType
+
+from knowhub._sync.cognition import CognitionAPI
+from knowhub._sync.dream import DreamAPI
+from knowhub._sync.knowledge import KnowledgeAPI
+from knowhub._sync.memory import MemoryAPI
+from knowhub._sync.resources import ResourcesAPI
+from knowhub._transport import DEFAULT_TIMEOUT, Transport
+from knowhub.channels import DEFAULT_TARGET, TlsCA, read_ca
+
+
+class KnowHub:
+    """A KnowHub client, e.g. `kh.knowledge.search("how to log in with selenium")`."""
+
+    def __init__(
+        self,
+        target: str | None = None,
+        *,
+        token: str | None = None,
+        knowledge: str | None = None,
+        resource: str | None = None,
+        cognition: str | None = None,
+        dream: str | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        tls: bool = False,
+        tls_ca: TlsCA | None = None,
+    ) -> None:
+        self._transports: dict[str, Transport] = {}
+        ca = read_ca(tls_ca)  # read once, for every channel
+
+        def transport(own_target: str | None) -> Transport:
+            """One channel per distinct address."""
+            address = own_target or target or DEFAULT_TARGET
+            if address not in self._transports:
+                self._transports[address] = Transport(address, token, timeout, tls, ca)
+            return self._transports[address]
+
+        self.knowledge = KnowledgeAPI(transport(knowledge))
+        self.resources = ResourcesAPI(transport(resource))
+        self.cognition = CognitionAPI(transport(cognition), self.knowledge)
+        self.memory = MemoryAPI(transport(dream))
+        self.dream = DreamAPI(transport(dream))
+
+    def close(self) -> None:
+        for transport in self._transports.values():
+            transport.close()
+
+    def __enter__(self) -> KnowHub:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        self.close()

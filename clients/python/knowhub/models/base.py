@@ -1,0 +1,284 @@
+"""What every SDK model shares: times, enum names, and conversion to and from proto by
+field name.
+
+A `ProtoModel[P]` is a dataclass whose fields carry the names of proto message P's fields;
+`from_proto` and `to_proto` convert each field by its name and its proto type:
+
+- a Timestamp is a `datetime` (UTC) or None when unset;
+- an enum is its short name (`EnumNames`): RESOURCE_CONTENT_TYPE_CODE is "code";
+- a Struct is a dict; a nested message is its model (the field's type hint names it),
+  or, where the hint is a dict, the message's fields as JSON (proto field names);
+- a field with presence whose hint allows None is None when unset.
+
+A `ProtoList[Item, P]` is a list of models Item from response P's repeated field of
+them, with P's other fields (`next_page_token`, ...) as attributes.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import types
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass, fields
+from datetime import datetime, timezone
+from typing import Any, ClassVar, Generic, TypeVar
+
+from google.protobuf import json_format, message_factory
+from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor
+from google.protobuf.message import Message
+from google.protobuf.struct_pb2 import Struct
+from google.protobuf.timestamp_pb2 import Timestamp
+
+TimeLike = datetime | str | float | int | None
+P = TypeVar("P", bound=Message)
+ItemT = TypeVar("ItemT", bound="ProtoModel[Any]")
+M = TypeVar("M", bound="ProtoModel[Any]")
+L = TypeVar("L", bound="ProtoList[Any, Any]")
+
+_TIMESTAMP = Timestamp.DESCRIPTOR.full_name
+_STRUCT = Struct.DESCRIPTOR.full_name
+_JSON_OPTIONS: dict[str, Any] = {"preserving_proto_field_name": True,
+                                 "always_print_fields_with_no_presence": True,
+                                 "unquote_int64_if_possible": True}
+
+
+# ---- Times -----------------------------------------------------------------------------------
+
+def from_timestamp(stamp: Timestamp) -> datetime | None:
+    """A UTC datetime; None for an unset (zero) Timestamp."""
+    if stamp.seconds == 0 and stamp.nanos == 0:
+        return None
+    return stamp.ToDatetime(tzinfo=timezone.utc)
+
+
+def to_timestamp(value: TimeLike) -> Timestamp | None:
+    """A Timestamp from a datetime, an ISO 8601 string or epoch seconds (None stays None)."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    if isinstance(value, datetime):
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=timezone.utc)
+        value = value.timestamp()
+    stamp = Timestamp()
+    stamp.FromNanoseconds(round(float(value) * 1e9))
+    return stamp
+
+
+def iso(value: datetime | None) -> str | None:
+    return value.isoformat().replace("+00:00", "Z") if value else None
+
+
+# ---- Enums -----------------------------------------------------------------------------------
+
+class EnumNames:
+    """A proto enum's values by short name: the value's name without the enum's prefix
+    (its own name in UPPER_SNAKE_CASE, as buf's ENUM_VALUE_PREFIX rule has it), in lower
+    case. The zero value (*_UNSPECIFIED) is named `unspecified` ("" unless given)."""
+
+    def __init__(self, enum: EnumDescriptor, unspecified: str = "") -> None:
+        prefix = re.sub(r"(?<!^)(?=[A-Z])", "_", enum.name).upper() + "_"
+        self._names = {value.number: value.name.removeprefix(prefix).lower()
+                       for value in enum.values}
+        self._names[0] = unspecified
+        self._proto_names = {self._names[value.number]: value.name for value in enum.values}
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The names a caller can pass, in the enum's order."""
+        return tuple(name for name in self._proto_names if name)
+
+    def name(self, number: int) -> str:
+        """The short name; "" for a number this SDK does not know (a newer server's)."""
+        return self._names.get(number, "")
+
+    def proto_name(self, name: str, what: str) -> str:
+        """The proto value's name for short name `name` (a message's constructor takes
+        it); ValueError naming `what` for an unknown name."""
+        if name not in self._proto_names:
+            raise ValueError(f"unknown {what} {name!r}: use one of {', '.join(self.names)}")
+        return self._proto_names[name]
+
+
+@functools.cache
+def enum_names(enum: EnumDescriptor) -> EnumNames:
+    return EnumNames(enum)
+
+
+# ---- JSON -----------------------------------------------------------------------------------
+
+def message_dict(message: Message) -> dict[str, Any]:
+    """A message's fields as JSON with proto field names (every field, in the proto's order)."""
+    found = json_format.MessageToDict(message, **_JSON_OPTIONS)
+    return {f.name: found[f.name] for f in message.DESCRIPTOR.fields if f.name in found}
+
+
+def message_from_dict(descriptor: Descriptor, data: dict[str, Any]) -> Message:
+    """The message that message_dict gave `data` for."""
+    message = message_factory.GetMessageClass(descriptor)()
+    json_format.ParseDict(data, message)
+    return message
+
+
+# ---- Models ----------------------------------------------------------------------------------
+
+def plain(value: Any) -> Any:
+    """A value as JSON-ready data: models as dicts, datetimes as ISO 8601 strings."""
+    if isinstance(value, Model):
+        return value.to_dict()
+    if isinstance(value, datetime):
+        return iso(value)
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    return value
+
+
+@dataclass
+class Model:
+    """A result; `to_dict()` gives its JSON shape (times as ISO 8601 strings)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: plain(getattr(self, f.name)) for f in fields(self)}
+
+
+@dataclass
+class ProtoModel(Model, Generic[P]):
+    """A model of proto message P (its type argument), converted field by field name."""
+
+    PROTO: ClassVar[type[Message]]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        proto = _type_argument(cls, ProtoModel, 0)
+        if proto is not None:
+            cls.PROTO = proto
+
+    @classmethod
+    def from_proto(cls: type[M], message: Message) -> M:
+        return cls(**{name: read(message) for name, read, _ in _field_plan(cls)})
+
+    def to_proto(self) -> P:
+        values = {name: write(getattr(self, name)) for name, _, write in _field_plan(type(self))}
+        return typing.cast(P, self.PROTO(**values))
+
+
+class ProtoList(list[ItemT], Generic[ItemT, P]):
+    """A list of models (ItemT) from response P's repeated field of them; P's other fields
+    that the class annotates (e.g. `next_page_token: str = ""`) are attributes."""
+
+    PROTO: ClassVar[type[Message]]
+    ITEM: ClassVar[type[ProtoModel[Any]]]
+    ITEMS: ClassVar[str]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        item, proto = _type_argument(cls, ProtoList, 0), _type_argument(cls, ProtoList, 1)
+        if item is not None and proto is not None:
+            cls.ITEM, cls.PROTO = item, proto
+            cls.ITEMS = next(f.name for f in proto.DESCRIPTOR.fields
+                             if f.is_repeated and f.message_type is item.PROTO.DESCRIPTOR)
+
+    @classmethod
+    def from_proto(cls: type[L], message: Message) -> L:
+        result = cls(cls.ITEM.from_proto(m) for m in getattr(message, cls.ITEMS))
+        for name, read, _ in _field_plan(cls):
+            setattr(result, name, read(message))
+        return result
+
+    def to_proto(self) -> P:
+        values = {name: write(getattr(self, name)) for name, _, write in _field_plan(type(self))}
+        values[self.ITEMS] = [item.to_proto() for item in self]
+        return typing.cast(P, self.PROTO(**values))
+
+
+def _type_argument(cls: type, generic: type, index: int) -> Any:
+    for base in getattr(cls, "__orig_bases__", ()):
+        if typing.get_origin(base) is generic:
+            argument = typing.get_args(base)[index]
+            return None if isinstance(argument, TypeVar) else argument
+    return None
+
+
+# ---- Conversion by field ---------------------------------------------------------------------
+
+Read = Callable[[Message], Any]
+Write = Callable[[Any], Any]
+
+
+FieldPlan = list[tuple[str, Read, Write]]
+_PLANS: dict[type, FieldPlan] = {}
+
+
+def _field_plan(cls: type[ProtoModel[Any]] | type[ProtoList[Any, Any]]) -> FieldPlan:
+    """For each field of cls.PROTO that cls has (a dataclass field or, on a ProtoList, an
+    annotated attribute): its name, how to read it from a message, how to write it. Made
+    on first use, when every model a hint names exists."""
+    if cls not in _PLANS:
+        hints = typing.get_type_hints(cls)
+        _PLANS[cls] = [(field.name, *_converters(field, hints[field.name]))
+                       for field in descriptor_of(cls.PROTO).fields
+                       if field.name in hints and not _is_class_var(hints[field.name])]
+    return _PLANS[cls]
+
+
+def descriptor_of(message: type[Message]) -> Descriptor:
+    """The message's descriptor (the C implementation's, typed as the Python one's)."""
+    return typing.cast(Descriptor, message.DESCRIPTOR)
+
+
+def _is_class_var(hint: Any) -> bool:
+    return hint is ClassVar or typing.get_origin(hint) is ClassVar
+
+
+def _converters(field: FieldDescriptor, hint: Any) -> tuple[Read, Write]:
+    name = field.name
+    if field.message_type is not None and field.message_type.GetOptions().map_entry:
+        value_field = field.message_type.fields_by_name["value"]
+        load, dump = _element(value_field, typing.get_args(hint)[1])
+        return (lambda m: {k: load(v) for k, v in getattr(m, name).items()},
+                lambda value: {k: dump(v) for k, v in value.items()})
+    if field.is_repeated:
+        load, dump = _element(field, typing.get_args(hint)[0])
+        sequence = tuple if typing.get_origin(hint) is tuple else list
+        return (lambda m: sequence(load(v) for v in getattr(m, name)),
+                lambda value: [dump(v) for v in value])
+    present, hint = _without_none(hint)
+    load, dump = _element(field, hint)
+    if present and field.has_presence:
+        return (lambda m: load(getattr(m, name)) if m.HasField(name) else None,
+                lambda value: None if value is None else dump(value))
+    return lambda m: load(getattr(m, name)), dump
+
+
+def _without_none(hint: Any) -> tuple[bool, Any]:
+    """(whether the hint allows None, the hint without None)."""
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        kept = [a for a in typing.get_args(hint) if a is not type(None)]
+        return len(kept) < len(typing.get_args(hint)), kept[0]
+    return False, hint
+
+
+def _element(field: FieldDescriptor, hint: Any) -> tuple[Callable[[Any], Any], Write]:
+    """How one value of the field converts, given its model-side type hint."""
+    if field.type == FieldDescriptor.TYPE_ENUM:
+        names = enum_names(field.enum_type)
+        return names.name, lambda value: names.proto_name(value, field.name)
+    message = field.message_type
+    if message is None:
+        return _same, _same
+    if message.full_name == _TIMESTAMP:
+        return from_timestamp, to_timestamp
+    if message.full_name == _STRUCT:
+        return json_format.MessageToDict, lambda value: message_from_dict(message, value)
+    if isinstance(hint, type) and issubclass(hint, ProtoModel):
+        return hint.from_proto, lambda value: value.to_proto()
+    return message_dict, lambda value: message_from_dict(message, value)
+
+
+def _same(value: Any) -> Any:
+    return value

@@ -1,0 +1,154 @@
+"""Knowledge records, search hits and the results of feedback and slimming."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from datetime import datetime
+from typing import Any
+
+from knowhub.models.base import ProtoList, ProtoModel, to_timestamp
+from knowhub.v1 import knowledge_pb2
+
+
+@dataclass
+class Case(ProtoModel[knowledge_pb2.Case]):
+    task: str = ""
+    outcome: str = ""
+    reason: str = ""
+    trace_id: str = ""
+    timestamp: datetime | None = None
+    query_sequence: int = 0
+
+    def to_proto(self: Case | Mapping[str, Any]) -> knowledge_pb2.Case:
+        """The message of this case, or (as `Case.to_proto(case)`) of a dict with the same
+        keys, its timestamp a datetime, an ISO 8601 string or epoch seconds."""
+        if isinstance(self, Case):
+            return ProtoModel.to_proto(self)
+        unknown = set(self) - _CASE_FIELDS
+        if unknown:
+            raise ValueError(f"unknown case field(s): {', '.join(sorted(unknown))}")
+        return knowledge_pb2.Case(
+            task=self.get("task") or "", outcome=self.get("outcome") or "",
+            reason=self.get("reason") or "", trace_id=self.get("trace_id") or "",
+            timestamp=to_timestamp(self.get("timestamp")),
+            query_sequence=int(self.get("query_sequence") or 0))
+
+
+_CASE_FIELDS = frozenset(f.name for f in fields(Case))
+
+
+@dataclass
+class Source(ProtoModel[knowledge_pb2.Source]):
+    name: str = ""
+    category: str = ""
+    urls: list[str] = field(default_factory=list)
+    agent_id: str = ""
+    submitted_by: str = ""
+    timestamp: datetime | None = None
+    message_id: str = ""
+
+
+@dataclass
+class Eval(ProtoModel[knowledge_pb2.Eval]):
+    score: int = 0
+    helpful: int = 0
+    harmful: int = 0
+    confidence: float = 0.0
+    helpful_history: list[Case] = field(default_factory=list)
+    harmful_history: list[Case] = field(default_factory=list)
+
+
+@dataclass
+class Knowledge(ProtoModel[knowledge_pb2.Knowledge]):
+    id: str
+    message_id: str
+    types: list[str]
+    task: str
+    tags: dict[str, str]
+    scopes: list[str]
+    owner: str
+    content: str
+    resource_ids: list[str]
+    source: Source
+    eval: Eval
+    created_at: datetime | None
+    updated_at: datetime | None
+
+
+@dataclass
+class UnavailableResource(ProtoModel[knowledge_pb2.UnavailableResource]):
+    """A resource a knowledge search hit refers to that the caller cannot use now."""
+
+    resource_id: str
+    reason: str  # missing, expired or deleted
+
+
+@dataclass
+class SearchHit(ProtoModel[knowledge_pb2.SearchHit]):
+    knowledge: Knowledge
+    quality_score: float
+    relevance: float
+    # The record's resource_ids the caller cannot use now (missing, expired or deleted).
+    unavailable_resources: list[UnavailableResource] = field(default_factory=list)
+    # True when the resource service could not be asked about them.
+    resources_unverified: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        """The record's fields plus quality_score and relevance, and which of its
+        resources cannot be used."""
+        return {**self.knowledge.to_dict(), "quality_score": self.quality_score,
+                "relevance": self.relevance,
+                "unavailable_resources": [u.to_dict() for u in self.unavailable_resources],
+                "resources_unverified": self.resources_unverified}
+
+
+class SearchResults(ProtoList[SearchHit, knowledge_pb2.SearchKnowledgeResponse]):
+    """The hits, best first; `routed` tells whether the LLM chose the candidates."""
+
+    routed: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"results": [h.to_dict() for h in self], "count": len(self)}
+
+
+class Page(ProtoList[Knowledge, knowledge_pb2.ListKnowledgeResponse]):
+    """One page of a list; pass `next_page_token` back for the next ("" at the end)."""
+
+    next_page_token: str = ""
+
+
+@dataclass
+class FeedbackResult(ProtoModel[knowledge_pb2.KnowledgeFeedbackResult]):
+    """The outcome of one batch feedback item: `knowledge` on success, else `error`."""
+
+    knowledge_id: str
+    knowledge: Knowledge | None
+    error: dict[str, str] | None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+@dataclass
+class SlimGroup(ProtoModel[knowledge_pb2.SlimGroup]):
+    kept_id: str
+    removed_ids: list[str]
+    merged_by_llm: bool
+    note: str
+
+
+@dataclass
+class SlimReport(ProtoModel[knowledge_pb2.SlimKnowledgeResponse]):
+    groups: list[SlimGroup]
+    examined: int
+    dry_run: bool
+
+
+@dataclass
+class KnowledgeVersion(ProtoModel[knowledge_pb2.KnowledgeVersion]):
+    content: str
+    replaced_at: datetime | None
+    reason: str
+    feedback: str
