@@ -15,6 +15,7 @@ from services.common.rpc import unary
 from services.common.runtime import Runtime
 from services.common.server import ServiceHost
 from services.common.times import from_timestamp, to_timestamp
+from services.common.vectors import HybridFusion
 from services.dream.cognition_link import CognitionLink
 from services.dream.config import DreamSettings
 from services.dream.domain import (
@@ -250,8 +251,10 @@ def register(server: ServiceHost, runtime: Runtime) -> str:
     evaluator to the runtime's background work; returns the service's full name."""
     settings = DreamSettings()
     vectors = MemoryVectors(runtime.embedder)
-    events, profiles = EventStore(runtime.vectors, vectors), ProfileStore(runtime.vectors,
-                                                                          vectors)
+    fusion = HybridFusion(settings.memory_search_hybrid_pool,
+                          settings.memory_search_dense_weight)
+    events = EventStore(runtime.vectors, vectors, fusion)
+    profiles = ProfileStore(runtime.vectors, vectors, fusion)
     queue = HistorianQueue(runtime.redis, runtime.settings.redis_prefix,
                            memos_keep=settings.memory_recent_memos_keep,
                            failed_max_files=settings.historian_failed_max_files,
