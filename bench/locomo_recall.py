@@ -1,15 +1,22 @@
-"""Search quality on LoCoMo: evidence recall@10 of SearchKnowledge next to the raw engine.
+"""Search quality on LoCoMo: evidence recall@10 of SearchKnowledge next to the raw engine,
+on two halves of the conversations, with the hybrid fusion tuned on one half and judged
+on the other.
 
 Every turn of each conversation becomes one knowledge record (task = "<speaker> on <session
 date>", content = the turn text plus its image caption) saved by that conversation's own
 principal, so conversations are isolated by scope. Each question of categories 1-4 is
 asked as a search with top_k=10; recall@10 is the fraction of its evidence turns among
 the hits. The raw engine gets the same documents in one Edge shard: BM25 with the default
-`Bm25Config()`, and BM25 + dense fused by the engine's RRF when embeddings are configured.
+`Bm25Config()`, dense, and BM25 + dense fused by the engine's RRF and DBSF.
+
+The conversations are split in two halves (`--split`, default conv-26,conv-30 against the
+rest). KnowHub's hybrid search runs once per dense weight of `--weights`; for each
+direction the weight with the best recall on one half is reported on the other, and
+leave-one-conversation-out picks a weight on four conversations for the fifth.
 
 Dense and hybrid rows need an embedding endpoint: set KNOWHUB_EMBEDDING_BASE_URL,
 KNOWHUB_EMBEDDING_MODEL and KNOWHUB_EMBEDDING_DIM (../shared/tools/embed_server.py serves
-all-MiniLM-L6-v2 offline).
+all-MiniLM-L6-v2 offline). Embeddings are cached per text under bench/results/.
 """
 
 from __future__ import annotations
@@ -21,20 +28,33 @@ import re
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
-import openai
 import qdrant_edge as qe
 from knowhub import KnowHub
 
-from bench.common import server_process
+from bench.common import ROOT, server_process
+from bench.embedding_cache import CachedEmbeddings, caching_endpoint
+from knowhub_server.knowledge.config import KnowledgeSettings
 
-DATA = Path(__file__).resolve().parent.parent.parent / "shared/bench-data/locomo/locomo5-dev.json"
+DATA_FILE = Path("shared/bench-data/locomo/locomo5-dev.json")
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 TOP_K = 10
+DEFAULT_SPLIT = "conv-26,conv-30"
+DEFAULT_WEIGHTS = "0.3,0.4,0.5,0.55,0.6,0.65,0.7,0.8"
+DEFAULT_WEIGHT: float = KnowledgeSettings.model_fields["search_dense_weight"].default
 _EVIDENCE = re.compile(r"D:?(\d+):(\d+)")
+
+
+def default_data() -> Path:
+    """The LoCoMo file under the first folder above the repository that holds it."""
+    for folder in ROOT.parents:
+        if (folder / DATA_FILE).exists():
+            return folder / DATA_FILE
+    return ROOT.parent / DATA_FILE
 
 
 @dataclass
@@ -96,64 +116,60 @@ def _normalised(entries: list[str], known: set[str]) -> list[str]:
     return ids
 
 
-def recall(questions: list[Question], search: Callable[[Question], list[str]]
-           ) -> dict[str, float]:
-    """Mean recall@10 overall and per category."""
-    by_category: dict[str, list[float]] = defaultdict(list)
+# ---- Scores: one recall@10 per question, averaged over any subset --------------------
+
+Scores = list[float]  # recall@10 of each question, in the order of `questions`
+
+
+def recall(questions: list[Question], search: Callable[[Question], list[str]]) -> Scores:
+    scores = []
     for question in questions:
         found = set(search(question)[:TOP_K])
-        score = sum(1 for e in question.evidence if e in found) / len(question.evidence)
-        by_category["all"].append(score)
-        by_category[CATEGORIES[question.category]].append(score)
-    return {name: sum(v) / len(v) for name, v in by_category.items()}
+        scores.append(sum(1 for e in question.evidence if e in found) / len(question.evidence))
+    return scores
 
 
-class Embeddings:
-    def __init__(self) -> None:
-        self.model = os.environ["KNOWHUB_EMBEDDING_MODEL"]
-        self._client = openai.OpenAI(base_url=os.environ["KNOWHUB_EMBEDDING_BASE_URL"],
-                                     api_key=os.environ.get("KNOWHUB_EMBEDDING_API_KEY", "none"))
-
-    def embed(self, texts: list[str]) -> list[list[float]]:
-        vectors = []
-        for start in range(0, len(texts), 256):
-            response = self._client.embeddings.create(model=self.model,
-                                                      input=texts[start:start + 256])
-            vectors += [d.embedding for d in sorted(response.data, key=lambda d: d.index)]
-        return vectors
+def mean(scores: Scores, questions: list[Question], samples: Sequence[str],
+         category: str = "all") -> float:
+    """Mean recall over the questions of `samples` (and of one category unless "all")."""
+    picked = [s for s, q in zip(scores, questions, strict=True) if q.sample in samples
+              and category in ("all", CATEGORIES[q.category])]
+    return sum(picked) / len(picked) if picked else float("nan")
 
 
-def raw_engine(turns: list[Turn], questions: list[Question], embeddings: Embeddings | None,
-               directory: Path) -> dict[str, dict[str, float]]:
+# ---- The raw engine ------------------------------------------------------------------
+
+def raw_engine(turns: list[Turn], questions: list[Question],
+               embeddings: CachedEmbeddings | None, directory: Path) -> dict[str, Scores]:
     """The engine used directly: one shard, a keyword filter per conversation."""
-    dense_size = len(embeddings.embed(["probe"])[0]) if embeddings else 0
+    dense = embeddings.embed([t.text for t in turns]) if embeddings else []
     config = qe.EdgeConfig(
-        vectors={"dense": qe.EdgeVectorParams(size=dense_size, distance=qe.Distance.Cosine)}
-        if embeddings else {},
+        vectors={"dense": qe.EdgeVectorParams(size=len(dense[0]), distance=qe.Distance.Cosine)}
+        if dense else {},
         sparse_vectors={"bm25": qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)})
     shard = qe.EdgeShard.create(str(directory / "raw"), config)
     shard.update(qe.UpdateOperation.create_field_index("sample", qe.PayloadSchemaType.Keyword))
     bm25 = qe.Bm25(qe.Bm25Config())
-    dense = embeddings.embed([t.text for t in turns]) if embeddings else []
     points = []
     for index, turn in enumerate(turns):
         vectors = {"bm25": bm25.embed_document(turn.text)}
-        if embeddings:
+        if dense:
             vectors["dense"] = dense[index]
         points.append(qe.Point(index, vectors, {"sample": turn.sample, "dia_id": turn.dia_id}))
     shard.update(qe.UpdateOperation.upsert_points(points))
     query_dense = embeddings.embed([q.text for q in questions]) if embeddings else []
     vector_of = {id(q): i for i, q in enumerate(questions)}
 
-    def run(question: Question, legs: list[qe.Query]) -> list[str]:
+    def run(question: Question, legs: list[qe.Query], fusion: qe.Fusion | None = None
+            ) -> list[str]:
         where = qe.Filter(must=[qe.FieldCondition(key="sample",
                                                   match=qe.MatchValue(value=question.sample))])
-        if len(legs) == 1:
+        if fusion is None:
             request = qe.QueryRequest(limit=TOP_K, query=legs[0], filter=where,
                                       with_payload=True)
         else:
             request = qe.QueryRequest(
-                limit=TOP_K, query=qe.Fusion.Rrf(k=60), with_payload=True,
+                limit=TOP_K, query=fusion, with_payload=True,
                 prefetches=[qe.Prefetch(limit=2 * TOP_K, query=leg, filter=where)
                             for leg in legs])
         return [p.payload["dia_id"] for p in shard.query(request)]
@@ -168,13 +184,17 @@ def raw_engine(turns: list[Turn], questions: list[Question], embeddings: Embeddi
     if embeddings:
         results["raw engine, dense"] = recall(questions, lambda q: run(q, [nearest(q)]))
         results["raw engine, hybrid (RRF)"] = recall(
-            questions, lambda q: run(q, [sparse(q), nearest(q)]))
+            questions, lambda q: run(q, [sparse(q), nearest(q)], qe.Fusion.Rrf(k=60)))
+        results["raw engine, hybrid (DBSF)"] = recall(
+            questions, lambda q: run(q, [sparse(q), nearest(q)], qe.Fusion.Dbsf()))
     shard.close()
     return results
 
 
+# ---- KnowHub -------------------------------------------------------------------------
+
 def knowhub(turns: list[Turn], questions: list[Question], directory: Path,
-            settings: dict[str, str]) -> dict[str, float]:
+            settings: dict[str, str]) -> Scores:
     """SearchKnowledge through gRPC, one principal per conversation."""
     samples = sorted({t.sample for t in turns})
     tokens = [{"token": f"locomo-{s}", "user_id": s} for s in samples]
@@ -204,28 +224,115 @@ def knowhub(turns: list[Turn], questions: list[Question], directory: Path,
     return result
 
 
+def tuned_weight(by_weight: dict[float, Scores], questions: list[Question],
+                 samples: Sequence[str]) -> float:
+    """The dense weight with the best recall on `samples` (the smaller one on a tie)."""
+    return max(sorted(by_weight), key=lambda w: mean(by_weight[w], questions, samples))
+
+
+# ---- Report --------------------------------------------------------------------------
+
+def print_half(title: str, rows: dict[str, Scores], questions: list[Question],
+               samples: Sequence[str]) -> None:
+    count = sum(1 for q in questions if q.sample in samples)
+    print(f"\n-- {title}: {', '.join(samples)} ({count} questions) --")
+    names = ["all", *CATEGORIES.values()]
+    print(f"{'':44}" + "".join(f"{n:>12}" for n in names))
+    for label, scores in rows.items():
+        print(f"{label:44}" + "".join(f"{mean(scores, questions, samples, n):12.3f}"
+                                      for n in names))
+
+
+def print_tuning(by_weight: dict[float, Scores], bm25: Scores, questions: list[Question],
+                 halves: dict[str, list[str]]) -> None:
+    (name_a, half_a), (name_b, half_b) = halves.items()
+    print("\n-- Dense weight: recall@10 of KnowHub hybrid on each half --")
+    print(f"{'weight':>8}{name_a:>10}{name_b:>10}")
+    for weight, scores in sorted(by_weight.items()):
+        print(f"{weight:8.2f}{mean(scores, questions, half_a):10.3f}"
+              f"{mean(scores, questions, half_b):10.3f}")
+    for (tune_name, tune), (test_name, test) in (((name_a, half_a), (name_b, half_b)),
+                                                 ((name_b, half_b), (name_a, half_a))):
+        weight = tuned_weight(by_weight, questions, tune)
+        held_out = mean(by_weight[weight], questions, test)
+        baseline = mean(bm25, questions, test)
+        print(f"tuned on {tune_name}: weight {weight:.2f}; on {test_name} hybrid "
+              f"{held_out:.3f}, BM25 {baseline:.3f} ({held_out - baseline:+.3f})")
+    samples = sorted({q.sample for q in questions})
+    held_out_scores: Scores = [0.0] * len(questions)
+    picks = []
+    for sample in samples:
+        weight = tuned_weight(by_weight, questions, [s for s in samples if s != sample])
+        picks.append(f"{sample} {weight:.2f}")
+        for index, question in enumerate(questions):
+            if question.sample == sample:
+                held_out_scores[index] = by_weight[weight][index]
+    loco, baseline = mean(held_out_scores, questions, samples), mean(bm25, questions, samples)
+    print(f"leave one conversation out: hybrid {loco:.3f}, BM25 {baseline:.3f} "
+          f"({loco - baseline:+.3f}); weight per held-out conversation: {', '.join(picks)}")
+
+
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--data", type=Path, default=DATA, help="LoCoMo JSON file")
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", type=Path, default=default_data(), help="LoCoMo JSON file")
+    parser.add_argument("--split", default=DEFAULT_SPLIT,
+                        help="sample ids of half A, comma-separated; half B is the rest "
+                             f"(default {DEFAULT_SPLIT})")
+    parser.add_argument("--weights", default=DEFAULT_WEIGHTS,
+                        help=f"dense weights to tune over (default {DEFAULT_WEIGHTS})")
+    parser.add_argument("--dense-noise", type=float, default=0.0,
+                        help="add a random vector of this length to every embedding (a "
+                             "weaker model, for a robustness check; default 0)")
     args = parser.parse_args(argv)
     turns, questions = load(args.data)
-    embeddings = Embeddings() if os.environ.get("KNOWHUB_EMBEDDING_BASE_URL") else None
+    samples = sorted({t.sample for t in turns})
+    half_a = [s for s in args.split.split(",") if s]
+    unknown = sorted(set(half_a) - set(samples))
+    if unknown or not half_a or len(half_a) == len(samples):
+        parser.error(f"--split must name some, not all, of {', '.join(samples)}"
+                     + (f"; unknown: {', '.join(unknown)}" if unknown else ""))
+    halves = {"A": half_a, "B": [s for s in samples if s not in half_a]}
+    weights = sorted({float(w) for w in args.weights.split(",") if w} | {DEFAULT_WEIGHT})
     started = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="knowhub-locomo-") as tmp:
-        rows = raw_engine(turns, questions, embeddings, Path(tmp))
-        rows["KnowHub, BM25"] = knowhub(turns, questions, Path(tmp) / "bm25", {})
+    with ExitStack() as stack:
+        tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="knowhub-locomo-")))
+        embeddings = None
+        if os.environ.get("KNOWHUB_EMBEDDING_BASE_URL"):
+            embeddings = CachedEmbeddings(os.environ["KNOWHUB_EMBEDDING_BASE_URL"],
+                                          os.environ["KNOWHUB_EMBEDDING_MODEL"],
+                                          os.environ.get("KNOWHUB_EMBEDDING_API_KEY", "none"),
+                                          noise=args.dense_noise)
+            stack.callback(embeddings.close)
+        rows = raw_engine(turns, questions, embeddings, tmp)
+        rows["KnowHub, BM25"] = knowhub(turns, questions, tmp / "bm25", {})
         rows["KnowHub, BM25 + feedback"] = knowhub(
-            turns, questions, Path(tmp) / "feedback", {"KNOWHUB_SEARCH_FEEDBACK_DOCS": "3"})
+            turns, questions, tmp / "feedback", {"KNOWHUB_SEARCH_FEEDBACK_DOCS": "3"})
+        by_weight: dict[float, Scores] = {}
         if embeddings:
+            endpoint = stack.enter_context(caching_endpoint(embeddings))
             dense = {k: v for k, v in os.environ.items() if k.startswith("KNOWHUB_EMBEDDING_")}
-            rows["KnowHub, hybrid"] = knowhub(turns, questions, Path(tmp) / "hybrid", dense)
+            dense["KNOWHUB_EMBEDDING_BASE_URL"] = endpoint
+            for weight in weights:
+                by_weight[weight] = knowhub(
+                    turns, questions, tmp / f"hybrid-{weight}",
+                    {**dense, "KNOWHUB_SEARCH_DENSE_WEIGHT": str(weight)})
+    noise = f", dense noise {args.dense_noise}" if args.dense_noise else ""
     print(f"\n== LoCoMo evidence recall@{TOP_K}: {len(turns)} turns, {len(questions)} "
-          f"questions (categories 1-4) ==")
-    names = ["all", *CATEGORIES.values()]
-    print(f"{'':28}" + "".join(f"{n:>13}" for n in names))
-    for label, scores in rows.items():
-        print(f"{label:28}" + "".join(f"{scores.get(n, 0):13.3f}" for n in names))
-    if not embeddings:
+          f"questions (categories 1-4){noise} ==")
+    for (name, half), (other_name, other) in zip(halves.items(), reversed(halves.items()),
+                                                strict=True):
+        shown = dict(rows)
+        if by_weight:
+            shown[f"KnowHub, hybrid (default weight {DEFAULT_WEIGHT:.2f})"] = \
+                by_weight[DEFAULT_WEIGHT]
+            weight = tuned_weight(by_weight, questions, other)
+            shown[f"KnowHub, hybrid (weight {weight:.2f}, tuned on {other_name})"] = \
+                by_weight[weight]
+        print_half(f"Half {name}", shown, questions, half)
+    if by_weight:
+        print_tuning(by_weight, rows["KnowHub, BM25"], questions, halves)
+    else:
         print("(set KNOWHUB_EMBEDDING_* to add the dense and hybrid rows)")
     print(f"({time.perf_counter() - started:.0f} s)")
 

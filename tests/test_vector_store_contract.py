@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from qdrant_edge import SparseVector
 
 from knowhub_server.common.edge_store import EdgeStore
 from knowhub_server.common.embedding import Bm25Encoder
@@ -27,6 +28,7 @@ from knowhub_server.common.vectors import (
     Eq,
     HasKey,
     Hit,
+    HybridFusion,
     Order,
     Range,
     Record,
@@ -36,7 +38,6 @@ from knowhub_server.common.vectors import (
     Vectors,
     VectorStore,
     Where,
-    minmax_fuse,
     point_id,
 )
 
@@ -271,22 +272,85 @@ def test_dense_search_ranks_by_cosine(corpus: VectorCollection) -> None:
     assert math.isclose(hits[0].score, 1.0, rel_tol=1e-4)
 
 
-def test_hybrid_search_fuses_both_legs(corpus: VectorCollection) -> None:
-    sparse, dense = corpus.search_batch([
-        SearchQuery(where=Where(), limit=3, sparse=BM25.query("selenium login")),
-        SearchQuery(where=Where(), limit=3, dense=unit(0)),
-    ])
-    assert keys_of(sparse) == ["a", "b"]
-    assert keys_of(dense)[:2] == ["a", "c"]
+def relevance_by_definition(collection: VectorCollection, where: Where, query: str,
+                            dense: list[float], dense_weight: float) -> dict[str, float]:
+    """Every matching record's hybrid relevance from unpooled searches: (1 - w) * BM25 over
+    the sum of each query term's best score, plus w * cosine."""
+    sparse = BM25.query(query)
+    terms = [SparseVector([t], [v]) for t, v in zip(sparse.indices, sparse.values,
+                                                     strict=True)]
+    bm25, cosine, *per_term = collection.search_batch([
+        SearchQuery(where, 100, sparse=sparse), SearchQuery(where, 100, dense=dense),
+        *(SearchQuery(where, 1, sparse=t) for t in terms)])
+    bound = sum(hits[0].score for hits in per_term if hits)
+    lexical = {h.point_id: h.score / bound for h in bm25}
+    return {h.point_id: (1 - dense_weight) * lexical.get(h.point_id, 0.0)
+            + dense_weight * max(h.score, 0.0) for h in cosine}
 
-    fused = minmax_fuse([sparse, dense], (0.5, 0.5))
 
-    by_point = {point_id(k): k for k in "abcd"}
-    ranked = [by_point[p] for p, _ in fused]
-    # a leads both legs; b comes from BM25 only and c from dense only.
-    assert ranked[0] == "a"
-    assert {"b", "c"} <= set(ranked)
-    assert math.isclose(fused[0][1], 1.0)
+@pytest.mark.parametrize("dense_weight", [0.0, 0.4, 1.0])
+def test_hybrid_fusion_scores_every_candidate_by_both_searches(
+        corpus: VectorCollection, dense_weight: float) -> None:
+    # Candidates: BM25's best two (a, b) and the nearest two (b, c); the fusion must look
+    # up a's cosine and c's BM25 score, so relevance never depends on what was recalled.
+    fusion = HybridFusion(pool=1, dense_weight=dense_weight)
+    expected = relevance_by_definition(corpus, Where(), "selenium chrome", unit(1),
+                                       dense_weight)
+
+    fused = fusion.search(corpus, Where(), BM25.query("selenium chrome"), unit(1), limit=2)
+
+    best_two = sorted(expected.items(), key=lambda item: -item[1])[:2]
+    assert [p for p, _ in fused] == [p for p, _ in best_two]
+    for (_, score), (_, wanted) in zip(fused, best_two, strict=True):
+        assert math.isclose(score, wanted, abs_tol=1e-6)
+
+
+def test_hybrid_fusion_gives_one_to_the_best_match_on_every_term_and_direction(
+        corpus: VectorCollection) -> None:
+    fused = HybridFusion(pool=10, dense_weight=0.6).search(
+        corpus, Where(), BM25.query("login chrome"), unit(0), limit=10)
+
+    by_point = {p: s for p, s in fused}
+    assert fused[0][0] == point_id("a")
+    assert math.isclose(fused[0][1], 1.0, rel_tol=1e-4)
+    assert math.isclose(by_point[point_id("c")], 0.6 * 0.9 / math.hypot(0.9, 0.1),
+                        rel_tol=1e-4), "no shared word: the weighted cosine alone"
+    assert point_id("d") not in by_point or by_point[point_id("d")] == 0.0
+
+
+def test_hybrid_fusion_of_a_query_without_words_ranks_by_cosine(
+        corpus: VectorCollection) -> None:
+    fused = HybridFusion(pool=10, dense_weight=0.5).search(
+        corpus, Where(), BM25.query("the of and"), unit(0), limit=2)
+    assert [p for p, _ in fused] == [point_id("a"), point_id("c")]
+    assert math.isclose(fused[0][1], 0.5, rel_tol=1e-4)
+
+
+def test_hybrid_fusion_respects_the_filter(corpus: VectorCollection) -> None:
+    where = Where(must=(Eq("tag", "web"),))
+    fused = HybridFusion(pool=1, dense_weight=0.5).search(
+        corpus, where, BM25.query("pandas selenium"), unit(2), limit=10)
+    assert {p for p, _ in fused} <= {point_id("a"), point_id("b")}
+    assert fused
+
+
+def test_hybrid_fusion_is_the_same_over_both_adapters(tmp_path: Path) -> None:
+    results = []
+    for kind in ADAPTERS:
+        store = open_store(kind, tmp_path / kind)
+        collection = store.open(SCHEMA)
+        collection.put([record(f"r{i}", text, [math.cos(i), math.sin(i), 0.3, -0.2])
+                        for i, text in enumerate([
+                            "selenium login with chrome", "selenium grid setup",
+                            "chrome driver crashes on login", "pandas dataframe merge",
+                            "login page of the grid console", "rust tokio runtime"])])
+        results.append(HybridFusion(pool=2, dense_weight=0.55).search(
+            collection, Where(), BM25.query("chrome login grid"), [1.0, 0.2, 0.0, 0.1], 6))
+        store.close()
+    edge, remote = results
+    assert [p for p, _ in edge] == [p for p, _ in remote]
+    assert all(math.isclose(a, b, abs_tol=1e-5) for (_, a), (_, b) in zip(edge, remote,
+                                                                         strict=True))
 
 
 def test_search_without_payload_returns_point_ids_only(corpus: VectorCollection) -> None:

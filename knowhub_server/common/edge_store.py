@@ -26,6 +26,7 @@ from knowhub_server.common.vectors import (
     Condition,
     Eq,
     HasKey,
+    HasPoint,
     Hit,
     Order,
     Range,
@@ -153,6 +154,8 @@ def _condition(c: Condition) -> object:
                                                                 lte=c.lte, lt=c.lt))
     if isinstance(c, HasKey):
         return qe.HasIdCondition({point_id(k) for k in c.keys})
+    if isinstance(c, HasPoint):
+        return qe.HasIdCondition(set(c.point_ids))
     raise TypeError(f"unknown condition {c!r}")
 
 

@@ -32,6 +32,7 @@ from knowhub_server.common.vectors import (
     Condition,
     Eq,
     HasKey,
+    HasPoint,
     Hit,
     Order,
     Range,
@@ -206,6 +207,8 @@ def _condition(c: Condition) -> qm.Condition:
                                                            lte=c.lte, lt=c.lt))
     if isinstance(c, HasKey):
         return qm.HasIdCondition(has_id=[point_id(k) for k in c.keys])
+    if isinstance(c, HasPoint):
+        return qm.HasIdCondition(has_id=list(c.point_ids))
     raise TypeError(f"unknown condition {c!r}")
 
 

@@ -84,7 +84,14 @@ class HasKey:
     keys: tuple[str, ...]
 
 
-Condition = Eq | AnyOf | Range | HasKey
+@dataclass(frozen=True)
+class HasPoint:
+    """Records with one of these point ids (as search hits name them)."""
+
+    point_ids: tuple[str, ...]
+
+
+Condition = Eq | AnyOf | Range | HasKey | HasPoint
 
 
 @dataclass(frozen=True)
@@ -414,20 +421,68 @@ class VectorStore(ABC):
     def close(self) -> None: ...
 
 
-def minmax_fuse(legs: Sequence[Sequence[Hit]], weights: Sequence[float]) -> list[tuple[str, float]]:
-    """Fuses result lists by score: each list's scores scaled to 0..1 (min-max; all 1.0
-    when equal), weighted and summed per point; a point missing from a list gets 0 there.
-    Returns (point id, fused score), best first."""
-    fused: dict[str, float] = {}
-    for hits, weight in zip(legs, weights, strict=True):
-        if not hits:
-            continue
-        scores = [h.score for h in hits]
-        low, span = min(scores), max(scores) - min(scores)
-        for hit in hits:
-            scaled = (hit.score - low) / span if span > 0 else 1.0
-            fused[hit.point_id] = fused.get(hit.point_id, 0.0) + weight * scaled
-    return sorted(fused.items(), key=lambda item: -item[1])
+@dataclass(frozen=True)
+class HybridFusion:
+    """BM25 and dense search fused into one relevance in 0..1 that depends on the query
+    and the record alone, never on which other records were recalled:
+
+        (1 - dense_weight) * BM25 / bound + dense_weight * cosine (clipped to 0..1)
+
+    `bound` is the best BM25 score the query can reach among the searched records: the
+    sum, over the query's terms, of the best score any one record gets on that term
+    alone. Scaling by the best or worst candidate instead (min-max) stretches a flat,
+    uninformative list as far as a decisive one; these scores keep how good a match is.
+    """
+
+    pool: int  # candidates: the top `pool` of each search
+    dense_weight: float
+
+    def search(self, collection: VectorCollection, where: Where, sparse: SparseVector,
+               dense: Sequence[float], limit: int) -> list[tuple[str, float]]:
+        """The `limit` most relevant records as (point id, relevance), best first."""
+        pool = max(limit, self.pool)
+        terms = [SparseVector([t], [w]) for t, w in zip(sparse.indices, sparse.values,
+                                                        strict=True)]
+        bm25, cosine, *best_per_term = collection.search_batch([
+            SearchQuery(where, pool, sparse=sparse, with_payload=False),
+            SearchQuery(where, pool, dense=dense, with_payload=False),
+            *(SearchQuery(where, 1, sparse=t, with_payload=False) for t in terms)])
+        bound = sum(hits[0].score for hits in best_per_term if hits)
+        bm25_of, cosine_of = _exact_scores(collection, where, sparse, dense, bm25, cosine)
+        weight = self.dense_weight
+        relevance = {p: (1.0 - weight) * (bm25_of.get(p, 0.0) / bound if bound else 0.0)
+                     + weight * min(max(cosine_of.get(p, 0.0), 0.0), 1.0)
+                     for p in {**bm25_of, **cosine_of}}
+        # Equal relevance in point id order, so both adapters answer alike.
+        return sorted(relevance.items(), key=lambda item: (-item[1], item[0]))[:limit]
+
+
+def _exact_scores(collection: VectorCollection, where: Where, sparse: SparseVector,
+                  dense: Sequence[float], bm25: list[Hit], cosine: list[Hit]
+                  ) -> tuple[dict[str, float], dict[str, float]]:
+    """BM25 and cosine scores of every candidate, by point id: a candidate only one search
+    found gets its score in the other from one more call (no BM25 score: no shared term)."""
+    bm25_of = {h.point_id: h.score for h in bm25}
+    cosine_of = {h.point_id: h.score for h in cosine}
+    lexical_only = tuple(p for p in bm25_of if p not in cosine_of)
+    dense_only = tuple(p for p in cosine_of if p not in bm25_of)
+    queries = []
+    if dense_only:
+        queries.append(SearchQuery(_among(where, dense_only), len(dense_only), sparse=sparse,
+                                   with_payload=False))
+    if lexical_only:
+        queries.append(SearchQuery(_among(where, lexical_only), len(lexical_only),
+                                   dense=dense, with_payload=False))
+    for query, hits in zip(queries, collection.search_batch(queries) if queries else [],
+                           strict=True):
+        (bm25_of if query.sparse is not None else cosine_of).update(
+            (h.point_id, h.score) for h in hits)
+    return bm25_of, cosine_of
+
+
+def _among(where: Where, point_ids: tuple[str, ...]) -> Where:
+    return Where(must=(*where.must, HasPoint(point_ids)), must_not=where.must_not,
+                 should=where.should)
 
 
 def copy_records(source: VectorCollection, target: VectorCollection,

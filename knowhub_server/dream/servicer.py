@@ -12,6 +12,7 @@ from knowhub_server.common.auth import Authenticator
 from knowhub_server.common.redaction import keep_out_of_logs
 from knowhub_server.common.runtime import Runtime
 from knowhub_server.common.server import ServiceHost
+from knowhub_server.common.vectors import HybridFusion
 from knowhub_server.dream.memory.config import MemorySettings
 from knowhub_server.dream.memory.historian import Historian, JobProcessor
 from knowhub_server.dream.memory.operations import MemoryOperations
@@ -49,8 +50,10 @@ def register(server: ServiceHost, runtime: Runtime) -> str:
     evaluator to the runtime's background work; returns the service's full name."""
     settings = MemorySettings()
     vectors = MemoryVectors(runtime.embedder)
-    events, profiles = EventStore(runtime.vectors, vectors), ProfileStore(runtime.vectors,
-                                                                          vectors)
+    fusion = HybridFusion(settings.memory_search_hybrid_pool,
+                          settings.memory_search_dense_weight)
+    events = EventStore(runtime.vectors, vectors, fusion)
+    profiles = ProfileStore(runtime.vectors, vectors, fusion)
     queue = HistorianQueue(runtime.redis, runtime.settings.redis_prefix,
                            memos_keep=settings.memory_recent_memos_keep,
                            failed_max_files=settings.historian_failed_max_files,

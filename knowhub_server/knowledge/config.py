@@ -12,10 +12,13 @@ class KnowledgeSettings(BaseSettings):
     search_recall_multiplier: float = Field(
         2.0, ge=1.0, le=20.0, description="Candidates recalled per result (2 gives 2*top_k).")
     search_hybrid_pool: int = Field(
-        50, ge=1, le=1000, description="Hits each of BM25 and dense recalls before fusion.")
+        50, ge=1, le=1000, description="Hybrid search: records each of BM25 and dense "
+        "search recalls as candidates; every candidate is then scored by both.")
     search_dense_weight: float = Field(
-        0.5, ge=0.0, le=1.0, description="Weight of the dense list in hybrid fusion "
-        "(min-max scaled scores; BM25 gets the rest).")
+        0.6, ge=0.0, le=1.0, description="Hybrid search: weight of the cosine similarity "
+        "in a record's relevance; BM25, divided by the best score the query can reach, gets "
+        "the rest. Depends on the embedding model's range of cosines; 0.6 was chosen for "
+        "all-MiniLM-L6-v2 on LoCoMo (see the README's benchmarks).")
     search_feedback_docs: int = Field(
         0, ge=0, le=20, description="BM25-only recall: expand the query with the terms of "
         "this many top records and search again (pseudo-relevance feedback; 3 is a good "

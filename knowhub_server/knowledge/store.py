@@ -21,6 +21,7 @@ from knowhub_server.common.vectors import (
     CollectionSchema,
     Condition,
     HasKey,
+    HybridFusion,
     Order,
     Range,
     Record,
@@ -29,7 +30,6 @@ from knowhub_server.common.vectors import (
     Vectors,
     VectorStore,
     Where,
-    minmax_fuse,
     point_id,
 )
 from knowhub_server.knowledge.config import KnowledgeSettings
@@ -192,6 +192,7 @@ class KnowledgeStore:
                  settings: KnowledgeSettings) -> None:
         self.vectors = vectors
         self._settings = settings
+        self._fusion = HybridFusion(settings.search_hybrid_pool, settings.search_dense_weight)
         self._collection: VectorCollection = store.open(knowledge_schema(vectors.embedder))
         self._requests: VectorCollection = store.open(CollectionSchema(name=REQUESTS))
 
@@ -241,8 +242,8 @@ class KnowledgeStore:
     def recall(self, query: str, where: Where, limit: int) -> list[Candidate]:
         """The `limit` most relevant records, best first, with their relevance.
 
-        BM25 alone, or hybrid: BM25 and dense each recall a pool, their scores are min-max
-        scaled and summed with weights, and the best records are then read in one call.
+        BM25 alone, or hybrid (`HybridFusion`: BM25 over the query's bound and cosine,
+        weighted), and the best records are then read in one call.
         """
         sparse, dense = self.vectors.for_query(query)
         if dense is None:
@@ -255,12 +256,7 @@ class KnowledgeStore:
             # The stored payload holds the indexed fields: no need to copy them out.
             return [Candidate(h.stored or {}, h.score,
                               lambda h=h: from_payload(h.record.payload)) for h in hits]
-        pool = max(limit, self._settings.search_hybrid_pool)
-        legs = self._collection.search_batch([
-            SearchQuery(where, pool, sparse=sparse, with_payload=False),
-            SearchQuery(where, pool, dense=dense, with_payload=False)])
-        weight = self._settings.search_dense_weight
-        fused = minmax_fuse(legs, (1.0 - weight, weight))[:limit]
+        fused = self._fusion.search(self._collection, where, sparse, dense, limit)
         found = {point_id(r.key): r for r in self._collection.retrieve_points(
             [p for p, _ in fused], with_bulk=False)}
         return [Candidate(found[p].payload, score, lambda r=found[p]: from_payload(r.payload))

@@ -1,8 +1,9 @@
 """Seed 001's two-stage search, through the SDK against real servers.
 
-Recall (BM25, or BM25 + dense fused by RRF) picks ceil(multiplier * top_k) candidates,
-optionally chosen by the LLM from a wider pool (stage 1), then stage 2 ranks them by
-quality_score = score + helpful - 2 * harmful, scope priority and relevance.
+Recall (BM25, or hybrid: BM25 and dense fused by `HybridFusion`) picks
+ceil(multiplier * top_k) candidates, optionally chosen by the LLM from a wider pool
+(stage 1), then stage 2 ranks them by quality_score = score + helpful - 2 * harmful,
+scope priority and relevance.
 """
 
 from __future__ import annotations

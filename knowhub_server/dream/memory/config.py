@@ -48,6 +48,14 @@ class MemorySettings(BaseSettings):
     memory_rerank_candidate_multiplier: int = Field(
         3, ge=1, le=20, description="Candidates recalled per result for the rerank "
         "(top_k x multiplier); below 2 the rerank is skipped.")
+    memory_search_hybrid_pool: int = Field(
+        50, ge=1, le=1000, description="Hybrid search (with an embedding endpoint): "
+        "records each of BM25 and dense search recalls as candidates; every candidate is "
+        "then scored by both.")
+    memory_search_dense_weight: float = Field(
+        0.6, ge=0.0, le=1.0, description="Hybrid search: weight of the cosine similarity "
+        "in a record's similarity; BM25, divided by the best score the query can reach, gets "
+        "the rest (as KNOWHUB_SEARCH_DENSE_WEIGHT for knowledge).")
 
     # [cognitive.profile]
     memory_profile_revision_keep: int = Field(5, ge=1, le=100, description="Earlier "

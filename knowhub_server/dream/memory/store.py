@@ -18,6 +18,7 @@ from knowhub_server.common.vectors import (
     CollectionSchema,
     Condition,
     Eq,
+    HybridFusion,
     Range,
     Record,
     SearchQuery,
@@ -89,28 +90,17 @@ class Recalled:
         return self._load()
 
 
-def recall(collection: VectorCollection, vectors: MemoryVectors, query: str, where: Where,
-           limit: int) -> list[Recalled]:
+def recall(collection: VectorCollection, vectors: MemoryVectors, fusion: HybridFusion,
+           query: str, where: Where, limit: int) -> list[Recalled]:
     """The `limit` most similar records, best first, each with a similarity in 0..1: the
-    BM25 score over the best one's, or with embeddings the mean of that and the cosine
-    similarity (0 in a list the record is missing from)."""
+    BM25 score over the best one's, or with embeddings the `HybridFusion` relevance."""
     sparse, dense = vectors.for_query(query)
     if dense is None:
         hits = collection.search(SearchQuery(where, limit, sparse=sparse))
         top = hits[0].score if hits else 0.0
         return [Recalled(h.fields, h.score / top if top > 0 else 0.0,
                          lambda h=h: h.record) for h in hits]
-    bm25, cosine = collection.search_batch([
-        SearchQuery(where, limit, sparse=sparse, with_payload=False),
-        SearchQuery(where, limit, dense=dense, with_payload=False)])
-    top = bm25[0].score if bm25 else 0.0
-    similarity: dict[str, float] = {}
-    for hit in bm25:
-        similarity[hit.point_id] = 0.5 * (hit.score / top if top > 0 else 0.0)
-    for hit in cosine:
-        similarity[hit.point_id] = similarity.get(hit.point_id, 0.0) + \
-            0.5 * min(max(hit.score, 0.0), 1.0)
-    best = sorted(similarity.items(), key=lambda item: -item[1])[:limit]
+    best = fusion.search(collection, where, sparse, dense, limit)
     found = {point_id(r.key): r for r in collection.retrieve_points(
         [p for p, _ in best], with_bulk=False)}
     return [Recalled(found[p].payload, score, lambda r=found[p]: r)
@@ -163,8 +153,10 @@ def event_where(scopes: Sequence[str], isolation: Isolation, time_from: float | 
 
 
 class EventStore:
-    def __init__(self, store: VectorStore, vectors: MemoryVectors) -> None:
+    def __init__(self, store: VectorStore, vectors: MemoryVectors,
+                 fusion: HybridFusion) -> None:
         self._vectors = vectors
+        self._fusion = fusion
         self._collection = store.open(events_schema(vectors.embedder))
 
     def put(self, events: Sequence[CognitiveEvent]) -> None:
@@ -175,8 +167,8 @@ class EventStore:
                                      vectors=by_text[e.text]) for e in events])
 
     def recall(self, query: str, where: Where, limit: int) -> list[EventCandidate]:
-        return [EventCandidate(r) for r in recall(self._collection, self._vectors, query,
-                                                  where, limit)]
+        return [EventCandidate(r) for r in recall(self._collection, self._vectors,
+                                                  self._fusion, query, where, limit)]
 
 
 # ---- Profiles ----------------------------------------------------------------------------
@@ -209,8 +201,10 @@ class ProfileMoved(Exception):
 
 
 class ProfileStore:
-    def __init__(self, store: VectorStore, vectors: MemoryVectors) -> None:
+    def __init__(self, store: VectorStore, vectors: MemoryVectors,
+                 fusion: HybridFusion) -> None:
         self._vectors = vectors
+        self._fusion = fusion
         self._collection = store.open(profiles_schema(vectors.embedder))
 
     def get(self, scope: str, entity_type: str, entity_id: str) -> ProfileRecord | None:
@@ -233,7 +227,8 @@ class ProfileStore:
 
     def recall(self, query: str, where: Where, limit: int) -> list[tuple[Profile, float]]:
         return [(_profile_record(r.record.payload).profile, r.similarity)
-                for r in recall(self._collection, self._vectors, query, where, limit)]
+                for r in recall(self._collection, self._vectors, self._fusion, query, where,
+                                limit)]
 
     def _record(self, record: ProfileRecord) -> Record:
         profile = record.profile
