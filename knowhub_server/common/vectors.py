@@ -441,12 +441,10 @@ class HybridFusion:
                dense: Sequence[float], limit: int) -> list[tuple[str, float]]:
         """The `limit` most relevant records as (point id, relevance), best first."""
         pool = max(limit, self.pool)
-        terms = [SparseVector([t], [w]) for t, w in zip(sparse.indices, sparse.values,
-                                                        strict=True)]
         bm25, cosine, *best_per_term = collection.search_batch([
             SearchQuery(where, pool, sparse=sparse, with_payload=False),
             SearchQuery(where, pool, dense=dense, with_payload=False),
-            *(SearchQuery(where, 1, sparse=t, with_payload=False) for t in terms)])
+            *_term_queries(where, sparse)])
         bound = sum(hits[0].score for hits in best_per_term if hits)
         bm25_of, cosine_of = _exact_scores(collection, where, sparse, dense, bm25, cosine)
         weight = self.dense_weight
@@ -455,6 +453,30 @@ class HybridFusion:
                      for p in {**bm25_of, **cosine_of}}
         # Equal relevance in point id order, so both adapters answer alike.
         return sorted(relevance.items(), key=lambda item: (-item[1], item[0]))[:limit]
+
+
+def _term_queries(where: Where, sparse: SparseVector) -> list[SearchQuery]:
+    """One search per query term for the record that scores best on it alone."""
+    return [SearchQuery(where, 1, sparse=SparseVector([t], [w]), with_payload=False)
+            for t, w in zip(sparse.indices, sparse.values, strict=True)]
+
+
+def bounded_bm25(collection: VectorCollection, where: Where, sparse: SparseVector,
+                 limit: int) -> list[tuple[Hit, float]]:
+    """BM25 alone as a similarity in 0..1 that depends on the query and the record, never
+    on which other records were recalled: the score over the query's bound. The `limit`
+    best records as (hit with payload, similarity), best first.
+
+    The bound is `HybridFusion`'s, except for query terms no record holds: each counts as
+    much as the best-scoring term some record holds (a term no record holds is rarer than
+    any of those, so a record holding it would score at least as much on it). Otherwise
+    a query whose other words no record holds would give its one weak match 1.0.
+    """
+    hits, *best_per_term = collection.search_batch([
+        SearchQuery(where, limit, sparse=sparse), *_term_queries(where, sparse)])
+    best = [found[0].score for found in best_per_term if found]
+    bound = sum(best) + (len(best_per_term) - len(best)) * max(best, default=0.0)
+    return [(h, min(h.score / bound, 1.0) if bound > 0 else 0.0) for h in hits]
 
 
 def _exact_scores(collection: VectorCollection, where: Where, sparse: SparseVector,

@@ -175,6 +175,18 @@ def test_time_decay_applies_only_from_the_minimum_similarity(alice: KnowHub) -> 
         assert hit.score == pytest.approx(expected, abs=1e-4)
 
 
+def test_an_unrelated_new_event_stays_below_the_decay_gate_even_alone(
+        alice: KnowHub) -> None:
+    """The only event sharing a word with the query is new and about something else: its
+    similarity is its share of what the query asks (a quarter), not 1.0 for being the
+    best of those recalled, so time decay does not lift it."""
+    [hit] = alice.memory.search_events("garden sprinkler timer settings",
+                                       target_user_id="40020")
+    assert hit.event.text.endswith("tax forms in the garden")
+    assert hit.similarity == pytest.approx(0.25, abs=0.01)
+    assert hit.score == pytest.approx(hit.similarity)
+
+
 def test_the_rerank_considers_more_candidates_than_it_returns(alice: KnowHub) -> None:
     [hit] = alice.memory.search_events("zebra quokka narwhal", target_user_id="40030",
                                        top_k=1)

@@ -185,29 +185,75 @@ def events_for(job: Job, index: int | str, text: str, *, is_absolute: bool, warn
 
 # ---- The absolutization gate (seed 002) ---------------------------------------------------
 
-def _capitalised(words: str) -> str:
+def _words(words: str) -> str:
     """`me|my` -> `[Mm]e|[Mm]y`: lower case or capitalised, never all caps (US, IT)."""
     return "|".join(f"[{w[0].upper()}{w[0]}]{w[1:]}" for w in words.split("|"))
 
 
-_GATE = {
-    "pronoun": re.compile(
-        r"(?<![自])我|(?<![迷])你|您|(?<![其吉利])他|她|(?<![其])它|咱|这位|那位|"
-        r"\bI\b|\b(?:" + _capitalised(
-            "me|my|mine|myself|we|us|our|ours|ourselves|you|your|yours|yourself|"
-            "yourselves|he|him|his|himself|she|her|hers|herself|they|them|their|theirs|"
-            "themselves") + r")\b"),
-    "relative_time": re.compile(
-        r"今天|昨天|前天|明天|后天|今晚|昨晚|刚才|刚刚|稍后|待会|上周|下周|本周|这周|上个月|"
-        r"下个月|这个月|本月|去年|今年|明年|最近|目前|现在|前几天|这几天|"
-        r"(?i:\b(?:today|tonight|yesterday|tomorrow|just now|right now|now|currently|"
-        r"recently|lately|soon|later|this (?:morning|afternoon|evening|week|weekend|month|"
-        r"year)|last (?:night|week|weekend|month|year)|next (?:week|weekend|month|year)|"
-        r"(?:\d+|a|an|a few|few) (?:days?|weeks?|months?|years?) ago)\b)"),
-    "relative_place": re.compile(
-        r"这里|那里|这边|那边|本地|当地|这儿|那儿|附近|此地|此处|"
-        r"(?i:\b(?:here|over there|this place|that place|this city|nearby|locally)\b)"),
-}
+def _english(pattern: str) -> str:
+    """A pattern of whole English words, any case."""
+    return rf"(?i:\b(?:{pattern})\b)"
+
+
+_EN_NUMBER = (r"\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
+              r"fifteen|twenty|thirty|a few|few|several|a couple of|couple of")
+_EN_UNIT = r"seconds?|minutes?|hours?|days?|nights?|weeks?|months?|years?|decades?"
+_EN_DAY = (r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|morning|afternoon|"
+           r"evening|night|week|weekend|month|year|summer|winter|spring|autumn|fall|"
+           r"semester|quarter")
+_ZH_NUMBER = r"(?<![0-9])[0-9]{1,2}|[一二三四五六七八九十两几半数]+"
+_ZH_UNIT = r"天|日|周|星期|礼拜|个月|月|年|小时|分钟|晚"
+
+
+@dataclass(frozen=True)
+class GateRule:
+    """One row of the absolutization gate: what it catches, in which language."""
+
+    kind: str  # pronoun, relative_time or relative_place
+    language: str  # zh or en
+    pattern: str
+
+
+# The gate (seed 002): what an absolute event must not say. Each rule leaves alone the
+# technical terms that share its letters (I/O, 排他锁, 其他, 本地部署, "there is").
+GATE_RULES: tuple[GateRule, ...] = (
+    GateRule("pronoun", "zh", r"(?<![自])我|(?<![迷])你|您|(?<![其吉利排])他|她|(?<![其])它|"
+             r"咱|这位|那位|此人|这个人|那个人|这家伙|那家伙"),
+    GateRule("pronoun", "en",
+             r"(?<![\w/&.-])(?<!Type )(?<!Phase )(?<!Class )(?<!Tier )(?<!Level )"
+             r"(?<!Stage )(?<!War )I(?![\w/&-])|\b(?:" + _words(
+                 "me|my|mine|myself|we|us|our|ours|ourselves|you|your|yours|yourself|"
+                 "yourselves|he|him|his|himself|she|her|hers|herself|they|them|their|"
+                 "theirs|themselves") + r")\b|"
+             + _english(r"this (?:guy|person|man|woman|lady)|that (?:guy|person|man|woman|"
+                        r"lady)|the other (?:guy|person)")),
+    GateRule("relative_time", "zh",
+             r"今天|今日|今早|今晨|今晚|今夜|昨天|昨日|昨早|昨晚|昨夜|前天|前日|前晚|"
+             r"大前天|明天|明日|明早|明晚|后天|大后天|刚才|刚刚|方才|稍后|待会|等会|"
+             r"一会儿|上周|下周|本周|这周|上星期|下星期|这星期|本星期|上个星期|下个星期|"
+             r"这个星期|上礼拜|下礼拜|这礼拜|上个礼拜|下个礼拜|上个月|下个月|这个月|本月|"
+             r"上月|下月|去年|今年|明年|前年|后年|当年|那年|那天|那时|那会儿|这天|"
+             r"最近|近来|近期|目前|现在|此刻|当时|前几天|这几天|过几天|"
+             rf"(?:{_ZH_NUMBER})(?:{_ZH_UNIT})(?:前|后|以前|以后|之前|之后)"),
+    GateRule("relative_time", "en", _english(
+        r"today|tonight|yesterday|tomorrow|just now|right now|now|currently|recently|"
+        r"lately|soon|nowadays|these days|back then|the other day|earlier today|"
+        r"later today|that day|that night|at that time|"
+        rf"(?:this|last|next|coming|past|previous) (?:{_EN_DAY})|"
+        rf"(?:{_EN_NUMBER}) (?:{_EN_UNIT}) (?:ago|later|from now|earlier|before|after)")),
+    GateRule("relative_place", "zh",
+             r"这里|那里|这边|那边|这儿|那儿|当地|附近|此地|此处|该地|这个地方|那个地方|"
+             r"隔壁|对面|(?:在|到|回|来|去)本地(?!部署|缓存|存储|文件|运行|环境|开发|测试|"
+             r"服务|仓库|模型|化)"),
+    GateRule("relative_place", "en",
+             _english(r"here|over there|this place|that place|this city|this town|"
+                      r"nearby|around here|this area")
+             + r"|(?i:\bthere\b)(?!\s+(?:is|are|was|were|will|would|has|have|had|must|"
+             r"may|might|can|could|should|seems?|exists?|appears?|remains?|\'s|’s)\b)"
+             r"(?<!(?i:Is) there)(?<!(?i:re) there)"),
+)
+_GATE = {kind: re.compile("|".join(f"(?:{r.pattern})" for r in GATE_RULES if r.kind == kind))
+         for kind in dict.fromkeys(r.kind for r in GATE_RULES)}
 _ENTITY_ID = re.compile(r"(?<!\d)\d{5,12}(?!\d)")
 
 

@@ -21,12 +21,12 @@ from knowhub_server.common.vectors import (
     HybridFusion,
     Range,
     Record,
-    SearchQuery,
     StoreMismatch,
     VectorCollection,
     Vectors,
     VectorStore,
     Where,
+    bounded_bm25,
     point_id,
 )
 from knowhub_server.dream.memory.domain import (
@@ -92,14 +92,13 @@ class Recalled:
 
 def recall(collection: VectorCollection, vectors: MemoryVectors, fusion: HybridFusion,
            query: str, where: Where, limit: int) -> list[Recalled]:
-    """The `limit` most similar records, best first, each with a similarity in 0..1: the
-    BM25 score over the best one's, or with embeddings the `HybridFusion` relevance."""
+    """The `limit` most similar records, best first, each with a similarity in 0..1 that
+    does not depend on the other records recalled (so time decay's similarity gate means
+    something): `bounded_bm25`, or with embeddings the `HybridFusion` relevance."""
     sparse, dense = vectors.for_query(query)
     if dense is None:
-        hits = collection.search(SearchQuery(where, limit, sparse=sparse))
-        top = hits[0].score if hits else 0.0
-        return [Recalled(h.fields, h.score / top if top > 0 else 0.0,
-                         lambda h=h: h.record) for h in hits]
+        return [Recalled(h.fields, similarity, lambda h=h: h.record)
+                for h, similarity in bounded_bm25(collection, where, sparse, limit)]
     best = fusion.search(collection, where, sparse, dense, limit)
     found = {point_id(r.key): r for r in collection.retrieve_points(
         [p for p, _ in best], with_bulk=False)}
