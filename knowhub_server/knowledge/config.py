@@ -28,9 +28,17 @@ class KnowledgeSettings(BaseSettings):
     search_feedback_weight: float = Field(
         0.5, gt=0.0, le=5.0, description="Weight of the expansion terms against the query's.")
     search_routing: bool = Field(
-        True, description="Let the LLM pick the candidates (stage 1) when an LLM is configured.")
+        True, description="Let the LLM pick the candidates (stage 1) when an LLM is "
+        "configured, whether or not the query's words matched any record.")
+    search_routing_catalog_max: int = Field(
+        300, ge=0, le=5000, description="Routing: when the caller's visible, filtered "
+        "records number at most this many, the LLM chooses among all of them (id, types, "
+        "first 100 characters of the task: one prompt); above it, among the "
+        "KNOWHUB_SEARCH_ROUTING_POOL records recall finds.")
     search_routing_pool: int = Field(
-        50, ge=1, le=500, description="Records recalled for the LLM to choose from.")
+        100, ge=1, le=500, description="Routing over a catalog larger than "
+        "KNOWHUB_SEARCH_ROUTING_CATALOG_MAX: records recalled (BM25, or hybrid with "
+        "embeddings) for the LLM to choose from.")
     search_routing_timeout_seconds: float = Field(
         5.0, gt=0, description="Routing falls back to recall order after this long.")
     resource_check_timeout_seconds: float = Field(

@@ -20,6 +20,7 @@ from knowhub_server.common.errors import (
 from knowhub_server.common.llm import LLM, LLMError
 from knowhub_server.common.scopes import best_priority, validate_scope
 from knowhub_server.common.times import now
+from knowhub_server.common.vectors import Where
 from knowhub_server.knowledge import prompts
 from knowhub_server.knowledge.config import KnowledgeSettings
 from knowhub_server.knowledge.domain import (
@@ -231,22 +232,29 @@ class KnowledgeOperations:
         validate_types(types, "types", required=False)
         where = visible_where(principal.visible_scopes, types=types, min_score=min_score)
         candidates = max(top_k, math.ceil(top_k * self._settings.search_recall_multiplier))
-        routing = self._llm is not None and self._settings.search_routing
-        recall_size = max(candidates, self._settings.search_routing_pool) if routing \
-            else candidates
-        recalled = self._store.recall(query, where, recall_size)
-        routed = False
-        if routing and len(recalled) > candidates:
-            chosen = self._route(query, recalled, candidates)
-            if chosen is not None:
-                recalled, routed = chosen, True
+        if self._llm is not None and self._settings.search_routing:
+            recalled, routed = self._routed(query, where, candidates)
+        else:
+            recalled, routed = self._store.recall(query, where, candidates), False
         visible = principal.visible_scopes
         ranked = sorted((c for c in recalled[:candidates] if c.quality_score >= 0),
-                        key=lambda c: (-c.quality_score, best_priority(c.scopes, visible),
-                                       -c.relevance))
+                        key=lambda c: (-c.quality_score, not c.is_user_profile,
+                                       best_priority(c.scopes, visible), -c.relevance))
         hits = [SearchHit(c.knowledge, c.quality_score, c.relevance) for c in ranked[:top_k]]
         self._mark_unavailable_resources(principal, hits)
         return SearchResult(hits, routed)
+
+    def _routed(self, query: str, where: Where, pick: int) -> tuple[list[Candidate], bool]:
+        """Stage 1 with the LLM: its pick among the caller's whole catalog when that is
+        small enough for one prompt, else among a wide recall; recall order when it gives
+        no usable answer."""
+        settings = self._settings
+        recalled = self._store.recall(query, where, max(pick, settings.search_routing_pool))
+        catalog = recalled
+        if self._store.count(where) <= settings.search_routing_catalog_max:
+            catalog = self._store.catalog(where, first=recalled)
+        chosen = self._route(query, catalog, pick) if catalog else None
+        return (recalled, False) if chosen is None else (chosen, True)
 
     def _mark_unavailable_resources(self, principal: Principal, hits: list[SearchHit]) -> None:
         """Says which referenced resources the caller cannot use; when the resource

@@ -132,6 +132,11 @@ class Candidate:
     def scopes(self) -> list[str]:
         return self.fields["scopes"]
 
+    @property
+    def is_user_profile(self) -> bool:
+        """Seed 003: a user profile ranks before other knowledge of equal quality."""
+        return "user_profile" in self.fields["types"]
+
 
 def visible_where(visible_scopes: frozenset[str] | Sequence[str], *,
                   types: Sequence[str] = (), min_score: int | None = None) -> Where:
@@ -261,6 +266,22 @@ class KnowledgeStore:
             [p for p, _ in fused], with_bulk=False)}
         return [Candidate(found[p].payload, score, lambda r=found[p]: from_payload(r.payload))
                 for p, score in fused if p in found]
+
+    def count(self, where: Where) -> int:
+        return self._collection.count(where)
+
+    def catalog(self, where: Where, *, first: Sequence[Candidate]) -> list[Candidate]:
+        """Every matching record as a candidate: those of `first` (recalled, with their
+        relevance) in their order, then the others with relevance 0."""
+        seen = {c.knowledge.id for c in first}
+        rest = []
+        cursor = None
+        while True:
+            page, cursor = self._collection.scroll(where, 256, cursor=cursor)
+            rest += [Candidate(r.payload, 0.0, lambda r=r: from_payload(r.payload))
+                     for r in page if r.key not in seen]
+            if cursor is None:
+                return [*first, *rest]
 
     def _expanded(self, query: SparseVector, feedback: list[SparseVector]) -> SparseVector:
         """Pseudo-relevance feedback (RM3-like): the query plus the strongest terms of the

@@ -212,6 +212,17 @@ def test_equal_quality_hits_follow_scope_priority_before_relevance(hub: Harness)
     assert len({h.quality_score for h in hits}) == 1
 
 
+def test_a_user_profile_ranks_first_among_equal_quality_hits(hub: Harness) -> None:
+    alice = hub.client("alice")
+    # Less relevant and in a less personal scope, the profile still comes first.
+    strategy, profile = save_graded(alice, 2, types=[["strategy"], ["user_profile"]],
+                                    scopes=[["user:alice"], ["org:acme"]])
+    assert ids(alice.knowledge.search(QUERY)) == [profile.id, strategy.id]
+    # Quality stays first: a better-rated strategy beats the profile.
+    alice.knowledge.update(strategy.id, add_helpful_case={"task": "t", "outcome": "ok"})
+    assert ids(alice.knowledge.search(QUERY)) == [strategy.id, profile.id]
+
+
 def test_scope_priority_counts_only_the_scopes_the_caller_can_see(hub: Harness) -> None:
     alice = hub.client("alice")
     # Carol sees org:acme and team:t1 but not project:p1.
@@ -351,19 +362,20 @@ def test_routing_off_never_calls_the_llm(start_hub: StartHub, llm: OpenAIStub) -
     assert ids(hits) == [records[0].id]
 
 
-def test_routing_is_skipped_when_recall_finds_no_more_than_the_candidates(
-        start_hub: StartHub, llm: OpenAIStub) -> None:
+def test_routing_runs_on_a_small_knowledge_base(start_hub: StartHub, llm: OpenAIStub) -> None:
     alice = start_hub(**llm_settings(llm)).client("alice")
     records = save_graded(alice, 2)
-    hits = alice.knowledge.search(QUERY, top_k=1)  # 2 candidates, 2 recalled
-    assert llm.chat_requests == []
-    assert hits.routed is False
-    assert ids(hits) == [records[0].id]
+    llm.script({"ids": [records[1].id]})
+    hits = alice.knowledge.search(QUERY, top_k=1)  # 2 candidates, 2 records
+    assert len(llm.chat_requests) == 1
+    assert hits.routed is True
+    assert ids(hits) == [records[1].id]
 
 
-def test_routing_pool_limits_what_the_llm_chooses_from(start_hub: StartHub,
-                                                       llm: OpenAIStub) -> None:
-    hub = start_hub({"KNOWHUB_SEARCH_ROUTING_POOL": "4"}, **llm_settings(llm))
+def test_routing_pool_limits_what_the_llm_chooses_from_above_the_catalog_limit(
+        start_hub: StartHub, llm: OpenAIStub) -> None:
+    hub = start_hub({"KNOWHUB_SEARCH_ROUTING_POOL": "4",
+                     "KNOWHUB_SEARCH_ROUTING_CATALOG_MAX": "5"}, **llm_settings(llm))
     alice = hub.client("alice")
     records = save_graded(alice, 6)
     llm.script({"ids": [records[3].id]})
@@ -371,6 +383,78 @@ def test_routing_pool_limits_what_the_llm_chooses_from(start_hub: StartHub,
     prompt = llm.chat_requests[0]["messages"][-1]["content"]
     assert [r.id in prompt for r in records] == [True, True, True, True, False, False]
     assert ids(hits) == [records[3].id]
+
+
+# Paraphrases: the query shares no word with the records it means.
+ZEBRAFISH = [("feeding zebrafish larvae in the lab", "give paramecia twice a day"),
+             ("zebrafish tank water quality", "keep the water at 28 degrees, pH 7.5"),
+             ("breeding danio rerio", "separate the pairs with a divider overnight")]
+UNRELATED = [("renewing a TLS certificate", "run certbot renew and reload nginx"),
+             ("quarterly tax filing", "file the VAT return before the 10th")]
+
+
+def pick_by_words(words: dict[str, list[str]]) -> Any:
+    """A scripted routing LLM that knows what a query means: it picks the candidates whose
+    task holds one of the words the query stands for."""
+    def respond(body: dict[str, Any]) -> str:
+        prompt = body["messages"][-1]["content"]
+        query = prompt.splitlines()[0].removeprefix("Query: ")
+        wanted = words.get(query, [])
+        lines = [json.loads(line) for line in prompt.splitlines() if line.startswith("{")]
+        return json.dumps({"ids": [c["id"] for c in lines
+                                   if any(w in c["task"] for w in wanted)]})
+    return respond
+
+
+def save_pairs(client: KnowHub, pairs: list[tuple[str, str]], **fields: Any) -> list[str]:
+    return [client.knowledge.save(task=task, content=content, types=["strategy"],
+                                  **fields).id for task, content in pairs]
+
+
+def test_routing_finds_records_a_paraphrase_shares_no_word_with(
+        start_hub: StartHub, llm: OpenAIStub) -> None:
+    alice = start_hub(**llm_settings(llm)).client("alice")
+    fish = save_pairs(alice, ZEBRAFISH)
+    save_pairs(alice, UNRELATED)
+    llm.responder = pick_by_words({"caring for aquarium pets": ["zebrafish", "danio"]})
+    hits = alice.knowledge.search("caring for aquarium pets", top_k=3)
+    assert hits.routed is True
+    assert set(ids(hits)) == set(fish)
+
+
+def test_without_an_llm_a_paraphrase_finds_nothing(hub: Harness) -> None:
+    alice = hub.client("alice")
+    save_pairs(alice, ZEBRAFISH)
+    hits = alice.knowledge.search("caring for aquarium pets", top_k=3)
+    assert (list(hits), hits.routed) == ([], False)
+
+
+def test_the_routing_catalog_is_the_callers_visible_filtered_knowledge(
+        start_hub: StartHub, llm: OpenAIStub) -> None:
+    hub = start_hub(**llm_settings(llm))
+    alice, bob = hub.client("alice"), hub.client("bob")
+    mine = save_pairs(alice, ZEBRAFISH)
+    low = alice.knowledge.save(task="zebrafish myths", content="they remember 3 seconds",
+                               types=["strategy"], score=1).id
+    plan = alice.knowledge.save(task="zebrafish facility plan", content="two racks",
+                                types=["plan"]).id
+    others = save_pairs(bob, [("zebrafish at globex", "bob's fish")])
+    llm.responder = pick_by_words({"aquarium pets": ["zebrafish", "danio"]})
+    hits = alice.knowledge.search("aquarium pets", top_k=5, types=["strategy"], min_score=2)
+    prompt = llm.chat_requests[-1]["messages"][-1]["content"]
+    assert all(i in prompt for i in mine)
+    assert not any(i in prompt for i in [low, plan, *others])
+    assert set(ids(hits)) == set(mine)
+
+
+def test_a_routing_failure_without_matching_words_finds_nothing(
+        start_hub: StartHub, llm: OpenAIStub) -> None:
+    alice = start_hub(**llm_settings(llm)).client("alice")
+    save_pairs(alice, ZEBRAFISH)
+    llm.script(Failure(500))
+    hits = alice.knowledge.search("caring for aquarium pets", top_k=3)
+    assert len(llm.chat_requests) == 1
+    assert (list(hits), hits.routed) == ([], False)
 
 
 def test_routing_without_an_llm_is_recall_order(hub: Harness) -> None:
