@@ -13,6 +13,7 @@ from bench import (
     locomo_recall,
     mcp_latency,
     resource_latency,
+    routing,
 )
 
 
@@ -23,6 +24,7 @@ def main() -> None:
     args = parser.parse_args()
     knowledge_latency.main(["--sizes", "1000,10000"] if args.quick else [])
     locomo_recall.main([])
+    routing.main(["--searches", "100"] if args.quick else [])
     resource_latency.main(["--count", "300"] if args.quick else [])
     cognition_latency.main(["--appends", "500", "--traces", "100"] if args.quick else [])
     dream_memory.main(["--events", "10000", "--jobs", "500"] if args.quick else [])
