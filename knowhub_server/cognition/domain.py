@@ -26,7 +26,7 @@ Body = dict[str, Any]
 
 EVENT_TYPES = ("query", "evaluation", "extraction_pending", "extraction_reviewed",
                "extraction_committed", "reflection", "memory_read", "memory_write",
-               "plan_evolution", "message")
+               "plan_evolution", "message", "feedback_refused")
 # What AppendEvents takes; evaluations and extractions go through their own RPCs, which
 # keep the knowledge and the review state in step with the log.
 APPENDABLE_TYPES = ("query", "message", "reflection", "memory_read", "memory_write",
@@ -282,6 +282,15 @@ def _evaluation(body: Body, p: str) -> Body:
     return body
 
 
+def _feedback_refused(body: Body, p: str) -> Body:
+    _sequence(body["query_sequence"], _at(p, "query_sequence"))
+    _name(body["knowledge_id"], _at(p, "knowledge_id"), required=True)
+    one_of(body["status"], COUNTED_STATUSES, _at(p, "status"))
+    _name(body["code"], _at(p, "code"), required=True)
+    check.text(body["message"], _at(p, "message"), check.CASE_TEXT_MAX)
+    return body
+
+
 def _extraction_pending(body: Body, p: str) -> Body:
     validate_entity_name(body["extraction_id"], _at(p, "extraction_id"))
     _sequence(body["sequence"], _at(p, "sequence"))
@@ -342,6 +351,7 @@ _VALIDATORS: dict[str, Callable[[Body, str], Body]] = {
     "extraction_reviewed": _extraction_reviewed,
     "extraction_committed": _extraction_committed, "reflection": _reflection,
     "memory_read": _memory, "memory_write": _memory, "plan_evolution": _plan_evolution,
+    "feedback_refused": _feedback_refused,
     "message": _message,
 }
 
@@ -351,7 +361,7 @@ def event_sequence(event: Event) -> int | None:
     kind = event["type"]
     if kind in ("query", "message", "extraction_pending"):
         return event["sequence"]
-    if kind == "evaluation":
+    if kind in ("evaluation", "feedback_refused"):
         return event["query_sequence"]
     if kind in ("memory_read", "memory_write") and event["step_index"]:
         return event["step_index"]

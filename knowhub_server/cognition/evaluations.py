@@ -12,6 +12,7 @@ anywhere leaves the pair on the outbox, and the next submission for the trace fi
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from dataclasses import dataclass
 
 import grpc
@@ -23,7 +24,9 @@ from knowhub_server.cognition.domain import (
     TRIGGERS,
     Assessment,
     Event,
+    FeedbackRecord,
     Trace,
+    bounded_request_id,
     evaluation_request_id,
     one_of,
     pair_key,
@@ -37,7 +40,9 @@ from knowhub_server.cognition.operations import TraceAccess, stamped
 from knowhub_server.cognition.store import Appended
 from knowhub_server.common import validation as check
 from knowhub_server.common.auth import EVALUATOR_ROLE, Principal
+from knowhub_server.common.delegation import DelegationKeys
 from knowhub_server.common.errors import InvalidArgument, Unavailable
+from knowhub_server.common.metrics import Metrics
 from knowhub_server.common.peers import PeerRefused
 from knowhub_server.common.times import now
 
@@ -62,10 +67,13 @@ class Outcome:
 
 
 class EvaluationOperations:
-    def __init__(self, access: TraceAccess, knowledge: KnowledgeClient) -> None:
+    def __init__(self, access: TraceAccess, knowledge: KnowledgeClient,
+                 delegations: DelegationKeys | None, metrics: Metrics) -> None:
         self._access = access
         self._store = access.store
         self._knowledge = knowledge
+        self._delegations = delegations
+        self._metrics = metrics
 
     def prompt(self, principal: Principal, trace_id: str, mission: str, goal: str
                ) -> tuple[str, list[int]]:
@@ -118,14 +126,17 @@ class EvaluationOperations:
 
     def apply_feedback(self, principal: Principal, trace: Trace,
                        queries: dict[int, Event]) -> dict[str, str]:
-        """Applies every case on the trace's outbox, as the caller; returns why each one
-        that stays deferred could not be applied."""
+        """Applies every case on the trace's outbox with the trace owner's rights (as the
+        caller, or under a grant when the caller evaluates another's trace); returns why
+        each one that stays deferred could not be applied. A refusal that retrying cannot
+        change settles the pair as refused and writes a feedback_refused event."""
         pairs = self._store.feedback_outbox(trace.trace_id)
         if not pairs:
             return {}
         records = self._store.feedback_records(trace.trace_id, pairs)
         missing = {split_pair(p)[0] for p in pairs} - set(queries)
         queries = {**queries, **self._store.query_events(trace.trace_id, missing)}
+        grant = self._grant(principal, trace, pairs)
         deferred, settled = {}, {}
         for pair in pairs:
             sequence, knowledge_id = split_pair(pair)
@@ -137,7 +148,8 @@ class EvaluationOperations:
             try:
                 self._knowledge.add_case(
                     principal, knowledge_id, case, helpful=record.status == "helpful",
-                    request_id=evaluation_request_id(trace.trace_id, sequence, knowledge_id))
+                    request_id=evaluation_request_id(trace.trace_id, sequence, knowledge_id),
+                    grant=grant)
                 record.feedback, record.detail = "applied", ""
             except (PeerRefused, Unavailable) as error:
                 code = getattr(error, "code", grpc.StatusCode.UNAVAILABLE)
@@ -147,9 +159,46 @@ class EvaluationOperations:
                                 error.message)
                     continue
                 record.feedback, record.detail = "refused", f"{code.name}: {error.message}"
+                log.warning("feedback %s (%s) of trace %s refused, the knowledge is unchanged: "
+                            "%s", pair, record.status, trace.trace_id, record.detail)
             settled[pair] = record
+        self._record_refusals(principal, trace, settled)
         # Settled together (one Redis write); a case applied before a crash here stays on
         # the outbox and is applied again under the same request id, which changes nothing.
         if settled:
             self._store.settle_feedback(trace.trace_id, settled)
+        for outcome, count in (("deferred", len(deferred)), *Counter(
+                r.feedback for r in settled.values()).items()):
+            if count:
+                self._metrics.feedback_verdicts.labels(outcome).inc(count)
         return deferred
+
+    def _grant(self, principal: Principal, trace: Trace, pairs: list[str]) -> str:
+        """A delegation grant for the caller to apply these pairs as the trace's owner;
+        "" when the caller is the owner (or no grants can be issued: the knowledge service
+        then answers as it would to the caller)."""
+        if principal.user_scope == trace.owner or self._delegations is None:
+            return ""
+        return self._delegations.issue(
+            owner_user_id=trace.owner.partition(":")[2], trace_id=trace.trace_id,
+            knowledge_ids=sorted({split_pair(p)[1] for p in pairs}),
+            grantee=principal.user_scope)
+
+    def _record_refusals(self, principal: Principal, trace: Trace,
+                         settled: dict[str, FeedbackRecord]) -> None:
+        """A feedback_refused event per refused pair, written once however often this
+        runs (the request id names the pairs)."""
+        refused = sorted(p for p, r in settled.items() if r.feedback == "refused")
+        if not refused:
+            return
+        events = []
+        for pair in refused:
+            sequence, knowledge_id = split_pair(pair)
+            record = settled[pair]
+            code, _, message = record.detail.partition(": ")
+            events.append(("feedback_refused", {
+                "query_sequence": sequence, "knowledge_id": knowledge_id,
+                "status": record.status, "code": code, "message": message[:check.CASE_TEXT_MAX]}))
+        request_id = bounded_request_id("refused", trace.trace_id, *refused)
+        self._access.append(principal, trace.trace_id, trace, stamped(events, now()),
+                            request_id=request_id, digest=request_id)

@@ -13,6 +13,7 @@ from typing import Any
 from knowhub.v1 import knowledge_pb2, knowledge_pb2_grpc
 
 from knowhub_server.common.auth import Principal
+from knowhub_server.common.delegation import HEADER as DELEGATION_HEADER
 from knowhub_server.common.errors import ServiceError
 from knowhub_server.common.peers import PeerRefused, Peers, call_as
 
@@ -52,12 +53,13 @@ class KnowledgeClient:
         return self._stub
 
     def add_case(self, principal: Principal, knowledge_id: str, case: knowledge_pb2.Case, *,
-                 helpful: bool, request_id: str) -> None:
-        """A helpful or harmful case on a record (UpdateKnowledge). Raises PeerRefused or
-        Unavailable."""
+                 helpful: bool, request_id: str, grant: str = "") -> None:
+        """A helpful or harmful case on a record (UpdateKnowledge), as the caller or, with
+        a delegation `grant`, as the user it names. Raises PeerRefused or Unavailable."""
         request = knowledge_pb2.UpdateKnowledgeRequest(id=knowledge_id, request_id=request_id)
         (request.add_helpful_case if helpful else request.add_harmful_case).CopyFrom(case)
-        call_as(principal, self._knowledge().UpdateKnowledge, request)
+        call_as(principal, self._knowledge().UpdateKnowledge, request,
+                metadata=((DELEGATION_HEADER, grant),) if grant else ())
 
     def resolve(self, principal: Principal, payload: Payload, field: str) -> Payload:
         """The payload checked as a save by this caller, with the defaults that save would

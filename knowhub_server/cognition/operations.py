@@ -357,7 +357,8 @@ class LogOperations:
                 body[name] = self._knowledge.resolve(principal, body[name], f"{where}.{name}")
 
 
-_WRITER = {"evaluation": "SubmitEvaluation", "extraction_pending": "SavePendingExtraction",
+_WRITER = {"evaluation": "SubmitEvaluation", "feedback_refused": "SubmitEvaluation",
+           "extraction_pending": "SavePendingExtraction",
            "extraction_reviewed": "ReviewExtraction",
            "extraction_committed": "CommitExtractions"}
 

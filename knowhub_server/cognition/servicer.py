@@ -224,7 +224,9 @@ def register(server: ServiceHost, runtime: Runtime) -> str:
     knowledge = KnowledgeClient(runtime.peers)
     servicer = CognitionServicer(runtime, LogOperations(access, knowledge),
                                  TriggerOperations(access),
-                                 EvaluationOperations(access, knowledge),
+                                 EvaluationOperations(access, knowledge,
+                                                      runtime.authenticator.delegations,
+                                                      runtime.metrics),
                                  ExtractionOperations(access, knowledge))
     cognition_pb2_grpc.add_CognitionServiceServicer_to_server(servicer, server)
     return SERVICE_NAME
@@ -363,7 +365,8 @@ def view_to_proto(view: TraceView) -> cognition_pb2.GetTraceViewResponse:
         plan_evolution=[event_to_proto(e) for e in view.plan_evolution],
         knowledge=[cognition_pb2.KnowledgeEvaluationSummary(
             knowledge_id=k.knowledge_id, queried=k.queried,
-            feedback_deferred=k.feedback_deferred, **k.statuses) for k in view.knowledge],
+            feedback_deferred=k.feedback_deferred, feedback_refused=k.feedback_refused,
+            **k.statuses) for k in view.knowledge],
         extraction_funnel=cognition_pb2.ExtractionFunnel(**view.funnel),
         reflections=[event_to_proto(e) for e in view.reflections],
         pending_query_sequences=view.pending)

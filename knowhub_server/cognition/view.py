@@ -26,6 +26,7 @@ class KnowledgeSummary:
     queried: int = 0
     statuses: Counter[str] = field(default_factory=Counter)
     feedback_deferred: int = 0
+    feedback_refused: int = 0
 
 
 @dataclass
@@ -102,6 +103,8 @@ def knowledge_summaries(events: list[Event], feedback: dict[str, FeedbackRecord]
     for pair, record in feedback.items():
         if record.feedback == "deferred":
             summary(split_pair(pair)[1]).feedback_deferred += 1
+        elif record.feedback == "refused":
+            summary(split_pair(pair)[1]).feedback_refused += 1
     for item in summaries.values():
         item.statuses = Counter({s: item.statuses[s] for s in EVAL_STATUSES})
     return sorted(summaries.values(), key=lambda s: s.knowledge_id)

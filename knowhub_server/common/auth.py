@@ -10,6 +10,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from knowhub_server.common.delegation import HEADER as DELEGATION_HEADER
+from knowhub_server.common.delegation import Delegation, DelegationKeys
 from knowhub_server.common.errors import Unauthenticated
 from knowhub_server.common.redaction import keep_out_of_logs
 from knowhub_server.common.scopes import PUBLIC, is_valid_entity_id, scope
@@ -37,6 +39,8 @@ class Principal:
     roles: frozenset[str] = frozenset()
     # The bearer token the caller presented, passed on when a service calls another.
     token: str = field(default="", repr=False, compare=False)
+    # Set when a service acts for this user under a grant (common/delegation.py).
+    delegation: Delegation | None = field(default=None, compare=False)
     visible_scopes: frozenset[str] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -113,6 +117,12 @@ class TokenRegistry:
     def __len__(self) -> int:
         return len(self._by_digest)
 
+    def principal_of_user(self, user_id: str) -> Principal | None:
+        """The user's principal as the file says now: its entry without an agent, else
+        its first one; None when no token names the user."""
+        entries = [p for p in self._by_digest.values() if p.user_id == user_id]
+        return next((p for p in entries if not p.agent_id), entries[0] if entries else None)
+
     def principal_for(self, token: str) -> Principal | None:
         digest = hashlib.sha256(token.encode()).hexdigest()
         principal = self._by_digest.get(digest)
@@ -158,8 +168,10 @@ def _string_list(value: object, where: str) -> list[str]:
 class Authenticator:
     """Resolves the caller of each RPC from its `authorization: Bearer <token>` metadata."""
 
-    def __init__(self, registry: TokenRegistry | None) -> None:
+    def __init__(self, registry: TokenRegistry | None,
+                 delegations: DelegationKeys | None = None) -> None:
         self._registry = registry
+        self.delegations = delegations
 
     @property
     def open_access(self) -> bool:
@@ -167,9 +179,20 @@ class Authenticator:
         return self._registry is None
 
     def authenticate(self, metadata: Sequence[tuple[str, str | bytes]] | None) -> Principal:
+        """The caller; with a delegation grant, the user it acts for, narrowed to it."""
+        principal = self._caller(metadata or ())
+        grant = _metadata_value(metadata or (), DELEGATION_HEADER)
+        if not grant:
+            return principal
+        if self.delegations is None:
+            raise Unauthenticated(f"{DELEGATION_HEADER}: this server accepts no grants")
+        return self.delegations.principal(principal, grant, EVALUATOR_ROLE,
+                                          self.principal_of_user)
+
+    def _caller(self, metadata: Sequence[tuple[str, str | bytes]]) -> Principal:
         if self._registry is None:
             return LOCAL_PRINCIPAL
-        token = _bearer_token(metadata or ())
+        token = _bearer_token(metadata)
         if not token:
             raise Unauthenticated("missing bearer token: send 'authorization: Bearer <token>'")
         principal = self._registry.principal_for(token)
@@ -177,11 +200,21 @@ class Authenticator:
             raise Unauthenticated("unknown bearer token")
         return principal
 
+    def principal_of_user(self, user_id: str) -> Principal | None:
+        if self._registry is None:
+            return LOCAL_PRINCIPAL if user_id == LOCAL_PRINCIPAL.user_id else None
+        return self._registry.principal_of_user(user_id)
+
 
 def _bearer_token(metadata: Sequence[tuple[str, str | bytes]]) -> str:
+    value = _metadata_value(metadata, "authorization")
+    return bearer_token(value) or "" if value else ""
+
+
+def _metadata_value(metadata: Sequence[tuple[str, str | bytes]], name: str) -> str:
     for key, value in metadata:
-        if key.lower() == "authorization" and isinstance(value, str):
-            return bearer_token(value) or ""
+        if key.lower() == name and isinstance(value, str):
+            return value
     return ""
 
 
@@ -199,7 +232,8 @@ def bearer_token(authorization: str | None) -> str | None:
     return token
 
 
-def load_authenticator(tokens_file: Path | None, host: str) -> Authenticator:
+def load_authenticator(tokens_file: Path | None, host: str,
+                       delegations: DelegationKeys | None = None) -> Authenticator:
     """Refuses to serve a non-loopback address without tokens; logs the local mode."""
     if tokens_file is None:
         if host not in LOOPBACK_HOSTS:
@@ -209,7 +243,7 @@ def load_authenticator(tokens_file: Path | None, host: str) -> Authenticator:
             )
         log.warning("no KNOWHUB_TOKENS_FILE: every caller acts as the local principal "
                     "user:local (org:local, admin); bound to loopback only")
-        return Authenticator(None)
+        return Authenticator(None, delegations)
     registry = TokenRegistry.from_file(tokens_file)
     log.info("loaded %d tokens from %s", len(registry), tokens_file)
-    return Authenticator(registry)
+    return Authenticator(registry, delegations)

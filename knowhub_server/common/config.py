@@ -55,6 +55,12 @@ class CommonSettings(BaseSettings):
     dream_address: str | None = Field(None, description="host:port of the dream service "
                                       "when it runs in another process.")
 
+    delegation_key_file: Path | None = Field(
+        None, description="File holding the secret (at least 32 characters) that signs the "
+        "grants with which the cognition service applies an evaluator's verdicts as the "
+        "trace's owner; every process of one hub needs the same file. Unset: a random key "
+        "per process, enough when the services share one (`knowhub up`).")
+
     tls_cert_file: Path | None = Field(
         None, description="PEM certificate chain the gRPC server presents (TLS when set).")
     tls_key_file: Path | None = Field(None, description="PEM private key of tls_cert_file.")

@@ -53,6 +53,11 @@ class Metrics:
         self.embedding_seconds = Histogram(
             "knowhub_embedding_duration_seconds", "Time of an embedding call.", ["model"],
             buckets=LLM_BUCKETS, registry=self.registry)
+        self.feedback_verdicts = Counter(
+            "knowhub_feedback_verdicts", "Helpful and harmful verdicts of evaluations, by "
+            "what became of them on the knowledge: applied, deferred (tried again later) or "
+            "refused (never applied; a feedback_refused event on the trace says why).",
+            ["outcome"], registry=self.registry)
         self.streams = StreamGauges()
         self.registry.register(self.streams)
         self._http: WSGIServer | None = None

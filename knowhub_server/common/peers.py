@@ -103,10 +103,12 @@ def peer_error(error: grpc.RpcError) -> ServiceError:
 
 
 def call_as(principal: Principal, method: Callable[..., Response], request: Any, *,
-            timeout: float = PEER_TIMEOUT_SECONDS) -> Response:
-    """Calls another service's RPC as `principal`; its refusal becomes a ServiceError with
-    the same code and message, and an unreachable service UNAVAILABLE."""
+            timeout: float = PEER_TIMEOUT_SECONDS,
+            metadata: tuple[tuple[str, str], ...] = ()) -> Response:
+    """Calls another service's RPC as `principal` (with `metadata` besides its token); its
+    refusal becomes a ServiceError with the same code and message, and an unreachable
+    service UNAVAILABLE."""
     try:
-        return method(request, metadata=credentials(principal), timeout=timeout)
+        return method(request, metadata=credentials(principal) + metadata, timeout=timeout)
     except grpc.RpcError as error:
         raise peer_error(error) from None

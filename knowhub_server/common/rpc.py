@@ -50,6 +50,8 @@ def unary(method: Handler) -> GrpcHandler:
     def handle(self: HasAuthenticator, request: Request, context: grpc.ServicerContext) -> Response:
         try:
             principal = self.authenticator.authenticate(context.invocation_metadata())
+            if principal.delegation is not None:
+                principal.delegation.check_method(method.__name__)
             response = method(self, request, principal)
         except ServiceError as error:
             context.abort(error.code, error.message)
@@ -76,6 +78,8 @@ def server_streaming(method: StreamHandler) -> GrpcStreamHandler:
 
         try:
             principal = self.authenticator.authenticate(context.invocation_metadata())
+            if principal.delegation is not None:
+                principal.delegation.check_method(method.__name__)
             yield from method(self, request, principal, live)
         except Exception as error:
             if not live():  # the caller left or the server is closing its stores: no one to tell

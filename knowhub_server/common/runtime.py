@@ -10,6 +10,7 @@ import redis
 
 from knowhub_server.common.auth import Authenticator, load_authenticator
 from knowhub_server.common.config import CommonSettings
+from knowhub_server.common.delegation import DelegationKeys
 from knowhub_server.common.edge_store import EdgeStore
 from knowhub_server.common.embedding import DenseEmbedder
 from knowhub_server.common.llm import LLM
@@ -61,7 +62,8 @@ class Runtime:
     def open(cls, settings: CommonSettings) -> Runtime:
         keep_out_of_logs(settings.llm_api_key, settings.embedding_api_key,
                          settings.qdrant_api_key)
-        authenticator = load_authenticator(settings.tokens_file, settings.host)
+        authenticator = load_authenticator(settings.tokens_file, settings.host,
+                                           DelegationKeys.load(settings.delegation_key_file))
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         metrics = Metrics()
         return cls(

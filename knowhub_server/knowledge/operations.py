@@ -297,6 +297,11 @@ class KnowledgeOperations:
                prefix: str = "") -> Knowledge:
         validate_knowledge_id(knowledge_id, f"{prefix}id")
         validate_feedback(feedback, prefix)
+        if principal.delegation is not None:
+            cases = [c for c in (feedback.helpful_case, feedback.harmful_case) if c]
+            principal.delegation.check_feedback(
+                knowledge_id, trace_ids={c.trace_id for c in cases},
+                cases_only=feedback.score is None and not feedback.evolve_feedback)
         current = self._visible(principal, knowledge_id)
         if feedback.evolve_feedback:
             if not principal.may_modify(current.owner, current.creator):

@@ -73,7 +73,7 @@ def test_the_trace_view_aggregates_a_scripted_trace(server: Harness) -> None:
     summaries = {k.knowledge_id: k.to_dict() for k in view.knowledge}
     assert summaries[ids["k1"]] == {"knowledge_id": ids["k1"], "queried": 2, "helpful": 1,
                                     "harmful": 0, "neutral": 0, "unused": 0, "irrelevant": 0,
-                                    "feedback_deferred": 0}
+                                    "feedback_deferred": 0, "feedback_refused": 0}
     assert (summaries[ids["k2"]]["queried"], summaries[ids["k2"]]["irrelevant"]) == (1, 1)
     assert view.extraction_funnel == {"saved": 2, "reviewed": 1, "pending": 1, "approved": 0,
                                       "edited": 0, "discarded": 0, "committed": 1}

@@ -111,7 +111,14 @@ def trace_events(alice: KnowHub, knowledge_id: str) -> None:
         {"type": "plan_evolution", "plan_version": 2, "diff_summary": "skip the build, reuse"},
         message(4, "Deployed.", role="assistant"),
     ], task="deploy the console build")
-    alice.cognition.submit_evaluation(TRACE, evaluations=[{
-        "query_sequence": 2, "assessments": [
-            {"knowledge_id": knowledge_id, "status": "helpful", "reason": "the login worked"}]}],
+    gone = alice.knowledge.save("log in to the old staging", "use the old VPN", ["tool"]).id
+    alice.cognition.append_events(TRACE, [
+        {"type": "query", "sequence": 5, "goal_id": "g1", "query": "old staging login",
+         "source_ids": [gone]}])
+    alice.knowledge.delete(gone)  # its verdict below cannot land: a feedback_refused event
+    alice.cognition.submit_evaluation(TRACE, evaluations=[
+        {"query_sequence": 2, "assessments": [
+            {"knowledge_id": knowledge_id, "status": "helpful", "reason": "the login worked"}]},
+        {"query_sequence": 5, "assessments": [
+            {"knowledge_id": gone, "status": "helpful", "reason": "it was right"}]}],
         trigger="task_completion")

@@ -139,7 +139,8 @@ def test_the_trace_page_shows_seed_004s_tabs(console: Console, seeded: Seeded) -
         "timeline": ("Step 2", "how to log in to staging"),
         "tree": ("query: “how to log in to staging”", "helpful"),
         "plan": ("v2", "skip the build, reuse"),
-        "tools": (seeded.knowledge_id, "logged in with the shared login"),
+        "tools": (seeded.knowledge_id, "logged in with the shared login", "NOT_FOUND",
+                  "was not applied"),
         "memory": ("long_term", "staging login worked"),
         "events": ("extraction_pending", "Deploy the console build to staging"),
     }

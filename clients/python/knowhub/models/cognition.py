@@ -235,6 +235,7 @@ class KnowledgeEvaluation(ProtoModel[cognition_pb2.KnowledgeEvaluationSummary]):
     unused: int
     irrelevant: int
     feedback_deferred: int
+    feedback_refused: int
 
 
 @dataclass

@@ -71,6 +71,20 @@ class EvaluationEvent(_message.Message):
     evaluated_at_trigger: str
     def __init__(self, query_sequence: _Optional[int] = ..., knowledge_id: _Optional[str] = ..., eval_result: _Optional[_Union[EvalResult, _Mapping]] = ..., evaluated_at_trigger: _Optional[str] = ...) -> None: ...
 
+class FeedbackRefusedEvent(_message.Message):
+    __slots__ = ("query_sequence", "knowledge_id", "status", "code", "message")
+    QUERY_SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    KNOWLEDGE_ID_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    CODE_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    query_sequence: int
+    knowledge_id: str
+    status: str
+    code: str
+    message: str
+    def __init__(self, query_sequence: _Optional[int] = ..., knowledge_id: _Optional[str] = ..., status: _Optional[str] = ..., code: _Optional[str] = ..., message: _Optional[str] = ...) -> None: ...
+
 class ExtractionPayload(_message.Message):
     __slots__ = ("task", "content", "types", "tags", "score", "scopes", "owner", "resource_ids", "source_name", "source_category", "urls", "agent_id", "submitted_by", "message_id")
     class TagsEntry(_message.Message):
@@ -183,7 +197,7 @@ class MessageEvent(_message.Message):
     def __init__(self, sequence: _Optional[int] = ..., role: _Optional[str] = ..., content: _Optional[str] = ...) -> None: ...
 
 class Event(_message.Message):
-    __slots__ = ("event_id", "timestamp", "query", "evaluation", "extraction_pending", "extraction_reviewed", "extraction_committed", "reflection", "memory_read", "memory_write", "plan_evolution", "message")
+    __slots__ = ("event_id", "timestamp", "query", "evaluation", "extraction_pending", "extraction_reviewed", "extraction_committed", "reflection", "memory_read", "memory_write", "plan_evolution", "message", "feedback_refused")
     EVENT_ID_FIELD_NUMBER: _ClassVar[int]
     TIMESTAMP_FIELD_NUMBER: _ClassVar[int]
     QUERY_FIELD_NUMBER: _ClassVar[int]
@@ -196,6 +210,7 @@ class Event(_message.Message):
     MEMORY_WRITE_FIELD_NUMBER: _ClassVar[int]
     PLAN_EVOLUTION_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    FEEDBACK_REFUSED_FIELD_NUMBER: _ClassVar[int]
     event_id: str
     timestamp: _timestamp_pb2.Timestamp
     query: QueryEvent
@@ -208,7 +223,8 @@ class Event(_message.Message):
     memory_write: MemoryEvent
     plan_evolution: PlanEvolutionEvent
     message: MessageEvent
-    def __init__(self, event_id: _Optional[str] = ..., timestamp: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., query: _Optional[_Union[QueryEvent, _Mapping]] = ..., evaluation: _Optional[_Union[EvaluationEvent, _Mapping]] = ..., extraction_pending: _Optional[_Union[ExtractionPendingEvent, _Mapping]] = ..., extraction_reviewed: _Optional[_Union[ExtractionReviewedEvent, _Mapping]] = ..., extraction_committed: _Optional[_Union[ExtractionCommittedEvent, _Mapping]] = ..., reflection: _Optional[_Union[ReflectionEvent, _Mapping]] = ..., memory_read: _Optional[_Union[MemoryEvent, _Mapping]] = ..., memory_write: _Optional[_Union[MemoryEvent, _Mapping]] = ..., plan_evolution: _Optional[_Union[PlanEvolutionEvent, _Mapping]] = ..., message: _Optional[_Union[MessageEvent, _Mapping]] = ...) -> None: ...
+    feedback_refused: FeedbackRefusedEvent
+    def __init__(self, event_id: _Optional[str] = ..., timestamp: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., query: _Optional[_Union[QueryEvent, _Mapping]] = ..., evaluation: _Optional[_Union[EvaluationEvent, _Mapping]] = ..., extraction_pending: _Optional[_Union[ExtractionPendingEvent, _Mapping]] = ..., extraction_reviewed: _Optional[_Union[ExtractionReviewedEvent, _Mapping]] = ..., extraction_committed: _Optional[_Union[ExtractionCommittedEvent, _Mapping]] = ..., reflection: _Optional[_Union[ReflectionEvent, _Mapping]] = ..., memory_read: _Optional[_Union[MemoryEvent, _Mapping]] = ..., memory_write: _Optional[_Union[MemoryEvent, _Mapping]] = ..., plan_evolution: _Optional[_Union[PlanEvolutionEvent, _Mapping]] = ..., message: _Optional[_Union[MessageEvent, _Mapping]] = ..., feedback_refused: _Optional[_Union[FeedbackRefusedEvent, _Mapping]] = ...) -> None: ...
 
 class Trace(_message.Message):
     __slots__ = ("trace_id", "owner", "agent_id", "task", "last_sequence", "reflected_at_sequence", "auto_commit", "event_count", "pending_evaluations", "unconsumed_reflections", "last_trigger", "created_at", "updated_at")
@@ -601,7 +617,7 @@ class TimelineStep(_message.Message):
     def __init__(self, sequence: _Optional[int] = ..., events: _Optional[_Iterable[_Union[Event, _Mapping]]] = ...) -> None: ...
 
 class KnowledgeEvaluationSummary(_message.Message):
-    __slots__ = ("knowledge_id", "queried", "helpful", "harmful", "neutral", "unused", "irrelevant", "feedback_deferred")
+    __slots__ = ("knowledge_id", "queried", "helpful", "harmful", "neutral", "unused", "irrelevant", "feedback_deferred", "feedback_refused")
     KNOWLEDGE_ID_FIELD_NUMBER: _ClassVar[int]
     QUERIED_FIELD_NUMBER: _ClassVar[int]
     HELPFUL_FIELD_NUMBER: _ClassVar[int]
@@ -610,6 +626,7 @@ class KnowledgeEvaluationSummary(_message.Message):
     UNUSED_FIELD_NUMBER: _ClassVar[int]
     IRRELEVANT_FIELD_NUMBER: _ClassVar[int]
     FEEDBACK_DEFERRED_FIELD_NUMBER: _ClassVar[int]
+    FEEDBACK_REFUSED_FIELD_NUMBER: _ClassVar[int]
     knowledge_id: str
     queried: int
     helpful: int
@@ -618,7 +635,8 @@ class KnowledgeEvaluationSummary(_message.Message):
     unused: int
     irrelevant: int
     feedback_deferred: int
-    def __init__(self, knowledge_id: _Optional[str] = ..., queried: _Optional[int] = ..., helpful: _Optional[int] = ..., harmful: _Optional[int] = ..., neutral: _Optional[int] = ..., unused: _Optional[int] = ..., irrelevant: _Optional[int] = ..., feedback_deferred: _Optional[int] = ...) -> None: ...
+    feedback_refused: int
+    def __init__(self, knowledge_id: _Optional[str] = ..., queried: _Optional[int] = ..., helpful: _Optional[int] = ..., harmful: _Optional[int] = ..., neutral: _Optional[int] = ..., unused: _Optional[int] = ..., irrelevant: _Optional[int] = ..., feedback_deferred: _Optional[int] = ..., feedback_refused: _Optional[int] = ...) -> None: ...
 
 class ExtractionFunnel(_message.Message):
     __slots__ = ("saved", "reviewed", "pending", "approved", "edited", "discarded", "committed")

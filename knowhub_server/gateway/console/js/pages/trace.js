@@ -19,7 +19,7 @@ const TABS = {
 // Event.body's names: the JSON key holding an event's body, and its type for GetLog.
 const EVENT_TYPES = [
   "query", "evaluation", "extraction_pending", "extraction_reviewed", "extraction_committed",
-  "reflection", "memory_read", "memory_write", "plan_evolution", "message",
+  "reflection", "memory_read", "memory_write", "plan_evolution", "message", "feedback_refused",
 ];
 
 export async function render(view, args) {
@@ -181,16 +181,21 @@ function planTab(body, data) {
 function toolsTab(body, data) {
   const knowledge = data.knowledge || [];
   const funnel = data.extraction_funnel || {};
-  const toolMessages = (data.timeline || []).flatMap((step) => step.events || [])
-    .filter((event) => event.message && event.message.role === "tool");
+  const stepEvents = (data.timeline || []).flatMap((step) => step.events || []);
+  const toolMessages = stepEvents.filter((event) => event.message && event.message.role === "tool");
+  const refused = stepEvents.filter((event) => event.feedback_refused).map((event) => event.feedback_refused);
   body.append(
     section("Knowledge search results and their evaluations", knowledge.length
-      ? table(["Knowledge", "Queried", "Helpful", "Harmful", "Neutral", "Unused", "Irrelevant", "Feedback deferred"],
+      ? table(["Knowledge", "Queried", "Helpful", "Harmful", "Neutral", "Unused", "Irrelevant",
+        "Feedback deferred", "Feedback refused"],
         knowledge.map((item) => h("tr", { class: "knowledge-use" },
           h("td", {}, link(`#/knowledge/${encodeURIComponent(item.knowledge_id)}`, item.knowledge_id)),
           [item.queried, item.helpful, item.harmful, item.neutral, item.unused, item.irrelevant,
-            item.feedback_deferred].map((count) => h("td", {}, count || 0)))))
+            item.feedback_deferred, item.feedback_refused].map((count) => h("td", {}, count || 0)))))
       : empty("The trace used no knowledge."),
+    refused.length ? h("ul", { class: "feedback-refused" }, refused.map((item) => h("li", {},
+      badge(item.code, "refused"), ` ${item.status} verdict on ${item.knowledge_id} (query ${num(item.query_sequence)}) `,
+      "was not applied: ", item.message))) : null,
     (data.pending_query_sequences || []).length
       ? h("p", {}, "Queries waiting for evaluation: ", data.pending_query_sequences.map(num).join(", ")) : null),
     section("Extractions (knowledge_save_pending)", fields(
