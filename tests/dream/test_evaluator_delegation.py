@@ -39,7 +39,8 @@ def outsider_hub(start_hub: StartHub, tokens_file: Path, redis_url: str, redis_p
     document = json.loads(path.read_text())
     document["tokens"].append(OUTSIDER)
     path.write_text(json.dumps(document))
-    return start_hub(env={**FAST, **EVALUATOR, "KNOWHUB_SEARCH_ROUTING": "false"}, redis_url=redis_url, redis_prefix=redis_prefix,
+    return start_hub(env={**FAST, **EVALUATOR, "KNOWHUB_SEARCH_ROUTING": "false"},
+                     redis_url=redis_url, redis_prefix=redis_prefix,
                      llm_base_url=llm.base_url, llm_max_retries=0, **settings)
 
 
