@@ -126,6 +126,15 @@ class CommitFailure:
 
 
 @dataclass
+class Committed:
+    """One committed extraction and the knowledge it became."""
+
+    extraction_id: str
+    knowledge_id: str
+    linked: bool = False  # the knowledge already existed: linked, nothing saved
+
+
+@dataclass
 class FeedbackRecord:
     """Where one evaluated (query_sequence, knowledge_id) pair stands."""
 

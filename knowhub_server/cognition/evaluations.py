@@ -68,8 +68,10 @@ class Outcome:
 
 class EvaluationOperations:
     def __init__(self, access: TraceAccess, knowledge: KnowledgeClient,
-                 delegations: DelegationKeys | None, metrics: Metrics) -> None:
+                 delegations: DelegationKeys | None, metrics: Metrics,
+                 language: str = "en") -> None:
         self._access = access
+        self._language = language
         self._store = access.store
         self._knowledge = knowledge
         self._delegations = delegations
@@ -86,7 +88,8 @@ class EvaluationOperations:
             return "", []
         queries = self._store.query_events(trace_id, sequences)
         text = prompts.evaluation_prompt(mission or trace.task, goal,
-                                         [queries[s] for s in sequences if s in queries])
+                                         [queries[s] for s in sequences if s in queries],
+                                         self._language)
         return text, sequences
 
     def submit(self, principal: Principal, trace_id: str, *, raw_text: str,

@@ -12,6 +12,7 @@ from knowhub_server.cognition.domain import (
     LIST_PAGE_MAX,
     Body,
     CommitFailure,
+    Committed,
     Extraction,
     Trace,
     choices,
@@ -123,16 +124,16 @@ class ExtractionOperations:
         return self._extraction(trace_id, extraction_id)
 
     def commit(self, principal: Principal, trace_id: str, extraction_ids: list[str]
-               ) -> tuple[list[tuple[str, str]], list[CommitFailure]]:
-        """Saves approved and edited extractions as knowledge: (extraction id, knowledge id)
-        of each committed one, and why the others failed."""
+               ) -> tuple[list[Committed], list[CommitFailure]]:
+        """Saves approved and edited extractions as knowledge (or links each to the record
+        that already says the same): the committed ones, and why the others failed."""
         check.trace_id(trace_id)
         check.items(extraction_ids, "extraction_ids", IDS_PER_CALL_MAX)
         for index, extraction_id in enumerate(extraction_ids):
             validate_entity_name(extraction_id, f"extraction_ids[{index}]")
         trace = self._access.readable(principal, trace_id)
         by_id = {x.extraction_id: x for x in self._store.trace_extractions(trace_id)}
-        committed: list[tuple[str, str]] = []
+        committed: list[Committed] = []
         failed: list[CommitFailure] = []
         if extraction_ids:
             chosen = []
@@ -148,19 +149,16 @@ class ExtractionOperations:
             chosen = [x for x in by_id.values() if x.state in COMMITTABLE_STATES]
         for extraction in chosen:
             result = self._commit_one(principal, trace, extraction)
-            if isinstance(result, CommitFailure):
-                failed.append(result)
-            else:
-                committed.append((extraction.extraction_id, result))
+            (failed if isinstance(result, CommitFailure) else committed).append(result)
         return committed, failed
 
     def _commit_one(self, principal: Principal, trace: Trace, extraction: Extraction
-                    ) -> str | CommitFailure:
-        """Saves one extraction and logs extraction_committed; its knowledge id, or why
-        not (nothing logged)."""
+                    ) -> Committed | CommitFailure:
+        """Saves one extraction (or finds the record that already says the same) and logs
+        extraction_committed; what it became, or why not (nothing logged)."""
         eid = extraction.extraction_id
         try:
-            knowledge_id = self._knowledge.save(
+            knowledge_id, linked = self._knowledge.save(
                 principal, extraction.commit_payload,
                 extraction_request_id(trace.trace_id, eid))
         except (PeerRefused, Unavailable) as error:
@@ -172,7 +170,7 @@ class ExtractionOperations:
                                 stamped([("extraction_committed", event)], now()))
         except ServiceError as error:
             return CommitFailure(eid, error.code.name, error.message)
-        return knowledge_id
+        return Committed(eid, knowledge_id, linked)
 
     def _extraction(self, trace_id: str, extraction_id: str) -> Extraction:
         found = self._store.extraction(trace_id, extraction_id)
@@ -182,13 +180,13 @@ class ExtractionOperations:
 
 
 def _requested(extraction: Extraction | None, extraction_id: str
-               ) -> Extraction | CommitFailure | tuple[str, str]:
-    """A named extraction: to commit, why it cannot be, or (id, knowledge id) if it was."""
+               ) -> Extraction | CommitFailure | Committed:
+    """A named extraction: to commit, why it cannot be, or what it became if it was."""
     if extraction is None:
         return CommitFailure(extraction_id, "NOT_FOUND", f"no extraction {extraction_id!r} "
                              "in this trace")
     if extraction.state == "committed":
-        return extraction_id, extraction.knowledge_id
+        return Committed(extraction_id, extraction.knowledge_id)
     if extraction.state not in COMMITTABLE_STATES:
         return CommitFailure(extraction_id, "FAILED_PRECONDITION",
                              f"extraction {extraction_id!r} is {extraction.state}; approve or "

@@ -74,11 +74,15 @@ class KnowledgeClient:
                 "agent_id": record.source.agent_id,
                 "source_category": record.source.category}
 
-    def save(self, principal: Principal, payload: Payload, request_id: str) -> str:
-        """Saves a payload (SaveKnowledge); returns the record's id, the first one's on a
+    def save(self, principal: Principal, payload: Payload, request_id: str
+             ) -> tuple[str, bool]:
+        """Saves a payload (SaveKnowledge) unless a record of the same owner and scopes
+        already says the same: (the record's id, whether it existed), the first one's on a
         retry. Raises PeerRefused or Unavailable."""
         request = save_request(payload, request_id=request_id)
-        return call_as(principal, self._knowledge().SaveKnowledge, request).knowledge.id
+        request.reuse_existing = True
+        response = call_as(principal, self._knowledge().SaveKnowledge, request)
+        return response.knowledge.id, response.existing
 
 
 def _named_in_payload(refused: PeerRefused, field: str) -> ServiceError:

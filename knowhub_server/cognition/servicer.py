@@ -184,8 +184,9 @@ class CognitionServicer(cognition_pb2_grpc.CognitionServiceServicer):
         committed, failed = self._extractions.commit(principal, request.trace_id,
                                                      list(request.extraction_ids))
         return cognition_pb2.CommitExtractionsResponse(
-            committed=[cognition_pb2.CommittedExtraction(extraction_id=e, knowledge_id=k)
-                       for e, k in committed],
+            committed=[cognition_pb2.CommittedExtraction(
+                extraction_id=c.extraction_id, knowledge_id=c.knowledge_id, linked=c.linked)
+                for c in committed],
             failed=[failure_to_proto(f) for f in failed])
 
     @unary
@@ -226,7 +227,8 @@ def register(server: ServiceHost, runtime: Runtime) -> str:
                                  TriggerOperations(access),
                                  EvaluationOperations(access, knowledge,
                                                       runtime.authenticator.delegations,
-                                                      runtime.metrics),
+                                                      runtime.metrics,
+                                                      runtime.settings.language),
                                  ExtractionOperations(access, knowledge))
     cognition_pb2_grpc.add_CognitionServiceServicer_to_server(servicer, server)
     return SERVICE_NAME

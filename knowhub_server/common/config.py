@@ -8,6 +8,8 @@ from typing import Literal
 from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+Language = Literal["en", "zh"]
+
 
 class CommonSettings(BaseSettings):
     """Where data lives, how callers are identified, and how the LLM is reached."""
@@ -40,6 +42,9 @@ class CommonSettings(BaseSettings):
     qdrant_url: str | None = Field(None, description="Qdrant server URL; embedded Edge if unset.")
     qdrant_api_key: str | None = Field(None, description="API key of the Qdrant server.")
 
+    language: Language = Field(
+        "en", description="Language of the built-in prompts and of the texts the hub "
+        "writes for agents: en (English) or zh (Chinese, the seeds' own texts).")
     llm_base_url: str | None = Field(None, description="OpenAI-compatible chat endpoint.")
     llm_api_key: str = Field("none", description="API key for the chat endpoint.")
     llm_model: str = Field("gpt-4o-mini", description="Chat model name.")

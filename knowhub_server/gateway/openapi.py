@@ -201,6 +201,16 @@ def _seed_paths(found: dict[str, Descriptor]) -> dict[str, Any]:
                 _param("top_k", "query", {"type": "integer"}, "1-100, default 5"),
                 _param("min_score", "query", {"type": "integer"}, "default 3"),
                 _param("types", "query", list_text, "comma-separated knowledge types")])},
+        "/api/knowledge/ask": {"post": _operation(
+            "Seed 000 knowledge ask: search, then the LLM's answer citing the hits; with "
+            "trace_id, logged as that trace's query event",
+            _obj(answer={"type": "string"},
+                 cited_ids={"type": "array", "items": {"type": "string"}},
+                 results={"type": "array", "items": _ref("SearchHit")},
+                 count={"type": "integer"}, routed={"type": "boolean"},
+                 event_id={"type": "string"}),
+            operation_id="knowledge_ask",
+            body=_ref(knowledge_pb2.AskKnowledgeRequest.DESCRIPTOR.full_name))},
         "/api/knowledge": {
             "get": _operation(
                 "Seed 001 knowledge_list: visible knowledge, newest first",

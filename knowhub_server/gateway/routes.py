@@ -1,5 +1,5 @@
-"""The HTTP routes: seed 001's knowledge API, seed 000's review call, and every RPC of the
-four services at POST /api/v1/{service}/{Method}.
+"""The HTTP routes: seed 001's knowledge API, seed 000's ask and review calls, and every
+RPC of the four services at POST /api/v1/{service}/{Method}.
 
 Every answer is proto3 JSON of the services' messages, with the proto's field names: a
 record has one shape on every route. The seed routes keep seed 001's envelopes (search
@@ -169,6 +169,16 @@ async def batch_update_knowledge(request: Request) -> Response:
                          "updated": sum(1 for r in response.results if r.HasField("knowledge"))})
 
 
+async def ask_knowledge(request: Request) -> Response:
+    Query(request, ())
+    message = await _body(request, knowledge_pb2.AskKnowledgeRequest)
+    response = await _call(request, "knowledge", "AskKnowledge", message)
+    results = [search_hit_json(hit) for hit in response.hits]
+    return JSONResponse({"answer": response.answer, "cited_ids": list(response.cited_ids),
+                         "results": results, "count": len(results), "routed": response.routed,
+                         "event_id": response.event_id})
+
+
 async def slim_knowledge(request: Request) -> Response:
     Query(request, ())
     message = await _body(request, knowledge_pb2.SlimKnowledgeRequest)
@@ -265,6 +275,7 @@ ROUTES = [
     Route("/api/knowledge/search", search_knowledge, methods=["GET"]),
     Route("/api/knowledge/batch_update", batch_update_knowledge, methods=["POST"]),
     Route("/api/knowledge/slim", slim_knowledge, methods=["POST"]),
+    Route("/api/knowledge/ask", ask_knowledge, methods=["POST"]),
     Route("/api/knowledge", list_knowledge, methods=["GET"]),
     Route("/api/knowledge", save_knowledge, methods=["POST"]),
     Route("/api/knowledge/{id}", update_knowledge, methods=["PUT"]),

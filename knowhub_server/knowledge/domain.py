@@ -32,6 +32,7 @@ FEEDBACK_MAX = 4_000
 TOP_K_MAX = 100
 BATCH_MAX = 500
 PAGE_SIZE_MAX = 100
+MAX_SEQUENCE = 2**53 - 1  # a trace's message sequence (cognition's limit)
 
 DEFAULT_SCORE = 3
 DEFAULT_TOP_K = 5
@@ -111,6 +112,18 @@ class Knowledge:
     def indexed_text(self) -> str:
         """What recall matches against."""
         return f"{self.task}\n{self.content}"
+
+
+def _normalised(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def same_knowledge(a: Knowledge, b: Knowledge) -> bool:
+    """Whether two records say the same thing for the same owner and scopes: task and
+    content equal after trimming, collapsing whitespace and ignoring case."""
+    return (a.owner == b.owner and sorted(a.scopes) == sorted(b.scopes)
+            and _normalised(a.task) == _normalised(b.task)
+            and _normalised(a.content) == _normalised(b.content))
 
 
 def confidence(helpful: int, harmful: int) -> float:

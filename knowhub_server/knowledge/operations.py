@@ -22,9 +22,11 @@ from knowhub_server.common.scopes import best_priority, validate_scope
 from knowhub_server.common.times import now
 from knowhub_server.common.vectors import Where
 from knowhub_server.knowledge import prompts
+from knowhub_server.knowledge.cognition_client import CognitionClient
 from knowhub_server.knowledge.config import KnowledgeSettings
 from knowhub_server.knowledge.domain import (
     BATCH_MAX,
+    MAX_SEQUENCE,
     NAME_MAX,
     PAGE_SIZE_MAX,
     QUERY_MAX,
@@ -70,6 +72,23 @@ class SearchResult:
 
 
 @dataclass
+class QueryLog:
+    """Where AskKnowledge logs its question: a trace, at a sequence, under a goal."""
+
+    trace_id: str
+    sequence: int
+    goal_id: str = ""
+
+
+@dataclass
+class Answer:
+    text: str
+    cited_ids: list[str]
+    search: SearchResult
+    event_id: str = ""
+
+
+@dataclass
 class SlimGroup:
     kept_id: str
     removed_ids: list[str]
@@ -106,22 +125,31 @@ class _ContentMoved(Exception):
 
 class KnowledgeOperations:
     def __init__(self, store: KnowledgeStore, settings: KnowledgeSettings,
-                 llm: LLM | None, links: ResourceClient) -> None:
+                 llm: LLM | None, links: ResourceClient, cognition: CognitionClient,
+                 language: str = "en") -> None:
         self._store = store
         self._settings = settings
         self._llm = llm
         self._links = links
+        self._cognition = cognition
+        self._language = language
 
     # -- save --
 
-    def save(self, principal: Principal, draft: Draft, *,
-             validate_only: bool = False) -> Knowledge:
-        """Saves one draft; with `validate_only`, checks it as a save would and returns
-        the record it would make, without an id and without writing (AIP-163)."""
-        if validate_only:
+    def save(self, principal: Principal, draft: Draft, *, validate_only: bool = False,
+             reuse_existing: bool = False) -> tuple[Knowledge, bool]:
+        """Saves one draft: (the record, whether it existed already). With `validate_only`,
+        checks it as a save would and returns the record it would make, without an id and
+        without writing (AIP-163); with `reuse_existing`, returns the record of the same
+        owner and scopes that already says the same (`same_knowledge`) if there is one."""
+        if validate_only or reuse_existing:
             record = self._prepare(principal, [draft], prefix_items=False)[0]
-            return replace(record, id="")
-        return self.save_batch(principal, [draft], prefix_items=False)[0]
+            if validate_only:
+                return replace(record, id=""), False
+            existing = self._store.find_same(record)
+            if existing is not None:
+                return existing, True
+        return self.save_batch(principal, [draft], prefix_items=False)[0], False
 
     def save_batch(self, principal: Principal, drafts: list[Draft], *,
                    prefix_items: bool = True) -> list[Knowledge]:
@@ -255,6 +283,36 @@ class KnowledgeOperations:
             catalog = self._store.catalog(where, first=recalled)
         chosen = self._route(query, catalog, pick) if catalog else None
         return (recalled, False) if chosen is None else (chosen, True)
+
+    def ask(self, principal: Principal, query: str, *, top_k: int, min_score: int,
+            types: list[str], log: QueryLog | None) -> Answer:
+        """Searches, then has the LLM answer from the hits citing their ids; with `log`,
+        appends the question and answer to the trace as its query event."""
+        if self._llm is None:
+            raise FailedPrecondition("AskKnowledge needs an LLM: set KNOWHUB_LLM_BASE_URL")
+        if log is not None:
+            check.trace_id(log.trace_id)
+            check.int_range(log.sequence, "sequence", 0, MAX_SEQUENCE)
+            check.text(log.goal_id, "goal_id", NAME_MAX)
+        result = self.search(principal, query, top_k=top_k, min_score=min_score, types=types)
+        records = [h.knowledge for h in result.hits]
+        text, cited = "", []
+        if records:
+            try:
+                text = prompts.read_answer(self._llm.complete(
+                    prompts.ASK_SYSTEM[self._language],
+                    prompts.ask_prompt(query, records, self._language), purpose="ask"))
+            except LLMError as exc:
+                raise Unavailable(f"the LLM did not answer (nothing was logged): {exc}") from exc
+            cited = prompts.cited_ids(text, [k.id for k in records])
+        answer = Answer(text, cited, result)
+        if log is not None:
+            sources = [k for k in records if k.id in cited] or records
+            answer.event_id = self._cognition.log_query(
+                principal, log.trace_id, sequence=log.sequence, goal_id=log.goal_id,
+                query=query, response=text, sources=[(k.id, k.task, k.content)
+                                                     for k in sources])
+        return answer
 
     def _mark_unavailable_resources(self, principal: Principal, hits: list[SearchHit]) -> None:
         """Says which referenced resources the caller cannot use; when the resource

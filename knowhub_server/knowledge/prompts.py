@@ -30,6 +30,38 @@ SLIM_SYSTEM = (
 )
 
 
+ASK_SYSTEM = {
+    "en": ("You answer an AI agent's question from the knowledge records given, and only "
+           "from them. Cite each record you use by its id in square brackets, e.g. "
+           "[knowledge-20260305-a1b2]. If the records do not answer the question, say so in "
+           "one sentence. Be concise and concrete."),
+    "zh": ("你是知识管理助手。只根据给出的知识条目回答 agent 的问题,并用方括号标注所用条目的 "
+           "id,例如 [knowledge-20260305-a1b2]。如果这些条目不能回答问题,用一句话说明。"
+           "回答要简洁、具体。"),
+}
+_ASK_LABELS = {"en": ("Question", "Knowledge records"), "zh": ("问题", "知识条目")}
+ANSWER_MAX = 16_000
+
+
+def ask_prompt(question: str, records: Sequence[Knowledge], language: str) -> str:
+    asked, listed = _ASK_LABELS[language]
+    blocks = [f"[{k.id}] {k.task}\n{k.content}" for k in records]
+    return f"{asked}: {question}\n\n{listed}:\n\n" + "\n\n".join(blocks)
+
+
+def read_answer(reply: str) -> str:
+    answer = reply.strip()
+    if not answer:
+        raise LLMError("the answer is empty")
+    return answer[:ANSWER_MAX]
+
+
+def cited_ids(answer: str, allowed: Sequence[str]) -> list[str]:
+    """The allowed ids the answer names, in the order it first names them."""
+    at = {i: answer.find(i) for i in allowed}
+    return sorted((i for i, position in at.items() if position >= 0), key=at.__getitem__)
+
+
 def routing_prompt(query: str, candidates: Sequence[Knowledge], pick: int) -> str:
     lines = [json.dumps({"id": k.id, "types": k.types, "task": k.task[:100]},
                         ensure_ascii=False) for k in candidates]

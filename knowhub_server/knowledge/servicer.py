@@ -10,6 +10,7 @@ from knowhub_server.common.rpc import unary
 from knowhub_server.common.runtime import Runtime
 from knowhub_server.common.server import ServiceHost
 from knowhub_server.common.times import from_timestamp, timestamp_fields, to_timestamp
+from knowhub_server.knowledge.cognition_client import CognitionClient
 from knowhub_server.knowledge.config import KnowledgeSettings
 from knowhub_server.knowledge.domain import (
     DEFAULT_MIN_SCORE,
@@ -22,7 +23,12 @@ from knowhub_server.knowledge.domain import (
     Knowledge,
     Source,
 )
-from knowhub_server.knowledge.operations import FeedbackItem, KnowledgeOperations
+from knowhub_server.knowledge.operations import (
+    FeedbackItem,
+    KnowledgeOperations,
+    QueryLog,
+    SearchResult,
+)
 from knowhub_server.knowledge.resource_client import DELETED, EXPIRED, MISSING, ResourceClient
 from knowhub_server.knowledge.store import KnowledgeStore, KnowledgeVectors
 
@@ -44,18 +50,23 @@ class KnowledgeServicer(knowledge_pb2_grpc.KnowledgeServiceServicer):
     @unary
     def SaveKnowledge(self, request: knowledge_pb2.SaveKnowledgeRequest,
                       principal: Principal) -> knowledge_pb2.SaveKnowledgeResponse:
-        record = self._ops.save(principal, draft_from_proto(request, ""),
-                                validate_only=request.validate_only)
-        return knowledge_pb2.SaveKnowledgeResponse(knowledge=knowledge_to_proto(record))
+        if request.validate_only and request.reuse_existing:
+            raise InvalidArgument("reuse_existing", "cannot be combined with validate_only")
+        record, existing = self._ops.save(principal, draft_from_proto(request, ""),
+                                          validate_only=request.validate_only,
+                                          reuse_existing=request.reuse_existing)
+        return knowledge_pb2.SaveKnowledgeResponse(knowledge=knowledge_to_proto(record),
+                                                   existing=existing)
 
     @unary
     def BatchSaveKnowledge(self, request: knowledge_pb2.BatchSaveKnowledgeRequest,
                            principal: Principal) -> knowledge_pb2.BatchSaveKnowledgeResponse:
         drafts = [draft_from_proto(r, f"requests[{i}].") for i, r in enumerate(request.requests)]
         for index, item in enumerate(request.requests):
-            if item.validate_only:
-                raise InvalidArgument(f"requests[{index}].validate_only", "is for "
-                                      "SaveKnowledge; a batch always saves")
+            for option in ("validate_only", "reuse_existing"):
+                if getattr(item, option):
+                    raise InvalidArgument(f"requests[{index}].{option}", "is for "
+                                          "SaveKnowledge; a batch always saves")
         records = self._ops.save_batch(principal, drafts)
         return knowledge_pb2.BatchSaveKnowledgeResponse(
             knowledge=[knowledge_fields(r) for r in records])
@@ -84,13 +95,24 @@ class KnowledgeServicer(knowledge_pb2_grpc.KnowledgeServiceServicer):
             top_k=request.top_k if request.HasField("top_k") else DEFAULT_TOP_K,
             min_score=request.min_score if request.HasField("min_score") else DEFAULT_MIN_SCORE,
             types=list(request.types))
-        return knowledge_pb2.SearchKnowledgeResponse(
-            hits=[{"knowledge": knowledge_fields(h.knowledge), "quality_score": h.quality_score,
-                   "relevance": h.relevance, "resources_unverified": h.resources_unverified,
-                   "unavailable_resources": [{"resource_id": i, "reason": _REASONS[state]}
-                                             for i, state in h.unavailable_resources]}
-                  for h in result.hits],  # SearchHit fields (see knowledge_fields)
-            routed=result.routed)
+        return knowledge_pb2.SearchKnowledgeResponse(hits=search_hits(result),
+                                                     routed=result.routed)
+
+    @unary
+    def AskKnowledge(self, request: knowledge_pb2.AskKnowledgeRequest,
+                     principal: Principal) -> knowledge_pb2.AskKnowledgeResponse:
+        log = QueryLog(request.trace_id, request.sequence, request.goal_id) \
+            if request.trace_id else None
+        if log is None and (request.sequence or request.goal_id):
+            raise InvalidArgument("trace_id", "is required with sequence or goal_id")
+        answer = self._ops.ask(
+            principal, request.query,
+            top_k=request.top_k if request.HasField("top_k") else DEFAULT_TOP_K,
+            min_score=request.min_score if request.HasField("min_score") else DEFAULT_MIN_SCORE,
+            types=list(request.types), log=log)
+        return knowledge_pb2.AskKnowledgeResponse(
+            answer=answer.text, cited_ids=answer.cited_ids, routed=answer.search.routed,
+            hits=search_hits(answer.search), event_id=answer.event_id)
 
     @unary
     def UpdateKnowledge(self, request: knowledge_pb2.UpdateKnowledgeRequest,
@@ -160,10 +182,20 @@ def register(server: ServiceHost, runtime: Runtime) -> str:
     settings = KnowledgeSettings()
     store = KnowledgeStore(runtime.vectors, KnowledgeVectors(runtime.embedder), settings)
     links = ResourceClient(runtime.peers, settings.resource_check_timeout_seconds)
-    operations = KnowledgeOperations(store, settings, runtime.llm, links)
+    operations = KnowledgeOperations(store, settings, runtime.llm, links,
+                                     CognitionClient(runtime.peers), runtime.settings.language)
     knowledge_pb2_grpc.add_KnowledgeServiceServicer_to_server(
         KnowledgeServicer(runtime.authenticator, operations), server)
     return SERVICE_NAME
+
+
+def search_hits(result: SearchResult) -> list[dict[str, object]]:
+    """SearchHit messages' fields (see knowledge_fields)."""
+    return [{"knowledge": knowledge_fields(h.knowledge), "quality_score": h.quality_score,
+             "relevance": h.relevance, "resources_unverified": h.resources_unverified,
+             "unavailable_resources": [{"resource_id": i, "reason": _REASONS[state]}
+                                       for i, state in h.unavailable_resources]}
+            for h in result.hits]
 
 
 def _order(value: int) -> str:

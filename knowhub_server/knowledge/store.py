@@ -33,7 +33,14 @@ from knowhub_server.common.vectors import (
     point_id,
 )
 from knowhub_server.knowledge.config import KnowledgeSettings
-from knowhub_server.knowledge.domain import Case, ContentVersion, Eval, Knowledge, Source
+from knowhub_server.knowledge.domain import (
+    Case,
+    ContentVersion,
+    Eval,
+    Knowledge,
+    Source,
+    same_knowledge,
+)
 
 COLLECTION = "knowledge"
 REQUESTS = "knowledge_requests"  # SaveKnowledge idempotency keys -> the ids they created
@@ -178,6 +185,9 @@ class KnowledgeVectors:
         dense = self.embedder.embed([query])[0] if self.embedder is not None else None
         return self._bm25.query(query), dense
 
+    def bm25_query(self, text: str) -> SparseVector:
+        return self._bm25.query(text)
+
     def token_set(self, record: Knowledge) -> frozenset[int]:
         """The record's distinct BM25 tokens, for near-duplicate detection."""
         return frozenset(self._bm25.document(record.indexed_text).indices)
@@ -266,6 +276,15 @@ class KnowledgeStore:
             [p for p, _ in fused], with_bulk=False)}
         return [Candidate(found[p].payload, score, lambda r=found[p]: from_payload(r.payload))
                 for p, score in fused if p in found]
+
+    def find_same(self, record: Knowledge, candidates: int = 10) -> Knowledge | None:
+        """A stored record that `same_knowledge` calls the same as `record`: among the
+        BM25 matches of its text in its scopes, which an identical record tops."""
+        hits = self._collection.search(SearchQuery(
+            visible_where(record.scopes), candidates,
+            sparse=self.vectors.bm25_query(record.indexed_text)))
+        found = (from_payload(h.record.payload) for h in hits if h.record is not None)
+        return next((k for k in found if same_knowledge(k, record)), None)
 
     def count(self, where: Where) -> int:
         return self._collection.count(where)

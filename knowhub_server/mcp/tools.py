@@ -1,5 +1,6 @@
-"""Seed 001's agent tools as MCP tools: the SDK's schemas (knowhub.tools), arguments
-checked against them, and the SDK call that runs each tool."""
+"""The agent tools (seed 001's knowledge tools, seed 002's memory tools) as MCP tools: the
+SDK's schemas (knowhub.tools), arguments checked against them, and the SDK call that runs
+each tool."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ from knowhub.tools import openai_tools, run_tool
 
 # Hints for clients that ask before a tool changes something: these only read, and a
 # slim (unless dry_run) merges records into others and removes them.
-_READ_ONLY = {"knowledge_search", "knowledge_list", "resource_get"}
+_READ_ONLY = {"knowledge_search", "knowledge_list", "resource_get", "memory_search_events",
+              "memory_recent_memos", "memory_get_profile", "memory_search_profiles"}
 _DESTRUCTIVE = {"knowledge_slim"}
 
 TOOLS: list[types.Tool] = [

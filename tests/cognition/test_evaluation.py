@@ -42,29 +42,47 @@ def log_types(client: KnowHub, trace_id: str) -> list[str]:
 
 # ---- The prompt ---------------------------------------------------------------------------
 
-def test_the_prompt_has_seed_000s_sections_and_no_history(server: Harness) -> None:
-    alice = server.client("alice")
+def queried_trace(alice: KnowHub) -> tuple[str, Knowledge]:
     record = save_knowledge(alice, task="renew TLS certificates", content="use certbot")
     trace_id = new_trace()
     alice.cognition.append_events(trace_id, [
         {"type": "message", "sequence": 1, "role": "user", "content": "SECRET HISTORY"},
         {**query_event(3, record, text="how to renew"), "response": "run certbot renew"}],
         task="keep the site up")
+    return trace_id, record
 
+
+def test_the_prompt_has_seed_000s_sections_and_no_history(server: Harness) -> None:
+    alice = server.client("alice")
+    trace_id, record = queried_trace(alice)
     prompt = alice.cognition.evaluation_prompt(trace_id, goal="renew the cert")
     assert prompt.query_sequences == [3]
     text = prompt.prompt
-    for expected in ("## 当前任务(Mission)\nkeep the site up", "## 当前 Goal\nrenew the cert",
-                     "## 待评估知识查询", "query_sequence=3", "查询: how to renew",
-                     "整合回答: run certbot renew", f"source_id: {record.id}",
-                     "task: renew TLS certificates", "content: use certbot", "## 评估要求",
-                     "## 评估分类", "## 输出格式", '"evaluations"', '"assessments"'):
+    for expected in ("## Mission\nkeep the site up", "## Current goal\nrenew the cert",
+                     "## Knowledge queries to evaluate", "query_sequence=3",
+                     "Query: how to renew", "Integrated answer: run certbot renew",
+                     f"source_id: {record.id}", "task: renew TLS certificates",
+                     "content: use certbot", "## What to do", "## Statuses",
+                     "## Output format", '"evaluations"', '"assessments"'):
         assert expected in text
     for status in ("irrelevant", "unused", "helpful", "harmful", "neutral"):
         assert f"`{status}`" in text
     assert "SECRET HISTORY" not in text
     other = alice.cognition.evaluation_prompt(trace_id, mission="another mission")
-    assert "## 当前任务(Mission)\nanother mission" in other.prompt
+    assert "## Mission\nanother mission" in other.prompt
+
+
+def test_the_prompt_is_seed_000s_chinese_with_knowhub_language_zh(
+        start_redis_hub: StartHub) -> None:
+    alice = start_redis_hub(language="zh").client("alice")
+    trace_id, record = queried_trace(alice)
+    text = alice.cognition.evaluation_prompt(trace_id, goal="renew the cert").prompt
+    for expected in ("你是知识评估助手", "## 当前任务(Mission)\nkeep the site up",
+                     "## 当前 Goal\nrenew the cert", "## 待评估知识查询", "query_sequence=3",
+                     "查询: how to renew", "整合回答: run certbot renew",
+                     f"source_id: {record.id}", "## 评估要求", "## 评估分类", "## 输出格式",
+                     "知识对任务有实质帮助"):
+        assert expected in text
 
 
 def test_no_pending_query_means_no_prompt(server: Harness) -> None:

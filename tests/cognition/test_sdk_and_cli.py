@@ -32,7 +32,7 @@ def test_injection_searches_logs_the_query_and_returns_the_block(server: Harness
     injected = alice.cognition.inject_knowledge_for_goal(trace_id, "g7", GOAL, sequence=4,
                                                          top_k=2)
     assert {h.knowledge.id for h in injected.hits} == {first.id, second.id}
-    assert injected.text.startswith("📚 相关知识 (2 条):\n1. [")
+    assert injected.text.startswith("📚 Relevant knowledge (2 found):\n1. [")
     assert first.id in injected.text and second.id in injected.text
     query, memory = alice.cognition.get_log(trace_id)
     assert [query.event_id, memory.event_id] == injected.event_ids
@@ -46,11 +46,24 @@ def test_injection_searches_logs_the_query_and_returns_the_block(server: Harness
     assert [q["sequence"] for q in alice.cognition.pending_evaluations(trace_id)] == [4]
 
 
+def test_the_injected_block_is_chinese_with_knowhub_language_zh(
+        server: Harness, monkeypatch: pytest.MonkeyPatch) -> None:
+    alice = server.client("alice")
+    save_knowledge(alice, task="renew the quasar gateway certificate", content="certbot")
+    monkeypatch.setenv("KNOWHUB_LANGUAGE", "zh")
+    injected = alice.cognition.inject_knowledge_for_goal(new_trace(), "g1", GOAL, sequence=1,
+                                                         top_k=1)
+    assert injected.text.startswith("📚 相关知识 (1 条):\n1. [")
+    english = alice.cognition.inject_knowledge_for_goal(new_trace(), "g1", GOAL, sequence=1,
+                                                        top_k=1, language="en")
+    assert english.text.startswith("📚 Relevant knowledge (1 found):")
+
+
 def test_an_injection_without_hits_leaves_nothing_to_evaluate(server: Harness) -> None:
     alice, trace_id = server.client("alice"), new_trace()
     injected = alice.cognition.inject_knowledge_for_goal(
         trace_id, "g1", "xylophone zebra quokka", sequence=1)
-    assert (list(injected.hits), injected.text) == ([], "📚 相关知识 (0 条):")
+    assert (list(injected.hits), injected.text) == ([], "📚 Relevant knowledge (0 found):")
     assert [e.type for e in alice.cognition.get_log(trace_id)] == ["query", "memory_read"]
     assert list(alice.cognition.pending_evaluations(trace_id)) == []
 

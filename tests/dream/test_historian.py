@@ -75,7 +75,7 @@ def test_an_observation_becomes_an_absolute_event_per_perspective(
     assert in_group.to_dict() == {
         "event_id": f"{result.job_id}_0_group", "text": text, "user_id": "10001",
         "group_id": "20002", "sender_id": "10001", "timestamp_utc": "2026-03-02T04:00:00Z",
-        "timestamp_local": "2026-03-02T12:00:00+08:00", "request_type": "group",
+        "timestamp_local": "2026-03-02T04:00:00+00:00", "request_type": "group",
         "perspective": "group", "is_absolute": True, "schema_version": "final_v1",
         "scope": "org:acme", "warning": "", "job_id": result.job_id,
         "timestamp_epoch": 1772424000}
@@ -87,8 +87,24 @@ def test_an_observation_becomes_an_absolute_event_per_perspective(
     assert request["tool_choice"] == {"type": "function", "function": {"name": REWRITE}}
     prompt = prompt_of(request)
     for part in ("我今天开始学 Rust 了", "- 10002: 谁在学 Rust?", "Null", "20002",
-                 "explained Rust lifetimes", "2026-03-02T04:00:00Z"):
+                 "explained Rust lifetimes",
+                 "Time of the conversation (UTC): 2026-03-02T04:00:00+00:00"):
         assert part in prompt
+
+
+def test_the_memory_time_zone_sets_local_times_and_the_historians_clock(
+        hub_with: Callable[..., Harness], llm: OpenAIStub, queue: Queue) -> None:
+    llm.script(rewrite("Null (QQ 10001) started learning Rust on 2026-03-02."),
+               NO_PROFILE_CHANGE)
+    alice = hub_with(env={"KNOWHUB_MEMORY_TIMEZONE": "Asia/Shanghai"}).client("alice")
+    alice.memory.remember("", ["我今天开始学 Rust"], context=group_context(
+        timestamp="2026-03-02T20:00:00Z"))
+    queue.wait_drained()
+    event = only_hit(alice, "Rust", target_group_id="20002")
+    assert (event.to_dict()["timestamp_utc"], event.timestamp_local) == (
+        "2026-03-02T20:00:00Z", "2026-03-03T04:00:00+08:00")
+    assert ("Time of the conversation (Asia/Shanghai): 2026-03-03T04:00:00+08:00"
+            in prompt_of(rewrite_requests(llm)[0]))
 
 
 def test_the_gate_rejects_a_rewrite_and_the_retry_passes(

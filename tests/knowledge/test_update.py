@@ -444,6 +444,7 @@ def test_a_save_whose_first_attempt_died_after_its_claim_is_completed(tmp_path: 
     from knowhub_server.common.auth import LOCAL_PRINCIPAL
     from knowhub_server.common.edge_store import EdgeStore
     from knowhub_server.common.peers import Peers
+    from knowhub_server.knowledge.cognition_client import CognitionClient
     from knowhub_server.knowledge.config import KnowledgeSettings
     from knowhub_server.knowledge.domain import Draft
     from knowhub_server.knowledge.operations import KnowledgeOperations
@@ -452,10 +453,13 @@ def test_a_save_whose_first_attempt_died_after_its_claim_is_completed(tmp_path: 
 
     settings = KnowledgeSettings()
     store = KnowledgeStore(EdgeStore(tmp_path), KnowledgeVectors(None), settings)
-    operations = KnowledgeOperations(store, settings, None, ResourceClient(Peers(object()), 1))
+    peers = Peers(object())
+    operations = KnowledgeOperations(store, settings, None, ResourceClient(peers, 1),
+                                     CognitionClient(peers))
     # The first attempt claimed its key, then the process died before saving the record.
     store.claim_request("user:local:commit-9", "knowledge-20260101-aaaaaaaaaaaa")
-    saved = operations.save(LOCAL_PRINCIPAL, Draft(task="t", content="c", types=["tool"],
-                                                   request_id="commit-9"))
+    saved, existing = operations.save(LOCAL_PRINCIPAL, Draft(
+        task="t", content="c", types=["tool"], request_id="commit-9"))
+    assert existing is False
     assert saved.id == "knowledge-20260101-aaaaaaaaaaaa"
     assert store.get(saved.id) is not None

@@ -10,6 +10,7 @@
 from knowhub import errors, tools
 from knowhub.client import AsyncKnowHub, KnowHub
 from knowhub.models import (
+    Answer,
     AuditEvent,
     Case,
     CognitiveEvent,
@@ -41,6 +42,7 @@ from knowhub.models import (
     Resource,
     ResourceHit,
     ResourceVersion,
+    SavedKnowledge,
     SearchHit,
     SearchResults,
     SlimReport,
@@ -51,6 +53,7 @@ from knowhub.models import (
 )
 
 __all__ = [
+    "Answer",
     "AsyncKnowHub",
     "AuditEvent",
     "Case",
@@ -84,6 +87,7 @@ __all__ = [
     "Resource",
     "ResourceHit",
     "ResourceVersion",
+    "SavedKnowledge",
     "SearchHit",
     "SearchResults",
     "SlimReport",

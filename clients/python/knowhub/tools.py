@@ -1,5 +1,7 @@
-"""Seed 001's agent tools (knowledge and resource_save / resource_get) as OpenAI
-function-calling schemas, and their execution.
+"""The agent tools as OpenAI function-calling schemas, and their execution: seed 001's
+knowledge tools (and knowledge_ask, resource_save / resource_get) and seed 002's memory
+tools (memory_remember, memory_search_events, memory_recent_memos, memory_get_profile,
+memory_search_profiles).
 
     tools = knowhub.tools.openai_tools()                 # pass to chat.completions.create
     result = knowhub.tools.call_tool(kh, name, arguments)  # run the model's tool call
@@ -9,11 +11,12 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from knowhub._sync.client import KnowHub
 from knowhub.errors import KnowHubError
+from knowhub.models.base import Model
 
 KNOWLEDGE_TYPES = ["user_profile", "strategy", "tool", "usecase", "definition", "plan"]
 RESOURCE_CONTENT_TYPES = ["text", "code", "credential", "cookie"]
@@ -30,6 +33,20 @@ _CASE = {
     },
 }
 _TYPES = {"type": "array", "items": {"type": "string", "enum": KNOWLEDGE_TYPES}}
+_CONTEXT = {
+    "type": "object",
+    "description": "The conversation the turn belongs to.",
+    "properties": {
+        "user_id": {"type": "string"},
+        "group_id": {"type": "string", "description": "Empty in a private chat."},
+        "sender_id": {"type": "string"},
+        "sender_name": {"type": "string"},
+        "group_name": {"type": "string"},
+        "source_message": {"type": "string", "description": "The message this turn answers."},
+        "recent_messages": {"type": "array", "items": {"type": "string"}},
+    },
+    "required": ["user_id"],
+}
 
 
 def _function(name: str, description: str, properties: dict[str, Any],
@@ -68,6 +85,19 @@ _SCHEMAS = [
                   "message_id": {"type": "string"},
                   "resource_ids": {"type": "array", "items": {"type": "string"}},
               }, ["task", "content", "types"]),
+    _function("knowledge_ask", "Ask the knowledge base a question: it searches, and its "
+              "LLM answers from the records found, citing their ids. Give trace_id (and the "
+              "message sequence) to log the question for evaluation later.", {
+                  "query": {"type": "string", "description": "The question."},
+                  "top_k": {"type": "integer", "minimum": 1, "maximum": 100, "default": 5},
+                  "min_score": {"type": "integer", "minimum": 1, "maximum": 5, "default": 3},
+                  "types": {**_TYPES, "description": "Only these knowledge types."},
+                  "trace_id": {"type": "string", "description": "Your trace, to log the "
+                               "question and answer as its query event."},
+                  "sequence": {"type": "integer", "minimum": 0,
+                               "description": "The message sequence the question belongs to."},
+                  "goal_id": {"type": "string"},
+              }, ["query"]),
     _function("knowledge_update", "Record whether a knowledge record helped or harmed, "
               "rescore it, or evolve its content with feedback.", {
                   "knowledge_id": {"type": "string"},
@@ -122,6 +152,45 @@ _SCHEMAS = [
                   "version": {"type": "integer", "minimum": 1,
                               "description": "An earlier version; the latest by default."},
               }, ["id"]),
+    *[_function(name, description, properties, required)
+      for name, description, properties, required in (
+        ("memory_remember", "Remember this turn: a short memo of what you did, and new "
+         "facts about the user or group (observations), which are rewritten in the "
+         "background into absolute events and merged into their profiles.", {
+             "memo": {"type": "string", "description": "What you did this turn, briefly."},
+             "observations": {"type": "array", "items": {"type": "string"}, "maxItems": 20,
+                              "description": "New facts learned from this message."},
+             "context": _CONTEXT,
+             "force": {"type": "boolean", "default": False, "description": "Store a rewrite "
+                       "that fails the absolutization check (entity ids must still match)."},
+         }, ["context"]),
+        ("memory_search_events", "Recall past events (what happened, who said what) by "
+         "meaning, newest first among equally relevant ones; time_from / time_to filter "
+         "hard.", {
+             "query": {"type": "string", "description": "Keywords or a description."},
+             "target_user_id": {"type": "string", "description": "Only this user's events."},
+             "target_group_id": {"type": "string", "description": "Only this group's."},
+             "top_k": {"type": "integer", "minimum": 1, "maximum": 100},
+             "time_from": {"type": "string", "description": "ISO 8601"},
+             "time_to": {"type": "string", "description": "ISO 8601"},
+         }, ["query"]),
+        ("memory_recent_memos", "The last memos of a conversation (short-term memory), "
+         "oldest first.", {
+             "user_id": {"type": "string"},
+             "group_id": {"type": "string", "description": "A group chat's; else the user's "
+                          "private conversation."},
+             "limit": {"type": "integer", "minimum": 0},
+         }, []),
+        ("memory_get_profile", "Read the profile of a user or a group.", {
+            "entity_type": {"type": "string", "enum": ["user", "group"]},
+            "entity_id": {"type": "string"},
+        }, ["entity_type", "entity_id"]),
+        ("memory_search_profiles", "Find users or groups whose profile matches a "
+         "description.", {
+             "query": {"type": "string"},
+             "entity_type": {"type": "string", "enum": ["user", "group"]},
+             "top_k": {"type": "integer", "minimum": 1, "maximum": 100},
+         }, ["query"]))],
 ]
 
 
@@ -141,8 +210,13 @@ def _list(kh: KnowHub, args: dict[str, Any]) -> dict[str, Any]:
     return {"items": [k.to_dict() for k in page], "count": len(page)}
 
 
+def _listed(name: str, items: Sequence[Model]) -> dict[str, Any]:
+    return {name: [item.to_dict() for item in items], "count": len(items)}
+
+
 _RUNNERS: dict[str, Callable[[KnowHub, dict[str, Any]], dict[str, Any]]] = {
     "knowledge_search": lambda kh, args: kh.knowledge.search(**args).to_dict(),
+    "knowledge_ask": lambda kh, args: kh.knowledge.ask(**args).to_dict(),
     "knowledge_save": lambda kh, args: kh.knowledge.save(**args).to_dict(),
     "knowledge_update": lambda kh, args: kh.knowledge.update(**args).to_dict(),
     "knowledge_batch_update": _batch_update,
@@ -150,6 +224,12 @@ _RUNNERS: dict[str, Callable[[KnowHub, dict[str, Any]], dict[str, Any]]] = {
     "knowledge_slim": lambda kh, args: kh.knowledge.slim(**args).to_dict(),
     "resource_save": lambda kh, args: kh.resources.save(**args).to_dict(),
     "resource_get": lambda kh, args: kh.resources.get(**args).to_dict(),
+    "memory_remember": lambda kh, args: kh.memory.remember(**args).to_dict(),
+    "memory_search_events": lambda kh, args: kh.memory.search_events(**args).to_dict(),
+    "memory_recent_memos": lambda kh, args: _listed("memos", kh.memory.recent_memos(**args)),
+    "memory_get_profile": lambda kh, args: kh.memory.get_profile(**args).to_dict(),
+    "memory_search_profiles": lambda kh, args: _listed("hits",
+                                                       kh.memory.search_profiles(**args)),
 }
 
 

@@ -17,7 +17,8 @@ class MemorySettings(BaseSettings):
         True, description="Serve the memory RPCs and run the historian; when off they "
         "answer FAILED_PRECONDITION and queued jobs wait (seed 002's level-1 rollback).")
     memory_timezone: str = Field(
-        "Asia/Shanghai", description="Time zone of the events' timestamp_local.")
+        "UTC", description="Time zone of the events' timestamp_local, and the one the "
+        "historian is told the conversation's time in (e.g. Asia/Shanghai).")
 
     # [cognitive.query]
     memory_auto_top_k: int = Field(3, ge=1, le=100, description="Default top_k of "

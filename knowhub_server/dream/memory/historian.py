@@ -101,7 +101,9 @@ class JobProcessor:
             checkpoint()
             try:
                 text = prompts.read_rewrite(self._llm.call_tools(
-                    prompts.REWRITE_SYSTEM, prompts.rewrite_prompt(job, written, feedback),
+                    prompts.REWRITE_SYSTEM,
+                    prompts.rewrite_prompt(job, written, self._settings.memory_timezone,
+                                           feedback),
                     prompts.REWRITE_TOOLS, purpose="historian_rewrite",
                     force=prompts.REWRITE_TOOL, model=self._settings.historian_model))
             except LLMError as exc:
@@ -136,7 +138,8 @@ class JobProcessor:
                 calls = self._llm.call_tools(
                     prompts.PROFILE_SYSTEM,
                     prompts.profile_prompt(job, texts, {t: current[t] and current[t].profile
-                                                        for t in targets}),
+                                                        for t in targets},
+                                           self._settings.memory_timezone),
                     prompts.PROFILE_TOOLS, purpose="profile_merge",
                     model=self._settings.historian_model)
             except LLMError as exc:

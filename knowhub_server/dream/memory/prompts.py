@@ -9,7 +9,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from knowhub_server.common.llm import LLMError, ToolCall
-from knowhub_server.common.times import iso
 from knowhub_server.dream.memory.domain import (
     DISPLAY_NAME_MAX,
     ENTITY_TYPES,
@@ -20,6 +19,7 @@ from knowhub_server.dream.memory.domain import (
     Job,
     Profile,
     ProfileUpdate,
+    local_time,
 )
 
 REWRITE_TOOL = "submit_rewrite"
@@ -69,10 +69,10 @@ PROFILE_TOOLS = [{"type": "function", "function": {
 }}]
 
 
-def _context_block(job: Job) -> str:
+def _context_block(job: Job, zone: str) -> str:
     context = job.context
     lines = [
-        f"Time of the conversation (UTC): {iso(job.timestamp)}",
+        f"Time of the conversation ({zone}): {local_time(job.timestamp, zone)}",
         f"Conversation: {context.request_type}",
         f"user_id: {context.user_id}",
         f"sender_id: {context.sender_id or context.user_id}"
@@ -89,8 +89,8 @@ def _context_block(job: Job) -> str:
     return "\n".join(lines)
 
 
-def rewrite_prompt(job: Job, observation: str, feedback: str = "") -> str:
-    prompt = f"{_context_block(job)}\n\nObservation to rewrite:\n{observation}"
+def rewrite_prompt(job: Job, observation: str, zone: str, feedback: str = "") -> str:
+    prompt = f"{_context_block(job, zone)}\n\nObservation to rewrite:\n{observation}"
     if feedback:
         prompt += (f"\n\nYour previous rewrite was rejected by the absolutization gate "
                    f"({feedback}). Fix each point.")
@@ -108,13 +108,13 @@ def read_rewrite(calls: Sequence[ToolCall]) -> str:
 
 
 def profile_prompt(job: Job, texts: Sequence[str],
-                   current: dict[tuple[str, str], Profile | None]) -> str:
+                   current: dict[tuple[str, str], Profile | None], zone: str) -> str:
     profiles = []
     for (entity_type, entity_id), profile in current.items():
         body = profile.markdown if profile else "(no profile yet)"
         profiles.append(f"### {entity_type} {entity_id}\n{body}")
     events = "\n".join(f"- {text}" for text in texts)
-    return (f"{_context_block(job)}\n\nNew events:\n{events}\n\n"
+    return (f"{_context_block(job, zone)}\n\nNew events:\n{events}\n\n"
             "Profiles you may update:\n" + "\n\n".join(profiles))
 
 

@@ -8,12 +8,16 @@ from typing import Any
 
 from google.protobuf import json_format
 
+from knowhub._requests.memory import language
 from knowhub.models.cognition import Event
 from knowhub.models.knowledge import SearchHit
 from knowhub.v1 import cognition_pb2
 
 SOURCE_CONTENT_KEPT = 500
-KNOWLEDGE_HEADING = "📚 相关知识"
+# The injected block's heading and count, by language (KNOWHUB_LANGUAGE): seed 001's
+# Chinese text, or English.
+KNOWLEDGE_HEADING = {"en": "📚 Relevant knowledge", "zh": "📚 相关知识"}
+_COUNT = {"en": "{n} found", "zh": "{n} 条"}
 
 
 def event_message(event: Event | Mapping[str, Any]) -> cognition_pb2.Event:
@@ -39,9 +43,11 @@ def query_evaluation(item: Mapping[str, Any]) -> cognition_pb2.QueryEvaluation:
             for a in item.get("assessments", [])])
 
 
-def knowledge_block(hits: Sequence[SearchHit]) -> str:
-    """The "📚 相关知识" section for the model: id, task and content of each hit."""
-    lines = [f"{KNOWLEDGE_HEADING} ({len(hits)} 条):"]
+def knowledge_block(hits: Sequence[SearchHit], language_name: str | None = None) -> str:
+    """The "📚 Relevant knowledge" ("📚 相关知识") section for the model: id, task and
+    content of each hit."""
+    chosen = language(language_name)
+    lines = [f"{KNOWLEDGE_HEADING[chosen]} ({_COUNT[chosen].format(n=len(hits))}):"]
     for number, hit in enumerate(hits, 1):
         k = hit.knowledge
         lines.append(f"{number}. [{k.id}] {k.task}\n   {k.content}")
@@ -49,7 +55,8 @@ def knowledge_block(hits: Sequence[SearchHit]) -> str:
 
 
 def injection_events(goal_id: str, goal: str, sequence: int, top_k: int, min_score: int,
-                     hits: Sequence[SearchHit], text: str) -> list[dict[str, Any]]:
+                     hits: Sequence[SearchHit], text: str,
+                     language_name: str | None = None) -> list[dict[str, Any]]:
     """The query event (for evaluation later) and the memory_read event that log a
     knowledge injection on goal focus."""
     return [
@@ -60,5 +67,6 @@ def injection_events(goal_id: str, goal: str, sequence: int, top_k: int, min_sco
                      for h in hits]},
         {"type": "memory_read", "memory_type": "long_term", "key_or_scope": "knowledge",
          "step_index": sequence,
-         "summary": f"knowledge_search top_k={top_k} min_score={min_score}: {len(hits)} 条"},
+         "summary": f"knowledge_search top_k={top_k} min_score={min_score}: "
+                    f"{_COUNT[language(language_name)].format(n=len(hits))}"},
     ]

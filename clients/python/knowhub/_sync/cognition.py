@@ -284,12 +284,14 @@ class CognitionAPI:
         sequence: int,
         top_k: int = 3,
         min_score: int = 3,
+        language: str | None = None,
     ) -> KnowledgeInjection:
         """Knowledge injection on goal focus: searches for the goal, logs the query (for
         evaluation later) and a memory_read, and returns the hits with the
-        "📚 相关知识" text to show the model."""
+        "📚 Relevant knowledge" text to show the model (`language` "zh", or
+        KNOWHUB_LANGUAGE=zh: "📚 相关知识")."""
         hits = self._knowledge.search(goal, top_k=top_k, min_score=min_score)
-        text = knowledge_block(hits)
-        events = injection_events(goal_id, goal, sequence, top_k, min_score, hits, text)
+        text = knowledge_block(hits, language)
+        events = injection_events(goal_id, goal, sequence, top_k, min_score, hits, text, language)
         appended = self.append_events(trace_id, events)
         return KnowledgeInjection(list(hits), text, appended.event_ids)

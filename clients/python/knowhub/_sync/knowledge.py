@@ -16,11 +16,13 @@ from knowhub._requests.knowledge import (
 )
 from knowhub._transport import Transport
 from knowhub.models.knowledge import (
+    Answer,
     Case,
     FeedbackResult,
     Knowledge,
     KnowledgeVersion,
     Page,
+    SavedKnowledge,
     SearchResults,
     SlimReport,
 )
@@ -73,6 +75,15 @@ class KnowledgeAPI:
             self._stub.SaveKnowledge, request, lambda r: Knowledge.from_proto(r.knowledge)
         )
 
+    def save_unless_exists(
+        self, task: str, content: str, types: Sequence[str], **save_arguments: Any
+    ) -> SavedKnowledge:
+        """`save`, unless a record of the same owner and scopes already holds this task
+        and content (ignoring case and spacing): then that record, with `existing`."""
+        request = save_request(task, content, types, **save_arguments)
+        request.reuse_existing = True
+        return self._transport.call(self._stub.SaveKnowledge, request, SavedKnowledge.from_proto)
+
     def save_many(self, items: Sequence[Mapping[str, Any]]) -> builtins.list[Knowledge]:
         """Saves up to 500 records at once; each item takes `save`'s keyword arguments.
         Nothing is written unless every item is valid."""
@@ -113,6 +124,31 @@ class KnowledgeAPI:
             query=query, top_k=top_k, min_score=min_score, types=list(types or [])
         )
         return self._transport.call(self._stub.SearchKnowledge, request, SearchResults.from_proto)
+
+    def ask(
+        self,
+        query: str,
+        top_k: int = 5,
+        min_score: int = 3,
+        types: Sequence[str] | None = None,
+        *,
+        trace_id: str | None = None,
+        sequence: int = 0,
+        goal_id: str = "",
+    ) -> Answer:
+        """Asks the hub (knowledge_ask): it searches, and its LLM answers from the hits,
+        citing their ids. With `trace_id`, the question and answer are logged to that
+        trace as its query event at `sequence`, for evaluation later."""
+        request = knowledge_pb2.AskKnowledgeRequest(
+            query=query,
+            top_k=top_k,
+            min_score=min_score,
+            types=list(types or []),
+            trace_id=trace_id or "",
+            sequence=sequence,
+            goal_id=goal_id,
+        )
+        return self._transport.call(self._stub.AskKnowledge, request, Answer.from_proto)
 
     def update(
         self,

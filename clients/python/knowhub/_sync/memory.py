@@ -17,6 +17,7 @@ from typing import Any
 
 from knowhub._requests.memory import (
     MODES,
+    auto_inject_query,
     context_to_proto,
     entity_type_value,
     request_type_value,
@@ -110,6 +111,31 @@ class MemoryAPI:
             scope=scope or "",
         )
         return self._transport.call(self._stub.SearchEvents, request, EventResults.from_proto)
+
+    def search_for_prompt(
+        self,
+        question: str,
+        context: Mapping[str, Any],
+        *,
+        mentioned: bool = False,
+        top_k: int | None = None,
+        scope: str | None = None,
+        language: str | None = None,
+    ) -> EventResults:
+        """Automatic injection: the events to put in this turn's prompt. The
+        query is the current <message><content> of `question` (else all of it), with a
+        line of context when it is short (`auto_inject_query`); the search is in auto
+        mode, within the conversation of `context` (its group, else its user)."""
+        query = auto_inject_query(question, context, mentioned=mentioned, language_name=language)
+        group_id = str(context.get("group_id") or "")
+        return self.search_events(
+            query,
+            target_group_id=group_id or None,
+            target_user_id=None if group_id else str(context.get("user_id") or "") or None,
+            top_k=top_k,
+            mode="auto",
+            scope=scope,
+        )
 
     def get_profile(self, entity_type: str, entity_id: str, scope: str | None = None) -> Profile:
         """The profile of a user or a group."""

@@ -194,21 +194,25 @@ class SavedExtraction(ProtoModel[cognition_pb2.SavePendingExtractionResponse]):
 
 @dataclass
 class CommitReport(ProtoModel[cognition_pb2.CommitExtractionsResponse]):
-    """{extraction_id: knowledge_id} of the committed ones, and the failures."""
+    """{extraction_id: knowledge_id} of the committed ones, the ids of those linked to a
+    record that already said the same (no second record was saved), and the failures."""
 
     committed: dict[str, str]
     failed: list[CommitFailure]
+    linked: list[str]
 
     @classmethod
     def from_proto(cls, message: Message) -> CommitReport:
         assert isinstance(message, cognition_pb2.CommitExtractionsResponse)
         return cls(committed={c.extraction_id: c.knowledge_id for c in message.committed},
-                   failed=[CommitFailure.from_proto(f) for f in message.failed])
+                   failed=[CommitFailure.from_proto(f) for f in message.failed],
+                   linked=[c.extraction_id for c in message.committed if c.linked])
 
     def to_proto(self) -> cognition_pb2.CommitExtractionsResponse:
         return cognition_pb2.CommitExtractionsResponse(
-            committed=[cognition_pb2.CommittedExtraction(extraction_id=e, knowledge_id=k)
-                       for e, k in self.committed.items()],
+            committed=[cognition_pb2.CommittedExtraction(
+                extraction_id=e, knowledge_id=k, linked=e in self.linked)
+                for e, k in self.committed.items()],
             failed=[f.to_proto() for f in self.failed])
 
 

@@ -112,6 +112,31 @@ class SearchResults(ProtoList[SearchHit, knowledge_pb2.SearchKnowledgeResponse])
         return {"results": [h.to_dict() for h in self], "count": len(self)}
 
 
+@dataclass
+class Answer(ProtoModel[knowledge_pb2.AskKnowledgeResponse]):
+    """AskKnowledge's answer: the LLM's text citing hits as [knowledge-id], the ids it
+    cites, the hits it was given, and the query event's id when a trace was named."""
+
+    answer: str
+    cited_ids: list[str]
+    hits: list[SearchHit]
+    routed: bool
+    event_id: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"answer": self.answer, "cited_ids": self.cited_ids,
+                "results": [h.to_dict() for h in self.hits], "routed": self.routed,
+                "event_id": self.event_id}
+
+
+@dataclass
+class SavedKnowledge(ProtoModel[knowledge_pb2.SaveKnowledgeResponse]):
+    """A save that may have found the record already there (`existing`)."""
+
+    knowledge: Knowledge
+    existing: bool
+
+
 class Page(ProtoList[Knowledge, knowledge_pb2.ListKnowledgeResponse]):
     """One page of a list; pass `next_page_token` back for the next ("" at the end)."""
 

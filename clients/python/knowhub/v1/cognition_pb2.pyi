@@ -577,12 +577,14 @@ class CommitExtractionsRequest(_message.Message):
     def __init__(self, trace_id: _Optional[str] = ..., extraction_ids: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class CommittedExtraction(_message.Message):
-    __slots__ = ("extraction_id", "knowledge_id")
+    __slots__ = ("extraction_id", "knowledge_id", "linked")
     EXTRACTION_ID_FIELD_NUMBER: _ClassVar[int]
     KNOWLEDGE_ID_FIELD_NUMBER: _ClassVar[int]
+    LINKED_FIELD_NUMBER: _ClassVar[int]
     extraction_id: str
     knowledge_id: str
-    def __init__(self, extraction_id: _Optional[str] = ..., knowledge_id: _Optional[str] = ...) -> None: ...
+    linked: bool
+    def __init__(self, extraction_id: _Optional[str] = ..., knowledge_id: _Optional[str] = ..., linked: _Optional[bool] = ...) -> None: ...
 
 class CommitFailure(_message.Message):
     __slots__ = ("extraction_id", "code", "message")

@@ -106,7 +106,7 @@ class Case(_message.Message):
     def __init__(self, task: _Optional[str] = ..., outcome: _Optional[str] = ..., reason: _Optional[str] = ..., trace_id: _Optional[str] = ..., timestamp: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., query_sequence: _Optional[int] = ...) -> None: ...
 
 class SaveKnowledgeRequest(_message.Message):
-    __slots__ = ("task", "content", "types", "tags", "scopes", "owner", "source", "score", "message_id", "resource_ids", "request_id", "validate_only")
+    __slots__ = ("task", "content", "types", "tags", "scopes", "owner", "source", "score", "message_id", "resource_ids", "request_id", "validate_only", "reuse_existing")
     class TagsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -126,6 +126,7 @@ class SaveKnowledgeRequest(_message.Message):
     RESOURCE_IDS_FIELD_NUMBER: _ClassVar[int]
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     VALIDATE_ONLY_FIELD_NUMBER: _ClassVar[int]
+    REUSE_EXISTING_FIELD_NUMBER: _ClassVar[int]
     task: str
     content: str
     types: _containers.RepeatedScalarFieldContainer[str]
@@ -138,13 +139,16 @@ class SaveKnowledgeRequest(_message.Message):
     resource_ids: _containers.RepeatedScalarFieldContainer[str]
     request_id: str
     validate_only: bool
-    def __init__(self, task: _Optional[str] = ..., content: _Optional[str] = ..., types: _Optional[_Iterable[str]] = ..., tags: _Optional[_Mapping[str, str]] = ..., scopes: _Optional[_Iterable[str]] = ..., owner: _Optional[str] = ..., source: _Optional[_Union[Source, _Mapping]] = ..., score: _Optional[int] = ..., message_id: _Optional[str] = ..., resource_ids: _Optional[_Iterable[str]] = ..., request_id: _Optional[str] = ..., validate_only: _Optional[bool] = ...) -> None: ...
+    reuse_existing: bool
+    def __init__(self, task: _Optional[str] = ..., content: _Optional[str] = ..., types: _Optional[_Iterable[str]] = ..., tags: _Optional[_Mapping[str, str]] = ..., scopes: _Optional[_Iterable[str]] = ..., owner: _Optional[str] = ..., source: _Optional[_Union[Source, _Mapping]] = ..., score: _Optional[int] = ..., message_id: _Optional[str] = ..., resource_ids: _Optional[_Iterable[str]] = ..., request_id: _Optional[str] = ..., validate_only: _Optional[bool] = ..., reuse_existing: _Optional[bool] = ...) -> None: ...
 
 class SaveKnowledgeResponse(_message.Message):
-    __slots__ = ("knowledge",)
+    __slots__ = ("knowledge", "existing")
     KNOWLEDGE_FIELD_NUMBER: _ClassVar[int]
+    EXISTING_FIELD_NUMBER: _ClassVar[int]
     knowledge: Knowledge
-    def __init__(self, knowledge: _Optional[_Union[Knowledge, _Mapping]] = ...) -> None: ...
+    existing: bool
+    def __init__(self, knowledge: _Optional[_Union[Knowledge, _Mapping]] = ..., existing: _Optional[bool] = ...) -> None: ...
 
 class BatchSaveKnowledgeRequest(_message.Message):
     __slots__ = ("requests",)
@@ -243,6 +247,38 @@ class SearchKnowledgeResponse(_message.Message):
     hits: _containers.RepeatedCompositeFieldContainer[SearchHit]
     routed: bool
     def __init__(self, hits: _Optional[_Iterable[_Union[SearchHit, _Mapping]]] = ..., routed: _Optional[bool] = ...) -> None: ...
+
+class AskKnowledgeRequest(_message.Message):
+    __slots__ = ("query", "top_k", "min_score", "types", "trace_id", "sequence", "goal_id")
+    QUERY_FIELD_NUMBER: _ClassVar[int]
+    TOP_K_FIELD_NUMBER: _ClassVar[int]
+    MIN_SCORE_FIELD_NUMBER: _ClassVar[int]
+    TYPES_FIELD_NUMBER: _ClassVar[int]
+    TRACE_ID_FIELD_NUMBER: _ClassVar[int]
+    SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    GOAL_ID_FIELD_NUMBER: _ClassVar[int]
+    query: str
+    top_k: int
+    min_score: int
+    types: _containers.RepeatedScalarFieldContainer[str]
+    trace_id: str
+    sequence: int
+    goal_id: str
+    def __init__(self, query: _Optional[str] = ..., top_k: _Optional[int] = ..., min_score: _Optional[int] = ..., types: _Optional[_Iterable[str]] = ..., trace_id: _Optional[str] = ..., sequence: _Optional[int] = ..., goal_id: _Optional[str] = ...) -> None: ...
+
+class AskKnowledgeResponse(_message.Message):
+    __slots__ = ("answer", "cited_ids", "hits", "routed", "event_id")
+    ANSWER_FIELD_NUMBER: _ClassVar[int]
+    CITED_IDS_FIELD_NUMBER: _ClassVar[int]
+    HITS_FIELD_NUMBER: _ClassVar[int]
+    ROUTED_FIELD_NUMBER: _ClassVar[int]
+    EVENT_ID_FIELD_NUMBER: _ClassVar[int]
+    answer: str
+    cited_ids: _containers.RepeatedScalarFieldContainer[str]
+    hits: _containers.RepeatedCompositeFieldContainer[SearchHit]
+    routed: bool
+    event_id: str
+    def __init__(self, answer: _Optional[str] = ..., cited_ids: _Optional[_Iterable[str]] = ..., hits: _Optional[_Iterable[_Union[SearchHit, _Mapping]]] = ..., routed: _Optional[bool] = ..., event_id: _Optional[str] = ...) -> None: ...
 
 class UpdateKnowledgeRequest(_message.Message):
     __slots__ = ("id", "add_helpful_case", "add_harmful_case", "update_score", "evolve_feedback", "request_id")

@@ -85,6 +85,11 @@ class KnowledgeServiceStub:
                 request_serializer=knowhub_dot_v1_dot_knowledge__pb2.ListKnowledgeVersionsRequest.SerializeToString,
                 response_deserializer=knowhub_dot_v1_dot_knowledge__pb2.ListKnowledgeVersionsResponse.FromString,
                 _registered_method=True)
+        self.AskKnowledge = channel.unary_unary(
+                '/knowhub.v1.KnowledgeService/AskKnowledge',
+                request_serializer=knowhub_dot_v1_dot_knowledge__pb2.AskKnowledgeRequest.SerializeToString,
+                response_deserializer=knowhub_dot_v1_dot_knowledge__pb2.AskKnowledgeResponse.FromString,
+                _registered_method=True)
 
 
 class KnowledgeServiceServicer:
@@ -162,6 +167,15 @@ class KnowledgeServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def AskKnowledge(self, request, context):
+        """Searches, then has the LLM answer the question from the hits, citing their ids; with
+        a trace, logs the question as that trace's query event with the answer as its
+        response. FAILED_PRECONDITION without an LLM.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_KnowledgeServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -214,6 +228,11 @@ def add_KnowledgeServiceServicer_to_server(servicer, server):
                     servicer.ListKnowledgeVersions,
                     request_deserializer=knowhub_dot_v1_dot_knowledge__pb2.ListKnowledgeVersionsRequest.FromString,
                     response_serializer=knowhub_dot_v1_dot_knowledge__pb2.ListKnowledgeVersionsResponse.SerializeToString,
+            ),
+            'AskKnowledge': grpc.unary_unary_rpc_method_handler(
+                    servicer.AskKnowledge,
+                    request_deserializer=knowhub_dot_v1_dot_knowledge__pb2.AskKnowledgeRequest.FromString,
+                    response_serializer=knowhub_dot_v1_dot_knowledge__pb2.AskKnowledgeResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -487,6 +506,33 @@ class KnowledgeService:
             '/knowhub.v1.KnowledgeService/ListKnowledgeVersions',
             knowhub_dot_v1_dot_knowledge__pb2.ListKnowledgeVersionsRequest.SerializeToString,
             knowhub_dot_v1_dot_knowledge__pb2.ListKnowledgeVersionsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AskKnowledge(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/knowhub.v1.KnowledgeService/AskKnowledge',
+            knowhub_dot_v1_dot_knowledge__pb2.AskKnowledgeRequest.SerializeToString,
+            knowhub_dot_v1_dot_knowledge__pb2.AskKnowledgeResponse.FromString,
             options,
             channel_credentials,
             insecure,

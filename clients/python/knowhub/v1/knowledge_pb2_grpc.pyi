@@ -55,6 +55,11 @@ class KnowledgeServiceStub:
     """Merges near-duplicate records that share owner and scopes."""
     ListKnowledgeVersions: _grpc.UnaryUnaryMultiCallable[_knowledge_pb2.ListKnowledgeVersionsRequest, _knowledge_pb2.ListKnowledgeVersionsResponse]
     """The earlier contents of a record that evolve or slim replaced, newest first."""
+    AskKnowledge: _grpc.UnaryUnaryMultiCallable[_knowledge_pb2.AskKnowledgeRequest, _knowledge_pb2.AskKnowledgeResponse]
+    """Searches, then has the LLM answer the question from the hits, citing their ids; with
+    a trace, logs the question as that trace's query event with the answer as its
+    response. FAILED_PRECONDITION without an LLM.
+    """
 
 @_typing.type_check_only
 class KnowledgeServiceAsyncStub(KnowledgeServiceStub):
@@ -83,6 +88,11 @@ class KnowledgeServiceAsyncStub(KnowledgeServiceStub):
     """Merges near-duplicate records that share owner and scopes."""
     ListKnowledgeVersions: _aio.UnaryUnaryMultiCallable[_knowledge_pb2.ListKnowledgeVersionsRequest, _knowledge_pb2.ListKnowledgeVersionsResponse]  # type: ignore[assignment]
     """The earlier contents of a record that evolve or slim replaced, newest first."""
+    AskKnowledge: _aio.UnaryUnaryMultiCallable[_knowledge_pb2.AskKnowledgeRequest, _knowledge_pb2.AskKnowledgeResponse]  # type: ignore[assignment]
+    """Searches, then has the LLM answer the question from the hits, citing their ids; with
+    a trace, logs the question as that trace's query event with the answer as its
+    response. FAILED_PRECONDITION without an LLM.
+    """
 
 class KnowledgeServiceServicer(metaclass=_abc_1.ABCMeta):
     """Structured experience that agents save, find, rate and evolve (seeds 001, 003)."""
@@ -168,5 +178,16 @@ class KnowledgeServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_knowledge_pb2.ListKnowledgeVersionsResponse, _abc.Awaitable[_knowledge_pb2.ListKnowledgeVersionsResponse]]:
         """The earlier contents of a record that evolve or slim replaced, newest first."""
+
+    @_abc_1.abstractmethod
+    def AskKnowledge(
+        self,
+        request: _knowledge_pb2.AskKnowledgeRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_knowledge_pb2.AskKnowledgeResponse, _abc.Awaitable[_knowledge_pb2.AskKnowledgeResponse]]:
+        """Searches, then has the LLM answer the question from the hits, citing their ids; with
+        a trace, logs the question as that trace's query event with the answer as its
+        response. FAILED_PRECONDITION without an LLM.
+        """
 
 def add_KnowledgeServiceServicer_to_server(servicer: KnowledgeServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
