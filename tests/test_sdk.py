@@ -28,6 +28,7 @@ from knowhub import (
     tools,
 )
 from knowhub.knowledge import KnowledgeAPI
+from knowhub.memory import MemoryAPI
 
 from tests.support.harness import Harness
 
@@ -330,7 +331,10 @@ def test_the_async_client_has_every_method_of_the_blocking_one(hub: Harness) -> 
 
 TOOL_METHODS = {"knowledge_search": "search", "knowledge_save": "save",
                 "knowledge_update": "update", "knowledge_batch_update": "batch_update",
-                "knowledge_list": "list", "knowledge_slim": "slim"}
+                "knowledge_list": "list", "knowledge_slim": "slim", "knowledge_ask": "ask",
+                "memory_remember": "remember", "memory_search_events": "search_events",
+                "memory_recent_memos": "recent_memos", "memory_get_profile": "get_profile",
+                "memory_search_profiles": "search_profiles"}
 JSON_TYPES = {"string", "integer", "number", "boolean", "array", "object"}
 
 
@@ -349,7 +353,8 @@ def test_openai_tools_are_valid_function_schemas_matching_the_sdk() -> None:
         for spec in properties.values():
             assert spec["type"] in JSON_TYPES
 
-        signature = inspect.signature(getattr(KnowledgeAPI, TOOL_METHODS[function["name"]]))
+        api = MemoryAPI if function["name"].startswith("memory_") else KnowledgeAPI
+        signature = inspect.signature(getattr(api, TOOL_METHODS[function["name"]]))
         accepted = {n for n, p in signature.parameters.items() if n != "self"
                     and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
         assert set(properties) <= accepted, function["name"]

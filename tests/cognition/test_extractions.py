@@ -290,3 +290,41 @@ def test_the_savers_defaults_are_kept_whoever_commits(server: Harness) -> None:
     record = alice.knowledge.get(knowledge_id)
     assert (record.owner, record.scopes, record.source.agent_id) == (
         "agent:alice_bot", ["org:acme"], "alice_bot")
+
+
+# ---- Deduplication ----------------------------------------------------------------------------
+
+def test_committing_the_same_extraction_twice_links_to_the_first_record(
+        server: Harness) -> None:
+    """An exported trace imported again, and both copies' extractions committed: the second
+    commit links to the record the first made, and the report says so."""
+    alice, trace_id = server.client("alice"), new_trace()
+    task = f"dedup {trace_id}"
+    first = pending(alice, trace_id, task=task, content="Rotate the keys monthly.")
+    alice.cognition.review_extraction(trace_id, first, "approve")
+    copy = new_trace()
+    alice.cognition.import_log(alice.cognition.export_log(trace_id), trace_id=copy)
+
+    original = alice.cognition.commit_extractions(trace_id)
+    again = alice.cognition.commit_extractions(copy)
+    assert (original.linked, again.linked) == ([], [first])
+    assert again.committed == {first: original.committed[first]}
+    assert saved_tasks(alice).count(task) == 1
+    [committed] = alice.cognition.get_log(copy, types=["extraction_committed"])
+    assert committed["knowledge_id"] == original.committed[first]
+
+
+def test_only_the_same_owner_scopes_task_and_content_link(server: Harness) -> None:
+    alice, carol = server.client("alice"), server.client("carol")
+    task = f"dedup variants {new_trace()}"
+    base = alice.knowledge.save(task=task, content="Rotate the keys monthly.",
+                                types=["strategy"], scopes=["org:acme"])
+    same = alice.knowledge.save_unless_exists(f"  {task.upper()} ", "rotate  the keys\nmonthly.",
+                                              ["strategy"], scopes=["org:acme"])
+    assert (same.existing, same.knowledge.id) == (True, base.id)
+    for client, fields in ((alice, {"content": "Rotate the keys weekly."}),
+                           (alice, {"scopes": ["org:acme", "team:t1"]}),
+                           (carol, {})):
+        values = {"content": "Rotate the keys monthly.", "scopes": ["org:acme"], **fields}
+        other = client.knowledge.save_unless_exists(task, types=["strategy"], **values)
+        assert other.existing is False and other.knowledge.id != base.id

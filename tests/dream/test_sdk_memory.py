@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from knowhub import AsyncKnowHub, KnowHub, RememberResult
-from knowhub.memory import context_to_proto
+from knowhub.memory import auto_inject_query, context_to_proto
 from knowhub.v1 import dream_pb2
 
 from tests.conftest import StartHub
@@ -62,5 +62,43 @@ def test_results_convert_to_the_seeds_json(start_hub: StartHub, redis_url: str,
     event = found["results"][0]["event"]
     assert (event["timestamp_utc"], event["timestamp_epoch"]) == ("2026-01-02T03:04:05Z",
                                                                   1767323045)
-    assert event["timestamp_local"] == "2026-01-02T11:04:05+08:00"
+    assert event["timestamp_local"] == "2026-01-02T03:04:05+00:00"  # UTC by default
     assert found["results"][0]["score"] >= found["results"][0]["similarity"] > 0
+
+
+# ---- Auto-injection's query --------------------------------------------------------------------
+
+FRAME = ("<history>...</history><message sender=\"Null\"><content>{}</content></message>")
+
+
+@pytest.mark.parametrize(("question", "context", "mentioned", "language", "expected"), [
+    (FRAME.format("what did we decide about the quokka scheduler rollout?"),
+     {"user_id": "10001", "group_id": "20002"}, False, "en",
+     "what did we decide about the quokka scheduler rollout?"),
+    ("no frame here, so the whole question is the query", {"user_id": "10001"}, False, "en",
+     "no frame here, so the whole question is the query"),
+    (FRAME.format("that one &amp; this"), {"user_id": "10001", "group_id": "20002",
+                                           "group_name": "Python", "sender_id": "10001",
+                                           "sender_name": "Null"}, True, "en",
+     "that one & this\n(group chat Python, the bot was mentioned, sender Null 10001)"),
+    (FRAME.format("那个呢?"), {"user_id": "10001", "sender_name": "Null"}, False, "zh",
+     "那个呢?\n(私聊, 发送者 Null)"),
+])
+def test_the_auto_inject_query_follows_the_seed(question: str, context: dict[str, Any],
+                                                mentioned: bool, language: str,
+                                                expected: str) -> None:
+    assert auto_inject_query(question, context, mentioned=mentioned,
+                             language_name=language) == expected
+
+
+def test_search_for_prompt_finds_the_conversations_events_by_the_frame(
+        start_hub: StartHub, redis_url: str, redis_prefix: str) -> None:
+    hub = start_hub(env=FAST_HISTORIAN, **memory_settings(redis_url, redis_prefix))
+    alice = hub.client("alice")
+    for group in ("20002", "20003"):
+        alice.memory.remember("", ["User 10001 leads the quokka scheduler rollout"],
+                              context={"user_id": "10001", "group_id": group})
+    Queue(redis_url, redis_prefix).wait_drained()
+    question = FRAME.format("who leads the quokka scheduler rollout?")
+    hits = alice.memory.search_for_prompt(question, {"user_id": "10001", "group_id": "20002"})
+    assert [(h.event.group_id, h.event.perspective) for h in hits] == [("20002", "group")]

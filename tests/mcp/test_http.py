@@ -13,6 +13,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 
 from knowhub_server.mcp.server import HubClients
 from tests.mcp.conftest import data, error_text
+from tests.mcp.test_stdio import TOOL_COUNT
 from tests.support.harness import Harness
 
 
@@ -29,7 +30,7 @@ def test_tools_over_streamable_http_run_as_the_callers_token(
         hub: Harness, http_url: str) -> None:
     async def scenario() -> str:
         async with connect(http_url, "token-alice") as alice:
-            assert len((await alice.list_tools()).tools) == 8
+            assert len((await alice.list_tools()).tools) == TOOL_COUNT
             saved = data(await alice.call_tool("knowledge_save", {
                 "task": "Page the on-call engineer", "content": "Use the escalation policy.",
                 "types": ["strategy"]}))

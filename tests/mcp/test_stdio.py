@@ -1,4 +1,5 @@
-"""`knowhub mcp` over stdio: the eight tools, each end to end, and refused calls."""
+"""`knowhub mcp` over stdio: the knowledge, resource and memory tools, each end to end, and
+refused calls."""
 
 from __future__ import annotations
 
@@ -9,11 +10,14 @@ import pytest
 from knowhub import tools
 from mcp import Client, MCPError
 
+from tests.dream.support import wait_until
 from tests.mcp.conftest import data, error_text, stdio_server
 from tests.support.harness import Harness
 
+TOOL_COUNT = 14
 
-def test_lists_the_seeds_eight_tools_with_the_sdks_schemas(hub: Harness) -> None:
+
+def test_lists_every_tool_with_the_sdks_schemas(hub: Harness) -> None:
     async def scenario() -> None:
         async with Client(stdio_server(hub, "token-alice")) as client:
             listed = await client.list_tools()
@@ -22,14 +26,18 @@ def test_lists_the_seeds_eight_tools_with_the_sdks_schemas(hub: Harness) -> None
         expected = {schema["function"]["name"]: schema["function"]
                     for schema in tools.openai_tools()}
         assert sorted(by_name) == sorted([
-            "knowledge_search", "knowledge_save", "knowledge_update",
+            "knowledge_search", "knowledge_ask", "knowledge_save", "knowledge_update",
             "knowledge_batch_update", "knowledge_list", "knowledge_slim",
-            "resource_save", "resource_get"])
+            "resource_save", "resource_get", "memory_remember", "memory_search_events",
+            "memory_recent_memos", "memory_get_profile", "memory_search_profiles"])
+        assert len(by_name) == TOOL_COUNT
         for name, function in expected.items():
             assert by_name[name].input_schema == function["parameters"]
             assert by_name[name].description == function["description"]
         read_only = {name for name, tool in by_name.items() if tool.annotations.read_only_hint}
-        assert read_only == {"knowledge_search", "knowledge_list", "resource_get"}
+        assert read_only == {"knowledge_search", "knowledge_list", "resource_get",
+                             "memory_search_events", "memory_recent_memos",
+                             "memory_get_profile", "memory_search_profiles"}
         assert by_name["knowledge_slim"].annotations.destructive_hint is True
 
     anyio.run(scenario)
@@ -180,6 +188,46 @@ def test_an_unknown_token_is_a_tool_error(hub: Harness) -> None:
     anyio.run(scenario)
 
 
+def test_the_memory_tools_end_to_end(hub: Harness) -> None:
+    """Without an LLM the historian stores observations as written, so what is remembered
+    is found again by the search tool."""
+    alice = hub.client("alice")
+    context = {"user_id": "10001", "group_id": "20002", "sender_name": "Null"}
+
+    async def remember() -> dict[str, Any]:
+        async with Client(stdio_server(hub, "token-alice")) as client:
+            return data(await client.call_tool("memory_remember", {
+                "memo": "explained asyncio", "context": context,
+                "observations": ["User 10001 maintains the quokka scheduler"]}))
+
+    remembered = anyio.run(remember)
+    assert remembered["enqueued"] is True and remembered["memo_recorded"] is True
+    wait_until(lambda: len(alice.memory.search_events("quokka scheduler")) > 0,
+               what="the historian to store the event")
+
+    async def scenario() -> tuple[dict[str, Any], ...]:
+        async with Client(stdio_server(hub, "token-alice")) as client:
+            found = data(await client.call_tool("memory_search_events", {
+                "query": "quokka scheduler", "target_group_id": "20002"}))
+            memos = data(await client.call_tool("memory_recent_memos", {
+                "user_id": "10001", "group_id": "20002"}))
+            profiles = data(await client.call_tool("memory_search_profiles",
+                                                   {"query": "quokka"}))
+            missing = error_text(await client.call_tool("memory_get_profile", {
+                "entity_type": "user", "entity_id": "10001"}))
+            bad = error_text(await client.call_tool("memory_get_profile", {
+                "entity_type": "planet", "entity_id": "10001"}))
+            return found, memos, profiles, {"missing": missing, "bad": bad}
+
+    found, memos, profiles, errors = anyio.run(scenario)
+    assert [h["event"]["text"] for h in found["results"]] == [
+        "User 10001 maintains the quokka scheduler"]
+    assert [m["text"] for m in memos["memos"]] == ["explained asyncio"]
+    assert profiles == {"hits": [], "count": 0}
+    assert errors["missing"].startswith("NOT_FOUND")
+    assert errors["bad"].startswith("INVALID_ARGUMENT")
+
+
 def test_an_unreachable_hub_is_a_tool_error_and_the_server_stays_up(hub: Harness) -> None:
     address = hub.address
     hub.stop()
@@ -189,6 +237,6 @@ def test_an_unreachable_hub_is_a_tool_error_and_the_server_stays_up(hub: Harness
             for _ in range(2):
                 message = error_text(await client.call_tool("knowledge_list", {}))
                 assert message.startswith("UNAVAILABLE")
-            assert len((await client.list_tools()).tools) == 8
+            assert len((await client.list_tools()).tools) == TOOL_COUNT
 
     anyio.run(scenario)

@@ -2,7 +2,7 @@
 for `AsyncKnowHub`)."""
 
 from knowhub._async.memory import AsyncMemoryAPI
-from knowhub._requests.memory import context_to_proto
+from knowhub._requests.memory import auto_inject_query, context_to_proto
 from knowhub._sync.memory import MemoryAPI
 
-__all__ = ["AsyncMemoryAPI", "MemoryAPI", "context_to_proto"]
+__all__ = ["AsyncMemoryAPI", "MemoryAPI", "auto_inject_query", "context_to_proto"]
