@@ -27,6 +27,7 @@ import os
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from knowhub import KnowHub
@@ -137,10 +138,13 @@ def recall(kh: KnowHub, relevant: dict[str, set[str]]) -> float:
     return sum(found) / len(found)
 
 
-def raw_engine_recall(data_dir: Path, relevant: dict[str, set[str]]) -> float:
+def raw_engine_recall(data_dir: Path, relevant: dict[str, set[str]],
+                      embedding: dict[str, str]) -> float:
     """BM25 in the service's own shard, with the engine alone."""
     store = EdgeStore(data_dir / "qdrant")
-    collection = store.open(knowledge_schema(None))
+    model = SimpleNamespace(model=embedding["KNOWHUB_EMBEDDING_MODEL"],
+                            dim=int(embedding["KNOWHUB_EMBEDDING_DIM"])) if embedding else None
+    collection = store.open(knowledge_schema(model))  # type: ignore[arg-type]
     bm25, where = Bm25Encoder(), visible_where({"org:acme"}, min_score=3)
     found = []
     for query, topic in QUERIES:
@@ -186,7 +190,8 @@ def run(sizes: list[int], searches: int) -> None:
                     KnowHub(f"127.0.0.1:{port}", token=BENCH_TOKEN) as kh:
                 relevant = save_fixture(kh)
             stored = 3 * len(TOPICS)
-            recalls.append(("raw engine BM25", raw_engine_recall(data_dir, relevant)))
+            recalls.append(("raw engine BM25", raw_engine_recall(data_dir, relevant,
+                                                                     embedded)))
             recalls.append(("routing off (" + ("hybrid" if embedded else "BM25") + ")",
                             service_recall(data_dir, embedded, relevant)))
             stub.responder = topic_router({q: TOPICS[t][2] for q, t in QUERIES})
@@ -199,12 +204,13 @@ def run(sizes: list[int], searches: int) -> None:
                                 service_recall(data_dir, {**embedded, **model_env}, relevant)))
             stub.responder = first_candidates
             for size in sizes:
-                with server_process(data_dir) as (_process, port):
+                with server_process(data_dir, embedded) as (_process, port):
                     with KnowHub(f"127.0.0.1:{port}", token=BENCH_TOKEN) as kh:
                         add_distractors(kh, text, size - stored)
                     stored = max(stored, size)
                     off = latency(port, searches)
-                with server_process(data_dir, llm_env(stub)) as (_process, port):
+                with server_process(data_dir, {**embedded, **llm_env(stub)}) as (_process,
+                                                                                  port):
                     on = latency(port, searches)
                 rows.append((size, off, on))
     finally:
