@@ -6,12 +6,12 @@ share (almost) no word with its records ("looking after aquarium pets" for recor
 zebrafish care), among synthetic distractors. Recall@3 is the share of a query's three
 topic records among its three hits.
 
-- Latency: SearchKnowledge p50 / p95 with routing off (no LLM) and on, against a
-  scripted OpenAI-compatible endpoint on loopback that answers at once, so the figure
-  is routing's own cost (the catalog read, the prompt, the HTTP round trip, the answer
-  read) without a model's thinking time; at catalogs of 30 to 1,000 records (above
-  KNOWHUB_SEARCH_ROUTING_CATALOG_MAX the LLM chooses from a recall of
-  KNOWHUB_SEARCH_ROUTING_POOL instead).
+- Latency: SearchKnowledge p50 / p95 of queries in the distractors' words, with routing
+  off (no LLM) and on, against a scripted OpenAI-compatible endpoint on loopback that
+  answers at once, so the figure is routing's own cost (the catalog read, the prompt, the
+  HTTP round trip, the answer read) without a model's thinking time; at catalogs of 30 to
+  1,000 records (above KNOWHUB_SEARCH_ROUTING_CATALOG_MAX the LLM chooses from a recall
+  of KNOWHUB_SEARCH_ROUTING_POOL instead).
 - Recall: BM25 in the raw engine, the service with routing off (BM25, or hybrid when
   KNOWHUB_EMBEDDING_BASE_URL is set), the service with routing and a scripted router that
   knows each query's topic words (the ceiling routing allows, not a model's figure), and
@@ -161,9 +161,9 @@ def service_recall(data_dir: Path, env: dict[str, str], relevant: dict[str, set[
         return recall(kh, relevant)
 
 
-def latency(port: int, searches: int) -> dict[str, float]:
+def latency(port: int, searches: int, queries: list[str]) -> dict[str, float]:
     with KnowHub(f"127.0.0.1:{port}", token=BENCH_TOKEN) as kh:
-        cycle = iter([q for q, _ in QUERIES] * (searches // len(QUERIES) + 60))
+        cycle = iter(queries * (searches // len(queries) + 60))
         return percentiles(timed_ms(lambda: kh.knowledge.search(next(cycle), top_k=TOP_K),
                                     searches, warmup=20))
 
@@ -203,15 +203,17 @@ def run(sizes: list[int], searches: int) -> None:
                 recalls.append((f"routing, {os.environ.get('KNOWHUB_LLM_MODEL')}",
                                 service_recall(data_dir, {**embedded, **model_env}, relevant)))
             stub.responder = first_candidates
+            # Words of the distractors, so that above the catalog limit recall fills the pool.
+            queries = [text.query() for _ in range(50)]
             for size in sizes:
                 with server_process(data_dir, embedded) as (_process, port):
                     with KnowHub(f"127.0.0.1:{port}", token=BENCH_TOKEN) as kh:
                         add_distractors(kh, text, size - stored)
                     stored = max(stored, size)
-                    off = latency(port, searches)
+                    off = latency(port, searches, queries)
                 with server_process(data_dir, {**embedded, **llm_env(stub)}) as (_process,
                                                                                   port):
-                    on = latency(port, searches)
+                    on = latency(port, searches, queries)
                 rows.append((size, off, on))
     finally:
         stub.stop()
