@@ -202,6 +202,7 @@ def run(sizes: list[int], searches: int) -> None:
                              if k.startswith("KNOWHUB_LLM_")}
                 recalls.append((f"routing, {os.environ.get('KNOWHUB_LLM_MODEL')}",
                                 service_recall(data_dir, {**embedded, **model_env}, relevant)))
+            report_recall(recalls, real_model is not None)
             stub.responder = first_candidates
             # Words of the distractors, so that above the catalog limit recall fills the pool.
             queries = [text.query() for _ in range(50)]
@@ -217,17 +218,19 @@ def run(sizes: list[int], searches: int) -> None:
                 rows.append((size, off, on))
     finally:
         stub.stop()
-    report(rows, recalls, real_model is not None)
+    report_latency(rows)
 
 
-def report(rows: list[tuple[int, dict[str, float], dict[str, float]]],
-           recalls: list[tuple[str, float]], real_model: bool) -> None:
+def report_latency(rows: list[tuple[int, dict[str, float], dict[str, float]]]) -> None:
     print(f"\n== routing: SearchKnowledge latency (top_k={TOP_K}), LLM answering at once ==")
     print(f"{'records':>8} {'off p50':>8} {'off p95':>8} {'on p50':>8} {'on p95':>8} "
           f"{'added p50 ms':>13}")
     for size, off, on in rows:
         print(f"{size:>8} {off['p50']:8.2f} {off['p95']:8.2f} {on['p50']:8.2f} "
               f"{on['p95']:8.2f} {on['p50'] - off['p50']:13.2f}")
+
+
+def report_recall(recalls: list[tuple[str, float]], real_model: bool) -> None:
     print(f"\n== routing: recall@{TOP_K} of {len(QUERIES)} paraphrased queries ==")
     for name, value in recalls:
         print(f"{name:<45} {value:6.3f}")
