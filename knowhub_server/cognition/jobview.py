@@ -230,10 +230,17 @@ def reasoning_steps(events: list[Event], plans: list[PlanSnapshot]) -> list[Step
         else:
             step.add_card(event)
     for event in events:
-        key = _step_key(event, node_at_index)
-        if event["type"] in MEMORY_TYPES and key in steps:
-            steps[key].memory.append(event)
+        if event["type"] in MEMORY_TYPES and _names_runtime(event):
+            key = _step_key(event, node_at_index)
+            if key in steps:
+                steps[key].memory.append(event)
     return list(steps.values())
+
+
+def _names_runtime(event: Event) -> bool:
+    """A memory event belongs to the runtime's steps when it names a job or a node; one
+    that names only a step index counts it in message sequences (the knowledge timeline)."""
+    return bool(event.get("job_id") or event.get("node_id"))
 
 
 def _step_key(event: Event, node_at_index: dict[int, str]) -> StepKey | None:

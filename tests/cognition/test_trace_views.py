@@ -253,6 +253,15 @@ def test_a_trace_of_two_jobs_shows_the_latest_or_the_one_asked_for(server: Harne
     assert code == "INVALID_ARGUMENT" and "job_id" in message and "first, second" in message
 
 
+def test_a_memory_event_of_no_job_or_node_stays_a_message_step(server: Harness) -> None:
+    alice, trace_id = server.client("alice"), new_trace()
+    alice.cognition.append_events(trace_id, [
+        started("a", 3), {"type": "memory_read", "memory_type": "working", "step_index": 3}])
+    view = alice.cognition.trace_view(trace_id)
+    assert [(s.node_id, s.memory) for s in view.reasoning_steps] == [("a", [])]
+    assert [(s.sequence, types(s.events)) for s in view.timeline] == [(3, ["memory_read"])]
+
+
 def test_a_trace_without_runtime_events_keeps_its_views_empty(server: Harness) -> None:
     alice, trace_id = server.client("alice"), new_trace()
     alice.cognition.append_events(trace_id, [
