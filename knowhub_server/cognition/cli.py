@@ -116,7 +116,8 @@ def _header(value: str) -> tuple[str, str]:
 
 @_connected
 def _export_otel(kh: KnowHub, args: argparse.Namespace) -> int:
-    from knowhub.otel import ExportError, export_trace
+    # Imported here: OpenTelemetry's SDK would slow down every other `knowhub` command.
+    from knowhub_server.cognition.otel import ExportError, export_trace
 
     view = kh.cognition.trace_view(args.trace_id, job_id=args.job)
     try:

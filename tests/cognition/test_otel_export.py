@@ -1,7 +1,7 @@
 """A trace exported as OpenTelemetry spans (GenAI semantic conventions) over OTLP/HTTP to a
 receiver started here, decoded with opentelemetry-proto: the spans, their parents,
-attributes, statuses and events come back as the trace has them — through the SDK's
-knowhub.otel and through `knowhub cognition export-otel`."""
+attributes, statuses and events come back as the trace has them — through
+export_trace and through `knowhub cognition export-otel`."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from collections.abc import Iterator
 
 import pytest
 from knowhub import TraceView
-from knowhub.otel import ExportError, export_trace
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 
 from knowhub_server.cli import main as knowhub_cli
+from knowhub_server.cognition.otel import ExportError, export_trace
 from tests.cognition.conftest import new_trace, query_event, save_knowledge
 from tests.support.harness import Harness
 from tests.support.otlp_receiver import OTLPReceiver, Received

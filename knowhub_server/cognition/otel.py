@@ -2,10 +2,11 @@
 OTLP/HTTP endpoint (an OpenTelemetry Collector, Jaeger, Tempo, ...), so a trace can be
 opened in the tracing tools people already run.
 
-Built on the caller's side from the trace view (`kh.cognition.trace_view(...)`), so the
-server never sends anything anywhere:
+Built on the caller's side from the trace view the SDK reads (`kh.cognition.trace_view`),
+by `knowhub cognition export-otel` or in Python, so the server never sends anything
+anywhere:
 
-    from knowhub.otel import export_trace
+    from knowhub_server.cognition.otel import export_trace
     export_trace(kh.cognition.trace_view("trace-1"), "http://127.0.0.1:4318/v1/traces")
 
 The spans of one trace share an OpenTelemetry trace id derived from the trace id:
@@ -23,8 +24,6 @@ The spans of one trace share an OpenTelemetry trace id derived from the trace id
 - `execute_tool knowledge_search` for each knowledge query of the trace, with its
   evaluations as `gen_ai.evaluation.result` events (gen_ai.evaluation.score.label = the
   status, gen_ai.evaluation.explanation = the reason).
-
-Needs the `otel` extra: pip install 'knowhub-client[otel]'.
 """
 
 from __future__ import annotations
@@ -37,19 +36,6 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-try:
-    from opentelemetry import trace
-    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-    from opentelemetry.sdk.resources import Resource
-    from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-    from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
-    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-    from opentelemetry.sdk.trace.id_generator import IdGenerator, RandomIdGenerator
-    from opentelemetry.trace import Span, SpanKind, Status, StatusCode
-except ImportError as error:  # pragma: no cover - depends on the installation
-    raise ImportError("knowhub.otel needs OpenTelemetry: pip install 'knowhub-client[otel]'"
-                      ) from error
-
 from knowhub.models.cognition import (
     Event,
     NodeAttempt,
@@ -57,6 +43,14 @@ from knowhub.models.cognition import (
     ToolCall,
     TraceView,
 )
+from opentelemetry import trace
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.sdk.trace.id_generator import IdGenerator, RandomIdGenerator
+from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _FAILED_STATES = ("failed", "retryable")
@@ -81,7 +75,7 @@ def export_trace(view: TraceView, endpoint: str | None = None, *,
         with _exporter_warnings() as warnings:
             result = exporter.export(spans)
     finally:
-        exporter.shutdown()  # type: ignore[no-untyped-call]  # the exporter leaves it untyped
+        exporter.shutdown()
     if result is not SpanExportResult.SUCCESS:
         detail = f": {warnings[-1]}" if warnings else ""
         raise ExportError(f"the OTLP endpoint {endpoint or '(OTEL_EXPORTER_OTLP_* settings)'} "
@@ -113,7 +107,7 @@ def trace_spans(view: TraceView) -> list[ReadableSpan]:
         resource=Resource.create({"service.name": view.trace.agent_id or "knowhub-agent"}),
         id_generator=_TraceIds(view.trace.trace_id))
     provider.add_span_processor(SimpleSpanProcessor(memory))
-    _Builder(view, provider.get_tracer("knowhub.otel")).build()
+    _Builder(view, provider.get_tracer("knowhub_server.cognition.otel")).build()
     provider.shutdown()
     return list(memory.get_finished_spans())
 
