@@ -7,7 +7,8 @@ PROTOS := $(wildcard protos/knowhub/v1/*.proto)
 GENERATED := clients/python/knowhub/v1
 SYNC_SDK := clients/python/knowhub/_sync
 
-.PHONY: setup run test bench reliability lint typecheck proto proto-check sdk-sync sdk-sync-check
+.PHONY: setup run test bench reliability lint typecheck proto proto-check sdk-sync sdk-sync-check \
+	vendor-js
 
 setup: $(STAMP)
 
@@ -62,3 +63,8 @@ sdk-sync-check: sdk-sync
 	@git diff --exit-code --stat -- $(SYNC_SDK) && \
 	test -z "$$(git status --porcelain -- $(SYNC_SDK))" || \
 	{ echo "The blocking SDK is stale: run 'make sdk-sync' and commit the result."; exit 1; }
+
+# Re-fetches the console's vendored graph layout library (@dagrejs/dagre) from the npm
+# registry with `npm pack`; the versions are in the script.
+vendor-js:
+	./scripts/vendor_console_js.sh

@@ -1,5 +1,6 @@
 """`knowhub review` (seed 000's review of extracted knowledge, in the terminal) and
-`knowhub cognition export|import`: commands for people, run as clients of a server."""
+`knowhub cognition export|import|export-otel`: commands for people, run as clients of a
+server."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from knowhub import Extraction, KnowHub, errors
 
@@ -42,6 +44,22 @@ def add_commands(commands: Any) -> None:
     load.add_argument("file", type=Path)
     load.add_argument("--trace-id", help="the trace to create (default: the file's)")
     load.set_defaults(run=_import)
+    otel = actions.add_parser(
+        "export-otel", help="send a trace to an OpenTelemetry collector as spans (GenAI "
+        "semantic conventions) over OTLP/HTTP, from this machine")
+    _client_options(otel)
+    otel.add_argument("trace_id")
+    otel.add_argument("--endpoint", type=_otlp_endpoint,
+                      help="the OTLP/HTTP traces URL, e.g. http://127.0.0.1:4318/v1/traces "
+                      "(default: $OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, else "
+                      "$OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces, else localhost:4318)")
+    otel.add_argument("--header", action="append", default=[], type=_header,
+                      metavar="NAME=VALUE", help="a header to send (repeatable), e.g. "
+                      "an API key")
+    otel.add_argument("--job", help="the runtime job to export (default: the latest)")
+    otel.add_argument("--timeout", type=float, default=10.0,
+                      help="seconds to keep trying the endpoint (default 10)")
+    otel.set_defaults(run=_export_otel)
 
 
 def _client_options(parser: argparse.ArgumentParser) -> None:
@@ -79,6 +97,37 @@ def _import(kh: KnowHub, args: argparse.Namespace) -> int:
     result = kh.cognition.import_log(args.file.read_text(encoding="utf-8"),
                                      trace_id=args.trace_id)
     print(f"imported {result.imported} events into trace {result.trace.trace_id}")
+    return 0
+
+
+def _otlp_endpoint(value: str) -> str:
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise argparse.ArgumentTypeError(f"{value!r} is not an http(s) URL")
+    return value
+
+
+def _header(value: str) -> tuple[str, str]:
+    name, sep, content = value.partition("=")
+    if not sep or not name.strip():
+        raise argparse.ArgumentTypeError(f"{value!r} is not NAME=VALUE")
+    return name.strip(), content
+
+
+@_connected
+def _export_otel(kh: KnowHub, args: argparse.Namespace) -> int:
+    # Imported here: OpenTelemetry's SDK would slow down every other `knowhub` command.
+    from knowhub_server.cognition.otel import ExportError, export_trace
+
+    view = kh.cognition.trace_view(args.trace_id, job_id=args.job)
+    try:
+        sent = export_trace(view, args.endpoint, headers=dict(args.header),
+                            timeout=args.timeout)
+    except ExportError as error:
+        print(f"knowhub: {error}", file=sys.stderr)
+        return 1
+    print(f"sent {sent} spans of trace {args.trace_id} to "
+          f"{args.endpoint or 'the OTLP endpoint of the OTEL_EXPORTER_OTLP_* settings'}")
     return 0
 
 

@@ -24,13 +24,18 @@ from knowhub_server.common.scopes import ENTITY_ID_RULE, is_valid_entity_id
 Event = dict[str, Any]
 Body = dict[str, Any]
 
+# An agent runtime's events (trace-event-schema v0.9): what each node of a job did.
+STEP_TYPES = ("node_started", "node_finished", "agent_thought_recorded", "decision_made",
+              "tool_selected", "tool_result_summarized")
+PLAN_TYPES = ("plan_generated", "decision_snapshot")
+RUNTIME_TYPES = STEP_TYPES + PLAN_TYPES
 EVENT_TYPES = ("query", "evaluation", "extraction_pending", "extraction_reviewed",
                "extraction_committed", "reflection", "memory_read", "memory_write",
-               "plan_evolution", "message", "feedback_refused")
+               "plan_evolution", "message", *RUNTIME_TYPES, "feedback_refused")
 # What AppendEvents takes; evaluations and extractions go through their own RPCs, which
 # keep the knowledge and the review state in step with the log.
 APPENDABLE_TYPES = ("query", "message", "reflection", "memory_read", "memory_write",
-                    "plan_evolution")
+                    "plan_evolution", *RUNTIME_TYPES)
 EVAL_STATUSES = ("helpful", "harmful", "neutral", "unused", "irrelevant")
 COUNTED_STATUSES = ("helpful", "harmful")  # the ones that change knowledge counters
 TRIGGERS = ("goal_completion", "compression", "task_completion")
@@ -40,6 +45,7 @@ EXTRACTION_STATES = ("pending", "approved", "edited", "discarded", "committed")
 COMMITTABLE_STATES = ("approved", "edited")
 MEMORY_TYPES = ("working", "long_term", "episodic")
 ROLES = ("system", "user", "assistant", "tool")
+NODE_STATES = ("ok", "failed", "retryable")  # node_finished's; empty means ok
 
 # Limits, documented in the README and in cognition.proto.
 MAX_SEQUENCE = 2**53 - 1  # sequences stay exact through JSON and Lua numbers
@@ -52,6 +58,10 @@ LONG_TEXT_MAX = 65_536
 MESSAGE_MAX = 262_144
 KEY_OR_SCOPE_MAX = 1_024
 SUMMARY_MAX = 4_000
+ATTEMPT_MAX = 1_000_000
+TASK_NODES_MAX = 500
+TASK_EDGES_MAX = 2_000
+MEMORY_KEYS_MAX = 100
 EVENTS_PER_CALL_MAX = 500
 IDS_PER_CALL_MAX = 500
 RAW_TEXT_MAX = 1_000_000
@@ -338,14 +348,145 @@ def _memory(body: Body, p: str) -> Body:
     one_of(body["memory_type"], MEMORY_TYPES, _at(p, "memory_type"))
     check.text(body["key_or_scope"], _at(p, "key_or_scope"), KEY_OR_SCOPE_MAX)
     check.text(body["summary"], _at(p, "summary"), SUMMARY_MAX)
-    _sequence(body["step_index"], _at(p, "step_index"))
+    _place(body, p)
     return body
 
 
 def _plan_evolution(body: Body, p: str) -> Body:
     _sequence(body["plan_version"], _at(p, "plan_version"))
     check.text(body["diff_summary"], _at(p, "diff_summary"), LONG_TEXT_MAX)
+    _name(body["job_id"], _at(p, "job_id"))
     return body
+
+
+# ---- Runtime events (trace-event-schema v0.9) ----------------------------------------------
+
+def _place(body: Body, p: str, *, node_required: bool = False) -> None:
+    """The job, node and step an event names."""
+    _name(body["job_id"], _at(p, "job_id"))
+    _name(body["node_id"], _at(p, "node_id"), required=node_required)
+    _sequence(body["step_index"], _at(p, "step_index"))
+
+
+def _attempt(value: int, field: str) -> int:
+    return check.int_range(value, field, 0, ATTEMPT_MAX)
+
+
+def _node_started(body: Body, p: str) -> Body:
+    _place(body, p, node_required=True)
+    _attempt(body["attempt"], _at(p, "attempt"))
+    _name(body["worker_id"], _at(p, "worker_id"))
+    return body
+
+
+def _node_finished(body: Body, p: str) -> Body:
+    _place(body, p, node_required=True)
+    body["state"] = one_of(body["state"] or "ok", NODE_STATES, _at(p, "state"))
+    _attempt(body["attempt"], _at(p, "attempt"))
+    _sequence(body["duration_ms"], _at(p, "duration_ms"))
+    check.text(body["reason"], _at(p, "reason"), SUMMARY_MAX)
+    return body
+
+
+def _agent_thought(body: Body, p: str) -> Body:
+    _place(body, p)
+    check.text(body["content"], _at(p, "content"), LONG_TEXT_MAX, required=True)
+    _name(body["role"], _at(p, "role"))
+    return body
+
+
+def _decision_made(body: Body, p: str) -> Body:
+    _place(body, p)
+    check.text(body["content"], _at(p, "content"), LONG_TEXT_MAX, required=True)
+    _name(body["kind"], _at(p, "kind"))
+    return body
+
+
+def _tool_selected(body: Body, p: str) -> Body:
+    _place(body, p)
+    _name(body["tool_name"], _at(p, "tool_name"), required=True)
+    check.text(body["reason"], _at(p, "reason"), SUMMARY_MAX)
+    check.text(body["input_summary"], _at(p, "input_summary"), LONG_TEXT_MAX)
+    return body
+
+
+def _tool_result(body: Body, p: str) -> Body:
+    _place(body, p, node_required=True)
+    _name(body["tool_name"], _at(p, "tool_name"), required=True)
+    check.text(body["summary"], _at(p, "summary"), LONG_TEXT_MAX)
+    check.text(body["error"], _at(p, "error"), SUMMARY_MAX)
+    _name(body["external_id"], _at(p, "external_id"))
+    return body
+
+
+def _plan(body: Body, p: str) -> None:
+    """The fields plan_generated and decision_snapshot share."""
+    _name(body["job_id"], _at(p, "job_id"))
+    _sequence(body["plan_version"], _at(p, "plan_version"))
+    check.text(body["goal"], _at(p, "goal"), TASK_TEXT_MAX)
+    graph = body.get("task_graph")
+    if graph is not None:
+        body["task_graph"] = validate_task_graph(graph, _at(p, "task_graph"))
+
+
+def _plan_generated(body: Body, p: str) -> Body:
+    _plan(body, p)
+    return body
+
+
+def _decision_snapshot(body: Body, p: str) -> Body:
+    _plan(body, p)
+    for name in ("task_graph_summary", "reasoning_summary", "memory_summary"):
+        check.text(body[name], _at(p, name), LONG_TEXT_MAX)
+    check.items(body["memory_keys"], _at(p, "memory_keys"), MEMORY_KEYS_MAX)
+    for index, key in enumerate(body["memory_keys"]):
+        check.text(key, _at(p, f"memory_keys[{index}]"), KEY_OR_SCOPE_MAX, required=True)
+    _name(body["plan_hash"], _at(p, "plan_hash"))
+    return body
+
+
+def validate_task_graph(graph: Body, field: str) -> Body:
+    """Nodes with unique ids; edges between two of them, each once, without a cycle."""
+    nodes, edges = graph.get("nodes", []), graph.get("edges", [])
+    check.count(len(nodes), f"{field}.nodes", TASK_NODES_MAX)
+    check.count(len(edges), f"{field}.edges", TASK_EDGES_MAX)
+    ids: set[str] = set()
+    for index, node in enumerate(nodes):
+        where = f"{field}.nodes[{index}]"
+        _name(node["id"], f"{where}.id", required=True)
+        if node["id"] in ids:
+            raise InvalidArgument(f"{where}.id", f"repeats node {node['id']!r}")
+        ids.add(node["id"])
+        for name in ("type", "tool_name", "workflow"):
+            _name(node[name], f"{where}.{name}")
+        check.text(node["description"], f"{where}.description", SUMMARY_MAX)
+    successors: dict[str, set[str]] = {node_id: set() for node_id in ids}
+    for index, edge in enumerate(edges):
+        where = f"{field}.edges[{index}]"
+        start, end = edge["from_node"], edge["to_node"]
+        for name, node_id in (("from_node", start), ("to_node", end)):
+            if node_id not in ids:
+                raise InvalidArgument(f"{where}.{name}", f"{node_id[:60]!r} is not a node of "
+                                      "the graph")
+        if end in successors[start]:
+            raise InvalidArgument(where, f"repeats the edge {start!r} -> {end!r}")
+        if start == end or _reaches(successors, end, start):
+            raise InvalidArgument(where, f"the edge {start!r} -> {end!r} closes a cycle")
+        successors[start].add(end)
+    return {"nodes": nodes, "edges": edges}
+
+
+def _reaches(successors: dict[str, set[str]], start: str, goal: str) -> bool:
+    """Whether `goal` can be reached from `start` along the edges so far."""
+    seen, frontier = {start}, [start]
+    while frontier:
+        for following in successors[frontier.pop()]:
+            if following == goal:
+                return True
+            if following not in seen:
+                seen.add(following)
+                frontier.append(following)
+    return False
 
 
 def _message(body: Body, p: str) -> Body:
@@ -360,19 +501,24 @@ _VALIDATORS: dict[str, Callable[[Body, str], Body]] = {
     "extraction_reviewed": _extraction_reviewed,
     "extraction_committed": _extraction_committed, "reflection": _reflection,
     "memory_read": _memory, "memory_write": _memory, "plan_evolution": _plan_evolution,
+    "message": _message, "node_started": _node_started, "node_finished": _node_finished,
+    "agent_thought_recorded": _agent_thought, "decision_made": _decision_made,
+    "tool_selected": _tool_selected, "tool_result_summarized": _tool_result,
+    "plan_generated": _plan_generated, "decision_snapshot": _decision_snapshot,
     "feedback_refused": _feedback_refused,
-    "message": _message,
 }
 
 
 def event_sequence(event: Event) -> int | None:
-    """The message sequence (step) an event belongs to, if it names one directly."""
+    """The message sequence (step) an event belongs to, if it names one directly. A memory
+    event's step is a message sequence unless it names a runtime job or node."""
     kind = event["type"]
     if kind in ("query", "message", "extraction_pending"):
         return event["sequence"]
     if kind in ("evaluation", "feedback_refused"):
         return event["query_sequence"]
-    if kind in ("memory_read", "memory_write") and event["step_index"]:
+    if kind in ("memory_read", "memory_write") and event["step_index"] and not (
+            event.get("job_id") or event.get("node_id")):
         return event["step_index"]
     return None
 

@@ -23,6 +23,7 @@ from knowhub_server.cognition.domain import (
     IDS_PER_CALL_MAX,
     LIST_PAGE_MAX,
     LOG_PAGE_MAX,
+    MAX_SEQUENCE,
     TASK_TEXT_MAX,
     TRIGGERS,
     Body,
@@ -307,11 +308,21 @@ class LogOperations:
                 else "is not a reflection event"
             raise InvalidArgument(f"event_ids[{refused.index}]", problem) from None
 
-    def view(self, principal: Principal, trace_id: str) -> TraceView:
+    def view(self, principal: Principal, trace_id: str, *, job_id: str = "",
+             diff_versions: tuple[int | None, int | None] = (None, None)) -> TraceView:
+        """The trace's views; the runtime views of `job_id` (the latest job when empty),
+        with plan versions `diff_versions` (or the last two) compared."""
+        if job_id:
+            check.text(job_id, "job_id", check.NAME_MAX)
+        for name, version in zip(("plan_diff_from", "plan_diff_to"), diff_versions,
+                                 strict=True):
+            if version is not None:
+                check.int_range(version, name, 0, MAX_SEQUENCE)
         trace = self._access.readable(principal, trace_id)
         events = self._store.events(trace_id)
         return build_view(trace, events, self._store.all_feedback_records(trace_id),
-                          self._store.pending(trace_id))
+                          self._store.pending(trace_id), job_id=job_id,
+                          diff_versions=diff_versions)
 
     def export(self, principal: Principal, trace_id: str) -> str:
         trace = self._access.readable(principal, trace_id)

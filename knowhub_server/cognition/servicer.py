@@ -28,12 +28,22 @@ from knowhub_server.cognition.domain import (
 )
 from knowhub_server.cognition.evaluations import EvaluationOperations
 from knowhub_server.cognition.extractions import ExtractionOperations
+from knowhub_server.cognition.jobview import (
+    Attempt,
+    Header,
+    JobGraph,
+    JobView,
+    Step,
+    ToolCall,
+)
 from knowhub_server.cognition.knowledge_client import KnowledgeClient
 from knowhub_server.cognition.logfile import read_document
 from knowhub_server.cognition.operations import LogOperations, TraceAccess, TriggerOperations
+from knowhub_server.cognition.plans import PlanDiff, PlanSnapshot
 from knowhub_server.cognition.store import CognitionStore, Delivered
 from knowhub_server.cognition.view import TraceView
 from knowhub_server.common.auth import Authenticator, Principal
+from knowhub_server.common.convert import ProtoEnum
 from knowhub_server.common.errors import InvalidArgument
 from knowhub_server.common.rpc import Live, server_streaming, unary
 from knowhub_server.common.runtime import Runtime
@@ -192,7 +202,11 @@ class CognitionServicer(cognition_pb2_grpc.CognitionServiceServicer):
     @unary
     def GetTraceView(self, request: cognition_pb2.GetTraceViewRequest,
                      principal: Principal) -> cognition_pb2.GetTraceViewResponse:
-        return view_to_proto(self._log.view(principal, request.trace_id))
+        versions = tuple(getattr(request, name) if request.HasField(name) else None
+                         for name in ("plan_diff_from", "plan_diff_to"))
+        view = self._log.view(principal, request.trace_id, job_id=request.job_id,
+                              diff_versions=(versions[0], versions[1]))
+        return view_to_proto(view)
 
     @unary
     def ExportLog(self, request: cognition_pb2.ExportLogRequest,
@@ -371,4 +385,124 @@ def view_to_proto(view: TraceView) -> cognition_pb2.GetTraceViewResponse:
             **k.statuses) for k in view.knowledge],
         extraction_funnel=cognition_pb2.ExtractionFunnel(**view.funnel),
         reflections=[event_to_proto(e) for e in view.reflections],
-        pending_query_sequences=view.pending)
+        pending_query_sequences=view.pending, **job_view_to_proto(view.job))
+
+
+# ---- The runtime job's views ----------------------------------------------------------
+
+_NODE_STATE = ProtoEnum(cognition_pb2.NodeState)
+_JOB_STATUS = ProtoEnum(cognition_pb2.JobStatus)
+
+
+def job_view_to_proto(job: JobView) -> dict[str, Any]:
+    """The GetTraceViewResponse fields of a job's views."""
+    return {"header": header_to_proto(job.header),
+            "reasoning_steps": [step_to_proto(s) for s in job.steps],
+            "decision_tree": decision_tree_to_proto(job.graph),
+            "plan_snapshots": [plan_snapshot_to_proto(p) for p in job.plans],
+            "plan_diff": plan_diff_to_proto(job.plan_diff),
+            "tool_graph": tool_graph_to_proto(job.graph)}
+
+
+def _time(iso_time: str) -> Timestamp | None:
+    if not iso_time:
+        return None
+    stamp = Timestamp()
+    stamp.FromJsonString(iso_time)
+    return stamp
+
+
+def header_to_proto(header: Header) -> cognition_pb2.TraceHeader:
+    return cognition_pb2.TraceHeader(
+        job_id=header.job_id, job_ids=header.job_ids, agent_id=header.agent_id,
+        goal=header.goal, status=_JOB_STATUS.value(header.status),
+        cursor_node_id=header.cursor_node_id, cursor_step_index=header.cursor_step_index,
+        plan_version=header.plan_version)
+
+
+def step_to_proto(step: Step) -> cognition_pb2.ReasoningStep:
+    return cognition_pb2.ReasoningStep(
+        node_id=step.node_id, step_index=step.step_index,
+        state=_NODE_STATE.value(step.state),
+        attempts=[attempt_to_proto(a) for a in step.attempts],
+        cards=[event_to_proto(e) for e in step.cards],
+        memory=[event_to_proto(e) for e in step.memory], plan_version=step.plan_version)
+
+
+def attempt_to_proto(attempt: Attempt) -> cognition_pb2.NodeAttempt:
+    return cognition_pb2.NodeAttempt(
+        attempt=attempt.attempt, state=_NODE_STATE.value(attempt.state),
+        started_at=_time(attempt.started_at), finished_at=_time(attempt.finished_at),
+        duration_ms=attempt.duration_ms, reason=attempt.reason, worker_id=attempt.worker_id,
+        step_index=attempt.step_index)
+
+
+def _edges_to_proto(graph: JobGraph) -> list[cognition_pb2.GraphEdge]:
+    return [cognition_pb2.GraphEdge(from_node_id=e.from_node_id, to_node_id=e.to_node_id,
+                                    execution_order=e.execution_order) for e in graph.edges]
+
+
+def decision_tree_to_proto(graph: JobGraph) -> cognition_pb2.DecisionTree:
+    return cognition_pb2.DecisionTree(
+        nodes=[cognition_pb2.DecisionTreeNode(
+            node_id=n.node_id, node_type=n.task_field("type"),
+            tool_name=n.task_field("tool_name"), description=n.task_field("description"),
+            state=_NODE_STATE.value(n.state), attempts=len(n.step.attempts) if n.step else 0,
+            step_index=n.step.step_index if n.step else 0,
+            choices=[event_to_proto(e) for e in n.choices], branch=n.successors > 1,
+            leaf=n.successors == 0, in_current_plan=n.in_current_plan) for n in graph.nodes],
+        edges=_edges_to_proto(graph), root_node_ids=graph.roots,
+        plan_version=graph.plan_version)
+
+
+def tool_graph_to_proto(graph: JobGraph) -> cognition_pb2.ToolGraph:
+    return cognition_pb2.ToolGraph(
+        nodes=[cognition_pb2.ToolGraphNode(
+            node_id=n.node_id, node_type=n.task_field("type"),
+            description=n.task_field("description"), tool_node=n.tool_node,
+            state=_NODE_STATE.value(n.state), finish_order=n.finish_order,
+            calls=[tool_call_to_proto(c) for c in n.step.calls] if n.step else [],
+            in_current_plan=n.in_current_plan, step_index=n.step.step_index if n.step else 0)
+            for n in graph.nodes],
+        edges=_edges_to_proto(graph))
+
+
+def tool_call_to_proto(call: ToolCall) -> cognition_pb2.ToolCall:
+    return cognition_pb2.ToolCall(
+        tool_name=call.tool_name, reason=call.reason, input_summary=call.input_summary,
+        output_summary=call.output_summary, error=call.error, external_id=call.external_id,
+        idempotent=call.idempotent, rollback_available=call.rollback_available,
+        attempt=call.attempt, selected_event_id=call.selected_event_id,
+        result_event_id=call.result_event_id, selected_at=_time(call.selected_at),
+        finished_at=_time(call.finished_at))
+
+
+def _task_graph(graph: Body) -> cognition_pb2.TaskGraph:
+    return json_format.ParseDict(graph, cognition_pb2.TaskGraph())
+
+
+def plan_snapshot_to_proto(plan: PlanSnapshot) -> cognition_pb2.PlanSnapshot:
+    return cognition_pb2.PlanSnapshot(
+        plan_version=plan.plan_version, source=plan.source, event_ids=plan.event_ids,
+        timestamp=_time(plan.timestamp), goal=plan.goal,
+        task_graph=_task_graph(plan.task_graph) if plan.task_graph is not None else None,
+        task_graph_summary=plan.task_graph_summary,
+        reasoning_summary=plan.reasoning_summary, memory_summary=plan.memory_summary,
+        memory_keys=plan.memory_keys, plan_hash=plan.plan_hash,
+        diff_summary=plan.diff_summary, diff_computed=plan.diff_computed)
+
+
+def plan_diff_to_proto(diff: PlanDiff) -> cognition_pb2.PlanDiff:
+    def nodes(found: list[Body]) -> list[cognition_pb2.TaskNode]:
+        return [json_format.ParseDict(n, cognition_pb2.TaskNode()) for n in found]
+
+    def edges(found: list[Body]) -> list[cognition_pb2.TaskEdge]:
+        return [json_format.ParseDict(e, cognition_pb2.TaskEdge()) for e in found]
+
+    return cognition_pb2.PlanDiff(
+        from_version=diff.from_version, to_version=diff.to_version, summary=diff.summary,
+        computed=diff.computed, goal_changed=diff.goal_changed,
+        added_nodes=nodes(diff.added_nodes), removed_nodes=nodes(diff.removed_nodes),
+        changed_nodes=[cognition_pb2.NodeChange(node_id=c.node_id, changes=c.changes)
+                       for c in diff.changed_nodes],
+        added_edges=edges(diff.added_edges), removed_edges=edges(diff.removed_edges))

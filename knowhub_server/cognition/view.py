@@ -1,6 +1,7 @@
-"""Seed 004's consumption model over one trace's log: the reasoning timeline by step, the
-memory timeline, plan evolution, how each knowledge record was rated, and the extraction
-funnel. Pure functions of the events (plus the feedback records for what is deferred)."""
+"""Seed 004's consumption model over one trace's log: the timeline by message sequence, the
+memory timeline, how each knowledge record was rated, the extraction funnel, and the views
+of the agent runtime's job (jobview.py). Pure functions of the events (plus the feedback
+records for what is deferred)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from knowhub_server.cognition.domain import (
     event_sequence,
     split_pair,
 )
+from knowhub_server.cognition.jobview import JobView, build_job_view
 
 
 @dataclass
@@ -47,17 +49,20 @@ class TraceView:
     funnel: dict[str, int]
     reflections: list[Event]
     pending: list[int]
+    job: JobView
 
 
 def build_view(trace: Trace, events: list[Event], feedback: dict[str, FeedbackRecord],
-               pending: list[int]) -> TraceView:
+               pending: list[int], *, job_id: str = "",
+               diff_versions: tuple[int | None, int | None] = (None, None)) -> TraceView:
     return TraceView(
         trace=trace, timeline=timeline(events),
         memory_timeline=[e for e in events if e["type"] in ("memory_read", "memory_write")],
         memory_counts=memory_counts(events),
         plan_evolution=[e for e in events if e["type"] == "plan_evolution"],
         knowledge=knowledge_summaries(events, feedback), funnel=extraction_funnel(events),
-        reflections=[e for e in events if e["type"] == "reflection"], pending=pending)
+        reflections=[e for e in events if e["type"] == "reflection"], pending=pending,
+        job=build_job_view(trace, events, job_id, diff_versions))
 
 
 def timeline(events: list[Event]) -> list[tuple[int, list[Event]]]:

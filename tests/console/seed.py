@@ -1,7 +1,8 @@
 """The data the console tests look at, saved through the SDK into a real hub: knowledge
 with helpful and harmful cases and an evolved version, a resource with a secret, a trace
-with events and pending extractions, a dream run, a schedule, a profile with revisions and
-a failed historian job."""
+with events and pending extractions, an agent runtime's trace (tests/support/
+runtime_trace.py), a dream run, a schedule, a profile with revisions and a failed
+historian job."""
 
 from __future__ import annotations
 
@@ -24,9 +25,11 @@ from tests.dream.support import (
     wait_until,
 )
 from tests.support.openai_stub import ToolCalls
+from tests.support.runtime_trace import append_runtime_trace
 
 SECRET = "hunter2-console-secret"
 TRACE = "trace-console-1"
+RUNTIME_TRACE = "trace-console-runtime"
 EVOLVED = "Open the staging console with the shared login; rotate it after use."
 ORIGINAL = "Open the staging console with the shared login."
 
@@ -55,6 +58,7 @@ class Seeded:
     knowledge_id: str
     resource_id: str
     trace_id: str
+    runtime_trace_id: str
     extraction_ids: list[str]
     run_id: str
     schedule_id: str
@@ -76,6 +80,7 @@ def seed(alice: KnowHub, llm: ConsoleLLM, queue: Queue) -> Seeded:
     alice.knowledge.update(record.id, evolve_feedback="say to rotate the login")
 
     trace_events(alice, record.id)
+    append_runtime_trace(alice, RUNTIME_TRACE)
     extraction_ids = [alice.cognition.save_pending(
         TRACE, task, content, ["strategy"], sequence=4, goal_id="g1").extraction.extraction_id
         for task, content in (
@@ -93,7 +98,7 @@ def seed(alice: KnowHub, llm: ConsoleLLM, queue: Queue) -> Seeded:
     run = alice.dream.run(agent_id="alice_bot", trace_ids=[TRACE])
     wait_run(alice, run.run_id)
     schedule = alice.dream.schedule(every_minutes=600, agent_id="alice_bot")
-    return Seeded(record.id, resource.id, TRACE, extraction_ids, run.run_id,
+    return Seeded(record.id, resource.id, TRACE, RUNTIME_TRACE, extraction_ids, run.run_id,
                   schedule.schedule_id, queue.failed_count())
 
 

@@ -16,6 +16,7 @@ from tests.console.seed import EVOLVED, ORIGINAL, SECRET, Seeded
 from tests.dream.dreaming import wait_run
 from tests.dream.support import Queue, wait_until
 from tests.support.harness import Harness
+from tests.support.runtime_trace import GOAL, JOB, TICKET, V3_DIFF
 
 
 @pytest.fixture
@@ -135,9 +136,10 @@ def test_the_trace_page_shows_seed_004s_tabs(console: Console, seeded: Seeded) -
     console.open("/trace", "token-alice")
     console.click(f'.trace-row[data-trace-id="{seeded.trace_id}"] a')
     console.wait("h1 .trace-id", seeded.trace_id)
+    console.wait('.job-field[data-field="status"]', "no runtime events")
     expected = {
         "timeline": ("Step 2", "how to log in to staging"),
-        "tree": ("query: “how to log in to staging”", "helpful"),
+        "tree": ("Knowledge decisions", "how to log in to staging"),
         "plan": ("v2", "skip the build, reuse"),
         "tools": (seeded.knowledge_id, "logged in with the shared login", "NOT_FOUND",
                   "was not applied"),
@@ -149,8 +151,115 @@ def test_the_trace_page_shows_seed_004s_tabs(console: Console, seeded: Seeded) -
         body = console.wait(f'.tab[data-tab="{tab}"]')
         for text in texts:
             console.wait(f'.tab[data-tab="{tab}"]', text)
+        if tab == "tree":  # the knowledge choices, drawn: step -> query -> rated record
+            rated = console.wait(f'.graph-knowledge-tree .graph-node[data-node-id="knowledge-2-'
+                                 f'{seeded.knowledge_id}"]')
+            assert "rating-helpful" in (rated.get_attribute("class") or "")
+            rated.click()
+            console.wait('.node-details[data-graph="knowledge-tree"]', "the login worked")
         console.screenshot(f"trace-{tab}")
         assert body.is_displayed()
+    assert console.errors() == []
+
+
+def test_a_runtime_trace_shows_its_header_and_reasoning_steps(
+        console: Console, seeded: Seeded) -> None:
+    console.open(f"/trace/{seeded.runtime_trace_id}", "token-alice")
+    header = {name: console.wait(f'.job-field[data-field="{name}"]').text
+              for name in ("job", "agent", "goal", "status", "cursor", "plan")}
+    assert JOB in header["job"] and "alice_bot" in header["agent"]
+    assert GOAL in header["goal"] and "completed" in header["status"]
+    assert "notify (step 7)" in header["cursor"] and "v3" in header["plan"]
+    retried = console.wait('.reasoning-step[data-node-id="search_logs"]', "2 attempts")
+    assert "#1 retryable (the log store timed out) → #2 ok" in retried.text
+    assert [m.text.split(" (")[0] for m in console.find_all(".plan-marker")] == [
+        "Plan v1", "Plan v2", "Plan v3"]
+    analyze = console.wait('.reasoning-step[data-node-id="analyze"]')
+    assert "runbooks:checkout" in console.wait(".step-memory", within=analyze).text
+    cards = [c.text.split("\n")[0] for c in analyze.find_elements("css selector", ".card-title")]
+    assert cards == ["THOUGHT", "DECISION", "MEMORY"]
+    console.wait('.reasoning-step[data-node-id="file_ticket"]', TICKET)
+    console.screenshot("trace-runtime-timeline")
+    assert console.errors() == []
+
+
+def test_the_decision_tree_is_a_graph_with_clickable_nodes(
+        console: Console, seeded: Seeded) -> None:
+    console.open(f"/trace/{seeded.runtime_trace_id}/tree", "token-alice")
+    tree = ".graph-decision-tree"
+    plan = console.wait(f'{tree} .graph-node[data-node-id="plan"]')
+    assert "branch" in (plan.get_attribute("class") or "")
+    failed = console.wait(f'{tree} .graph-node[data-node-id="read_metrics"]')
+    assert {"state-failed", "leaf", "dropped"} <= set((failed.get_attribute("class") or "").split())
+    assert len(console.find_all(f"{tree} .graph-node")) == 7
+    assert len(console.find_all(f"{tree} .graph-edge")) == 7
+    assert "#3" in console.wait(f'{tree} .graph-edge[data-to="read_metrics"]').text
+    failed.click()
+    details = console.wait('.node-details[data-graph="decision-tree"]', "read_metrics")
+    assert "a replan dropped it" in details.text and "metrics_query" in details.text
+    console.click(f'{tree} .graph-node[data-node-id="search_logs"]')
+    console.wait('.node-details[data-graph="decision-tree"]', "Attempts\n2")
+    console.click(f'{tree} .graph-node[data-node-id="file_ticket"]')
+    console.wait('.node-details[data-graph="decision-tree"]', "file a P2 ticket")
+    console.screenshot("trace-runtime-tree")
+    assert console.errors() == []
+
+
+def test_the_plan_tab_draws_the_dag_and_two_versions_side_by_side(
+        console: Console, seeded: Seeded) -> None:
+    console.open(f"/trace/{seeded.runtime_trace_id}/plan", "token-alice")
+    console.wait(".plan-row")
+    rows = [r.text for r in console.find_all(".plan-row")]
+    assert len(rows) == 3 and "added read_dashboards" in rows[1] and "(computed)" in rows[1]
+    assert V3_DIFF in rows[2]
+    current = '.graph-plan-current .graph-node[data-node-id="notify"]'
+    assert "state-ok" in (console.wait(current).get_attribute("class") or "")
+    console.click(current)
+    console.wait('.node-details[data-graph="plan-current"]', "Tell the on-call")
+
+    diff = console.wait('.plan-diff[data-from="2"][data-to="3"]', V3_DIFF)
+    assert console.find_all('.plan-side-to .graph-node.diff-added[data-node-id="notify"]')
+    Select(console.wait("#plan-diff-from")).select_by_value("1")
+    console.click("#plan-diff-compare")
+    diff = console.wait('.plan-diff[data-from="1"][data-to="3"]', "computed from the task graphs")
+    assert "added read_dashboards (grafana_query), notify (slack_post)" in diff.text
+    assert console.find_all('.plan-side-from .graph-node.diff-removed[data-node-id="read_metrics"]')
+    assert console.find_all('.plan-side-to .graph-node.diff-added[data-node-id="read_dashboards"]')
+    assert console.find_all('.plan-side-from .graph-edge.diff-removed[data-from="plan"]'
+                            '[data-to="read_metrics"]')
+    console.click('.plan-side-to .graph-node[data-node-id="read_dashboards"]')
+    console.wait('.node-details[data-graph="plan-to"]', "added")
+    console.screenshot("trace-runtime-plan")
+    assert console.errors() == []
+
+
+def test_the_tools_tab_draws_the_tool_graph_with_call_details(
+        console: Console, seeded: Seeded) -> None:
+    console.open(f"/trace/{seeded.runtime_trace_id}/tools", "token-alice")
+    graph = ".graph-tool-graph"
+    console.wait(f"{graph} .graph-node")
+    kinds = {node.get_attribute("data-node-id"): "kind-tool" in (node.get_attribute("class") or "")
+             for node in console.find_all(f"{graph} .graph-node")}
+    assert {node for node, tool in kinds.items() if not tool} == {"plan", "analyze"}
+    console.click(f'{graph} .graph-node[data-node-id="file_ticket"]')
+    details = console.wait('.node-details[data-graph="tool-graph"]', TICKET)
+    assert "P2: checkout pool exhausted" in details.text
+    assert "created the INC-7 ticket" in details.text
+    assert "result in " in details.text
+    console.click(f'{graph} .graph-node[data-node-id="search_logs"]')
+    calls = console.wait('.node-details[data-graph="tool-graph"]', "timeout after 30s")
+    assert len(calls.find_elements("css selector", '.tool-call[data-tool="log_search"]')) == 2
+    console.screenshot("trace-runtime-tools")
+
+    console.click('.tabs a[data-tab="memory"]')
+    Select(console.wait("#memory-filter")).select_by_value("long_term")
+    console.wait(".memory-timeline", "incidents:INC-7")
+    assert "runbooks:checkout" not in console.wait(".memory-timeline").text
+    console.screenshot("trace-runtime-memory")
+    console.click('.tabs a[data-tab="events"]')
+    Select(console.wait("#event-type")).select_by_value("node_finished")
+    console.wait(".raw-events", "retryable")
+    console.screenshot("trace-runtime-events")
     assert console.errors() == []
 
 

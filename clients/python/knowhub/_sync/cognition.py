@@ -116,12 +116,19 @@ class CognitionAPI:
         )
         return self._transport.call(self._stub.ConsumeReflections, request, lambda r: r.consumed)
 
-    def trace_view(self, trace_id: str) -> TraceView:
-        return self._transport.call(
-            self._stub.GetTraceView,
-            cognition_pb2.GetTraceViewRequest(trace_id=trace_id),
-            TraceView.from_proto,
+    def trace_view(
+        self, trace_id: str, job_id: str | None = None, plan_diff: tuple[int, int] | None = None
+    ) -> TraceView:
+        """The trace's views: its knowledge aggregations, and the views of runtime job
+        `job_id` (the latest job when None) with plan versions `plan_diff` = (from, to)
+        compared (the last two when None)."""
+        request = cognition_pb2.GetTraceViewRequest(
+            trace_id=trace_id,
+            job_id=job_id or "",
+            plan_diff_from=plan_diff[0] if plan_diff else None,
+            plan_diff_to=plan_diff[1] if plan_diff else None,
         )
+        return self._transport.call(self._stub.GetTraceView, request, TraceView.from_proto)
 
     def export_log(self, trace_id: str) -> str:
         """The trace's JSON log file."""

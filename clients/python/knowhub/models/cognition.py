@@ -242,9 +242,191 @@ class KnowledgeEvaluation(ProtoModel[cognition_pb2.KnowledgeEvaluationSummary]):
     feedback_refused: int
 
 
+# ---- The views of an agent runtime's job ----------------------------------------------------
+
+@dataclass
+class TaskNode(ProtoModel[cognition_pb2.TaskNode]):
+    """One step of a plan; `type` is tool, llm, workflow, ..."""
+
+    id: str
+    type: str
+    tool_name: str
+    workflow: str
+    description: str
+
+
+@dataclass
+class TaskEdge(ProtoModel[cognition_pb2.TaskEdge]):
+    """`to_node` depends on the output of `from_node`."""
+
+    from_node: str
+    to_node: str
+
+
+@dataclass
+class TaskGraph(ProtoModel[cognition_pb2.TaskGraph]):
+    nodes: list[TaskNode]
+    edges: list[TaskEdge]
+
+
+@dataclass
+class TraceHeader(ProtoModel[cognition_pb2.TraceHeader]):
+    """The job the views show, whose it is, its goal, `status` (running, completed,
+    failed; "" without runtime events) and cursor (the node that last finished ok)."""
+
+    job_id: str
+    job_ids: list[str]
+    agent_id: str
+    goal: str
+    status: str
+    cursor_node_id: str
+    cursor_step_index: int
+    plan_version: int
+
+
+@dataclass
+class NodeAttempt(ProtoModel[cognition_pb2.NodeAttempt]):
+    """One run of a node; `state`: running, ok, failed or retryable."""
+
+    attempt: int
+    state: str
+    started_at: datetime | None
+    finished_at: datetime | None
+    duration_ms: int
+    reason: str
+    worker_id: str
+    step_index: int
+
+
+@dataclass
+class ReasoningStep(ProtoModel[cognition_pb2.ReasoningStep]):
+    """A node of the reasoning timeline: attempts, thought / decision / tool / result
+    cards, memory reads and writes, and the plan version it began under."""
+
+    node_id: str
+    step_index: int
+    state: str
+    attempts: list[NodeAttempt]
+    cards: list[Event]
+    memory: list[Event]
+    plan_version: int
+
+
+@dataclass
+class GraphEdge(ProtoModel[cognition_pb2.GraphEdge]):
+    from_node_id: str
+    to_node_id: str
+    execution_order: int
+
+
+@dataclass
+class DecisionTreeNode(ProtoModel[cognition_pb2.DecisionTreeNode]):
+    """A node, its choices (decision_made and tool_selected events) and where it stands
+    (`state`: pending, running, ok, failed, retryable)."""
+
+    node_id: str
+    node_type: str
+    tool_name: str
+    description: str
+    state: str
+    attempts: int
+    step_index: int
+    choices: list[Event]
+    branch: bool
+    leaf: bool
+    in_current_plan: bool
+
+
+@dataclass
+class DecisionTree(ProtoModel[cognition_pb2.DecisionTree]):
+    nodes: list[DecisionTreeNode]
+    edges: list[GraphEdge]
+    root_node_ids: list[str]
+    plan_version: int
+
+
+@dataclass
+class PlanSnapshot(ProtoModel[cognition_pb2.PlanSnapshot]):
+    """One plan version and its change from the previous one."""
+
+    plan_version: int
+    source: str
+    event_ids: list[str]
+    timestamp: datetime | None
+    goal: str
+    task_graph: TaskGraph | None
+    task_graph_summary: str
+    reasoning_summary: str
+    memory_summary: str
+    memory_keys: list[str]
+    plan_hash: str
+    diff_summary: str
+    diff_computed: bool
+
+
+@dataclass
+class NodeChange(ProtoModel[cognition_pb2.NodeChange]):
+    node_id: str
+    changes: list[str]
+
+
+@dataclass
+class PlanDiff(ProtoModel[cognition_pb2.PlanDiff]):
+    from_version: int
+    to_version: int
+    summary: str
+    computed: bool
+    goal_changed: bool
+    added_nodes: list[TaskNode]
+    removed_nodes: list[TaskNode]
+    changed_nodes: list[NodeChange]
+    added_edges: list[TaskEdge]
+    removed_edges: list[TaskEdge]
+
+
+@dataclass
+class ToolCall(ProtoModel[cognition_pb2.ToolCall]):
+    """A tool call: input and output summaries, error, and provenance (external_id)."""
+
+    tool_name: str
+    reason: str
+    input_summary: str
+    output_summary: str
+    error: str
+    external_id: str
+    idempotent: bool
+    rollback_available: bool
+    attempt: int
+    selected_event_id: str
+    result_event_id: str
+    selected_at: datetime | None
+    finished_at: datetime | None
+
+
+@dataclass
+class ToolGraphNode(ProtoModel[cognition_pb2.ToolGraphNode]):
+    node_id: str
+    node_type: str
+    description: str
+    tool_node: bool
+    state: str
+    finish_order: int
+    calls: list[ToolCall]
+    in_current_plan: bool
+    step_index: int
+
+
+@dataclass
+class ToolGraph(ProtoModel[cognition_pb2.ToolGraph]):
+    nodes: list[ToolGraphNode]
+    edges: list[GraphEdge]
+
+
 @dataclass
 class TraceView(ProtoModel[cognition_pb2.GetTraceViewResponse]):
-    """The trace view's aggregations of one trace."""
+    """The trace view: the knowledge aggregations of the trace, and the views of one
+    runtime job (header, reasoning_steps, decision_tree, plan_snapshots, plan_diff,
+    tool_graph; empty without runtime events)."""
 
     trace: Trace
     timeline: list[TimelineStep]
@@ -255,6 +437,12 @@ class TraceView(ProtoModel[cognition_pb2.GetTraceViewResponse]):
     extraction_funnel: dict[str, int]
     reflections: list[Event]
     pending_query_sequences: list[int]
+    header: TraceHeader
+    reasoning_steps: list[ReasoningStep]
+    decision_tree: DecisionTree
+    plan_snapshots: list[PlanSnapshot]
+    plan_diff: PlanDiff
+    tool_graph: ToolGraph
 
 
 @dataclass

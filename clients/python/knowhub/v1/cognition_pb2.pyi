@@ -18,12 +18,38 @@ class FeedbackState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     FEEDBACK_STATE_DEFERRED: _ClassVar[FeedbackState]
     FEEDBACK_STATE_REFUSED: _ClassVar[FeedbackState]
     FEEDBACK_STATE_IMPORTED: _ClassVar[FeedbackState]
+
+class JobStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    JOB_STATUS_UNSPECIFIED: _ClassVar[JobStatus]
+    JOB_STATUS_RUNNING: _ClassVar[JobStatus]
+    JOB_STATUS_COMPLETED: _ClassVar[JobStatus]
+    JOB_STATUS_FAILED: _ClassVar[JobStatus]
+
+class NodeState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    NODE_STATE_UNSPECIFIED: _ClassVar[NodeState]
+    NODE_STATE_PENDING: _ClassVar[NodeState]
+    NODE_STATE_RUNNING: _ClassVar[NodeState]
+    NODE_STATE_OK: _ClassVar[NodeState]
+    NODE_STATE_FAILED: _ClassVar[NodeState]
+    NODE_STATE_RETRYABLE: _ClassVar[NodeState]
 FEEDBACK_STATE_UNSPECIFIED: FeedbackState
 FEEDBACK_STATE_NONE: FeedbackState
 FEEDBACK_STATE_APPLIED: FeedbackState
 FEEDBACK_STATE_DEFERRED: FeedbackState
 FEEDBACK_STATE_REFUSED: FeedbackState
 FEEDBACK_STATE_IMPORTED: FeedbackState
+JOB_STATUS_UNSPECIFIED: JobStatus
+JOB_STATUS_RUNNING: JobStatus
+JOB_STATUS_COMPLETED: JobStatus
+JOB_STATUS_FAILED: JobStatus
+NODE_STATE_UNSPECIFIED: NodeState
+NODE_STATE_PENDING: NodeState
+NODE_STATE_RUNNING: NodeState
+NODE_STATE_OK: NodeState
+NODE_STATE_FAILED: NodeState
+NODE_STATE_RETRYABLE: NodeState
 
 class QuerySource(_message.Message):
     __slots__ = ("id", "task", "content")
@@ -167,24 +193,192 @@ class ReflectionEvent(_message.Message):
     def __init__(self, sequence_range: _Optional[_Iterable[int]] = ..., summary: _Optional[str] = ..., consumed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class MemoryEvent(_message.Message):
-    __slots__ = ("memory_type", "key_or_scope", "summary", "step_index")
+    __slots__ = ("memory_type", "key_or_scope", "summary", "step_index", "job_id", "node_id")
     MEMORY_TYPE_FIELD_NUMBER: _ClassVar[int]
     KEY_OR_SCOPE_FIELD_NUMBER: _ClassVar[int]
     SUMMARY_FIELD_NUMBER: _ClassVar[int]
     STEP_INDEX_FIELD_NUMBER: _ClassVar[int]
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    NODE_ID_FIELD_NUMBER: _ClassVar[int]
     memory_type: str
     key_or_scope: str
     summary: str
     step_index: int
-    def __init__(self, memory_type: _Optional[str] = ..., key_or_scope: _Optional[str] = ..., summary: _Optional[str] = ..., step_index: _Optional[int] = ...) -> None: ...
+    job_id: str
+    node_id: str
+    def __init__(self, memory_type: _Optional[str] = ..., key_or_scope: _Optional[str] = ..., summary: _Optional[str] = ..., step_index: _Optional[int] = ..., job_id: _Optional[str] = ..., node_id: _Optional[str] = ...) -> None: ...
 
 class PlanEvolutionEvent(_message.Message):
-    __slots__ = ("plan_version", "diff_summary")
+    __slots__ = ("plan_version", "diff_summary", "job_id")
     PLAN_VERSION_FIELD_NUMBER: _ClassVar[int]
     DIFF_SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
     plan_version: int
     diff_summary: str
-    def __init__(self, plan_version: _Optional[int] = ..., diff_summary: _Optional[str] = ...) -> None: ...
+    job_id: str
+    def __init__(self, plan_version: _Optional[int] = ..., diff_summary: _Optional[str] = ..., job_id: _Optional[str] = ...) -> None: ...
+
+class TaskNode(_message.Message):
+    __slots__ = ("id", "type", "tool_name", "workflow", "description")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    TOOL_NAME_FIELD_NUMBER: _ClassVar[int]
+    WORKFLOW_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    type: str
+    tool_name: str
+    workflow: str
+    description: str
+    def __init__(self, id: _Optional[str] = ..., type: _Optional[str] = ..., tool_name: _Optional[str] = ..., workflow: _Optional[str] = ..., description: _Optional[str] = ...) -> None: ...
+
+class TaskEdge(_message.Message):
+    __slots__ = ("from_node", "to_node")
+    FROM_NODE_FIELD_NUMBER: _ClassVar[int]
+    TO_NODE_FIELD_NUMBER: _ClassVar[int]
+    from_node: str
+    to_node: str
+    def __init__(self, from_node: _Optional[str] = ..., to_node: _Optional[str] = ...) -> None: ...
+
+class TaskGraph(_message.Message):
+    __slots__ = ("nodes", "edges")
+    NODES_FIELD_NUMBER: _ClassVar[int]
+    EDGES_FIELD_NUMBER: _ClassVar[int]
+    nodes: _containers.RepeatedCompositeFieldContainer[TaskNode]
+    edges: _containers.RepeatedCompositeFieldContainer[TaskEdge]
+    def __init__(self, nodes: _Optional[_Iterable[_Union[TaskNode, _Mapping]]] = ..., edges: _Optional[_Iterable[_Union[TaskEdge, _Mapping]]] = ...) -> None: ...
+
+class NodeStartedEvent(_message.Message):
+    __slots__ = ("job_id", "node_id", "step_index", "attempt", "worker_id")
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    NODE_ID_FIELD_NUMBER: _ClassVar[int]
+    STEP_INDEX_FIELD_NUMBER: _ClassVar[int]
+    ATTEMPT_FIELD_NUMBER: _ClassVar[int]
+    WORKER_ID_FIELD_NUMBER: _ClassVar[int]
+    job_id: str
+    node_id: str
+    step_index: int
+    attempt: int
+    worker_id: str
+    def __init__(self, job_id: _Optional[str] = ..., node_id: _Optional[str] = ..., step_index: _Optional[int] = ..., attempt: _Optional[int] = ..., worker_id: _Optional[str] = ...) -> None: ...
+
+class NodeFinishedEvent(_message.Message):
+    __slots__ = ("job_id", "node_id", "step_index", "state", "attempt", "duration_ms", "reason")
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    NODE_ID_FIELD_NUMBER: _ClassVar[int]
+    STEP_INDEX_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    ATTEMPT_FIELD_NUMBER: _ClassVar[int]
+    DURATION_MS_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    job_id: str
+    node_id: str
+    step_index: int
+    state: str
+    attempt: int
+    duration_ms: int
+    reason: str
+    def __init__(self, job_id: _Optional[str] = ..., node_id: _Optional[str] = ..., step_index: _Optional[int] = ..., state: _Optional[str] = ..., attempt: _Optional[int] = ..., duration_ms: _Optional[int] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class AgentThoughtEvent(_message.Message):
+    __slots__ = ("job_id", "node_id", "step_index", "content", "role")
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    NODE_ID_FIELD_NUMBER: _ClassVar[int]
+    STEP_INDEX_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    ROLE_FIELD_NUMBER: _ClassVar[int]
+    job_id: str
+    node_id: str
+    step_index: int
+    content: str
+    role: str
+    def __init__(self, job_id: _Optional[str] = ..., node_id: _Optional[str] = ..., step_index: _Optional[int] = ..., content: _Optional[str] = ..., role: _Optional[str] = ...) -> None: ...
+
+class DecisionMadeEvent(_message.Message):
+    __slots__ = ("job_id", "node_id", "step_index", "content", "kind")
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    NODE_ID_FIELD_NUMBER: _ClassVar[int]
+    STEP_INDEX_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    job_id: str
+    node_id: str
+    step_index: int
+    content: str
+    kind: str
+    def __init__(self, job_id: _Optional[str] = ..., node_id: _Optional[str] = ..., step_index: _Optional[int] = ..., content: _Optional[str] = ..., kind: _Optional[str] = ...) -> None: ...
+
+class ToolSelectedEvent(_message.Message):
+    __slots__ = ("job_id", "node_id", "step_index", "tool_name", "reason", "input_summary")
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    NODE_ID_FIELD_NUMBER: _ClassVar[int]
+    STEP_INDEX_FIELD_NUMBER: _ClassVar[int]
+    TOOL_NAME_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    INPUT_SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    job_id: str
+    node_id: str
+    step_index: int
+    tool_name: str
+    reason: str
+    input_summary: str
+    def __init__(self, job_id: _Optional[str] = ..., node_id: _Optional[str] = ..., step_index: _Optional[int] = ..., tool_name: _Optional[str] = ..., reason: _Optional[str] = ..., input_summary: _Optional[str] = ...) -> None: ...
+
+class ToolResultEvent(_message.Message):
+    __slots__ = ("job_id", "node_id", "step_index", "tool_name", "summary", "error", "idempotent", "rollback_available", "external_id")
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    NODE_ID_FIELD_NUMBER: _ClassVar[int]
+    STEP_INDEX_FIELD_NUMBER: _ClassVar[int]
+    TOOL_NAME_FIELD_NUMBER: _ClassVar[int]
+    SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    IDEMPOTENT_FIELD_NUMBER: _ClassVar[int]
+    ROLLBACK_AVAILABLE_FIELD_NUMBER: _ClassVar[int]
+    EXTERNAL_ID_FIELD_NUMBER: _ClassVar[int]
+    job_id: str
+    node_id: str
+    step_index: int
+    tool_name: str
+    summary: str
+    error: str
+    idempotent: bool
+    rollback_available: bool
+    external_id: str
+    def __init__(self, job_id: _Optional[str] = ..., node_id: _Optional[str] = ..., step_index: _Optional[int] = ..., tool_name: _Optional[str] = ..., summary: _Optional[str] = ..., error: _Optional[str] = ..., idempotent: _Optional[bool] = ..., rollback_available: _Optional[bool] = ..., external_id: _Optional[str] = ...) -> None: ...
+
+class PlanGeneratedEvent(_message.Message):
+    __slots__ = ("job_id", "plan_version", "goal", "task_graph")
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    PLAN_VERSION_FIELD_NUMBER: _ClassVar[int]
+    GOAL_FIELD_NUMBER: _ClassVar[int]
+    TASK_GRAPH_FIELD_NUMBER: _ClassVar[int]
+    job_id: str
+    plan_version: int
+    goal: str
+    task_graph: TaskGraph
+    def __init__(self, job_id: _Optional[str] = ..., plan_version: _Optional[int] = ..., goal: _Optional[str] = ..., task_graph: _Optional[_Union[TaskGraph, _Mapping]] = ...) -> None: ...
+
+class DecisionSnapshotEvent(_message.Message):
+    __slots__ = ("job_id", "plan_version", "goal", "task_graph", "task_graph_summary", "reasoning_summary", "memory_summary", "memory_keys", "plan_hash")
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    PLAN_VERSION_FIELD_NUMBER: _ClassVar[int]
+    GOAL_FIELD_NUMBER: _ClassVar[int]
+    TASK_GRAPH_FIELD_NUMBER: _ClassVar[int]
+    TASK_GRAPH_SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    REASONING_SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    MEMORY_SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    MEMORY_KEYS_FIELD_NUMBER: _ClassVar[int]
+    PLAN_HASH_FIELD_NUMBER: _ClassVar[int]
+    job_id: str
+    plan_version: int
+    goal: str
+    task_graph: TaskGraph
+    task_graph_summary: str
+    reasoning_summary: str
+    memory_summary: str
+    memory_keys: _containers.RepeatedScalarFieldContainer[str]
+    plan_hash: str
+    def __init__(self, job_id: _Optional[str] = ..., plan_version: _Optional[int] = ..., goal: _Optional[str] = ..., task_graph: _Optional[_Union[TaskGraph, _Mapping]] = ..., task_graph_summary: _Optional[str] = ..., reasoning_summary: _Optional[str] = ..., memory_summary: _Optional[str] = ..., memory_keys: _Optional[_Iterable[str]] = ..., plan_hash: _Optional[str] = ...) -> None: ...
 
 class MessageEvent(_message.Message):
     __slots__ = ("sequence", "role", "content")
@@ -197,7 +391,7 @@ class MessageEvent(_message.Message):
     def __init__(self, sequence: _Optional[int] = ..., role: _Optional[str] = ..., content: _Optional[str] = ...) -> None: ...
 
 class Event(_message.Message):
-    __slots__ = ("event_id", "timestamp", "query", "evaluation", "extraction_pending", "extraction_reviewed", "extraction_committed", "reflection", "memory_read", "memory_write", "plan_evolution", "message", "feedback_refused")
+    __slots__ = ("event_id", "timestamp", "query", "evaluation", "extraction_pending", "extraction_reviewed", "extraction_committed", "reflection", "memory_read", "memory_write", "plan_evolution", "message", "node_started", "node_finished", "agent_thought_recorded", "decision_made", "tool_selected", "tool_result_summarized", "plan_generated", "decision_snapshot", "feedback_refused")
     EVENT_ID_FIELD_NUMBER: _ClassVar[int]
     TIMESTAMP_FIELD_NUMBER: _ClassVar[int]
     QUERY_FIELD_NUMBER: _ClassVar[int]
@@ -210,6 +404,14 @@ class Event(_message.Message):
     MEMORY_WRITE_FIELD_NUMBER: _ClassVar[int]
     PLAN_EVOLUTION_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    NODE_STARTED_FIELD_NUMBER: _ClassVar[int]
+    NODE_FINISHED_FIELD_NUMBER: _ClassVar[int]
+    AGENT_THOUGHT_RECORDED_FIELD_NUMBER: _ClassVar[int]
+    DECISION_MADE_FIELD_NUMBER: _ClassVar[int]
+    TOOL_SELECTED_FIELD_NUMBER: _ClassVar[int]
+    TOOL_RESULT_SUMMARIZED_FIELD_NUMBER: _ClassVar[int]
+    PLAN_GENERATED_FIELD_NUMBER: _ClassVar[int]
+    DECISION_SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
     FEEDBACK_REFUSED_FIELD_NUMBER: _ClassVar[int]
     event_id: str
     timestamp: _timestamp_pb2.Timestamp
@@ -223,8 +425,16 @@ class Event(_message.Message):
     memory_write: MemoryEvent
     plan_evolution: PlanEvolutionEvent
     message: MessageEvent
+    node_started: NodeStartedEvent
+    node_finished: NodeFinishedEvent
+    agent_thought_recorded: AgentThoughtEvent
+    decision_made: DecisionMadeEvent
+    tool_selected: ToolSelectedEvent
+    tool_result_summarized: ToolResultEvent
+    plan_generated: PlanGeneratedEvent
+    decision_snapshot: DecisionSnapshotEvent
     feedback_refused: FeedbackRefusedEvent
-    def __init__(self, event_id: _Optional[str] = ..., timestamp: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., query: _Optional[_Union[QueryEvent, _Mapping]] = ..., evaluation: _Optional[_Union[EvaluationEvent, _Mapping]] = ..., extraction_pending: _Optional[_Union[ExtractionPendingEvent, _Mapping]] = ..., extraction_reviewed: _Optional[_Union[ExtractionReviewedEvent, _Mapping]] = ..., extraction_committed: _Optional[_Union[ExtractionCommittedEvent, _Mapping]] = ..., reflection: _Optional[_Union[ReflectionEvent, _Mapping]] = ..., memory_read: _Optional[_Union[MemoryEvent, _Mapping]] = ..., memory_write: _Optional[_Union[MemoryEvent, _Mapping]] = ..., plan_evolution: _Optional[_Union[PlanEvolutionEvent, _Mapping]] = ..., message: _Optional[_Union[MessageEvent, _Mapping]] = ..., feedback_refused: _Optional[_Union[FeedbackRefusedEvent, _Mapping]] = ...) -> None: ...
+    def __init__(self, event_id: _Optional[str] = ..., timestamp: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., query: _Optional[_Union[QueryEvent, _Mapping]] = ..., evaluation: _Optional[_Union[EvaluationEvent, _Mapping]] = ..., extraction_pending: _Optional[_Union[ExtractionPendingEvent, _Mapping]] = ..., extraction_reviewed: _Optional[_Union[ExtractionReviewedEvent, _Mapping]] = ..., extraction_committed: _Optional[_Union[ExtractionCommittedEvent, _Mapping]] = ..., reflection: _Optional[_Union[ReflectionEvent, _Mapping]] = ..., memory_read: _Optional[_Union[MemoryEvent, _Mapping]] = ..., memory_write: _Optional[_Union[MemoryEvent, _Mapping]] = ..., plan_evolution: _Optional[_Union[PlanEvolutionEvent, _Mapping]] = ..., message: _Optional[_Union[MessageEvent, _Mapping]] = ..., node_started: _Optional[_Union[NodeStartedEvent, _Mapping]] = ..., node_finished: _Optional[_Union[NodeFinishedEvent, _Mapping]] = ..., agent_thought_recorded: _Optional[_Union[AgentThoughtEvent, _Mapping]] = ..., decision_made: _Optional[_Union[DecisionMadeEvent, _Mapping]] = ..., tool_selected: _Optional[_Union[ToolSelectedEvent, _Mapping]] = ..., tool_result_summarized: _Optional[_Union[ToolResultEvent, _Mapping]] = ..., plan_generated: _Optional[_Union[PlanGeneratedEvent, _Mapping]] = ..., decision_snapshot: _Optional[_Union[DecisionSnapshotEvent, _Mapping]] = ..., feedback_refused: _Optional[_Union[FeedbackRefusedEvent, _Mapping]] = ...) -> None: ...
 
 class Trace(_message.Message):
     __slots__ = ("trace_id", "owner", "agent_id", "task", "last_sequence", "reflected_at_sequence", "auto_commit", "event_count", "pending_evaluations", "unconsumed_reflections", "last_trigger", "created_at", "updated_at")
@@ -605,10 +815,16 @@ class CommitExtractionsResponse(_message.Message):
     def __init__(self, committed: _Optional[_Iterable[_Union[CommittedExtraction, _Mapping]]] = ..., failed: _Optional[_Iterable[_Union[CommitFailure, _Mapping]]] = ...) -> None: ...
 
 class GetTraceViewRequest(_message.Message):
-    __slots__ = ("trace_id",)
+    __slots__ = ("trace_id", "job_id", "plan_diff_from", "plan_diff_to")
     TRACE_ID_FIELD_NUMBER: _ClassVar[int]
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    PLAN_DIFF_FROM_FIELD_NUMBER: _ClassVar[int]
+    PLAN_DIFF_TO_FIELD_NUMBER: _ClassVar[int]
     trace_id: str
-    def __init__(self, trace_id: _Optional[str] = ...) -> None: ...
+    job_id: str
+    plan_diff_from: int
+    plan_diff_to: int
+    def __init__(self, trace_id: _Optional[str] = ..., job_id: _Optional[str] = ..., plan_diff_from: _Optional[int] = ..., plan_diff_to: _Optional[int] = ...) -> None: ...
 
 class TimelineStep(_message.Message):
     __slots__ = ("sequence", "events")
@@ -668,8 +884,236 @@ class MemoryTypeCount(_message.Message):
     writes: int
     def __init__(self, memory_type: _Optional[str] = ..., reads: _Optional[int] = ..., writes: _Optional[int] = ...) -> None: ...
 
+class TraceHeader(_message.Message):
+    __slots__ = ("job_id", "job_ids", "agent_id", "goal", "status", "cursor_node_id", "cursor_step_index", "plan_version")
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    JOB_IDS_FIELD_NUMBER: _ClassVar[int]
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    GOAL_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    CURSOR_NODE_ID_FIELD_NUMBER: _ClassVar[int]
+    CURSOR_STEP_INDEX_FIELD_NUMBER: _ClassVar[int]
+    PLAN_VERSION_FIELD_NUMBER: _ClassVar[int]
+    job_id: str
+    job_ids: _containers.RepeatedScalarFieldContainer[str]
+    agent_id: str
+    goal: str
+    status: JobStatus
+    cursor_node_id: str
+    cursor_step_index: int
+    plan_version: int
+    def __init__(self, job_id: _Optional[str] = ..., job_ids: _Optional[_Iterable[str]] = ..., agent_id: _Optional[str] = ..., goal: _Optional[str] = ..., status: _Optional[_Union[JobStatus, str]] = ..., cursor_node_id: _Optional[str] = ..., cursor_step_index: _Optional[int] = ..., plan_version: _Optional[int] = ...) -> None: ...
+
+class NodeAttempt(_message.Message):
+    __slots__ = ("attempt", "state", "started_at", "finished_at", "duration_ms", "reason", "worker_id", "step_index")
+    ATTEMPT_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    STARTED_AT_FIELD_NUMBER: _ClassVar[int]
+    FINISHED_AT_FIELD_NUMBER: _ClassVar[int]
+    DURATION_MS_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    WORKER_ID_FIELD_NUMBER: _ClassVar[int]
+    STEP_INDEX_FIELD_NUMBER: _ClassVar[int]
+    attempt: int
+    state: NodeState
+    started_at: _timestamp_pb2.Timestamp
+    finished_at: _timestamp_pb2.Timestamp
+    duration_ms: int
+    reason: str
+    worker_id: str
+    step_index: int
+    def __init__(self, attempt: _Optional[int] = ..., state: _Optional[_Union[NodeState, str]] = ..., started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., finished_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., duration_ms: _Optional[int] = ..., reason: _Optional[str] = ..., worker_id: _Optional[str] = ..., step_index: _Optional[int] = ...) -> None: ...
+
+class ReasoningStep(_message.Message):
+    __slots__ = ("node_id", "step_index", "state", "attempts", "cards", "memory", "plan_version")
+    NODE_ID_FIELD_NUMBER: _ClassVar[int]
+    STEP_INDEX_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
+    CARDS_FIELD_NUMBER: _ClassVar[int]
+    MEMORY_FIELD_NUMBER: _ClassVar[int]
+    PLAN_VERSION_FIELD_NUMBER: _ClassVar[int]
+    node_id: str
+    step_index: int
+    state: NodeState
+    attempts: _containers.RepeatedCompositeFieldContainer[NodeAttempt]
+    cards: _containers.RepeatedCompositeFieldContainer[Event]
+    memory: _containers.RepeatedCompositeFieldContainer[Event]
+    plan_version: int
+    def __init__(self, node_id: _Optional[str] = ..., step_index: _Optional[int] = ..., state: _Optional[_Union[NodeState, str]] = ..., attempts: _Optional[_Iterable[_Union[NodeAttempt, _Mapping]]] = ..., cards: _Optional[_Iterable[_Union[Event, _Mapping]]] = ..., memory: _Optional[_Iterable[_Union[Event, _Mapping]]] = ..., plan_version: _Optional[int] = ...) -> None: ...
+
+class GraphEdge(_message.Message):
+    __slots__ = ("from_node_id", "to_node_id", "execution_order")
+    FROM_NODE_ID_FIELD_NUMBER: _ClassVar[int]
+    TO_NODE_ID_FIELD_NUMBER: _ClassVar[int]
+    EXECUTION_ORDER_FIELD_NUMBER: _ClassVar[int]
+    from_node_id: str
+    to_node_id: str
+    execution_order: int
+    def __init__(self, from_node_id: _Optional[str] = ..., to_node_id: _Optional[str] = ..., execution_order: _Optional[int] = ...) -> None: ...
+
+class DecisionTreeNode(_message.Message):
+    __slots__ = ("node_id", "node_type", "tool_name", "description", "state", "attempts", "step_index", "choices", "branch", "leaf", "in_current_plan")
+    NODE_ID_FIELD_NUMBER: _ClassVar[int]
+    NODE_TYPE_FIELD_NUMBER: _ClassVar[int]
+    TOOL_NAME_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
+    STEP_INDEX_FIELD_NUMBER: _ClassVar[int]
+    CHOICES_FIELD_NUMBER: _ClassVar[int]
+    BRANCH_FIELD_NUMBER: _ClassVar[int]
+    LEAF_FIELD_NUMBER: _ClassVar[int]
+    IN_CURRENT_PLAN_FIELD_NUMBER: _ClassVar[int]
+    node_id: str
+    node_type: str
+    tool_name: str
+    description: str
+    state: NodeState
+    attempts: int
+    step_index: int
+    choices: _containers.RepeatedCompositeFieldContainer[Event]
+    branch: bool
+    leaf: bool
+    in_current_plan: bool
+    def __init__(self, node_id: _Optional[str] = ..., node_type: _Optional[str] = ..., tool_name: _Optional[str] = ..., description: _Optional[str] = ..., state: _Optional[_Union[NodeState, str]] = ..., attempts: _Optional[int] = ..., step_index: _Optional[int] = ..., choices: _Optional[_Iterable[_Union[Event, _Mapping]]] = ..., branch: _Optional[bool] = ..., leaf: _Optional[bool] = ..., in_current_plan: _Optional[bool] = ...) -> None: ...
+
+class DecisionTree(_message.Message):
+    __slots__ = ("nodes", "edges", "root_node_ids", "plan_version")
+    NODES_FIELD_NUMBER: _ClassVar[int]
+    EDGES_FIELD_NUMBER: _ClassVar[int]
+    ROOT_NODE_IDS_FIELD_NUMBER: _ClassVar[int]
+    PLAN_VERSION_FIELD_NUMBER: _ClassVar[int]
+    nodes: _containers.RepeatedCompositeFieldContainer[DecisionTreeNode]
+    edges: _containers.RepeatedCompositeFieldContainer[GraphEdge]
+    root_node_ids: _containers.RepeatedScalarFieldContainer[str]
+    plan_version: int
+    def __init__(self, nodes: _Optional[_Iterable[_Union[DecisionTreeNode, _Mapping]]] = ..., edges: _Optional[_Iterable[_Union[GraphEdge, _Mapping]]] = ..., root_node_ids: _Optional[_Iterable[str]] = ..., plan_version: _Optional[int] = ...) -> None: ...
+
+class PlanSnapshot(_message.Message):
+    __slots__ = ("plan_version", "source", "event_ids", "timestamp", "goal", "task_graph", "task_graph_summary", "reasoning_summary", "memory_summary", "memory_keys", "plan_hash", "diff_summary", "diff_computed")
+    PLAN_VERSION_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    EVENT_IDS_FIELD_NUMBER: _ClassVar[int]
+    TIMESTAMP_FIELD_NUMBER: _ClassVar[int]
+    GOAL_FIELD_NUMBER: _ClassVar[int]
+    TASK_GRAPH_FIELD_NUMBER: _ClassVar[int]
+    TASK_GRAPH_SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    REASONING_SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    MEMORY_SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    MEMORY_KEYS_FIELD_NUMBER: _ClassVar[int]
+    PLAN_HASH_FIELD_NUMBER: _ClassVar[int]
+    DIFF_SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    DIFF_COMPUTED_FIELD_NUMBER: _ClassVar[int]
+    plan_version: int
+    source: str
+    event_ids: _containers.RepeatedScalarFieldContainer[str]
+    timestamp: _timestamp_pb2.Timestamp
+    goal: str
+    task_graph: TaskGraph
+    task_graph_summary: str
+    reasoning_summary: str
+    memory_summary: str
+    memory_keys: _containers.RepeatedScalarFieldContainer[str]
+    plan_hash: str
+    diff_summary: str
+    diff_computed: bool
+    def __init__(self, plan_version: _Optional[int] = ..., source: _Optional[str] = ..., event_ids: _Optional[_Iterable[str]] = ..., timestamp: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., goal: _Optional[str] = ..., task_graph: _Optional[_Union[TaskGraph, _Mapping]] = ..., task_graph_summary: _Optional[str] = ..., reasoning_summary: _Optional[str] = ..., memory_summary: _Optional[str] = ..., memory_keys: _Optional[_Iterable[str]] = ..., plan_hash: _Optional[str] = ..., diff_summary: _Optional[str] = ..., diff_computed: _Optional[bool] = ...) -> None: ...
+
+class NodeChange(_message.Message):
+    __slots__ = ("node_id", "changes")
+    NODE_ID_FIELD_NUMBER: _ClassVar[int]
+    CHANGES_FIELD_NUMBER: _ClassVar[int]
+    node_id: str
+    changes: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, node_id: _Optional[str] = ..., changes: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class PlanDiff(_message.Message):
+    __slots__ = ("from_version", "to_version", "summary", "computed", "goal_changed", "added_nodes", "removed_nodes", "changed_nodes", "added_edges", "removed_edges")
+    FROM_VERSION_FIELD_NUMBER: _ClassVar[int]
+    TO_VERSION_FIELD_NUMBER: _ClassVar[int]
+    SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    COMPUTED_FIELD_NUMBER: _ClassVar[int]
+    GOAL_CHANGED_FIELD_NUMBER: _ClassVar[int]
+    ADDED_NODES_FIELD_NUMBER: _ClassVar[int]
+    REMOVED_NODES_FIELD_NUMBER: _ClassVar[int]
+    CHANGED_NODES_FIELD_NUMBER: _ClassVar[int]
+    ADDED_EDGES_FIELD_NUMBER: _ClassVar[int]
+    REMOVED_EDGES_FIELD_NUMBER: _ClassVar[int]
+    from_version: int
+    to_version: int
+    summary: str
+    computed: bool
+    goal_changed: bool
+    added_nodes: _containers.RepeatedCompositeFieldContainer[TaskNode]
+    removed_nodes: _containers.RepeatedCompositeFieldContainer[TaskNode]
+    changed_nodes: _containers.RepeatedCompositeFieldContainer[NodeChange]
+    added_edges: _containers.RepeatedCompositeFieldContainer[TaskEdge]
+    removed_edges: _containers.RepeatedCompositeFieldContainer[TaskEdge]
+    def __init__(self, from_version: _Optional[int] = ..., to_version: _Optional[int] = ..., summary: _Optional[str] = ..., computed: _Optional[bool] = ..., goal_changed: _Optional[bool] = ..., added_nodes: _Optional[_Iterable[_Union[TaskNode, _Mapping]]] = ..., removed_nodes: _Optional[_Iterable[_Union[TaskNode, _Mapping]]] = ..., changed_nodes: _Optional[_Iterable[_Union[NodeChange, _Mapping]]] = ..., added_edges: _Optional[_Iterable[_Union[TaskEdge, _Mapping]]] = ..., removed_edges: _Optional[_Iterable[_Union[TaskEdge, _Mapping]]] = ...) -> None: ...
+
+class ToolCall(_message.Message):
+    __slots__ = ("tool_name", "reason", "input_summary", "output_summary", "error", "external_id", "idempotent", "rollback_available", "attempt", "selected_event_id", "result_event_id", "selected_at", "finished_at")
+    TOOL_NAME_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    INPUT_SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    EXTERNAL_ID_FIELD_NUMBER: _ClassVar[int]
+    IDEMPOTENT_FIELD_NUMBER: _ClassVar[int]
+    ROLLBACK_AVAILABLE_FIELD_NUMBER: _ClassVar[int]
+    ATTEMPT_FIELD_NUMBER: _ClassVar[int]
+    SELECTED_EVENT_ID_FIELD_NUMBER: _ClassVar[int]
+    RESULT_EVENT_ID_FIELD_NUMBER: _ClassVar[int]
+    SELECTED_AT_FIELD_NUMBER: _ClassVar[int]
+    FINISHED_AT_FIELD_NUMBER: _ClassVar[int]
+    tool_name: str
+    reason: str
+    input_summary: str
+    output_summary: str
+    error: str
+    external_id: str
+    idempotent: bool
+    rollback_available: bool
+    attempt: int
+    selected_event_id: str
+    result_event_id: str
+    selected_at: _timestamp_pb2.Timestamp
+    finished_at: _timestamp_pb2.Timestamp
+    def __init__(self, tool_name: _Optional[str] = ..., reason: _Optional[str] = ..., input_summary: _Optional[str] = ..., output_summary: _Optional[str] = ..., error: _Optional[str] = ..., external_id: _Optional[str] = ..., idempotent: _Optional[bool] = ..., rollback_available: _Optional[bool] = ..., attempt: _Optional[int] = ..., selected_event_id: _Optional[str] = ..., result_event_id: _Optional[str] = ..., selected_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., finished_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class ToolGraphNode(_message.Message):
+    __slots__ = ("node_id", "node_type", "description", "tool_node", "state", "finish_order", "calls", "in_current_plan", "step_index")
+    NODE_ID_FIELD_NUMBER: _ClassVar[int]
+    NODE_TYPE_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    TOOL_NODE_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    FINISH_ORDER_FIELD_NUMBER: _ClassVar[int]
+    CALLS_FIELD_NUMBER: _ClassVar[int]
+    IN_CURRENT_PLAN_FIELD_NUMBER: _ClassVar[int]
+    STEP_INDEX_FIELD_NUMBER: _ClassVar[int]
+    node_id: str
+    node_type: str
+    description: str
+    tool_node: bool
+    state: NodeState
+    finish_order: int
+    calls: _containers.RepeatedCompositeFieldContainer[ToolCall]
+    in_current_plan: bool
+    step_index: int
+    def __init__(self, node_id: _Optional[str] = ..., node_type: _Optional[str] = ..., description: _Optional[str] = ..., tool_node: _Optional[bool] = ..., state: _Optional[_Union[NodeState, str]] = ..., finish_order: _Optional[int] = ..., calls: _Optional[_Iterable[_Union[ToolCall, _Mapping]]] = ..., in_current_plan: _Optional[bool] = ..., step_index: _Optional[int] = ...) -> None: ...
+
+class ToolGraph(_message.Message):
+    __slots__ = ("nodes", "edges")
+    NODES_FIELD_NUMBER: _ClassVar[int]
+    EDGES_FIELD_NUMBER: _ClassVar[int]
+    nodes: _containers.RepeatedCompositeFieldContainer[ToolGraphNode]
+    edges: _containers.RepeatedCompositeFieldContainer[GraphEdge]
+    def __init__(self, nodes: _Optional[_Iterable[_Union[ToolGraphNode, _Mapping]]] = ..., edges: _Optional[_Iterable[_Union[GraphEdge, _Mapping]]] = ...) -> None: ...
+
 class GetTraceViewResponse(_message.Message):
-    __slots__ = ("trace", "timeline", "memory_timeline", "memory_counts", "plan_evolution", "knowledge", "extraction_funnel", "reflections", "pending_query_sequences")
+    __slots__ = ("trace", "timeline", "memory_timeline", "memory_counts", "plan_evolution", "knowledge", "extraction_funnel", "reflections", "pending_query_sequences", "header", "reasoning_steps", "decision_tree", "plan_snapshots", "plan_diff", "tool_graph")
     TRACE_FIELD_NUMBER: _ClassVar[int]
     TIMELINE_FIELD_NUMBER: _ClassVar[int]
     MEMORY_TIMELINE_FIELD_NUMBER: _ClassVar[int]
@@ -679,6 +1123,12 @@ class GetTraceViewResponse(_message.Message):
     EXTRACTION_FUNNEL_FIELD_NUMBER: _ClassVar[int]
     REFLECTIONS_FIELD_NUMBER: _ClassVar[int]
     PENDING_QUERY_SEQUENCES_FIELD_NUMBER: _ClassVar[int]
+    HEADER_FIELD_NUMBER: _ClassVar[int]
+    REASONING_STEPS_FIELD_NUMBER: _ClassVar[int]
+    DECISION_TREE_FIELD_NUMBER: _ClassVar[int]
+    PLAN_SNAPSHOTS_FIELD_NUMBER: _ClassVar[int]
+    PLAN_DIFF_FIELD_NUMBER: _ClassVar[int]
+    TOOL_GRAPH_FIELD_NUMBER: _ClassVar[int]
     trace: Trace
     timeline: _containers.RepeatedCompositeFieldContainer[TimelineStep]
     memory_timeline: _containers.RepeatedCompositeFieldContainer[Event]
@@ -688,7 +1138,13 @@ class GetTraceViewResponse(_message.Message):
     extraction_funnel: ExtractionFunnel
     reflections: _containers.RepeatedCompositeFieldContainer[Event]
     pending_query_sequences: _containers.RepeatedScalarFieldContainer[int]
-    def __init__(self, trace: _Optional[_Union[Trace, _Mapping]] = ..., timeline: _Optional[_Iterable[_Union[TimelineStep, _Mapping]]] = ..., memory_timeline: _Optional[_Iterable[_Union[Event, _Mapping]]] = ..., memory_counts: _Optional[_Iterable[_Union[MemoryTypeCount, _Mapping]]] = ..., plan_evolution: _Optional[_Iterable[_Union[Event, _Mapping]]] = ..., knowledge: _Optional[_Iterable[_Union[KnowledgeEvaluationSummary, _Mapping]]] = ..., extraction_funnel: _Optional[_Union[ExtractionFunnel, _Mapping]] = ..., reflections: _Optional[_Iterable[_Union[Event, _Mapping]]] = ..., pending_query_sequences: _Optional[_Iterable[int]] = ...) -> None: ...
+    header: TraceHeader
+    reasoning_steps: _containers.RepeatedCompositeFieldContainer[ReasoningStep]
+    decision_tree: DecisionTree
+    plan_snapshots: _containers.RepeatedCompositeFieldContainer[PlanSnapshot]
+    plan_diff: PlanDiff
+    tool_graph: ToolGraph
+    def __init__(self, trace: _Optional[_Union[Trace, _Mapping]] = ..., timeline: _Optional[_Iterable[_Union[TimelineStep, _Mapping]]] = ..., memory_timeline: _Optional[_Iterable[_Union[Event, _Mapping]]] = ..., memory_counts: _Optional[_Iterable[_Union[MemoryTypeCount, _Mapping]]] = ..., plan_evolution: _Optional[_Iterable[_Union[Event, _Mapping]]] = ..., knowledge: _Optional[_Iterable[_Union[KnowledgeEvaluationSummary, _Mapping]]] = ..., extraction_funnel: _Optional[_Union[ExtractionFunnel, _Mapping]] = ..., reflections: _Optional[_Iterable[_Union[Event, _Mapping]]] = ..., pending_query_sequences: _Optional[_Iterable[int]] = ..., header: _Optional[_Union[TraceHeader, _Mapping]] = ..., reasoning_steps: _Optional[_Iterable[_Union[ReasoningStep, _Mapping]]] = ..., decision_tree: _Optional[_Union[DecisionTree, _Mapping]] = ..., plan_snapshots: _Optional[_Iterable[_Union[PlanSnapshot, _Mapping]]] = ..., plan_diff: _Optional[_Union[PlanDiff, _Mapping]] = ..., tool_graph: _Optional[_Union[ToolGraph, _Mapping]] = ...) -> None: ...
 
 class ExportLogRequest(_message.Message):
     __slots__ = ("trace_id",)

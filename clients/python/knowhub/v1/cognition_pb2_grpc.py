@@ -27,7 +27,8 @@ if _version_not_supported:
 
 class CognitionServiceStub:
     """Per-trace cognition logs (seeds 000 and 004): what an agent asked, whether the answers
-    helped, which new knowledge a person approved, and what the agent remembered and planned.
+    helped, which new knowledge a person approved, what the agent remembered and planned,
+    and what its runtime did node by node (trace-event-schema v0.9).
     A trace belongs to the user who first wrote to it; only that user (any of its agents)
     and admins can read or write it. Another user's trace is NOT_FOUND to read and
     PERMISSION_DENIED to write. The `evaluator` role may also evaluate any trace, and the
@@ -130,7 +131,8 @@ class CognitionServiceStub:
 
 class CognitionServiceServicer:
     """Per-trace cognition logs (seeds 000 and 004): what an agent asked, whether the answers
-    helped, which new knowledge a person approved, and what the agent remembered and planned.
+    helped, which new knowledge a person approved, what the agent remembered and planned,
+    and what its runtime did node by node (trace-event-schema v0.9).
     A trace belongs to the user who first wrote to it; only that user (any of its agents)
     and admins can read or write it. Another user's trace is NOT_FOUND to read and
     PERMISSION_DENIED to write. The `evaluator` role may also evaluate any trace, and the
@@ -140,8 +142,11 @@ class CognitionServiceServicer:
 
     def AppendEvents(self, request, context):
         """Appends a batch of events to a trace, all or none, creating the trace on first use.
-        Takes query, message, reflection, memory_read, memory_write and plan_evolution events;
-        evaluations and extractions have their own RPCs. Idempotent by request_id.
+        Takes query, message, reflection, memory_read, memory_write, plan_evolution and the
+        agent runtime's events (node_started, node_finished, agent_thought_recorded,
+        decision_made, tool_selected, tool_result_summarized, plan_generated,
+        decision_snapshot); evaluations and extractions have their own RPCs. Idempotent by
+        request_id.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -237,7 +242,9 @@ class CognitionServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetTraceView(self, request, context):
-        """Seed 004's aggregations of a trace, as data.
+        """Seed 004's consumption model of a trace, as data: the reasoning step timeline, the
+        decision tree, plan evolution with diffs, the tool dependency graph and the memory
+        timeline, with the job's status; and the knowledge aggregations.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -364,7 +371,8 @@ def add_CognitionServiceServicer_to_server(servicer, server):
  # This class is part of an EXPERIMENTAL API.
 class CognitionService:
     """Per-trace cognition logs (seeds 000 and 004): what an agent asked, whether the answers
-    helped, which new knowledge a person approved, and what the agent remembered and planned.
+    helped, which new knowledge a person approved, what the agent remembered and planned,
+    and what its runtime did node by node (trace-event-schema v0.9).
     A trace belongs to the user who first wrote to it; only that user (any of its agents)
     and admins can read or write it. Another user's trace is NOT_FOUND to read and
     PERMISSION_DENIED to write. The `evaluator` role may also evaluate any trace, and the

@@ -28,7 +28,8 @@ GRPC_VERSION: str
 
 class CognitionServiceStub:
     """Per-trace cognition logs (seeds 000 and 004): what an agent asked, whether the answers
-    helped, which new knowledge a person approved, and what the agent remembered and planned.
+    helped, which new knowledge a person approved, what the agent remembered and planned,
+    and what its runtime did node by node (trace-event-schema v0.9).
     A trace belongs to the user who first wrote to it; only that user (any of its agents)
     and admins can read or write it. Another user's trace is NOT_FOUND to read and
     PERMISSION_DENIED to write. The `evaluator` role may also evaluate any trace, and the
@@ -42,8 +43,11 @@ class CognitionServiceStub:
     def __new__(cls, channel: _aio.Channel) -> CognitionServiceAsyncStub: ...
     AppendEvents: _grpc.UnaryUnaryMultiCallable[_cognition_pb2.AppendEventsRequest, _cognition_pb2.AppendEventsResponse]
     """Appends a batch of events to a trace, all or none, creating the trace on first use.
-    Takes query, message, reflection, memory_read, memory_write and plan_evolution events;
-    evaluations and extractions have their own RPCs. Idempotent by request_id.
+    Takes query, message, reflection, memory_read, memory_write, plan_evolution and the
+    agent runtime's events (node_started, node_finished, agent_thought_recorded,
+    decision_made, tool_selected, tool_result_summarized, plan_generated,
+    decision_snapshot); evaluations and extractions have their own RPCs. Idempotent by
+    request_id.
     """
     GetLog: _grpc.UnaryUnaryMultiCallable[_cognition_pb2.GetLogRequest, _cognition_pb2.GetLogResponse]
     """Reads a trace's log in append order, filtered by type and time, one page at a time."""
@@ -79,7 +83,10 @@ class CognitionServiceStub:
     CommitExtractions: _grpc.UnaryUnaryMultiCallable[_cognition_pb2.CommitExtractionsRequest, _cognition_pb2.CommitExtractionsResponse]
     """Saves a trace's approved and edited extractions as knowledge, each exactly once."""
     GetTraceView: _grpc.UnaryUnaryMultiCallable[_cognition_pb2.GetTraceViewRequest, _cognition_pb2.GetTraceViewResponse]
-    """Seed 004's aggregations of a trace, as data."""
+    """Seed 004's consumption model of a trace, as data: the reasoning step timeline, the
+    decision tree, plan evolution with diffs, the tool dependency graph and the memory
+    timeline, with the job's status; and the knowledge aggregations.
+    """
     ExportLog: _grpc.UnaryUnaryMultiCallable[_cognition_pb2.ExportLogRequest, _cognition_pb2.ExportLogResponse]
     """The trace's log as seed 000's JSON file `{trace_id, events: [...]}`."""
     ImportLog: _grpc.UnaryUnaryMultiCallable[_cognition_pb2.ImportLogRequest, _cognition_pb2.ImportLogResponse]
@@ -93,7 +100,8 @@ class CognitionServiceStub:
 @_typing.type_check_only
 class CognitionServiceAsyncStub(CognitionServiceStub):
     """Per-trace cognition logs (seeds 000 and 004): what an agent asked, whether the answers
-    helped, which new knowledge a person approved, and what the agent remembered and planned.
+    helped, which new knowledge a person approved, what the agent remembered and planned,
+    and what its runtime did node by node (trace-event-schema v0.9).
     A trace belongs to the user who first wrote to it; only that user (any of its agents)
     and admins can read or write it. Another user's trace is NOT_FOUND to read and
     PERMISSION_DENIED to write. The `evaluator` role may also evaluate any trace, and the
@@ -104,8 +112,11 @@ class CognitionServiceAsyncStub(CognitionServiceStub):
     def __init__(self, channel: _aio.Channel) -> None: ...
     AppendEvents: _aio.UnaryUnaryMultiCallable[_cognition_pb2.AppendEventsRequest, _cognition_pb2.AppendEventsResponse]  # type: ignore[assignment]
     """Appends a batch of events to a trace, all or none, creating the trace on first use.
-    Takes query, message, reflection, memory_read, memory_write and plan_evolution events;
-    evaluations and extractions have their own RPCs. Idempotent by request_id.
+    Takes query, message, reflection, memory_read, memory_write, plan_evolution and the
+    agent runtime's events (node_started, node_finished, agent_thought_recorded,
+    decision_made, tool_selected, tool_result_summarized, plan_generated,
+    decision_snapshot); evaluations and extractions have their own RPCs. Idempotent by
+    request_id.
     """
     GetLog: _aio.UnaryUnaryMultiCallable[_cognition_pb2.GetLogRequest, _cognition_pb2.GetLogResponse]  # type: ignore[assignment]
     """Reads a trace's log in append order, filtered by type and time, one page at a time."""
@@ -141,7 +152,10 @@ class CognitionServiceAsyncStub(CognitionServiceStub):
     CommitExtractions: _aio.UnaryUnaryMultiCallable[_cognition_pb2.CommitExtractionsRequest, _cognition_pb2.CommitExtractionsResponse]  # type: ignore[assignment]
     """Saves a trace's approved and edited extractions as knowledge, each exactly once."""
     GetTraceView: _aio.UnaryUnaryMultiCallable[_cognition_pb2.GetTraceViewRequest, _cognition_pb2.GetTraceViewResponse]  # type: ignore[assignment]
-    """Seed 004's aggregations of a trace, as data."""
+    """Seed 004's consumption model of a trace, as data: the reasoning step timeline, the
+    decision tree, plan evolution with diffs, the tool dependency graph and the memory
+    timeline, with the job's status; and the knowledge aggregations.
+    """
     ExportLog: _aio.UnaryUnaryMultiCallable[_cognition_pb2.ExportLogRequest, _cognition_pb2.ExportLogResponse]  # type: ignore[assignment]
     """The trace's log as seed 000's JSON file `{trace_id, events: [...]}`."""
     ImportLog: _aio.UnaryUnaryMultiCallable[_cognition_pb2.ImportLogRequest, _cognition_pb2.ImportLogResponse]  # type: ignore[assignment]
@@ -154,7 +168,8 @@ class CognitionServiceAsyncStub(CognitionServiceStub):
 
 class CognitionServiceServicer(metaclass=_abc_1.ABCMeta):
     """Per-trace cognition logs (seeds 000 and 004): what an agent asked, whether the answers
-    helped, which new knowledge a person approved, and what the agent remembered and planned.
+    helped, which new knowledge a person approved, what the agent remembered and planned,
+    and what its runtime did node by node (trace-event-schema v0.9).
     A trace belongs to the user who first wrote to it; only that user (any of its agents)
     and admins can read or write it. Another user's trace is NOT_FOUND to read and
     PERMISSION_DENIED to write. The `evaluator` role may also evaluate any trace, and the
@@ -169,8 +184,11 @@ class CognitionServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_cognition_pb2.AppendEventsResponse, _abc.Awaitable[_cognition_pb2.AppendEventsResponse]]:
         """Appends a batch of events to a trace, all or none, creating the trace on first use.
-        Takes query, message, reflection, memory_read, memory_write and plan_evolution events;
-        evaluations and extractions have their own RPCs. Idempotent by request_id.
+        Takes query, message, reflection, memory_read, memory_write, plan_evolution and the
+        agent runtime's events (node_started, node_finished, agent_thought_recorded,
+        decision_made, tool_selected, tool_result_summarized, plan_generated,
+        decision_snapshot); evaluations and extractions have their own RPCs. Idempotent by
+        request_id.
         """
 
     @_abc_1.abstractmethod
@@ -284,7 +302,10 @@ class CognitionServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _cognition_pb2.GetTraceViewRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_cognition_pb2.GetTraceViewResponse, _abc.Awaitable[_cognition_pb2.GetTraceViewResponse]]:
-        """Seed 004's aggregations of a trace, as data."""
+        """Seed 004's consumption model of a trace, as data: the reasoning step timeline, the
+        decision tree, plan evolution with diffs, the tool dependency graph and the memory
+        timeline, with the job's status; and the knowledge aggregations.
+        """
 
     @_abc_1.abstractmethod
     def ExportLog(

@@ -1,11 +1,13 @@
-// Traces: the list, and one trace in seed 004's debug UI tabs (timeline, decision tree,
-// plan, tools, memory, raw events) built from cognition GetTraceView and GetLog.
+// Traces: the list, and one trace in seed 004's debug view: a header (job, agent, goal,
+// status, cursor) and tabs — Timeline, Decision tree, Plan, Tools, Memory, Events — built
+// from cognition GetTraceView and GetLog. The graphs are in trace-graphs.js.
 
 import { call, callAll } from "../api.js";
 import {
-  badge, button, empty, fields, guarded, h, json, link, list, loading, num, pre, section, table,
-  when,
+  badge, button, empty, fields, guarded, h, json, link, loading, num, section, table, when,
 } from "../dom.js";
+import { EVENT_TYPES, clip, describe, enumName, eventLine, eventType } from "../events.js";
+import { planTab, toolsTab, treeTab } from "./trace-graphs.js";
 
 const TABS = {
   timeline: ["Timeline", timelineTab],
@@ -16,18 +18,14 @@ const TABS = {
   events: ["Events", eventsTab],
 };
 
-// Event.body's names: the JSON key holding an event's body, and its type for GetLog.
-const EVENT_TYPES = [
-  "query", "evaluation", "extraction_pending", "extraction_reviewed", "extraction_committed",
-  "reflection", "memory_read", "memory_write", "plan_evolution", "message", "feedback_refused",
-];
-
+// #/trace/<trace>/<tab>/<job>
 export async function render(view, args) {
-  if (args.length) await renderTrace(view, args[0], TABS[args[1]] ? args[1] : "timeline");
+  if (args.length) await renderTrace(view, args[0], TABS[args[1]] ? args[1] : "timeline", args[2] || "");
   else await renderList(view);
 }
 
-const traceHash = (trace_id, tab) => `#/trace/${encodeURIComponent(trace_id)}${tab ? `/${tab}` : ""}`;
+export const traceHash = (trace_id, tab, job) =>
+  `#/trace/${encodeURIComponent(trace_id)}${tab ? `/${tab}` : ""}${job ? `/${encodeURIComponent(job)}` : ""}`;
 
 async function renderList(view) {
   const id = h("input", { id: "trace-id", placeholder: "trace id", size: 30 });
@@ -49,18 +47,46 @@ async function renderList(view) {
     : empty("No traces visible to this token."));
 }
 
-async function renderTrace(view, trace_id, tab) {
+async function renderTrace(view, trace_id, tab, job_id) {
   view.append(h("p", {}, link("#/trace", "← all traces")));
   const slot = h("div");
   view.append(slot);
-  const data = await guarded(slot, () => call("cognition", "GetTraceView", { trace_id }));
+  const data = await guarded(slot, () => call("cognition", "GetTraceView", { trace_id, job_id }));
   if (!data) return;
   const trace = data.trace || {};
+  const header = data.header || {};
   view.append(
     h("h1", {}, "Trace ", h("span", { class: "trace-id" }, trace.trace_id || trace_id)),
-    section("Trace", fields([
+    jobHeader(trace_id, tab, header, trace),
+    h("nav", { class: "tabs" }, Object.entries(TABS).map(([name, [title]]) =>
+      h("a", { href: traceHash(trace_id, name, job_id), class: name === tab ? "active" : "", "data-tab": name }, title))));
+  const body = h("div", { class: `tab tab-${tab}`, "data-tab": tab });
+  view.append(body);
+  await TABS[tab][1](body, data, { trace_id, job_id });
+}
+
+// Seed 004's header: job, agent, goal, status and cursor; then the trace's own record.
+function jobHeader(trace_id, tab, header, trace) {
+  const status = enumName(header.status);
+  const jobs = header.job_ids || [];
+  const job = jobs.length > 1
+    ? h("select", {
+      id: "job-select",
+      onchange: (event) => { location.hash = traceHash(trace_id, tab, event.target.value); },
+    }, jobs.map((name) => h("option", { value: name, selected: name === header.job_id }, name)))
+    : header.job_id || "—";
+  const cursor = header.cursor_node_id
+    ? `${header.cursor_node_id}${num(header.cursor_step_index) ? ` (step ${num(header.cursor_step_index)})` : ""}` : "—";
+  return h("section", { class: "panel job-header" },
+    h("div", { class: "job-fields" },
+      headerField("Job", job, "job"),
+      headerField("Agent", trace.agent_id || "—", "agent"),
+      headerField("Goal", header.goal || trace.task || "—", "goal"),
+      headerField("Status", status ? badge(status, status) : "no runtime events", "status"),
+      headerField("Cursor", cursor, "cursor"),
+      headerField("Plan", num(header.plan_version) ? `v${num(header.plan_version)}` : "—", "plan")),
+    h("details", { class: "trace-record" }, h("summary", {}, "Trace record"), fields([
       ["Task", trace.task || ""],
-      ["Agent", trace.agent_id || ""],
       ["Owner", trace.owner || ""],
       ["Events", num(trace.event_count)],
       ["Last sequence", num(trace.last_sequence)],
@@ -69,140 +95,91 @@ async function renderTrace(view, trace_id, tab) {
       ["Unconsumed reflections", trace.unconsumed_reflections || 0],
       ["Auto commit", trace.auto_commit ? "on" : "off"],
       ["Updated", when(trace.updated_at)],
-    ])),
-    h("nav", { class: "tabs" }, Object.entries(TABS).map(([name, [title]]) =>
-      h("a", { href: traceHash(trace_id, name), class: name === tab ? "active" : "", "data-tab": name }, title))));
-  const body = h("div", { class: `tab tab-${tab}`, "data-tab": tab });
-  view.append(body);
-  await TABS[tab][1](body, data, trace_id);
+    ])));
 }
 
-export function eventType(event) {
-  const type = EVENT_TYPES.find((name) => event[name]);
-  return type ? { type, body: event[type] } : { type: "unknown", body: {} };
+function headerField(label, value, name) {
+  return h("div", { class: `job-field job-${name}`, "data-field": name }, h("span", { class: "muted" }, label), h("strong", {}, value));
 }
 
-function clip(text, size = 240) {
-  const value = text || "";
-  return value.length > size ? `${value.slice(0, size)}…` : value;
+// ---- Timeline: the reasoning steps, then the conversation by message sequence -------------
+
+function timelineTab(body, data) {
+  const steps = data.reasoning_steps || [];
+  const plans = new Map((data.plan_snapshots || []).map((plan) => [num(plan.plan_version), plan]));
+  if (steps.length) {
+    const cards = h("div", { class: "reasoning-steps" });
+    const bar = h("div", { class: "timeline-bar", role: "list" });
+    let version = 0;
+    steps.forEach((step, index) => {
+      const stepVersion = num(step.plan_version);
+      if (stepVersion !== version && stepVersion) {
+        const plan = plans.get(stepVersion) || {};
+        bar.append(h("span", { class: "bar-plan", title: plan.diff_summary || "" }, `plan v${stepVersion}`));
+        cards.append(h("div", { class: "plan-marker", "data-plan-version": stepVersion },
+          h("strong", {}, `Plan v${stepVersion}`), ` (${plan.source || "plan"})`,
+          plan.diff_summary ? [": ", plan.diff_summary, plan.diff_computed ? h("span", { class: "muted" }, " (computed)") : ""] : ""));
+        version = stepVersion;
+      }
+      const card = stepCard(step, index);
+      const state = enumName(step.state) || "unknown";
+      bar.append(button(step.node_id || `step ${num(step.step_index)}`, () => card.scrollIntoView({ block: "start" }),
+        { class: `bar-step state-${state}`, role: "listitem", title: state }));
+      cards.append(card);
+    });
+    body.append(section("Reasoning steps", bar, cards));
+  }
+  const sequences = data.timeline || [];
+  body.append(section("Conversation and knowledge by message sequence", h("div", { class: "timeline" }, sequences.length
+    ? sequences.map((step) => h("div", { class: "step", "data-sequence": num(step.sequence) },
+      h("h3", {}, `Step ${num(step.sequence)}`), (step.events || []).map(eventLine)))
+    : empty(steps.length ? "No messages or knowledge queries." : "No events with a message sequence yet."))));
 }
 
-// One line saying what an event is.
-function describe(event) {
-  const { type, body } = eventType(event);
+const CARD_TITLES = {
+  agent_thought_recorded: "Thought", decision_made: "Decision", tool_selected: "Tool", tool_result_summarized: "Result",
+};
+
+function stepCard(step, index) {
+  const state = enumName(step.state);
+  const attempts = step.attempts || [];
+  return h("article", { class: `reasoning-step state-${state || "unknown"}`, "data-node-id": step.node_id || "", "data-step": num(step.step_index) },
+    h("header", {},
+      h("strong", {}, `${index + 1}. ${step.node_id || `step ${num(step.step_index)}`}`),
+      num(step.step_index) ? h("span", { class: "muted" }, ` step ${num(step.step_index)}`) : "",
+      state ? [" ", badge(state, state)] : "",
+      attempts.length > 1 ? h("span", { class: "attempts" }, ` ${attempts.length} attempts: `,
+        attempts.map((attempt) => `#${attempt.attempt} ${enumName(attempt.state)}${attempt.reason ? ` (${attempt.reason})` : ""}`).join(" → ")) : "",
+      attempts.length === 1 && attempts[0].reason ? h("span", { class: "muted" }, ` ${attempts[0].reason}`) : ""),
+    h("div", { class: "step-body" },
+      h("div", { class: "step-cards" }, (step.cards || []).length
+        ? (step.cards || []).map((event) => {
+          const { type, body } = eventType(event);
+          return h("div", { class: `step-card card-${type}` },
+            h("div", { class: "card-title" }, CARD_TITLES[type] || type),
+            cardText(type, body));
+        }) : empty("No thought, decision or tool recorded.")),
+      h("aside", { class: "step-memory" }, h("div", { class: "card-title" }, "Memory"),
+        (step.memory || []).length ? step.memory.map((event) => {
+          const { type, body } = eventType(event);
+          return h("div", { class: `memory-item ${type}` }, badge(type === "memory_read" ? "read" : "write", type),
+            " ", badge(body.memory_type, "memory"), ` ${body.key_or_scope || ""}`, h("div", { class: "muted" }, clip(body.summary, 160)));
+        }) : h("span", { class: "muted" }, "none"))));
+}
+
+function cardText(type, body) {
   switch (type) {
-    case "message": return [badge(body.role || "message", "message"), " ", clip(body.content)];
-    case "query": return [`asked “${clip(body.query, 160)}” → `, list(body.source_ids)];
-    case "evaluation": return [`${body.knowledge_id}: `, badge((body.eval_result || {}).status || "?"),
-      ` ${clip((body.eval_result || {}).reason, 160)}`, body.evaluated_at_trigger ? ` (at ${body.evaluated_at_trigger})` : ""];
-    case "extraction_pending": return [`${body.extraction_id}: “${clip((body.payload || {}).task, 160)}”`];
-    case "extraction_reviewed": return [`${body.extraction_id}: `, badge(body.decision || "?")];
-    case "extraction_committed": return [`${body.extraction_id} → `, link(`#/knowledge/${encodeURIComponent(body.knowledge_id)}`, body.knowledge_id)];
-    case "reflection": return [`messages ${(body.sequence_range || []).join("–")}: ${clip(body.summary)}`,
-      body.consumed_at ? ` (consumed ${when(body.consumed_at)})` : " (not consumed yet)"];
-    case "memory_read": case "memory_write": return [badge(body.memory_type || "?", "memory"),
-      ` ${body.key_or_scope || ""} ${clip(body.summary, 160)}`, body.step_index ? ` (step ${body.step_index})` : ""];
-    case "plan_evolution": return [`plan v${body.plan_version || 0}: ${clip(body.diff_summary)}`];
-    default: return ["unknown event"];
+    case "agent_thought_recorded": return h("p", {}, clip(body.content, 600));
+    case "decision_made": return h("p", {}, body.kind ? badge(body.kind, "kind") : "", " ", clip(body.content, 600));
+    case "tool_selected": return h("p", {}, h("code", {}, body.tool_name), body.input_summary ? [" ← ", clip(body.input_summary, 300)] : "",
+      body.reason ? h("div", { class: "muted" }, clip(body.reason, 200)) : "");
+    case "tool_result_summarized": return h("p", {}, body.error ? badge(`error: ${clip(body.error, 200)}`, "failed") : clip(body.summary, 400),
+      body.external_id ? h("div", { class: "muted" }, `external id ${body.external_id}`) : "");
+    default: return h("p", {}, describe({ [type]: body }));
   }
 }
 
-function eventLine(event) {
-  return h("div", { class: `event event-${eventType(event).type}` },
-    h("span", { class: "kind" }, eventType(event).type), describe(event),
-    h("span", { class: "muted" }, ` · ${when(event.timestamp)}`));
-}
-
-// ---- Tabs --------------------------------------------------------------------------
-
-function timelineTab(body, data) {
-  const steps = data.timeline || [];
-  body.append(h("div", { class: "timeline" }, steps.length
-    ? steps.map((step) => h("div", { class: "step", "data-sequence": num(step.sequence) },
-      h("h3", {}, `Step ${num(step.sequence)}`), (step.events || []).map(eventLine)))
-    : empty("No events with a message sequence yet.")));
-}
-
-// The choices the trace made, as a collapsible tree: each step's queries branch into the
-// knowledge they returned, ending in how it was rated; each extraction into its review
-// and commit.
-function treeTab(body, data) {
-  const node = (summary, children, open = true) =>
-    h("details", { class: "node", open }, h("summary", {}, summary), children);
-  const leaf = (...content) => h("div", { class: "leaf" }, content);
-  const steps = (data.timeline || []).map((step) => {
-    const events = step.events || [];
-    const ratings = new Map();
-    const reviews = new Map();
-    for (const event of events) {
-      const { type, body: item } = eventType(event);
-      if (type === "evaluation") ratings.set(`${num(item.query_sequence)}|${item.knowledge_id}`, item);
-      if (type === "extraction_reviewed" || type === "extraction_committed") {
-        if (!reviews.has(item.extraction_id)) reviews.set(item.extraction_id, []);
-        reviews.get(item.extraction_id).push(event);
-      }
-    }
-    const children = events.map((event) => {
-      const { type, body: item } = eventType(event);
-      if (type === "query") {
-        return node(["query: “", clip(item.query, 120), "”"], (item.source_ids || []).map((id) => {
-          const rating = ratings.get(`${num(item.sequence)}|${id}`);
-          const status = rating ? (rating.eval_result || {}).status : "not evaluated";
-          return leaf(link(`#/knowledge/${encodeURIComponent(id)}`, id), " → ", badge(status || "?", status === "not evaluated" ? "pending" : status),
-            rating && rating.eval_result && rating.eval_result.reason ? ` ${clip(rating.eval_result.reason, 120)}` : "");
-        }));
-      }
-      if (type === "extraction_pending") {
-        return node(["extraction ", item.extraction_id, ": “", clip((item.payload || {}).task, 100), "”"],
-          (reviews.get(item.extraction_id) || []).map((later) => leaf(describe(later))), true);
-      }
-      if (["evaluation", "extraction_reviewed", "extraction_committed"].includes(type)) return null;
-      return leaf(h("span", { class: "kind" }, type), " ", describe(event));
-    });
-    return node(`Step ${num(step.sequence)}`, children);
-  });
-  body.append(h("div", { class: "tree" },
-    node(["Trace: ", (data.trace || {}).task || (data.trace || {}).trace_id], steps.length ? steps : leaf("no steps yet"))));
-}
-
-function planTab(body, data) {
-  const plans = data.plan_evolution || [];
-  body.append(plans.length
-    ? table(["Version", "What changed", "When"], plans.map((event) => {
-      const plan = event.plan_evolution || {};
-      return h("tr", { class: "plan-row" }, h("td", {}, `v${num(plan.plan_version)}`),
-        h("td", {}, pre(plan.diff_summary)), h("td", {}, when(event.timestamp)));
-    }))
-    : empty("No plan_evolution events in this trace."));
-}
-
-// KnowHub's agent tools are knowledge search (query events) and knowledge_save_pending
-// (extractions): which records the trace used and how they rated, and what it extracted.
-function toolsTab(body, data) {
-  const knowledge = data.knowledge || [];
-  const funnel = data.extraction_funnel || {};
-  const stepEvents = (data.timeline || []).flatMap((step) => step.events || []);
-  const toolMessages = stepEvents.filter((event) => event.message && event.message.role === "tool");
-  const refused = stepEvents.filter((event) => event.feedback_refused).map((event) => event.feedback_refused);
-  body.append(
-    section("Knowledge search results and their evaluations", knowledge.length
-      ? table(["Knowledge", "Queried", "Helpful", "Harmful", "Neutral", "Unused", "Irrelevant",
-        "Feedback deferred", "Feedback refused"],
-        knowledge.map((item) => h("tr", { class: "knowledge-use" },
-          h("td", {}, link(`#/knowledge/${encodeURIComponent(item.knowledge_id)}`, item.knowledge_id)),
-          [item.queried, item.helpful, item.harmful, item.neutral, item.unused, item.irrelevant,
-            item.feedback_deferred, item.feedback_refused].map((count) => h("td", {}, count || 0)))))
-      : empty("The trace used no knowledge."),
-    refused.length ? h("ul", { class: "feedback-refused" }, refused.map((item) => h("li", {},
-      badge(item.code, "refused"), ` ${item.status} verdict on ${item.knowledge_id} (query ${num(item.query_sequence)}) `,
-      "was not applied: ", item.message))) : null,
-    (data.pending_query_sequences || []).length
-      ? h("p", {}, "Queries waiting for evaluation: ", data.pending_query_sequences.map(num).join(", ")) : null),
-    section("Extractions (knowledge_save_pending)", fields(
-      ["saved", "reviewed", "pending", "approved", "edited", "discarded", "committed"].map((name) =>
-        [name, funnel[name] || 0]))),
-    section("Tool messages", toolMessages.length ? toolMessages.map(eventLine) : empty("No tool messages.")));
-}
+// ---- Memory and Events ---------------------------------------------------------------------
 
 function memoryTab(body, data) {
   const counts = data.memory_counts || [];
@@ -223,7 +200,7 @@ function memoryTab(body, data) {
     section("Reflections", (data.reflections || []).length ? data.reflections.map(eventLine) : empty("No reflections yet.")));
 }
 
-async function eventsTab(body, data, trace_id) {
+async function eventsTab(body, data, { trace_id }) {
   const type = h("select", { id: "event-type" }, h("option", { value: "" }, "every type"),
     EVENT_TYPES.map((name) => h("option", { value: name }, name)));
   const rows = h("div", { class: "raw-events" });
@@ -236,7 +213,8 @@ async function eventsTab(body, data, trace_id) {
       { trace_id, types: type.value ? [type.value] : [], page_size: 100, page_token }));
     if (!response) return;
     rows.append(...(response.events || []).map((event) => h("details", { class: "raw-event" },
-      h("summary", {}, h("span", { class: "kind" }, event.event_id), describe(event)), json(event))));
+      h("summary", {}, h("span", { class: "kind" }, event.event_id), h("span", { class: "kind" }, eventType(event).type),
+        describe(event)), json(event))));
     page_token = response.next_page_token || "";
     more.hidden = !page_token;
   };
@@ -251,3 +229,4 @@ async function eventsTab(body, data, trace_id) {
   await next();
   if (!rows.children.length) rows.append(empty("No events."));
 }
+
