@@ -14,6 +14,7 @@ from bench import (
     mcp_latency,
     resource_latency,
     routing,
+    tenant_idf,
 )
 
 
@@ -31,6 +32,7 @@ def main() -> None:
     dream_runs.main(["--traces", "100", "--calls", "300"] if args.quick else [])
     mcp_latency.main(["--count", "100"] if args.quick else [])
     gateway_latency.main(["--searches", "500"] if args.quick else [])
+    tenant_idf.main(["--records", "2000", "--searches", "500"] if args.quick else [])
 
 
 if __name__ == "__main__":

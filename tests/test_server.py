@@ -25,7 +25,7 @@ from knowhub_server.cli import main as knowhub_cli
 from knowhub_server.common.vectors import StoreMismatch
 from tests.support.harness import Harness
 from tests.support.openai_stub import OpenAIStub
-from tests.support.shared import running_hub, visible_records
+from tests.support.shared import failure, running_hub, visible_records
 
 REPO = Path(__file__).resolve().parents[1]
 KNOWLEDGE_SERVICE = "knowhub.v1.KnowledgeService"
@@ -203,7 +203,8 @@ def knowhub_up(tmp_path: Path) -> Iterator[subprocess.Popen[str]]:
 
 
 def test_knowhub_up_serves_and_stops_on_sigterm(knowhub_up: subprocess.Popen[str],
-                                               tmp_path: Path) -> None:
+                                               tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
     assert knowhub_up.stdout is not None and knowhub_up.stderr is not None
     stdout = lines_of(knowhub_up.stdout)
     listening = wait_for(stdout, r"^KnowHub listening on 127\.0\.0\.1:(\d+) ")
@@ -211,17 +212,60 @@ def test_knowhub_up_serves_and_stops_on_sigterm(knowhub_up: subprocess.Popen[str
     assert port > 0
     assert str((tmp_path / "hub").resolve()) in listening.string
 
+    # The SDK finds the local token of the data directory KNOWHUB_DATA_DIR names.
+    monkeypatch.setenv("KNOWHUB_DATA_DIR", str(tmp_path / "hub"))
+    monkeypatch.delenv("KNOWHUB_TOKEN", raising=False)
     with KnowHub(f"127.0.0.1:{port}", timeout=30) as kh:
         saved = kh.knowledge.save(task="brew saffron tea", content="steep five minutes",
-                                  types=["usecase"], agent_id="")
+                                  types=["usecase"])
         assert (saved.owner, saved.scopes) == ("user:local", ["org:local"])
         assert [h.knowledge.id for h in kh.knowledge.search("saffron")] == [saved.id]
+        kh.resources.save("credentials/tea", "tea", "the shop", secure_body="s3cret")
+    with KnowHub(f"127.0.0.1:{port}", token="", timeout=30) as stranger:
+        code, message = failure(lambda: stranger.knowledge.list())
+        assert code == "UNAUTHENTICATED" and "local_token" in message
+    # Only this user can read what the hub keeps: the token, secrets, logs, the AOF.
+    kept = [tmp_path / "hub", *(tmp_path / "hub").rglob("*")]
+    assert (tmp_path / "hub" / "local_token") in kept
+    assert any(p.name.startswith("appendonly") for p in kept), "the AOF is among them"
+    assert not [(str(p), oct(p.stat().st_mode)) for p in kept
+                if not p.is_symlink() and p.stat().st_mode & 0o077]
 
     knowhub_up.send_signal(signal.SIGTERM)
     assert knowhub_up.wait(timeout=STARTUP_SECONDS) == 0
     wait_for(stdout, r"^KnowHub stopped$")
     assert "KNOWHUB_TOKENS_FILE" in knowhub_up.stderr.read(), "says it runs without tokens"
     assert (tmp_path / "hub" / "qdrant" / "knowledge").is_dir()
+
+
+def test_a_fresh_hub_in_an_empty_folder_is_used_with_its_local_token(tmp_path: Path) -> None:
+    """As a newcomer (or a checker) does it: `knowhub up` in an empty folder with no
+    settings; a client elsewhere without a token is refused, finds the token file the hub
+    wrote under that folder, and then saves, remembers and logs without naming an agent."""
+    folder = tmp_path / "fresh"
+    folder.mkdir()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "knowhub_server.cli", "up", "--port", "0", "--gateway-port",
+         "0"], cwd=folder, env=clean_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True)
+    try:
+        assert process.stdout is not None
+        port = int(wait_for(lines_of(process.stdout),
+                            r"^KnowHub listening on 127\.0\.0\.1:(\d+) ").group(1))
+        with KnowHub(f"127.0.0.1:{port}", token="", timeout=30) as anonymous:
+            assert failure(lambda: anonymous.knowledge.list())[0] == "UNAUTHENTICATED"
+        (token_file,) = [p for p in folder.rglob("*") if "token" in p.name and p.is_file()]
+        token = token_file.read_text().strip()
+        with KnowHub(f"127.0.0.1:{port}", token=token, timeout=30) as kh:
+            kh.knowledge.save(task="t", content="c", types=["tool"])
+            kh.resources.save("smoke/x", title="t", body="b", secure_body="s")
+            kh.cognition.append_events("smoke-x", [{"type": "message", "role": "user",
+                                                    "content": "hi"}])
+            assert kh.memory.remember(memo="m", context={"user_id": "uX"}).memo_recorded
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.communicate(timeout=STARTUP_SECONDS)
+    assert process.returncode == 0
 
 
 def test_knowhub_up_on_a_public_address_without_tokens_refuses(tmp_path: Path) -> None:

@@ -368,6 +368,30 @@ def test_search_respects_the_filter(corpus: VectorCollection) -> None:
     assert keys_of(hits) == ["c"]
 
 
+def test_term_statistics_come_from_the_searched_records_alone(
+        corpus: VectorCollection) -> None:
+    """Records outside a search's filter (another tenant's) do not change its BM25 scores,
+    in a plain search, in hybrid fusion and when its corpus is named apart from `where`."""
+    web = Where(must=(Eq("tag", "web"),))
+    query = BM25.query("selenium chrome")
+
+    def scores() -> tuple[list[float], list[float], list[float]]:
+        plain = [h.score for h in corpus.search(SearchQuery(web, 10, sparse=query))]
+        fused = [s for _, s in HybridFusion(pool=1, dense_weight=0.4).search(
+            corpus, web, query, unit(1), limit=2)]
+        narrowed = corpus.search(SearchQuery(Where(must=(Eq("tag", "web"), HasKey(("a",)))),
+                                             10, sparse=query, corpus=web))
+        return plain, fused, [h.score for h in narrowed]
+
+    before = scores()
+    corpus.put([record(f"other{i}", "selenium selenium chrome", unit(3), tag="other")
+                for i in range(30)])
+    assert scores() == before
+    everything = [h.score for h in corpus.search(SearchQuery(Where(), 10, sparse=query))
+                  if h.point_id in {point_id("a"), point_id("b")}]
+    assert everything != before[0]  # the statistics over every record do differ
+
+
 @pytest.mark.parametrize("vectors_given", [{}, {"sparse": BM25.query("x"), "dense": unit(0)}],
                          ids=["none", "both"])
 def test_a_search_takes_exactly_one_vector(vectors_given: dict[str, Any]) -> None:

@@ -11,6 +11,7 @@ import shlex
 import subprocess
 import sys
 import tempfile
+import unicodedata
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -240,11 +241,25 @@ class ReviewSession:
     def _show(number: int, extraction: Extraction) -> None:
         payload = extraction.payload
         tags = ", ".join(f"{k}={v}" for k, v in payload.get("tags", {}).items())
-        print(f"\n[{number}] trace {extraction.trace_id} · {extraction.extraction_id} · "
-              f"sequence {extraction.sequence}"
-              + (f" · goal {extraction.goal_id}" if extraction.goal_id else ""))
-        print(f"task: {payload['task']}")
-        print(f"types: {', '.join(payload['types'])}   scopes: "
-              f"{', '.join(payload['scopes']) or '(default)'}   score: "
-              f"{payload.get('score', 3)}" + (f"   tags: {tags}" if tags else ""))
-        print("content:\n  " + payload["content"].replace("\n", "\n  "))
+        print()
+        print(shown(f"[{number}] trace {extraction.trace_id} · {extraction.extraction_id} · "
+                    f"sequence {extraction.sequence}"
+                    + (f" · goal {extraction.goal_id}" if extraction.goal_id else "")))
+        print(f"task: {shown(payload['task'])}")
+        print(shown(f"types: {', '.join(payload['types'])}   scopes: "
+                    f"{', '.join(payload['scopes']) or '(default)'}   owner: "
+                    f"{payload.get('owner') or '(default)'}   score: "
+                    f"{payload.get('score', 3)}" + (f"   tags: {tags}" if tags else "")))
+        print("content:\n  " + shown(payload["content"], lines=True).replace("\n", "\n  "))
+
+
+def shown(text: str, *, lines: bool = False) -> str:
+    """Text from the hub made safe for a terminal: control characters (escape sequences,
+    carriage returns) and invisible format characters (bidirectional overrides) appear
+    as escapes, so a payload cannot redraw or hide what the reviewer sees; with `lines`,
+    line breaks stay."""
+    return "".join(c if (lines and c == "\n") or unicodedata.category(c) not in _HIDDEN
+                   else c.encode("unicode_escape").decode() for c in text)
+
+
+_HIDDEN = frozenset({"Cc", "Cf", "Zl", "Zp"})

@@ -71,7 +71,7 @@ LOG_PAGE_MAX, DEFAULT_LOG_PAGE = 1_000, 100
 LIST_PAGE_MAX, DEFAULT_LIST_PAGE = 100, 20
 DEFAULT_GROUP = "evaluators"
 
-_ISO_TIME = re.compile(r"^(\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d)(\.\d+)?(Z|z|[+-]\d\d:\d\d)?$")
+_ISO_TIME = re.compile(r"(\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d)(\.\d+)?(Z|z|[+-]\d\d:\d\d)?")
 
 
 @dataclass
@@ -157,7 +157,7 @@ class FeedbackRecord:
 def iso_seconds(value: str) -> float:
     """Seconds since the epoch of an ISO 8601 time such as seed 000's
     "2026-03-20T10:00:00" (UTC when it names no zone). Raises ValueError."""
-    match = _ISO_TIME.match(value.strip())
+    match = _ISO_TIME.fullmatch(value.strip())
     if not match:
         raise ValueError(f"{value[:40]!r} is not an ISO 8601 time")
     day_time, fraction, zone = match.groups()

@@ -5,8 +5,10 @@ Exactly once, step by step: the append script writes an evaluation event only fo
 (query_sequence, knowledge_id) not evaluated before, and puts a counted one on the trace's
 feedback outbox in the same atomic step. Cases are then applied from the outbox through
 UpdateKnowledge with the request id "eval:<trace>:<sequence>:<knowledge id>", which the
-knowledge service applies once however often it arrives, and taken off the outbox. A crash
-anywhere leaves the pair on the outbox, and the next submission for the trace finishes it.
+knowledge service applies once however often the same caller sends it (keys are bound to
+their caller, so another user who sends the same key first neither blocks nor fakes it),
+and taken off the outbox. A crash anywhere leaves the pair on the outbox, and the next
+submission for the trace finishes it.
 """
 
 from __future__ import annotations

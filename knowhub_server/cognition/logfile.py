@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from knowhub_server.cognition.domain import Event, Trace, iso_seconds, objects
+from knowhub_server.common import json_input
 from knowhub_server.common.errors import InvalidArgument
 from knowhub_server.common.times import iso
 
@@ -34,9 +35,9 @@ def export_document(trace: Trace, events: list[Event]) -> str:
 
 def read_document(text: str) -> LogDocument:
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise InvalidArgument("document", f"is not JSON: {error}") from None
+        data = json_input.loads(text)
+    except ValueError as error:
+        raise InvalidArgument("document", f"is not JSON we read: {error}") from None
     if not isinstance(data, dict) or not ({"events", "entries"} & set(data)):
         raise InvalidArgument("document", "must be a JSON object with an \"events\" list "
                               "(or the legacy \"entries\")")

@@ -63,7 +63,7 @@ from knowhub_server.common.times import iso, now
 
 log = logging.getLogger(__name__)
 
-STREAM_ID = re.compile(r"^\d{1,20}-\d{1,20}$")
+STREAM_ID = re.compile(r"\d{1,20}-\d{1,20}")
 FieldOf = Callable[[int], str]
 
 
@@ -230,6 +230,7 @@ class LogOperations:
         check.text(task, "task", TASK_TEXT_MAX)
         if agent_id:
             validate_entity_name(agent_id, "agent_id")
+            principal.acting_agent(agent_id, "agent_id")
         if not events and not task and not agent_id and auto_commit is None:
             raise InvalidArgument("events", "is empty: give events, or set task, agent_id or "
                                   "auto_commit")
@@ -263,7 +264,7 @@ class LogOperations:
         start = "-" if since is None else f"{int(since * 1000)}-0"
         if page_token:
             after = str(read_token(page_token, filters))
-            if not STREAM_ID.match(after):
+            if not STREAM_ID.fullmatch(after):
                 raise InvalidArgument("page_token", "is not a token this service issued")
             start = f"({after}"
         events, after = self._store.log_page(trace_id, start=start, types=frozenset(types),
@@ -297,7 +298,7 @@ class LogOperations:
                             event_ids: list[str]) -> int:
         check.items(event_ids, "event_ids", IDS_PER_CALL_MAX, required=True)
         for index, event_id in enumerate(event_ids):
-            if not STREAM_ID.match(event_id):
+            if not STREAM_ID.fullmatch(event_id):
                 raise InvalidArgument(f"event_ids[{index}]", f"{event_id[:40]!r} is not an "
                                       "event id")
         self._access.readable(principal, trace_id, role=DREAMER_ROLE)
@@ -338,6 +339,7 @@ class LogOperations:
         check.text(document.task, "document.task", TASK_TEXT_MAX)
         if document.agent_id:
             validate_entity_name(document.agent_id, "document.agent_id")
+            principal.acting_agent(document.agent_id, "document.agent_id")
         limit = self._access.settings.cognition_max_events_per_trace
         if len(events) > limit:
             raise ResourceExhausted(f"document: holds {len(events)} events; a trace holds at "
@@ -443,7 +445,7 @@ class TriggerOperations:
         group = self._group(principal, group)
         check.items(trigger_ids, "trigger_ids", IDS_PER_CALL_MAX, required=True)
         for index, trigger_id in enumerate(trigger_ids):
-            if not STREAM_ID.match(trigger_id):
+            if not STREAM_ID.fullmatch(trigger_id):
                 raise InvalidArgument(f"trigger_ids[{index}]", f"{trigger_id[:40]!r} is not "
                                       "a trigger id")
         return self._store.ack(group, trigger_ids)

@@ -10,9 +10,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from knowhub.local import local_token_file
+
 from knowhub_server.common.delegation import HEADER as DELEGATION_HEADER
 from knowhub_server.common.delegation import Delegation, DelegationKeys
-from knowhub_server.common.errors import Unauthenticated
+from knowhub_server.common.errors import PermissionDenied, Unauthenticated
+from knowhub_server.common.local_token import ensure_local_token
 from knowhub_server.common.redaction import keep_out_of_logs
 from knowhub_server.common.scopes import PUBLIC, is_valid_entity_id, scope
 
@@ -25,6 +28,7 @@ EVALUATOR_ROLE = "evaluator"
 DREAMER_ROLE = "dreamer"
 _TOKEN_CHARACTERS = frozenset(string.ascii_letters + string.digits + string.punctuation)
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
+AGENT_SHOWN = 128  # characters of a refused agent id an error repeats
 
 
 @dataclass(frozen=True)
@@ -32,7 +36,10 @@ class Principal:
     """Who is calling. Visibility is computed here, never taken from a request."""
 
     user_id: str
+    # The agent a call acts for when it names none ("" for none).
     agent_id: str = ""
+    # Further agents the caller may act as by naming them (agent_id is always one).
+    agent_ids: tuple[str, ...] = ()
     org_id: str = ""
     project_ids: tuple[str, ...] = ()
     team_ids: tuple[str, ...] = ()
@@ -45,8 +52,7 @@ class Principal:
 
     def __post_init__(self) -> None:
         visible = {scope("user", self.user_id), PUBLIC}
-        if self.agent_id:
-            visible.add(scope("agent", self.agent_id))
+        visible.update(scope("agent", a) for a in self.agents)
         if self.org_id:
             visible.add(scope("org", self.org_id))
         visible.update(scope("project", p) for p in self.project_ids)
@@ -69,24 +75,37 @@ class Principal:
         """The org scope when the caller has one, else its user scope."""
         return scope("org", self.org_id) if self.org_id else self.user_scope
 
-    def acting_agent(self, named_agent: str) -> str:
-        """The agent a call acts for: the token's own agent, else the one the call names."""
-        return self.agent_id or named_agent
+    @property
+    def agents(self) -> frozenset[str]:
+        """The agents this caller may act as (admins: any agent they name)."""
+        return frozenset(a for a in (self.agent_id, *self.agent_ids) if a)
+
+    def acting_agent(self, named_agent: str, field: str = "agent_id") -> str:
+        """The agent a call acts for: the one it names, else the token's own ("" for
+        none). Naming an agent the token does not list is PERMISSION_DENIED (`field`)."""
+        if not named_agent:
+            return self.agent_id
+        if named_agent not in self.agents and not self.is_admin:
+            allowed = ", ".join(sorted(self.agents)) or "none"
+            raise PermissionDenied(f"{field}: this token may not act as agent "
+                                   f"{named_agent[:AGENT_SHOWN]!r} (its agents: {allowed})")
+        return named_agent
 
     def identities(self, named_agent: str = "") -> frozenset[str]:
-        """The owners this caller may act as."""
-        ids = {self.user_scope}
-        agent = self.acting_agent(named_agent)
-        if agent:
-            ids.add(scope("agent", agent))
+        """The owners this caller may act as: itself and its agents (and the one a call
+        names, once acting_agent allowed it)."""
+        ids = {self.user_scope, *(scope("agent", a) for a in self.agents)}
+        if named_agent:
+            ids.add(scope("agent", named_agent))
         return frozenset(ids)
 
-    def default_owner(self, named_agent: str) -> str:
-        agent = self.acting_agent(named_agent)
+    def default_owner(self, agent: str) -> str:
+        """The owner of what a call acting for `agent` (may be "") creates."""
         return scope("agent", agent) if agent else self.user_scope
 
     def may_modify(self, owner: str, creator: str) -> bool:
-        """Owner rights: the owner itself, the user who created the record, or an admin."""
+        """Owner rights: the owner itself (the user or one of its agents), the user who
+        created the record, or an admin."""
         return self.is_admin or creator == self.user_scope or owner in self.identities()
 
 
@@ -94,7 +113,10 @@ LOCAL_PRINCIPAL = Principal(user_id="local", org_id="local", roles=frozenset({AD
 
 
 class TokenRegistry:
-    """Tokens from a JSON file: {"tokens": [{"token" | "token_sha256", "user_id", ...}]}."""
+    """Tokens from a JSON file: {"tokens": [{"token" | "token_sha256", "user_id", ...}]}.
+
+    An entry's `agent_id` is the agent its calls act for by default; `agent_ids` lists
+    further agents a call may name. Naming any other agent is refused."""
 
     def __init__(self, principals_by_digest: dict[str, Principal]) -> None:
         self._by_digest = principals_by_digest
@@ -123,6 +145,11 @@ class TokenRegistry:
         entries = [p for p in self._by_digest.values() if p.user_id == user_id]
         return next((p for p in entries if not p.agent_id), entries[0] if entries else None)
 
+    @property
+    def only_principal(self) -> Principal | None:
+        """The principal of a registry of one token."""
+        return next(iter(self._by_digest.values())) if len(self) == 1 else None
+
     def principal_for(self, token: str) -> Principal | None:
         digest = hashlib.sha256(token.encode()).hexdigest()
         principal = self._by_digest.get(digest)
@@ -147,13 +174,14 @@ def _parse_token_entry(entry: object, where: str) -> tuple[str, Principal]:
         raise ValueError(f"{where}.user_id is required")
     ids = {name: str(entry.get(name) or "") for name in ("user_id", "agent_id", "org_id")}
     lists = {name: _string_list(entry.get(name, []), f"{where}.{name}")
-             for name in ("project_ids", "team_ids", "roles")}
-    for name, value in [*ids.items(), *[(n, v) for n in ("project_ids", "team_ids")
-                                        for v in lists[n]]]:
+             for name in ("agent_ids", "project_ids", "team_ids", "roles")}
+    for name, value in [*ids.items(), *[(n, v) for n in ("agent_ids", "project_ids",
+                                                         "team_ids") for v in lists[n]]]:
         if value and not is_valid_entity_id(value):
             raise ValueError(f"{where}.{name}: {value!r} is not a valid id")
     keep_out_of_logs(token)
-    principal = Principal(**ids, project_ids=tuple(lists["project_ids"]),
+    principal = Principal(**ids, agent_ids=tuple(lists["agent_ids"]),
+                          project_ids=tuple(lists["project_ids"]),
                           team_ids=tuple(lists["team_ids"]), roles=frozenset(lists["roles"]),
                           token=token)
     return digest, principal
@@ -166,17 +194,35 @@ def _string_list(value: object, where: str) -> list[str]:
 
 
 class Authenticator:
-    """Resolves the caller of each RPC from its `authorization: Bearer <token>` metadata."""
+    """Resolves the caller of each RPC from its `authorization: Bearer <token>` metadata.
 
-    def __init__(self, registry: TokenRegistry | None,
+    In local mode (no tokens file) the one token is the data directory's local token,
+    and its principal is LOCAL_PRINCIPAL. A call may carry a delegation grant besides its
+    token (common/delegation.py): it then acts for the user the grant names, narrowed."""
+
+    def __init__(self, registry: TokenRegistry, *, local_token_file: Path | None = None,
                  delegations: DelegationKeys | None = None) -> None:
         self._registry = registry
+        self._local_token_file = local_token_file
         self.delegations = delegations
 
+    @classmethod
+    def local(cls, token: str, token_file: Path,
+              delegations: DelegationKeys | None = None) -> Authenticator:
+        keep_out_of_logs(token)
+        digest = hashlib.sha256(token.encode()).hexdigest()
+        return cls(TokenRegistry({digest: replace(LOCAL_PRINCIPAL, token=token)}),
+                   local_token_file=token_file, delegations=delegations)
+
     @property
-    def open_access(self) -> bool:
-        """True when no tokens are configured and every caller is the local principal."""
-        return self._registry is None
+    def local_mode(self) -> bool:
+        """True when no tokens file is configured: the local token is the only one."""
+        return self._local_token_file is not None
+
+    @property
+    def local_principal(self) -> Principal | None:
+        """LOCAL_PRINCIPAL with the local token, in local mode."""
+        return self._registry.only_principal if self.local_mode else None
 
     def authenticate(self, metadata: Sequence[tuple[str, str | bytes]] | None) -> Principal:
         """The caller; with a delegation grant, the user it acts for, narrowed to it."""
@@ -190,20 +236,24 @@ class Authenticator:
                                           self.principal_of_user)
 
     def _caller(self, metadata: Sequence[tuple[str, str | bytes]]) -> Principal:
-        if self._registry is None:
-            return LOCAL_PRINCIPAL
         token = _bearer_token(metadata)
         if not token:
-            raise Unauthenticated("missing bearer token: send 'authorization: Bearer <token>'")
+            raise Unauthenticated("missing bearer token: send 'authorization: Bearer "
+                                  f"<token>'{self._where_local_token()}")
         principal = self._registry.principal_for(token)
         if principal is None:
-            raise Unauthenticated("unknown bearer token")
+            raise Unauthenticated(f"unknown bearer token{self._where_local_token()}")
         return principal
 
     def principal_of_user(self, user_id: str) -> Principal | None:
-        if self._registry is None:
-            return LOCAL_PRINCIPAL if user_id == LOCAL_PRINCIPAL.user_id else None
         return self._registry.principal_of_user(user_id)
+
+    def _where_local_token(self) -> str:
+        if self._local_token_file is None:
+            return ""
+        return (f"; this hub runs in local mode and accepts the token in "
+                f"{self._local_token_file} (the SDK and the CLI read it from there, given "
+                "KNOWHUB_DATA_DIR)")
 
 
 def _bearer_token(metadata: Sequence[tuple[str, str | bytes]]) -> str:
@@ -232,18 +282,23 @@ def bearer_token(authorization: str | None) -> str | None:
     return token
 
 
-def load_authenticator(tokens_file: Path | None, host: str,
+def load_authenticator(tokens_file: Path | None, host: str, data_dir: Path,
                        delegations: DelegationKeys | None = None) -> Authenticator:
-    """Refuses to serve a non-loopback address without tokens; logs the local mode."""
+    """The tokens file's tokens; without one, the data directory's local token, and then
+    only on a loopback address."""
     if tokens_file is None:
         if host not in LOOPBACK_HOSTS:
             raise ValueError(
                 f"refusing to bind {host} without tokens: set KNOWHUB_TOKENS_FILE, "
                 "or bind 127.0.0.1"
             )
-        log.warning("no KNOWHUB_TOKENS_FILE: every caller acts as the local principal "
-                    "user:local (org:local, admin); bound to loopback only")
-        return Authenticator(None, delegations)
+        token_file = local_token_file(data_dir.resolve())
+        authenticator = Authenticator.local(ensure_local_token(data_dir), token_file,
+                                            delegations)
+        log.warning("no KNOWHUB_TOKENS_FILE: local mode, bound to loopback only; callers "
+                    "send the local token in %s and act as user:local (org:local, admin)",
+                    token_file)
+        return authenticator
     registry = TokenRegistry.from_file(tokens_file)
     log.info("loaded %d tokens from %s", len(registry), tokens_file)
-    return Authenticator(registry, delegations)
+    return Authenticator(registry, delegations=delegations)

@@ -134,8 +134,11 @@ def _request(query: SearchQuery) -> qe.QueryRequest:
     payload: bool | qe.PayloadSelector = query.with_payload
     if query.with_payload and not query.with_bulk:
         payload = qe.PayloadSelector.Exclude([BULK_FIELD])
+    params = None
+    if query.sparse is not None:
+        params = qe.SearchParams(idf=qe.IdfParams(corpus=_filter(query.idf_corpus)))
     return qe.QueryRequest(limit=query.limit, query=nearest, filter=_filter(query.where),
-                           with_payload=payload, with_vector=query.with_vectors)
+                           params=params, with_payload=payload, with_vector=query.with_vectors)
 
 
 def _hit(point: qe.ScoredPoint, query: SearchQuery) -> Hit:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from collections.abc import Sequence
@@ -11,6 +10,7 @@ from typing import Any
 
 import openai
 
+from knowhub_server.common import json_input
 from knowhub_server.common.config import CommonSettings
 from knowhub_server.common.metrics import Metrics
 
@@ -34,8 +34,8 @@ def parse_json_reply(text: str) -> Any:
             candidates.append(text[start:end + 1])
     for candidate in candidates:
         try:
-            return json.loads(candidate)
-        except json.JSONDecodeError:
+            return json_input.loads(candidate)
+        except ValueError:  # not JSON, or JSON no caller needs (NaN, too deep)
             continue
     raise LLMError(f"the LLM reply holds no JSON: {text[:200]!r}")
 
@@ -50,8 +50,8 @@ class ToolCall:
 
 def _json_object(arguments: str, name: str) -> dict[str, Any] | None:
     try:
-        value = json.loads(arguments)
-    except (json.JSONDecodeError, TypeError):
+        value = json_input.loads(arguments)
+    except (ValueError, TypeError):
         value = None
     if not isinstance(value, dict):
         log.warning("dropped a %s call whose arguments are not a JSON object", name)

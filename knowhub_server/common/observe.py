@@ -27,7 +27,7 @@ log = logging.getLogger("knowhub.rpc")
 TRACE_HEADER = "x-trace-id"
 REQUEST_HEADER = "x-request-id"
 # What a caller may send as an id: anything else is ignored, so it cannot forge log text.
-_ID = re.compile(r"^[A-Za-z0-9._:/-]{1,128}$")
+_ID = re.compile(r"[A-Za-z0-9._:/-]{1,128}")
 _READ_HEADERS = frozenset({TRACE_HEADER, REQUEST_HEADER, "authorization"})
 
 Unary = Callable[[Any, grpc.ServicerContext], Any]
@@ -134,7 +134,7 @@ def _call(service: str, method: str, metadata: dict[str, str], request: Any) -> 
 
 
 def _valid_id(value: object) -> str:
-    return value if isinstance(value, str) and _ID.match(value) else ""
+    return value if isinstance(value, str) and _ID.fullmatch(value) else ""
 
 
 @contextmanager

@@ -8,6 +8,7 @@ import hashlib
 import json
 from typing import Any
 
+from knowhub_server.common import json_input
 from knowhub_server.common.errors import InvalidArgument
 
 
@@ -25,7 +26,7 @@ def read_token(token: str, filters: object) -> Any:
     """The cursor of a token issued for these filters; INVALID_ARGUMENT otherwise."""
     try:
         padded = token + "=" * (-len(token) % 4)
-        data = json.loads(base64.urlsafe_b64decode(padded.encode()))
+        data = json_input.loads(base64.urlsafe_b64decode(padded.encode()))
         cursor, found = data["c"], data["f"]
     except (ValueError, KeyError, TypeError) as exc:
         raise InvalidArgument("page_token", "is not a token this service issued") from exc

@@ -186,8 +186,12 @@ def _request(query: SearchQuery) -> qm.QueryRequest:
     payload: Any = query.with_payload
     if query.with_payload and not query.with_bulk:
         payload = qm.PayloadSelectorExclude(exclude=[BULK_FIELD])
+    params = None
+    if query.sparse is not None:
+        corpus = _filter(query.idf_corpus)
+        params = qm.SearchParams(idf=qm.IdfCorpusParams(corpus=corpus) if corpus else None)
     return qm.QueryRequest(query=vector, using=using, filter=_filter(query.where),
-                           limit=query.limit, with_payload=payload,
+                           limit=query.limit, params=params, with_payload=payload,
                            with_vector=query.with_vectors)
 
 

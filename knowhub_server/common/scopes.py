@@ -13,7 +13,7 @@ SCOPE_KINDS = ("user", "project", "agent", "team", "org")
 _PRIORITY = {kind: rank for rank, kind in enumerate(SCOPE_KINDS)}
 _PUBLIC_RANK = len(SCOPE_KINDS)
 
-ENTITY_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+\-]{0,127}$")
+ENTITY_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@+\-]{0,127}")
 ENTITY_ID_RULE = "1-128 characters: letters, digits and . _ @ + - (starting with a letter or digit)"
 
 
@@ -22,7 +22,7 @@ def scope(kind: str, entity_id: str) -> str:
 
 
 def is_valid_entity_id(entity_id: str) -> bool:
-    return bool(ENTITY_ID_PATTERN.match(entity_id))
+    return bool(ENTITY_ID_PATTERN.fullmatch(entity_id))
 
 
 def validate_scope(value: str, field: str) -> str:

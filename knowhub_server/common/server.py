@@ -18,6 +18,7 @@ from grpc_reflection.v1alpha import reflection
 
 from knowhub_server.common.metrics import Metrics
 from knowhub_server.common.observe import ObservingInterceptor
+from knowhub_server.common.rpc import Undecodable
 from knowhub_server.common.runtime import Runtime
 from knowhub_server.common.tls import server_credentials
 
@@ -47,18 +48,44 @@ class ServiceHost(Protocol):
 
 
 class _Fanout:
-    """A ServiceHost that adds each servicer to several servers at once."""
+    """A ServiceHost that adds each servicer to several servers at once, each method with
+    a request decoder that never fails (see `lenient`)."""
 
     def __init__(self, *servers: grpc.Server) -> None:
         self._servers = servers
 
     def add_generic_rpc_handlers(self, handlers: Any) -> None:
         for server in self._servers:
-            server.add_generic_rpc_handlers(handlers)
+            server.add_generic_rpc_handlers(tuple(_LenientService(h) for h in handlers))
 
     def add_registered_method_handlers(self, service: str, handlers: Any) -> None:
+        lenient_handlers = {name: lenient(h) for name, h in handlers.items()}
         for server in self._servers:
-            server.add_registered_method_handlers(service, handlers)
+            server.add_registered_method_handlers(service, lenient_handlers)
+
+
+def lenient(handler: Any) -> Any:
+    """The method handler with a request decoder that hands a message it cannot decode
+    (nested past protobuf's depth limit, truncated, ...) to the method as Undecodable, so
+    the caller gets INVALID_ARGUMENT rather than gRPC's own INTERNAL."""
+    decode = handler.request_deserializer
+
+    def decode_leniently(data: bytes) -> Any:
+        try:
+            return decode(data)
+        except Exception as error:  # protobuf's DecodeError, or a RecursionError
+            return Undecodable(str(error))
+
+    return handler._replace(request_deserializer=decode_leniently)
+
+
+class _LenientService(grpc.GenericRpcHandler):
+    def __init__(self, inner: grpc.GenericRpcHandler) -> None:
+        self._inner = inner
+
+    def service(self, handler_call_details: grpc.HandlerCallDetails) -> Any:
+        handler = self._inner.service(handler_call_details)
+        return None if handler is None else lenient(handler)
 
 
 def _grpc_server(workers: int, name: str, metrics: Metrics) -> grpc.Server:

@@ -8,9 +8,9 @@ from urllib.parse import urlsplit
 
 from knowhub_server.common.errors import InvalidArgument
 
-RESOURCE_ID_PATTERN = re.compile(r"^[a-z0-9_.\-]+(/[a-z0-9_.\-]+)*$")
+RESOURCE_ID_PATTERN = re.compile(r"[a-z0-9_.\-]+(/[a-z0-9_.\-]+)*")
 RESOURCE_ID_MAX = 256
-TRACE_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@+\-]{0,127}$")
+TRACE_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@+\-]{0,127}")
 TRACE_ID_RULE = ("1-128 characters: letters, digits and . _ : @ + - (starting with a letter "
                  "or digit)")
 NAME_MAX = 256  # ids and names: message, trace, agent, request ids, source names
@@ -79,7 +79,7 @@ def resource_id(value: str, field: str) -> str:
         raise InvalidArgument(field, "is required")
     if len(value) > RESOURCE_ID_MAX:
         raise InvalidArgument(field, f"is longer than {RESOURCE_ID_MAX} characters")
-    if not RESOURCE_ID_PATTERN.match(value) or ".." in value.split("/"):
+    if not RESOURCE_ID_PATTERN.fullmatch(value) or ".." in value.split("/"):
         raise InvalidArgument(
             field, f"{value!r} is not a resource id: use lowercase letters, digits and _ - . "
             "in segments separated by /, with no leading slash and no '..'"
@@ -91,6 +91,6 @@ def trace_id(value: str, field: str = "trace_id") -> str:
     """A trace id (cognition's traces, named by knowledge cases and dream runs too)."""
     if not value:
         raise InvalidArgument(field, "is required")
-    if not TRACE_ID_PATTERN.match(value):
+    if not TRACE_ID_PATTERN.fullmatch(value):
         raise InvalidArgument(field, f"{value[:140]!r} is not a trace id: use {TRACE_ID_RULE}")
     return value

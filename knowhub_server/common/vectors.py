@@ -207,7 +207,11 @@ class Order:
 
 @dataclass(frozen=True)
 class SearchQuery:
-    """Nearest records to one vector: BM25 (`sparse`) or dense, never both."""
+    """Nearest records to one vector: BM25 (`sparse`) or dense, never both.
+
+    BM25's term statistics (IDF) come from the records of `corpus` (by default `where`):
+    never from records the search cannot return, so no caller's scores tell anything of
+    records it cannot see (another tenant's words)."""
 
     where: Where
     limit: int
@@ -216,10 +220,15 @@ class SearchQuery:
     with_payload: bool = True
     with_bulk: bool = False  # include the schema's bulk fields in the hits
     with_vectors: bool = False
+    corpus: Where | None = None
 
     def __post_init__(self) -> None:
         if (self.sparse is None) == (self.dense is None):
             raise ValueError("a search takes exactly one of a sparse or a dense vector")
+
+    @property
+    def idf_corpus(self) -> Where:
+        return self.where if self.corpus is None else self.corpus
 
 
 # ---- The interface --------------------------------------------------------------------
@@ -489,9 +498,9 @@ def _exact_scores(collection: VectorCollection, where: Where, sparse: SparseVect
     lexical_only = tuple(p for p in bm25_of if p not in cosine_of)
     dense_only = tuple(p for p in cosine_of if p not in bm25_of)
     queries = []
-    if dense_only:
+    if dense_only:  # the same term statistics as the first search: over `where`
         queries.append(SearchQuery(_among(where, dense_only), len(dense_only), sparse=sparse,
-                                   with_payload=False))
+                                   with_payload=False, corpus=where))
     if lexical_only:
         queries.append(SearchQuery(_among(where, lexical_only), len(lexical_only),
                                    dense=dense, with_payload=False))

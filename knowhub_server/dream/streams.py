@@ -193,8 +193,9 @@ class StreamWorker(PoolThread, ABC):
 
     def run(self) -> None:
         while not self._stopping.is_set():
-            client = self._stream.blocking_client()
-            try:
+            client = None
+            try:  # connecting may fail too (a frozen Redis): the worker must live on
+                client = self._stream.blocking_client()
                 self._client_id = client.client_id()
                 self._stream.ensure_group()
                 self._consume(client)
@@ -203,7 +204,8 @@ class StreamWorker(PoolThread, ABC):
                             self._poll_seconds)
                 self._stopping.wait(self._poll_seconds)
             finally:
-                client.close()
+                if client is not None:
+                    client.close()
         with contextlib.suppress(redis.RedisError):  # a leftover is swept by the others
             self._stream.drop_consumers(0, only=self.consumer)
 

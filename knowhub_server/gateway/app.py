@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import socket
 import threading
 import time
 from collections.abc import AsyncIterator, Mapping
@@ -15,8 +14,10 @@ from pathlib import Path
 
 import uvicorn
 from knowhub import errors
+from knowhub.local import read_local_token
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
@@ -24,10 +25,12 @@ from starlette.staticfiles import StaticFiles
 
 from knowhub_server.common.auth import LOOPBACK_HOSTS
 from knowhub_server.common.config import CommonSettings
+from knowhub_server.common.http import HostPolicy, listen
 from knowhub_server.common.server import stop_on_signal
 from knowhub_server.common.tls import peer_ca
 from knowhub_server.gateway import openapi
 from knowhub_server.gateway.config import GatewaySettings
+from knowhub_server.gateway.guard import RequestGuard, local_token_route
 from knowhub_server.gateway.routes import ROUTES
 from knowhub_server.gateway.translation import SERVICES, Backend, error_body, http_status
 
@@ -74,10 +77,15 @@ async def _home(_request: Request) -> Response:
     return RedirectResponse("/console/", status_code=302)
 
 
-def create_app(targets: Mapping[str, str], timeout: float,
-               tls_ca: bytes | None = None) -> Starlette:
+LOOPBACK_POLICY = HostPolicy.for_bind("127.0.0.1")
+
+
+def create_app(targets: Mapping[str, str], timeout: float, tls_ca: bytes | None = None, *,
+               policy: HostPolicy = LOOPBACK_POLICY, local_token: str | None = None
+               ) -> Starlette:
     """The gateway; `targets` gives each service's gRPC address, `tls_ca` the CA that
-    verifies them when they speak TLS."""
+    verifies them when they speak TLS, `policy` the Host and Origin headers it answers,
+    `local_token` the hub's local token (local mode), which its console gets."""
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -90,12 +98,15 @@ def create_app(targets: Mapping[str, str], timeout: float,
     routes = [
         Route("/", _home, methods=["GET"]),
         Route("/openapi.json", _openapi, methods=["GET"]),
+        Route("/api/local-token", local_token_route(local_token), methods=["GET"]),
         *ROUTES,
         Mount("/console", app=StaticFiles(directory=CONSOLE_DIR, html=True), name="console"),
     ]
-    return Starlette(routes=routes, lifespan=lifespan, exception_handlers={
-        errors.KnowHubError: _knowhub_error, HTTPException: _http_error,
-        Exception: _unexpected_error})
+    return Starlette(routes=routes, lifespan=lifespan,
+                     middleware=[Middleware(RequestGuard, policy=policy)],
+                     exception_handlers={errors.KnowHubError: _knowhub_error,
+                                         HTTPException: _http_error,
+                                         Exception: _unexpected_error})
 
 
 def hub_address(settings: CommonSettings, port: int) -> str:
@@ -130,7 +141,7 @@ class GatewayServer:
 
     def start(self) -> int:
         """Binds (here, so a port in use fails now), starts serving; returns the port."""
-        sock = _listen(self.host, self.port)
+        sock = listen(self.host, self.port)
         self.port = sock.getsockname()[1]
         self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]},
                                         name="knowhub-gateway", daemon=True)
@@ -153,26 +164,21 @@ class GatewayServer:
             self._thread = None
 
 
-def _listen(host: str, port: int) -> socket.socket:
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    # IPPROTO_TCP explicitly: asyncio turns Nagle off (TCP_NODELAY) only on sockets that
-    # say so, and with Nagle on every answer waits ~40 ms for the client's delayed ACK.
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host, port))
-    except OSError as exc:
-        sock.close()
-        raise RuntimeError(f"cannot listen on {host}:{port}: {exc} (is the port in use?)") \
-            from exc
-    return sock
-
-
 def _check_binding(settings: CommonSettings, host: str) -> None:
     """Like the gRPC server: without a tokens file, loopback only."""
     if settings.tokens_file is None and host not in LOOPBACK_HOSTS:
         raise ValueError(f"refusing to bind the gateway to {host} without tokens: set "
                          "KNOWHUB_TOKENS_FILE, or bind 127.0.0.1")
+
+
+def _policy(own: GatewaySettings, host: str) -> HostPolicy:
+    return HostPolicy.for_bind(host, own.gateway_allowed_hosts, own.gateway_allowed_origins)
+
+
+def _local_token(settings: CommonSettings) -> str | None:
+    """The hub's local token when it runs without a tokens file (and shares this data
+    directory), for the console."""
+    return None if settings.tokens_file else read_local_token(settings.data_dir)
 
 
 def _listening(gateway: GatewayServer) -> str:
@@ -188,7 +194,8 @@ def serve_gateway(settings: CommonSettings, host: str | None = None,
     port = own.gateway_port if port is None else port
     _check_binding(settings, host)
     targets = service_targets(settings)
-    app = create_app(targets, own.gateway_timeout_seconds, peer_ca(settings))
+    app = create_app(targets, own.gateway_timeout_seconds, peer_ca(settings),
+                     policy=_policy(own, host), local_token=_local_token(settings))
     gateway = GatewayServer(app, host, port)
     stop = stop_on_signal()
     gateway.start()
@@ -207,8 +214,8 @@ class HubGateway:
         own = GatewaySettings()
         _check_binding(settings, own.gateway_host)  # before the hub starts
         self._settings = settings
+        self._own = own
         self._host = own.gateway_host
-        self._timeout = own.gateway_timeout_seconds
         if port is not None:
             self._port = port
         elif "gateway_port" not in own.model_fields_set and settings.port == 0:
@@ -223,7 +230,9 @@ class HubGateway:
 
     def start(self, hub_port: int) -> str:
         targets = dict.fromkeys(SERVICES, hub_address(self._settings, hub_port))
-        app = create_app(targets, self._timeout, peer_ca(self._settings))
+        app = create_app(targets, self._own.gateway_timeout_seconds, peer_ca(self._settings),
+                         policy=_policy(self._own, self._host),
+                         local_token=_local_token(self._settings))
         self._gateway = GatewayServer(app, self._host, self._port)
         self._gateway.start()
         return _listening(self._gateway)

@@ -6,6 +6,8 @@ from __future__ import annotations
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from knowhub_server.common.listing import CommaList
+
 
 class GatewaySettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="KNOWHUB_", extra="ignore")
@@ -18,3 +20,11 @@ class GatewaySettings(BaseSettings):
     gateway_timeout_seconds: float = Field(
         60.0, gt=0, le=3600, description="Deadline of one gRPC call the gateway makes "
         "(SlimKnowledge and RotateMasterKey get at least 600 s).")
+    gateway_allowed_hosts: CommaList = Field(
+        default_factory=list, description="Further Host names the gateway answers to, "
+        "comma-separated: `name` (any port) or `name:port`, e.g. the name a proxy serves "
+        "it under. It always answers to its own address (every loopback name on loopback).")
+    gateway_allowed_origins: CommaList = Field(
+        default_factory=list, description="Origins of other web pages that may call the "
+        "gateway from a browser, comma-separated (e.g. `https://tools.example.com`). Its "
+        "own console's origin is always allowed; any other is refused.")

@@ -7,7 +7,6 @@ apply the caller's identity and visibility exactly as they do for gRPC callers.
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -22,7 +21,7 @@ from knowhub.channels import open_aio_channel
 from knowhub.knowledge import SLIM_TIMEOUT
 from knowhub.v1 import cognition_pb2, dream_pb2, knowledge_pb2, resource_pb2
 
-from knowhub_server.common import auth
+from knowhub_server.common import auth, json_input
 from knowhub_server.common.errors import ServiceError
 
 # The URL name of each service (`/api/v1/{service}/{Method}`) and its descriptor.
@@ -121,14 +120,13 @@ def find_rpc(service: str, method: str) -> Rpc:
 # ---- JSON in ------------------------------------------------------------------------------
 
 def json_object(body: bytes) -> dict[str, Any]:
-    """The request body as a JSON object; an empty body is {}."""
-    if len(body) > MAX_BODY_BYTES:
-        raise BodyTooLarge("RESOURCE_EXHAUSTED", f"body: larger than {MAX_BODY_BYTES} bytes")
+    """The request body as a JSON object; an empty body is {}. (RequestGuard kept it
+    within MAX_BODY_BYTES.)"""
     if not body.strip():
         return {}
     try:
-        data = json.loads(body)
-    except (ValueError, RecursionError) as exc:  # bad JSON, bad UTF-8, too deep
+        data = json_input.loads(body)
+    except ValueError as exc:  # bad JSON, bad UTF-8, NaN, too deep
         raise invalid(f"body: not valid JSON ({exc})") from None
     if not isinstance(data, dict):
         raise invalid(f"body: must be a JSON object, not {type(data).__name__}")

@@ -277,20 +277,20 @@ def validate_knowledge_id(value: str, field_name: str = "id") -> str:
 def new_knowledge(draft: Draft, principal: Principal, at: float, prefix: str = "") -> Knowledge:
     """A new record from a validated draft, with seed 001/003 defaults, checked against
     what the caller may write."""
-    named_agent = draft.source.agent_id
+    agent = principal.acting_agent(draft.source.agent_id, f"{prefix}source.agent_id")
     scopes = draft.scopes or [principal.default_scope]
     for index, value in enumerate(scopes):
         if value not in principal.visible_scopes and not principal.is_admin:
             raise PermissionDenied(f"{prefix}scopes[{index}]: cannot write into {value!r}, "
                                    "a scope the caller cannot see")
-    owner = draft.owner or principal.default_owner(named_agent)
-    if owner not in principal.identities(named_agent) and not principal.is_admin:
+    owner = draft.owner or principal.default_owner(agent)
+    if owner not in principal.identities(agent) and not principal.is_admin:
         raise PermissionDenied(f"{prefix}owner: {owner!r} is not the caller; only an admin "
                                "may save on behalf of another owner")
     message_id = draft.message_id or draft.source.message_id
     given = draft.source
     source = Source(name=given.name, category=given.category or "exp", urls=list(given.urls),
-                    agent_id=principal.acting_agent(named_agent),
+                    agent_id=agent,
                     submitted_by=given.submitted_by, timestamp=given.timestamp or at,
                     message_id=given.message_id or message_id)
     score = draft.score if draft.score is not None else DEFAULT_SCORE

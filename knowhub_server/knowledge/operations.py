@@ -220,7 +220,7 @@ class KnowledgeOperations:
         for draft, record in zip(drafts, records, strict=True):
             if not draft.request_id:
                 continue
-            key = f"{principal.user_scope}:{draft.request_id}"
+            key = request_key(principal, draft.request_id)
             record.id = self._store.claim_request(key, record.id)
             claimed[record.id] = self._store.get(record.id)
         return claimed
@@ -360,6 +360,8 @@ class KnowledgeOperations:
             principal.delegation.check_feedback(
                 knowledge_id, trace_ids={c.trace_id for c in cases},
                 cases_only=feedback.score is None and not feedback.evolve_feedback)
+        if feedback.request_id:  # so no one else can claim a key first, and void this call
+            feedback = replace(feedback, request_id=request_key(principal, feedback.request_id))
         current = self._visible(principal, knowledge_id)
         if feedback.evolve_feedback:
             if not principal.may_modify(current.owner, current.creator):
@@ -484,6 +486,11 @@ class KnowledgeOperations:
         if record is None or principal.visible_scopes.isdisjoint(record.scopes):
             raise NotFound(f"knowledge {knowledge_id!r} not found")
         return record
+
+
+def request_key(principal: Principal, request_id: str) -> str:
+    """An idempotency key as the store keeps it: the caller's own, never another's."""
+    return f"{principal.user_scope}:{request_id}"
 
 
 def _apply_feedback(record: Knowledge, feedback: Feedback, content: str | None,

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from knowhub_server.common.listing import CommaList
+
 
 class McpSettings(BaseSettings):
     """Which hub the MCP server calls, as whom, and where its HTTP transport listens."""
@@ -20,3 +22,11 @@ class McpSettings(BaseSettings):
     mcp_host: str = Field("127.0.0.1", min_length=1,
                           description="Address the MCP HTTP transport binds to.")
     mcp_port: int = Field(8931, ge=0, le=65535, description="Port of the MCP HTTP transport.")
+    mcp_allowed_hosts: CommaList = Field(
+        default_factory=list, description="Further Host names the MCP HTTP transport "
+        "answers to, comma-separated: `name` (any port) or `name:port`. It always answers "
+        "to its own address (every loopback name on loopback).")
+    mcp_allowed_origins: CommaList = Field(
+        default_factory=list, description="Origins of web pages that may call the MCP "
+        "HTTP transport from a browser, comma-separated (e.g. a browser-based MCP client's "
+        "`http://localhost:6274`); any other origin is refused.")

@@ -3,6 +3,10 @@
 A record says who did what to which resource version, and how it ended; it never holds
 a secret value. `record` must succeed (UNAVAILABLE otherwise, so the caller does not act
 or answer); `note` is for outcomes written after the fact, where a lost record is logged.
+
+A record is written by a script that appends it only before a deadline, by the Redis
+server's clock: a Redis that froze and resumes late runs the waiting append after the
+caller was already refused, and must not then record a read that never happened.
 """
 
 from __future__ import annotations
@@ -16,14 +20,21 @@ import redis
 
 from knowhub_server.common.auth import Principal
 from knowhub_server.common.errors import InvalidArgument, Unavailable
+from knowhub_server.common.redis_store import COMMAND_TIMEOUT_SECONDS
 from knowhub_server.common.times import now
 
 log = logging.getLogger(__name__)
 
 STREAM = "audit"
-_STREAM_ID = re.compile(r"^\d{1,20}-\d{1,20}$")
+_STREAM_ID = re.compile(r"\d{1,20}-\d{1,20}")
 _FILTERED_CHUNK = 256  # entries read per round when a filter drops some
 _SCAN_MAX = 10_000  # entries one filtered page reads at most before it returns
+# Appends ARGV[2..] to the stream KEYS[1] unless the server's time is past ARGV[1] (ms).
+_APPEND_BEFORE = """
+local time = redis.call('TIME')
+if time[1] * 1000 + math.floor(time[2] / 1000) > tonumber(ARGV[1]) then return false end
+return redis.call('XADD', KEYS[1], '*', unpack(ARGV, 2))
+"""
 
 
 @dataclass
@@ -46,16 +57,24 @@ class AuditLog:
 
     def record(self, principal: Principal, event: AuditEvent, *, unless: str) -> None:
         """Appends the event, or raises UNAVAILABLE saying what was therefore not done."""
+        at = now()
+        fields = {"time": repr(at), "actor": principal.user_scope,
+                  "agent_id": principal.agent_id, "action": event.action,
+                  "resource_id": event.resource_id, "version": str(event.version),
+                  "outcome": event.outcome, "detail": event.detail}
+        # Half the command timeout: an append made in time is answered before the client
+        # gives up on it.
+        deadline_ms = int((at + COMMAND_TIMEOUT_SECONDS / 2) * 1000)
         try:
             client = self._connect()
-            client.xadd(self.stream, {
-                "time": repr(now()), "actor": principal.user_scope,
-                "agent_id": principal.agent_id, "action": event.action,
-                "resource_id": event.resource_id, "version": str(event.version),
-                "outcome": event.outcome, "detail": event.detail})
+            append = client.register_script(_APPEND_BEFORE)
+            written = append(keys=[self.stream], args=[
+                deadline_ms, *(part for pair in fields.items() for part in pair)])
         except (redis.RedisError, OSError, RuntimeError) as exc:
             raise Unavailable(f"the audit log (Redis) cannot be written, so {unless}: "
                               f"{type(exc).__name__}: {exc}") from None
+        if written is None:
+            raise Unavailable(f"the audit log (Redis) answered too late, so {unless}")
 
     def note(self, principal: Principal, event: AuditEvent) -> None:
         """Appends the event if Redis answers; a lost record is logged as a warning."""
@@ -69,7 +88,7 @@ class AuditLog:
     def page(self, page_size: int, page_token: str,
              resource_id: str = "") -> tuple[list[AuditEvent], str]:
         """Events newest first, from just before `page_token`, and the next token."""
-        if page_token and not _STREAM_ID.match(page_token):
+        if page_token and not _STREAM_ID.fullmatch(page_token):
             raise InvalidArgument("page_token", "is not a token this service issued")
         upper = f"({page_token}" if page_token else "+"
         chunk = _FILTERED_CHUNK if resource_id else page_size

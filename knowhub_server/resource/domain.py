@@ -266,7 +266,8 @@ def new_content(principal: Principal, draft: Draft, expiry: float | None,
                                "may save on behalf of another owner")
     scopes = draft.scopes or (list(current.content.scopes) if current
                               else [principal.default_scope])
-    owner = draft.owner or (current.content.owner if current else principal.default_owner(""))
+    owner = draft.owner or (current.content.owner if current
+                            else principal.default_owner(principal.agent_id))
     return Content(title=draft.title, body=draft.body, content_type=draft.content_type,
                    metadata=dict(draft.metadata), scopes=list(scopes), owner=owner,
                    expires_at=expiry)

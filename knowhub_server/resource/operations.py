@@ -8,14 +8,13 @@ record, no secret.
 
 from __future__ import annotations
 
-import base64
 import contextlib
-import hashlib
-import json
 import logging
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
+from knowhub_server.common import paging
 from knowhub_server.common import validation as check
 from knowhub_server.common.auth import Principal
 from knowhub_server.common.errors import (
@@ -226,16 +225,16 @@ class ResourceOperations:
         if content_type:
             validate_content_type(content_type, "content_type")
         check.int_range(page_size, "page_size", 1, PAGE_SIZE_MAX)
-        fingerprint = _fingerprint(principal, path, content_type, include_expired,
-                                   show_deleted)
-        cursor = _read_token(page_token, fingerprint) if page_token else None
+        filters = (sorted(principal.visible_scopes), path, content_type, include_expired,
+                   show_deleted)
+        cursor = _point_cursor(paging.read_token(page_token, filters)) if page_token else None
         at = now()
         where = heads_where(principal.visible_scopes, now=at, prefix=path,
                             content_type=content_type, include_expired=include_expired,
                             show_deleted=show_deleted)
         heads, next_cursor = self._store.page(where, page_size, cursor)
         resources = [resource_view(h, h.latest, h.content, at) for h in heads]
-        return resources, _write_token(next_cursor, fingerprint) if next_cursor else ""
+        return resources, paging.write_token(next_cursor, filters) if next_cursor else ""
 
     def search(self, principal: Principal, query: str, *, top_k: int, content_type: str,
                include_expired: bool) -> list[tuple[Resource, float]]:
@@ -379,25 +378,9 @@ class ResourceOperations:
             raise PermissionDenied(f"{rpc} needs the admin role")
 
 
-# ---- List page tokens: the engine's cursor, tied to the filters it belongs to ------------
-
-def _fingerprint(principal: Principal, *parts: object) -> str:
-    raw = repr((sorted(principal.visible_scopes), parts)).encode()
-    return hashlib.blake2b(raw, digest_size=8).hexdigest()
-
-
-def _write_token(cursor: str, fingerprint: str) -> str:
-    raw = json.dumps({"c": cursor, "f": fingerprint}, separators=(",", ":"))
-    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
-
-
-def _read_token(token: str, fingerprint: str) -> str:
-    try:
-        padded = token + "=" * (-len(token) % 4)
-        data = json.loads(base64.urlsafe_b64decode(padded.encode()))
-        cursor, found = str(data["c"]), data["f"]
-    except (ValueError, KeyError, TypeError) as exc:
-        raise InvalidArgument("page_token", "is not a token this service issued") from exc
-    if found != fingerprint:
-        raise InvalidArgument("page_token", "belongs to a list with other filters")
-    return cursor
+def _point_cursor(cursor: object) -> str:
+    """A listing's cursor: the point id (a UUID) the engine resumes at."""
+    with contextlib.suppress(ValueError):
+        if isinstance(cursor, str):
+            return str(uuid.UUID(cursor))
+    raise InvalidArgument("page_token", "is not a token this service issued")

@@ -306,8 +306,12 @@ def test_attributes_alone_can_be_set_without_events(server: Harness) -> None:
     assert result.event_ids == []
     assert (result.trace.agent_id, result.trace.auto_commit) == ("carols_helper", True)
     assert result.trace.event_count == 0
-    again = carol.cognition.append_events(trace_id, [MESSAGE], agent_id="another")
+    again = carol.cognition.append_events(trace_id, [MESSAGE], agent_id="carol_bot")
     assert again.trace.agent_id == "carols_helper"
+    code, message = failure(lambda: carol.cognition.append_events(
+        trace_id, [{**MESSAGE, "sequence": 2}], agent_id="alice_bot"))
+    assert (code, message.split(":")[0]) == ("PERMISSION_DENIED", "agent_id")
+    assert carol.cognition.get_log(trace_id).trace.event_count == 1
 
 
 def test_consuming_reflections_sets_consumed_at_once(server: Harness) -> None:
@@ -377,7 +381,7 @@ def test_list_traces_shows_the_callers_own_newest_first(start_redis_hub: StartHu
     for trace_id in mine:
         alice.cognition.append_events(trace_id, [MESSAGE])
     other = new_trace()
-    alice.cognition.append_events(other, [MESSAGE], agent_id="ignored")  # token agent wins
+    alice.cognition.append_events(other, [MESSAGE], agent_id="alice_bot")
     bob_trace = new_trace()
     bob.cognition.append_events(bob_trace, [MESSAGE])
     alice.cognition.append_events(mine[0], [{**MESSAGE, "sequence": 2}])  # now the newest

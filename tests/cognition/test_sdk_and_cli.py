@@ -177,6 +177,24 @@ def test_review_skips_and_quits_without_committing(
     assert one.extraction_id in out
 
 
+def test_review_shows_terminal_escapes_as_text(
+        server: Harness, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A payload that would move the cursor up and overwrite its scopes line (or reverse
+    text with a bidirectional override) is shown as the escapes it holds."""
+    alice, trace_id = server.client("alice"), new_trace()
+    hide = "\x1b[1A\x1b[2K\rtypes: tool   scopes: user:alice"
+    alice.cognition.save_pending(trace_id, **payload(
+        task=f"harmless{hide}", content="body\x1b]0;title\x07 \u202eevil",
+        tags={"t": "\x1b[31mred"}))
+    code = _review(server, monkeypatch, "q\n", _editor(tmp_path), "--trace", trace_id)
+    out = capsys.readouterr().out
+    assert code == 0
+    assert not any(c in out for c in "\x1b\x07\r\u202e"), repr(out)
+    assert "harmless\\x1b[1A\\x1b[2K\\rtypes: tool" in out
+    assert "scopes: org:acme" in out and "\\u202eevil" in out and "t=\\x1b[31mred" in out
+
+
 def test_review_reports_a_refusing_server(
         server: Harness, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
         capsys: pytest.CaptureFixture[str]) -> None:

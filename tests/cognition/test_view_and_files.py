@@ -138,11 +138,14 @@ def test_an_import_checks_its_extractions_as_the_importers_own_saves(server: Har
     its payloads are checked as saves by the importer, like SavePendingExtraction's."""
     alice, bob = server.client("alice"), server.client("bob")
     trace_id, _ = scripted_trace(alice)
-    document = alice.cognition.export_log(trace_id)
+    document = json.dumps({**json.loads(alice.cognition.export_log(trace_id)),
+                           "agent_id": ""})  # bob may not act as alice's agent either
     copy_id = new_trace()
     code, message = failure(lambda: bob.cognition.import_log(document, trace_id=copy_id))
     assert code == "PERMISSION_DENIED"
-    assert ".extraction_pending.payload.scopes[0]: cannot write into 'org:acme'" in message
+    # the payload's agent (alice's) is refused first; its scopes would be too
+    assert ".extraction_pending.payload.agent_id: this token may not act as agent " \
+        "'alice_bot'" in message
     assert failure(lambda: bob.cognition.get_log(copy_id))[0] == "NOT_FOUND"
 
 

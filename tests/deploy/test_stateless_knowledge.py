@@ -33,7 +33,8 @@ def replicas(tmp_path: Path, tokens_file: Path) -> Iterator[list[KnowHubServer]]
                                   tokens_file=tokens_file, qdrant_url="http://qdrant:6333")
         settings.data_dir.mkdir()
         runtime = Runtime(settings=settings,
-                          authenticator=load_authenticator(tokens_file, settings.host),
+                          authenticator=load_authenticator(tokens_file, settings.host,
+                                                            settings.data_dir),
                           vectors=RemoteStore(qdrant), llm=None, embedder=None,
                           metrics=Metrics())
         server = KnowHubServer(runtime, ["knowledge"])

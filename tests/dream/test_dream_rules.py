@@ -55,8 +55,8 @@ def test_each_run_rule_is_enforced_and_a_refused_run_queues_nothing(
     before = runs_queued(dream_server, redis_url)
 
     cases = [
-        (lambda: bob.dream.run(agent_id="alice_bot"), "PERMISSION_DENIED", "agent_id: only "
-         "agent 'alice_bot''s own tokens and admins may dream for it or read its memory"),
+        (lambda: bob.dream.run(agent_id="alice_bot"), "PERMISSION_DENIED", "agent_id: this "
+         "token may not act as agent 'alice_bot' (its agents: bob_bot)"),
         (lambda: carol.dream.run(), "INVALID_ARGUMENT",
          "agent_id: is required: the caller's token names no agent"),
         (lambda: alice.dream.run(agent_id="no spaces"), "INVALID_ARGUMENT", "agent_id: "),
@@ -236,11 +236,10 @@ def test_without_a_tokens_file_the_service_acts_as_the_local_principal(
     harness = Harness(tmp_path / "open", redis_url=redis_url, redis_prefix=redis_prefix,
                       llm_base_url=llm.base_url, llm_max_retries=0).start()
     try:
-        kh = KnowHub(harness.address)
+        kh = harness.client()  # with the local token
         kh.cognition.append_events(new_trace(), [message(1, "open")], agent_id="bot-open")
         run = wait_run(kh, kh.dream.run(agent_id="bot-open").run_id)
         assert (run.status, run.requested_by) == ("done", "user:local")
-        kh.close()
     finally:
         harness.stop()
 

@@ -153,7 +153,7 @@ def test_a_scope_the_caller_cannot_see_is_refused(server: Harness, queue: Queue)
 
 
 def test_a_caller_without_a_token_is_unauthenticated(server: Harness) -> None:
-    code, _ = failure(lambda: server.client().memory.remember(
+    code, _ = failure(lambda: KnowHub(server.address, token="").memory.remember(
         "x", context=private_context()))
     assert code == "UNAUTHENTICATED"
 

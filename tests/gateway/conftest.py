@@ -32,6 +32,8 @@ class Gateway:
         headers = dict(kwargs.pop("headers", {}))
         if as_:
             headers["Authorization"] = f"Bearer token-{as_}"
+        if method not in ("GET", "HEAD"):
+            headers.setdefault("Content-Type", "application/json")
         return self.client.request(method, path, headers=headers, **kwargs)
 
     def get(self, path: str, as_: str | None = None, **kwargs: Any) -> httpx.Response:
@@ -53,15 +55,17 @@ class Gateway:
 
 
 def start_gateway(targets: dict[str, str], timeout: float = 30.0,
-                  hub: Harness | None = None) -> Gateway:
-    server = GatewayServer(create_app(targets, timeout), "127.0.0.1", 0)
+                  hub: Harness | None = None, local_token: str | None = None) -> Gateway:
+    server = GatewayServer(create_app(targets, timeout, local_token=local_token),
+                           "127.0.0.1", 0)
     server.start()
     return Gateway(server, httpx.Client(base_url=server.url, timeout=30), hub)
 
 
-def gateway_for(hub: Harness, timeout: float = 30.0) -> Gateway:
+def gateway_for(hub: Harness, timeout: float = 30.0, local_token: str | None = None
+                ) -> Gateway:
     """A gateway sending every service's calls to `hub`."""
-    return start_gateway(dict.fromkeys(SERVICES, hub.address), timeout, hub)
+    return start_gateway(dict.fromkeys(SERVICES, hub.address), timeout, hub, local_token)
 
 
 @pytest.fixture
@@ -74,9 +78,10 @@ def gateway(hub: Harness) -> Iterator[Gateway]:
 
 @pytest.fixture
 def local_gateway(tmp_path: Path) -> Iterator[Gateway]:
-    """The gateway in front of a hub without a tokens file (every caller is user:local)."""
+    """The gateway in front of a hub without a tokens file, knowing its local token (as
+    `knowhub up` runs it)."""
     hub = Harness(tmp_path / "local").start()
-    running = gateway_for(hub)
+    running = gateway_for(hub, local_token=hub.local_token)
     yield running
     running.stop()
     hub.stop()

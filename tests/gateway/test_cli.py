@@ -15,7 +15,8 @@ import httpx
 import pytest
 
 from knowhub_server.common.config import CommonSettings
-from knowhub_server.gateway.app import HubGateway, _listen, hub_address, service_targets
+from knowhub_server.common.http import listen
+from knowhub_server.gateway.app import HubGateway, hub_address, service_targets
 from tests.support.harness import Harness
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -50,10 +51,16 @@ def test_up_serves_the_gateway_on_its_own_port(tmp_path: Path) -> None:
     process = knowhub("up", "--data-dir", str(tmp_path / "hub"), "--port", "0")
     url = gateway_url(process)
     try:
-        saved = httpx.post(f"{url}/api/knowledge", json={
-            "task": "t", "content": "c", "types": ["tool"]}, timeout=30)
+        note = {"task": "t", "content": "c", "types": ["tool"]}
+        assert httpx.post(f"{url}/api/knowledge", json=note, timeout=30).status_code == 401
+        token = httpx.get(f"{url}/api/local-token", headers={"X-KnowHub-Console": "1"},
+                          timeout=30).json()["token"]
+        assert token == (tmp_path / "hub" / "local_token").read_text().strip()
+        headers = {"Authorization": f"Bearer {token}"}
+        saved = httpx.post(f"{url}/api/knowledge", json=note, headers=headers, timeout=30)
         assert saved.status_code == 201, saved.text
-        found = httpx.get(f"{url}/api/knowledge/search", params={"q": "t c"}, timeout=30)
+        found = httpx.get(f"{url}/api/knowledge/search", params={"q": "t c"}, timeout=30,
+                          headers=headers)
         assert found.json()["count"] == 1
         assert httpx.get(f"{url}/", timeout=30).headers["location"] == "/console/"
         console = httpx.get(f"{url}/console/", timeout=30)
@@ -105,7 +112,7 @@ def test_a_port_in_use_is_refused_with_a_clear_message() -> None:
 def test_the_listening_socket_lets_asyncio_turn_nagle_off() -> None:
     """asyncio sets TCP_NODELAY only on sockets made with IPPROTO_TCP; without it every
     answer waited ~40 ms for the client's delayed ACK (seen in bench/gateway_latency)."""
-    sock = _listen("127.0.0.1", 0)
+    sock = listen("127.0.0.1", 0)
     try:
         assert sock.proto == socket.IPPROTO_TCP
     finally:

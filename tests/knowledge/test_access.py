@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,8 @@ import pytest
 from knowhub import KnowHub, Knowledge, errors
 from knowhub.v1 import knowledge_pb2 as pb
 
-from knowhub_server.common.auth import LOCAL_PRINCIPAL, TokenRegistry, load_authenticator
+from knowhub_server.common.auth import TokenRegistry, load_authenticator
+from knowhub_server.common.errors import Unauthenticated
 from tests.support.harness import Harness
 from tests.support.shared import bearer, failure, raw_knowledge, running_hub, visible_records
 
@@ -26,7 +28,8 @@ WORD = "zephyrine"  # in every record of this module, so one search can reach th
 # What each principal sees: seed 003's user, agent, project, team, org scopes and public.
 VISIBLE = {
     "alice": {"user:alice", "agent:alice_bot", "project:p1", "team:t1", "org:acme", "public"},
-    "carol": {"user:carol", "team:t1", "org:acme", "public"},
+    "carol": {"user:carol", "agent:carol_bot", "agent:carols_helper", "team:t1", "org:acme",
+              "public"},
     "bob": {"user:bob", "agent:bob_bot", "org:globex", "public"},
     "admin": {"user:root", "org:acme", "public"},
 }
@@ -245,11 +248,11 @@ def test_alice_can_write_into_each_scope_she_sees(clients: dict[str, KnowHub],
 # ---- Defaults: scopes and owner -----------------------------------------------------------
 
 @pytest.mark.parametrize(("principal", "agent_id", "scopes", "owner", "source_agent"), [
-    ("alice", "research_agent", ["org:acme"], "agent:alice_bot", "alice_bot"),
+    ("alice", "alice_bot", ["org:acme"], "agent:alice_bot", "alice_bot"),
     ("alice", "", ["org:acme"], "agent:alice_bot", "alice_bot"),
-    ("carol", "x", ["org:acme"], "agent:x", "x"),
     ("carol", "", ["org:acme"], "user:carol", ""),
-    ("bob", "research_agent", ["org:globex"], "agent:bob_bot", "bob_bot"),
+    ("bob", "", ["org:globex"], "agent:bob_bot", "bob_bot"),
+    ("admin", "x", ["org:acme"], "agent:x", "x"),  # an admin may act for any agent
     ("admin", "", ["org:acme"], "user:root", ""),
 ])
 def test_default_scopes_and_owner(clients: dict[str, KnowHub], principal: str,
@@ -260,6 +263,18 @@ def test_default_scopes_and_owner(clients: dict[str, KnowHub], principal: str,
     assert (stored.scopes, stored.owner, stored.source.agent_id) == (scopes, owner,
                                                                      source_agent)
     assert (stored.eval.helpful, stored.eval.harmful, stored.eval.confidence) == (1, 0, 0.5)
+
+
+@pytest.mark.parametrize(("principal", "agent_id"), [
+    ("alice", "research_agent"), ("alice", "bob_bot"), ("carol", "x"), ("bob", "alice_bot")])
+def test_naming_an_agent_the_token_does_not_list_is_refused(
+        clients: dict[str, KnowHub], principal: str, agent_id: str) -> None:
+    views = {name: visible_records(clients[name]) for name in ("alice", "bob", "admin")}
+    code, message = failure(lambda: clients[principal].knowledge.save(
+        **note("borrowed"), agent_id=agent_id))
+    assert code == "PERMISSION_DENIED"
+    assert message.startswith("source.agent_id:"), message
+    assert {name: visible_records(clients[name]) for name in views} == views
 
 
 def test_without_an_org_the_default_scope_is_the_user_scope(tmp_path: Path) -> None:
@@ -274,9 +289,9 @@ def test_without_an_org_the_default_scope_is_the_user_scope(tmp_path: Path) -> N
 
 
 @pytest.mark.parametrize(("principal", "agent_id", "owner"), [
-    ("alice", "research_agent", "user:alice"),
-    ("alice", "research_agent", "agent:alice_bot"),
-    ("carol", "x", "agent:x"),
+    ("alice", "", "user:alice"),
+    ("alice", "alice_bot", "agent:alice_bot"),
+    ("alice", "", "agent:alice_bot"),
     ("carol", "", "user:carol"),
     ("admin", "", "user:bob"),
     ("admin", "", "agent:anyone"),
@@ -288,9 +303,9 @@ def test_an_explicit_owner_that_is_the_caller_or_by_an_admin(
 
 
 @pytest.mark.parametrize(("principal", "agent_id", "owner"), [
-    ("alice", "research_agent", "agent:research_agent"),
+    ("alice", "", "agent:research_agent"),
     ("alice", "", "user:carol"),
-    ("carol", "x", "agent:y"),
+    ("bob", "", "agent:alice_bot"),
     ("carol", "", "agent:x"),
     ("carol", "", "user:alice"),
     ("bob", "", "user:root"),
@@ -353,14 +368,14 @@ def test_the_owner_or_an_admin_may_delete(clients: dict[str, KnowHub],
 
 def test_the_creator_keeps_owner_rights_over_an_agent_owned_record(
         clients: dict[str, KnowHub]) -> None:
-    carol = clients["carol"]
-    saved = carol.knowledge.save(**note("carol via agent x"), agent_id="x")
-    assert saved.owner == "agent:x"
-    code, _ = failure(lambda: clients["alice"].knowledge.delete(saved.id))
+    alice = clients["alice"]
+    saved = alice.knowledge.save(**note("alice via her agent"), agent_id="alice_bot")
+    assert saved.owner == "agent:alice_bot"
+    code, _ = failure(lambda: clients["carol"].knowledge.delete(saved.id))
     assert code == "PERMISSION_DENIED"
-    carol.knowledge.delete(saved.id)
+    alice.knowledge.delete(saved.id)
     with pytest.raises(errors.NotFound):
-        carol.knowledge.get(saved.id)
+        alice.knowledge.get(saved.id)
 
 
 def test_an_admin_saving_for_alice_leaves_alice_owner_rights(
@@ -441,30 +456,40 @@ def test_a_token_sha256_entry_authenticates_the_plain_token(
 # ---- Without a tokens file --------------------------------------------------------------------
 
 @pytest.mark.parametrize("host", ["0.0.0.0", "::", "192.168.1.20", "example.com"])
-def test_no_tokens_file_refuses_a_non_loopback_address(host: str) -> None:
+def test_no_tokens_file_refuses_a_non_loopback_address(host: str, tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="KNOWHUB_TOKENS_FILE"):
-        load_authenticator(None, host)
+        load_authenticator(None, host, tmp_path)
+    assert not (tmp_path / "local_token").exists()
 
 
 @pytest.mark.parametrize("host", ["127.0.0.1", "localhost", "::1"])
-def test_no_tokens_file_on_loopback_makes_everyone_the_local_principal(host: str) -> None:
-    authenticator = load_authenticator(None, host)
-    assert authenticator.open_access
-    for metadata in ((), bearer("mallory"), bearer("alice")):
-        principal = authenticator.authenticate(metadata)
-        assert principal == LOCAL_PRINCIPAL
-    assert LOCAL_PRINCIPAL.visible_scopes == {"user:local", "org:local", "public"}
-    assert LOCAL_PRINCIPAL.is_admin
+def test_no_tokens_file_on_loopback_accepts_the_local_token_alone(
+        host: str, tmp_path: Path) -> None:
+    authenticator = load_authenticator(None, host, tmp_path)
+    token = (tmp_path / "local_token").read_text().strip()
+    assert authenticator.local_mode
+    assert stat.S_IMODE((tmp_path / "local_token").stat().st_mode) == 0o600
+    principal = authenticator.authenticate((("authorization", f"Bearer {token}"),))
+    assert (principal.user_id, principal.visible_scopes, principal.is_admin) == (
+        "local", {"user:local", "org:local", "public"}, True)
+    for metadata in ((), bearer("mallory"), (("authorization", f"Bearer {token}x"),)):
+        with pytest.raises(Unauthenticated, match="local_token"):
+            authenticator.authenticate(metadata)
+    again = load_authenticator(None, host, tmp_path)  # the same token on every start
+    assert again.authenticate((("authorization", f"Bearer {token}"),)).user_id == "local"
 
 
-def test_an_open_loopback_server_serves_every_caller_as_local(tmp_path: Path) -> None:
+def test_a_local_hub_serves_the_local_token_and_no_one_else(tmp_path: Path) -> None:
     with running_hub(tmp_path, tokens=False) as harness:
-        anonymous, tokened = harness.client(), KnowHub(harness.address, token="whatever")
-        saved = anonymous.knowledge.save(**note("local"), agent_id="")
+        local = harness.client()
+        saved = local.knowledge.save(**note("local"))
         assert (saved.owner, saved.scopes) == ("user:local", ["org:local"])
-        assert tokened.knowledge.get(saved.id).id == saved.id
-        public = anonymous.knowledge.save(**note("public"), scopes=["public"],
-                                          owner="user:someone")  # the admin role allows it
-        tokened.knowledge.delete(public.id)
-        assert set(visible_records(anonymous)) == {saved.id}
-        tokened.close()
+        public = local.knowledge.save(**note("public"), scopes=["public"],
+                                      owner="user:someone")  # the admin role allows it
+        local.knowledge.delete(public.id)
+        assert set(visible_records(local)) == {saved.id}
+        for token in ("", "whatever"):
+            with KnowHub(harness.address, token=token) as stranger:
+                code, message = failure(lambda s=stranger: s.knowledge.get(saved.id))
+                assert code == "UNAUTHENTICATED"
+                assert "local_token" in message

@@ -3,6 +3,7 @@ mcp package's own client, against a real hub on loopback."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -74,14 +75,14 @@ def _wait_for_port(port: int, process: subprocess.Popen[bytes], timeout: float =
     raise TimeoutError(f"knowhub mcp did not listen on port {port}")
 
 
-@pytest.fixture
-def http_url(hub: Harness) -> Iterator[str]:
-    """`knowhub mcp --transport http` on a free port; its URL. KNOWHUB_TOKEN is set to
-    admin's token to show that the HTTP transport never uses it."""
+@contextlib.contextmanager
+def mcp_http(hub: Harness, host: str, **env: str) -> Iterator[str]:
+    """`knowhub mcp --transport http` bound to `host` on a free port, calling `hub`; its
+    URL on loopback."""
     port = _free_port()
     process = subprocess.Popen(
-        [KNOWHUB, "mcp", "--transport", "http", "--host", "127.0.0.1", "--port", str(port)],
-        env={**os.environ, **server_env(hub.address, KNOWHUB_TOKEN="token-admin")},
+        [KNOWHUB, "mcp", "--transport", "http", "--host", host, "--port", str(port)],
+        env={**os.environ, **server_env(hub.address, **env)},
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         _wait_for_port(port, process)
@@ -93,3 +94,11 @@ def http_url(hub: Harness) -> Iterator[str]:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+@pytest.fixture
+def http_url(hub: Harness) -> Iterator[str]:
+    """`knowhub mcp --transport http` on a free loopback port; its URL. KNOWHUB_TOKEN is
+    set to admin's token to show that the HTTP transport never uses it."""
+    with mcp_http(hub, "127.0.0.1", KNOWHUB_TOKEN="token-admin") as url:
+        yield url

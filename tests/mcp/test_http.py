@@ -3,6 +3,9 @@ of the bearer token its requests carry."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -12,7 +15,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from knowhub_server.mcp.server import HubClients
-from tests.mcp.conftest import data, error_text
+from tests.mcp.conftest import KNOWHUB, data, error_text, mcp_http, server_env
 from tests.mcp.test_stdio import TOOL_COUNT
 from tests.support.harness import Harness
 
@@ -88,12 +91,67 @@ def test_a_malformed_authorization_header_is_refused_naming_it(
 
 
 def test_a_request_from_another_host_name_is_refused(http_url: str) -> None:
-    """DNS rebinding protection: on loopback only loopback Host and Origin are served."""
+    """DNS rebinding protection: on loopback only loopback Host and Origin are served,
+    on this server's own port (not another local web app's)."""
     ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
-    assert httpx.post(http_url, headers={"Host": "evil.example:80"},
-                      json=ping).status_code == 421
-    assert httpx.post(http_url, headers={"Origin": "http://evil.example"},
-                      json=ping).status_code == 403
+    port = int(http_url.split(":")[2].split("/")[0])
+    for host in ("evil.example:80", f"evil.example:{port}", f"127.0.0.1:{port + 1}", ""):
+        assert httpx.post(http_url, headers={"Host": host}, json=ping).status_code == 421
+    for origin in ("http://evil.example", f"http://localhost:{port + 1}", "null"):
+        assert httpx.post(http_url, headers={"Origin": origin},
+                          json=ping).status_code == 403
+    own = httpx.post(http_url, json=ping, headers={
+        "Origin": f"http://localhost:{port}", "Accept": "application/json, text/event-stream"})
+    assert own.status_code not in (403, 421)
+
+
+def test_beyond_loopback_only_in_front_of_a_hub_that_requires_tokens(
+        hub: Harness, tmp_path: Path) -> None:
+    local = Harness(tmp_path / "local").start()
+    try:
+        for target, refusal in ((local.address, "runs without a tokens file"),
+                                ("127.0.0.1:1", "cannot tell whether the hub")):
+            process = subprocess.run(
+                [KNOWHUB, "mcp", "--transport", "http", "--host", "0.0.0.0", "--port", "0"],
+                env={**os.environ, **server_env(target)}, capture_output=True, text=True,
+                timeout=60)
+            assert process.returncode == 1, process.stderr
+            assert "refusing to bind the MCP server to 0.0.0.0" in process.stderr
+            assert refusal in process.stderr
+    finally:
+        local.stop()
+    with mcp_http(hub, "0.0.0.0") as url:  # a hub with tokens: callers bring theirs
+        async def scenario() -> None:
+            async with connect(url, "token-alice") as alice:
+                assert data(await alice.call_tool("knowledge_list", {}))["count"] == 0
+            async with connect(url, None) as anonymous:
+                assert error_text(await anonymous.call_tool("knowledge_list", {})) \
+                    .startswith("UNAUTHENTICATED")
+
+        anyio.run(scenario)
+
+
+def test_no_token_is_lent_in_front_of_a_local_hub(tmp_path: Path) -> None:
+    """On loopback in front of a local hub, with its data directory in reach: a caller
+    without the local token gets nothing, secrets least of all."""
+    local = Harness(tmp_path / "local").start()
+    local.client().resources.save("credentials/db", "db", "how", secure_body="s3cret")
+    try:
+        with mcp_http(local, "127.0.0.1", KNOWHUB_DATA_DIR=str(local.data_dir)) as url:
+            async def scenario() -> tuple[str, dict[str, Any]]:
+                async with connect(url, None) as anonymous:
+                    refused = error_text(await anonymous.call_tool(
+                        "resource_get", {"id": "credentials/db", "include_secure": True}))
+                async with connect(url, local.local_token) as owner:
+                    allowed = data(await owner.call_tool(
+                        "resource_get", {"id": "credentials/db", "include_secure": True}))
+                return refused, allowed
+
+            refused, allowed = anyio.run(scenario)
+    finally:
+        local.stop()
+    assert refused.startswith("UNAUTHENTICATED") and "s3cret" not in refused
+    assert allowed["secure_body"] == "s3cret"
 
 
 def test_one_client_per_token_the_most_recently_used_kept() -> None:

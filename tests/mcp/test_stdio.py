@@ -3,15 +3,16 @@ refused calls."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 from knowhub import tools
-from mcp import Client, MCPError
+from mcp import Client, MCPError, StdioServerParameters
 
 from tests.dream.support import wait_until
-from tests.mcp.conftest import data, error_text, stdio_server
+from tests.mcp.conftest import KNOWHUB, data, error_text, server_env, stdio_server
 from tests.support.harness import Harness
 
 TOOL_COUNT = 14
@@ -240,3 +241,23 @@ def test_an_unreachable_hub_is_a_tool_error_and_the_server_stays_up(hub: Harness
             assert len((await client.list_tools()).tools) == TOOL_COUNT
 
     anyio.run(scenario)
+
+
+def test_over_stdio_a_local_hubs_token_is_found_in_its_data_directory(
+        tmp_path: Path) -> None:
+    """No KNOWHUB_TOKEN: the stdio server (started by the user's agent) reads the local
+    token of the hub's data directory, as the SDK does; no agent is named anywhere."""
+    local = Harness(tmp_path / "local").start()
+    try:
+        env = server_env(local.address, KNOWHUB_DATA_DIR=str(local.data_dir))
+
+        async def scenario() -> dict[str, Any]:
+            async with Client(StdioServerParameters(command=KNOWHUB, args=["mcp"],
+                                                    env=env)) as client:
+                return data(await client.call_tool("knowledge_save", {
+                    "task": "t", "content": "c", "types": ["tool"]}))
+
+        saved = anyio.run(scenario)
+    finally:
+        local.stop()
+    assert (saved["owner"], saved["source"]["agent_id"]) == ("user:local", "")

@@ -11,8 +11,10 @@ failed jobs, memos, memory documents).
 
 from __future__ import annotations
 
+import base64
 import collections
 import json
+import re
 import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -90,6 +92,11 @@ class Caller:
             return error.code(), error.details() or "", responses
         return grpc.StatusCode.OK, "", responses
 
+    def raw(self, path: str, streaming: bool) -> Any:
+        """A callable sending bytes as they are."""
+        make = self._channel.unary_stream if streaming else self._channel.unary_unary
+        return make(path, request_serializer=None, response_deserializer=None)
+
     def ok(self, name: str, request: Mapping[str, Any], principal: str = "alice") -> Any:
         """A call that must succeed, from a dict: its response as a dict."""
         method = METHODS[name]
@@ -120,6 +127,7 @@ class Seeds:
     run: str = ""
     job: str = ""
     exported: str = ""
+    forged_tokens: list[str] = field(default_factory=list)
 
     def create(self) -> Seeds:
         self.refresh()
@@ -134,7 +142,25 @@ class Seeds:
                         "requestType": "REQUEST_TYPE_GROUP"}})["jobId"]
         self.run = self.caller.ok("DreamService.RunDream", {
             "agentId": "alice_bot", "traceIds": [TRACE]})["run"]["runId"]
+        self.forged_tokens = self._forged_tokens()
         return self
+
+    def _forged_tokens(self) -> list[str]:
+        """Page tokens of the listings the templates ask for, their cursors replaced by
+        what the server never issues (NaN, infinities, numbers past 64 bits, deep
+        nesting): a token is only base64 JSON, so anyone can write one."""
+        listings = [("KnowledgeService.ListKnowledge", {**LIST_TEMPLATES["ListKnowledge"],
+                                                          "pageSize": 1}),
+                    ("KnowledgeService.ListKnowledge", {"pageSize": 1}),
+                    ("CognitionService.ListTraces", {"pageSize": 1}),
+                    ("ResourceService.ListResources", {"pageSize": 1})]
+        forged = []
+        for name, request in listings:
+            token = self.caller.ok(name, request).get("nextPageToken", "")
+            if token:
+                forged += [forge_token(token, cursor) for cursor in HOSTILE_CURSORS]
+        assert forged, "no listing had a second page to forge a token of"
+        return forged
 
     def _traces(self) -> None:
         knowledge_id = self.knowledge["alice"]
@@ -221,17 +247,53 @@ class Seeds:
             "time_zone": ["Asia/Shanghai", "UTC", "Mars/Olympus"],
             "path": ["notes/a.md", "../etc/passwd", ".hidden"],
             "urls": ["https://example.com/a", "ftp://example.com", "javascript:alert(1)"],
-            "page_token": ["", "AAAA", "eyJvZmZzZXQiOiAtMX0=", "not base64!"],
+            "page_token": ["", "AAAA", "eyJvZmZzZXQiOiAtMX0=", "not base64!",
+                           *self.forged_tokens],
             "document": [self.exported, json.dumps({"entries": [{"query": "q"}]}),
-                         json.dumps({"trace_id": "x", "events": [{"type": "nope"}]}), "{", "[]"],
+                         json.dumps({"trace_id": "x", "events": [{"type": "nope"}]}), "{", "[]",
+                         *hostile_json(self.exported)],
             "raw_text": [json.dumps({"evaluations": [{"query_sequence": 1, "assessments": [
                 {"source_id": self.knowledge["alice"], "status": "neutral"}]}]}),
-                "```json\n{\"evaluations\": []}\n```", "{not json}"],
+                "```json\n{\"evaluations\": []}\n```", "{not json}",
+                *hostile_json('{"evaluations": [{"query_sequence": 1, "assessments": []}]}')],
             "model": ["gpt-4o-mini", ""], "request_id": ["req-1", "req-2"],
         }
         general = ["", "alice", "x", *traces, *knowledge[:1], *resources[:1], "public",
                    "org:acme"]
         return pools, general
+
+
+# A cursor value the server never issues, in place of a real one.
+HOSTILE_CURSORS = [float("nan"), float("inf"), -float("inf"), 10**400, -(2**70),
+                   [[[[[]]]]], {"v": float("nan"), "ids": []}, ["nan", float("nan")]]
+LIST_TEMPLATES = {"ListKnowledge": {"pageSize": 5, "types": ["tool"], "scopes": ["org:acme"],
+                                    "orderBy": "KNOWLEDGE_ORDER_CONFIDENCE"}}
+
+
+def forge_token(token: str, hostile: Any) -> str:
+    """The token with each number of its cursor (or the cursor itself) replaced."""
+    data = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
+
+    def replaced(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: replaced(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [replaced(v) for v in value]
+        return hostile if isinstance(value, (int, float)) else value
+
+    cursor = replaced(data["c"])
+    data["c"] = cursor if cursor != data["c"] else hostile
+    return base64.urlsafe_b64encode(json.dumps(data).encode()).decode().rstrip("=")
+
+
+def hostile_json(document: str) -> list[str]:
+    """A JSON document with NaN, infinities and huge numbers in place of its first number,
+    and nested far too deep."""
+    first_number = re.search(r"(?<=: )-?\d+", document)
+    swapped = [document[:first_number.start()] + bad + document[first_number.end():]
+               for bad in ("NaN", "Infinity", "-Infinity", "1e999", "9" * 400)
+               ] if first_number else []
+    return [*swapped, "[" * 100_000 + "]" * 100_000, '{"a": ' * 5_000 + "1" + "}" * 5_000]
 
 
 def templates(seeds: Seeds) -> dict[str, list[dict[str, Any]]]:
@@ -250,8 +312,7 @@ def templates(seeds: Seeds) -> dict[str, list[dict[str, Any]]]:
         "SaveKnowledge": [save],
         "BatchSaveKnowledge": [{"requests": [save, save]}],
         "GetKnowledge": [{"id": mine}],
-        "ListKnowledge": [{"pageSize": 5, "types": ["tool"], "scopes": ["org:acme"],
-                           "orderBy": "KNOWLEDGE_ORDER_CONFIDENCE"}],
+        "ListKnowledge": [LIST_TEMPLATES["ListKnowledge"]],
         "SearchKnowledge": [{"query": "selenium", "topK": 3, "minScore": 1, "types": ["tool"]}],
         "UpdateKnowledge": [{"id": mine, "addHelpfulCase": case, "updateScore": 4},
                             {"id": mine, "addHarmfulCase": case, "requestId": "r1"},
@@ -443,3 +504,64 @@ def test_fuzz_rpc(name: str, caller: Caller, seeds: Seeds, scale: Scale, figures
     outcomes.update(seen)
     figures(f"{sum(seen.values())} calls: " + ", ".join(
         f"{code} {count}" for code, count in seen.most_common()))
+
+
+@pytest.mark.parametrize("name", sorted(METHODS))
+def test_an_undecodable_request_is_invalid_argument(name: str, caller: Caller,
+                                                    seeds: Seeds) -> None:
+    """Bytes that are no message of the method (cut off, or nested past protobuf's depth
+    limit) are the caller's mistake, not the server's."""
+    method = METHODS[name]
+    path = f"/{method.containing_service.full_name}/{method.name}"
+    nested = b"x"
+    for _ in range(300):  # a message field (here 1) inside itself, 300 deep
+        nested = b"\x0a" + _varint(len(nested)) + nested
+    for raw in (b"\xff\xff\xff\xff", b"\x0a\x05ab", nested):
+        call = caller.raw(path, method.server_streaming)
+        try:
+            result = call(raw, metadata=(("authorization", "Bearer token-alice"),),
+                          timeout=CALL_TIMEOUT)
+            if method.server_streaming:
+                list(result)
+            code = grpc.StatusCode.OK
+        except grpc.RpcError as error:
+            code = error.code()
+        # nesting in a field that is no message is read as unknown bytes: that may pass
+        assert code not in FORBIDDEN, f"{name}: {code.name} for {raw[:8]!r}"
+
+
+def _varint(number: int) -> bytes:
+    out = b""
+    while number > 0x7F:
+        out += bytes([number & 0x7F | 0x80])
+        number >>= 7
+    return out + bytes([number])
+
+
+def test_forged_page_tokens_and_hostile_json_are_invalid_argument(
+        caller: Caller, seeds: Seeds) -> None:
+    """Every forged token on every listing, every hostile document and evaluation answer:
+    INVALID_ARGUMENT, answered at once (a NaN cursor once panicked the engine, and the
+    call never answered)."""
+    listings = {"KnowledgeService.ListKnowledge": [LIST_TEMPLATES["ListKnowledge"], {}],
+                "CognitionService.ListTraces": [{}], "ResourceService.ListResources": [{}]}
+    for name, requests in listings.items():
+        for request in requests:
+            for token in seeds.forged_tokens:
+                method = METHODS[name]
+                message = json_format.ParseDict({**request, "pageToken": token},
+                                                GetMessageClass(method.input_type)())
+                code, details, _ = caller.call(method, message, "alice")
+                assert code == grpc.StatusCode.INVALID_ARGUMENT, (name, token, details)
+                assert details.startswith("page_token:"), details
+    for name, text_field, base, extra in (
+            ("CognitionService.ImportLog", "document", seeds.exported,
+             {"traceId": "trace-fuzz-hostile"}),
+            ("CognitionService.SubmitEvaluation", "rawText",
+             '{"evaluations": [{"query_sequence": 1, "assessments": []}]}', {"traceId": TRACE})):
+        for text in hostile_json(base):
+            method = METHODS[name]
+            message = json_format.ParseDict({**extra, text_field: text},
+                                            GetMessageClass(method.input_type)())
+            code, details, _ = caller.call(method, message, "alice")
+            assert code == grpc.StatusCode.INVALID_ARGUMENT, (name, text[:80], details)

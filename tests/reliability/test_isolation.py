@@ -242,3 +242,77 @@ def test_no_read_crosses_scopes(isolation_hub: tuple[Harness, list[Who], str], r
     assert not tally.leaks, tally.leaks[:10]
     assert not tally.refused_visible, tally.refused_visible[:10]
     assert tally.results > reads and tally.refused, "the reads found too little to prove anything"
+
+
+class Writes:
+    """Counts writes by outcome and collects the wrong ones: refused though allowed, or
+    refused otherwise than PERMISSION_DENIED, or done though not allowed."""
+
+    def __init__(self) -> None:
+        self.tally: collections.Counter[str] = collections.Counter()
+        self.wrong: list[str] = []
+
+    def attempt(self, kind: str, what: str, allowed: bool, write: Callable[[], Any]) -> Any:
+        """The write's result, or None when it was refused."""
+        try:
+            result = write()
+        except errors.KnowHubError as error:
+            self.tally[f"{kind} {error.code}"] += 1
+            if allowed or error.code != "PERMISSION_DENIED":
+                self.wrong.append(f"{what}: {error.code} {error.message}")
+            return None
+        self.tally[f"{kind} OK"] += 1
+        if not allowed:
+            self.wrong.append(f"{what}: done though not allowed")
+        return result
+
+
+def test_no_write_borrows_an_identity(isolation_hub: tuple[Harness, list[Who], str],
+                                      scale: Scale, figures: Report) -> None:
+    """Random callers save naming random agents (their own, another's, none) and delete
+    random records they can see: a save acts as an agent only if the caller's token lists
+    it, and a delete succeeds only for the record's owner (the user or its agent) or its
+    creator. An agent shared by two tokens is shared on purpose; no other is."""
+    hub, principals, _prefix = isolation_hub
+    rng = random.Random(SEED + 1)
+    clients = {who.name: hub.client(who.name) for who in principals}
+    pool = sorted({who.fields["agent_id"] for who in principals if who.fields.get("agent_id")})
+    records: dict[str, tuple[str, str, list[str]]] = {}  # id -> (owner, creator, scopes)
+    writes = Writes()
+    for _ in range(int(scale.pick(150, 1500))):
+        who = rng.choice(principals)
+        own = who.fields.get("agent_id", "")
+        named = rng.choice(["", own, *pool])
+        scopes = some_scopes(rng, who)
+        saved = writes.attempt("save", f"{who.fields} naming {named!r}", named in ("", own),
+                               lambda w=who, n=named, s=scopes: clients[w.name].knowledge.save(
+                                   task=text(rng), content=text(rng), types=["tool"],
+                                   scopes=s, agent_id=n))
+        if saved is None:
+            continue
+        expected = f"agent:{named or own}" if named or own else who.user_scope
+        if saved.owner != expected:
+            writes.wrong.append(f"{who.fields} naming {named!r} saved as {saved.owner}")
+        records[saved.id] = (saved.owner, who.user_scope, scopes)
+    for _ in range(int(scale.pick(150, 1500))):
+        who = rng.choice(principals)
+        visible = [i for i, (_, _, scopes) in records.items()
+                   if not who.visible.isdisjoint(scopes)]
+        if not visible:
+            continue
+        record_id = rng.choice(visible)
+        owner, creator, _ = records[record_id]
+        own = who.fields.get("agent_id", "")
+        allowed = owner in (who.user_scope, f"agent:{own}" if own else "") or \
+            creator == who.user_scope
+        deleted = writes.attempt("delete", f"{who.fields} deleting {owner}'s (creator "
+                                 f"{creator}) {record_id}", allowed,
+                                 lambda w=who, r=record_id: clients[w.name].knowledge.delete(r)
+                                 or True)
+        if deleted:
+            del records[record_id]
+    tally = writes.tally
+    figures("identity writes: " + ", ".join(f"{k} {n}" for k, n in sorted(tally.items())))
+    assert not writes.wrong, writes.wrong[:10]
+    assert tally["save PERMISSION_DENIED"] and tally["delete PERMISSION_DENIED"] and \
+        tally["delete OK"], tally

@@ -3,6 +3,8 @@ without it no secret is returned and no change is made."""
 
 from __future__ import annotations
 
+import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -130,3 +132,27 @@ def test_without_the_audit_log_no_secret_leaves_and_nothing_changes(
     assert outcomes[-1] == ("read_secure", 1, "ok", "user:alice")
     assert [o for o in outcomes if o[0] != "read_secure"] == [
         ("save", 1, "attempt", "user:alice"), ("save", 1, "ok", "user:alice")]
+
+
+@pytest.mark.filterwarnings("error::pytest.PytestUnhandledThreadExceptionWarning")
+def test_a_read_refused_while_redis_froze_is_not_recorded_when_it_resumes(
+        start_resource_hub: StartResourceHub, own_redis: EmbeddedRedis) -> None:
+    """A frozen Redis (SIGSTOP) holds the read's audit append; the caller is refused when
+    its command times out, and once Redis resumes the held append must not record the
+    read as done. (The background workers ride the freeze out too.)"""
+    hub = start_resource_hub(redis_url=own_redis.url)
+    alice, admin = hub.client("alice"), hub.client("admin")
+    alice.resources.save("credentials/frozen", **CREDENTIAL, secure_body=SECRET)
+    pid = int(own_redis.pidfile.read_text())
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        code, message = failure(lambda: secret_of(alice, "credentials/frozen"))
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    assert code == "UNAVAILABLE" and SECRET not in message
+    redis_client = connect(own_redis.url)
+    redis_client.ping()  # Redis has run what it held
+    assert actions(admin, "credentials/frozen") == [
+        ("save", 1, "attempt", "user:alice"), ("save", 1, "ok", "user:alice")]
+    assert secret_of(alice, "credentials/frozen") == SECRET
+    assert actions(admin, "credentials/frozen")[-1] == ("read_secure", 1, "ok", "user:alice")

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from knowhub import KnowHub
+from knowhub.local import read_local_token
 
 from knowhub_server.common.config import CommonSettings
 from knowhub_server.common.runtime import Runtime
@@ -17,7 +18,9 @@ from knowhub_server.common.server import SERVICE_MODULES, KnowHubServer
 PRINCIPALS: dict[str, dict[str, Any]] = {
     "alice": {"user_id": "alice", "agent_id": "alice_bot", "org_id": "acme",
               "project_ids": ["p1"], "team_ids": ["t1"]},
-    "carol": {"user_id": "carol", "org_id": "acme", "team_ids": ["t1"]},
+    # No agent by default; may act as either agent by naming it.
+    "carol": {"user_id": "carol", "org_id": "acme", "team_ids": ["t1"],
+              "agent_ids": ["carol_bot", "carols_helper"]},
     "bob": {"user_id": "bob", "agent_id": "bob_bot", "org_id": "globex"},
     "admin": {"user_id": "root", "org_id": "acme", "roles": ["admin"]},
 }
@@ -67,9 +70,17 @@ class Harness:
         self.stop()
         return self.start()
 
+    @property
+    def local_token(self) -> str:
+        """The token of a server without a tokens file."""
+        token = read_local_token(self.data_dir)
+        assert token, f"no local token in {self.data_dir}"
+        return token
+
     def client(self, principal: str | None = None) -> KnowHub:
-        """A client with `principal`'s token (none when the server has no tokens file)."""
-        token = f"token-{principal}" if principal else None
+        """A client with `principal`'s token (the local token when the server has no
+        tokens file)."""
+        token = f"token-{principal}" if principal else self.local_token
         client = KnowHub(self.address, token=token, timeout=30)
         self._clients.append(client)
         return client

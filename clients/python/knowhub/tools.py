@@ -79,7 +79,8 @@ _SCHEMAS = [
                   "source_category": {"type": "string", "default": "exp",
                                       "description": "paper, exp, skill, book, ..."},
                   "urls": {"type": "array", "items": {"type": "string"}},
-                  "agent_id": {"type": "string", "default": "research_agent"},
+                  "agent_id": {"type": "string", "description": "The agent you act for, if your "
+                               "token lets you act for several; default: your token's."},
                   "submitted_by": {"type": "string"},
                   "score": {"type": "integer", "minimum": 1, "maximum": 5, "default": 3},
                   "message_id": {"type": "string"},

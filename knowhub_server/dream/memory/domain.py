@@ -43,7 +43,7 @@ PROFILE_TAGS_MAX = 32
 PROFILE_TAG_MAX = 64
 MERGED_JOBS_KEEP = 50  # job ids a profile remembers, so a redelivered job merges once
 
-_ID_PATTERN = re.compile(r"^[^\s\x00-\x1f\x7f]{1,128}$")
+_ID_PATTERN = re.compile(r"[^\s\x00-\x1f\x7f]{1,128}")
 
 
 # ---- Records ------------------------------------------------------------------------
@@ -437,7 +437,7 @@ def validate_id(value: str, field_name: str, *, required: bool = True) -> str:
         if required:
             raise InvalidArgument(field_name, "is required")
         return value
-    if not _ID_PATTERN.match(value):
+    if not _ID_PATTERN.fullmatch(value):
         raise InvalidArgument(field_name, f"{value[:40]!r} is not an id: use 1-{ID_MAX} "
                               "characters without whitespace or control characters")
     return value

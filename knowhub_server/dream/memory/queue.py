@@ -21,7 +21,7 @@ from knowhub_server.dream.memory.domain import FailedJob, Job, Memo
 from knowhub_server.dream.streams import Delivery, JobStream, decoded, text
 
 GROUP = "historian"
-_ENTRY_ID = re.compile(r"^\d+-\d+$")
+_ENTRY_ID = re.compile(r"\d+-\d+")
 _SCAN_BATCH = 200
 # Moves a failed entry back onto the job stream, if it is still there (one retry wins).
 _RETRY_SCRIPT = """
@@ -111,7 +111,7 @@ class HistorianQueue(JobStream):
     def failed_page(self, page_size: int, page_token: str,
                     visible: Callable[[FailedJob], bool]) -> tuple[list[FailedJob], str]:
         """Newest first; the token is the stream id of the last job returned."""
-        if page_token and not _ENTRY_ID.match(page_token):
+        if page_token and not _ENTRY_ID.fullmatch(page_token):
             raise InvalidArgument("page_token", "is not a token this service issued")
         client = self._client()
         upper = f"({page_token}" if page_token else "+"

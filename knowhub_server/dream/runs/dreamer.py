@@ -68,8 +68,8 @@ class LockLost(Exception):
 def service_principal(authenticator: Authenticator, token: str | None) -> Principal | None:
     """Whom the dream service acts as towards cognition: the local principal without a
     tokens file, else the principal of KNOWHUB_DREAM_SERVICE_TOKEN (None when unset)."""
-    if authenticator.open_access:
-        return authenticator.authenticate(())
+    if authenticator.local_mode:
+        return authenticator.local_principal
     if not token:
         return None
     try:

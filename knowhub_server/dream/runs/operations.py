@@ -15,7 +15,6 @@ from knowhub_server.common.errors import (
     FailedPrecondition,
     InvalidArgument,
     NotFound,
-    PermissionDenied,
     ResourceExhausted,
 )
 from knowhub_server.common.paging import read_token, write_token
@@ -229,10 +228,7 @@ class DreamOperations:
         if not agent:
             raise InvalidArgument("agent_id", "is required: the caller's token names no agent")
         validate_agent_id(agent)
-        if not principal.is_admin and principal.agent_id != agent:
-            raise PermissionDenied(f"agent_id: only agent {agent!r}'s own tokens and admins "
-                                   "may dream for it or read its memory")
-        return agent
+        return principal.acting_agent(agent, "agent_id")
 
     def _readable(self, principal: Principal, trace_id: str, field_name: str) -> TraceInfo:
         """The trace, if the caller itself may read it (asked of cognition as the caller)."""

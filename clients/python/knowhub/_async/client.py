@@ -6,6 +6,9 @@
 target to spread calls over every replica behind a name (round-robin). `tls_ca` (PEM
 bytes or a file's path) verifies a TLS server with that CA; `tls=True` alone uses the
 system's root certificates.
+
+Without `token`, the client sends `KNOWHUB_TOKEN`, else, for a hub on this machine, the
+local token of its data directory (see knowhub.local); `token=""` sends none.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from knowhub._async.memory import AsyncMemoryAPI
 from knowhub._async.resources import AsyncResourcesAPI
 from knowhub._transport import DEFAULT_TIMEOUT, AsyncTransport
 from knowhub.channels import DEFAULT_TARGET, TlsCA, read_ca
+from knowhub.local import default_token
 
 
 class AsyncKnowHub:
@@ -31,6 +35,9 @@ class AsyncKnowHub:
                  tls: bool = False, tls_ca: TlsCA | None = None) -> None:
         self._transports: dict[str, AsyncTransport] = {}
         ca = read_ca(tls_ca)  # read once, for every channel
+        if token is None:
+            own = (knowledge, resource, cognition, dream)
+            token = default_token({t or target or DEFAULT_TARGET for t in own})
 
         def transport(own_target: str | None) -> AsyncTransport:
             """One channel per distinct address."""

@@ -37,7 +37,7 @@ class AsyncKnowledgeAPI:
                    tags: Mapping[str, str] | None = None, scopes: Sequence[str] | None = None,
                    owner: str | None = None, source_name: str = "",
                    source_category: str = "exp", urls: Sequence[str] | None = None,
-                   agent_id: str = "research_agent", submitted_by: str = "", score: int = 3,
+                   agent_id: str = "", submitted_by: str = "", score: int = 3,
                    message_id: str = "", resource_ids: Sequence[str] | None = None,
                    request_id: str | None = None) -> Knowledge:
         """Saves new knowledge (knowledge_save). With `request_id`, a retried call returns

@@ -18,7 +18,7 @@ def save_request(task: str, content: str, types: Sequence[str], *,
                  tags: Mapping[str, str] | None = None, scopes: Sequence[str] | None = None,
                  owner: str | None = None, source_name: str = "",
                  source_category: str = "exp", urls: Sequence[str] | None = None,
-                 agent_id: str = "research_agent", submitted_by: str = "", score: int = 3,
+                 agent_id: str = "", submitted_by: str = "", score: int = 3,
                  message_id: str = "", resource_ids: Sequence[str] | None = None,
                  source_timestamp: TimeLike = None,
                  request_id: str | None = None) -> knowledge_pb2.SaveKnowledgeRequest:

@@ -7,6 +7,9 @@
 target to spread calls over every replica behind a name (round-robin). `tls_ca` (PEM
 bytes or a file's path) verifies a TLS server with that CA; `tls=True` alone uses the
 system's root certificates.
+
+Without `token`, the client sends `KNOWHUB_TOKEN`, else, for a hub on this machine, the
+local token of its data directory (see knowhub.local); `token=""` sends none.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from knowhub._sync.memory import MemoryAPI
 from knowhub._sync.resources import ResourcesAPI
 from knowhub._transport import DEFAULT_TIMEOUT, Transport
 from knowhub.channels import DEFAULT_TARGET, TlsCA, read_ca
+from knowhub.local import default_token
 
 
 class KnowHub:
@@ -40,6 +44,9 @@ class KnowHub:
     ) -> None:
         self._transports: dict[str, Transport] = {}
         ca = read_ca(tls_ca)  # read once, for every channel
+        if token is None:
+            own = (knowledge, resource, cognition, dream)
+            token = default_token({t or target or DEFAULT_TARGET for t in own})
 
         def transport(own_target: str | None) -> Transport:
             """One channel per distinct address."""

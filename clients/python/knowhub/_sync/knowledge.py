@@ -45,7 +45,7 @@ class KnowledgeAPI:
         source_name: str = "",
         source_category: str = "exp",
         urls: Sequence[str] | None = None,
-        agent_id: str = "research_agent",
+        agent_id: str = "",
         submitted_by: str = "",
         score: int = 3,
         message_id: str = "",

@@ -36,8 +36,8 @@ class DreamServiceStub:
     org scope, else its user scope. A caller reads and writes only scopes it can see
     (admins: any scope they name); searches never cross into scopes the caller cannot see.
 
-    Dream runs act for an agent: only the agent's own tokens (a token naming that agent_id)
-    and admins may run, schedule or read its dream. A run reads the traces of the agent
+    Dream runs act for an agent: only tokens that may act as the agent (its agent_id or
+    agent_ids) and admins may run, schedule or read its dream. A run reads the traces of the agent
     that its requester may read: the requester's own traces, every trace of the agent for
     an admin. A scheduled run keeps the visibility of whoever scheduled it.
     """
@@ -146,8 +146,8 @@ class DreamServiceServicer:
     org scope, else its user scope. A caller reads and writes only scopes it can see
     (admins: any scope they name); searches never cross into scopes the caller cannot see.
 
-    Dream runs act for an agent: only the agent's own tokens (a token naming that agent_id)
-    and admins may run, schedule or read its dream. A run reads the traces of the agent
+    Dream runs act for an agent: only tokens that may act as the agent (its agent_id or
+    agent_ids) and admins may run, schedule or read its dream. A run reads the traces of the agent
     that its requester may read: the requester's own traces, every trace of the agent for
     an admin. A scheduled run keeps the visibility of whoever scheduled it.
     """
@@ -380,8 +380,8 @@ class DreamService:
     org scope, else its user scope. A caller reads and writes only scopes it can see
     (admins: any scope they name); searches never cross into scopes the caller cannot see.
 
-    Dream runs act for an agent: only the agent's own tokens (a token naming that agent_id)
-    and admins may run, schedule or read its dream. A run reads the traces of the agent
+    Dream runs act for an agent: only tokens that may act as the agent (its agent_id or
+    agent_ids) and admins may run, schedule or read its dream. A run reads the traces of the agent
     that its requester may read: the requester's own traces, every trace of the agent for
     an admin. A scheduled run keeps the visibility of whoever scheduled it.
     """

@@ -1,9 +1,13 @@
 // The gateway's JSON API: POST /api/v1/{service}/{Method} with proto3 JSON bodies, named
 // as in the .proto files (snake_case), enums by name.
-// The bearer token is kept in localStorage and sent with every call.
+// The bearer token is kept in localStorage and sent with every call. Without one, a
+// gateway in front of a local hub (no tokens file) hands its console the hub's local
+// token; a page on another origin cannot ask for it.
 
 const API_BASE = new URL("../../api/v1/", import.meta.url);
+const LOCAL_TOKEN_URL = new URL("../../api/local-token", import.meta.url);
 const TOKEN_KEY = "knowhub.console.token";
+let localToken = "";
 
 export class ApiError extends Error {
   constructor(code, message, status) {
@@ -14,8 +18,26 @@ export class ApiError extends Error {
   }
 }
 
-export function getToken() {
+export function savedToken() {
   return localStorage.getItem(TOKEN_KEY) || "";
+}
+
+export function getToken() {
+  return savedToken() || localToken;
+}
+
+export function usesLocalToken() {
+  return !savedToken() && Boolean(localToken);
+}
+
+// Asks the gateway for the local hub's token (none when the hub uses a tokens file).
+export async function loadLocalToken() {
+  try {
+    const response = await fetch(LOCAL_TOKEN_URL, { headers: { "X-KnowHub-Console": "1" } });
+    localToken = response.ok ? (await response.json()).token || "" : "";
+  } catch {
+    localToken = "";
+  }
 }
 
 export function setToken(token) {

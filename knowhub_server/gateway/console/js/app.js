@@ -1,6 +1,6 @@
 // The console's shell: the token form, the nav and a hash router (#/page/arg/...).
 
-import { getToken, setToken } from "./api.js";
+import { loadLocalToken, savedToken, setToken, usesLocalToken } from "./api.js";
 import { errorBox, h } from "./dom.js";
 import * as dream from "./pages/dream.js";
 import * as knowledge from "./pages/knowledge.js";
@@ -34,10 +34,12 @@ async function render() {
 }
 
 function showTokenState() {
-  document.getElementById("token-state").textContent = getToken() ? "token saved" : "no token";
+  const state = savedToken() ? "token saved" : usesLocalToken() ? "local hub" : "no token";
+  document.getElementById("token-state").textContent = state;
 }
 
-document.getElementById("token-input").value = getToken();
+await loadLocalToken();
+document.getElementById("token-input").value = savedToken();
 document.getElementById("token-form").addEventListener("submit", (event) => {
   event.preventDefault();
   setToken(document.getElementById("token-input").value.trim());
