@@ -56,6 +56,10 @@ class CommonSettings(BaseSettings):
     embedding_model: str = Field("text-embedding-3-small", description="Embedding model name.")
     embedding_dim: int = Field(1536, ge=1, le=65536, description="Embedding vector size.")
     embedding_timeout_seconds: float = Field(30.0, gt=0, description="Timeout of one call.")
+    embedding_query_cache_size: int = Field(
+        4096, ge=0, le=1_000_000, description="Query texts whose vectors each process keeps "
+        "(least recently used first out), so a repeated search skips the embedding call; "
+        "about 4 bytes per dimension each (6 KiB at 1536). 0 turns the cache off.")
 
     dream_address: str | None = Field(None, description="host:port of the dream service "
                                       "when it runs in another process.")

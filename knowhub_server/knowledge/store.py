@@ -182,7 +182,7 @@ class KnowledgeVectors:
         return self.for_records([from_payload(dict(r.payload)) for r in records])
 
     def for_query(self, query: str) -> tuple[SparseVector, list[float] | None]:
-        dense = self.embedder.embed([query])[0] if self.embedder is not None else None
+        dense = self.embedder.embed_query(query) if self.embedder is not None else None
         return self._bm25.query(query), dense
 
     def bm25_query(self, text: str) -> SparseVector:

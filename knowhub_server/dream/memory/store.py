@@ -72,7 +72,7 @@ class MemoryVectors:
         return vectors
 
     def for_query(self, query: str) -> tuple[SparseVector, list[float] | None]:
-        dense = self.embedder.embed([query])[0] if self.embedder is not None else None
+        dense = self.embedder.embed_query(query) if self.embedder is not None else None
         return self._bm25.query(query), dense
 
 
