@@ -14,8 +14,8 @@ from array import array
 from collections.abc import Sequence
 
 import openai
-from cachetools import LRUCache
 import qdrant_edge as qe
+from cachetools import LRUCache
 
 from knowhub_server.common.config import CommonSettings
 from knowhub_server.common.errors import Unavailable
