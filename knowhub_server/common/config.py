@@ -41,6 +41,22 @@ class CommonSettings(BaseSettings):
 
     qdrant_url: str | None = Field(None, description="Qdrant server URL; embedded Edge if unset.")
     qdrant_api_key: str | None = Field(None, description="API key of the Qdrant server.")
+    vector_hnsw_m: int = Field(
+        16, ge=4, le=128, description="Links per vector in the HNSW graph of dense vectors "
+        "(more: better recall, more memory and indexing time).")
+    vector_hnsw_ef_construct: int = Field(
+        100, ge=4, le=2000, description="Candidates considered while building the HNSW "
+        "graph (more: better recall, slower indexing).")
+    vector_full_scan_threshold_kb: int = Field(
+        10_000, ge=0, description="A filtered dense search whose filter leaves fewer "
+        "vectors than this many KB scans them exactly instead of walking the graph.")
+    vector_indexing_threshold_kb: int = Field(
+        10_000, ge=0, description="Segments holding more than this many KB of vectors get "
+        "an HNSW graph (and a compact BM25 index); smaller ones are scanned.")
+    vector_optimize_after_writes: int = Field(
+        20_000, ge=1, description="Embedded store only: records written after which the "
+        "process indexes them in the background (it pauses meanwhile, about a second per "
+        "few thousand dense vectors); a Qdrant server indexes on its own.")
 
     language: Language = Field(
         "en", description="Language of the built-in prompts and of the texts the hub "

@@ -24,6 +24,7 @@ from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedR
 from knowhub_server.common.errors import Unavailable
 from knowhub_server.common.vectors import (
     BULK_FIELD,
+    DEFAULT_TUNING,
     DENSE,
     SPARSE,
     TOKEN_KEY,
@@ -34,6 +35,7 @@ from knowhub_server.common.vectors import (
     HasKey,
     HasPoint,
     Hit,
+    IndexTuning,
     Order,
     Range,
     Record,
@@ -50,11 +52,21 @@ from knowhub_server.common.vectors import (
     stored_payload,
 )
 
-_SCHEMA_TYPES = {
-    "keyword_fields": qm.PayloadSchemaType.KEYWORD,
-    "integer_fields": qm.PayloadSchemaType.INTEGER,
-    "float_fields": qm.PayloadSchemaType.FLOAT,
-}
+
+def _field_indexes(schema: CollectionSchema) -> list[tuple[str, Any]]:
+    """Each indexed field and its index, as the embedded adapter builds them: only the
+    tenant field is a tenant index with HNSW links of its own."""
+    indexes: list[tuple[str, Any]] = [
+        (name, qm.KeywordIndexParams(type=qm.KeywordIndexType.KEYWORD,
+                                     is_tenant=name == schema.tenant_field,
+                                     enable_hnsw=name == schema.tenant_field))
+        for name in schema.keyword_fields]
+    indexes += [(name, qm.IntegerIndexParams(type=qm.IntegerIndexType.INTEGER, lookup=True,
+                                             range=True, enable_hnsw=False))
+                for name in schema.integer_fields]
+    indexes += [(name, qm.FloatIndexParams(type=qm.FloatIndexType.FLOAT, enable_hnsw=False))
+                for name in schema.float_fields]
+    return indexes
 
 
 @contextlib.contextmanager
@@ -229,15 +241,18 @@ def _filter(where: Where) -> qm.Filter | None:
 class RemoteStore(VectorStore):
     """Collections on a Qdrant server, behind aliases so they can be rebuilt in place."""
 
-    def __init__(self, client: QdrantClient, prefix: str = "knowhub_") -> None:
+    def __init__(self, client: QdrantClient, prefix: str = "knowhub_",
+                 tuning: IndexTuning = DEFAULT_TUNING) -> None:
         self._client = client
         self._prefix = prefix
+        self._tuning = tuning
 
     @classmethod
-    def connect(cls, url: str, api_key: str | None = None) -> RemoteStore:
+    def connect(cls, url: str, api_key: str | None = None,
+                tuning: IndexTuning = DEFAULT_TUNING) -> RemoteStore:
         if url == ":memory:":
-            return cls(QdrantClient(":memory:"))
-        return cls(QdrantClient(url=url, api_key=api_key, timeout=10))
+            return cls(QdrantClient(":memory:"), tuning=tuning)
+        return cls(QdrantClient(url=url, api_key=api_key, timeout=10), tuning=tuning)
 
     def open(self, schema: CollectionSchema) -> RemoteCollection:
         alias = self._prefix + schema.name
@@ -304,18 +319,22 @@ class RemoteStore(VectorStore):
         dense = {}
         if schema.dense_dim:
             dense[DENSE] = qm.VectorParams(size=schema.dense_dim, distance=qm.Distance.COSINE)
+        tuning = self._tuning
         self._client.create_collection(
             name, vectors_config=dense,
             sparse_vectors_config={SPARSE: qm.SparseVectorParams(modifier=qm.Modifier.IDF)},
+            hnsw_config=qm.HnswConfigDiff(m=tuning.hnsw_m, ef_construct=tuning.hnsw_ef_construct,
+                                          full_scan_threshold=tuning.full_scan_threshold_kb),
+            optimizers_config=qm.OptimizersConfigDiff(
+                indexing_threshold=tuning.indexing_threshold_kb),
             metadata=schema.manifest(),
         )
 
     def _ensure_indexes(self, name: str, schema: CollectionSchema) -> None:
         if self._client.init_options.get("location") == ":memory:":
             return  # local mode keeps no payload indexes and warns about each one
-        for group, schema_type in _SCHEMA_TYPES.items():
-            for field_name in getattr(schema, group):
-                self._client.create_payload_index(name, field_name, schema_type, wait=True)
+        for field_name, params in _field_indexes(schema):
+            self._client.create_payload_index(name, field_name, params, wait=True)
 
     def _point_alias(self, alias: str, new: str, old: str | None) -> None:
         operations: list[Any] = []

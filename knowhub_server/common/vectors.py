@@ -120,6 +120,9 @@ class CollectionSchema:
     integer_fields: tuple[str, ...] = ()
     float_fields: tuple[str, ...] = ()
     bulk_fields: tuple[str, ...] = ()  # top-level payload keys searches leave out
+    # The keyword field most searches filter on (who may see a record): the engine keeps
+    # its records together on disk and links them in the HNSW graph of their own.
+    tenant_field: str | None = None
 
     @property
     def indexed_fields(self) -> tuple[str, ...]:
@@ -139,6 +142,26 @@ class CollectionSchema:
             "embedding_model": self.embedding_model if self.dense_dim else None,
             "dense_dim": self.dense_dim,
         }
+
+
+@dataclass(frozen=True)
+class IndexTuning:
+    """How the engine indexes dense vectors (the KNOWHUB_VECTOR_* settings).
+
+    Segments whose vectors take more than `indexing_threshold_kb` get an HNSW graph;
+    smaller ones, and filters that leave fewer vectors than `full_scan_threshold_kb`
+    holds, are searched exhaustively (exact)."""
+
+    hnsw_m: int = 16
+    hnsw_ef_construct: int = 100
+    full_scan_threshold_kb: int = 10_000
+    indexing_threshold_kb: int = 10_000
+    # Embedded engine only: records written since the last optimisation after which the
+    # process optimises (a Qdrant server optimises on its own).
+    optimize_after_writes: int = 20_000
+
+
+DEFAULT_TUNING = IndexTuning()
 
 
 class StoreMismatch(RuntimeError):

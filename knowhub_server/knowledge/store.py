@@ -53,6 +53,7 @@ def knowledge_schema(embedder: DenseEmbedder | None) -> CollectionSchema:
         dense_dim=embedder.dim if embedder else None,
         embedding_model=embedder.model if embedder else None,
         keyword_fields=("scopes", "types"),
+        tenant_field="scopes",
         integer_fields=("score", "helpful", "harmful"),
         float_fields=tuple(ORDER_FIELDS.values()),
         # Seed 001's search results carry the eval counters only.
