@@ -1,8 +1,10 @@
-"""`make bench`: every benchmark in turn, each printing its figures."""
+"""`make bench`: every benchmark in turn, each printing its figures; `python -m bench
+scale ...` runs the one-node scale benchmark alone (its own arguments follow)."""
 
 from __future__ import annotations
 
 import argparse
+import sys
 
 from bench import (
     cognition_latency,
@@ -14,11 +16,15 @@ from bench import (
     mcp_latency,
     resource_latency,
     routing,
+    scale,
     tenant_idf,
 )
 
 
 def main() -> None:
+    if sys.argv[1:2] == ["scale"]:
+        scale.main(sys.argv[2:])
+        return
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true",
                         help="smaller sizes (1k and 10k records) for a fast look")
@@ -33,6 +39,8 @@ def main() -> None:
     mcp_latency.main(["--count", "100"] if args.quick else [])
     gateway_latency.main(["--searches", "500"] if args.quick else [])
     tenant_idf.main(["--records", "2000", "--searches", "500"] if args.quick else [])
+    scale.main(["--sizes", "1000,10000", "--event-sizes", "10000", "--searches", "200"]
+               if args.quick else [])
 
 
 if __name__ == "__main__":
