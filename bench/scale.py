@@ -45,7 +45,7 @@ from bench.embedding_cache import caching_endpoint
 from bench.knowledge_latency import VISIBLE_SCOPES, synthetic_records
 from knowhub_server.common.edge_store import EdgeStore
 from knowhub_server.common.embedding import Bm25Encoder
-from knowhub_server.common.vectors import DENSE, HybridFusion, SearchQuery
+from knowhub_server.common.vectors import DEFAULT_TUNING, DENSE, HybridFusion, SearchQuery
 from knowhub_server.dream.memory.domain import PERSPECTIVE_GROUP, CognitiveEvent
 from knowhub_server.dream.memory.store import EVENTS, EventStore, MemoryVectors
 from knowhub_server.knowledge.store import COLLECTION, knowledge_schema, visible_where
@@ -55,24 +55,30 @@ BATCH = 500
 MODEL = "synthetic"
 POOL = 50  # KNOWHUB_SEARCH_HYBRID_POOL's default: what the dense side recalls
 GROUPS, USERS = 50, 500
+LATENT = 48  # dimensions the synthetic vectors span
 
 
 class SyntheticEmbeddings:
-    """Vectors from the words of a text: each word a fixed random unit vector (from its
-    hash), a text the normalised sum weighted towards rarer words. Texts sharing words
-    get close vectors, as with a model, at the cost of a few dozen additions."""
+    """Vectors from the words of a text: each word a fixed random point (from its hash)
+    of a `LATENT`-dimensional space mapped into `dim` dimensions, a text the normalised
+    sum of its words' weighted towards rarer (longer) words. Texts sharing words get
+    close vectors, as with a model, and like a sentence model's the vectors span few
+    dimensions (which is what lets an approximate index find neighbours); a few dozen
+    additions a text, so the model is never the bottleneck."""
 
     def __init__(self, dim: int) -> None:
         self.model = MODEL
         self.dim = dim
+        self._basis = np.random.default_rng(384).standard_normal((LATENT, dim)).astype(
+            np.float32)
         self._words: dict[str, np.ndarray] = {}
 
     def _word(self, word: str) -> np.ndarray:
         vector = self._words.get(word)
         if vector is None:
             seed = int.from_bytes(hashlib.blake2b(word.encode(), digest_size=8).digest(), "big")
-            vector = np.random.default_rng(seed).standard_normal(self.dim).astype(np.float32)
-            vector *= 1.0 + len(word) / 4  # longer words are rarer in TextGenerator
+            latent = np.random.default_rng(seed).standard_normal(LATENT).astype(np.float32)
+            vector = (latent @ self._basis) * len(word) ** 2  # longer words are rarer
             self._words[word] = vector
         return vector
 
@@ -131,7 +137,8 @@ def timed_server(data_dir: Path, env: dict[str, str]) -> Iterator[tuple[int, int
 
 def ingest(port: int, text: TextGenerator, count: int) -> float:
     """Records per second through BatchSaveKnowledge, 500 a call."""
-    kh = KnowHub(f"127.0.0.1:{port}", token=BENCH_TOKEN)
+    # A long deadline: the embedded store pauses the server while it indexes a batch.
+    kh = KnowHub(f"127.0.0.1:{port}", token=BENCH_TOKEN, timeout=900)
     started, done = time.perf_counter(), 0
     while done < count:
         batch = min(BATCH, count - done)
@@ -205,13 +212,15 @@ def dense_recall(shard_path: Path, dense: list[list[float]]) -> dict[str, float]
     caller's records (4 in 5) and another organisation's (1 in 5), and the p50 of each."""
     shard = qe.EdgeShard.load(str(shard_path))
     figures = {"segments": float(shard.info().segments_count)}
+    service_params = qe.SearchParams(hnsw_ef=DEFAULT_TUNING.hnsw_ef)  # as the service asks
     for name, scopes in (("mine", sorted(VISIBLE_SCOPES)), ("other", ["org:globex"])):
         where = qe.Filter(must=[qe.FieldCondition(key="scopes", match=qe.MatchAny(any=scopes))])
         found, total, took = 0, 0, []
         for vector in dense:
             query = qe.Query.Nearest(vector, using=DENSE)
             started = time.perf_counter()
-            approximate = shard.query(qe.QueryRequest(limit=POOL, query=query, filter=where))
+            approximate = shard.query(qe.QueryRequest(limit=POOL, query=query, filter=where,
+                                                      params=service_params))
             took.append((time.perf_counter() - started) * 1000)
             exact = shard.query(qe.QueryRequest(limit=POOL, query=query, filter=where,
                                                 params=qe.SearchParams(exact=True)))

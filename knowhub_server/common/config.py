@@ -47,6 +47,12 @@ class CommonSettings(BaseSettings):
     vector_hnsw_ef_construct: int = Field(
         100, ge=4, le=2000, description="Candidates considered while building the HNSW "
         "graph (more: better recall, slower indexing).")
+    vector_hnsw_ef: int = Field(
+        128, ge=1, le=10_000, description="Candidates a dense search keeps while walking "
+        "the HNSW graph (more: better recall, slower searches).")
+    vector_max_segment_size_kb: int = Field(
+        100_000, ge=1_000, description="Largest segment (KB of vectors) the optimiser "
+        "makes by merging smaller ones; the embedded store pauses while it builds one.")
     vector_full_scan_threshold_kb: int = Field(
         10_000, ge=0, description="A filtered dense search whose filter leaves fewer "
         "vectors than this many KB scans them exactly instead of walking the graph.")
@@ -54,7 +60,7 @@ class CommonSettings(BaseSettings):
         10_000, ge=0, description="Segments holding more than this many KB of vectors get "
         "an HNSW graph (and a compact BM25 index); smaller ones are scanned.")
     vector_optimize_after_writes: int = Field(
-        20_000, ge=1, description="Embedded store only: records written after which the "
+        10_000, ge=1, description="Embedded store only: records written after which the "
         "process indexes them in the background (it pauses meanwhile, about a second per "
         "few thousand dense vectors); a Qdrant server indexes on its own.")
 

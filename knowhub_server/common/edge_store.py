@@ -59,6 +59,7 @@ from knowhub_server.common.vectors import (
 log = logging.getLogger(__name__)
 
 MANIFEST_FILE = "knowhub-manifest.json"
+PAUSE_WARNING_SECONDS = 5.0
 
 
 class EdgeCollection(VectorCollection):
@@ -70,6 +71,7 @@ class EdgeCollection(VectorCollection):
         self.exclusive = True
         self._cas_lock = threading.Lock()
         self._optimize_after = tuning.optimize_after_writes
+        self._dense_params = qe.SearchParams(hnsw_ef=tuning.hnsw_ef)
         self._unoptimized = 0  # records written since the last optimisation began
         self._optimizer: threading.Thread | None = None
         self._optimizer_lock = threading.Lock()
@@ -108,9 +110,11 @@ class EdgeCollection(VectorCollection):
         segments; True when there was anything to do. Blocks (and holds the GIL)."""
         started = time.perf_counter()
         changed = self._shard.optimize()
+        took = time.perf_counter() - started
         if changed:
-            log.info("optimised the %s store in %.1f s", self.schema.name,
-                     time.perf_counter() - started)
+            log.log(logging.WARNING if took >= PAUSE_WARNING_SECONDS else logging.INFO,
+                    "indexed the %s store in %.1f s (the process pauses meanwhile)",
+                    self.schema.name, took)
         return changed
 
     def _written(self, count: int) -> None:
@@ -132,7 +136,7 @@ class EdgeCollection(VectorCollection):
             optimizer.join()
 
     def search_batch(self, queries: Sequence[SearchQuery]) -> list[list[Hit]]:
-        requests = [_request(q) for q in queries]
+        requests = [_request(q, self._dense_params) for q in queries]
         if len(requests) == 1:
             results = [self._shard.query(requests[0])]
         else:
@@ -171,17 +175,16 @@ def _vectors(raw: object) -> Vectors:
     return dict(raw) if isinstance(raw, dict) else {}
 
 
-def _request(query: SearchQuery) -> qe.QueryRequest:
+def _request(query: SearchQuery, dense_params: qe.SearchParams) -> qe.QueryRequest:
     if query.sparse is not None:
         nearest = qe.Query.Nearest(query.sparse, using=SPARSE)
+        params = qe.SearchParams(idf=qe.IdfParams(corpus=_filter(query.idf_corpus)))
     else:
         nearest = qe.Query.Nearest(list(query.dense or ()), using=DENSE)
+        params = dense_params
     payload: bool | qe.PayloadSelector = query.with_payload
     if query.with_payload and not query.with_bulk:
         payload = qe.PayloadSelector.Exclude([BULK_FIELD])
-    params = None
-    if query.sparse is not None:
-        params = qe.SearchParams(idf=qe.IdfParams(corpus=_filter(query.idf_corpus)))
     return qe.QueryRequest(limit=query.limit, query=nearest, filter=_filter(query.where),
                            params=params, with_payload=payload, with_vector=query.with_vectors)
 
@@ -232,7 +235,8 @@ def _edge_config(schema: CollectionSchema, tuning: IndexTuning) -> qe.EdgeConfig
         hnsw_config=qe.HnswIndexConfig(m=tuning.hnsw_m, ef_construct=tuning.hnsw_ef_construct,
                                        full_scan_threshold=tuning.full_scan_threshold_kb,
                                        memory=qe.Memory.Cached),
-        optimizers=qe.EdgeOptimizersConfig(indexing_threshold=tuning.indexing_threshold_kb),
+        optimizers=qe.EdgeOptimizersConfig(indexing_threshold=tuning.indexing_threshold_kb,
+                                           max_segment_size=tuning.max_segment_size_kb),
         payload_memory=qe.Memory.Cold,
     )
 

@@ -84,10 +84,12 @@ def _reachable(what: str) -> Iterator[None]:
 
 
 class RemoteCollection(VectorCollection):
-    def __init__(self, client: QdrantClient, name: str, schema: CollectionSchema) -> None:
+    def __init__(self, client: QdrantClient, name: str, schema: CollectionSchema,
+                 tuning: IndexTuning = DEFAULT_TUNING) -> None:
         self._client = client
         self._name = name
         self.schema = schema
+        self._dense_params = qm.SearchParams(hnsw_ef=tuning.hnsw_ef)
         # A local-mode client (":memory:" or a path) is this process's alone.
         options = client.init_options
         self.exclusive = options.get("location") == ":memory:" or bool(options.get("path"))
@@ -133,7 +135,7 @@ class RemoteCollection(VectorCollection):
     def search_batch(self, queries: Sequence[SearchQuery]) -> list[list[Hit]]:
         with _reachable("search"):
             responses = self._client.query_batch_points(
-                self._name, [_request(q) for q in queries])
+                self._name, [_request(q, self._dense_params) for q in queries])
         return [[_hit(point, query) for point in response.points]
                 for query, response in zip(queries, responses, strict=True)]
 
@@ -188,20 +190,18 @@ def _from_client(raw: object) -> Vectors:
     return converted
 
 
-def _request(query: SearchQuery) -> qm.QueryRequest:
+def _request(query: SearchQuery, dense_params: qm.SearchParams) -> qm.QueryRequest:
     if query.sparse is not None:
         vector: Any = qm.SparseVector(indices=list(query.sparse.indices),
                                       values=list(query.sparse.values))
         using = SPARSE
+        corpus = _filter(query.idf_corpus)
+        params = qm.SearchParams(idf=qm.IdfCorpusParams(corpus=corpus) if corpus else None)
     else:
-        vector, using = list(query.dense or ()), DENSE
+        vector, using, params = list(query.dense or ()), DENSE, dense_params
     payload: Any = query.with_payload
     if query.with_payload and not query.with_bulk:
         payload = qm.PayloadSelectorExclude(exclude=[BULK_FIELD])
-    params = None
-    if query.sparse is not None:
-        corpus = _filter(query.idf_corpus)
-        params = qm.SearchParams(idf=qm.IdfCorpusParams(corpus=corpus) if corpus else None)
     return qm.QueryRequest(query=vector, using=using, filter=_filter(query.where),
                            limit=query.limit, params=params, with_payload=payload,
                            with_vector=query.with_vectors)
@@ -264,7 +264,7 @@ class RemoteStore(VectorStore):
                 metadata = self._client.get_collection(physical).config.metadata or {}
                 check_manifest(schema, dict(metadata), f"{physical} on the Qdrant server")
             self._ensure_indexes(physical, schema)
-        return RemoteCollection(self._client, alias, schema)
+        return RemoteCollection(self._client, alias, schema, self._tuning)
 
     def rebuild(self, schema: CollectionSchema,
                 revectorize: Callable[[list[Record]], list[Vectors]],
@@ -280,8 +280,8 @@ class RemoteStore(VectorStore):
                 self._client.delete_collection(new)
             self._create(new, schema)
             self._ensure_indexes(new, schema)
-            copied = copy_records(RemoteCollection(self._client, old, schema),
-                                  RemoteCollection(self._client, new, schema),
+            copied = copy_records(RemoteCollection(self._client, old, schema, self._tuning),
+                                  RemoteCollection(self._client, new, schema, self._tuning),
                                   revectorize, progress)
             self._point_alias(alias, new, old)
             self._client.delete_collection(old)
@@ -326,7 +326,8 @@ class RemoteStore(VectorStore):
             hnsw_config=qm.HnswConfigDiff(m=tuning.hnsw_m, ef_construct=tuning.hnsw_ef_construct,
                                           full_scan_threshold=tuning.full_scan_threshold_kb),
             optimizers_config=qm.OptimizersConfigDiff(
-                indexing_threshold=tuning.indexing_threshold_kb),
+                indexing_threshold=tuning.indexing_threshold_kb,
+                max_segment_size=tuning.max_segment_size_kb),
             metadata=schema.manifest(),
         )
 

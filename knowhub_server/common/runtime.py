@@ -46,8 +46,10 @@ def open_vector_store(settings: CommonSettings) -> VectorStore:
     """A Qdrant server when KNOWHUB_QDRANT_URL is set, else embedded Edge shards."""
     tuning = IndexTuning(
         hnsw_m=settings.vector_hnsw_m, hnsw_ef_construct=settings.vector_hnsw_ef_construct,
+        hnsw_ef=settings.vector_hnsw_ef,
         full_scan_threshold_kb=settings.vector_full_scan_threshold_kb,
         indexing_threshold_kb=settings.vector_indexing_threshold_kb,
+        max_segment_size_kb=settings.vector_max_segment_size_kb,
         optimize_after_writes=settings.vector_optimize_after_writes)
     if settings.qdrant_url:
         from knowhub_server.common.qdrant_store import RemoteStore  # qdrant-client loads slowly

@@ -154,11 +154,14 @@ class IndexTuning:
 
     hnsw_m: int = 16
     hnsw_ef_construct: int = 100
+    hnsw_ef: int = 128  # candidates a dense search keeps while walking the graph
     full_scan_threshold_kb: int = 10_000
     indexing_threshold_kb: int = 10_000
+    # Segments stop growing by merges past this: a merge rebuilds the merged graph.
+    max_segment_size_kb: int = 100_000
     # Embedded engine only: records written since the last optimisation after which the
     # process optimises (a Qdrant server optimises on its own).
-    optimize_after_writes: int = 20_000
+    optimize_after_writes: int = 10_000
 
 
 DEFAULT_TUNING = IndexTuning()
