@@ -212,7 +212,8 @@ def dense_recall(shard_path: Path, dense: list[list[float]]) -> dict[str, float]
     caller's records (4 in 5) and another organisation's (1 in 5), and the p50 of each."""
     shard = qe.EdgeShard.load(str(shard_path))
     figures = {"segments": float(shard.info().segments_count)}
-    service_params = qe.SearchParams(hnsw_ef=DEFAULT_TUNING.hnsw_ef)  # as the service asks
+    service_params = qe.SearchParams(  # as the service asks
+        hnsw_ef=DEFAULT_TUNING.hnsw_ef, acorn=qe.AcornSearchParams(enable=DEFAULT_TUNING.acorn))
     for name, scopes in (("mine", sorted(VISIBLE_SCOPES)), ("other", ["org:globex"])):
         where = qe.Filter(must=[qe.FieldCondition(key="scopes", match=qe.MatchAny(any=scopes))])
         found, total, took = 0, 0, []

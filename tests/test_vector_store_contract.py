@@ -620,9 +620,10 @@ def test_edge_indexes_writes_in_the_background_and_keeps_finding_them(edge_root:
                 key="tag", match=qe.MatchValue(value="b"))])):
             query = qe.Query.Nearest(spread[3], using=DENSE)
             graph, exact = (shard.query(qe.QueryRequest(
-                limit=10, query=query, filter=where, params=qe.SearchParams(exact=flag)))
-                for flag in (False, True))
-            assert [p.id for p in graph] == [p.id for p in exact]
+                limit=10, query=query, filter=where, params=params)) for params in (
+                    qe.SearchParams(hnsw_ef=tuning.hnsw_ef), qe.SearchParams(exact=True)))
+            # Scores, not ids: some of these vectors tie.
+            assert [round(p.score, 5) for p in graph] == [round(p.score, 5) for p in exact]
     finally:
         shard.close()
 

@@ -71,7 +71,8 @@ class EdgeCollection(VectorCollection):
         self.exclusive = True
         self._cas_lock = threading.Lock()
         self._optimize_after = tuning.optimize_after_writes
-        self._dense_params = qe.SearchParams(hnsw_ef=tuning.hnsw_ef)
+        self._dense_params = qe.SearchParams(
+            hnsw_ef=tuning.hnsw_ef, acorn=qe.AcornSearchParams(enable=tuning.acorn))
         self._unoptimized = 0  # records written since the last optimisation began
         self._optimizer: threading.Thread | None = None
         self._optimizer_lock = threading.Lock()

@@ -89,7 +89,8 @@ class RemoteCollection(VectorCollection):
         self._client = client
         self._name = name
         self.schema = schema
-        self._dense_params = qm.SearchParams(hnsw_ef=tuning.hnsw_ef)
+        self._dense_params = qm.SearchParams(
+            hnsw_ef=tuning.hnsw_ef, acorn=qm.AcornSearchParams(enable=tuning.acorn))
         # A local-mode client (":memory:" or a path) is this process's alone.
         options = client.init_options
         self.exclusive = options.get("location") == ":memory:" or bool(options.get("path"))

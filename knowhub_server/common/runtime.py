@@ -46,7 +46,7 @@ def open_vector_store(settings: CommonSettings) -> VectorStore:
     """A Qdrant server when KNOWHUB_QDRANT_URL is set, else embedded Edge shards."""
     tuning = IndexTuning(
         hnsw_m=settings.vector_hnsw_m, hnsw_ef_construct=settings.vector_hnsw_ef_construct,
-        hnsw_ef=settings.vector_hnsw_ef,
+        hnsw_ef=settings.vector_hnsw_ef, acorn=settings.vector_acorn,
         full_scan_threshold_kb=settings.vector_full_scan_threshold_kb,
         indexing_threshold_kb=settings.vector_indexing_threshold_kb,
         max_segment_size_kb=settings.vector_max_segment_size_kb,

@@ -154,7 +154,10 @@ class IndexTuning:
 
     hnsw_m: int = 16
     hnsw_ef_construct: int = 100
-    hnsw_ef: int = 128  # candidates a dense search keeps while walking the graph
+    hnsw_ef: int = 256  # candidates a dense search keeps while walking the graph
+    # ACORN for filters that leave under 40% of a segment's vectors (and more than a full
+    # scan takes): it walks neighbours of neighbours, so few matches still connect.
+    acorn: bool = True
     full_scan_threshold_kb: int = 10_000
     indexing_threshold_kb: int = 10_000
     # Segments stop growing by merges past this: a merge rebuilds the merged graph.
