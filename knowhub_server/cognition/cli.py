@@ -14,12 +14,13 @@ import tempfile
 import unicodedata
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from knowhub import Extraction, KnowHub, errors
+from knowhub_server.common.cli_support import add_target_option, add_token_option, target
 
-DEFAULT_TARGET = "127.0.0.1:50051"
+if TYPE_CHECKING:  # the SDK (grpc) loads when a command runs, not for `--help`
+    from knowhub import Extraction, KnowHub
 CHOICES = "[a]pprove  [e]dit  [d]iscard  [s]kip  [c]ommit now  [q]uit > "
 
 
@@ -64,16 +65,16 @@ def add_commands(commands: Any) -> None:
 
 
 def _client_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--target", default=os.environ.get("KNOWHUB_TARGET", DEFAULT_TARGET),
-                        help="the server (default $KNOWHUB_TARGET or 127.0.0.1:50051)")
-    parser.add_argument("--token", default=os.environ.get("KNOWHUB_TOKEN"),
-                        help="bearer token (default $KNOWHUB_TOKEN)")
+    add_target_option(parser)
+    add_token_option(parser)
 
 
 def _connected(run: Callable[[KnowHub, argparse.Namespace], int]
                ) -> Callable[[object, argparse.Namespace], int]:
     def command(_settings: object, args: argparse.Namespace) -> int:
-        with KnowHub(args.target, token=args.token) as kh:
+        from knowhub import KnowHub, errors
+
+        with KnowHub(target(args), token=args.token) as kh:
             try:
                 return run(kh, args)
             except errors.KnowHubError as error:
@@ -195,6 +196,8 @@ class ReviewSession:
 
     def _review(self, extraction: Extraction, decision: str,
                 edited: dict[str, Any] | None) -> bool:
+        from knowhub import errors
+
         try:
             self._kh.cognition.review_extraction(extraction.trace_id, extraction.extraction_id,
                                                  decision, edited_payload=edited)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 Language = Literal["en", "zh"]
@@ -72,6 +72,15 @@ class CommonSettings(BaseSettings):
     tls_ca_file: Path | None = Field(
         None, description="PEM CA certificates that calls to other services (and "
         "`knowhub health`) verify servers with; those calls use TLS when set.")
+
+    @field_validator("data_dir", "tokens_file", "delegation_key_file", "tls_cert_file",
+                     "tls_key_file", "tls_ca_file")
+    @classmethod
+    def _absolute(cls, path: Path | None) -> Path | None:
+        """Made absolute at start: a relative path would mean another file to a child
+        process (the embedded redis-server changes directory) or in an error message read
+        from elsewhere."""
+        return None if path is None else path.expanduser().absolute()
 
     @model_validator(mode="after")
     def _known_log_level(self) -> CommonSettings:

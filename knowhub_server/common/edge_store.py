@@ -206,7 +206,7 @@ class EdgeStore(VectorStore):
 
     def rebuild(self, schema: CollectionSchema,
                 revectorize: Callable[[list[Record]], list[Vectors]],
-                progress: Callable[[int], None] | None = None) -> int:
+                progress: Callable[[int, int], None] | None = None) -> int:
         path = self.root / schema.name
         staging = self.root / f"{schema.name}.rebuild"
         shutil.rmtree(staging, ignore_errors=True)
@@ -223,6 +223,9 @@ class EdgeStore(VectorStore):
         staging.rename(path)
         shutil.rmtree(retired)
         return copied
+
+    def opened(self) -> list[VectorCollection]:
+        return list({c.schema.name: c for c in self._open}.values())
 
     def close(self) -> None:
         for collection in self._open:

@@ -232,6 +232,7 @@ class RemoteStore(VectorStore):
     def __init__(self, client: QdrantClient, prefix: str = "knowhub_") -> None:
         self._client = client
         self._prefix = prefix
+        self._opened: dict[str, RemoteCollection] = {}
 
     @classmethod
     def connect(cls, url: str, api_key: str | None = None) -> RemoteStore:
@@ -249,11 +250,16 @@ class RemoteStore(VectorStore):
                 metadata = self._client.get_collection(physical).config.metadata or {}
                 check_manifest(schema, dict(metadata), f"{physical} on the Qdrant server")
             self._ensure_indexes(physical, schema)
-        return RemoteCollection(self._client, alias, schema)
+        collection = RemoteCollection(self._client, alias, schema)
+        self._opened[schema.name] = collection
+        return collection
+
+    def opened(self) -> list[VectorCollection]:
+        return list(self._opened.values())
 
     def rebuild(self, schema: CollectionSchema,
                 revectorize: Callable[[list[Record]], list[Vectors]],
-                progress: Callable[[int], None] | None = None) -> int:
+                progress: Callable[[int, int], None] | None = None) -> int:
         alias = self._prefix + schema.name
         with _reachable("rebuild"):
             old = self._physical(alias)

@@ -419,12 +419,16 @@ class VectorStore(ABC):
     @abstractmethod
     def rebuild(self, schema: CollectionSchema,
                 revectorize: Callable[[list[Record]], list[Vectors]],
-                progress: Callable[[int], None] | None = None) -> int:
+                progress: Callable[[int, int], None] | None = None) -> int:
         """Copies every record into a collection built with `schema`, replacing the old one.
 
         Returns the number of records copied. The old collection stays intact until the
         new one is complete.
         """
+
+    @abstractmethod
+    def opened(self) -> list[VectorCollection]:
+        """The collections this process opened, one per name (what a backup copies)."""
 
     @abstractmethod
     def close(self) -> None: ...
@@ -518,9 +522,11 @@ def _among(where: Where, point_ids: tuple[str, ...]) -> Where:
 
 def copy_records(source: VectorCollection, target: VectorCollection,
                  revectorize: Callable[[list[Record]], list[Vectors]],
-                 progress: Callable[[int], None] | None = None) -> int:
-    """Copies every record page by page with freshly computed vectors; keeps versions."""
+                 progress: Callable[[int, int], None] | None = None) -> int:
+    """Copies every record page by page with freshly computed vectors; keeps versions.
+    `progress` gets the records copied so far and the total."""
     copied, cursor = 0, None
+    total = source.count(Where()) if progress else 0
     while True:
         page, cursor = source.scroll(Where(), 256, cursor=cursor)
         if page:
@@ -529,6 +535,6 @@ def copy_records(source: VectorCollection, target: VectorCollection,
             target.put(page)
             copied += len(page)
             if progress:
-                progress(copied)
+                progress(copied, max(total, copied))
         if cursor is None:
             return copied

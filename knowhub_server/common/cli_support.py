@@ -1,0 +1,62 @@
+"""What every `knowhub` subcommand shares: the server address and token options, and
+progress bars. Kept light: `knowhub --help` imports this module and nothing heavy."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+DEFAULT_TARGET = "127.0.0.1:50051"
+TARGET_ENV = "KNOWHUB_TARGET"
+
+
+def add_target_option(parser: argparse.ArgumentParser, *, default: str = DEFAULT_TARGET,
+                      legacy_address: bool = False) -> None:
+    """`--target` (else $KNOWHUB_TARGET, else `default`): the server a client command calls.
+    `legacy_address` keeps the old `--address` spelling working, unlisted."""
+    parser.add_argument("--target", metavar="HOST:PORT",
+                        help=f"the server (default ${TARGET_ENV}, else {default})")
+    if legacy_address:
+        parser.add_argument("--address", dest="target", help=argparse.SUPPRESS)
+
+
+def add_token_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--token", help="bearer token (default $KNOWHUB_TOKEN, else the "
+                        "local token of a hub on this machine)")
+
+
+def target(args: argparse.Namespace, default: str = DEFAULT_TARGET) -> str:
+    """The server to call: --target, else $KNOWHUB_TARGET, else `default`."""
+    return args.target or os.environ.get(TARGET_ENV) or default
+
+
+def progress_bar(description: str, total: int | None = None, unit: str = "record") -> Any:
+    """A tqdm progress bar on stderr, silent when stderr is not a terminal."""
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=description, unit=unit, file=sys.stderr,
+                disable=not sys.stderr.isatty(), dynamic_ncols=True, leave=True)
+
+
+class StageBars:
+    """One progress bar per stage (a collection, "redis", ...), made when the stage first
+    reports; `update` is a progress callback of (stage, done, total)."""
+
+    def __init__(self) -> None:
+        self._bars: dict[str, Any] = {}
+
+    def update(self, stage: str, done: int, total: int) -> None:
+        bar = self._bars.get(stage)
+        if bar is None:
+            bar = self._bars[stage] = progress_bar(stage, total)
+        bar.total = total
+        bar.update(done - bar.n)
+
+    def __enter__(self) -> StageBars:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        for bar in self._bars.values():
+            bar.close()
