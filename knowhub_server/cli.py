@@ -15,6 +15,7 @@ from knowhub_server.common.cli_support import (
     StageBars,
     add_target_option,
     add_token_option,
+    installed_version,
     target,
 )
 from knowhub_server.common.services import SERVICE_MODULES
@@ -126,9 +127,8 @@ class _Version(argparse.Action):
     """--version, reading the installed version only when asked."""
 
     def __call__(self, parser: argparse.ArgumentParser, *_args: object) -> None:
-        from importlib.metadata import version
-
-        parser.exit(message=f"knowhub {version('knowhub')}\n")
+        print(f"knowhub {installed_version()}")
+        parser.exit()
 
 
 def _data_dir_option(parser: argparse.ArgumentParser) -> None:
@@ -195,6 +195,8 @@ def _reindex(settings: CommonSettings, _args: argparse.Namespace) -> int:
     from knowhub_server.dream.memory.store import reindex as reindex_memory
     from knowhub_server.knowledge.store import reindex as reindex_knowledge
 
+    if not settings.qdrant_url and not settings.data_dir.is_dir():
+        raise FileNotFoundError(f"there is no data directory {settings.data_dir} to reindex")
     with hold_data_dir(settings.data_dir, "knowhub reindex"):
         store = open_vector_store(settings)
         embedder = DenseEmbedder.from_settings(settings)
@@ -204,7 +206,7 @@ def _reindex(settings: CommonSettings, _args: argparse.Namespace) -> int:
                 with StageBars() as bars:
                     count = reindex(store, embedder, progress=lambda done, total, name=name:
                                     bars.update(name, done, total))
-                print(f"{name}: {count} records re-embedded", flush=True)
+                print(f"{name}: {count} records re-embedded; done", flush=True)
         finally:
             store.close()
     return 0

@@ -23,13 +23,13 @@ import os
 import shutil
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timezone
-from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
 import qdrant_edge as qe
 import redis
 
+from knowhub_server.common.cli_support import installed_version
 from knowhub_server.common.edge_store import EdgeStore
 from knowhub_server.common.redis_store import EmbeddedRedis, connect
 from knowhub_server.common.vectors import CollectionSchema, Record, VectorCollection, Where
@@ -81,8 +81,8 @@ def write_backup(stores: HubStores, destination: Path, progress: Progress) -> di
         manifest = {
             "format": FORMAT,
             "created_at": datetime.now(timezone.utc).isoformat(),
-            "versions": {"knowhub": version("knowhub"),
-                         "qdrant_edge": version("qdrant-edge-py")},
+            "versions": {"knowhub": installed_version(),
+                         "qdrant_edge": installed_version("qdrant-edge-py")},
             "collections": [_write_collection(c, destination, progress)
                             for c in stores.collections],
             "redis": _write_redis(stores, destination, progress),
