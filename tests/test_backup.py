@@ -5,6 +5,7 @@ reads back the same; the refusals are one line and change nothing."""
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,8 @@ import pytest
 from knowhub import KnowHub
 
 from knowhub_server.cli import main
+from knowhub_server.common.edge_store import EdgeStore
+from knowhub_server.common.vectors import Where
 from tests.dream.dreaming import DreamLLM, message, wait_run, write_dream_tokens
 from tests.dream.support import (
     PROFILE,
@@ -25,6 +28,7 @@ from tests.dream.support import (
 )
 from tests.support.harness import Harness
 from tests.support.openai_stub import OpenAIStub, ToolCalls
+from tests.test_vector_store_contract import SCHEMA, record
 
 ENV = {"KNOWHUB_DREAM_SERVICE_TOKEN": "token-dream",
        "KNOWHUB_DREAM_POLL_INTERVAL_SECONDS": "0.05",
@@ -185,3 +189,26 @@ def test_restore_refuses_a_data_dir_in_use_or_not_empty(tmp_path: Path,
         f"knowhub: {full} is not empty: restore into a new or empty data directory "
         "(--data-dir)")
     assert [p.name for p in full.iterdir()] == ["qdrant"]
+
+
+def test_writes_wait_while_a_backup_holds_the_gate_and_reads_go_on(tmp_path: Path) -> None:
+    """What makes a backup one instant's: the store's writes wait for the copy."""
+    store = EdgeStore(tmp_path / "qdrant")
+    things = store.open(SCHEMA)
+    written = threading.Event()
+
+    def write() -> None:
+        things.put([record("late", "written during the backup")])
+        things.delete(["late"])
+        written.set()
+
+    try:
+        with store.gate.closed():
+            writer = threading.Thread(target=write)
+            writer.start()
+            assert not written.wait(0.3)
+            assert things.count(Where()) == 0  # reads answer meanwhile
+        assert written.wait(10)
+        writer.join()
+    finally:
+        store.close()

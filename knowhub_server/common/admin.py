@@ -79,6 +79,7 @@ class AdminServicer(admin_pb2_grpc.AdminServiceServicer):
         settings = runtime.settings
         return HubStores(
             collections=runtime.vectors.opened(),
+            gate=runtime.vectors.gate,
             redis=runtime.redis() if runtime.redis_may_hold_data else None,
             redis_prefix=settings.redis_prefix,
             files={"local_token": settings.data_dir / "local_token", **runtime.backup_files})

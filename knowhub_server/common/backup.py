@@ -4,13 +4,17 @@ restored offline into an empty data directory.
 A backup directory holds:
 
 - `collections/<name>.jsonl`: every record of each collection the process opened, with
-  its payload, version and vectors (one JSON object a line), read page by page;
+  its payload, version and vectors (one JSON object a line);
 - `redis.jsonl`: every Redis key under the hub's prefix as Redis DUMPs it, with its time
-  to live, all read while Redis holds writes (CLIENT PAUSE WRITE), so the streams, logs
-  and queues are one instant's;
+  to live;
 - `files/`: the master key file and the local token, as they are in the data directory;
 - `manifest.json`: the format, the versions of KnowHub, Redis and the Qdrant engine, the
   time, each collection's schema and record count, the Redis key count and the files.
+
+One instant's state, as a crash at that instant would leave it: the collections' writes
+wait (their write gate is closed) from the start of the backup to the end of the
+collections' copy, and Redis holds every client's writes (CLIENT PAUSE WRITE) while its
+keys are read, which comes first and is quick. Reads go on throughout.
 """
 
 from __future__ import annotations
@@ -32,7 +36,13 @@ import redis
 from knowhub_server.common.cli_support import installed_version
 from knowhub_server.common.edge_store import EdgeStore
 from knowhub_server.common.redis_store import EmbeddedRedis, connect
-from knowhub_server.common.vectors import CollectionSchema, Record, VectorCollection, Where
+from knowhub_server.common.vectors import (
+    CollectionSchema,
+    Record,
+    VectorCollection,
+    Where,
+    WriteGate,
+)
 
 FORMAT = 1
 MANIFEST = "manifest.json"
@@ -57,6 +67,7 @@ class HubStores:
     """What a backup copies from a running process."""
 
     collections: Sequence[VectorCollection]
+    gate: WriteGate  # of the collections' store
     redis: redis.Redis | None
     redis_prefix: str
     files: dict[str, Path]  # name in the data directory -> where the file is
@@ -78,14 +89,18 @@ def write_backup(stores: HubStores, destination: Path, progress: Progress) -> di
     check_destination(destination)
     destination.mkdir(mode=0o700, exist_ok=True)
     try:
+        with stores.gate.closed():
+            created_at = datetime.now(timezone.utc).isoformat()
+            redis_part = _write_redis(stores, destination, progress)
+            collections = [_write_collection(c, destination, progress)
+                           for c in stores.collections]
         manifest = {
             "format": FORMAT,
-            "created_at": datetime.now(timezone.utc).isoformat(),
+            "created_at": created_at,
             "versions": {"knowhub": installed_version(),
                          "qdrant_edge": installed_version("qdrant-edge-py")},
-            "collections": [_write_collection(c, destination, progress)
-                            for c in stores.collections],
-            "redis": _write_redis(stores, destination, progress),
+            "collections": collections,
+            "redis": redis_part,
             "files": _copy_files(stores.files, destination / FILES, progress),
         }
         if stores.redis is not None:

@@ -37,6 +37,7 @@ from knowhub_server.common.vectors import (
     Vectors,
     VectorStore,
     Where,
+    WriteGate,
     check_manifest,
     copy_records,
     point_id,
@@ -53,9 +54,11 @@ _SCHEMA_TYPES = {
 
 
 class EdgeCollection(VectorCollection):
-    def __init__(self, shard: qe.EdgeShard, schema: CollectionSchema) -> None:
+    def __init__(self, shard: qe.EdgeShard, schema: CollectionSchema,
+                 gate: WriteGate | None = None) -> None:
         self._shard = shard
         self.schema = schema
+        self.gate = gate or WriteGate()
         # Only this process can open the shard (the engine locks it).
         self.exclusive = True
         self._cas_lock = threading.Lock()
@@ -84,7 +87,7 @@ class EdgeCollection(VectorCollection):
         found = self._shard.retrieve(list(by_id), qe.PayloadSelector.Include([TOKEN_KEY]), False)
         return {by_id[str(p.id)]: (p.payload or {}).get(TOKEN_KEY, 0) for p in found}
 
-    def delete(self, keys: Sequence[str]) -> None:
+    def _delete(self, keys: Sequence[str]) -> None:
         self._shard.update(qe.UpdateOperation.delete_points([point_id(k) for k in keys]))
 
     def search_batch(self, queries: Sequence[SearchQuery]) -> list[list[Hit]]:
@@ -187,6 +190,7 @@ class EdgeStore(VectorStore):
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self.gate = WriteGate()
         self._open: list[EdgeCollection] = []
 
     def open(self, schema: CollectionSchema) -> EdgeCollection:
@@ -200,7 +204,7 @@ class EdgeStore(VectorStore):
         for group, schema_type in _SCHEMA_TYPES.items():
             for field_name in getattr(schema, group):
                 shard.update(qe.UpdateOperation.create_field_index(field_name, schema_type))
-        collection = EdgeCollection(shard, schema)
+        collection = EdgeCollection(shard, schema, self.gate)
         self._open.append(collection)
         return collection
 

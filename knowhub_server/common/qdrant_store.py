@@ -43,6 +43,7 @@ from knowhub_server.common.vectors import (
     Vectors,
     VectorStore,
     Where,
+    WriteGate,
     check_manifest,
     copy_records,
     point_id,
@@ -72,10 +73,12 @@ def _reachable(what: str) -> Iterator[None]:
 
 
 class RemoteCollection(VectorCollection):
-    def __init__(self, client: QdrantClient, name: str, schema: CollectionSchema) -> None:
+    def __init__(self, client: QdrantClient, name: str, schema: CollectionSchema,
+                 gate: WriteGate | None = None) -> None:
         self._client = client
         self._name = name
         self.schema = schema
+        self.gate = gate or WriteGate()
         # A local-mode client (":memory:" or a path) is this process's alone.
         options = client.init_options
         self.exclusive = options.get("location") == ":memory:" or bool(options.get("path"))
@@ -113,7 +116,7 @@ class RemoteCollection(VectorCollection):
                 with_payload=qm.PayloadSelectorInclude(include=[TOKEN_KEY]))
         return {by_id[str(p.id)]: (p.payload or {}).get(TOKEN_KEY, 0) for p in found}
 
-    def delete(self, keys: Sequence[str]) -> None:
+    def _delete(self, keys: Sequence[str]) -> None:
         with _reachable("delete"):
             self._client.delete(self._name, qm.PointIdsList(points=[point_id(k) for k in keys]),
                                 wait=True)
@@ -232,6 +235,7 @@ class RemoteStore(VectorStore):
     def __init__(self, client: QdrantClient, prefix: str = "knowhub_") -> None:
         self._client = client
         self._prefix = prefix
+        self.gate = WriteGate()
         self._opened: dict[str, RemoteCollection] = {}
 
     @classmethod
@@ -250,7 +254,7 @@ class RemoteStore(VectorStore):
                 metadata = self._client.get_collection(physical).config.metadata or {}
                 check_manifest(schema, dict(metadata), f"{physical} on the Qdrant server")
             self._ensure_indexes(physical, schema)
-        collection = RemoteCollection(self._client, alias, schema)
+        collection = RemoteCollection(self._client, alias, schema, self.gate)
         self._opened[schema.name] = collection
         return collection
 
