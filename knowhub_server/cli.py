@@ -13,15 +13,19 @@ from typing import TYPE_CHECKING, Any
 from knowhub_server.cognition.cli import add_commands as add_cognition_commands
 from knowhub_server.common.cli_support import (
     StageBars,
+    add_client_options,
     add_target_option,
-    add_token_option,
+    connected,
     installed_version,
     target,
+    waiting,
 )
 from knowhub_server.common.services import SERVICE_MODULES
 from knowhub_server.mcp.cli import add_command as add_mcp_command
 
 if TYPE_CHECKING:
+    from knowhub import KnowHub
+
     from knowhub_server.common.config import CommonSettings
 
 
@@ -85,8 +89,7 @@ def _parser() -> argparse.ArgumentParser:
         "(admin token)")
     backup.add_argument("--to", type=Path, required=True, metavar="DIR",
                         help="the directory to create (it must not exist, or be empty)")
-    add_target_option(backup)
-    add_token_option(backup)
+    add_client_options(backup)
     backup.set_defaults(run=_backup)
 
     restore = commands.add_parser(
@@ -97,13 +100,20 @@ def _parser() -> argparse.ArgumentParser:
     _data_dir_option(restore)
     restore.set_defaults(run=_restore)
 
+    slim = commands.add_parser(
+        "slim", help="merge near-duplicate knowledge with the LLM (admins: every record; "
+        "others: their own)")
+    slim.add_argument("--dry-run", action="store_true", help="only report the groups")
+    slim.add_argument("--model", help="the chat model (default: the hub's)")
+    add_client_options(slim)
+    slim.set_defaults(run=_slim)
+
     keys = commands.add_parser("keys", help="the master key of resource secrets")
     key_commands = keys.add_subparsers(dest="keys_command", required=True)
     rotate = key_commands.add_parser(
         "rotate", help="make a fresh master key active in the running server and re-wrap "
                        "every data key under it (admin token)")
-    add_target_option(rotate, legacy_address=True)
-    add_token_option(rotate)
+    add_client_options(rotate, legacy_address=True)
     rotate.set_defaults(run=_rotate_key)
     generate = key_commands.add_parser("generate",
                                        help="print a new random key for KNOWHUB_MASTER_KEY")
@@ -289,6 +299,21 @@ def _summary(manifest: dict[str, Any]) -> str:
     records = ", ".join(f"{c['records']} {c['name']}" for c in manifest["collections"])
     return (f"{records or 'no collections'}; {manifest['redis']['keys']} Redis keys; "
             f"files: {', '.join(manifest['files']) or 'none'}")
+
+
+@connected
+def _slim(kh: KnowHub, args: argparse.Namespace) -> int:
+    with waiting("slimming"):
+        report = kh.knowledge.slim(model=args.model, dry_run=args.dry_run)
+    verb = "would merge" if report.dry_run else "merged"
+    for group in report.groups:
+        how = "by the LLM" if group.merged_by_llm else "kept as it was"
+        print(f"{verb} {', '.join(group.removed_ids)} into {group.kept_id} ({how})"
+              + (f": {group.note}" if group.note else ""))
+    removed = sum(len(g.removed_ids) for g in report.groups)
+    print(f"{report.examined} records examined; {len(report.groups)} groups, {removed} "
+          f"records {'to remove' if report.dry_run else 'removed'}")
+    return 0
 
 
 def _rotate_key(settings: CommonSettings, args: argparse.Namespace) -> int:

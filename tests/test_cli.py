@@ -40,7 +40,7 @@ def test_help_loads_no_heavy_module(command: list[str]) -> None:
 
 CLIENT_COMMANDS = [["health"], ["keys", "rotate"], ["review"], ["cognition", "export", "t"],
                    ["cognition", "import", "f"], ["cognition", "export-otel", "t"],
-                   ["backup", "--to", "d"], ["mcp"]]
+                   ["backup", "--to", "d"], ["slim"], ["mcp"]]
 
 
 @pytest.mark.parametrize("command", CLIENT_COMMANDS)
@@ -72,3 +72,18 @@ def test_reindex_of_a_missing_data_dir_is_one_line(tmp_path: Path,
     assert capsys.readouterr().err.splitlines() == [
         f"knowhub: there is no data directory {tmp_path / 'typo'} to reindex"]
     assert not (tmp_path / "typo").exists()
+
+
+def test_slim_reports_the_groups_it_would_merge(hub: Harness,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    admin = hub.client("admin")
+    kept = admin.knowledge.save(task="log in to site A", content="use the test account",
+                                types=["tool"], scopes=["org:acme"])
+    copy = admin.knowledge.save(task="log in to site A", content="use the test account",
+                                types=["tool"], scopes=["org:acme"])
+    assert main(["slim", "--dry-run", "--target", hub.address, "--token", "token-admin"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[-1] == "2 records examined; 1 groups, 1 records to remove"
+    assert out[0].startswith("would merge ") and {kept.id, copy.id} <= set(
+        out[0].replace(",", " ").split())
+    assert len(list(admin.knowledge.list(limit=10))) == 2  # a dry run changes nothing

@@ -4,9 +4,15 @@ progress bars. Kept light: `knowhub --help` imports this module and nothing heav
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
-from typing import Any
+import threading
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the SDK (grpc) loads when a command runs, not for `--help`
+    from knowhub import KnowHub
 
 DEFAULT_TARGET = "127.0.0.1:50051"
 TARGET_ENV = "KNOWHUB_TARGET"
@@ -25,6 +31,31 @@ def add_target_option(parser: argparse.ArgumentParser, *, default: str = DEFAULT
 def add_token_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--token", help="bearer token (default $KNOWHUB_TOKEN, else the "
                         "local token of a hub on this machine)")
+
+
+def add_client_options(parser: argparse.ArgumentParser, *,
+                       legacy_address: bool = False) -> None:
+    """--target and --token."""
+    add_target_option(parser, legacy_address=legacy_address)
+    add_token_option(parser)
+
+
+def connected(run: Callable[[KnowHub, argparse.Namespace], int]
+              ) -> Callable[[object, argparse.Namespace], int]:
+    """A client command: `run` gets an SDK client of the --target hub; an error the hub
+    answers is one line and exit code 1."""
+
+    def command(_settings: object, args: argparse.Namespace) -> int:
+        from knowhub import KnowHub, errors
+
+        with KnowHub(target(args), token=args.token) as kh:
+            try:
+                return run(kh, args)
+            except errors.KnowHubError as error:
+                print(f"knowhub: {error.code}: {error.message}", file=sys.stderr)
+                return 1
+
+    return command
 
 
 def target(args: argparse.Namespace, default: str = DEFAULT_TARGET) -> str:
@@ -71,3 +102,26 @@ class StageBars:
     def __exit__(self, *_exc: object) -> None:
         for bar in self._bars.values():
             bar.close()
+
+
+@contextlib.contextmanager
+def waiting(description: str) -> Iterator[None]:
+    """For one call to the hub that reports no progress of its own (an import, a slim):
+    the time it has taken so far, on a terminal, so a long call is not mistaken for a
+    hang."""
+    bar = progress_bar(description)
+    bar.bar_format = "{desc}: {elapsed}"
+    stop = threading.Event()
+
+    def tick() -> None:
+        while not stop.wait(0.5):
+            bar.refresh()
+
+    ticker = threading.Thread(target=tick, daemon=True)
+    if not bar.disable:
+        ticker.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        bar.close()
