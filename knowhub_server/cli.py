@@ -20,6 +20,7 @@ from knowhub_server.common.cli_support import (
     target,
     waiting,
 )
+from knowhub_server.common.paths import absolute
 from knowhub_server.common.services import SERVICE_MODULES
 from knowhub_server.mcp.cli import add_command as add_mcp_command
 
@@ -236,7 +237,7 @@ def _backup(settings: CommonSettings, args: argparse.Namespace) -> int:
     address = target(args)
     token = args.token or default_token([address])
     metadata = [("authorization", f"Bearer {token}")] if token else []
-    destination = args.to.expanduser().absolute()
+    destination = absolute(args.to)
     ca = peer_ca(settings)
     with open_channel(address, tls_ca=ca) as channel, StageBars() as bars:
         stream = admin_pb2_grpc.AdminServiceStub(channel).CreateBackup(
@@ -262,7 +263,7 @@ def _restore(settings: CommonSettings, args: argparse.Namespace) -> int:
     from knowhub_server.common.data_lock import hold_data_dir
     from knowhub_server.common.runtime import make_private_data_dir
 
-    data_dir, source = settings.data_dir, args.source.expanduser().absolute()
+    data_dir, source = settings.data_dir, absolute(args.source)
     if settings.qdrant_url or settings.redis_url:
         raise BackupError("restore writes the embedded stores of a data directory: unset "
                           "KNOWHUB_QDRANT_URL and KNOWHUB_REDIS_URL")

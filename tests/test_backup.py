@@ -212,3 +212,25 @@ def test_writes_wait_while_a_backup_holds_the_gate_and_reads_go_on(tmp_path: Pat
         writer.join()
     finally:
         store.close()
+
+
+def test_a_failed_restore_leaves_no_half_hub(tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    backup = tmp_path / "backup"
+    (backup / "collections").mkdir(parents=True)
+    schema = {"name": "things", "dense_dim": None, "embedding_model": None,
+              "keyword_fields": [], "integer_fields": [], "float_fields": [],
+              "bulk_fields": []}
+    (backup / "manifest.json").write_text(json.dumps({
+        "format": 1, "collections": [{"name": "things", "schema": schema, "records": 2}],
+        "redis": {"prefix": "knowhub:", "keys": 0}, "files": []}))
+    (backup / "collections" / "things.jsonl").write_text(
+        json.dumps({"key": "a", "version": 1, "payload": {}, "vectors": {}}) + "\n")
+    (backup / "redis.jsonl").write_text("")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    for data_dir in (tmp_path / "new", empty):
+        assert main(["restore", "--from", str(backup), "--data-dir", str(data_dir)]) == 1
+        assert capsys.readouterr().err.splitlines()[-1] == (
+            "knowhub: collection things: 1 records restored, the backup holds 2")
+    assert not (tmp_path / "new").exists() and list(empty.iterdir()) == []

@@ -103,9 +103,27 @@ def test_knowhub_up_from_a_fresh_folder_serves_every_service_and_holds_the_folde
             f"knowhub: {data_dir} is in use by another KnowHub process (pid "
             f"{started.process.pid}: knowhub up); stop it first, or give another --data-dir"]
 
+    backup = knowhub(folder, "backup", "--to", "../backup", "--target", started.target)
+    out, err = backup.communicate(timeout=120)
+    assert backup.returncode == 0, err
+    # (the memory events are there once the historian has taken the job)
+    assert re.fullmatch(
+        f"backup written to {re.escape(str(folder.parent / 'backup'))}: 1 knowledge, 0 "
+        r"knowledge_requests, 1 resources, 1 resource_versions, \d+ memory_events, 0 "
+        r"memory_profiles; \d+ Redis keys; files: keys/master-keys.json, local_token\n", out)
+    assert err == ""  # no progress bars when not on a terminal
+
     started.process.send_signal(signal.SIGTERM)
     out, err = started.process.communicate(timeout=60)
     assert started.process.returncode == 0 and out.endswith("KnowHub stopped\n")
     # the files the hub's messages name exist, whatever directory one reads them from
     named = re.findall(r"(/\S+master-keys\.json)", err)
     assert named and all(Path(p).is_file() for p in named), err
+
+    restore = knowhub(folder, "restore", "--from", "../backup", "--data-dir", "../restored")
+    out, err = restore.communicate(timeout=120)
+    assert restore.returncode == 0, err
+    assert out.startswith(f"restored {folder.parent / 'backup'} into "
+                          f"{folder.parent / 'restored'}: 1 knowledge")
+    for name in ("local_token", "keys/master-keys.json"):
+        assert (folder.parent / "restored" / name).read_bytes() == (data_dir / name).read_bytes()

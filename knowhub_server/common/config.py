@@ -8,6 +8,8 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from knowhub_server.common.paths import absolute
+
 Language = Literal["en", "zh"]
 
 
@@ -77,10 +79,8 @@ class CommonSettings(BaseSettings):
                      "tls_key_file", "tls_ca_file")
     @classmethod
     def _absolute(cls, path: Path | None) -> Path | None:
-        """Made absolute at start: a relative path would mean another file to a child
-        process (the embedded redis-server changes directory) or in an error message read
-        from elsewhere."""
-        return None if path is None else path.expanduser().absolute()
+        """Made absolute at start (see common/paths.py)."""
+        return None if path is None else absolute(path)
 
     @model_validator(mode="after")
     def _known_log_level(self) -> CommonSettings:
