@@ -82,6 +82,9 @@ def progress_bar(description: str, total: int | None = None, unit: str = "record
                 disable=not sys.stderr.isatty(), dynamic_ncols=True, leave=True)
 
 
+_UNITS = {"redis": "key", "files": "file"}
+
+
 class StageBars:
     """One progress bar per stage (a collection, "redis", ...), made when the stage first
     reports; `update` is a progress callback of (stage, done, total)."""
@@ -92,7 +95,7 @@ class StageBars:
     def update(self, stage: str, done: int, total: int) -> None:
         bar = self._bars.get(stage)
         if bar is None:
-            bar = self._bars[stage] = progress_bar(stage, total)
+            bar = self._bars[stage] = progress_bar(stage, total, _UNITS.get(stage, "record"))
         bar.total = total
         bar.update(done - bar.n)
 
