@@ -17,6 +17,7 @@ from knowhub_server.common.cli_support import (
     add_target_option,
     connected,
     installed_version,
+    invalid_settings,
     target,
     waiting,
 )
@@ -37,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         settings = _settings(args)
     except ValidationError as exc:
-        print(f"knowhub: invalid setting: {exc}", file=sys.stderr)
+        print(f"knowhub: {invalid_settings(exc)}", file=sys.stderr)
         return 2
     from knowhub_server.common.logs import configure_logging
 

@@ -87,3 +87,12 @@ def test_slim_reports_the_groups_it_would_merge(hub: Harness,
     assert out[0].startswith("would merge ") and {kept.id, copy.id} <= set(
         out[0].replace(",", " ").split())
     assert len(list(admin.knowledge.list(limit=10))) == 2  # a dry run changes nothing
+
+
+def test_an_invalid_setting_is_one_line_naming_the_variable(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("KNOWHUB_PORT", "abc")
+    assert main(["health"]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "knowhub: invalid setting: KNOWHUB_PORT: Input should be a valid integer, unable to "
+        "parse string as an integer"]

@@ -63,6 +63,16 @@ def target(args: argparse.Namespace, default: str = DEFAULT_TARGET) -> str:
     return args.target or os.environ.get(TARGET_ENV) or default
 
 
+def invalid_settings(error: Any, prefix: str = "KNOWHUB_") -> str:
+    """A pydantic ValidationError of settings as one line naming each variable (never its
+    value: it may be a key)."""
+    problems = []
+    for item in error.errors():
+        name = prefix + "_".join(str(part) for part in item["loc"]).upper()
+        problems.append(f"{name}: {item['msg']}" if item["loc"] else item["msg"])
+    return "invalid setting: " + "; ".join(problems)
+
+
 def installed_version(distribution: str = "knowhub") -> str:
     """The installed version of a distribution; "unknown" when running from a source tree
     that was never installed."""

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from knowhub_server.common.cli_support import add_target_option
+from knowhub_server.common.cli_support import add_target_option, invalid_settings
 
 if TYPE_CHECKING:
     from knowhub_server.common.config import CommonSettings
@@ -38,7 +38,7 @@ def _run(common: CommonSettings, args: argparse.Namespace) -> int:
     try:
         settings = McpSettings(**overrides)
     except ValidationError as exc:
-        print(f"knowhub: invalid setting: {exc}", file=sys.stderr)
+        print(f"knowhub: {invalid_settings(exc)}", file=sys.stderr)
         return 2
     hubs = HubClients(settings.target, knowledge=common.knowledge_address,
                       resource=common.resource_address)
