@@ -53,15 +53,25 @@ def started(folder: Path) -> Iterator[StartedHub]:
     grpc_line = re.search(r"KnowHub listening on (\S+) ", lines[0])
     gateway_line = re.search(r"gateway listening on (http://\S+) ", lines[1])
     if not (grpc_line and gateway_line):
-        process.kill()
-        raise AssertionError(f"no listening lines: {lines}; {process.communicate()[1]}")
+        raise AssertionError(f"no listening lines: {lines}; {stop(process)}")
     hub = StartedHub(process, grpc_line.group(1), gateway_line.group(1))
     try:
         yield hub
     finally:
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
+        stop(process)
+
+
+def stop(process: subprocess.Popen[str]) -> str:
+    """Stops a hub the test left running (a failed assertion): SIGTERM first, so it stops
+    its redis-server too. Returns what it wrote on stderr."""
+    if process.poll() is not None:
+        return ""
+    process.send_signal(signal.SIGTERM)
+    try:
+        return process.communicate(timeout=30)[1]
+    except subprocess.TimeoutExpired:
+        process.kill()
+        return process.communicate()[1]
 
 
 def test_knowhub_up_from_a_fresh_folder_serves_every_service_and_holds_the_folder(
