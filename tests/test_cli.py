@@ -4,6 +4,7 @@ and known failures as one line with a non-zero exit."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +13,7 @@ import pytest
 
 from knowhub_server.cli import _parser, main
 from knowhub_server.common.cli_support import installed_version
+from knowhub_server.common.data_lock import hold_data_dir
 from tests.support.harness import Harness
 
 HEAVY = ("grpc", "pydantic", "qdrant_edge", "redis", "knowhub", "tqdm", "starlette")
@@ -96,3 +98,20 @@ def test_an_invalid_setting_is_one_line_naming_the_variable(
     assert capsys.readouterr().err.splitlines() == [
         "knowhub: invalid setting: KNOWHUB_PORT: Input should be a valid integer, unable to "
         "parse string as an integer"]
+
+
+def test_the_processes_a_holder_starts_share_its_data_dir(tmp_path: Path) -> None:
+    """A hub run in several processes (its children on its data directory) is one hub;
+    anyone else is refused."""
+    script = ("import sys\nfrom pathlib import Path\n"
+              "from knowhub_server.common.data_lock import hold_data_dir\n"
+              "with hold_data_dir(Path(sys.argv[1]), 'child'):\n    print('held')\n")
+    with hold_data_dir(tmp_path, "parent"):
+        child = subprocess.run([sys.executable, "-c", script, str(tmp_path)],
+                               capture_output=True, text=True, timeout=60)
+        assert child.stdout == "held\n", child.stderr
+        # `; true`: the shell stays the parent, rather than exec'ing the command
+        grandchild = subprocess.run(["sh", "-c", f'"{sys.executable}" -c "$0" "$1"; true', script,
+                                     str(tmp_path)], capture_output=True, text=True, timeout=60)
+        assert "is in use by another KnowHub process (pid " in grandchild.stderr
+    assert "KNOWHUB_DATA_DIR_HOLDER" not in os.environ
