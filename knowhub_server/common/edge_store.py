@@ -54,11 +54,10 @@ _SCHEMA_TYPES = {
 
 
 class EdgeCollection(VectorCollection):
-    def __init__(self, shard: qe.EdgeShard, schema: CollectionSchema,
-                 gate: WriteGate | None = None) -> None:
+    def __init__(self, shard: qe.EdgeShard, schema: CollectionSchema) -> None:
         self._shard = shard
         self.schema = schema
-        self.gate = gate or WriteGate()
+        self.gate = WriteGate()  # its store's, once the store opened it
         # Only this process can open the shard (the engine locks it).
         self.exclusive = True
         self._cas_lock = threading.Lock()
@@ -190,8 +189,8 @@ class EdgeStore(VectorStore):
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.gate = WriteGate()
         self._open: list[EdgeCollection] = []
+        self.gate = WriteGate()
 
     def open(self, schema: CollectionSchema) -> EdgeCollection:
         path = self.root / schema.name
@@ -204,8 +203,9 @@ class EdgeStore(VectorStore):
         for group, schema_type in _SCHEMA_TYPES.items():
             for field_name in getattr(schema, group):
                 shard.update(qe.UpdateOperation.create_field_index(field_name, schema_type))
-        collection = EdgeCollection(shard, schema, self.gate)
+        collection = EdgeCollection(shard, schema)
         self._open.append(collection)
+        collection.gate = self.gate
         return collection
 
     def rebuild(self, schema: CollectionSchema,

@@ -73,16 +73,15 @@ def _reachable(what: str) -> Iterator[None]:
 
 
 class RemoteCollection(VectorCollection):
-    def __init__(self, client: QdrantClient, name: str, schema: CollectionSchema,
-                 gate: WriteGate | None = None) -> None:
+    def __init__(self, client: QdrantClient, name: str, schema: CollectionSchema) -> None:
         self._client = client
         self._name = name
         self.schema = schema
-        self.gate = gate or WriteGate()
         # A local-mode client (":memory:" or a path) is this process's alone.
         options = client.init_options
         self.exclusive = options.get("location") == ":memory:" or bool(options.get("path"))
         self._cas_lock = threading.Lock()
+        self.gate = WriteGate()  # its store's, once the store opened it
 
     def _write_guard(self) -> contextlib.AbstractContextManager[Any]:
         return self._cas_lock if self.exclusive else contextlib.nullcontext()
@@ -234,9 +233,9 @@ class RemoteStore(VectorStore):
 
     def __init__(self, client: QdrantClient, prefix: str = "knowhub_") -> None:
         self._client = client
-        self._prefix = prefix
-        self.gate = WriteGate()
         self._opened: dict[str, RemoteCollection] = {}
+        self.gate = WriteGate()
+        self._prefix = prefix
 
     @classmethod
     def connect(cls, url: str, api_key: str | None = None) -> RemoteStore:
@@ -254,7 +253,8 @@ class RemoteStore(VectorStore):
                 metadata = self._client.get_collection(physical).config.metadata or {}
                 check_manifest(schema, dict(metadata), f"{physical} on the Qdrant server")
             self._ensure_indexes(physical, schema)
-        collection = RemoteCollection(self._client, alias, schema, self.gate)
+        collection = RemoteCollection(self._client, alias, schema)
+        collection.gate = self.gate
         self._opened[schema.name] = collection
         return collection
 
