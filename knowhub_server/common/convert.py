@@ -1,12 +1,14 @@
-"""What every service's `convert.py` shares: proto enums as the domain's names."""
+"""What every service's `convert.py` shares: proto enums as the domain's names, a batch
+item's error."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
 from google.protobuf.internal.enum_type_wrapper import EnumTypeWrapper
+from knowhub.v1 import common_pb2
 
-from knowhub_server.common.errors import InvalidArgument
+from knowhub_server.common.errors import InvalidArgument, ServiceError
 
 
 class ProtoEnum:
@@ -48,3 +50,8 @@ class ProtoEnum:
 
     def values_of(self, names: Iterable[str]) -> list[int]:
         return [self.value(n) for n in names]
+
+
+def item_error(error: ServiceError) -> common_pb2.ItemError:
+    """The error in a batch's place of an item that failed on its own."""
+    return common_pb2.ItemError(code=error.code.name, message=error.message)
