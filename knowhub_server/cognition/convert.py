@@ -90,7 +90,7 @@ def payload_from_proto(payload: cognition_pb2.ExtractionPayload) -> Body:
     return message_dict(payload)
 
 
-def _payload_to_proto(payload: Body) -> cognition_pb2.ExtractionPayload:
+def payload_to_proto(payload: Body) -> cognition_pb2.ExtractionPayload:
     return json_format.ParseDict(payload, cognition_pb2.ExtractionPayload())
 
 
@@ -120,13 +120,13 @@ def extraction_to_proto(extraction: Extraction) -> cognition_pb2.Extraction:
     message = cognition_pb2.Extraction(
         trace_id=extraction.trace_id, extraction_id=extraction.extraction_id,
         state=extraction.state, sequence=extraction.sequence, goal_id=extraction.goal_id,
-        branch_id=extraction.branch_id, payload=_payload_to_proto(extraction.payload),
+        branch_id=extraction.branch_id, payload=payload_to_proto(extraction.payload),
         knowledge_id=extraction.knowledge_id,
         created_at=to_timestamp(extraction.created_at),
         reviewed_at=optional_timestamp(extraction.reviewed_at),
         committed_at=optional_timestamp(extraction.committed_at))
     if extraction.edited_payload:
-        message.edited_payload.CopyFrom(_payload_to_proto(extraction.edited_payload))
+        message.edited_payload.CopyFrom(payload_to_proto(extraction.edited_payload))
     return message
 
 

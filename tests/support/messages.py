@@ -164,12 +164,20 @@ def filled_record(cls: type, values: Mapping[str, Any] | None = None, number: in
     """An instance of dataclass `cls` with every field set to a value that is not the
     default, from its type hints (nested dataclasses filled too); `values` gives the
     fields whose values must be of a kind (an enum's name, an ISO time), by field name at
-    any depth."""
+    any depth, or as "Class.field" for one class's."""
     values = values or {}
     hints = typing.get_type_hints(cls)
-    return cls(**{f.name: values[f.name] if f.name in values else
-                  _value(hints[f.name], f.name, values, number)
-                  for f in dataclasses.fields(cls) if f.init})
+    found = {}
+    for field in dataclasses.fields(cls):
+        if not field.init:
+            continue
+        for key in (f"{cls.__name__}.{field.name}", field.name):
+            if key in values:
+                found[field.name] = values[key]
+                break
+        else:
+            found[field.name] = _value(hints[field.name], field.name, values, number)
+    return cls(**found)
 
 
 def _value(hint: Any, name: str, values: Mapping[str, Any], number: int) -> Any:
