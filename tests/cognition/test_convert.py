@@ -19,7 +19,14 @@ from knowhub_server.cognition.domain import CommitFailure, Committed, Extraction
 from knowhub_server.cognition.evaluations import Outcome
 from knowhub_server.cognition.store import Delivered
 from knowhub_server.cognition.view import TraceView
-from tests.support.messages import differences, filled, filled_record, unread_fields, unset_fields
+from tests.support.messages import (
+    assert_writes_every_field,
+    differences,
+    filled,
+    filled_record,
+    unread_fields,
+    unset_fields,
+)
 
 EVENT_TYPES = [f.name for f in cognition_pb2.Event.DESCRIPTOR.oneofs_by_name["body"].fields]
 [PAYLOAD] = filled(cognition_pb2.ExtractionPayload.DESCRIPTOR)
@@ -83,10 +90,7 @@ def test_every_field_of_an_evaluation_reaches_the_domain() -> None:
 
 @pytest.mark.parametrize("name", RECORDS)
 def test_a_full_record_sets_every_field_of_its_message(name: str) -> None:
-    make, to_proto = RECORDS[name]
-    message = to_proto(make())
-    assert message.DESCRIPTOR.name == name
-    assert unset_fields(message) == []
+    assert_writes_every_field(name, RECORDS)
 
 
 def _events() -> list[dict[str, Any]]:

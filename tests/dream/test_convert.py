@@ -16,7 +16,7 @@ from knowhub_server.dream.memory.domain import CognitiveEvent, FailedJob, Memo, 
 from knowhub_server.dream.runs import convert as runs
 from knowhub_server.dream.runs.domain import DreamRun, MemoryDocument
 from knowhub_server.dream.runs.operations import ScheduleView
-from tests.support.messages import filled, filled_record, unread_fields, unset_fields
+from tests.support.messages import assert_writes_every_field, filled, filled_record, unread_fields
 
 PHASE = {"phase": "per_trace_reflect", "phases": ["per_trace_reflect", "cross_trace_integrate"]}
 RECORDS: dict[str, tuple[Callable[[], Any], Callable[[Any], Message]]] = {
@@ -43,7 +43,4 @@ def test_every_field_of_a_memory_context_reaches_the_domain() -> None:
 
 @pytest.mark.parametrize("name", RECORDS)
 def test_a_full_record_sets_every_field_of_its_message(name: str) -> None:
-    make, to_proto = RECORDS[name]
-    message = to_proto(make())
-    assert message.DESCRIPTOR.name == name
-    assert unset_fields(message) == []
+    assert_writes_every_field(name, RECORDS)

@@ -16,7 +16,13 @@ from knowhub_server.knowledge import convert
 from knowhub_server.knowledge.domain import ContentVersion, Knowledge
 from knowhub_server.knowledge.operations import SearchHit, SearchResult, SlimReport
 from knowhub_server.knowledge.resource_client import DELETED, EXPIRED, MISSING
-from tests.support.messages import differences, filled, filled_record, unread_fields, unset_fields
+from tests.support.messages import (
+    assert_writes_every_field,
+    differences,
+    filled,
+    filled_record,
+    unread_fields,
+)
 
 ROUND_TRIPS: dict[str, tuple[Callable[[Any], Any], Callable[[Any], Message]]] = {
     "Case": (lambda m: convert.case_from_proto(m, "case"),
@@ -71,10 +77,7 @@ def test_every_field_of_a_request_reaches_the_domain(name: str) -> None:
 
 @pytest.mark.parametrize("name", RECORDS)
 def test_a_full_record_sets_every_field_of_its_message(name: str) -> None:
-    make, to_proto = RECORDS[name]
-    message = to_proto(make())
-    assert message.DESCRIPTOR.name == name
-    assert unset_fields(message) == []
+    assert_writes_every_field(name, RECORDS)
 
 
 def test_the_enum_maps_have_every_value_of_their_enums() -> None:

@@ -15,7 +15,7 @@ from knowhub_server.resource import convert
 from knowhub_server.resource.audit import AuditEvent
 from knowhub_server.resource.domain import CONTENT_TYPES, Resource, VersionInfo
 from knowhub_server.resource.operations import Rotation
-from tests.support.messages import filled, filled_record, unread_fields, unset_fields
+from tests.support.messages import assert_writes_every_field, filled, filled_record, unread_fields
 
 RECORDS: dict[str, tuple[Callable[[], Any], Callable[[Any], Message]]] = {
     "Resource": (lambda: filled_record(Resource, {"content_type": "code"}),
@@ -35,10 +35,7 @@ def test_every_field_of_a_save_reaches_the_draft() -> None:
 
 @pytest.mark.parametrize("name", RECORDS)
 def test_a_full_record_sets_every_field_of_its_message(name: str) -> None:
-    make, to_proto = RECORDS[name]
-    message = to_proto(make())
-    assert message.DESCRIPTOR.name == name
-    assert unset_fields(message) == []
+    assert_writes_every_field(name, RECORDS)
 
 
 def test_the_content_types_are_the_enums_values() -> None:

@@ -140,6 +140,16 @@ def _unset(message: Message, field: FieldDescriptor, where: str) -> list[str]:
     return unset_fields(value, f"{where}.")
 
 
+def assert_writes_every_field(name: str, records: Mapping[str, tuple[
+        Callable[[], Any], Callable[[Any], Message]]]) -> None:
+    """records[name] makes a full record and converts it to message `name`: no field of
+    the message may stay unset."""
+    make, to_proto = records[name]
+    message = to_proto(make())
+    assert message.DESCRIPTOR.name == name
+    assert unset_fields(message) == []
+
+
 def unread_fields(message: Message, convert: Callable[[Message], Any]) -> list[str]:
     """The fields of `message` that `convert` ignores: clearing one of them (on its own)
     leaves the result equal."""
