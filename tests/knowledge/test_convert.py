@@ -1,10 +1,12 @@
 """Nothing is lost in the knowledge service's conversions: a message with every field set
 goes proto -> domain -> proto and comes back equal; every field of a request reaches the
-domain; a record with every field set leaves no field of its message unset. A field added
-to knowledge.proto and not to convert.py fails here."""
+domain; a record with every field set leaves no field of its message unset, and comes
+back whole from its stored payload. A field added to knowledge.proto and not to
+convert.py (or to the record and not to the store) fails here."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -16,6 +18,7 @@ from knowhub_server.knowledge import convert
 from knowhub_server.knowledge.domain import ContentVersion, Knowledge
 from knowhub_server.knowledge.operations import SearchHit, SearchResult, SlimReport
 from knowhub_server.knowledge.resource_client import DELETED, EXPIRED, MISSING
+from knowhub_server.knowledge.store import from_payload, to_payload
 from tests.support.messages import (
     assert_writes_every_field,
     differences,
@@ -84,3 +87,9 @@ def test_the_enum_maps_have_every_value_of_their_enums() -> None:
     assert convert.ORDERS.name(0, "order_by") == "updated"
     assert convert.ORDERS.names == ("confidence",)
     assert set(convert.UNAVAILABLE_REASONS.names) == {MISSING, EXPIRED, DELETED}
+
+
+def test_the_store_keeps_every_field_of_a_record() -> None:
+    record = filled_record(Knowledge)
+    stored = json.loads(json.dumps(to_payload(record)))
+    assert from_payload(stored) == record
