@@ -208,8 +208,7 @@ def _type_argument(cls: type, generic: type, index: int) -> Any:
 
 # ---- Conversion by field ---------------------------------------------------------------------
 
-Read = Callable[[Message], Any]
-Write = Callable[[Any], Any]
+Convert = Callable[[Any], Any]
 
 
 class _FieldPlan:
@@ -231,8 +230,8 @@ class _FieldPlan:
                 writes.append((field.name, write))
         into_model = cls if issubclass(cls, ProtoModel) else dict
         into_message = cls.PROTO if issubclass(cls, ProtoModel) else dict
-        self.read: Callable[[Message], Any] = self._compile("m", into_model, reads)
-        self.write: Callable[[Any], Any] = self._compile("o", into_message, writes)
+        self.read: Convert = self._compile("m", into_model, reads)
+        self.write: Convert = self._compile("o", into_message, writes)
 
     def _expressions(self, field: FieldDescriptor, hint: Any) -> tuple[str, str]:
         """The field's read (of message `m`) and write (of model `o`), as Python."""
@@ -272,12 +271,12 @@ class _FieldPlan:
         return f"_load{number}", f"_dump{number}"
 
     def _compile(self, argument: str, into: Any,
-                 values: list[tuple[str, str]]) -> Callable[[Any], Any]:
+                 values: list[tuple[str, str]]) -> Convert:
         keywords = ", ".join(f"{name}={expression}" for name, expression in values)
         source = f"def convert({argument}):\n    return _into({keywords})\n"
         namespace = {**self._helpers, "_into": into}
         exec(compile(source, f"<{into.__name__} conversion>", "exec"), namespace)
-        return typing.cast(Callable[[Any], Any], namespace["convert"])
+        return typing.cast(Convert, namespace["convert"])
 
 
 _PLANS: dict[type, _FieldPlan] = {}
@@ -320,7 +319,7 @@ def _without_none(hint: Any) -> tuple[bool, Any]:
     return False, hint
 
 
-def _element(field: FieldDescriptor, hint: Any) -> tuple[Callable[[Any], Any], Write]:
+def _element(field: FieldDescriptor, hint: Any) -> tuple[Convert, Convert]:
     """How one value of the field converts, given its model-side type hint."""
     if field.type == FieldDescriptor.TYPE_ENUM:
         names = enum_names(field.enum_type)
