@@ -17,6 +17,7 @@ from bench import (
     resource_latency,
     routing,
     scale,
+    sdk_conversion,
     tenant_idf,
 )
 
@@ -39,6 +40,7 @@ def main() -> None:
     mcp_latency.main(["--count", "100"] if args.quick else [])
     gateway_latency.main(["--searches", "500"] if args.quick else [])
     tenant_idf.main(["--records", "2000", "--searches", "500"] if args.quick else [])
+    sdk_conversion.main(["--number", "500"] if args.quick else [])
     scale.main(["--sizes", "1000,10000", "--event-sizes", "10000", "--searches", "200"]
                if args.quick else [])
 

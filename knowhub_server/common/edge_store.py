@@ -49,6 +49,7 @@ from knowhub_server.common.vectors import (
     Vectors,
     VectorStore,
     Where,
+    WriteGate,
     check_manifest,
     copy_records,
     point_id,
@@ -67,6 +68,7 @@ class EdgeCollection(VectorCollection):
                  tuning: IndexTuning = DEFAULT_TUNING) -> None:
         self._shard = shard
         self.schema = schema
+        self.gate = WriteGate()  # its store's, once the store opened it
         # Only this process can open the shard (the engine locks it).
         self.exclusive = True
         self._cas_lock = threading.Lock()
@@ -102,7 +104,7 @@ class EdgeCollection(VectorCollection):
         found = self._shard.retrieve(list(by_id), qe.PayloadSelector.Include([TOKEN_KEY]), False)
         return {by_id[str(p.id)]: (p.payload or {}).get(TOKEN_KEY, 0) for p in found}
 
-    def delete(self, keys: Sequence[str]) -> None:
+    def _delete(self, keys: Sequence[str]) -> None:
         self._shard.update(qe.UpdateOperation.delete_points([point_id(k) for k in keys]))
         self._written(len(keys))
 
@@ -274,6 +276,7 @@ class EdgeStore(VectorStore):
         self.root = root
         self.tuning = tuning
         self._open: list[EdgeCollection] = []
+        self.gate = WriteGate()
 
     def open(self, schema: CollectionSchema) -> EdgeCollection:
         path = self.root / schema.name
@@ -287,11 +290,12 @@ class EdgeStore(VectorStore):
         collection = EdgeCollection(shard, schema, self.tuning)
         collection.optimize()  # what an earlier run wrote since its last optimisation
         self._open.append(collection)
+        collection.gate = self.gate
         return collection
 
     def rebuild(self, schema: CollectionSchema,
                 revectorize: Callable[[list[Record]], list[Vectors]],
-                progress: Callable[[int], None] | None = None) -> int:
+                progress: Callable[[int, int], None] | None = None) -> int:
         path = self.root / schema.name
         staging = self.root / f"{schema.name}.rebuild"
         shutil.rmtree(staging, ignore_errors=True)
@@ -311,6 +315,9 @@ class EdgeStore(VectorStore):
         staging.rename(path)
         shutil.rmtree(retired)
         return copied
+
+    def opened(self) -> list[VectorCollection]:
+        return list({c.schema.name: c for c in self._open}.values())
 
     def close(self) -> None:
         for collection in self._open:
