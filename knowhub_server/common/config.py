@@ -57,7 +57,7 @@ class CommonSettings(BaseSettings):
         "vectors use ACORN (exploring neighbours of neighbours): near-exact recall for "
         "them at a few times the cost; off: plain filtered HNSW, faster, less exact.")
     vector_max_segment_size_kb: int = Field(
-        100_000, ge=1_000, description="Largest segment (KB of vectors) the optimiser "
+        32_000, ge=1_000, description="Largest segment (KB of vectors) the optimiser "
         "makes by merging smaller ones; the embedded store pauses while it builds one.")
     vector_full_scan_threshold_kb: int = Field(
         10_000, ge=0, description="A filtered dense search whose filter leaves fewer "

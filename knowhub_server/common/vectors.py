@@ -162,7 +162,7 @@ class IndexTuning:
     full_scan_threshold_kb: int = 10_000
     indexing_threshold_kb: int = 10_000
     # Segments stop growing by merges past this: a merge rebuilds the merged graph.
-    max_segment_size_kb: int = 100_000
+    max_segment_size_kb: int = 32_000
     # Embedded engine only: records written since the last optimisation after which the
     # process optimises (a Qdrant server optimises on its own).
     optimize_after_writes: int = 10_000
