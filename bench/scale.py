@@ -39,8 +39,16 @@ import numpy as np
 import qdrant_edge as qe
 from knowhub import KnowHub
 from knowhub.v1 import dream_pb2, dream_pb2_grpc, knowledge_pb2, knowledge_pb2_grpc
+from qdrant_edge import SparseVector
 
-from bench.common import BENCH_TOKEN, TextGenerator, percentiles, server_process, timed_ms
+from bench.common import (
+    BENCH_TOKEN,
+    TextGenerator,
+    percentiles,
+    server_process,
+    timed_calls,
+    timed_ms,
+)
 from bench.embedding_cache import caching_endpoint
 from bench.knowledge_latency import VISIBLE_SCOPES, synthetic_records
 from knowhub_server.common.edge_store import EdgeStore
@@ -183,6 +191,7 @@ def raw_figures(data_dir: Path, queries: list[str], embeddings: SyntheticEmbeddi
         figures["hybrid"] = percentiles(timed_ms(
             lambda: _hybrid(fusion, collection, where, sparse, dense, next(cycle)),
             len(queries), 20))["p50"]
+        figures |= hybrid_parts(collection, where, sparse, dense)
     store.close()
     if embeddings is not None:
         figures |= dense_recall(root / COLLECTION, dense)
@@ -197,6 +206,22 @@ def _hybrid(fusion: HybridFusion, collection: Any, where: Any, sparse: list[Any]
             dense: list[list[float]], n: int) -> object:
     index = n % len(sparse)
     return fusion.search(collection, where, sparse[index], dense[index], 5)
+
+
+def hybrid_parts(collection: Any, where: Any, sparse: list[Any], dense: list[list[float]]
+                 ) -> dict[str, float]:
+    """p50s (ms) of the parts of the hybrid's first engine call, each alone: the BM25
+    pool, the dense pool, and the searches for the BM25 bound (one per query term)."""
+    parts = {
+        "part_bm25": lambda i: [SearchQuery(where, POOL, sparse=sparse[i], with_payload=False)],
+        "part_dense": lambda i: [SearchQuery(where, POOL, dense=dense[i], with_payload=False)],
+        "part_bound": lambda i: [
+            SearchQuery(where, 1, sparse=SparseVector([t], [w]), with_payload=False)
+            for t, w in zip(sparse[i].indices, sparse[i].values, strict=True)],
+    }
+    return {name: percentiles(timed_calls(
+        lambda n, build=build: collection.search_batch(build(n % len(sparse))),
+        len(sparse), 20))["p50"] for name, build in parts.items()}
 
 
 @dataclass(frozen=True)
@@ -371,6 +396,16 @@ def report(rows: list[Row]) -> None:
             line += (f"; raw hybrid work {first.size} -> {last.size}: "
                      f"{last.raw['hybrid'] / first.raw['hybrid']:.2f}x (target <= 2x at 100k)")
         print(line)
+    hybrid = [r for r in rows if r.mode == "hybrid"]
+    if hybrid:
+        print("\nhybrid search work in-process, p50 ms: the whole, and its first call's parts "
+              "each alone")
+        print(f"{'records':>9} {'whole':>7} {'BM25 pool':>10} {'dense pool':>11} "
+              f"{'BM25 bound':>11}")
+        for row in hybrid:
+            raw = row.raw
+            print(f"{row.size:>9} {raw['hybrid']:>7.2f} {raw['part_bm25']:>10.2f} "
+                  f"{raw['part_dense']:>11.2f} {raw['part_bound']:>11.2f}")
     print("targets: hybrid p50 <= 5 ms at 100k; anonymous memory <= 300 MB at 1M BM25 records")
 
 
