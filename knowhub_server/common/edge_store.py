@@ -224,9 +224,10 @@ def _filter(where: Where) -> qe.Filter | None:
 
 
 def _edge_config(schema: CollectionSchema, tuning: IndexTuning) -> qe.EdgeConfig:
-    """The shard's layout. Indexed segments keep their vectors, graph, BM25 index and
-    payload memory-mapped (the page cache holds what searches touch, and gives it back
-    under pressure); only the appendable segment and the id tracker live on the heap."""
+    """The shard's layout. Indexed segments keep their vectors, graph, BM25 index,
+    payload, payload indexes and point ids memory-mapped (the page cache holds what
+    searches touch, and gives it back under pressure); the appendable segment lives on
+    the heap."""
     dense = {}
     if schema.dense_dim:
         dense[DENSE] = qe.EdgeVectorParams(size=schema.dense_dim, distance=qe.Distance.Cosine,
@@ -241,19 +242,23 @@ def _edge_config(schema: CollectionSchema, tuning: IndexTuning) -> qe.EdgeConfig
         optimizers=qe.EdgeOptimizersConfig(indexing_threshold=tuning.indexing_threshold_kb,
                                            max_segment_size=tuning.max_segment_size_kb),
         payload_memory=qe.Memory.Cold,
+        id_tracker_memory=qe.Memory.Cached,
     )
 
 
 def _field_indexes(schema: CollectionSchema) -> list[tuple[str, object]]:
     """Each indexed field and its index. Only the tenant field gets HNSW links of its
     own: graphs per value of every field would multiply the indexing time."""
+    mapped = qe.Memory.Cached  # in indexed segments: memory-mapped, in the page cache
     indexes: list[tuple[str, object]] = [
         (name, qe.KeywordIndexParams(is_tenant=name == schema.tenant_field,
-                                     enable_hnsw=name == schema.tenant_field))
+                                     enable_hnsw=name == schema.tenant_field, memory=mapped))
         for name in schema.keyword_fields]
-    indexes += [(name, qe.IntegerIndexParams(lookup=True, range=True, enable_hnsw=False))
+    indexes += [(name, qe.IntegerIndexParams(lookup=True, range=True, enable_hnsw=False,
+                                             memory=mapped))
                 for name in schema.integer_fields]
-    indexes += [(name, qe.FloatIndexParams(enable_hnsw=False)) for name in schema.float_fields]
+    indexes += [(name, qe.FloatIndexParams(enable_hnsw=False, memory=mapped))
+                for name in schema.float_fields]
     return indexes
 
 
