@@ -12,6 +12,7 @@ import pytest
 import redis
 from knowhub import KnowHub, Trigger
 
+from knowhub_server.common.redis_store import keyspace
 from tests.cognition.conftest import WAIT_SECONDS, Watcher, new_trace, query_event
 from tests.conftest import StartHub
 from tests.support.harness import Harness
@@ -23,7 +24,7 @@ FAST_REDELIVERY = {"KNOWHUB_COGNITION_TRIGGER_VISIBILITY_SECONDS": "0.3",
 
 def trigger_stream(harness: Harness) -> list[dict[str, str]]:
     client = redis.Redis.from_url(harness.settings["redis_url"])
-    key = f"{harness.settings['redis_prefix']}triggers:evaluation"
+    key = keyspace(harness.settings["redis_prefix"], "cognition") + "triggers:evaluation"
     entries = [{k.decode(): v.decode() for k, v in fields.items()}
                for _, fields in client.xrange(key)]
     client.close()

@@ -195,7 +195,7 @@ def test_runs_stored_before_the_indexes_existed_are_indexed_once(
     assert len(old) == 4
     client.delete(*old)  # as a store before ListDreamRuns left them
 
-    fresh = DreamStore(lambda: connect(redis_url), prefix[:-len("dream:")])
+    fresh = DreamStore(lambda: connect(redis_url), prefix[1:-len("dream}:")])
     assert [r.run_id for r in fresh.runs_newest_first("", None)] == runs[::-1]
     assert [r.run_id for r in fresh.runs_newest_first("user:u1", None)] == runs[1::3][::-1]
     assert client.exists(f"{prefix}runs-indexed")
