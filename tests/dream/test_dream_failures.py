@@ -10,6 +10,7 @@ import sys
 import threading
 from pathlib import Path
 
+import pytest
 from knowhub import KnowHub
 
 from knowhub_server.common.redis_store import connect, keyspace
@@ -20,6 +21,8 @@ from tests.dream.support import wait_until
 from tests.support.harness import Harness
 from tests.support.openai_stub import OpenAIStub
 from tests.test_server import REPO, clean_env, lines_of, wait_for
+
+pytestmark = pytest.mark.redis_cluster  # also on a Redis Cluster
 
 
 def dream_hub(start_hub: StartHub, tokens_file: Path, redis_url: str, redis_prefix: str,

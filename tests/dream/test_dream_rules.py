@@ -31,6 +31,8 @@ from tests.support.harness import Harness
 from tests.support.openai_stub import OpenAIStub
 from tests.support.shared import bearer, failure
 
+pytestmark = pytest.mark.redis_cluster  # also on a Redis Cluster
+
 
 def runs_queued(harness: Harness, redis_url: str) -> int:
     prefix = harness.settings["redis_prefix"]

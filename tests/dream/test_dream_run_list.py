@@ -23,6 +23,8 @@ from tests.support.harness import Harness
 from tests.support.openai_stub import Failure
 from tests.support.shared import bearer, every_item, failure
 
+pytestmark = pytest.mark.redis_cluster  # also on a Redis Cluster
+
 
 @pytest.fixture
 def admin(dream_server: Harness) -> KnowHub:

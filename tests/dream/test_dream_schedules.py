@@ -29,6 +29,8 @@ from tests.support.harness import Harness
 from tests.support.openai_stub import OpenAIStub
 from tests.support.shared import failure
 
+pytestmark = pytest.mark.redis_cluster  # also on a Redis Cluster
+
 
 def schedule_ids(client: KnowHub, **options: Any) -> list[str]:
     return [s.schedule_id for s in client.dream.schedules(limit=100, **options)]

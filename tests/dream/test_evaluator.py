@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
 from knowhub import KnowHub
 
 from knowhub_server.common.redis_store import connect, keyspace
@@ -18,6 +19,8 @@ from tests.dream.dreaming import FAST, DreamLLM, new_trace, write_dream_tokens
 from tests.dream.support import wait_until
 from tests.support.harness import Harness
 from tests.support.openai_stub import OpenAIStub
+
+pytestmark = pytest.mark.redis_cluster  # also on a Redis Cluster
 
 EVALUATOR = {**FAST, "KNOWHUB_EVALUATOR": "on", "KNOWHUB_COGNITION_TRIGGER_POLL_SECONDS": "0.1"}
 

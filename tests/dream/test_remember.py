@@ -20,6 +20,8 @@ from tests.dream.support import Queue, group_context, memory_settings, private_c
 from tests.support.harness import Harness
 from tests.support.shared import bearer, failure, running_hub
 
+pytestmark = pytest.mark.redis_cluster  # also on a Redis Cluster
+
 ENV = {"KNOWHUB_HISTORIAN_WORKERS": "0", "KNOWHUB_MEMORY_RECENT_MEMOS_KEEP": "5",
        "KNOWHUB_MEMORY_RECENT_MEMOS_INJECT_K": "3",
        "KNOWHUB_MEMORY_REMEMBER_REQUEST_TTL_HOURS": "2"}

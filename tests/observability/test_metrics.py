@@ -145,7 +145,8 @@ def test_stream_lengths_and_lags_are_read_when_scraped(start_hub: StartHub, redi
     assert value(samples, "knowhub_stream_length", stream="cognition:triggers:evaluation") == 2
     assert value(samples, "knowhub_stream_group_pending", stream="cognition:triggers:evaluation",
                  group="ops") == 1
-    waiting = value(samples, "knowhub_stream_group_lag_seconds", stream="cognition:triggers:evaluation",
+    waiting = value(samples, "knowhub_stream_group_lag_seconds",
+                    stream="cognition:triggers:evaluation",
                     group="ops")
     assert waiting is not None and 0 < waiting < 60  # the second trigger, not yet read
     assert value(samples, "knowhub_stream_length", stream="dream:runs") == 0
