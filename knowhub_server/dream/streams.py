@@ -22,6 +22,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import redis
 from redis.commands.core import Script
@@ -61,9 +62,14 @@ def decoded(raw: dict[bytes, bytes]) -> dict[str, str]:
     return {text(k): text(v) for k, v in raw.items()}
 
 
-def _new_deliveries(reply: list[tuple[bytes, list[tuple[bytes, dict[bytes, bytes]]]]] | None
-                    ) -> list[Delivery]:
-    """The entries of an XREADGROUP reply, each delivered for the first time."""
+def _new_deliveries(reply: list[tuple[bytes, list[tuple[bytes, dict[bytes, bytes]]]]]
+                    | dict[bytes, list[list[Any]]] | None) -> list[Delivery]:
+    """The entries of an XREADGROUP reply, each delivered for the first time. Inside a
+    cluster transaction redis-py leaves the reply unparsed: a map of stream to
+    [id, [field, value, ...]] entries."""
+    if isinstance(reply, dict):
+        return [Delivery.of(entry_id, dict(zip(flat[::2], flat[1::2], strict=True)), 1)
+                for entries in reply.values() for entry_id, flat in entries]
     return [Delivery.of(entry_id, raw, 1)
             for _stream, entries in reply or () for entry_id, raw in entries]
 

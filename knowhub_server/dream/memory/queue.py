@@ -33,12 +33,13 @@ redis.call('XADD', KEYS[2], '*', unpack(ARGV, 2))
 redis.call('XDEL', KEYS[1], ARGV[1])
 return 1
 """
-# Remember in one round trip. With a request key (KEYS[1]), a replay returns the first
-# call's stored response and writes nothing; a first call stores its response there
+# Remember in one round trip. With a request id (ARGV[6] = '1'), a replay returns the first
+# call's stored response (KEYS[1]) and writes nothing; a first call stores its response there
 # (ARGV[1], for ARGV[2] seconds). Then the memo (ARGV[3], when given) joins its list
-# (KEYS[2], the last ARGV[4] kept) and the job (ARGV[5]) joins the stream (KEYS[3]).
+# (KEYS[2], the last ARGV[4] kept) and the job (ARGV[5]) joins the stream (KEYS[3]). Without
+# a request id KEYS[1] is unused, but still a key of this area: a cluster routes by it.
 _REMEMBER_SCRIPT = """
-if KEYS[1] ~= '' then
+if ARGV[6] == '1' then
   local first = redis.call('GET', KEYS[1])
   if first then return first end
   redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
@@ -71,7 +72,7 @@ class HistorianQueue(JobStream):
         return f"{self._memos}{scope}:{conversation}"
 
     def _request_key(self, caller: str, request_id: str) -> str:
-        return f"{self._requests}{caller}:{request_id}" if request_id else ""
+        return f"{self._requests}{caller}:{request_id}"
 
     def remember(self, job: Job, memo: Memo | None, *, request_id: str = "",
                  response: str = "", request_ttl_seconds: int = 0) -> str | None:
@@ -82,7 +83,7 @@ class HistorianQueue(JobStream):
         first = self._script(_REMEMBER_SCRIPT)(
             keys=[self._request_key(job.written_by, request_id), memo_key, self.jobs],
             args=[response, request_ttl_seconds, memo.to_json() if memo else "",
-                  self._memos_keep, job.to_json()])
+                  self._memos_keep, job.to_json(), "1" if request_id else ""])
         return text(first) if first is not None else None
 
     def recent_memos(self, scope: str, conversation: str, limit: int) -> list[Memo]:
