@@ -8,7 +8,9 @@ from __future__ import annotations
 import contextlib
 import socket
 import subprocess
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -94,9 +96,9 @@ class LocalCluster:
         ids = [n.client().cluster("MYID") for n in masters]
         for index, node in enumerate(self.nodes[self.masters:]):
             node.client().cluster("REPLICATE", _text(ids[index % self.masters]))
-        _until(self._healthy, "cluster_state:ok with every replica in sync")
+        _until(self.healthy, "cluster_state:ok with every replica in sync")
 
-    def _healthy(self) -> bool:
+    def healthy(self) -> bool:
         for node in self.nodes:
             if not node.alive():
                 continue
@@ -203,3 +205,71 @@ def _until(condition: object, what: str) -> None:
                 return
         time.sleep(0.05)
     raise TimeoutError(f"waited {START_SECONDS}s for {what}")
+
+
+@dataclass
+class FailoverRun:
+    """What writers saw while a master was killed and replaced."""
+
+    acknowledged: set[str]  # what write() returned for each write it completed
+    refused: int  # writes that raised (retried by the writer with a new value)
+    acknowledged_after_kill: int
+    promotion_seconds: float  # kill -> a replica serves the slot
+    longest_outage_seconds: float  # the longest a writer went without an acknowledgement
+
+    def lost(self, present: set[str]) -> set[str]:
+        """Acknowledged writes not in `present` (what the store holds afterwards)."""
+        return self.acknowledged - present
+
+
+def failover_under_load(cluster: LocalCluster, key: str, write: Callable[[str], str], *,
+                        writers: int = 4, before: int = 300, after: int = 300
+                        ) -> FailoverRun:
+    """`writers` threads call write(value) with values of their own, without pause;
+    after `before` acknowledgements the master of `key` is killed (SIGKILL), once a replica
+    serves the slot the killed node is started again (it rejoins as a replica), and the
+    writers stop after `after` more acknowledgements."""
+    acknowledged: set[str] = set()
+    lock = threading.Lock()
+    state = {"refused": 0, "after_kill": 0, "killed": False}
+    last_ack = [time.monotonic()] * writers
+    longest = [0.0] * writers
+    stop = threading.Event()
+
+    def run(index: int) -> None:
+        sequence = 0
+        while not stop.is_set():
+            sequence += 1
+            try:
+                written = write(f"{index}:{sequence}")
+            except Exception:  # any refusal counts, and the writer goes on
+                with lock:
+                    state["refused"] += 1
+                continue
+            now = time.monotonic()
+            longest[index] = max(longest[index], now - last_ack[index])
+            last_ack[index] = now
+            with lock:
+                acknowledged.add(written)
+                state["after_kill"] += int(state["killed"])
+
+    threads = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(writers)]
+    for thread in threads:
+        thread.start()
+    try:
+        _until(lambda: len(acknowledged) >= before, f"{before} writes before the kill")
+        victim = cluster.master_of(key)
+        cluster.kill(victim)
+        killed_at = time.monotonic()
+        state["killed"] = True
+        cluster.wait_promoted(key, victim)
+        promoted = time.monotonic() - killed_at
+        victim.start()
+        _until(lambda: state["after_kill"] >= after, f"{after} writes after the failover")
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join(timeout=30)
+    _until(cluster.healthy, "the killed node to rejoin as a replica")
+    return FailoverRun(acknowledged, state["refused"], state["after_kill"], promoted,
+                       max(longest))
