@@ -66,7 +66,7 @@ class LocalCluster:
         return self
 
     def _start_nodes(self) -> None:
-        for index, port in enumerate(_free_ports(self.masters * (1 + self.replicas))):
+        for index, port in enumerate(free_ports(self.masters * (1 + self.replicas))):
             directory = self.directory / f"node{index}"
             directory.mkdir(parents=True)
             (directory / "redis.conf").write_text("\n".join([
@@ -154,7 +154,7 @@ class LocalCluster:
                     node.process.wait()
 
 
-def _free_ports(count: int) -> list[int]:
+def free_ports(count: int) -> list[int]:
     sockets = [socket.socket() for _ in range(count)]
     try:
         for sock in sockets:
@@ -165,7 +165,7 @@ def _free_ports(count: int) -> list[int]:
         for sock in sockets:
             sock.close()
     if any(port + 10000 > 65535 for port in ports):
-        return _free_ports(count)
+        return free_ports(count)
     return ports
 
 
