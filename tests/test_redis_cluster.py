@@ -7,6 +7,7 @@ only the old layout, has."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
@@ -15,9 +16,11 @@ from knowhub_server.common.auth import Principal
 from knowhub_server.common.config import CommonSettings
 from knowhub_server.common.redis_store import ReplicaWait, connect, keyspace
 from knowhub_server.common.runtime import Runtime
+from knowhub_server.dream.streams import Delivery, JobStream, StreamWorker
 from knowhub_server.resource.audit import AuditEvent, AuditLog
 from tests.cognition.conftest import new_trace, query_event, save_knowledge
 from tests.conftest import StartHub
+from tests.dream.support import wait_until
 from tests.support.redis_cluster import LocalCluster, failover_under_load
 from tests.support.shared import failure
 
@@ -123,3 +126,43 @@ def test_writers_ride_out_a_master_killed_and_wait_loses_no_acknowledged_record(
     assert run.acknowledged_after_kill >= 300, "the writers went on after the failover"
     if wait.replicas:
         assert lost == set(), "WAIT: every acknowledged record is on the promoted replica"
+
+
+class Collector(StreamWorker):
+    """Notes each job's number and acknowledges it."""
+
+    def __init__(self, stream: JobStream, stopping: threading.Event) -> None:
+        super().__init__("collector", stream, poll_seconds=0.1, stale_seconds=1,
+                         stopping=stopping)
+        self.handled: set[str] = set()
+
+    def handle(self, delivery: Delivery) -> None:
+        self.handled.add(delivery.fields["n"])
+        self.done(delivery)
+
+
+def test_a_job_worker_reconnects_to_the_promoted_master_and_goes_on(tmp_path: Path) -> None:
+    cluster = LocalCluster(tmp_path / "cluster").start()
+    stopping = threading.Event()
+    try:
+        client = connect(cluster.url, failover_seconds=15)
+        stream = JobStream(lambda: client, keyspace("failover:", "historian") + "jobs", "g")
+        worker = Collector(stream, stopping)
+        worker.start()
+        for n in range(50):
+            client.xadd(stream.stream, {"n": f"before-{n}"})
+        wait_until(lambda: len(worker.handled) == 50, what="the jobs before the failover")
+
+        victim = cluster.master_of(stream.stream)
+        cluster.kill(victim)
+        cluster.wait_promoted(stream.stream, victim)
+        after = [f"after-{n}" for n in range(50)]
+        for n in after:
+            client.xadd(stream.stream, {"n": n})
+        wait_until(lambda: set(after) <= worker.handled, 30, "the jobs after the failover")
+    finally:
+        stopping.set()
+        worker.unblock()
+        worker.join(10)
+        cluster.stop()
+    assert not worker.is_alive()

@@ -203,9 +203,11 @@ class StreamWorker(PoolThread, ABC):
         while not self._stopping.is_set():
             client = None
             try:  # connecting may fail too (a frozen Redis): the worker must live on
+                # First through the shared client, which waits out a failover and learns
+                # the stream's master; then a connection of its own to that master.
+                self._stream.ensure_group()
                 client = self._stream.blocking_client()
                 self._blocking = (client, client.client_id())
-                self._stream.ensure_group()
                 self._consume(client)
             except redis.RedisError as exc:
                 log.warning("%s: Redis failed (%s); retrying in %.1fs", self.consumer, exc,

