@@ -314,5 +314,5 @@ def reachable(what: str) -> Iterator[None]:
     """Turns "Redis is not there" into UNAVAILABLE for the caller."""
     try:
         yield
-    except (redis.ConnectionError, redis.TimeoutError) as exc:
+    except FAILOVER_ERRORS as exc:  # on a cluster also: a failover outlasted the retries
         raise Unavailable(f"Redis is unavailable ({what}): {exc}") from exc
