@@ -286,22 +286,31 @@ def rename_untagged_keys(client: redis.Redis, prefix: str) -> int:
     if is_cluster(client) or client.exists(marker):
         return 0
     renamed = 0
-    for old, area, rest in _UNTAGGED:
-        start = f"{prefix}{old}"
-        for key in list(client.scan_iter(match=glob_escaped(start) + "*", count=1000)):
-            name = key.decode()
-            new = keyspace(prefix, area) + rest + name[len(start):]
-            try:
-                moved = client.renamenx(name, new)
-            except redis.ResponseError:  # renamed meanwhile by another process
-                continue
-            renamed += int(moved)
-            if not moved:
-                log.warning("Redis key %s kept: %s exists already", name, new)
+    # One pass over the prefix's keys; the tagged ones start with "{" and match no old start.
+    for key in list(client.scan_iter(match=glob_escaped(prefix) + "*", count=1000)):
+        name = key.decode()
+        new = _tagged_name(name, prefix)
+        if new is None:
+            continue
+        try:
+            moved = client.renamenx(name, new)
+        except redis.ResponseError:  # renamed meanwhile by another process
+            continue
+        renamed += int(moved)
+        if not moved:
+            log.warning("Redis key %s kept: %s exists already", name, new)
     client.set(marker, "tagged")
     if renamed:
         log.info("renamed %d Redis keys to their hash-tagged names", renamed)
     return renamed
+
+
+def _tagged_name(name: str, prefix: str) -> str | None:
+    """The hash-tagged name of a key of the untagged layout, or None for any other key."""
+    for old, area, rest in _UNTAGGED:
+        if name.startswith(prefix + old):
+            return keyspace(prefix, area) + rest + name[len(prefix + old):]
+    return None
 
 
 def glob_escaped(value: str) -> str:
