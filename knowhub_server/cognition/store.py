@@ -51,7 +51,6 @@ from knowhub_server.cognition.domain import (
 )
 from knowhub_server.common.redis_store import (
     NO_WAIT,
-    NotReplicated,
     ReplicaWait,
     keyspace,
     reachable,
@@ -373,12 +372,10 @@ class CognitionStore:
         claims = any(op["t"] == "evaluation" for op in ops)
         with reachable("appending to a cognition log"):
             if claims and self._wait.replicas:
-                (result,), held = write_acknowledged(
+                (result,) = write_acknowledged(
                     self._redis, keys[0],
                     lambda pipe: self._append(keys=keys, args=args, client=pipe),
-                    replicas=self._wait.replicas, timeout_ms=self._wait.timeout_ms)
-                if held < self._wait.replicas:
-                    raise NotReplicated("an evaluation", held, self._wait)
+                    self._wait, "an evaluation")
             else:
                 result = self._append(keys=keys, args=args)
         status = result[0].decode()

