@@ -21,7 +21,7 @@ from knowhub_server.resource.audit import AuditEvent, AuditLog
 from tests.cognition.conftest import new_trace, query_event, save_knowledge
 from tests.conftest import StartHub
 from tests.dream.support import wait_until
-from tests.support.redis_cluster import LocalCluster, failover_under_load
+from tests.support.redis_cluster import LocalCluster, failover_under_load, free_ports
 from tests.support.shared import failure
 
 
@@ -166,3 +166,11 @@ def test_a_job_worker_reconnects_to_the_promoted_master_and_goes_on(tmp_path: Pa
         worker.join(10)
         cluster.stop()
     assert not worker.is_alive()
+
+
+def test_a_cluster_none_of_whose_nodes_answers_is_unavailable(start_hub: StartHub) -> None:
+    hub = start_hub(redis_url=f"redis+cluster://127.0.0.1:{free_ports(1)[0]}")
+    alice = hub.client("alice")
+    code, message = failure(lambda: alice.cognition.append_events(new_trace(), [
+        query_event(1)]))
+    assert code == "UNAVAILABLE" and "no node of the Redis Cluster answers" in message, message

@@ -34,6 +34,7 @@ from redis.cluster import RedisCluster
 from redis.exceptions import (
     ClusterDownError,
     MovedError,
+    RedisClusterException,
     SlotNotCoveredError,
     TryAgainError,
 )
@@ -166,8 +167,11 @@ def connect(url: str, *, failover_seconds: float = 10.0) -> redis.Redis:
     # are retried by FailoverCluster until `failover_seconds` have passed.
     retry = Retry(ExponentialBackoff(cap=0.5, base=0.05), 3,
                   supported_errors=FAILOVER_ERRORS)
-    cluster = FailoverCluster.from_url(f"{CLUSTER_SCHEMES[scheme]}://{rest}", retry=retry,
-                                       **options)
+    try:  # a cluster client learns the slots at once: the nodes must answer now
+        cluster = FailoverCluster.from_url(f"{CLUSTER_SCHEMES[scheme]}://{rest}",
+                                           retry=retry, **options)
+    except RedisClusterException as exc:
+        raise redis.ConnectionError(f"no node of the Redis Cluster answers: {exc}") from exc
     cluster.failover_seconds = failover_seconds
     # RedisCluster answers the commands KnowHub sends as redis.Redis does.
     return cast(redis.Redis, cluster)
