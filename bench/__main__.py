@@ -15,6 +15,7 @@ from bench import (
     redis_cluster,
     resource_latency,
     routing,
+    sdk_conversion,
     tenant_idf,
 )
 
@@ -35,6 +36,7 @@ def main() -> None:
     gateway_latency.main(["--searches", "500"] if args.quick else [])
     tenant_idf.main(["--records", "2000", "--searches", "500"] if args.quick else [])
     redis_cluster.main(["--calls", "300", "--failovers", "1"] if args.quick else [])
+    sdk_conversion.main(["--number", "500"] if args.quick else [])
 
 
 if __name__ == "__main__":
