@@ -327,6 +327,12 @@ def _tagged_name(name: str, prefix: str) -> str | None:
     return None
 
 
+def hub_key_patterns(prefix: str) -> list[str]:
+    """SCAN patterns that together match every key of the hub with this prefix: those that
+    start with it, and the hash-tagged ones, which start with "{" and it."""
+    return [glob_escaped(prefix) + "*", glob_escaped("{" + prefix) + "*"]
+
+
 def glob_escaped(value: str) -> str:
     """`value` matching only itself in a SCAN pattern."""
     return "".join(f"\\{c}" if c in "*?[]\\" else c for c in value)
