@@ -50,7 +50,9 @@ class CommonSettings(BaseSettings):
     redis_wait_timeout_ms: int = Field(
         500, ge=1, le=60_000, description="How long WAIT waits for KNOWHUB_REDIS_WAIT_REPLICAS; "
         "fewer replicas by then and the write is answered UNAVAILABLE.")
-    redis_prefix: str = Field("knowhub:", description="Prefix of every Redis key KnowHub uses.")
+    redis_prefix: str = Field(
+        "knowhub:", description="Prefix of every Redis key KnowHub uses; inside the hash tag "
+        "of an area's keys: `{knowhub:cognition}:…`.")
 
     resource_address: str | None = Field(
         None, description="Where `knowhub serve` finds the resource service (host:port).")
