@@ -174,3 +174,39 @@ def test_a_cluster_none_of_whose_nodes_answers_is_unavailable(start_hub: StartHu
     code, message = failure(lambda: alice.cognition.append_events(new_trace(), [
         query_event(1)]))
     assert code == "UNAVAILABLE" and "no node of the Redis Cluster answers" in message, message
+
+
+def _untagged(name: str, prefix: str) -> str:
+    """The name a key had before the hash tags (the rename run backwards)."""
+    moves = [("historian", "remember-request:", "dream:remember-request:"),
+             ("historian", "memos:", "memory:memos:"), ("historian", "", "historian:"),
+             ("dream", "", "dream:"),
+             ("cognition", "triggers:evaluation", "triggers:evaluation"),
+             ("cognition", "", "cognition:")]
+    for area, rest, old in moves:
+        start = keyspace(prefix, area) + rest
+        if name.startswith(start):
+            return prefix + old + name[len(start):]
+    raise AssertionError(f"no area holds {name}")
+
+
+def test_a_hub_upgraded_from_the_untagged_layout_serves_its_data(
+        start_hub: StartHub, redis_url: str, redis_prefix: str) -> None:
+    hub = start_hub(redis_url=redis_url, redis_prefix=redis_prefix)
+    alice = hub.client("alice")
+    trace_id = new_trace()
+    alice.cognition.append_events(trace_id, [query_event(1, "k-1")])
+    alice.memory.remember("likes green tea", context={"user_id": "10001"})
+    hub.stop()
+    client = connect(redis_url)  # as the version before the hash tags left it:
+    client.delete(f"{redis_prefix}key-layout")
+    for key in list(client.scan_iter(match=f"{{{redis_prefix}*")):
+        client.rename(key, _untagged(key.decode(), redis_prefix))
+
+    alice = hub.restart().client("alice")
+    assert [e.type for e in alice.cognition.get_log(trace_id)] == ["query"]
+    assert [q["sequence"] for q in alice.cognition.pending_evaluations(trace_id)] == [1]
+    assert [t.trace_id for t in alice.cognition.list_traces()] == [trace_id]
+    assert [m.text for m in alice.memory.recent_memos(user_id="10001")] == \
+        ["likes green tea"]
+    assert not list(client.scan_iter(match=f"{redis_prefix}cognition:*"))
