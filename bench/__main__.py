@@ -12,6 +12,7 @@ from bench import (
     knowledge_latency,
     locomo_recall,
     mcp_latency,
+    redis_cluster,
     resource_latency,
     routing,
     sdk_conversion,
@@ -34,6 +35,7 @@ def main() -> None:
     mcp_latency.main(["--count", "100"] if args.quick else [])
     gateway_latency.main(["--searches", "500"] if args.quick else [])
     tenant_idf.main(["--records", "2000", "--searches", "500"] if args.quick else [])
+    redis_cluster.main(["--calls", "300", "--failovers", "1"] if args.quick else [])
     sdk_conversion.main(["--number", "500"] if args.quick else [])
 
 

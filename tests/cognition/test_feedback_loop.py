@@ -8,12 +8,15 @@ import json
 import re
 from typing import Any
 
+import pytest
 from knowhub import Trigger
 
 from knowhub_server.common.llm import LLM
 from tests.cognition.conftest import Watcher, new_trace, save_knowledge
 from tests.conftest import StartHub
 from tests.support.openai_stub import OpenAIStub
+
+pytestmark = pytest.mark.redis_cluster  # also on a Redis Cluster
 
 GOAL = "log in to the zephyr supplier portal"
 
