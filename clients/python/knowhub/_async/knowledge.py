@@ -125,6 +125,7 @@ class AsyncKnowledgeAPI:
             lambda r: [FeedbackResult.from_proto(x) for x in r.results])
 
     async def delete(self, knowledge_id: str) -> None:
+        """Deletes a record (its owner, the user who created it, or an admin)."""
         await self._transport.call(
             self._stub.DeleteKnowledge, knowledge_pb2.DeleteKnowledgeRequest(id=knowledge_id),
             lambda r: None)

@@ -188,6 +188,7 @@ class KnowledgeAPI:
         )
 
     def delete(self, knowledge_id: str) -> None:
+        """Deletes a record (its owner, the user who created it, or an admin)."""
         self._transport.call(
             self._stub.DeleteKnowledge,
             knowledge_pb2.DeleteKnowledgeRequest(id=knowledge_id),

@@ -1,0 +1,85 @@
+"""Every Python and shell block of the README and the docs, run in order, page by page,
+against a hub started as the docs say (`knowhub up` in a folder of its own, data in
+./.knowhub), in that folder. Sybil finds and runs the blocks; a block the docs mark
+`<!-- skip: next "why" -->` (one that starts a server, needs a real model endpoint or a
+Docker daemon) is reported as skipped with that reason."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sybil import Document, Example
+from sybil.parsers.markdown import CodeBlockParser, PythonCodeBlockParser, SkipParser
+
+from tests.support.hub_process import ROOT, HubProcess, running
+
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+SHELL_TIMEOUT = 120
+_hub: HubProcess | None = None  # the module's hub, for the shell evaluator
+
+
+def run_shell(example: Example) -> None:
+    """A shell block, in bash with -e, in the hub's folder (where a user types it)."""
+    assert _hub is not None
+    source = example.parsed
+    if not _hub.on_default_ports:  # another hub holds the defaults on this machine
+        source = source.replace("127.0.0.1:8080", _hub.gateway)
+    done = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", source], cwd=_hub.folder,
+                          env=_hub.client_environment(), text=True, capture_output=True,
+                          timeout=SHELL_TIMEOUT, check=False)
+    print(done.stdout, done.stderr)
+    assert done.returncode == 0, (f"exit {done.returncode}\n--- stdout\n{done.stdout}"
+                                  f"\n--- stderr\n{done.stderr}")
+
+
+PARSERS = [PythonCodeBlockParser(), CodeBlockParser("sh", run_shell),
+           CodeBlockParser("bash", run_shell), SkipParser()]
+
+
+def examples() -> list[tuple[str, Example]]:
+    found = []
+    for page in PAGES:
+        document = Document.parse(str(page), *PARSERS)
+        found += [(f"{page.relative_to(ROOT)}:{example.line}", example)
+                  for example in document]
+    return found
+
+
+EXAMPLES = examples()
+
+
+@pytest.fixture(scope="module")
+def docs_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubProcess]:
+    global _hub
+    with running(tmp_path_factory.mktemp("docs-hub")) as hub:
+        _hub = hub
+        yield hub
+        _hub = None
+
+
+def test_the_readme_and_the_docs_have_examples_to_run() -> None:
+    pages = {identity.rsplit(":", 1)[0] for identity, _ in EXAMPLES}
+    assert {"README.md", "docs/getting-started.md"} <= pages
+
+
+@pytest.mark.parametrize("example", [e for _, e in EXAMPLES], ids=[i for i, _ in EXAMPLES])
+def test_example(example: Example, docs_hub: HubProcess, monkeypatch: pytest.MonkeyPatch
+                 ) -> None:
+    monkeypatch.chdir(docs_hub.folder)
+    environment = docs_hub.client_environment()
+    for name in [n for n in os.environ if n not in environment]:
+        monkeypatch.delenv(name)
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    example.evaluate()
+
+
+def test_no_page_leaves_a_skip_open() -> None:
+    """A `skip: start` without its `skip: end` would silently skip the rest of a page."""
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        assert text.count("skip: start") == text.count("skip: end"), page
