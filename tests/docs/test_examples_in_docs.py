@@ -16,6 +16,8 @@ from sybil import Document, Example
 from sybil.parsers.markdown import CodeBlockParser, PythonCodeBlockParser, SkipParser
 
 from tests.support.hub_process import ROOT, HubProcess, running
+from tests.support.openai_stub import OpenAIStub
+from tests.support.scripted_model import respond
 
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 SHELL_TIMEOUT = 120
@@ -53,9 +55,25 @@ EXAMPLES = examples()
 
 
 @pytest.fixture(scope="module")
-def docs_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubProcess]:
+def model() -> Iterator[OpenAIStub]:
+    """The model of the hub (KNOWHUB_LLM_BASE_URL) and of the docs' agents
+    (OPENAI_BASE_URL): the scripted OpenAI-compatible endpoint."""
+    stub = OpenAIStub().start()
+    stub.responder = respond
+    yield stub
+    stub.stop()
+
+
+@pytest.fixture(scope="module")
+def docs_hub(model: OpenAIStub, tmp_path_factory: pytest.TempPathFactory
+             ) -> Iterator[HubProcess]:
     global _hub
-    with running(tmp_path_factory.mktemp("docs-hub")) as hub:
+    folder = tmp_path_factory.mktemp("docs-hub")
+    # curl reads this: an HTTP error status fails the block, as it would a careful user
+    (folder / ".curlrc").write_text("--fail-with-body\n")
+    with running(folder, {"KNOWHUB_LLM_BASE_URL": model.base_url}) as hub:
+        hub.client_settings = {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "none",
+                               "CURL_HOME": str(folder)}
         _hub = hub
         yield hub
         _hub = None

@@ -57,6 +57,8 @@ class HubProcess:
         self.port = DEFAULT_PORT if defaults_free else free_port()
         self.gateway_port = DEFAULT_GATEWAY_PORT if defaults_free else free_port()
         self.log = folder / "knowhub-up.log"
+        # What a user's shell beside the hub has set (e.g. their model's endpoint).
+        self.client_settings: dict[str, str] = {}
         self._process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -74,7 +76,7 @@ class HubProcess:
     def client_environment(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
         """The environment of a command run beside the hub: nothing more than a user's
         shell has, unless the hub had to move off the default ports."""
-        env = clean_environment(extra)
+        env = clean_environment({**self.client_settings, **(extra or {})})
         if not self.on_default_ports:
             env.update(KNOWHUB_TARGET=self.target, KNOWHUB_PORT=str(self.port))
         return env
