@@ -17,9 +17,8 @@ import os
 import sys
 from typing import Any
 
-from openai import OpenAI
-
 from knowhub import KnowHub, tools
+from openai import OpenAI
 
 SYSTEM = ("You are an agent that shares a knowledge hub with other agents. Before you "
           "answer, search the hub with knowledge_search and use what helps; cite the ids "

@@ -23,9 +23,8 @@ import os
 import time
 import uuid
 
-from openai import OpenAI
-
 from knowhub import DreamRun, KnowHub
+from openai import OpenAI
 
 AGENT = "docs-crawler"
 GOAL = "log in to site A"

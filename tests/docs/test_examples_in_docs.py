@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import subprocess
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from sybil import Document, Example

@@ -69,6 +69,7 @@ class AsyncKnowledgeAPI:
             lambda r: [Knowledge.from_proto(k) for k in r.knowledge])
 
     async def get(self, knowledge_id: str) -> Knowledge:
+        """One record the caller can see (NotFound otherwise), with its eval histories."""
         return await self._transport.call(
             self._stub.GetKnowledge, knowledge_pb2.GetKnowledgeRequest(id=knowledge_id),
             lambda r: Knowledge.from_proto(r.knowledge))

@@ -97,6 +97,7 @@ class KnowledgeAPI:
         )
 
     def get(self, knowledge_id: str) -> Knowledge:
+        """One record the caller can see (NotFound otherwise), with its eval histories."""
         return self._transport.call(
             self._stub.GetKnowledge,
             knowledge_pb2.GetKnowledgeRequest(id=knowledge_id),

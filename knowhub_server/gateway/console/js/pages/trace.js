@@ -1,4 +1,4 @@
-// Traces: the list, and one trace in seed 004's debug view: a header (job, agent, goal,
+// Traces: the list, and one trace in its debug view: a header (job, agent, goal,
 // status, cursor) and tabs — Timeline, Decision tree, Plan, Tools, Memory, Events — built
 // from cognition GetTraceView and GetLog. The graphs are in trace-graphs.js.
 
