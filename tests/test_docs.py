@@ -18,11 +18,11 @@ from html import unescape
 from pathlib import Path
 
 import pytest
+from knowhub import KnowHub
+from knowhub.v1 import cognition_pb2, dream_pb2, knowledge_pb2, resource_pb2
 from pydantic_settings import BaseSettings
 
 import knowhub_server
-from knowhub import KnowHub
-from knowhub.v1 import cognition_pb2, dream_pb2, knowledge_pb2, resource_pb2
 from knowhub_server import cli
 from knowhub_server.gateway import openapi
 
