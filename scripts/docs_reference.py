@@ -30,6 +30,7 @@ from knowhub_server.gateway import openapi
 
 ROOT = Path(__file__).resolve().parent.parent
 PROTOS = ROOT / "protos"
+COMMON = "knowhub_server.common"
 
 
 # ---- Settings ------------------------------------------------------------------------------
@@ -70,7 +71,9 @@ def settings_page() -> str:
              "Every setting is an environment variable (pydantic-settings, prefix "
              "`KNOWHUB_`). This page is generated from the settings classes of each "
              "package (`config.py`), so it lists exactly what the code reads.\n"]
-    for package, settings in settings_classes():
+    # The shared settings first, then each package's own.
+    ordered = sorted(settings_classes(), key=lambda found: (found[0] != COMMON, found[0]))
+    for package, settings in ordered:
         parts.append(f"## {package.removeprefix('knowhub_server.')}\n")
         if settings.__doc__:
             parts.append(settings.__doc__.strip().splitlines()[0] + "\n")
