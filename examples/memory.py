@@ -13,11 +13,21 @@ Run it in the folder where `knowhub up` runs:
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from typing import TypeVar
 
 from knowhub import KnowHub
-from knowhub.errors import NotFound
 
 USER, GROUP = "10001", "20002"
+T = TypeVar("T")
+
+
+def wait_for(read: Callable[[], T], timeout: float = 30.0) -> T:
+    """The historian works in the background: read again until it has written."""
+    deadline = time.monotonic() + timeout
+    while not (found := read()) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return found
 
 
 def main() -> None:
@@ -30,17 +40,15 @@ def main() -> None:
     print("historian job", result.job_id)
     print("memos", [memo.text for memo in kh.memory.recent_memos(group_id=GROUP)])
 
-    hits = kh.memory.search_events("asyncio", target_group_id=GROUP)
-    deadline = time.monotonic() + 30
-    while not hits and time.monotonic() < deadline:  # the historian is at work
-        time.sleep(0.2)
-        hits = kh.memory.search_events("asyncio", target_group_id=GROUP)
+    hits = wait_for(lambda: kh.memory.search_events("asyncio", target_group_id=GROUP))
     for hit in hits:
         print("event", hit.event.text, "absolute" if hit.event.is_absolute else "as said")
 
-    try:
+    # The profile is merged after the events; the hub needs a model to write one.
+    profiles = wait_for(lambda: kh.memory.search_profiles("asyncio"), timeout=10.0)
+    if profiles:
         print(kh.memory.get_profile("user", USER).markdown)
-    except NotFound:
+    else:
         print("no profile yet (the hub has no model to write one)")
 
 

@@ -64,17 +64,22 @@ def _agent(request: dict[str, Any]) -> str | ToolCalls:
     return " ".join(f"{hit['content']} [{hit['id']}]" for hit in hits) or "Nothing found."
 
 
-def _evaluation(prompt: str) -> str:
-    evaluations = []
+def queries_of(prompt: str) -> list[tuple[int, list[str]]]:
+    """(query sequence, its source ids) of each query of an evaluation prompt."""
+    queries = []
     for block in prompt.split("### ")[1:]:
         sequence = re.search(r"query_sequence=(\d+)", block)
-        if sequence is None:
-            continue
-        sources = re.findall(r"source_id: (\S+)", block)
-        evaluations.append({"query_sequence": int(sequence.group(1)), "assessments": [
+        if sequence is not None:
+            queries.append((int(sequence.group(1)), re.findall(r"source_id: (\S+)", block)))
+    return queries
+
+
+def _evaluation(prompt: str) -> str:
+    return json.dumps({"evaluations": [
+        {"query_sequence": sequence, "assessments": [
             {"source_id": source, "status": "helpful", "reason": "it worked"}
-            for source in sources]})
-    return json.dumps({"evaluations": evaluations})
+            for source in sources]}
+        for sequence, sources in queries_of(prompt)]})
 
 
 def respond(request: dict[str, Any]) -> str | ToolCalls:
