@@ -11,10 +11,12 @@ import subprocess
 from collections.abc import Iterator
 
 import pytest
+from knowhub.channels import DEFAULT_TARGET
 from sybil import Document, Example
 from sybil.parsers.markdown import CodeBlockParser, PythonCodeBlockParser, SkipParser
+from sybil.region import Lexeme
 
-from tests.support.hub_process import ROOT, HubProcess, running
+from tests.support.hub_process import DEFAULT_GATEWAY_PORT, ROOT, HubProcess, running
 from tests.support.openai_stub import OpenAIStub
 from tests.support.scripted_model import respond
 
@@ -26,10 +28,8 @@ _hub: HubProcess | None = None  # the module's hub, for the shell evaluator
 def run_shell(example: Example) -> None:
     """A shell block, in bash with -e, in the hub's folder (where a user types it)."""
     assert _hub is not None
-    source = example.parsed
-    if not _hub.on_default_ports:  # another hub holds the defaults on this machine
-        source = source.replace("127.0.0.1:8080", _hub.gateway)
-    done = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", source], cwd=_hub.folder,
+    done = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", example.parsed],
+                          cwd=_hub.folder,
                           env=_hub.client_environment(), text=True, capture_output=True,
                           timeout=SHELL_TIMEOUT, check=False)
     print(done.stdout, done.stderr)
@@ -83,9 +83,20 @@ def test_the_readme_and_the_docs_have_examples_to_run() -> None:
     assert {"README.md", "docs/getting-started.md"} <= pages
 
 
+def moved_to(hub: HubProcess, example: Example) -> None:
+    """On a machine where another hub holds the default ports (never in CI), the block's
+    default addresses become the ones this hub took."""
+    source = example.parsed
+    if isinstance(source, Lexeme) and not hub.on_default_ports:
+        text = (source.replace(DEFAULT_TARGET, hub.target)
+                .replace(f"127.0.0.1:{DEFAULT_GATEWAY_PORT}", hub.gateway))
+        example.parsed = Lexeme(text, source.offset, source.line_offset)
+
+
 @pytest.mark.parametrize("example", [e for _, e in EXAMPLES], ids=[i for i, _ in EXAMPLES])
 def test_example(example: Example, docs_hub: HubProcess, monkeypatch: pytest.MonkeyPatch
                  ) -> None:
+    moved_to(docs_hub, example)
     monkeypatch.chdir(docs_hub.folder)
     environment = docs_hub.client_environment()
     for name in [n for n in os.environ if n not in environment]:
