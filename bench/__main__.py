@@ -14,6 +14,7 @@ from bench import (
     mcp_latency,
     resource_latency,
     routing,
+    sdk_conversion,
     tenant_idf,
 )
 
@@ -33,6 +34,7 @@ def main() -> None:
     mcp_latency.main(["--count", "100"] if args.quick else [])
     gateway_latency.main(["--searches", "500"] if args.quick else [])
     tenant_idf.main(["--records", "2000", "--searches", "500"] if args.quick else [])
+    sdk_conversion.main(["--number", "500"] if args.quick else [])
 
 
 if __name__ == "__main__":
