@@ -16,21 +16,16 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from knowhub_server.common import admin
 from knowhub_server.common.metrics import Metrics
 from knowhub_server.common.observe import ObservingInterceptor
 from knowhub_server.common.rpc import Undecodable
 from knowhub_server.common.runtime import Runtime
+from knowhub_server.common.services import SERVICE_MODULES
 from knowhub_server.common.tls import server_credentials
 
 log = logging.getLogger(__name__)
 
-# Service name -> module with `register(host: ServiceHost, runtime) -> full service name`.
-SERVICE_MODULES = {
-    "knowledge": "knowhub_server.knowledge.servicer",
-    "resource": "knowhub_server.resource.servicer",
-    "cognition": "knowhub_server.cognition.servicer",
-    "dream": "knowhub_server.dream.servicer",
-}
 GRACE_SECONDS = 10.0
 # The longest chain of calls between co-hosted services (cognition -> knowledge ->
 # resource): the peer server gets this many threads per public one, so calls waiting on
@@ -124,6 +119,7 @@ class KnowHubServer:
         for service in self.services:
             module = importlib.import_module(SERVICE_MODULES[service])
             self._names.append(module.register(both, self.runtime))
+        self._names.append(admin.register(_Fanout(self._server), self.runtime))
         health_pb2_grpc.add_HealthServicer_to_server(self._health, self._server)
         reflection.enable_server_reflection(
             [*self._names, health.SERVICE_NAME, reflection.SERVICE_NAME], self._server)

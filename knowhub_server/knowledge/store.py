@@ -195,7 +195,7 @@ class KnowledgeVectors:
 
 
 def reindex(store: VectorStore, embedder: DenseEmbedder | None,
-            progress: Callable[[int], None] | None = None) -> int:
+            progress: Callable[[int, int], None] | None = None) -> int:
     """Rebuilds the knowledge collection's vectors with the configured embedding model."""
     vectors = KnowledgeVectors(embedder)
     return store.rebuild(knowledge_schema(embedder), vectors.for_stored, progress)

@@ -26,11 +26,15 @@ _hub: HubProcess | None = None  # the module's hub, for the shell evaluator
 
 
 def run_shell(example: Example) -> None:
-    """A shell block, in bash with -e, in the hub's folder (where a user types it)."""
+    """A shell block, in bash with -e, in the hub's folder (where a user types it), with the
+    project's virtualenv active as the getting started page says."""
     assert _hub is not None
+    venv = _hub.folder / ".venv"
+    env = _hub.client_environment()
+    # The shell of a reader who followed "source .venv/bin/activate".
+    env.update(VIRTUAL_ENV=str(venv), PATH=f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}")
     done = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", example.parsed],
-                          cwd=_hub.folder,
-                          env=_hub.client_environment(), text=True, capture_output=True,
+                          cwd=_hub.folder, env=env, text=True, capture_output=True,
                           timeout=SHELL_TIMEOUT, check=False)
     print(done.stdout, done.stderr)
     assert done.returncode == 0, (f"exit {done.returncode}\n--- stdout\n{done.stdout}"
