@@ -62,7 +62,7 @@ class CommonSettings(BaseSettings):
 
     language: Language = Field(
         "en", description="Language of the built-in prompts and of the texts the hub "
-        "writes for agents: en (English) or zh (Chinese, the seeds' own texts).")
+        "writes for agents: en (English) or zh (Chinese).")
     llm_base_url: str | None = Field(None, description="OpenAI-compatible chat endpoint.")
     llm_api_key: str = Field("none", description="API key for the chat endpoint.")
     llm_model: str = Field("gpt-4o-mini", description="Chat model name.")
