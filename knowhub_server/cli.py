@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
 from pathlib import Path
@@ -11,11 +12,22 @@ from pydantic import ValidationError
 
 from knowhub_server.cognition.cli import add_commands as add_cognition_commands
 from knowhub_server.common.config import CommonSettings
+from knowhub_server.common.delegation import ensure_key_file
 from knowhub_server.common.logs import configure_logging
-from knowhub_server.common.runtime import Runtime, open_vector_store
+from knowhub_server.common.processes import (
+    GATEWAY,
+    ChildProcess,
+    child_env,
+    die_with_parent,
+    split,
+)
+from knowhub_server.common.runtime import Runtime, make_private_data_dir, open_vector_store
 from knowhub_server.common.server import SERVICE_MODULES, KnowHubServer, serve_forever
 from knowhub_server.common.vectors import StoreMismatch
 from knowhub_server.mcp.cli import add_command as add_mcp_command
+
+# By measurement (bench/mixed_load.py, docs/operations/processes.md).
+DEFAULT_PROCESSES = 1
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -43,12 +55,19 @@ def _parser() -> argparse.ArgumentParser:
     _server_options(up)
     up.add_argument("--gateway-port", type=int,
                     help="REST gateway port (default 8080; KNOWHUB_GATEWAY_ENABLED=false: none)")
+    up.add_argument("--processes", type=int, default=DEFAULT_PROCESSES,
+                    help="processes to run the stack in (default %(default)s): 1 runs "
+                         "everything in this one; 2 moves the gateway out, 3 cognition too; "
+                         "with a Qdrant server 4 and 5 move dream and resource out "
+                         "(see docs/operations/processes.md)")
     up.set_defaults(run=_up)
 
     serve = commands.add_parser("serve", help="run one service on its own")
     serve.add_argument("service", choices=[*sorted(SERVICE_MODULES), "gateway"],
                        help="gateway: the REST gateway alone (--host/--port are its own)")
     _server_options(serve)
+    # Given by `knowhub up --processes` to its children: die when that process does.
+    serve.add_argument("--parent-pid", type=int, help=argparse.SUPPRESS)
     serve.set_defaults(run=_serve)
 
     reindex = commands.add_parser(
@@ -98,12 +117,49 @@ def _settings(args: argparse.Namespace) -> CommonSettings:
 def _up(settings: CommonSettings, args: argparse.Namespace) -> int:
     from knowhub_server.gateway.app import HubGateway
 
+    if args.processes < 1:
+        raise ValueError(f"--processes must be at least 1, not {args.processes}")
+    away = split(settings, args.processes, gateway=HubGateway.enabled())
+    if away:
+        return _up_in_processes(settings, args, away)
     gateway = [HubGateway(settings, args.gateway_port)] if HubGateway.enabled() else []
     serve_forever(KnowHubServer(Runtime.open(settings), list(SERVICE_MODULES)), gateway)
     return 0
 
 
+def _up_in_processes(settings: CommonSettings, args: argparse.Namespace,
+                     away: list[str]) -> int:
+    """The main process keeps the embedded stores and the public port; the services and
+    the gateway in `away` run as its children, sharing its keys, tokens and Redis."""
+    from knowhub_server.gateway.app import hub_gateway_port
+
+    make_private_data_dir(settings.data_dir)
+    settings.delegation_key_file = (settings.delegation_key_file
+                                    or ensure_key_file(settings.data_dir))
+    runtime = Runtime.open(settings)
+    settings.redis_url = runtime.redis_url()
+    services_away = [s for s in away if s != GATEWAY]
+    server = KnowHubServer(runtime, [s for s in SERVICE_MODULES if s not in services_away],
+                           forwarded=services_away)
+
+    def env() -> dict[str, str]:  # every service at the main process's loopback port
+        main = f"127.0.0.1:{server.peer_port}"
+        return child_env(settings, **{f"KNOWHUB_{s.upper()}_ADDRESS": main
+                                      for s in SERVICE_MODULES})
+
+    children = [ChildProcess(service, [service, "--host", "127.0.0.1", "--port", "0"], env,
+                             reached=functools.partial(runtime.peers.host_elsewhere, service))
+                for service in services_away]
+    if GATEWAY in away:
+        port = hub_gateway_port(settings, args.gateway_port)
+        children.append(ChildProcess(GATEWAY, [GATEWAY, "--port", str(port)], env))
+    serve_forever(server, children)
+    return 1 if any(child.failed for child in children) else 0
+
+
 def _serve(settings: CommonSettings, args: argparse.Namespace) -> int:
+    if args.parent_pid is not None:
+        die_with_parent(args.parent_pid)
     if args.service == "gateway":
         from knowhub_server.gateway.app import serve_gateway
 

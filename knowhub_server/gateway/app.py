@@ -207,6 +207,17 @@ def serve_gateway(settings: CommonSettings, host: str | None = None,
     return 0
 
 
+def hub_gateway_port(settings: CommonSettings, port: int | None = None) -> int:
+    """The port of the gateway `knowhub up` starts: `port` when given, else
+    KNOWHUB_GATEWAY_PORT; a free one beside a hub on a free port (tests, benchmarks)."""
+    own = GatewaySettings()
+    if port is not None:
+        return port
+    if "gateway_port" not in own.model_fields_set and settings.port == 0:
+        return 0
+    return own.gateway_port
+
+
 class HubGateway:
     """The gateway `knowhub up` runs beside its gRPC server (see serve_forever)."""
 
@@ -216,12 +227,7 @@ class HubGateway:
         self._settings = settings
         self._own = own
         self._host = own.gateway_host
-        if port is not None:
-            self._port = port
-        elif "gateway_port" not in own.model_fields_set and settings.port == 0:
-            self._port = 0  # a hub on a free port (tests, benchmarks) takes a free one here too
-        else:
-            self._port = own.gateway_port
+        self._port = hub_gateway_port(settings, port)
         self._gateway: GatewayServer | None = None
 
     @staticmethod
