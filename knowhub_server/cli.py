@@ -26,6 +26,7 @@ from knowhub_server.common.server import SERVICE_MODULES, KnowHubServer, serve_f
 from knowhub_server.common.vectors import StoreMismatch
 from knowhub_server.mcp.cli import add_command as add_mcp_command
 
+FRONT = "front"
 # By measurement (bench/mixed_load.py, docs/operations/processes.md).
 DEFAULT_PROCESSES = 1
 
@@ -63,8 +64,10 @@ def _parser() -> argparse.ArgumentParser:
     up.set_defaults(run=_up)
 
     serve = commands.add_parser("serve", help="run one service on its own")
-    serve.add_argument("service", choices=[*sorted(SERVICE_MODULES), "gateway"],
-                       help="gateway: the REST gateway alone (--host/--port are its own)")
+    serve.add_argument("service", choices=[*sorted(SERVICE_MODULES), GATEWAY, FRONT],
+                       help="gateway: the REST gateway alone (--host/--port are its own); "
+                            "front: every service on one port, each call passed on to "
+                            "KNOWHUB_<SERVICE>_ADDRESS")
     _server_options(serve)
     # Given by `knowhub up --processes` to its children: die when that process does.
     serve.add_argument("--parent-pid", type=int, help=argparse.SUPPRESS)
@@ -164,7 +167,21 @@ def _serve(settings: CommonSettings, args: argparse.Namespace) -> int:
         from knowhub_server.gateway.app import serve_gateway
 
         return serve_gateway(CommonSettings(), args.host, args.port)
+    if args.service == FRONT:
+        return _serve_front(settings)
     serve_forever(KnowHubServer(Runtime.open(settings), [args.service]))
+    return 0
+
+
+def _serve_front(settings: CommonSettings) -> int:
+    """One public port for services that each run elsewhere (the compose stack's gRPC
+    entry): it hosts none of them, so it opens no store."""
+    services = list(SERVICE_MODULES)
+    missing = [f"KNOWHUB_{s.upper()}_ADDRESS" for s in services
+               if not getattr(settings, f"{s}_address")]
+    if missing:
+        raise ValueError(f"the front passes every call on: set {', '.join(missing)}")
+    serve_forever(KnowHubServer(Runtime.open(settings), [], forwarded=services))
     return 0
 
 

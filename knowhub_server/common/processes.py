@@ -95,8 +95,11 @@ class ChildProcess:
         """Starts the child and waits for its listening line; returns the line to print."""
         command = [sys.executable, "-m", "knowhub_server.cli", "serve", *self._argv,
                    "--parent-pid", str(os.getpid())]
+        # A session of its own: a terminal's Ctrl-C reaches the main process alone, which
+        # then stops its children in order.
         self._process = subprocess.Popen(command, env=dict(self._env()),
-                                         stdout=subprocess.PIPE, text=True)
+                                         stdout=subprocess.PIPE, text=True,
+                                         start_new_session=True)
         line, self.address = self._await_listening()
         if self._reached is not None:
             self._reached(self.address)
