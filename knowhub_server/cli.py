@@ -181,7 +181,9 @@ def _serve_front(settings: CommonSettings) -> int:
                if not getattr(settings, f"{s}_address")]
     if missing:
         raise ValueError(f"the front passes every call on: set {', '.join(missing)}")
-    serve_forever(KnowHubServer(Runtime.open(settings), [], forwarded=services))
+    # Hosting no service it needs no Qdrant client (the embedded store opens on first use).
+    no_store = settings.model_copy(update={"qdrant_url": None})
+    serve_forever(KnowHubServer(Runtime.open(no_store), [], forwarded=services))
     return 0
 
 
