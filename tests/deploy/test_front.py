@@ -16,6 +16,7 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
+import anyio
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
@@ -29,6 +30,8 @@ from knowhub_server.common.delegation import DelegationKeys, ensure_key_file
 from knowhub_server.common.errors import Unauthenticated
 from knowhub_server.common.runtime import Runtime
 from knowhub_server.common.server import SERVICE_MODULES, SERVICE_NAMES, KnowHubServer
+from tests.mcp.conftest import data, mcp_http
+from tests.mcp.test_http import connect
 from tests.support.harness import Harness
 from tests.test_server import REPO
 
@@ -84,6 +87,22 @@ def test_streams_and_deadlines_pass_through(front: str) -> None:
             list(stream)
         assert raised.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
         assert time.monotonic() - started < 5
+
+
+def test_mcp_over_http_beyond_loopback_reaches_the_hub_through_the_front(
+        front: str, hub: Harness) -> None:
+    """As compose runs it: MCP bound to every address, its hub the front. The front passes
+    on the hub's refusal of a call without a token, so MCP sees a hub that needs one."""
+    async def save() -> str:
+        async with connect(url, "token-alice") as alice:
+            saved = data(await alice.call_tool("knowledge_save", {
+                "task": "reach the hub through compose", "content": "publish one port",
+                "types": ["tool"]}))
+            return str(saved["id"])
+
+    with mcp_http(front, "0.0.0.0") as url:
+        saved_id = anyio.run(save)
+    assert hub.client("alice").knowledge.get(saved_id).content == "publish one port"
 
 
 def test_unknown_methods_are_unimplemented_and_health_names_every_service(front: str) -> None:
