@@ -1,6 +1,6 @@
-"""Mixed load, one process vs several: `knowhub up` with `--processes 1` and with more,
-in the same run, each at 8 and 64 concurrent clients; prints calls/s and p50 / p99 of
-every call side by side.
+"""Mixed load, one process vs several: `knowhub up --processes 1` and with more, both
+running through the same run and measured in turn, each at 8 and 64 concurrent clients;
+prints calls/s and p50 / p99 of every call side by side.
 
 Each client has its own channel and calls a mix of knowledge saves, searches, gets and
 helpful feedback, resource saves and gets, cognition appends and log reads, and memory
@@ -17,7 +17,9 @@ import random
 import tempfile
 import threading
 import time
+import uuid
 from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,6 +38,7 @@ class Client:
     """One load client: its own connection, trace and counts."""
 
     number: int
+    batch: str  # names this drive's traces apart from earlier ones on the same hub
     kh: KnowHub
     rng: random.Random
     shared: list[str]
@@ -49,7 +52,7 @@ class Client:
 
     @property
     def trace(self) -> str:
-        return f"load-{self.number}"
+        return f"load-{self.batch}-{self.number}"
 
     def words(self, count: int = 4) -> str:
         return " ".join(self.rng.choices(WORDS, k=count))
@@ -123,7 +126,8 @@ def drive(address: str, tokens: list[str], clients_count: int, seconds: float,
           shared: list[str], resources: list[str]) -> tuple[list[Client], float]:
     """`clients_count` clients (token by turns) calling for `seconds`; returns them (with
     their latencies and errors) and the seconds they ran."""
-    clients = [Client(n, KnowHub(address, token=tokens[n % len(tokens)], timeout=60),
+    batch = uuid.uuid4().hex[:8]
+    clients = [Client(n, batch, KnowHub(address, token=tokens[n % len(tokens)], timeout=60),
                       random.Random(n), shared, resources) for n in range(clients_count)]
     until = time.monotonic() + seconds
     threads = [threading.Thread(target=c.run, args=(until,)) for c in clients]
@@ -139,28 +143,47 @@ def all_latencies(clients: list[Client]) -> list[float]:
     return [ms for c in clients for samples in c.latencies.values() for ms in samples]
 
 
-def measure(processes: int, client_counts: list[int], seconds: float,
-            work: Path) -> dict[int, str]:
-    """One `knowhub up --processes N` run: the figure line of each client count."""
-    lines = {}
-    with server_process(work / f"p{processes}" / "data",
-                        args=["--processes", str(processes)]) as (_, port):
-        address = f"127.0.0.1:{port}"
-        with KnowHub(address, token=BENCH_TOKEN, timeout=60) as owner:
-            shared, resources = seed(owner)
-        for count in client_counts:
-            drive(address, [BENCH_TOKEN], count, min(seconds, 3.0), shared, resources)  # warm
-            clients, elapsed = drive(address, [BENCH_TOKEN], count, seconds, shared,
-                                     resources)
-            samples = all_latencies(clients)
-            failed = [error for c in clients for error in c.errors]
-            for client in clients:
-                client.kh.close()
-            shape = percentiles(samples)
-            lines[count] = (f"{len(samples) / elapsed:7.0f} calls/s  p50 {shape['p50']:6.1f} ms"
-                            f"  p99 {shape['p99']:6.1f} ms  ({len(failed)} errors"
-                            f"{', e.g. ' + failed[0] if failed else ''})")
-    return lines
+@dataclass
+class Row:
+    """The figures of one layout at one client count, over every round."""
+
+    samples: list[float] = field(default_factory=list)
+    seconds: float = 0.0
+    errors: list[str] = field(default_factory=list)
+
+    def add(self, clients: list[Client], elapsed: float) -> None:
+        self.samples += all_latencies(clients)
+        self.seconds += elapsed
+        self.errors += [error for c in clients for error in c.errors]
+
+    def line(self) -> str:
+        shape = percentiles(self.samples)
+        example = f", e.g. {self.errors[0]}" if self.errors else ""
+        return (f"{len(self.samples) / self.seconds:7.0f} calls/s  p50 {shape['p50']:6.1f} ms"
+                f"  p99 {shape['p99']:6.1f} ms  ({len(self.errors)} errors{example})")
+
+
+@dataclass
+class Hub:
+    address: str
+    shared: list[str]
+    resources: list[str]
+
+    def drive(self, count: int, seconds: float) -> tuple[list[Client], float]:
+        clients, elapsed = drive(self.address, [BENCH_TOKEN], count, seconds, self.shared,
+                                 self.resources)
+        for client in clients:
+            client.kh.close()
+        return clients, elapsed
+
+
+def started(stack: ExitStack, processes: int, work: Path) -> Hub:
+    _, port = stack.enter_context(server_process(
+        work / f"p{processes}" / "data", args=["--processes", str(processes)]))
+    address = f"127.0.0.1:{port}"
+    with KnowHub(address, token=BENCH_TOKEN, timeout=60) as owner:
+        shared, resources = seed(owner)
+    return Hub(address, shared, resources)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -169,18 +192,30 @@ def main(argv: list[str] | None = None) -> None:
                         help="comma-separated process counts to compare (default 1,3)")
     parser.add_argument("--clients", default="8,64",
                         help="comma-separated client counts (default 8,64)")
-    parser.add_argument("--seconds", type=float, default=20.0,
-                        help="measured seconds per client count (default 20)")
+    parser.add_argument("--seconds", type=float, default=10.0,
+                        help="measured seconds per round (default 10)")
+    parser.add_argument("--rounds", type=int, default=2,
+                        help="rounds per layout and client count, taken in turn (default 2)")
     args = parser.parse_args(argv)
     layouts = [int(p) for p in args.processes.split(",")]
     counts = [int(c) for c in args.clients.split(",")]
-    with tempfile.TemporaryDirectory() as work:
-        figures = {p: measure(p, counts, args.seconds, Path(work)) for p in layouts}
-    print(f"\nmixed load, {args.seconds:.0f} s per row (knowhub up --processes N)")
+    rows = {(p, c): Row() for p in layouts for c in counts}
+    with tempfile.TemporaryDirectory() as work, ExitStack() as stack:
+        hubs = {p: started(stack, p, Path(work)) for p in layouts}  # all up at once
+        for count in counts:
+            for processes in layouts:
+                hubs[processes].drive(count, 2.0)  # warm-up
+            # In turn: load on the machine that drifts during the run (other work on it)
+            # weighs on every layout alike.
+            for processes in layouts * args.rounds:
+                rows[processes, count].add(*hubs[processes].drive(count, args.seconds))
+    print(f"\nmixed load, {args.rounds} x {args.seconds:.0f} s per row, layouts taken in "
+          "turn (knowhub up --processes N)")
     for count in counts:
         for processes in layouts:
-            print(f"  {count:3d} clients, {processes} process{'es' if processes > 1 else '  '}:"
-                  f" {figures[processes][count]}")
+            plural = "es" if processes > 1 else "  "
+            print(f"  {count:3d} clients, {processes} process{plural}: "
+                  f"{rows[processes, count].line()}")
 
 
 if __name__ == "__main__":

@@ -58,8 +58,8 @@ def _parser() -> argparse.ArgumentParser:
                     help="REST gateway port (default 8080; KNOWHUB_GATEWAY_ENABLED=false: none)")
     up.add_argument("--processes", type=int, default=DEFAULT_PROCESSES,
                     help="processes to run the stack in (default %(default)s): 1 runs "
-                         "everything in this one; 2 moves the gateway out, 3 cognition too; "
-                         "with a Qdrant server 4 and 5 move dream and resource out "
+                         "everything in this one; 2 to 5 move the gateway, then cognition, "
+                         "dream and resource to processes of their own "
                          "(see docs/operations/processes.md)")
     up.set_defaults(run=_up)
 
@@ -122,7 +122,7 @@ def _up(settings: CommonSettings, args: argparse.Namespace) -> int:
 
     if args.processes < 1:
         raise ValueError(f"--processes must be at least 1, not {args.processes}")
-    away = split(settings, args.processes, gateway=HubGateway.enabled())
+    away = split(args.processes, gateway=HubGateway.enabled())
     if away:
         return _up_in_processes(settings, args, away)
     gateway = [HubGateway(settings, args.gateway_port)] if HubGateway.enabled() else []
@@ -132,8 +132,8 @@ def _up(settings: CommonSettings, args: argparse.Namespace) -> int:
 
 def _up_in_processes(settings: CommonSettings, args: argparse.Namespace,
                      away: list[str]) -> int:
-    """The main process keeps the embedded stores and the public port; the services and
-    the gateway in `away` run as its children, sharing its keys, tokens and Redis."""
+    """The main process keeps the public port and the services not `away`; the services
+    and the gateway in `away` run as its children, sharing its keys, tokens and Redis."""
     from knowhub_server.gateway.app import hub_gateway_port
 
     make_private_data_dir(settings.data_dir)

@@ -1,10 +1,10 @@
 """`knowhub up` over several processes: which service runs where, and the child processes.
 
-The embedded Qdrant engine admits one process, so the services that keep records in it
-(knowledge, resource, dream) stay in the main process, which also serves the one public
-port and passes calls for the others on (see forward.py). The Redis-backed cognition
-service and the REST gateway run as children (`knowhub serve ...`). With a Qdrant
-server (KNOWHUB_QDRANT_URL) dream and resource can leave the main process as well.
+The embedded Qdrant engine admits one process per collection (it locks each shard's
+directory), and each service keeps its own collections, so every service can run in a
+process of its own as long as it runs in just one. The main process keeps the knowledge
+service and serves the one public port, passing calls for the others on (see
+forward.py); the gateway and the other services run as children (`knowhub serve ...`).
 
 Every child shares the main process's data directory (its local token), Redis and
 delegation key, listens on loopback only, and dies with the main process: it asks the
@@ -31,8 +31,7 @@ log = logging.getLogger(__name__)
 
 # The order services leave the main process in, as more processes are asked for.
 GATEWAY = "gateway"
-SPLIT_ORDER_EMBEDDED = (GATEWAY, "cognition")
-SPLIT_ORDER_SERVER = (GATEWAY, "cognition", "dream", "resource")
+SPLIT_ORDER = (GATEWAY, "cognition", "dream", "resource")
 START_SECONDS = 60.0
 STOP_SECONDS = 20.0
 _LISTENING = re.compile(r"listening on (\S+?)(?: |$)")
@@ -43,16 +42,13 @@ _NOT_INHERITED = ("KNOWHUB_TLS_CERT_FILE", "KNOWHUB_TLS_KEY_FILE", "KNOWHUB_TLS_
                   "KNOWHUB_METRICS_PORT", "KNOWHUB_HOST", "KNOWHUB_PORT")
 
 
-def split(settings: CommonSettings, processes: int, *, gateway: bool) -> list[str]:
+def split(processes: int, *, gateway: bool) -> list[str]:
     """What leaves the main process when `processes` processes are asked for: the gateway
-    first (when there is one), then the services the store allows out."""
-    order = SPLIT_ORDER_SERVER if settings.qdrant_url else SPLIT_ORDER_EMBEDDED
-    if not gateway:
-        order = order[1:]
+    first (when there is one), then the services; knowledge stays."""
+    order = SPLIT_ORDER if gateway else SPLIT_ORDER[1:]
     if processes > len(order) + 1:
-        raise ValueError(f"--processes {processes}: at most {len(order) + 1} with "
-                         f"{'a Qdrant server' if settings.qdrant_url else 'the embedded Qdrant'}"
-                         f" (the main process, then {', '.join(order)})")
+        raise ValueError(f"--processes {processes}: at most {len(order) + 1} (the main "
+                         f"process with knowledge, then {', '.join(order)})")
     return list(order[:processes - 1])
 
 

@@ -223,10 +223,10 @@ def test_a_child_that_dies_stops_the_hub_with_an_error(up: Up) -> None:
     assert _wait_gone(up.children) == []
 
 
-def test_more_processes_than_the_embedded_store_allows_are_refused(tmp_path: Path) -> None:
+def test_more_processes_than_there_are_parts_are_refused(tmp_path: Path) -> None:
     result = subprocess.run(
         [sys.executable, "-m", "knowhub_server.cli", "up", "--data-dir",
-         str(tmp_path / "data"), "--port", "0", "--processes", "4"], cwd=REPO,
+         str(tmp_path / "data"), "--port", "0", "--processes", "6"], cwd=REPO,
         capture_output=True, text=True, timeout=60)
     assert result.returncode == 1
-    assert "--processes 4: at most 3 with the embedded Qdrant" in result.stderr
+    assert "--processes 6: at most 5" in result.stderr
