@@ -89,6 +89,27 @@ def peak_rss_mb(pid: int) -> float:
     return float("nan")
 
 
+def descendants(pid: int) -> list[int]:
+    """Every process below `pid` (its children, theirs, ...), from /proc."""
+    parents: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            parents[int(stat.parent.name)] = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue  # ended while we looked
+    found, frontier = [], [pid]
+    while frontier:
+        children = [child for child, parent in parents.items() if parent in frontier]
+        found += children
+        frontier = children
+    return found
+
+
+def tree_peak_rss_mb(pid: int) -> float:
+    """The peak resident set sizes of `pid` and every process below it, summed (MiB)."""
+    return sum(peak_rss_mb(p) for p in [pid, *descendants(pid)])
+
+
 class TextGenerator:
     """Synthetic agent experience: Zipf-distributed words over a fixed vocabulary."""
 

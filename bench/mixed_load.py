@@ -25,7 +25,7 @@ from pathlib import Path
 
 from knowhub import KnowHub, errors
 
-from bench.common import BENCH_TOKEN, percentiles, server_process
+from bench.common import BENCH_TOKEN, percentiles, server_process, tree_peak_rss_mb
 
 WORDS = ("selenium", "login", "cookie", "retry", "proxy", "captcha", "timeout", "parser",
          "invoice", "report", "deploy", "cache", "queue", "index", "shard", "token")
@@ -165,6 +165,7 @@ class Row:
 
 @dataclass
 class Hub:
+    pid: int
     address: str
     shared: list[str]
     resources: list[str]
@@ -178,12 +179,12 @@ class Hub:
 
 
 def started(stack: ExitStack, processes: int, work: Path) -> Hub:
-    _, port = stack.enter_context(server_process(
+    process, port = stack.enter_context(server_process(
         work / f"p{processes}" / "data", args=["--processes", str(processes)]))
     address = f"127.0.0.1:{port}"
     with KnowHub(address, token=BENCH_TOKEN, timeout=60) as owner:
         shared, resources = seed(owner)
-    return Hub(address, shared, resources)
+    return Hub(process.pid, address, shared, resources)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -209,6 +210,7 @@ def main(argv: list[str] | None = None) -> None:
             # weighs on every layout alike.
             for processes in layouts * args.rounds:
                 rows[processes, count].add(*hubs[processes].drive(count, args.seconds))
+        memory = {p: tree_peak_rss_mb(hub.pid) for p, hub in hubs.items()}
     print(f"\nmixed load, {args.rounds} x {args.seconds:.0f} s per row, layouts taken in "
           "turn (knowhub up --processes N)")
     for count in counts:
@@ -216,6 +218,8 @@ def main(argv: list[str] | None = None) -> None:
             plural = "es" if processes > 1 else "  "
             print(f"  {count:3d} clients, {processes} process{plural}: "
                   f"{rows[processes, count].line()}")
+    print("  peak RSS of all processes (embedded Redis included): " + ", ".join(
+        f"{p} process{'es' if p > 1 else ''} {mb:.0f} MiB" for p, mb in memory.items()))
 
 
 if __name__ == "__main__":

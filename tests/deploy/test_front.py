@@ -187,8 +187,8 @@ def test_three_processes_serve_everything_on_one_port_with_shared_secrets(
     assert "cognition" in up.lines[1] and "gateway" in up.lines[2]
     assert up.process.pid not in up.children and len(set(up.children)) == 2
     with KnowHub(up.address, token=read_local_token(data_dir), timeout=10) as kh:
-        saved = kh.knowledge.save(task="deploy with compose", content="publish one port",
-                                  types=["tool"])
+        kh.knowledge.save(task="deploy with compose", content="publish one port",
+                          types=["tool"])
         kh.cognition.append_events("trace-up", [
             {"type": "message", "sequence": 1, "role": "user", "content": "hi"}])
         assert kh.cognition.get_log("trace-up", limit=5).trace.event_count == 1
@@ -202,7 +202,28 @@ def test_three_processes_serve_everything_on_one_port_with_shared_secrets(
                        Path(f"/proc/{pid}/environ").read_text().split("\0") if "=" in entry)
         assert environ["KNOWHUB_DELEGATION_KEY_FILE"] == str(key_file.resolve())
         assert environ["KNOWHUB_REDIS_URL"].startswith("unix://")
-    assert saved.id
+
+
+def test_five_processes_give_every_service_but_knowledge_its_own_over_the_embedded_store(
+        tmp_path: Path) -> None:
+    """Qdrant Edge locks each collection, not the data directory: resource and dream
+    keep their own collections in processes of their own."""
+    up = Up(tmp_path / "data", 5)
+    try:
+        assert [line.split("services: ")[1].split(";")[0] for line in up.lines[1:4]] == [
+            "cognition", "dream", "resource"]
+        with KnowHub(up.address, token=read_local_token(tmp_path / "data"),
+                     timeout=30) as kh:
+            saved = kh.resources.save("five/r1", "a script", "print(5)", secure_body="s3")
+            assert kh.resources.get(saved.id, include_secure=True).secure_body == "s3"
+            kh.memory.remember("the user likes tea", ["user 1 said they like tea"],
+                               context={"user_id": "1"})
+            assert kh.knowledge.save(task="five", content="processes", types=["tool"]).id
+        shards = {p.name for p in (tmp_path / "data" / "qdrant").iterdir()}
+        assert len(shards) >= 4, shards  # each service opened its own
+    finally:
+        up.stop()
+    assert _wait_gone(up.children) == []
 
 
 def test_ctrl_c_stops_every_process(up: Up) -> None:
