@@ -16,6 +16,7 @@ from typing import Any, NoReturn
 import grpc
 from google.protobuf import descriptor_pool
 
+from knowhub_server.common.errors import ServiceError
 from knowhub_server.common.peers import Peers
 
 # Metadata gRPC sets itself on the onward call; passing the caller's would duplicate it.
@@ -25,9 +26,9 @@ _OWN_KEYS = frozenset({"user-agent", "content-type", "te"})
 Method = Callable[..., Any]
 
 
-def _onward_metadata(context: grpc.ServicerContext) -> list[tuple[str, str | bytes]]:
-    return [(key, value) for key, value in context.invocation_metadata()
-            if key not in _OWN_KEYS and not key.startswith(_OWN_HEADERS)]
+def _onward_metadata(context: grpc.ServicerContext) -> tuple[tuple[str, str | bytes], ...]:
+    return tuple((key, value) for key, value in context.invocation_metadata()
+                 if key not in _OWN_KEYS and not key.startswith(_OWN_HEADERS))
 
 
 def _fail_like(context: grpc.ServicerContext, error: grpc.RpcError) -> NoReturn:
@@ -72,9 +73,17 @@ class Forwarder(grpc.GenericRpcHandler):
             return grpc.unary_stream_rpc_method_handler(self._streaming(service, path))
         return grpc.unary_unary_rpc_method_handler(self._unary(service, path))
 
+    def _channel(self, service: str, context: grpc.ServicerContext) -> grpc.Channel:
+        """The channel to `service`; UNAVAILABLE while it cannot be reached (a child not
+        started yet, an address not set)."""
+        try:
+            return self._peers.channel(service)
+        except ServiceError as error:
+            context.abort(error.code, error.message)
+
     def _unary(self, service: str, path: str) -> Method:
         def forward(request: bytes, context: grpc.ServicerContext) -> bytes:
-            onward = self._peers.channel(service).unary_unary(path)
+            onward = self._channel(service, context).unary_unary(path)
             try:
                 response, call = onward.with_call(
                     request, timeout=context.time_remaining(),
@@ -89,10 +98,14 @@ class Forwarder(grpc.GenericRpcHandler):
 
     def _streaming(self, service: str, path: str) -> Method:
         def forward(request: bytes, context: grpc.ServicerContext) -> Iterator[bytes]:
-            onward = self._peers.channel(service).unary_stream(path)
+            onward = self._channel(service, context).unary_stream(path)
             responses = onward(request, timeout=context.time_remaining(),
                                metadata=_onward_metadata(context))
-            context.add_callback(responses.cancel)  # the caller left: so does the stream
+
+            def caller_left() -> None:
+                responses.cancel()
+
+            context.add_callback(caller_left)
             try:
                 yield from responses
             except grpc.RpcError as error:

@@ -89,6 +89,18 @@ def test_streams_and_deadlines_pass_through(front: str) -> None:
         assert time.monotonic() - started < 5
 
 
+def test_a_service_the_front_cannot_reach_is_unavailable(tmp_path: Path) -> None:
+    server = KnowHubServer(Runtime.open(CommonSettings(data_dir=tmp_path, port=0)), [],
+                           forwarded=["cognition"])
+    server.start()
+    try:
+        with KnowHub(f"127.0.0.1:{server.port}", token="t", timeout=10) as kh, \
+                pytest.raises(errors.Unavailable, match="KNOWHUB_COGNITION_ADDRESS"):
+            kh.cognition.get_log("trace-1", limit=1)
+    finally:
+        server.stop(grace=1.0)
+
+
 def test_mcp_over_http_beyond_loopback_reaches_the_hub_through_the_front(
         front: str, hub: Harness) -> None:
     """As compose runs it: MCP bound to every address, its hub the front. The front passes
