@@ -12,6 +12,7 @@ from bench import (
     knowledge_latency,
     locomo_recall,
     mcp_latency,
+    mixed_load,
     resource_latency,
     routing,
     tenant_idf,
@@ -33,6 +34,7 @@ def main() -> None:
     mcp_latency.main(["--count", "100"] if args.quick else [])
     gateway_latency.main(["--searches", "500"] if args.quick else [])
     tenant_idf.main(["--records", "2000", "--searches", "500"] if args.quick else [])
+    mixed_load.main(["--seconds", "5", "--rounds", "1"] if args.quick else [])
 
 
 if __name__ == "__main__":
