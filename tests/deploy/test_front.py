@@ -263,3 +263,15 @@ def test_more_processes_than_there_are_parts_are_refused(tmp_path: Path) -> None
         capture_output=True, text=True, timeout=60)
     assert result.returncode == 1
     assert "--processes 6: at most 5" in result.stderr
+
+
+def test_serve_front_names_the_addresses_it_lacks(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KNOWHUB_")}
+    env["KNOWHUB_KNOWLEDGE_ADDRESS"] = "dns:///knowledge:50051"
+    result = subprocess.run(
+        [sys.executable, "-m", "knowhub_server.cli", "serve", "front", "--data-dir",
+         str(tmp_path), "--port", "0"], cwd=REPO, env=env, capture_output=True, text=True,
+        timeout=60)
+    assert result.returncode == 1
+    assert ("set KNOWHUB_RESOURCE_ADDRESS, KNOWHUB_COGNITION_ADDRESS, "
+            "KNOWHUB_DREAM_ADDRESS") in result.stderr
