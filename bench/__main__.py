@@ -15,6 +15,7 @@ from bench import (
     mixed_load,
     resource_latency,
     routing,
+    sdk_conversion,
     tenant_idf,
 )
 
@@ -34,6 +35,7 @@ def main() -> None:
     mcp_latency.main(["--count", "100"] if args.quick else [])
     gateway_latency.main(["--searches", "500"] if args.quick else [])
     tenant_idf.main(["--records", "2000", "--searches", "500"] if args.quick else [])
+    sdk_conversion.main(["--number", "500"] if args.quick else [])
     mixed_load.main(["--seconds", "5", "--rounds", "1"] if args.quick else [])
 
 

@@ -1,55 +1,77 @@
 """The `knowhub` command: run the stack or one service, and maintenance tasks."""
 
+# Only argparse and light modules at the top: `knowhub --help` and every subcommand's
+# `--help` must answer at once. Each command imports what it runs.
+
 from __future__ import annotations
 
 import argparse
-import functools
-import os
 import sys
 from pathlib import Path
-
-from pydantic import ValidationError
+from typing import TYPE_CHECKING, Any
 
 from knowhub_server.cognition.cli import add_commands as add_cognition_commands
-from knowhub_server.common.config import CommonSettings
-from knowhub_server.common.delegation import ensure_key_file
-from knowhub_server.common.logs import configure_logging
-from knowhub_server.common.processes import (
-    GATEWAY,
-    ChildProcess,
-    child_env,
-    die_with_parent,
-    split,
+from knowhub_server.common.cli_support import (
+    StageBars,
+    add_client_options,
+    add_target_option,
+    connected,
+    installed_version,
+    invalid_settings,
+    target,
+    waiting,
 )
-from knowhub_server.common.runtime import Runtime, make_private_data_dir, open_vector_store
-from knowhub_server.common.server import SERVICE_MODULES, KnowHubServer, serve_forever
-from knowhub_server.common.vectors import StoreMismatch
+from knowhub_server.common.paths import absolute
+from knowhub_server.common.services import SERVICE_MODULES
 from knowhub_server.mcp.cli import add_command as add_mcp_command
 
+if TYPE_CHECKING:
+    from knowhub import KnowHub
+
+    from knowhub_server.common.config import CommonSettings
+
+GATEWAY = "gateway"
 FRONT = "front"
 # By measurement (bench/mixed_load.py, docs/operations/processes.md).
 DEFAULT_PROCESSES = 1
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = _parser()
-    args = parser.parse_args(argv)
+    args = _parser().parse_args(argv)
+    from pydantic import ValidationError
+
     try:
         settings = _settings(args)
     except ValidationError as exc:
-        print(f"knowhub: invalid setting: {exc}", file=sys.stderr)
+        print(f"knowhub: {invalid_settings(exc)}", file=sys.stderr)
         return 2
+    from knowhub_server.common.logs import configure_logging
+
     configure_logging(settings.log_level, settings.log_format,
                       process=getattr(args, "service", "knowhub"))
     try:
-        return args.run(settings, args)
-    except (StoreMismatch, ValueError, RuntimeError) as exc:
+        return int(args.run(settings, args))
+    except _known_failures() as exc:
         print(f"knowhub: {exc}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print("knowhub: interrupted", file=sys.stderr)
+        return 130
+
+
+def _known_failures() -> tuple[type[BaseException], ...]:
+    """Failures the user can act on, told in one line: a data directory in use, a store
+    built with another model, a port taken, a bad backup, a file that cannot be written."""
+    from knowhub_server.common.errors import ServiceError
+    from knowhub_server.common.vectors import StoreMismatch
+
+    return (StoreMismatch, ServiceError, ValueError, RuntimeError, OSError)
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="knowhub", description=__doc__)
+    parser.add_argument("--version", action=_Version, nargs=0,
+                        help="show the version and exit")
     commands = parser.add_subparsers(dest="command", required=True)
 
     up = commands.add_parser("up", help="start the embedded stack (every service, one port)")
@@ -58,9 +80,8 @@ def _parser() -> argparse.ArgumentParser:
                     help="REST gateway port (default 8080; KNOWHUB_GATEWAY_ENABLED=false: none)")
     up.add_argument("--processes", type=int, default=DEFAULT_PROCESSES,
                     help="processes to run the stack in (default %(default)s): 1 runs "
-                         "everything in this one; 2 to 5 move the gateway, then cognition, "
-                         "dream and resource to processes of their own "
-                         "(see docs/operations/processes.md)")
+                         "everything in this one; 2 moves the gateway to a process of its "
+                         "own, 3 cognition too (see docs/operations/processes.md)")
     up.set_defaults(run=_up)
 
     serve = commands.add_parser("serve", help="run one service on its own")
@@ -75,17 +96,39 @@ def _parser() -> argparse.ArgumentParser:
 
     reindex = commands.add_parser(
         "reindex", help="rebuild vectors with the configured embedding model (server stopped)")
-    reindex.add_argument("--data-dir", type=Path, help="data directory (default ./.knowhub)")
+    _data_dir_option(reindex)
     reindex.set_defaults(run=_reindex)
+
+    backup = commands.add_parser(
+        "backup", help="write a backup of a running hub into a new directory on its machine "
+        "(admin token)")
+    backup.add_argument("--to", type=Path, required=True, metavar="DIR",
+                        help="the directory to create (it must not exist, or be empty)")
+    add_client_options(backup)
+    backup.set_defaults(run=_backup)
+
+    restore = commands.add_parser(
+        "restore", help="bring a backup back into a new or empty data directory (no server "
+        "running on it)")
+    restore.add_argument("--from", dest="source", type=Path, required=True, metavar="DIR",
+                         help="a directory `knowhub backup` wrote")
+    _data_dir_option(restore)
+    restore.set_defaults(run=_restore)
+
+    slim = commands.add_parser(
+        "slim", help="merge near-duplicate knowledge with the LLM (admins: every record; "
+        "others: their own)")
+    slim.add_argument("--dry-run", action="store_true", help="only report the groups")
+    slim.add_argument("--model", help="the chat model (default: the hub's)")
+    add_client_options(slim)
+    slim.set_defaults(run=_slim)
 
     keys = commands.add_parser("keys", help="the master key of resource secrets")
     key_commands = keys.add_subparsers(dest="keys_command", required=True)
     rotate = key_commands.add_parser(
         "rotate", help="make a fresh master key active in the running server and re-wrap "
                        "every data key under it (admin token)")
-    rotate.add_argument("--address", help="the resource service (default: "
-                        "KNOWHUB_RESOURCE_ADDRESS, else KNOWHUB_HOST:KNOWHUB_PORT)")
-    rotate.add_argument("--token", help="an admin's bearer token (default: KNOWHUB_TOKEN)")
+    add_client_options(rotate, legacy_address=True)
     rotate.set_defaults(run=_rotate_key)
     generate = key_commands.add_parser("generate",
                                        help="print a new random key for KNOWHUB_MASTER_KEY")
@@ -93,8 +136,8 @@ def _parser() -> argparse.ArgumentParser:
 
     health = commands.add_parser(
         "health", help="check that a server is serving (gRPC health); exit 0 only if so")
-    health.add_argument("--address", help="host:port (default: this process's KNOWHUB_HOST "
-                        "and KNOWHUB_PORT, 127.0.0.1 for a wildcard host)")
+    add_target_option(health, default="KNOWHUB_HOST:KNOWHUB_PORT, 127.0.0.1 for a wildcard "
+                      "host", legacy_address=True)
     health.add_argument("--service", default="", help="knowledge, resource, cognition, dream "
                         "or a full gRPC service name (default: the whole server)")
     health.add_argument("--timeout", type=float, default=5.0, help="seconds (default 5)")
@@ -105,28 +148,48 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _Version(argparse.Action):
+    """--version, reading the installed version only when asked."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *_args: object) -> None:
+        print(f"knowhub {installed_version()}")
+        parser.exit()
+
+
+def _data_dir_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--data-dir", type=Path,
+                        help="data directory (default $KNOWHUB_DATA_DIR, else ./.knowhub)")
+
+
 def _server_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--data-dir", type=Path, help="data directory (default ./.knowhub)")
+    _data_dir_option(parser)
     parser.add_argument("--host", help="address to bind (default 127.0.0.1)")
     parser.add_argument("--port", type=int, help="gRPC port (default 50051)")
 
 
 def _settings(args: argparse.Namespace) -> CommonSettings:
+    from knowhub_server.common.config import CommonSettings
+
     overrides = {name: getattr(args, name) for name in ("data_dir", "host", "port")
                  if getattr(args, name, None) is not None}
     return CommonSettings(**overrides)
 
 
 def _up(settings: CommonSettings, args: argparse.Namespace) -> int:
+    from knowhub_server.common.data_lock import hold_data_dir
+    from knowhub_server.common.processes import split
+    from knowhub_server.common.runtime import Runtime
+    from knowhub_server.common.server import KnowHubServer, serve_forever
     from knowhub_server.gateway.app import HubGateway
 
     if args.processes < 1:
         raise ValueError(f"--processes must be at least 1, not {args.processes}")
     away = split(args.processes, gateway=HubGateway.enabled())
-    if away:
-        return _up_in_processes(settings, args, away)
-    gateway = [HubGateway(settings, args.gateway_port)] if HubGateway.enabled() else []
-    serve_forever(KnowHubServer(Runtime.open(settings), list(SERVICE_MODULES)), gateway)
+    with hold_data_dir(settings.data_dir, "knowhub up"):
+        if away:  # the children it starts share the data directory it holds
+            return _up_in_processes(settings, args, away)
+        gateway = [HubGateway(settings, args.gateway_port)] if HubGateway.enabled() else []
+        serve_forever(KnowHubServer(Runtime.open(settings), list(SERVICE_MODULES)), gateway)
     return 0
 
 
@@ -134,6 +197,12 @@ def _up_in_processes(settings: CommonSettings, args: argparse.Namespace,
                      away: list[str]) -> int:
     """The main process keeps the public port and the services not `away`; the services
     and the gateway in `away` run as its children, sharing its keys, tokens and Redis."""
+    import functools
+
+    from knowhub_server.common.delegation import ensure_key_file
+    from knowhub_server.common.processes import ChildProcess, child_env
+    from knowhub_server.common.runtime import Runtime, make_private_data_dir
+    from knowhub_server.common.server import KnowHubServer, serve_forever
     from knowhub_server.gateway.app import hub_gateway_port
 
     make_private_data_dir(settings.data_dir)
@@ -162,20 +231,31 @@ def _up_in_processes(settings: CommonSettings, args: argparse.Namespace,
 
 def _serve(settings: CommonSettings, args: argparse.Namespace) -> int:
     if args.parent_pid is not None:
+        from knowhub_server.common.processes import die_with_parent
+
         die_with_parent(args.parent_pid)
-    if args.service == "gateway":
+    if args.service == GATEWAY:
+        from knowhub_server.common.config import CommonSettings
         from knowhub_server.gateway.app import serve_gateway
 
         return serve_gateway(CommonSettings(), args.host, args.port)
     if args.service == FRONT:
         return _serve_front(settings)
-    serve_forever(KnowHubServer(Runtime.open(settings), [args.service]))
+    from knowhub_server.common.data_lock import hold_data_dir
+    from knowhub_server.common.runtime import Runtime
+    from knowhub_server.common.server import KnowHubServer, serve_forever
+
+    with hold_data_dir(settings.data_dir, f"knowhub serve {args.service}"):
+        serve_forever(KnowHubServer(Runtime.open(settings), [args.service]))
     return 0
 
 
 def _serve_front(settings: CommonSettings) -> int:
     """One public port for services that each run elsewhere (the compose stack's gRPC
-    entry): it hosts none of them, so it opens no store."""
+    entry): it hosts none of them, so it opens no store (and holds no data directory)."""
+    from knowhub_server.common.runtime import Runtime
+    from knowhub_server.common.server import KnowHubServer, serve_forever
+
     services = list(SERVICE_MODULES)
     missing = [f"KNOWHUB_{s.upper()}_ADDRESS" for s in services
                if not getattr(settings, f"{s}_address")]
@@ -191,7 +271,7 @@ def _health(settings: CommonSettings, args: argparse.Namespace) -> int:
     from knowhub_server.common.health_probe import check, probe_address
     from knowhub_server.common.tls import peer_ca
 
-    address = args.address or probe_address(settings.host, settings.port)
+    address = target(args, probe_address(settings.host, settings.port))
     serving, line = check(address, args.service, tls_ca=peer_ca(settings),
                           timeout=args.timeout)
     print(line, file=sys.stdout if serving else sys.stderr)
@@ -199,29 +279,129 @@ def _health(settings: CommonSettings, args: argparse.Namespace) -> int:
 
 
 def _reindex(settings: CommonSettings, _args: argparse.Namespace) -> int:
+    from knowhub_server.common.data_lock import hold_data_dir
     from knowhub_server.common.embedding import DenseEmbedder
+    from knowhub_server.common.runtime import open_vector_store
     from knowhub_server.dream.memory.store import reindex as reindex_memory
     from knowhub_server.knowledge.store import reindex as reindex_knowledge
 
-    store = open_vector_store(settings)
-    embedder = DenseEmbedder.from_settings(settings)
+    if not settings.qdrant_url and not settings.data_dir.is_dir():
+        raise FileNotFoundError(f"there is no data directory {settings.data_dir} to reindex")
+    with hold_data_dir(settings.data_dir, "knowhub reindex"):
+        store = open_vector_store(settings)
+        embedder = DenseEmbedder.from_settings(settings)
+        try:
+            for name, reindex in (("knowledge", reindex_knowledge),
+                                  ("memory", reindex_memory)):
+                with StageBars() as bars:
+                    count = reindex(store, embedder, progress=lambda done, total, name=name:
+                                    bars.update(name, done, total))
+                print(f"{name}: {count} records re-embedded; done", flush=True)
+        finally:
+            store.close()
+    return 0
+
+
+def _backup(settings: CommonSettings, args: argparse.Namespace) -> int:
+    import json
+
+    import grpc
+    from knowhub.channels import open_channel
+    from knowhub.errors import from_rpc_error
+    from knowhub.local import default_token
+    from knowhub.v1 import admin_pb2, admin_pb2_grpc
+
+    from knowhub_server.common.tls import peer_ca
+
+    address = target(args)
+    token = args.token or default_token([address])
+    metadata = [("authorization", f"Bearer {token}")] if token else []
+    destination = absolute(args.to)
+    ca = peer_ca(settings)
+    with open_channel(address, tls_ca=ca) as channel, StageBars() as bars:
+        stream = admin_pb2_grpc.AdminServiceStub(channel).CreateBackup(
+            admin_pb2.CreateBackupRequest(destination=str(destination)), metadata=metadata)
+        try:
+            for answer in stream:
+                if answer.HasField("progress"):
+                    step = answer.progress
+                    bars.update(step.stage, step.done, step.total)
+                else:
+                    manifest = json.loads(answer.backup.manifest_json)
+        except grpc.RpcError as error:
+            failure = from_rpc_error(error)
+            print(f"knowhub: backup failed: {failure.code}: {failure.message}",
+                  file=sys.stderr)
+            return 1
+    print(f"backup written to {destination}: {_summary(manifest)}")
+    return 0
+
+
+def _restore(settings: CommonSettings, args: argparse.Namespace) -> int:
+    from knowhub_server.common.backup import BackupError, read_manifest, restore_backup
+    from knowhub_server.common.data_lock import hold_data_dir
+    from knowhub_server.common.runtime import make_private_data_dir
+
+    data_dir, source = settings.data_dir, absolute(args.source)
+    if settings.qdrant_url or settings.redis_url:
+        raise BackupError("restore writes the embedded stores of a data directory: unset "
+                          "KNOWHUB_QDRANT_URL and KNOWHUB_REDIS_URL")
+    read_manifest(source)
+    existed = data_dir.exists()
+    if existed and any(data_dir.iterdir()):
+        raise BackupError(f"{data_dir} is not empty: restore into a new or empty data "
+                          "directory (--data-dir)")
     try:
-        for name, reindex in (("knowledge", reindex_knowledge), ("memory", reindex_memory)):
-            count = reindex(store, embedder, progress=lambda n, name=name: print(
-                f"\r{name}: {n} records re-embedded", end="", flush=True))
-            print(f"\r{name}: {count} records re-embedded; done", flush=True)
-    finally:
-        store.close()
+        with hold_data_dir(data_dir, "knowhub restore"), StageBars() as bars:
+            make_private_data_dir(data_dir)
+            manifest = restore_backup(source, data_dir, bars.update)
+    except BaseException:
+        _empty(data_dir, remove=not existed)  # a half restore would pass for a hub
+        raise
+    print(f"restored {source} into {data_dir}: {_summary(manifest)}")
+    return 0
+
+
+def _empty(directory: Path, *, remove: bool) -> None:
+    import shutil
+
+    if remove:
+        shutil.rmtree(directory, ignore_errors=True)
+        return
+    for child in directory.iterdir():
+        if child.is_dir() and not child.is_symlink():
+            shutil.rmtree(child, ignore_errors=True)
+        else:
+            child.unlink(missing_ok=True)
+
+
+def _summary(manifest: dict[str, Any]) -> str:
+    records = ", ".join(f"{c['records']} {c['name']}" for c in manifest["collections"])
+    return (f"{records or 'no collections'}; {manifest['redis']['keys']} Redis keys; "
+            f"files: {', '.join(manifest['files']) or 'none'}")
+
+
+@connected
+def _slim(kh: KnowHub, args: argparse.Namespace) -> int:
+    with waiting("slimming"):
+        report = kh.knowledge.slim(model=args.model, dry_run=args.dry_run)
+    verb = "would merge" if report.dry_run else "merged"
+    for group in report.groups:
+        how = "by the LLM" if group.merged_by_llm else "kept as it was"
+        print(f"{verb} {', '.join(group.removed_ids)} into {group.kept_id} ({how})"
+              + (f": {group.note}" if group.note else ""))
+    removed = sum(len(g.removed_ids) for g in report.groups)
+    print(f"{report.examined} records examined; {len(report.groups)} groups, {removed} "
+          f"records {'to remove' if report.dry_run else 'removed'}")
     return 0
 
 
 def _rotate_key(settings: CommonSettings, args: argparse.Namespace) -> int:
     from knowhub import KnowHub, errors
 
-    address = args.address or settings.resource_address or f"{settings.host}:{settings.port}"
-    token = args.token or os.environ.get("KNOWHUB_TOKEN") or None
+    address = target(args, settings.resource_address or f"{settings.host}:{settings.port}")
     try:
-        with KnowHub(resource=address, token=token, timeout=3600) as kh:
+        with KnowHub(resource=address, token=args.token, timeout=3600) as kh:
             rotation = kh.resources.rotate_master_key()
     except errors.KnowHubError as error:
         print(f"knowhub: key rotation failed: {error}", file=sys.stderr)

@@ -530,17 +530,18 @@ def test_rebuild_copies_every_record_into_the_new_schema(backend: Backend) -> No
     store = backend.reopen()
     wide = CollectionSchema(name="things", dense_dim=8, embedding_model="wide-embed",
                             keyword_fields=("tag",), integer_fields=("n",))
-    reported: list[int] = []
+    reported: list[tuple[int, int]] = []
 
     def revectorize(records: list[Record]) -> list[Vectors]:
         # r7 alone points along axis 5, so a dense search for it proves the new vectors.
         return [vectors(r.payload["text"], unit(5 if r.key == "r7" else 1, 8))
                 for r in records]
 
-    copied = store.rebuild(wide, revectorize, reported.append)
+    copied = store.rebuild(wide, revectorize, lambda done, total: reported.append((done, total)))
 
     assert copied == 300
-    assert reported and reported[-1] == 300
+    assert reported and reported[-1] == (300, 300)
+    assert {total for _done, total in reported} == {300}  # the total is known from the start
     with pytest.raises(StoreMismatch, match="knowhub reindex"):
         store.open(SCHEMA)
     rebuilt = store.open(wide)

@@ -12,14 +12,16 @@ import subprocess
 import sys
 import tempfile
 import unicodedata
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from knowhub import Extraction, KnowHub, errors
+from knowhub_server.common.cli_support import add_client_options, connected, waiting
 
-DEFAULT_TARGET = "127.0.0.1:50051"
+if TYPE_CHECKING:  # the SDK (grpc) loads when a command runs, not for `--help`
+    from knowhub import Extraction, KnowHub
+
 CHOICES = "[a]pprove  [e]dit  [d]iscard  [s]kip  [c]ommit now  [q]uit > "
 
 
@@ -28,27 +30,27 @@ def add_commands(commands: Any) -> None:
     review = commands.add_parser(
         "review", help="review pending extractions across traces: approve, edit in "
         "$EDITOR, discard, then commit")
-    _client_options(review)
+    add_client_options(review)
     review.add_argument("--trace", help="only this trace's extractions")
     review.set_defaults(run=_review)
 
     cognition = commands.add_parser("cognition", help="cognition logs as seed 000's JSON file")
     actions = cognition.add_subparsers(dest="action", required=True)
     export = actions.add_parser("export", help="write a trace's log as JSON")
-    _client_options(export)
+    add_client_options(export)
     export.add_argument("trace_id")
     export.add_argument("-o", "--output", type=Path, help="file to write (default: stdout)")
     export.set_defaults(run=_export)
     load = actions.add_parser("import", help="create a trace from a JSON log file (also the "
                               "legacy knowledge_log.json)")
-    _client_options(load)
+    add_client_options(load)
     load.add_argument("file", type=Path)
     load.add_argument("--trace-id", help="the trace to create (default: the file's)")
     load.set_defaults(run=_import)
     otel = actions.add_parser(
         "export-otel", help="send a trace to an OpenTelemetry collector as spans (GenAI "
         "semantic conventions) over OTLP/HTTP, from this machine")
-    _client_options(otel)
+    add_client_options(otel)
     otel.add_argument("trace_id")
     otel.add_argument("--endpoint", type=_otlp_endpoint,
                       help="the OTLP/HTTP traces URL, e.g. http://127.0.0.1:4318/v1/traces "
@@ -63,27 +65,7 @@ def add_commands(commands: Any) -> None:
     otel.set_defaults(run=_export_otel)
 
 
-def _client_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--target", default=os.environ.get("KNOWHUB_TARGET", DEFAULT_TARGET),
-                        help="the server (default $KNOWHUB_TARGET or 127.0.0.1:50051)")
-    parser.add_argument("--token", default=os.environ.get("KNOWHUB_TOKEN"),
-                        help="bearer token (default $KNOWHUB_TOKEN)")
-
-
-def _connected(run: Callable[[KnowHub, argparse.Namespace], int]
-               ) -> Callable[[object, argparse.Namespace], int]:
-    def command(_settings: object, args: argparse.Namespace) -> int:
-        with KnowHub(args.target, token=args.token) as kh:
-            try:
-                return run(kh, args)
-            except errors.KnowHubError as error:
-                print(f"knowhub: {error.code}: {error.message}", file=sys.stderr)
-                return 1
-
-    return command
-
-
-@_connected
+@connected
 def _export(kh: KnowHub, args: argparse.Namespace) -> int:
     document = kh.cognition.export_log(args.trace_id)
     if args.output is None:
@@ -93,10 +75,11 @@ def _export(kh: KnowHub, args: argparse.Namespace) -> int:
     return 0
 
 
-@_connected
+@connected
 def _import(kh: KnowHub, args: argparse.Namespace) -> int:
-    result = kh.cognition.import_log(args.file.read_text(encoding="utf-8"),
-                                     trace_id=args.trace_id)
+    document = args.file.read_text(encoding="utf-8")
+    with waiting(f"importing {args.file.name}"):
+        result = kh.cognition.import_log(document, trace_id=args.trace_id)
     print(f"imported {result.imported} events into trace {result.trace.trace_id}")
     return 0
 
@@ -115,7 +98,7 @@ def _header(value: str) -> tuple[str, str]:
     return name.strip(), content
 
 
-@_connected
+@connected
 def _export_otel(kh: KnowHub, args: argparse.Namespace) -> int:
     # Imported here: OpenTelemetry's SDK would slow down every other `knowhub` command.
     from knowhub_server.cognition.otel import ExportError, export_trace
@@ -132,7 +115,7 @@ def _export_otel(kh: KnowHub, args: argparse.Namespace) -> int:
     return 0
 
 
-@_connected
+@connected
 def _review(kh: KnowHub, args: argparse.Namespace) -> int:
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
     return ReviewSession(kh, editor).run(args.trace)
@@ -195,6 +178,8 @@ class ReviewSession:
 
     def _review(self, extraction: Extraction, decision: str,
                 edited: dict[str, Any] | None) -> bool:
+        from knowhub import errors
+
         try:
             self._kh.cognition.review_extraction(extraction.trace_id, extraction.extraction_id,
                                                  decision, edited_payload=edited)

@@ -18,7 +18,6 @@ from collections import Counter
 from dataclasses import dataclass
 
 import grpc
-from knowhub.v1 import knowledge_pb2
 
 from knowhub_server.cognition import prompts
 from knowhub_server.cognition.domain import (
@@ -147,12 +146,11 @@ class EvaluationOperations:
             sequence, knowledge_id = split_pair(pair)
             record = records[pair]
             query = queries.get(sequence)
-            case = knowledge_pb2.Case(
-                task=trace.task or (query["query"] if query else ""), outcome=record.status,
-                reason=record.reason, trace_id=trace.trace_id, query_sequence=sequence)
             try:
                 self._knowledge.add_case(
-                    principal, knowledge_id, case, helpful=record.status == "helpful",
+                    principal, knowledge_id,
+                    task=trace.task or (query["query"] if query else ""), outcome=record.status,
+                    reason=record.reason, trace_id=trace.trace_id, query_sequence=sequence,
                     request_id=evaluation_request_id(trace.trace_id, sequence, knowledge_id),
                     grant=grant)
                 record.feedback, record.detail = "applied", ""

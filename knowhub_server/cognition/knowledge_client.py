@@ -52,10 +52,15 @@ class KnowledgeClient:
             self._stub = knowledge_pb2_grpc.KnowledgeServiceStub(self._peers.channel("knowledge"))
         return self._stub
 
-    def add_case(self, principal: Principal, knowledge_id: str, case: knowledge_pb2.Case, *,
-                 helpful: bool, request_id: str, grant: str = "") -> None:
-        """A helpful or harmful case on a record (UpdateKnowledge), as the caller or, with
-        a delegation `grant`, as the user it names. Raises PeerRefused or Unavailable."""
+    def add_case(self, principal: Principal, knowledge_id: str, *, task: str, outcome: str,
+                 reason: str, trace_id: str, query_sequence: int, request_id: str,
+                 grant: str = "") -> None:
+        """A case on a record (UpdateKnowledge), helpful when its outcome is, else harmful,
+        as the caller or, with a delegation `grant`, as the user it names. Raises
+        PeerRefused or Unavailable."""
+        case = knowledge_pb2.Case(task=task, outcome=outcome, reason=reason,
+                                  trace_id=trace_id, query_sequence=query_sequence)
+        helpful = outcome == "helpful"
         request = knowledge_pb2.UpdateKnowledgeRequest(id=knowledge_id, request_id=request_id)
         (request.add_helpful_case if helpful else request.add_harmful_case).CopyFrom(case)
         call_as(principal, self._knowledge().UpdateKnowledge, request,

@@ -282,6 +282,11 @@ def bearer_token(authorization: str | None) -> str | None:
     return token
 
 
+def bearer_metadata(token: str | None) -> tuple[tuple[str, str], ...]:
+    """The gRPC metadata that presents `token` (none without a token)."""
+    return (("authorization", f"Bearer {token}"),) if token else ()
+
+
 def load_authenticator(tokens_file: Path | None, host: str, data_dir: Path,
                        delegations: DelegationKeys | None = None) -> Authenticator:
     """The tokens file's tokens; without one, the data directory's local token, and then

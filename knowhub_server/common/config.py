@@ -5,8 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from knowhub_server.common.paths import absolute
 
 Language = Literal["en", "zh"]
 
@@ -73,6 +75,13 @@ class CommonSettings(BaseSettings):
     tls_ca_file: Path | None = Field(
         None, description="PEM CA certificates that calls to other services (and "
         "`knowhub health`) verify servers with; those calls use TLS when set.")
+
+    @field_validator("data_dir", "tokens_file", "delegation_key_file", "tls_cert_file",
+                     "tls_key_file", "tls_ca_file")
+    @classmethod
+    def _absolute(cls, path: Path | None) -> Path | None:
+        """Made absolute at start (see common/paths.py)."""
+        return None if path is None else absolute(path)
 
     @model_validator(mode="after")
     def _known_log_level(self) -> CommonSettings:

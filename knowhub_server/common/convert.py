@@ -1,30 +1,29 @@
-"""What every service's `convert.py` shares: proto enums as the domain's names."""
+"""What every service's `convert.py` shares: proto enums as the domain's names, a batch
+item's error."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
 from google.protobuf.internal.enum_type_wrapper import EnumTypeWrapper
+from knowhub.models.base import EnumNames
+from knowhub.v1 import common_pb2
 
-from knowhub_server.common.errors import InvalidArgument
+from knowhub_server.common.errors import InvalidArgument, ServiceError
 
 
 class ProtoEnum:
-    """A proto enum's values as the domain's lowercase names, by the AIP naming rule:
-    `DREAM_RUN_STATUS_QUEUED` is "queued" (the prefix is that of `*_UNSPECIFIED`).
+    """A proto enum's values as the domain's lowercase names, by the rule the SDK names
+    them by (`EnumNames`, buf's ENUM_VALUE_PREFIX): `DREAM_RUN_STATUS_QUEUED` is "queued".
 
     The UNSPECIFIED value reads as `unspecified`: the domain's default for the field
     ("" when the field has none), and a domain name maps back to its own value only.
     """
 
     def __init__(self, enum: EnumTypeWrapper, *, unspecified: str = "") -> None:
-        values = enum.DESCRIPTOR.values
-        prefix = values[0].name.removesuffix("UNSPECIFIED")
-        if values[0].number != 0 or not values[0].name.endswith("_UNSPECIFIED"):
-            raise ValueError(f"{enum.DESCRIPTOR.full_name} does not start with *_UNSPECIFIED")
-        self._names = {v.number: v.name.removeprefix(prefix).lower() for v in values[1:]}
-        self._values = {name: number for number, name in self._names.items()}
-        self._names[0] = unspecified
+        named = EnumNames(enum.DESCRIPTOR, unspecified)
+        self._names = {v.number: named.name(v.number) for v in enum.DESCRIPTOR.values}
+        self._values = {name: number for number, name in self._names.items() if number}
         self.full_name = enum.DESCRIPTOR.full_name
 
     @property
@@ -48,3 +47,8 @@ class ProtoEnum:
 
     def values_of(self, names: Iterable[str]) -> list[int]:
         return [self.value(n) for n in names]
+
+
+def item_error(error: ServiceError) -> common_pb2.ItemError:
+    """The error in a batch's place of an item that failed on its own."""
+    return common_pb2.ItemError(code=error.code.name, message=error.message)

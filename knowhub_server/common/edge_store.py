@@ -37,6 +37,7 @@ from knowhub_server.common.vectors import (
     Vectors,
     VectorStore,
     Where,
+    WriteGate,
     check_manifest,
     copy_records,
     point_id,
@@ -56,6 +57,7 @@ class EdgeCollection(VectorCollection):
     def __init__(self, shard: qe.EdgeShard, schema: CollectionSchema) -> None:
         self._shard = shard
         self.schema = schema
+        self.gate = WriteGate()  # its store's, once the store opened it
         # Only this process can open the shard (the engine locks it).
         self.exclusive = True
         self._cas_lock = threading.Lock()
@@ -84,7 +86,7 @@ class EdgeCollection(VectorCollection):
         found = self._shard.retrieve(list(by_id), qe.PayloadSelector.Include([TOKEN_KEY]), False)
         return {by_id[str(p.id)]: (p.payload or {}).get(TOKEN_KEY, 0) for p in found}
 
-    def delete(self, keys: Sequence[str]) -> None:
+    def _delete(self, keys: Sequence[str]) -> None:
         self._shard.update(qe.UpdateOperation.delete_points([point_id(k) for k in keys]))
 
     def search_batch(self, queries: Sequence[SearchQuery]) -> list[list[Hit]]:
@@ -188,6 +190,7 @@ class EdgeStore(VectorStore):
     def __init__(self, root: Path) -> None:
         self.root = root
         self._open: list[EdgeCollection] = []
+        self.gate = WriteGate()
 
     def open(self, schema: CollectionSchema) -> EdgeCollection:
         path = self.root / schema.name
@@ -202,11 +205,12 @@ class EdgeStore(VectorStore):
                 shard.update(qe.UpdateOperation.create_field_index(field_name, schema_type))
         collection = EdgeCollection(shard, schema)
         self._open.append(collection)
+        collection.gate = self.gate
         return collection
 
     def rebuild(self, schema: CollectionSchema,
                 revectorize: Callable[[list[Record]], list[Vectors]],
-                progress: Callable[[int], None] | None = None) -> int:
+                progress: Callable[[int, int], None] | None = None) -> int:
         path = self.root / schema.name
         staging = self.root / f"{schema.name}.rebuild"
         shutil.rmtree(staging, ignore_errors=True)
@@ -223,6 +227,9 @@ class EdgeStore(VectorStore):
         staging.rename(path)
         shutil.rmtree(retired)
         return copied
+
+    def opened(self) -> list[VectorCollection]:
+        return list({c.schema.name: c for c in self._open}.values())
 
     def close(self) -> None:
         for collection in self._open:

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 import grpc
 from knowhub.channels import open_channel
 
-from knowhub_server.common.auth import Principal
+from knowhub_server.common.auth import Principal, bearer_metadata
 from knowhub_server.common.calls import current_call
 from knowhub_server.common.config import CommonSettings
 from knowhub_server.common.errors import ServiceError, Unavailable
@@ -90,7 +90,7 @@ class Peers:
 def credentials(principal: Principal) -> tuple[tuple[str, str], ...]:
     """The gRPC metadata that presents `principal`'s own token, and passes on the trace id
     of the call being handled."""
-    metadata = [("authorization", f"Bearer {principal.token}")] if principal.token else []
+    metadata = list(bearer_metadata(principal.token))
     call = current_call.get()
     if call and call.trace_id:
         metadata.append((TRACE_HEADER, call.trace_id))

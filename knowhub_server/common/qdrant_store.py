@@ -43,6 +43,7 @@ from knowhub_server.common.vectors import (
     Vectors,
     VectorStore,
     Where,
+    WriteGate,
     check_manifest,
     copy_records,
     point_id,
@@ -80,6 +81,7 @@ class RemoteCollection(VectorCollection):
         options = client.init_options
         self.exclusive = options.get("location") == ":memory:" or bool(options.get("path"))
         self._cas_lock = threading.Lock()
+        self.gate = WriteGate()  # its store's, once the store opened it
 
     def _write_guard(self) -> contextlib.AbstractContextManager[Any]:
         return self._cas_lock if self.exclusive else contextlib.nullcontext()
@@ -113,7 +115,7 @@ class RemoteCollection(VectorCollection):
                 with_payload=qm.PayloadSelectorInclude(include=[TOKEN_KEY]))
         return {by_id[str(p.id)]: (p.payload or {}).get(TOKEN_KEY, 0) for p in found}
 
-    def delete(self, keys: Sequence[str]) -> None:
+    def _delete(self, keys: Sequence[str]) -> None:
         with _reachable("delete"):
             self._client.delete(self._name, qm.PointIdsList(points=[point_id(k) for k in keys]),
                                 wait=True)
@@ -231,6 +233,8 @@ class RemoteStore(VectorStore):
 
     def __init__(self, client: QdrantClient, prefix: str = "knowhub_") -> None:
         self._client = client
+        self._opened: dict[str, RemoteCollection] = {}
+        self.gate = WriteGate()
         self._prefix = prefix
 
     @classmethod
@@ -249,11 +253,17 @@ class RemoteStore(VectorStore):
                 metadata = self._client.get_collection(physical).config.metadata or {}
                 check_manifest(schema, dict(metadata), f"{physical} on the Qdrant server")
             self._ensure_indexes(physical, schema)
-        return RemoteCollection(self._client, alias, schema)
+        collection = RemoteCollection(self._client, alias, schema)
+        collection.gate = self.gate
+        self._opened[schema.name] = collection
+        return collection
+
+    def opened(self) -> list[VectorCollection]:
+        return list(self._opened.values())
 
     def rebuild(self, schema: CollectionSchema,
                 revectorize: Callable[[list[Record]], list[Vectors]],
-                progress: Callable[[int], None] | None = None) -> int:
+                progress: Callable[[int, int], None] | None = None) -> int:
         alias = self._prefix + schema.name
         with _reachable("rebuild"):
             old = self._physical(alias)

@@ -72,6 +72,8 @@ class Runtime:
     # Set when the server begins to stop, so long-running streams can end.
     stopping: threading.Event = field(default_factory=threading.Event, init=False)
     background: list[Background] = field(default_factory=list, init=False)
+    # Files a backup copies beside the stores: name in the data directory -> path.
+    backup_files: dict[str, Path] = field(default_factory=dict, init=False)
     _redis: redis.Redis | None = field(default=None, init=False)
     _embedded_redis: EmbeddedRedis | None = field(default=None, init=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False)

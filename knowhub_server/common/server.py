@@ -17,22 +17,17 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 from knowhub.v1 import cognition_pb2, dream_pb2, knowledge_pb2, resource_pb2
 
+from knowhub_server.common import admin
 from knowhub_server.common.forward import Forwarder
 from knowhub_server.common.metrics import Metrics
 from knowhub_server.common.observe import ObservingInterceptor
 from knowhub_server.common.rpc import Undecodable
 from knowhub_server.common.runtime import Runtime
+from knowhub_server.common.services import SERVICE_MODULES
 from knowhub_server.common.tls import server_credentials
 
 log = logging.getLogger(__name__)
 
-# Service name -> module with `register(host: ServiceHost, runtime) -> full service name`.
-SERVICE_MODULES = {
-    "knowledge": "knowhub_server.knowledge.servicer",
-    "resource": "knowhub_server.resource.servicer",
-    "cognition": "knowhub_server.cognition.servicer",
-    "dream": "knowhub_server.dream.servicer",
-}
 # Service name -> its full gRPC name, for services passed on to another process.
 SERVICE_NAMES = {service: module.DESCRIPTOR.services_by_name[f"{service.title()}Service"]
                  .full_name for service, module in (("knowledge", knowledge_pb2),
@@ -142,6 +137,8 @@ class KnowHubServer:
             for server in (self._server, self._peer_server):  # bytes: nothing to decode
                 server.add_generic_rpc_handlers((forwarder,))
             self._names += [SERVICE_NAMES[s] for s in self.forwarded]
+        if self.services:  # a front hosting none has nothing to back up
+            self._names.append(admin.register(_Fanout(self._server), self.runtime))
         health_pb2_grpc.add_HealthServicer_to_server(self._health, self._server)
         reflection.enable_server_reflection(
             [*self._names, health.SERVICE_NAME, reflection.SERVICE_NAME], self._server)

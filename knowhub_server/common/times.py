@@ -23,6 +23,11 @@ def to_timestamp(seconds: float) -> Timestamp:
     return Timestamp(**timestamp_fields(seconds))
 
 
+def optional_timestamp(seconds: float) -> Timestamp | None:
+    """A Timestamp, None (unset) for 0: a time that has not come yet."""
+    return to_timestamp(seconds) if seconds else None
+
+
 def timestamp_fields(seconds: float) -> dict[str, int]:
     """A Timestamp's fields, to the microsecond: a float near 1.7e9 s resolves about
     0.24 µs, so finer digits are noise, and whole microseconds survive a client's datetime

@@ -24,9 +24,10 @@ import hashlib
 import json
 import random
 import secrets
+import threading
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -231,12 +232,49 @@ class SearchQuery:
         return self.where if self.corpus is None else self.corpus
 
 
+class WriteGate:
+    """The writes of one store's collections pass through it; a backup closes it to read
+    every collection as of one instant. Closing waits for the writes under way; writes
+    that come while it is closed wait until it opens (reads go on)."""
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self._writing = 0
+        self._closed = False
+
+    @contextlib.contextmanager
+    def writing(self) -> Iterator[None]:
+        with self._changed:
+            self._changed.wait_for(lambda: not self._closed)
+            self._writing += 1
+        try:
+            yield
+        finally:
+            with self._changed:
+                self._writing -= 1
+                self._changed.notify_all()
+
+    @contextlib.contextmanager
+    def closed(self) -> Iterator[None]:
+        with self._changed:
+            self._changed.wait_for(lambda: not self._closed)
+            self._closed = True
+            self._changed.wait_for(lambda: self._writing == 0)
+        try:
+            yield
+        finally:
+            with self._changed:
+                self._closed = False
+                self._changed.notify_all()
+
+
 # ---- The interface --------------------------------------------------------------------
 
 class VectorCollection(ABC):
     """A service's records, their vectors and payload, in one Qdrant collection."""
 
     schema: CollectionSchema
+    gate: WriteGate  # the store's: every write of this collection passes through it
 
     @abstractmethod
     def _write(self, records: Sequence[Record], *, if_version: int | None,
@@ -253,7 +291,16 @@ class VectorCollection(ABC):
         """The write token of each existing record among `keys`."""
 
     @abstractmethod
-    def delete(self, keys: Sequence[str]) -> None: ...
+    def _delete(self, keys: Sequence[str]) -> None: ...
+
+    def delete(self, keys: Sequence[str]) -> None:
+        with self.gate.writing():
+            self._delete(keys)
+
+    def _gated_write(self, records: Sequence[Record], *, if_version: int | None,
+                     insert_only: bool) -> None:
+        with self.gate.writing():
+            self._write(records, if_version=if_version, insert_only=insert_only)
 
     @abstractmethod
     def search_batch(self, queries: Sequence[SearchQuery]) -> list[list[Hit]]:
@@ -294,7 +341,7 @@ class VectorCollection(ABC):
 
     def put(self, records: Sequence[Record]) -> None:
         """Writes records unconditionally, each as version 1 or its given version."""
-        self._write([_stamped(r, max(r.version, 1)) for r in records],
+        self._gated_write([_stamped(r, max(r.version, 1)) for r in records],
                     if_version=None, insert_only=False)
 
     def insert(self, records: Sequence[Record]) -> list[bool]:
@@ -302,7 +349,7 @@ class VectorCollection(ABC):
         if not records:
             return []  # a Qdrant server refuses an empty write
         stamped = [_stamped(r, 1) for r in records]
-        self._write(stamped, if_version=None, insert_only=True)
+        self._gated_write(stamped, if_version=None, insert_only=True)
         tokens = self._write_tokens([r.key for r in stamped])
         return [tokens.get(r.key) == r.write_token for r in stamped]
 
@@ -321,7 +368,8 @@ class VectorCollection(ABC):
             stamped.recent_writes = (*current.recent_writes,
                                      stamped.write_token)[-RECENT_WRITES_KEEP:]
             with self._write_guard():
-                self._write([stamped], if_version=current.version, insert_only=False)
+                self._gated_write([stamped], if_version=current.version,
+                                  insert_only=False)
                 if self._won(stamped):
                     return stamped
             time.sleep(random.uniform(0, 0.002 * min(attempt + 1, 10)))
@@ -413,18 +461,24 @@ def record_from_payload(stored: Payload, vectors: Vectors | None = None) -> Reco
 class VectorStore(ABC):
     """Opens a service's collections, checking they match the schema."""
 
+    gate: WriteGate  # shared by the collections it opens
+
     @abstractmethod
     def open(self, schema: CollectionSchema) -> VectorCollection: ...
 
     @abstractmethod
     def rebuild(self, schema: CollectionSchema,
                 revectorize: Callable[[list[Record]], list[Vectors]],
-                progress: Callable[[int], None] | None = None) -> int:
+                progress: Callable[[int, int], None] | None = None) -> int:
         """Copies every record into a collection built with `schema`, replacing the old one.
 
         Returns the number of records copied. The old collection stays intact until the
         new one is complete.
         """
+
+    @abstractmethod
+    def opened(self) -> list[VectorCollection]:
+        """The collections this process opened, one per name (what a backup copies)."""
 
     @abstractmethod
     def close(self) -> None: ...
@@ -518,9 +572,11 @@ def _among(where: Where, point_ids: tuple[str, ...]) -> Where:
 
 def copy_records(source: VectorCollection, target: VectorCollection,
                  revectorize: Callable[[list[Record]], list[Vectors]],
-                 progress: Callable[[int], None] | None = None) -> int:
-    """Copies every record page by page with freshly computed vectors; keeps versions."""
+                 progress: Callable[[int, int], None] | None = None) -> int:
+    """Copies every record page by page with freshly computed vectors; keeps versions.
+    `progress` gets the records copied so far and the total."""
     copied, cursor = 0, None
+    total = source.count(Where()) if progress else 0
     while True:
         page, cursor = source.scroll(Where(), 256, cursor=cursor)
         if page:
@@ -529,6 +585,6 @@ def copy_records(source: VectorCollection, target: VectorCollection,
             target.put(page)
             copied += len(page)
             if progress:
-                progress(copied)
+                progress(copied, max(total, copied))
         if cursor is None:
             return copied

@@ -12,6 +12,7 @@ from typing import Any
 
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
+from knowhub.knowledge import ORDERS
 from knowhub.v1 import cognition_pb2, knowledge_pb2, resource_pb2
 
 from knowhub_server.gateway.translation import RPCS, SERVICES, Rpc
@@ -222,7 +223,7 @@ def _seed_paths(found: dict[str, Descriptor]) -> dict[str, Any]:
                     _param("scopes", "query", list_text, "comma-separated scopes"),
                     _param("page_token", "query", {"type": "string"}),
                     _param("order", "query", {"type": "string",
-                                              "enum": ["updated", "confidence"]})]),
+                                              "enum": list(ORDERS.names)})]),
             "post": _operation(
                 "Seed 001 knowledge_save", knowledge, status="201",
                 operation_id="knowledge_save",

@@ -15,6 +15,7 @@ from typing import Any
 
 from google.protobuf.message import Message
 from knowhub import errors
+from knowhub.knowledge import ORDERS
 from knowhub.v1 import cognition_pb2, knowledge_pb2, resource_pb2
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
@@ -38,9 +39,6 @@ INT32_RANGE = range(-(2**31), 2**31)
 # later failure is then the stream's last line).
 FIRST_MESSAGE_WAIT_SECONDS = 0.5
 NDJSON = "application/x-ndjson"
-# GET /api/knowledge?order=: seed 001's names for the list's orders.
-LIST_ORDERS = {"updated": knowledge_pb2.KNOWLEDGE_ORDER_UNSPECIFIED,
-               "confidence": knowledge_pb2.KNOWLEDGE_ORDER_CONFIDENCE}
 
 
 class Query:
@@ -129,11 +127,12 @@ def search_hit_json(hit: knowledge_pb2.SearchHit) -> dict[str, Any]:
 async def list_knowledge(request: Request) -> Response:
     query = Query(request, {"limit", "types", "scopes", "page_token", "order"})
     order = query.text("order", "updated")
-    if order not in LIST_ORDERS:
-        raise invalid(f"order: must be updated or confidence, not {order!r}")
+    if order not in ORDERS.names:
+        raise invalid(f"order: must be {' or '.join(ORDERS.names)}, not {order!r}")
     message = knowledge_pb2.ListKnowledgeRequest(
         page_size=query.integer("limit", 10), page_token=query.text("page_token"),
-        types=query.items("types"), scopes=query.items("scopes"), order_by=LIST_ORDERS[order])
+        types=query.items("types"), scopes=query.items("scopes"),
+        order_by=ORDERS.proto_name(order, "order"))
     response = await _call(request, "knowledge", "ListKnowledge", message)
     items = [to_json(k) for k in response.knowledge]
     return JSONResponse({"items": items, "count": len(items),

@@ -204,23 +204,20 @@ class Backend:
     async def call(self, rpc: Rpc, request: Message, token: str | None) -> Message:
         method = self._method(rpc)
         try:
-            return await method(request, metadata=_metadata(token), timeout=self._deadline(rpc))
+            return await method(request, metadata=auth.bearer_metadata(token),
+                                timeout=self._deadline(rpc))
         except grpc.RpcError as error:
             raise errors.from_rpc_error(error) from None
 
     def stream(self, rpc: Rpc, request: Message, token: str | None) -> grpc.aio.UnaryStreamCall:
         """A server-streaming call without deadline; the caller reads and cancels it."""
-        return self._method(rpc)(request, metadata=_metadata(token))
+        return self._method(rpc)(request, metadata=auth.bearer_metadata(token))
 
     async def close(self) -> None:
         for channel in self._channels.values():
             await channel.close()
         self._channels.clear()
         self._methods.clear()
-
-
-def _metadata(token: str | None) -> tuple[tuple[str, str], ...]:
-    return (("authorization", f"Bearer {token}"),) if token else ()
 
 
 async def read_stream(call: grpc.aio.UnaryStreamCall) -> AsyncIterator[Message]:

@@ -76,8 +76,12 @@ class Eval:
 
     @property
     def quality_score(self) -> float:
-        """Seed 001's stage-2 rank: score + helpful - 2 * harmful."""
-        return float(self.score + self.helpful - 2 * self.harmful)
+        return quality_score(self.score, self.helpful, self.harmful)
+
+
+def quality_score(score: int, helpful: int, harmful: int) -> float:
+    """Seed 001's stage-2 rank: score + helpful - 2 * harmful."""
+    return float(score + helpful - 2 * harmful)
 
 
 @dataclass

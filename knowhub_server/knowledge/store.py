@@ -39,6 +39,7 @@ from knowhub_server.knowledge.domain import (
     Eval,
     Knowledge,
     Source,
+    quality_score,
     same_knowledge,
 )
 
@@ -131,9 +132,9 @@ class Candidate:
 
     @functools.cached_property
     def quality_score(self) -> float:
-        """score + helpful - 2 * harmful, from the indexed fields."""
+        """From the indexed fields, without decoding the record."""
         f = self.fields
-        return float(f["score"] + f["helpful"] - 2 * f["harmful"])
+        return quality_score(f["score"], f["helpful"], f["harmful"])
 
     @property
     def scopes(self) -> list[str]:
@@ -194,7 +195,7 @@ class KnowledgeVectors:
 
 
 def reindex(store: VectorStore, embedder: DenseEmbedder | None,
-            progress: Callable[[int], None] | None = None) -> int:
+            progress: Callable[[int, int], None] | None = None) -> int:
     """Rebuilds the knowledge collection's vectors with the configured embedding model."""
     vectors = KnowledgeVectors(embedder)
     return store.rebuild(knowledge_schema(embedder), vectors.for_stored, progress)

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
+from knowhub_server.common.cli_support import add_target_option, invalid_settings
 
-from knowhub_server.common.config import CommonSettings
+if TYPE_CHECKING:
+    from knowhub_server.common.config import CommonSettings
 
 
 def add_command(commands: Any) -> None:
@@ -22,11 +23,13 @@ def add_command(commands: Any) -> None:
                      help="HTTP address to bind (default $KNOWHUB_MCP_HOST or 127.0.0.1)")
     mcp.add_argument("--port", dest="mcp_port", type=int,
                      help="HTTP port (default $KNOWHUB_MCP_PORT or 8931)")
-    mcp.add_argument("--target", help="the hub (default $KNOWHUB_TARGET or 127.0.0.1:50051)")
+    add_target_option(mcp)
     mcp.set_defaults(run=_run)
 
 
 def _run(common: CommonSettings, args: argparse.Namespace) -> int:
+    from pydantic import ValidationError
+
     from knowhub_server.mcp.config import McpSettings
     from knowhub_server.mcp.server import HubClients, serve_http, serve_stdio
 
@@ -35,7 +38,7 @@ def _run(common: CommonSettings, args: argparse.Namespace) -> int:
     try:
         settings = McpSettings(**overrides)
     except ValidationError as exc:
-        print(f"knowhub: invalid setting: {exc}", file=sys.stderr)
+        print(f"knowhub: {invalid_settings(exc)}", file=sys.stderr)
         return 2
     hubs = HubClients(settings.target, knowledge=common.knowledge_address,
                       resource=common.resource_address)

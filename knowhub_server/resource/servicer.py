@@ -2,38 +2,32 @@
 
 from __future__ import annotations
 
-from google.protobuf import json_format, struct_pb2
-from knowhub.v1 import common_pb2, resource_pb2, resource_pb2_grpc
+from knowhub.v1 import resource_pb2, resource_pb2_grpc
 
 from knowhub_server.common.auth import Authenticator, Principal
-from knowhub_server.common.errors import InvalidArgument, ServiceError
+from knowhub_server.common.convert import item_error
+from knowhub_server.common.errors import ServiceError
 from knowhub_server.common.rpc import unary
 from knowhub_server.common.runtime import Runtime
 from knowhub_server.common.server import ServiceHost
-from knowhub_server.common.times import from_timestamp, to_timestamp
-from knowhub_server.resource.audit import AuditEvent, AuditLog
+from knowhub_server.resource.audit import AuditLog
 from knowhub_server.resource.config import ResourceSettings
-from knowhub_server.resource.crypto import Keyring, open_keyring
-from knowhub_server.resource.domain import (
-    DEFAULT_AUDIT_PAGE,
-    DEFAULT_PAGE_SIZE,
-    DEFAULT_TOP_K,
-    Draft,
-    Resource,
-    VersionInfo,
+from knowhub_server.resource.convert import (
+    CONTENT_TYPES,
+    VIEWS,
+    draft_from_proto,
+    event_to_proto,
+    hit_to_proto,
+    resource_to_proto,
+    rotation_to_proto,
+    version_to_proto,
 )
+from knowhub_server.resource.crypto import Keyring, open_keyring
+from knowhub_server.resource.domain import DEFAULT_AUDIT_PAGE, DEFAULT_PAGE_SIZE, DEFAULT_TOP_K
 from knowhub_server.resource.operations import ResourceOperations
 from knowhub_server.resource.store import ResourceStore
 
 SERVICE_NAME = resource_pb2.DESCRIPTOR.services_by_name["ResourceService"].full_name
-_CONTENT_TYPES = {
-    resource_pb2.RESOURCE_CONTENT_TYPE_TEXT: "text",
-    resource_pb2.RESOURCE_CONTENT_TYPE_CODE: "code",
-    resource_pb2.RESOURCE_CONTENT_TYPE_CREDENTIAL: "credential",
-    resource_pb2.RESOURCE_CONTENT_TYPE_COOKIE: "cookie",
-}
-_CONTENT_TYPE_NUMBERS = {name: number for number, name in _CONTENT_TYPES.items()}
-_VIEWS = {resource_pb2.RESOURCE_VIEW_UNSPECIFIED, resource_pb2.RESOURCE_VIEW_BASIC}
 
 
 class ResourceServicer(resource_pb2_grpc.ResourceServiceServicer):
@@ -44,15 +38,7 @@ class ResourceServicer(resource_pb2_grpc.ResourceServiceServicer):
     @unary
     def SaveResource(self, request: resource_pb2.SaveResourceRequest,
                      principal: Principal) -> resource_pb2.SaveResourceResponse:
-        draft = Draft(
-            id=request.id, title=request.title, body=request.body,
-            secure_body=request.secure_body,
-            content_type=_content_type(request.content_type, "content_type") or "text",
-            metadata=_metadata(request.metadata), scopes=list(request.scopes),
-            owner=request.owner, expires_at=from_timestamp(request.expires_at, "expires_at"),
-            expected_version=request.expected_version
-            if request.HasField("expected_version") else None)
-        saved = self._ops.save(principal, draft)
+        saved = self._ops.save(principal, draft_from_proto(request))
         return resource_pb2.SaveResourceResponse(resource=resource_to_proto(saved))
 
     @unary
@@ -65,17 +51,13 @@ class ResourceServicer(resource_pb2_grpc.ResourceServiceServicer):
     @unary
     def BatchGetResources(self, request: resource_pb2.BatchGetResourcesRequest,
                           principal: Principal) -> resource_pb2.BatchGetResourcesResponse:
-        if request.view not in _VIEWS:
-            raise InvalidArgument("view", f"{request.view} is not a ResourceView")
-        outcomes = self._ops.batch_get(
-            principal, list(request.ids),
-            with_body=request.view != resource_pb2.RESOURCE_VIEW_BASIC)
+        view = VIEWS.name(request.view, "view")
+        outcomes = self._ops.batch_get(principal, list(request.ids), with_body=view != "basic")
         results = []
         for resource_id, outcome in zip(request.ids, outcomes, strict=True):
             result = resource_pb2.ResourceResult(id=resource_id)
             if isinstance(outcome, ServiceError):
-                result.error.CopyFrom(common_pb2.ItemError(code=outcome.code.name,
-                                                           message=outcome.message))
+                result.error.CopyFrom(item_error(outcome))
             else:
                 result.resource.CopyFrom(resource_to_proto(outcome))
             results.append(result)
@@ -86,7 +68,7 @@ class ResourceServicer(resource_pb2_grpc.ResourceServiceServicer):
                       principal: Principal) -> resource_pb2.ListResourcesResponse:
         resources, token = self._ops.list(
             principal, prefix=request.prefix,
-            content_type=_content_type(request.content_type, "content_type"),
+            content_type=CONTENT_TYPES.name(request.content_type, "content_type"),
             include_expired=request.include_expired, show_deleted=request.show_deleted,
             page_size=request.page_size or DEFAULT_PAGE_SIZE, page_token=request.page_token)
         return resource_pb2.ListResourcesResponse(
@@ -98,11 +80,10 @@ class ResourceServicer(resource_pb2_grpc.ResourceServiceServicer):
         hits = self._ops.search(
             principal, request.query,
             top_k=request.top_k if request.HasField("top_k") else DEFAULT_TOP_K,
-            content_type=_content_type(request.content_type, "content_type"),
+            content_type=CONTENT_TYPES.name(request.content_type, "content_type"),
             include_expired=request.include_expired)
-        return resource_pb2.SearchResourcesResponse(hits=[
-            resource_pb2.ResourceHit(resource=resource_to_proto(r), relevance=score)
-            for r, score in hits])
+        return resource_pb2.SearchResourcesResponse(hits=[hit_to_proto(r, score)
+                                                          for r, score in hits])
 
     @unary
     def DeleteResource(self, request: resource_pb2.DeleteResourceRequest,
@@ -142,10 +123,7 @@ class ResourceServicer(resource_pb2_grpc.ResourceServiceServicer):
     @unary
     def RotateMasterKey(self, request: resource_pb2.RotateMasterKeyRequest,
                         principal: Principal) -> resource_pb2.RotateMasterKeyResponse:
-        rotation = self._ops.rotate_master_key(principal)
-        return resource_pb2.RotateMasterKeyResponse(
-            active_key_id=rotation.active_key_id, created=rotation.created,
-            rewrapped=rotation.rewrapped, remaining=rotation.remaining)
+        return rotation_to_proto(self._ops.rotate_master_key(principal))
 
 
 def register(server: ServiceHost, runtime: Runtime) -> str:
@@ -160,12 +138,16 @@ def register(server: ServiceHost, runtime: Runtime) -> str:
     return SERVICE_NAME
 
 
+MASTER_KEY_BACKUP_NAME = "keys/master-keys.json"  # where a restore puts the key file
+
+
 def keyring(settings: ResourceSettings, runtime: Runtime, store: ResourceStore) -> Keyring:
     """The master keys. A key file is created only when this process alone writes the
     store and no secure_body is stored yet: a missing file then means lost keys, not a
     first start."""
     key_file = settings.master_key_file or runtime.settings.data_dir / "keys" / \
         "master-keys.json"
+    runtime.backup_files[MASTER_KEY_BACKUP_NAME] = key_file
     if store.shared:
         why_not = ("every replica of a shared Qdrant store must use the same key: set "
                    "KNOWHUB_MASTER_KEY (or KNOWHUB_MASTER_KEY_FILE)")
@@ -178,63 +160,3 @@ def keyring(settings: ResourceSettings, runtime: Runtime, store: ResourceStore) 
         if settings.master_key_retired else None,
         key_file=key_file, may_create=not store.shared and store.count_encrypted() == 0,
         why_not=why_not)
-
-
-def _content_type(value: int, field_name: str) -> str:
-    """The content type's name; "" for unspecified."""
-    if value == resource_pb2.RESOURCE_CONTENT_TYPE_UNSPECIFIED:
-        return ""
-    if value not in _CONTENT_TYPES:
-        raise InvalidArgument(field_name, f"{value} is not a ResourceContentType")
-    return _CONTENT_TYPES[value]
-
-
-# ---- Conversions ----------------------------------------------------------------------
-
-def resource_to_proto(resource: Resource) -> resource_pb2.Resource:
-    content = resource.content
-    message = resource_pb2.Resource(
-        id=resource.id, title=content.title, body=content.body,
-        content_type=_CONTENT_TYPE_NUMBERS[content.content_type], scopes=content.scopes,
-        owner=content.owner, version=resource.version,
-        created_at=to_timestamp(resource.created_at),
-        updated_at=to_timestamp(resource.updated_at), expired=resource.expired,
-        has_secure_body=resource.has_secure_body, deleted=bool(resource.deleted_at))
-    message.metadata.CopyFrom(_struct(content.metadata))
-    if content.expires_at is not None:
-        message.expires_at.CopyFrom(to_timestamp(content.expires_at))
-    if resource.deleted_at:
-        message.deleted_at.CopyFrom(to_timestamp(resource.deleted_at))
-    if resource.secure_body is not None:
-        message.secure_body = resource.secure_body
-    return message
-
-
-def _metadata(struct: struct_pb2.Struct) -> dict[str, object]:
-    try:
-        return json_format.MessageToDict(struct)
-    except (json_format.Error, ValueError):  # NaN or infinity
-        raise InvalidArgument("metadata", "numbers must be finite") from None
-
-
-def _struct(values: dict[str, object]) -> struct_pb2.Struct:
-    struct = struct_pb2.Struct()
-    struct.update(values)
-    return struct
-
-
-def version_to_proto(info: VersionInfo) -> resource_pb2.ResourceVersion:
-    message = resource_pb2.ResourceVersion(
-        version=info.version, created_at=to_timestamp(info.created_at),
-        saved_by=info.saved_by, has_secure_body=info.has_secure_body,
-        deleted=bool(info.deleted_at))
-    if info.deleted_at:
-        message.deleted_at.CopyFrom(to_timestamp(info.deleted_at))
-    return message
-
-
-def event_to_proto(event: AuditEvent) -> resource_pb2.AuditEvent:
-    return resource_pb2.AuditEvent(
-        id=event.id, time=to_timestamp(event.time), actor=event.actor,
-        agent_id=event.agent_id, action=event.action, resource_id=event.resource_id,
-        version=event.version, outcome=event.outcome, detail=event.detail)

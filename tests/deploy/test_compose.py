@@ -113,7 +113,7 @@ def test_each_healthcheck_is_a_grpc_health_probe_of_its_own_service(service: str
     args = _parser().parse_args(test[2:])
     assert (args.command, args.service) == ("health", service)
     # Its own container on the port it listens on, never a replica behind the name.
-    assert args.address == f"127.0.0.1:{port_of(service)}"
+    assert args.target == f"127.0.0.1:{port_of(service)}"
 
 
 @pytest.mark.parametrize("service", KNOWHUB)

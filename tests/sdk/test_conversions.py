@@ -5,23 +5,17 @@ proto and comes back equal. A field added to a proto and not to its model fails 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import knowhub.models
 import pytest
-from google.protobuf import message_factory
-from google.protobuf.descriptor import Descriptor, FieldDescriptor, OneofDescriptor
-from google.protobuf.message import Message
-from google.protobuf.struct_pb2 import Struct
-from google.protobuf.timestamp_pb2 import Timestamp
 from knowhub.models import MemoryDocument, ProtoList, ProtoModel
 from knowhub.models.base import descriptor_of
 from knowhub.v1 import cognition_pb2, dream_pb2, knowledge_pb2, resource_pb2
 
-# Datetimes keep microseconds, so the filled times have no finer part.
-A_TIME = Timestamp(seconds=1_767_225_600, nanos=123_456_000)
+from tests.support.messages import differences, filled
+
 SERVICES = [service for module in (knowledge_pb2, resource_pb2, cognition_pb2, dream_pb2)
             for service in module.DESCRIPTOR.services_by_name.values()]
 # Responses the SDK reads more than one field of without a model of their own.
@@ -31,84 +25,6 @@ MODELS = sorted(
     (model for _, model in inspect.getmembers(knowhub.models, inspect.isclass)
      if issubclass(model, ProtoModel | ProtoList) and "PROTO" in vars(model)),
     key=lambda model: model.__name__)
-
-
-def real_oneof(oneof: OneofDescriptor) -> bool:
-    """Not the synthetic oneof of a proto3 `optional` field."""
-    return len(oneof.fields) > 1 or oneof.name != "_" + oneof.fields[0].name
-
-
-def scalar(field: FieldDescriptor, number: int) -> Any:
-    """A value of the field's type that is not its default; `number` tells items apart."""
-    if field.type == FieldDescriptor.TYPE_ENUM:
-        return field.enum_type.values[-number % len(field.enum_type.values)].number or 1
-    if field.type == FieldDescriptor.TYPE_BOOL:
-        return True
-    if field.type in (FieldDescriptor.TYPE_DOUBLE, FieldDescriptor.TYPE_FLOAT):
-        return 0.5 * number
-    if field.type == FieldDescriptor.TYPE_STRING:
-        return f"{field.name}-{number}"
-    if field.type == FieldDescriptor.TYPE_BYTES:
-        return f"{field.name}-{number}".encode()
-    wide = field.cpp_type in (FieldDescriptor.CPPTYPE_INT64, FieldDescriptor.CPPTYPE_UINT64)
-    return 2**40 + number if wide else 7 + number
-
-
-def fill(message: Message, number: int = 1, chosen: FieldDescriptor | None = None) -> Message:
-    """Sets every field of `message` (of each real oneof only its first member, or
-    `chosen`) to a value that is not the default."""
-    descriptor = message.DESCRIPTOR
-    for field in descriptor.fields:
-        oneof = field.containing_oneof
-        if oneof is not None and real_oneof(oneof) and field is not (
-                chosen if chosen in oneof.fields else oneof.fields[0]):
-            continue
-        set_field(message, field, number)
-    return message
-
-
-def set_field(message: Message, field: FieldDescriptor, number: int) -> None:
-    target = getattr(message, field.name)
-    if field.message_type is not None and field.message_type.GetOptions().map_entry:
-        value_field = field.message_type.fields_by_name["value"]
-        for n in (number, number + 1):
-            key = f"key-{n}"
-            if value_field.message_type is None:
-                target[key] = scalar(value_field, n)
-            else:
-                fill(target[key], n)
-    elif field.is_repeated:
-        for n in (number, number + 1):
-            if field.message_type is None:
-                target.append(scalar(field, n))
-            else:
-                set_message(target.add(), n)
-    elif field.message_type is not None:
-        set_message(target, number)
-    else:
-        setattr(message, field.name, scalar(field, number))
-
-
-def set_message(message: Message, number: int) -> None:
-    if isinstance(message, Timestamp):
-        message.CopyFrom(Timestamp(seconds=A_TIME.seconds + number, nanos=A_TIME.nanos))
-    elif isinstance(message, Struct):
-        message.update({"language": "python", "lines": float(number), "tags": ["a", "b"]})
-    else:
-        fill(message, number)
-
-
-def filled(descriptor: Descriptor) -> Iterator[Message]:
-    """The message with every field set, once for each member of its real oneofs."""
-    message_class = message_factory.GetMessageClass(descriptor)
-    choices = [f for o in descriptor.oneofs if real_oneof(o) for f in o.fields] or [None]
-    for chosen in choices:
-        yield fill(message_class(), chosen=chosen)
-
-
-def differences(expected: Message, got: Message) -> list[str]:
-    return [f.name for f in expected.DESCRIPTOR.fields
-            if getattr(expected, f.name) != getattr(got, f.name)]
 
 
 def test_the_models_cover_every_message_with_a_model() -> None:

@@ -12,8 +12,9 @@ from knowhub_server.dream.memory.domain import (
     FailedJob,
     Memo,
     Profile,
+    ProfileRevision,
 )
-from knowhub_server.dream.memory.operations import TOOL
+from knowhub_server.dream.memory.operations import TOOL, EventHit
 
 REQUEST_TYPES = ProtoEnum(dream_pb2.RequestType)
 ENTITY_TYPES = ProtoEnum(dream_pb2.EntityType)
@@ -43,6 +44,20 @@ def event_to_proto(event: CognitiveEvent) -> dream_pb2.CognitiveEvent:
         request_type=event.request_type, perspective=event.perspective,
         is_absolute=event.is_absolute, schema_version=event.schema_version,
         scope=event.scope, warning=event.warning, job_id=event.job_id)
+
+
+def event_hit_to_proto(hit: EventHit) -> dream_pb2.EventHit:
+    return dream_pb2.EventHit(event=event_to_proto(hit.event), similarity=hit.similarity,
+                              score=hit.score)
+
+
+def profile_hit_to_proto(profile: Profile, score: float) -> dream_pb2.ProfileHit:
+    return dream_pb2.ProfileHit(profile=profile_to_proto(profile), score=score)
+
+
+def profile_revision_to_proto(revision: ProfileRevision) -> dream_pb2.ProfileRevision:
+    return dream_pb2.ProfileRevision(profile=profile_to_proto(revision.profile),
+                                     replaced_at=to_timestamp(revision.replaced_at))
 
 
 def profile_to_proto(profile: Profile) -> dream_pb2.Profile:

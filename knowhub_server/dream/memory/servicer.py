@@ -6,15 +6,17 @@ from knowhub.v1 import dream_pb2
 
 from knowhub_server.common.auth import Authenticator, Principal
 from knowhub_server.common.rpc import unary
-from knowhub_server.common.times import from_timestamp, to_timestamp
+from knowhub_server.common.times import from_timestamp
 from knowhub_server.dream.memory.convert import (
     ENTITY_TYPES,
     REQUEST_TYPES,
     SEARCH_MODES,
     context_from_proto,
-    event_to_proto,
+    event_hit_to_proto,
     failed_job_to_proto,
     memo_to_proto,
+    profile_hit_to_proto,
+    profile_revision_to_proto,
     profile_to_proto,
 )
 from knowhub_server.dream.memory.operations import MemoryOperations
@@ -57,8 +59,7 @@ class MemoryServicer:
             time_to=from_timestamp(request.time_to, "time_to"),
             mode=SEARCH_MODES.name(request.mode, "mode"), scope=request.scope)
         return dream_pb2.SearchEventsResponse(
-            hits=[dream_pb2.EventHit(event=event_to_proto(h.event), similarity=h.similarity,
-                                     score=h.score) for h in result.hits],
+            hits=[event_hit_to_proto(h) for h in result.hits],
             warnings=result.warnings)
 
     @unary
@@ -77,8 +78,7 @@ class MemoryServicer:
             entity_type=ENTITY_TYPES.name(request.entity_type, "entity_type"),
             top_k=request.top_k if request.HasField("top_k") else None, scope=request.scope)
         return dream_pb2.SearchProfilesResponse(
-            hits=[dream_pb2.ProfileHit(profile=profile_to_proto(p), score=score)
-                  for p, score in hits])
+            hits=[profile_hit_to_proto(p, score) for p, score in hits])
 
     @unary
     def ListProfileRevisions(self, request: dream_pb2.ListProfileRevisionsRequest,
@@ -87,10 +87,8 @@ class MemoryServicer:
         revisions = self._memory.profile_revisions(
             principal, entity_type=ENTITY_TYPES.name(request.entity_type, "entity_type"),
             entity_id=request.entity_id, scope=request.scope)
-        return dream_pb2.ListProfileRevisionsResponse(revisions=[
-            dream_pb2.ProfileRevision(profile=profile_to_proto(r.profile),
-                                      replaced_at=to_timestamp(r.replaced_at))
-            for r in revisions])
+        return dream_pb2.ListProfileRevisionsResponse(
+            revisions=[profile_revision_to_proto(r) for r in revisions])
 
     @unary
     def RestoreProfileRevision(self, request: dream_pb2.RestoreProfileRevisionRequest,

@@ -107,7 +107,7 @@ def recall(collection: VectorCollection, vectors: MemoryVectors, fusion: HybridF
 
 
 def reindex(store: VectorStore, embedder: DenseEmbedder | None,
-            progress: Callable[[int], None] | None = None) -> int:
+            progress: Callable[[int, int], None] | None = None) -> int:
     """Rebuilds the events' and profiles' vectors with the configured embedding model."""
     vectors = MemoryVectors(embedder)
     copied = 0
@@ -117,7 +117,7 @@ def reindex(store: VectorStore, embedder: DenseEmbedder | None,
         try:
             copied += store.rebuild(
                 schema, lambda page, t=text: vectors.for_texts([t(r.payload) for r in page]),
-                progress and (lambda n, done=copied: progress(done + n)))
+                progress and (lambda n, total, done=copied: progress(done + n, done + total)))
         except StoreMismatch:
             continue  # the collection was never created: nothing to rebuild
     return copied

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from google.protobuf.timestamp_pb2 import Timestamp
 from knowhub.v1 import dream_pb2
 
 from knowhub_server.common.convert import ProtoEnum
-from knowhub_server.common.times import to_timestamp
+from knowhub_server.common.times import optional_timestamp, to_timestamp
 from knowhub_server.dream.runs.domain import DreamRun, MemoryDocument
 from knowhub_server.dream.runs.operations import ScheduleView
 
@@ -22,8 +21,8 @@ def run_to_proto(run: DreamRun) -> dream_pb2.DreamRun:
         failures=[dream_pb2.DreamFailure(phase=PHASES.value(f.phase), trace_id=f.trace_id,
                                          reason=f.reason) for f in run.failures],
         schedule_id=run.schedule_id, requested_by=run.requested_by,
-        created_at=to_timestamp(run.created_at), started_at=_optional_time(run.started_at),
-        finished_at=_optional_time(run.finished_at), attempts=run.attempts)
+        created_at=to_timestamp(run.created_at), started_at=optional_timestamp(run.started_at),
+        finished_at=optional_timestamp(run.finished_at), attempts=run.attempts)
 
 
 def schedule_to_proto(view: ScheduleView) -> dream_pb2.DreamSchedule:
@@ -34,7 +33,7 @@ def schedule_to_proto(view: ScheduleView) -> dream_pb2.DreamSchedule:
         time_zone=schedule.time_zone, phases=PHASES.values_of(schedule.phases),
         start_time=to_timestamp(schedule.start_time), requested_by=schedule.requested_by,
         created_at=to_timestamp(schedule.created_at),
-        next_run_at=_optional_time(view.next_run_at or 0.0))
+        next_run_at=optional_timestamp(view.next_run_at or 0.0))
     if fired is not None:
         message.last_fired_at.CopyFrom(to_timestamp(fired.slot))
         message.last_run_id = fired.run_id
@@ -48,7 +47,3 @@ def document_to_proto(document: MemoryDocument, *,
         content=document.content if with_content else "", revision=document.revision,
         updated_at=to_timestamp(document.updated_at), run_id=document.run_id,
         size=len(document.content))
-
-
-def _optional_time(seconds: float) -> Timestamp | None:
-    return to_timestamp(seconds) if seconds else None

@@ -19,7 +19,12 @@ import threading
 import grpc
 import redis
 
-from knowhub_server.common.auth import DREAMER_ROLE, Authenticator, Principal
+from knowhub_server.common.auth import (
+    DREAMER_ROLE,
+    Authenticator,
+    Principal,
+    bearer_metadata,
+)
 from knowhub_server.common.errors import ServiceError, Unauthenticated
 from knowhub_server.common.llm import LLM, LLMError, parse_json_reply
 from knowhub_server.common.peers import PeerRefused
@@ -73,7 +78,7 @@ def service_principal(authenticator: Authenticator, token: str | None) -> Princi
     if not token:
         return None
     try:
-        return authenticator.authenticate([("authorization", f"Bearer {token}")])
+        return authenticator.authenticate(bearer_metadata(token))
     except Unauthenticated:
         raise ValueError("KNOWHUB_DREAM_SERVICE_TOKEN is not a token of the tokens file") \
             from None

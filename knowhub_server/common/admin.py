@@ -1,0 +1,95 @@
+"""The admin service: operations on the whole server process (its backup), for admins."""
+
+from __future__ import annotations
+
+import json
+import queue
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from knowhub.v1 import admin_pb2, admin_pb2_grpc
+
+from knowhub_server.common.auth import Authenticator, Principal
+from knowhub_server.common.backup import (
+    BackupError,
+    HubStores,
+    check_destination,
+    write_backup,
+)
+from knowhub_server.common.errors import FailedPrecondition, InvalidArgument, PermissionDenied
+from knowhub_server.common.rpc import Live, server_streaming
+from knowhub_server.common.runtime import Runtime
+
+SERVICE_NAME = "knowhub.v1.AdminService"
+_DONE = object()
+
+
+class AdminServicer(admin_pb2_grpc.AdminServiceServicer):
+    def __init__(self, runtime: Runtime) -> None:
+        self.authenticator: Authenticator = runtime.authenticator
+        self.stopping = runtime.stopping
+        self._runtime = runtime
+        self._backing_up = threading.Lock()  # one backup at a time
+
+    @server_streaming
+    def CreateBackup(self, request: admin_pb2.CreateBackupRequest, principal: Principal,
+                     live: Live) -> Iterator[admin_pb2.CreateBackupResponse]:
+        if not principal.is_admin:
+            raise PermissionDenied("CreateBackup needs the admin role")
+        destination = Path(request.destination)
+        try:
+            check_destination(destination)
+        except BackupError as exc:
+            raise InvalidArgument("destination", str(exc)) from None
+        if not self._backing_up.acquire(blocking=False):
+            raise FailedPrecondition("another backup of this server is running")
+        try:
+            yield from self._backup(destination)
+        finally:
+            self._backing_up.release()
+
+    def _backup(self, destination: Path) -> Iterator[admin_pb2.CreateBackupResponse]:
+        """Runs the backup in a thread of its own and streams its progress."""
+        steps: queue.Queue[object] = queue.Queue()
+        outcome: dict[str, object] = {}
+
+        def run() -> None:
+            try:
+                outcome["manifest"] = write_backup(
+                    self._stores(), destination,
+                    lambda stage, done, total: steps.put(
+                        admin_pb2.BackupProgress(stage=stage, done=done, total=total)))
+            except (BackupError, OSError) as exc:
+                outcome["error"] = exc
+            finally:
+                steps.put(_DONE)
+
+        threading.Thread(target=run, name="knowhub-backup", daemon=True).start()
+        while (step := steps.get()) is not _DONE:
+            yield admin_pb2.CreateBackupResponse(progress=step)
+        if "error" in outcome:
+            raise FailedPrecondition(f"the backup failed: {outcome['error']}")
+        yield admin_pb2.CreateBackupResponse(backup=admin_pb2.Backup(
+            destination=str(destination), manifest_json=_json(outcome["manifest"])))
+
+    def _stores(self) -> HubStores:
+        runtime = self._runtime
+        settings = runtime.settings
+        return HubStores(
+            collections=runtime.vectors.opened(),
+            gate=runtime.vectors.gate,
+            redis=runtime.redis() if runtime.redis_may_hold_data else None,
+            redis_prefix=settings.redis_prefix,
+            files={"local_token": settings.data_dir / "local_token", **runtime.backup_files})
+
+
+def _json(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, indent=2)
+
+
+def register(server: Any, runtime: Runtime) -> str:
+    """Adds the admin service to `server`; returns its full service name."""
+    admin_pb2_grpc.add_AdminServiceServicer_to_server(AdminServicer(runtime), server)
+    return SERVICE_NAME

@@ -1,0 +1,154 @@
+"""The knowledge service's protobuf messages to and from its domain (knowledge.proto).
+
+Every conversion goes field by field name. A record's messages are built from their
+fields (`*_fields`, nested messages as dicts): protobuf builds a nested message from a
+dict in place but copies a message passed in, and searches and batches convert many.
+"""
+
+from __future__ import annotations
+
+from knowhub.v1 import knowledge_pb2
+
+from knowhub_server.common.convert import ProtoEnum
+from knowhub_server.common.times import from_timestamp, timestamp_fields, to_timestamp
+from knowhub_server.knowledge.domain import (
+    Case,
+    ContentVersion,
+    Draft,
+    Eval,
+    Feedback,
+    Knowledge,
+    Source,
+)
+from knowhub_server.knowledge.operations import (
+    FeedbackItem,
+    QueryLog,
+    SearchHit,
+    SearchResult,
+    SlimReport,
+)
+
+# The list's orders by their domain names: "updated" (the default) and "confidence".
+ORDERS = ProtoEnum(knowledge_pb2.KnowledgeOrder, unspecified="updated")
+# Why a search hit's resource is unavailable, by the resource client's names of its states.
+UNAVAILABLE_REASONS = ProtoEnum(knowledge_pb2.UnavailableResource.Reason)
+
+
+# ---- Requests -----------------------------------------------------------------------------
+
+def draft_from_proto(request: knowledge_pb2.SaveKnowledgeRequest, prefix: str) -> Draft:
+    return Draft(
+        task=request.task, content=request.content, types=list(request.types),
+        tags=dict(request.tags), scopes=list(request.scopes), owner=request.owner,
+        source=source_from_proto(request.source, f"{prefix}source"),
+        score=request.score if request.HasField("score") else None,
+        message_id=request.message_id, resource_ids=list(request.resource_ids),
+        request_id=request.request_id,
+    )
+
+
+def source_from_proto(source: knowledge_pb2.Source, prefix: str) -> Source:
+    return Source(
+        name=source.name, category=source.category, urls=list(source.urls),
+        agent_id=source.agent_id, submitted_by=source.submitted_by,
+        timestamp=from_timestamp(source.timestamp, f"{prefix}.timestamp") or 0.0,
+        message_id=source.message_id,
+    )
+
+
+def case_from_proto(case: knowledge_pb2.Case, prefix: str) -> Case:
+    return Case(task=case.task, outcome=case.outcome, reason=case.reason,
+                trace_id=case.trace_id,
+                timestamp=from_timestamp(case.timestamp, f"{prefix}.timestamp") or 0.0,
+                query_sequence=case.query_sequence)
+
+
+def feedback_from_proto(request: knowledge_pb2.UpdateKnowledgeRequest) -> Feedback:
+    return Feedback(
+        helpful_case=case_from_proto(request.add_helpful_case, "add_helpful_case")
+        if request.HasField("add_helpful_case") else None,
+        harmful_case=case_from_proto(request.add_harmful_case, "add_harmful_case")
+        if request.HasField("add_harmful_case") else None,
+        score=request.update_score if request.HasField("update_score") else None,
+        evolve_feedback=request.evolve_feedback, request_id=request.request_id)
+
+
+def feedback_item_from_proto(item: knowledge_pb2.KnowledgeFeedback,
+                             prefix: str) -> FeedbackItem:
+    return FeedbackItem(knowledge_id=item.knowledge_id, is_helpful=item.is_helpful,
+                        case=case_from_proto(item.case, f"{prefix}.case"),
+                        request_id=item.request_id)
+
+
+def query_log_from_proto(request: knowledge_pb2.AskKnowledgeRequest) -> QueryLog | None:
+    """Where AskKnowledge logs its question; None when it names no trace."""
+    if not request.trace_id:
+        return None
+    return QueryLog(trace_id=request.trace_id, sequence=request.sequence,
+                    goal_id=request.goal_id)
+
+
+# ---- Records ------------------------------------------------------------------------------
+
+def knowledge_to_proto(record: Knowledge) -> knowledge_pb2.Knowledge:
+    return knowledge_pb2.Knowledge(**knowledge_fields(record))
+
+
+def knowledge_fields(record: Knowledge) -> dict[str, object]:
+    return {
+        "id": record.id, "message_id": record.message_id, "types": record.types,
+        "task": record.task, "tags": record.tags, "scopes": record.scopes,
+        "owner": record.owner, "content": record.content,
+        "resource_ids": record.resource_ids, "source": source_fields(record.source),
+        "eval": eval_fields(record.eval), "created_at": timestamp_fields(record.created_at),
+        "updated_at": timestamp_fields(record.updated_at),
+    }
+
+
+def source_fields(source: Source) -> dict[str, object]:
+    return {"name": source.name, "category": source.category, "urls": source.urls,
+            "agent_id": source.agent_id, "submitted_by": source.submitted_by,
+            "timestamp": timestamp_fields(source.timestamp), "message_id": source.message_id}
+
+
+def eval_fields(counters: Eval) -> dict[str, object]:
+    return {"score": counters.score, "helpful": counters.helpful,
+            "harmful": counters.harmful, "confidence": counters.confidence,
+            "helpful_history": [case_fields(c) for c in counters.helpful_history],
+            "harmful_history": [case_fields(c) for c in counters.harmful_history]}
+
+
+def case_fields(case: Case) -> dict[str, object]:
+    return {"task": case.task, "outcome": case.outcome, "reason": case.reason,
+            "trace_id": case.trace_id, "timestamp": timestamp_fields(case.timestamp),
+            "query_sequence": case.query_sequence}
+
+
+def version_to_proto(version: ContentVersion) -> knowledge_pb2.KnowledgeVersion:
+    return knowledge_pb2.KnowledgeVersion(
+        content=version.content, replaced_at=to_timestamp(version.replaced_at),
+        reason=version.reason, feedback=version.feedback)
+
+
+# ---- Results ------------------------------------------------------------------------------
+
+def search_hits(result: SearchResult) -> list[dict[str, object]]:
+    """The SearchHit messages' fields."""
+    return [hit_fields(hit) for hit in result.hits]
+
+
+def hit_fields(hit: SearchHit) -> dict[str, object]:
+    return {"knowledge": knowledge_fields(hit.knowledge), "quality_score": hit.quality_score,
+            "relevance": hit.relevance,
+            "unavailable_resources": [
+                {"resource_id": resource_id, "reason": UNAVAILABLE_REASONS.value(state)}
+                for resource_id, state in hit.unavailable_resources],
+            "resources_unverified": hit.resources_unverified}
+
+
+def slim_to_proto(report: SlimReport) -> knowledge_pb2.SlimKnowledgeResponse:
+    return knowledge_pb2.SlimKnowledgeResponse(
+        groups=[knowledge_pb2.SlimGroup(kept_id=g.kept_id, removed_ids=g.removed_ids,
+                                        merged_by_llm=g.merged_by_llm, note=g.note)
+                for g in report.groups],
+        examined=report.examined, dry_run=report.dry_run)
