@@ -64,7 +64,7 @@ def test_the_front_passes_every_service_on_to_its_replicas() -> None:
         assert env[f"KNOWHUB_{service.upper()}_ADDRESS"] == f"dns:///{service}:50051"
         assert SERVICES["front"]["depends_on"][service] == {"condition": "service_healthy"}
     probe = _parser().parse_args(SERVICES["front"]["healthcheck"]["test"][2:])
-    assert (probe.command, probe.address) == ("health", f"127.0.0.1:{port_of('front')}")
+    assert (probe.command, probe.target) == ("health", f"127.0.0.1:{port_of('front')}")
 
 
 def test_the_gateway_serves_rest_the_console_and_the_docs_with_tokens() -> None:
