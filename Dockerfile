@@ -6,7 +6,7 @@
 FROM python:3.11.11-slim-bookworm AS builder
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1
 WORKDIR /src
-COPY pyproject.toml README.md ./
+COPY pyproject.toml README.md LICENSE ./
 COPY knowhub_server ./knowhub_server
 COPY clients/python ./clients/python
 RUN pip wheel --wheel-dir /wheels .

@@ -7,8 +7,8 @@ PROTOS := $(wildcard protos/knowhub/v1/*.proto)
 GENERATED := clients/python/knowhub/v1
 SYNC_SDK := clients/python/knowhub/_sync
 
-.PHONY: setup run test bench reliability lint typecheck proto proto-check sdk-sync sdk-sync-check \
-	vendor-js
+.PHONY: setup run test bench reliability lint typecheck docs proto proto-check sdk-sync \
+	sdk-sync-check vendor-js
 
 setup: $(STAMP)
 
@@ -40,6 +40,11 @@ lint: setup
 # code included) and over the typed usage examples in tests/sdk.
 typecheck: setup
 	$(BIN)/mypy
+
+# The docs site in site/: docs/ plus the references generated from the code (settings, CLI,
+# gRPC, REST, SDK); --strict fails on any warning, such as a broken link.
+docs: setup
+	DISABLE_MKDOCS_2_WARNING=true NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 # The _grpc.pyi stubs (mypy-protobuf) type the service stubs for blocking and asyncio use.
 proto: setup

@@ -13,6 +13,7 @@ from bench import (
     locomo_recall,
     mcp_latency,
     mixed_load,
+    redis_cluster,
     resource_latency,
     routing,
     sdk_conversion,
@@ -35,6 +36,7 @@ def main() -> None:
     mcp_latency.main(["--count", "100"] if args.quick else [])
     gateway_latency.main(["--searches", "500"] if args.quick else [])
     tenant_idf.main(["--records", "2000", "--searches", "500"] if args.quick else [])
+    redis_cluster.main(["--calls", "300", "--failovers", "1"] if args.quick else [])
     sdk_conversion.main(["--number", "500"] if args.quick else [])
     mixed_load.main(["--seconds", "5", "--rounds", "1"] if args.quick else [])
 
