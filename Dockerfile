@@ -1,5 +1,6 @@
 # KnowHub: one image for `knowhub up` (the embedded stack) and for each
-# `knowhub serve <service>` of docker-compose.yml.
+# `knowhub serve <service>`, `serve front`, `serve gateway` and `knowhub mcp` of
+# docker-compose.yml.
 
 # Builder: wheels of KnowHub, its SDK (clients/python) and every dependency.
 FROM python:3.11.11-slim-bookworm AS builder
@@ -22,6 +23,6 @@ RUN groupadd --system --gid 10001 knowhub \
 USER knowhub
 WORKDIR /data
 VOLUME ["/data"]
-EXPOSE 50051
+EXPOSE 50051 8080 8931
 ENTRYPOINT ["knowhub"]
 CMD ["up"]

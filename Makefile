@@ -69,7 +69,9 @@ sdk-sync-check: sdk-sync
 	test -z "$$(git status --porcelain -- $(SYNC_SDK))" || \
 	{ echo "The blocking SDK is stale: run 'make sdk-sync' and commit the result."; exit 1; }
 
-# Re-fetches the console's vendored graph layout library (@dagrejs/dagre) from the npm
-# registry with `npm pack`; the versions are in the script.
+# Re-fetches the vendored JavaScript from the npm registry with `npm pack`: the console's
+# graph layout library (@dagrejs/dagre) and the Swagger UI of /docs; the versions are in
+# the scripts.
 vendor-js:
 	./scripts/vendor_console_js.sh
+	./scripts/vendor_swagger_ui.sh

@@ -12,6 +12,7 @@ from bench import (
     knowledge_latency,
     locomo_recall,
     mcp_latency,
+    mixed_load,
     redis_cluster,
     resource_latency,
     routing,
@@ -37,6 +38,7 @@ def main() -> None:
     tenant_idf.main(["--records", "2000", "--searches", "500"] if args.quick else [])
     redis_cluster.main(["--calls", "300", "--failovers", "1"] if args.quick else [])
     sdk_conversion.main(["--number", "500"] if args.quick else [])
+    mixed_load.main(["--seconds", "5", "--rounds", "1"] if args.quick else [])
 
 
 if __name__ == "__main__":

@@ -82,7 +82,8 @@ class CommonSettings(BaseSettings):
         None, description="File holding the secret (at least 32 characters) that signs the "
         "grants with which the cognition service applies an evaluator's verdicts as the "
         "trace's owner; every process of one hub needs the same file. Unset: a random key "
-        "per process, enough when the services share one (`knowhub up`).")
+        "per process, enough when the services share one (`knowhub up`); `knowhub up "
+        "--processes N` makes `<data_dir>/delegation_key` (0600) for all of its own.")
 
     tls_cert_file: Path | None = Field(
         None, description="PEM certificate chain the gRPC server presents (TLS when set).")

