@@ -13,10 +13,10 @@ hub's token (or set KNOWHUB_TOKEN):
 from __future__ import annotations
 
 import json
-import os
 import sys
 from typing import Any
 
+from agent_model import MODEL, agent_model
 from knowhub import KnowHub, tools
 from openai import OpenAI
 
@@ -48,14 +48,14 @@ def run_agent(question: str, kh: KnowHub, llm: OpenAI, model: str) -> str:
 
 def main() -> None:
     question = " ".join(sys.argv[1:]) or "How do I log in to site A with Selenium?"
+    llm = agent_model()
     kh = KnowHub()
     # Something for the agent to find: what another agent learned earlier.
     kh.knowledge.save(task="Log in to site A with Selenium",
                       content="Use undetected_chromedriver and add random delays "
                               "between the steps; site A blocks plain chromedriver.",
                       types=["tool", "strategy"], tags={"domain": "crawling"}, score=4)
-    llm = OpenAI()  # OPENAI_BASE_URL and OPENAI_API_KEY
-    answer = run_agent(question, kh, llm, os.environ.get("OPENAI_MODEL", "gpt-4o-mini"))
+    answer = run_agent(question, kh, llm, MODEL)
     print(f"answer: {answer}")
 
 

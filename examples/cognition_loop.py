@@ -19,10 +19,10 @@ runs:
 
 from __future__ import annotations
 
-import os
 import time
 import uuid
 
+from agent_model import MODEL, agent_model
 from knowhub import DreamRun, KnowHub
 from openai import OpenAI
 
@@ -32,7 +32,7 @@ GOAL = "log in to site A"
 
 def ask_model(llm: OpenAI, prompt: str) -> str:
     reply = llm.chat.completions.create(
-        model=os.environ.get("OPENAI_MODEL", "gpt-4o-mini"),
+        model=MODEL,
         messages=[{"role": "user", "content": prompt}])
     return reply.choices[0].message.content or ""
 
@@ -46,8 +46,8 @@ def wait_for(kh: KnowHub, run: DreamRun, timeout: float = 60.0) -> DreamRun:
 
 
 def main() -> None:
+    llm = agent_model()
     kh = KnowHub()
-    llm = OpenAI()
     trace = f"trace-{uuid.uuid4().hex[:12]}"
     kh.knowledge.save(task="Log in to site A", content="Use undetected_chromedriver.",
                       types=["tool"], score=4)

@@ -135,3 +135,15 @@ def test_every_example_is_tested() -> None:
     tested = Path(__file__).read_text(encoding="utf-8")
     for example in examples.rglob("*.py"):
         assert f"examples/{example.relative_to(examples).as_posix()}" in tested, example
+
+
+@pytest.mark.parametrize("example", ["examples/agent_openai_tools.py",
+                                     "examples/cognition_loop.py"])
+def test_an_example_without_a_model_says_what_to_set(hub: HubProcess, example: str) -> None:
+    """Run with no endpoint configured (examples/agent_model.py), an example says in one line
+    what to set, before it writes anything to the hub."""
+    done = run_python(hub, example, env={"OPENAI_BASE_URL": "", "OPENAI_API_KEY": ""})
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert done.stderr.strip().count("\n") == 0
+    assert "OPENAI_BASE_URL" in done.stderr and done.stdout == ""
