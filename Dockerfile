@@ -1,11 +1,12 @@
 # KnowHub: one image for `knowhub up` (the embedded stack) and for each
-# `knowhub serve <service>` of docker-compose.yml.
+# `knowhub serve <service>`, `serve front`, `serve gateway` and `knowhub mcp` of
+# docker-compose.yml.
 
 # Builder: wheels of KnowHub, its SDK (clients/python) and every dependency.
 FROM python:3.11.11-slim-bookworm AS builder
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1
 WORKDIR /src
-COPY pyproject.toml README.md ./
+COPY pyproject.toml README.md LICENSE ./
 COPY knowhub_server ./knowhub_server
 COPY clients/python ./clients/python
 RUN pip wheel --wheel-dir /wheels .
@@ -22,6 +23,6 @@ RUN groupadd --system --gid 10001 knowhub \
 USER knowhub
 WORKDIR /data
 VOLUME ["/data"]
-EXPOSE 50051
+EXPOSE 50051 8080 8931
 ENTRYPOINT ["knowhub"]
 CMD ["up"]

@@ -7,8 +7,8 @@ PROTOS := $(wildcard protos/knowhub/v1/*.proto)
 GENERATED := clients/python/knowhub/v1
 SYNC_SDK := clients/python/knowhub/_sync
 
-.PHONY: setup run test bench reliability lint typecheck proto proto-check sdk-sync sdk-sync-check \
-	vendor-js
+.PHONY: setup run test bench reliability lint typecheck docs proto proto-check sdk-sync \
+	sdk-sync-check vendor-js
 
 setup: $(STAMP)
 
@@ -41,6 +41,11 @@ lint: setup
 typecheck: setup
 	$(BIN)/mypy
 
+# The docs site in site/: docs/ plus the references generated from the code (settings, CLI,
+# gRPC, REST, SDK); --strict fails on any warning, such as a broken link.
+docs: setup
+	DISABLE_MKDOCS_2_WARNING=true NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
 # The _grpc.pyi stubs (mypy-protobuf) type the service stubs for blocking and asyncio use.
 proto: setup
 	$(BIN)/python -m grpc_tools.protoc -I protos --python_out=clients/python \
@@ -64,7 +69,9 @@ sdk-sync-check: sdk-sync
 	test -z "$$(git status --porcelain -- $(SYNC_SDK))" || \
 	{ echo "The blocking SDK is stale: run 'make sdk-sync' and commit the result."; exit 1; }
 
-# Re-fetches the console's vendored graph layout library (@dagrejs/dagre) from the npm
-# registry with `npm pack`; the versions are in the script.
+# Re-fetches the vendored JavaScript from the npm registry with `npm pack`: the console's
+# graph layout library (@dagrejs/dagre) and the Swagger UI of /docs; the versions are in
+# the scripts.
 vendor-js:
 	./scripts/vendor_console_js.sh
+	./scripts/vendor_swagger_ui.sh

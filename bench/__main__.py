@@ -14,6 +14,8 @@ from bench import (
     knowledge_latency,
     locomo_recall,
     mcp_latency,
+    mixed_load,
+    redis_cluster,
     resource_latency,
     routing,
     scale,
@@ -40,7 +42,9 @@ def main() -> None:
     mcp_latency.main(["--count", "100"] if args.quick else [])
     gateway_latency.main(["--searches", "500"] if args.quick else [])
     tenant_idf.main(["--records", "2000", "--searches", "500"] if args.quick else [])
+    redis_cluster.main(["--calls", "300", "--failovers", "1"] if args.quick else [])
     sdk_conversion.main(["--number", "500"] if args.quick else [])
+    mixed_load.main(["--seconds", "5", "--rounds", "1"] if args.quick else [])
     scale.main(["--sizes", "1000,10000", "--event-sizes", "10000", "--searches", "200"]
                if args.quick else [])
 

@@ -56,9 +56,10 @@ def write_tokens(directory: Path) -> Path:
 
 
 @contextmanager
-def server_process(data_dir: Path, env: dict[str, str] | None = None) -> Iterator[
+def server_process(data_dir: Path, env: dict[str, str] | None = None,
+                   args: list[str] | None = None) -> Iterator[
         tuple[subprocess.Popen[str], int]]:
-    """`knowhub up` in its own process, as deployed; yields (process, port)."""
+    """`knowhub up` (with `args`) in its own process, as deployed; yields (process, port)."""
     # The server gets the search settings of the caller's environment, nothing else.
     clean_env = {k: v for k, v in os.environ.items()
                  if not k.startswith("KNOWHUB_") or k.startswith("KNOWHUB_SEARCH_")}
@@ -66,7 +67,7 @@ def server_process(data_dir: Path, env: dict[str, str] | None = None) -> Iterato
                       "KNOWHUB_LOG_LEVEL": "WARNING", **(env or {})})
     process = subprocess.Popen(
         [sys.executable, "-m", "knowhub_server.cli", "up", "--data-dir", str(data_dir),
-         "--port", "0"], cwd=ROOT, env=clean_env, stdout=subprocess.PIPE, text=True)
+         "--port", "0", *(args or [])], cwd=ROOT, env=clean_env, stdout=subprocess.PIPE, text=True)
     assert process.stdout is not None
     line = process.stdout.readline()
     match = re.search(r"listening on [\d.]+:(\d+)", line)
@@ -86,6 +87,27 @@ def peak_rss_mb(pid: int) -> float:
         if line.startswith("VmHWM:"):
             return int(line.split()[1]) / 1024
     return float("nan")
+
+
+def descendants(pid: int) -> list[int]:
+    """Every process below `pid` (its children, theirs, ...), from /proc."""
+    parents: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            parents[int(stat.parent.name)] = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue  # ended while we looked
+    found, frontier = [], [pid]
+    while frontier:
+        children = [child for child, parent in parents.items() if parent in frontier]
+        found += children
+        frontier = children
+    return found
+
+
+def tree_peak_rss_mb(pid: int) -> float:
+    """The peak resident set sizes of `pid` and every process below it, summed (MiB)."""
+    return sum(peak_rss_mb(p) for p in [pid, *descendants(pid)])
 
 
 class TextGenerator:

@@ -30,6 +30,11 @@ if TYPE_CHECKING:
 
     from knowhub_server.common.config import CommonSettings
 
+GATEWAY = "gateway"
+FRONT = "front"
+# By measurement (bench/mixed_load.py, docs/operations/processes.md).
+DEFAULT_PROCESSES = 1
+
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
@@ -73,12 +78,20 @@ def _parser() -> argparse.ArgumentParser:
     _server_options(up)
     up.add_argument("--gateway-port", type=int,
                     help="REST gateway port (default 8080; KNOWHUB_GATEWAY_ENABLED=false: none)")
+    up.add_argument("--processes", type=int, default=DEFAULT_PROCESSES,
+                    help="processes to run the stack in (default %(default)s): 1 runs "
+                         "everything in this one; 2 moves the gateway to a process of its "
+                         "own, 3 cognition too (see docs/operations/processes.md)")
     up.set_defaults(run=_up)
 
     serve = commands.add_parser("serve", help="run one service on its own")
-    serve.add_argument("service", choices=[*sorted(SERVICE_MODULES), "gateway"],
-                       help="gateway: the REST gateway alone (--host/--port are its own)")
+    serve.add_argument("service", choices=[*sorted(SERVICE_MODULES), GATEWAY, FRONT],
+                       help="gateway: the REST gateway alone (--host/--port are its own); "
+                            "front: every service on one port, each call passed on to "
+                            "KNOWHUB_<SERVICE>_ADDRESS")
     _server_options(serve)
+    # Given by `knowhub up --processes` to its children: die when that process does.
+    serve.add_argument("--parent-pid", type=int, help=argparse.SUPPRESS)
     serve.set_defaults(run=_serve)
 
     reindex = commands.add_parser(
@@ -164,28 +177,93 @@ def _settings(args: argparse.Namespace) -> CommonSettings:
 
 def _up(settings: CommonSettings, args: argparse.Namespace) -> int:
     from knowhub_server.common.data_lock import hold_data_dir
+    from knowhub_server.common.processes import split
     from knowhub_server.common.runtime import Runtime
     from knowhub_server.common.server import KnowHubServer, serve_forever
     from knowhub_server.gateway.app import HubGateway
 
+    if args.processes < 1:
+        raise ValueError(f"--processes must be at least 1, not {args.processes}")
+    away = split(args.processes, gateway=HubGateway.enabled())
     with hold_data_dir(settings.data_dir, "knowhub up"):
+        if away:  # the children it starts share the data directory it holds
+            return _up_in_processes(settings, args, away)
         gateway = [HubGateway(settings, args.gateway_port)] if HubGateway.enabled() else []
         serve_forever(KnowHubServer(Runtime.open(settings), list(SERVICE_MODULES)), gateway)
     return 0
 
 
+def _up_in_processes(settings: CommonSettings, args: argparse.Namespace,
+                     away: list[str]) -> int:
+    """The main process keeps the public port and the services not `away`; the services
+    and the gateway in `away` run as its children, sharing its keys, tokens and Redis."""
+    import functools
+
+    from knowhub_server.common.delegation import ensure_key_file
+    from knowhub_server.common.processes import ChildProcess, child_env
+    from knowhub_server.common.runtime import Runtime, make_private_data_dir
+    from knowhub_server.common.server import KnowHubServer, serve_forever
+    from knowhub_server.gateway.app import hub_gateway_port
+
+    make_private_data_dir(settings.data_dir)
+    settings.delegation_key_file = (settings.delegation_key_file
+                                    or ensure_key_file(settings.data_dir))
+    runtime = Runtime.open(settings)
+    settings.redis_url = runtime.redis_url()
+    services_away = [s for s in away if s != GATEWAY]
+    server = KnowHubServer(runtime, [s for s in SERVICE_MODULES if s not in services_away],
+                           forwarded=services_away)
+
+    def env() -> dict[str, str]:  # every service at the main process's loopback port
+        main = f"127.0.0.1:{server.peer_port}"
+        return child_env(settings, **{f"KNOWHUB_{s.upper()}_ADDRESS": main
+                                      for s in SERVICE_MODULES})
+
+    children = [ChildProcess(service, [service, "--host", "127.0.0.1", "--port", "0"], env,
+                             reached=functools.partial(runtime.peers.host_elsewhere, service))
+                for service in services_away]
+    if GATEWAY in away:
+        port = hub_gateway_port(settings, args.gateway_port)
+        children.append(ChildProcess(GATEWAY, [GATEWAY, "--port", str(port)], env))
+    serve_forever(server, children)
+    return 1 if any(child.failed for child in children) else 0
+
+
 def _serve(settings: CommonSettings, args: argparse.Namespace) -> int:
-    if args.service == "gateway":
+    if args.parent_pid is not None:
+        from knowhub_server.common.processes import die_with_parent
+
+        die_with_parent(args.parent_pid)
+    if args.service == GATEWAY:
         from knowhub_server.common.config import CommonSettings
         from knowhub_server.gateway.app import serve_gateway
 
         return serve_gateway(CommonSettings(), args.host, args.port)
+    if args.service == FRONT:
+        return _serve_front(settings)
     from knowhub_server.common.data_lock import hold_data_dir
     from knowhub_server.common.runtime import Runtime
     from knowhub_server.common.server import KnowHubServer, serve_forever
 
     with hold_data_dir(settings.data_dir, f"knowhub serve {args.service}"):
         serve_forever(KnowHubServer(Runtime.open(settings), [args.service]))
+    return 0
+
+
+def _serve_front(settings: CommonSettings) -> int:
+    """One public port for services that each run elsewhere (the compose stack's gRPC
+    entry): it hosts none of them, so it opens no store (and holds no data directory)."""
+    from knowhub_server.common.runtime import Runtime
+    from knowhub_server.common.server import KnowHubServer, serve_forever
+
+    services = list(SERVICE_MODULES)
+    missing = [f"KNOWHUB_{s.upper()}_ADDRESS" for s in services
+               if not getattr(settings, f"{s}_address")]
+    if missing:
+        raise ValueError(f"the front passes every call on: set {', '.join(missing)}")
+    # Hosting no service it needs no Qdrant client (the embedded store opens on first use).
+    no_store = settings.model_copy(update={"qdrant_url": None})
+    serve_forever(KnowHubServer(Runtime.open(no_store), [], forwarded=services))
     return 0
 
 

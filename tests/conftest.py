@@ -15,6 +15,7 @@ import pytest
 from knowhub_server.common.redis_store import EmbeddedRedis
 from tests.support.harness import Harness, write_tokens_file
 from tests.support.openai_stub import OpenAIStub
+from tests.support.redis_cluster import LocalCluster
 
 RAM_DISK = Path("/dev/shm")
 
@@ -26,6 +27,15 @@ def pytest_configure(config: pytest.Config) -> None:
     if config.option.basetemp is None and RAM_DISK.is_dir() and os.access(RAM_DISK, os.W_OK):
         config.option.basetemp = tempfile.mkdtemp(prefix="knowhub-pytest-", dir=RAM_DISK)
         config.stash[_RAM_BASETEMP] = config.option.basetemp
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Tests marked `redis_cluster` (whole modules, by `pytestmark`) run on the session's
+    standalone Redis and again on its Redis Cluster; the others on the standalone one."""
+    if "redis_backend" in metafunc.fixturenames and \
+            metafunc.definition.get_closest_marker("redis_cluster"):
+        metafunc.parametrize("redis_backend", ["standalone", "cluster"], indirect=True,
+                             scope="session")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -100,8 +110,27 @@ def hybrid_hub(tmp_path: Path, tokens_file: Path, llm: OpenAIStub) -> Iterator[H
 
 
 @pytest.fixture(scope="session")
-def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The Redis named by KNOWHUB_TEST_REDIS_URL, else an embedded server for the session."""
+def redis_backend(request: pytest.FixtureRequest) -> str:
+    """standalone, or cluster for the second run of a test marked `redis_cluster`."""
+    return str(getattr(request, "param", "standalone"))
+
+
+@pytest.fixture(scope="session")
+def redis_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
+    """A real Redis Cluster for the session: 3 masters, 3 replicas, on loopback."""
+    cluster = LocalCluster(tmp_path_factory.mktemp("redis-cluster")).start()
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def redis_url(tmp_path_factory: pytest.TempPathFactory, redis_backend: str,
+              request: pytest.FixtureRequest) -> Iterator[str]:
+    """The session's Redis Cluster for `redis_backend` cluster; else the Redis named by
+    KNOWHUB_TEST_REDIS_URL, else an embedded server for the session."""
+    if redis_backend == "cluster":
+        yield request.getfixturevalue("redis_cluster").url
+        return
     if os.environ.get("KNOWHUB_TEST_REDIS_URL"):
         yield os.environ["KNOWHUB_TEST_REDIS_URL"]
         return

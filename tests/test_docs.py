@@ -1,22 +1,55 @@
-"""The README documents what a user can set."""
+"""The docs site: it builds with --strict, its generated references list every setting,
+command, RPC, route and SDK method, and no user-facing text names a "seed 00N" (the
+README, the docs, the CLI's help, the settings, the APIs: all of it is in the built site).
+The examples of the README and the docs run in tests/docs."""
 
 from __future__ import annotations
 
+import argparse
 import importlib
+import inspect
+import os
 import pkgutil
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from html import unescape
 from pathlib import Path
 
 import pytest
+from knowhub import KnowHub
+from knowhub.v1 import cognition_pb2, dream_pb2, knowledge_pb2, resource_pb2
 from pydantic_settings import BaseSettings
 
 import knowhub_server
+from knowhub_server import cli
+from knowhub_server.gateway import openapi
 
-README = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+SEED = re.compile(r"seeds? 00\d", re.IGNORECASE)
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The site, built as `make docs` builds it."""
+    out = tmp_path_factory.mktemp("site")
+    env = {**os.environ, "DISABLE_MKDOCS_2_WARNING": "true", "NO_MKDOCS_2_WARNING": "1"}
+    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q",
+                           "-d", str(out)], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return out
+
+
+def page_text(site: Path, page: str) -> str:
+    html = (site / page / "index.html").read_text(encoding="utf-8")
+    return unescape(re.sub(r"<[^>]+>", "", html))
 
 
 def settings_classes() -> list[type[BaseSettings]]:
-    """The settings of every `config.py` of the server package (common, each service and
-    sub-package, the gateway and MCP)."""
+    """The settings of every `config.py` of the server package."""
     classes: list[type[BaseSettings]] = []
     for module in pkgutil.walk_packages(knowhub_server.__path__, "knowhub_server."):
         if not module.name.endswith(".config"):
@@ -29,14 +62,101 @@ def settings_classes() -> list[type[BaseSettings]]:
 
 
 @pytest.mark.parametrize("settings", settings_classes(), ids=lambda c: c.__name__)
-def test_every_setting_is_in_the_readme(settings: type[BaseSettings]) -> None:
+def test_every_setting_is_in_the_settings_reference(site: Path,
+                                                    settings: type[BaseSettings]) -> None:
+    page = page_text(site, "reference/settings")
     prefix = settings.model_config.get("env_prefix", "")
     missing = [f"{prefix}{name}".upper() for name in settings.model_fields
-               if f"`{prefix}{name}`".upper() not in README.upper()]
-    assert not missing, f"settings missing from README.md: {', '.join(missing)}"
+               if f"{prefix}{name}".upper() not in page]
+    assert not missing, f"settings missing from the reference: {', '.join(missing)}"
+    undescribed = [name for name, field in settings.model_fields.items()
+                   if not field.description]
+    assert not undescribed, f"settings without a description: {undescribed}"
+
+
+def commands(parser: argparse.ArgumentParser, path: str = "knowhub"
+             ) -> Iterator[tuple[str, argparse.ArgumentParser]]:
+    """(command, its parser) for `knowhub` and every subcommand under it."""
+    yield path, parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from commands(sub, f"{path} {name}")
+
+
+def test_every_command_and_option_is_in_the_cli_reference(site: Path) -> None:
+    page = page_text(site, "reference/cli")
+    parsers = dict(commands(cli._parser()))
+    assert len(parsers) > 10
+    assert not [path for path in parsers if path not in page]
+    options = {option for parser in parsers.values() for action in parser._actions
+               if action.help != argparse.SUPPRESS  # kept working, deliberately unlisted
+               for option in action.option_strings}
+    assert not [option for option in options if option not in page]
+
+
+def test_every_rpc_is_in_the_grpc_reference(site: Path) -> None:
+    page = page_text(site, "reference/grpc")
+    rpcs = [f"{service.name}.{method.name}"
+            for module in (knowledge_pb2, resource_pb2, cognition_pb2, dream_pb2)
+            for service in module.DESCRIPTOR.services_by_name.values()
+            for method in service.methods]
+    assert len(rpcs) > 50
+    assert not [rpc for rpc in rpcs if rpc not in page]
+
+
+def test_every_route_is_in_the_rest_reference(site: Path) -> None:
+    page = page_text(site, "reference/rest")
+    routes = [f"{method.upper()} {path}" for path, item in openapi.document()["paths"].items()
+              for method in item]
+    assert not [route for route in routes if route not in page]
+
+
+def sdk_methods() -> list[tuple[str, object]]:
+    """`knowhub.<area>.<Class>.<method>` of every public method of the blocking client and
+    its service APIs, as the SDK reference names them."""
+    kh = KnowHub("127.0.0.1:1", token="")
+    apis = {"knowledge": kh.knowledge, "resources": kh.resources, "cognition": kh.cognition,
+            "memory": kh.memory, "dream": kh.dream}
+    found = [(f"knowhub.KnowHub.{name}", member)
+             for name, member in inspect.getmembers(KnowHub, inspect.isfunction)
+             if not name.startswith("_")]
+    for area, api in apis.items():
+        cls = type(api)
+        found += [(f"knowhub.{area}.{cls.__name__}.{name}", member)
+                  for name, member in inspect.getmembers(cls, inspect.isfunction)
+                  if not name.startswith("_")]
+    kh.close()
+    return found
+
+
+def test_every_public_sdk_method_is_documented(site: Path) -> None:
+    html = (site / "reference" / "sdk" / "index.html").read_text(encoding="utf-8")
+    methods = sdk_methods()
+    assert len(methods) > 50
+    assert not [name for name, member in methods if not inspect.getdoc(member)], \
+        "SDK methods without a docstring"
+    assert not [name for name, _ in methods if f'id="{name}"' not in html], \
+        "SDK methods missing from the reference"
+
+
+def test_no_user_facing_text_names_a_seed(site: Path) -> None:
+    found = [f"README.md: {m.group()}" for m in SEED.finditer(README)]
+    for page in site.rglob("*.html"):
+        text = unescape(page.read_text(encoding="utf-8"))
+        found += [f"{page.relative_to(site)}: {m.group()}" for m in SEED.finditer(text)]
+    for path, parser in commands(cli._parser()):  # what `--help` prints
+        found += [f"{path} --help: {m.group()}" for m in SEED.finditer(parser.format_help())]
+    assert not found, "\n".join(found)
 
 
 def test_the_readme_starts_with_the_two_commands() -> None:
     first_block = README.split("```sh", 1)[1].split("```", 1)[0]
     commands = [line.split("#")[0].strip() for line in first_block.strip().splitlines()]
     assert commands[:2] == ["make run", "make test"]
+
+
+def test_the_readme_is_short_and_the_rest_is_in_the_docs() -> None:
+    assert len(README.splitlines()) <= 220
+    linked = set(re.findall(r"\]\((docs/[^)#]+)\)", README))
+    assert not [link for link in linked if not (ROOT / link).exists()]

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from knowhub_server.common.config import CommonSettings
 from knowhub_server.common.redis_store import EmbeddedRedis, connect
 from knowhub_server.common.runtime import Runtime
+
+pytestmark = pytest.mark.redis_cluster  # also on a Redis Cluster
 
 
 def test_embedded_redis_keeps_acknowledged_writes_across_a_restart(tmp_path: Path) -> None:

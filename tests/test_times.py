@@ -6,6 +6,7 @@ import random
 
 import pytest
 from google.protobuf.timestamp_pb2 import Timestamp
+from knowhub.models import base as sdk
 
 from knowhub_server.common.errors import InvalidArgument
 from knowhub_server.common.times import from_timestamp, now, to_timestamp
@@ -18,6 +19,17 @@ def test_a_time_given_out_and_sent_back_through_a_datetime_is_the_same_float() -
         through_client = Timestamp()
         through_client.FromDatetime(to_timestamp(seconds).ToDatetime())  # as the SDK does
         assert from_timestamp(through_client, "updated_since") == seconds
+
+
+def test_a_time_given_out_and_sent_back_through_the_sdk_is_the_same_float() -> None:
+    """The SDK's own datetime conversions: a trace's updated_at sent back as updated_since
+    must not come back later than itself (through a float it did, a few times in a hundred)."""
+    rng = random.Random(11)
+    times = [now(), *(round(rng.uniform(1e9, 4e9), 6) for _ in range(20_000))]
+    for seconds in times:
+        given_out = sdk.from_timestamp(to_timestamp(seconds))
+        assert from_timestamp(sdk.to_timestamp(given_out), "updated_since") == seconds
+        assert from_timestamp(sdk.to_timestamp(seconds), "updated_since") == seconds
 
 
 def test_a_timestamp_keeps_whole_microseconds() -> None:

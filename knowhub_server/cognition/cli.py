@@ -1,4 +1,4 @@
-"""`knowhub review` (seed 000's review of extracted knowledge, in the terminal) and
+"""`knowhub review` (the review of extracted knowledge, in the terminal) and
 `knowhub cognition export|import|export-otel`: commands for people, run as clients of a
 server."""
 
@@ -34,7 +34,9 @@ def add_commands(commands: Any) -> None:
     review.add_argument("--trace", help="only this trace's extractions")
     review.set_defaults(run=_review)
 
-    cognition = commands.add_parser("cognition", help="cognition logs as seed 000's JSON file")
+    cognition = commands.add_parser(
+        "cognition", help="export and import cognition logs as JSON files, or send one to "
+                          "OpenTelemetry")
     actions = cognition.add_subparsers(dest="action", required=True)
     export = actions.add_parser("export", help="write a trace's log as JSON")
     add_client_options(export)

@@ -47,7 +47,7 @@ MEMORY_TYPES = ("working", "long_term", "episodic")
 ROLES = ("system", "user", "assistant", "tool")
 NODE_STATES = ("ok", "failed", "retryable")  # node_finished's; empty means ok
 
-# Limits, documented in the README and in cognition.proto.
+# Limits, documented in the docs (docs/concepts) and in cognition.proto.
 MAX_SEQUENCE = 2**53 - 1  # sequences stay exact through JSON and Lua numbers
 QUERY_TEXT_MAX = 4_000
 TASK_TEXT_MAX = 4_000

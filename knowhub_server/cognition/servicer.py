@@ -202,7 +202,8 @@ class CognitionServicer(cognition_pb2_grpc.CognitionServiceServicer):
 def register(server: ServiceHost, runtime: Runtime) -> str:
     """Adds the cognition service to `server`; returns its full service name."""
     settings = CognitionSettings()
-    store = CognitionStore(runtime.redis, runtime.settings.redis_prefix)
+    store = CognitionStore(runtime.redis, runtime.settings.redis_prefix,
+                           runtime.redis_wait)
     runtime.watch_streams(store.triggers_key)
     access = TraceAccess(store, settings)
     knowledge = KnowledgeClient(runtime.peers)

@@ -1,8 +1,10 @@
 """Cognition logs in Redis: one stream per trace, a small trace record, and the indexes
 that answer the service's questions without reading logs.
 
-Every key starts with `<redis_prefix>cognition:` except the trigger stream, which is
-`<redis_prefix>triggers:evaluation`. Per trace:
+Every key starts with `{<redis_prefix>cognition}:`, the trigger stream
+`{<redis_prefix>cognition}:triggers:evaluation` too: one hash tag, so on a Redis Cluster the
+scripts below, which touch a trace's keys, the cross-trace indexes and the trigger stream at
+once, find them in one slot. Per trace:
   trace:T          hash   the trace record (owner, agent_id, task, sequences, counters)
   log:T            stream the events, fields t (type) and e (the event as JSON)
   queries:T        hash   query sequence -> event id
@@ -47,7 +49,13 @@ from knowhub_server.cognition.domain import (
     iso_seconds,
     pair_key,
 )
-from knowhub_server.common.redis_store import reachable
+from knowhub_server.common.redis_store import (
+    NO_WAIT,
+    ReplicaWait,
+    keyspace,
+    reachable,
+    write_acknowledged,
+)
 
 _TRACE_KEYS = ("trace", "log", "queries", "pending", "evaluated", "evaluated-seqs",
                "feedback", "extractions", "consumed", "requests", "request-order")
@@ -283,10 +291,12 @@ class Delivered:
 
 
 class CognitionStore:
-    def __init__(self, connect: Callable[[], redis.Redis], prefix: str) -> None:
+    def __init__(self, connect: Callable[[], redis.Redis], prefix: str,
+                 wait: ReplicaWait = NO_WAIT) -> None:
         self._connect = connect  # Redis is reached (and an embedded one started) on first use
-        self._base = f"{prefix}cognition:"
-        self.triggers_key = f"{prefix}triggers:evaluation"
+        self._base = keyspace(prefix, "cognition")
+        self.triggers_key = f"{self._base}triggers:evaluation"
+        self._wait = wait  # for evaluation claims: the first verdict on a pair wins
 
     @functools.cached_property
     def _redis(self) -> redis.Redis:
@@ -358,9 +368,16 @@ class CognitionStore:
                 "auto_commit": "" if auto_commit is None else str(int(auto_commit)),
                 "request_id": request_id, "digest": digest, "create_only": create_only,
                 "max_events": str(max_events), "keep": str(requests_kept)}
+        args = [json.dumps(call, ensure_ascii=False), *stored]
+        claims = any(op["t"] == "evaluation" for op in ops)
         with reachable("appending to a cognition log"):
-            result = self._append(keys=keys, args=[json.dumps(call, ensure_ascii=False),
-                                                   *stored])
+            if claims and self._wait.replicas:
+                (result,) = write_acknowledged(
+                    self._redis, keys[0],
+                    lambda pipe: self._append(keys=keys, args=args, client=pipe),
+                    self._wait, "an evaluation")
+            else:
+                result = self._append(keys=keys, args=args)
         status = result[0].decode()
         if status == "replay":
             digest_seen, _, ids = result[1].decode().partition(" ")

@@ -5,8 +5,8 @@ A backup directory holds:
 
 - `collections/<name>.jsonl`: every record of each collection the process opened, with
   its payload, version and vectors (one JSON object a line);
-- `redis.jsonl`: every Redis key under the hub's prefix as Redis DUMPs it, with its time
-  to live;
+- `redis.jsonl`: every Redis key under the hub's prefix (`knowhub:audit`, and the
+  hash-tagged `{knowhub:cognition}:…`) as Redis DUMPs it, with its time to live;
 - `files/`: the master key file and the local token, as they are in the data directory;
 - `manifest.json`: the format, the versions of KnowHub, Redis and the Qdrant engine, the
   time, each collection's schema and record count, the Redis key count and the files.
@@ -35,7 +35,7 @@ import redis
 
 from knowhub_server.common.cli_support import installed_version
 from knowhub_server.common.edge_store import EdgeStore
-from knowhub_server.common.redis_store import EmbeddedRedis, connect
+from knowhub_server.common.redis_store import EmbeddedRedis, connect, hub_key_patterns
 from knowhub_server.common.vectors import (
     CollectionSchema,
     Record,
@@ -135,8 +135,8 @@ def _write_redis(stores: HubStores, destination: Path, progress: Progress) -> di
     with _private_file(destination / REDIS_FILE) as file:
         if stores.redis is not None:
             with _writes_paused(stores.redis):
-                keys = sorted(stores.redis.scan_iter(match=_glob(stores.redis_prefix) + "*",
-                                                     count=1000))
+                keys = sorted(key for pattern in hub_key_patterns(stores.redis_prefix)
+                              for key in stores.redis.scan_iter(match=pattern, count=1000))
                 for start in range(0, len(keys), PAGE):
                     _write_keys(stores.redis, keys[start:start + PAGE], file)
                     progress("redis", min(start + PAGE, len(keys)), len(keys))
@@ -277,11 +277,6 @@ def _vector_json(vector: Any) -> Any:
 
 def _b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
-
-
-def _glob(prefix: str) -> str:
-    """The prefix with Redis glob characters escaped."""
-    return "".join(f"\\{c}" if c in "*?[]\\" else c for c in prefix)
 
 
 @contextlib.contextmanager

@@ -35,8 +35,24 @@ class CommonSettings(BaseSettings):
     cognition_address: str | None = Field(
         None, description="host:port of the cognition service, for services run alone.")
 
-    redis_url: str | None = Field(None, description="Redis URL; embedded redis-server if unset.")
-    redis_prefix: str = Field("knowhub:", description="Prefix of every Redis key KnowHub uses.")
+    redis_url: str | None = Field(
+        None, description="Redis URL; embedded redis-server if unset. "
+        "`redis+cluster://host:port` (or `rediss+cluster://`) names a Redis Cluster by any "
+        "of its nodes.")
+    redis_failover_seconds: float = Field(
+        10.0, ge=0, le=120, description="On a Redis Cluster, how long a command is retried "
+        "while a failed master is replaced by its replica before the call fails with "
+        "UNAVAILABLE.")
+    redis_wait_replicas: int = Field(
+        0, ge=0, le=16, description="Replicas that must hold an audit record or an evaluation "
+        "claim (Redis WAIT) before it is acknowledged; 0: no wait (a failover may lose the "
+        "last acknowledged writes).")
+    redis_wait_timeout_ms: int = Field(
+        500, ge=1, le=60_000, description="How long WAIT waits for KNOWHUB_REDIS_WAIT_REPLICAS; "
+        "fewer replicas by then and the write is answered UNAVAILABLE.")
+    redis_prefix: str = Field(
+        "knowhub:", description="Prefix of every Redis key KnowHub uses; inside the hash tag "
+        "of an area's keys: `{knowhub:cognition}:…`.")
 
     resource_address: str | None = Field(
         None, description="Where `knowhub serve` finds the resource service (host:port).")
@@ -72,7 +88,7 @@ class CommonSettings(BaseSettings):
 
     language: Language = Field(
         "en", description="Language of the built-in prompts and of the texts the hub "
-        "writes for agents: en (English) or zh (Chinese, the seeds' own texts).")
+        "writes for agents: en (English) or zh (Chinese).")
     llm_base_url: str | None = Field(None, description="OpenAI-compatible chat endpoint.")
     llm_api_key: str = Field("none", description="API key for the chat endpoint.")
     llm_model: str = Field("gpt-4o-mini", description="Chat model name.")
@@ -96,7 +112,8 @@ class CommonSettings(BaseSettings):
         None, description="File holding the secret (at least 32 characters) that signs the "
         "grants with which the cognition service applies an evaluator's verdicts as the "
         "trace's owner; every process of one hub needs the same file. Unset: a random key "
-        "per process, enough when the services share one (`knowhub up`).")
+        "per process, enough when the services share one (`knowhub up`); `knowhub up "
+        "--processes N` makes `<data_dir>/delegation_key` (0600) for all of its own.")
 
     tls_cert_file: Path | None = Field(
         None, description="PEM certificate chain the gRPC server presents (TLS when set).")

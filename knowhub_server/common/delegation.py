@@ -6,9 +6,9 @@ acme. So when the cognition service applies an evaluation's helpful / harmful ve
 for a caller who is not the trace's owner, it issues a grant and presents it to the
 knowledge service beside the caller's own token. A grant is:
 
-- signed (HS256 JWT, PyJWT) with a key the services share: KNOWHUB_DELEGATION_KEY_FILE,
-  or a random key of this process when unset (enough when the services share a process,
-  as with `knowhub up`);
+- signed (HS256 JWT, PyJWT) with a key the services share: KNOWHUB_DELEGATION_KEY_FILE;
+  when unset, a random key of this process (enough when the services share one), or, for
+  `knowhub up` with several processes, `<data_dir>/delegation_key`, made once (0600);
 - short-lived (`GRANT_SECONDS`), for one audience (the knowledge service);
 - bound to its grantee: only the caller it was issued for, holding the evaluator role,
   may present it, so a grant seen anywhere is useless without that caller's token;
@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 import jwt
 
 from knowhub_server.common.errors import PermissionDenied, Unauthenticated
+from knowhub_server.common.local_token import create_secret_file
 from knowhub_server.common.redaction import keep_out_of_logs
 
 if TYPE_CHECKING:  # auth imports this module
@@ -45,6 +46,7 @@ ALGORITHM = "HS256"
 # The only RPC a delegated principal may call.
 DELEGATED_METHODS = frozenset({"UpdateKnowledge"})
 KEY_BYTES = 32
+KEY_FILE = "delegation_key"
 
 
 @dataclass(frozen=True)
@@ -67,6 +69,15 @@ class Delegation:
         if not cases_only or trace_ids != {self.trace_id}:
             raise PermissionDenied("a delegated grant allows only helpful or harmful cases "
                                    f"of trace {self.trace_id!r}")
+
+
+def ensure_key_file(data_dir: Path) -> Path:
+    """`<data_dir>/delegation_key`, made now with a random key if missing: the key every
+    process of one `knowhub up` shares."""
+    path = data_dir / KEY_FILE
+    if not path.exists():
+        create_secret_file(path, secrets.token_urlsafe(48))
+    return path
 
 
 class DelegationKeys:

@@ -28,7 +28,7 @@ def ensure_local_token(data_dir: Path) -> str:
     path = local_token_file(data_dir)
     token = read_local_token(data_dir)
     if token is None:
-        _create(path)
+        create_secret_file(path, PREFIX + secrets.token_urlsafe(32))
         token = read_local_token(data_dir)
         if token is None:
             raise RuntimeError(f"cannot read the local token in {path}")
@@ -36,18 +36,19 @@ def ensure_local_token(data_dir: Path) -> str:
     return token
 
 
-def _create(path: Path) -> None:
-    """Writes a new token in full under a temporary name, then links it into place: the
-    file appears complete or not at all, and only the first of racing processes wins."""
+def create_secret_file(path: Path, text: str) -> None:
+    """Writes `text` (a new secret) in full under a temporary name, readable by this user
+    only, then links it into place: the file appears complete or not at all, and only the
+    first of racing processes wins. An empty (truncated) file is replaced."""
     temporary = path.with_name(f".{path.name}.{secrets.token_hex(8)}")
     descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         with os.fdopen(descriptor, "w", encoding="utf-8") as file:
-            file.write(PREFIX + secrets.token_urlsafe(32) + "\n")
+            file.write(text + "\n")
             file.flush()
             os.fsync(file.fileno())
-        if path.exists() and read_local_token(path.parent) is None:
-            path.unlink()  # an empty (truncated) file is replaced
+        if path.exists() and not path.read_text(encoding="utf-8").strip():
+            path.unlink()
         with contextlib.suppress(FileExistsError):
             os.link(temporary, path)
     finally:

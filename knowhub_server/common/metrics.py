@@ -126,7 +126,9 @@ class StreamGauges(Collector):
         """Adds streams. `client` is the process's Redis client (the same for every
         service); it returns None while Redis holds nothing yet."""
         self._client = client
-        self._streams += [WatchedStream(key, key.removeprefix(prefix)) for key in keys]
+        # The label drops the prefix and the hash tag's braces: `historian:jobs`.
+        self._streams += [WatchedStream(key, key.replace("{", "").replace("}", "")
+                                        .removeprefix(prefix)) for key in keys]
 
     def describe(self) -> list[GaugeMetricFamily]:
         return []  # the families depend on what is watched; built at scrape time

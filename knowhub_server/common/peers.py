@@ -57,6 +57,11 @@ class Peers:
         for service in services:
             self._local[service] = address
 
+    def host_elsewhere(self, service: str, address: str) -> None:
+        """`service` runs in a child process of this one (`knowhub up --processes`),
+        reached in plaintext on loopback at `address`."""
+        self._local[service] = address
+
     def channel(self, service: str) -> grpc.Channel:
         with self._lock:
             if service not in self._channels:

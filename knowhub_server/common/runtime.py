@@ -21,7 +21,12 @@ from knowhub_server.common.llm import LLM
 from knowhub_server.common.metrics import Metrics
 from knowhub_server.common.peers import Peers
 from knowhub_server.common.redaction import keep_out_of_logs
-from knowhub_server.common.redis_store import EmbeddedRedis, connect
+from knowhub_server.common.redis_store import (
+    EmbeddedRedis,
+    ReplicaWait,
+    connect,
+    rename_untagged_keys,
+)
 from knowhub_server.common.vectors import IndexTuning, VectorStore
 
 log = logging.getLogger(__name__)
@@ -114,8 +119,25 @@ class Runtime:
                 if url is None:
                     self._embedded_redis = EmbeddedRedis(self.settings.data_dir / "redis")
                     url = self._embedded_redis.start().url
-                self._redis = connect(url)
+                client = connect(url, failover_seconds=self.settings.redis_failover_seconds)
+                rename_untagged_keys(client, self.settings.redis_prefix)
+                self._redis = client
             return self._redis
+
+    def redis_url(self) -> str:
+        """The URL of the Redis this process uses, the embedded one started now if need
+        be: what child processes are given to share it."""
+        self.redis()
+        if self._embedded_redis is not None:
+            return self._embedded_redis.url
+        assert self.settings.redis_url is not None
+        return self.settings.redis_url
+
+    @property
+    def redis_wait(self) -> ReplicaWait:
+        """The replicas that must hold a write that must survive a failover."""
+        return ReplicaWait(self.settings.redis_wait_replicas,
+                           self.settings.redis_wait_timeout_ms)
 
     def watch_streams(self, *keys: str) -> None:
         """Reports the lengths and lags of these Redis streams on /metrics."""

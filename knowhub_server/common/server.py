@@ -15,8 +15,10 @@ from typing import Any, Protocol
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
+from knowhub.v1 import cognition_pb2, dream_pb2, knowledge_pb2, resource_pb2
 
 from knowhub_server.common import admin
+from knowhub_server.common.forward import Forwarder
 from knowhub_server.common.metrics import Metrics
 from knowhub_server.common.observe import ObservingInterceptor
 from knowhub_server.common.rpc import Undecodable
@@ -26,6 +28,12 @@ from knowhub_server.common.tls import server_credentials
 
 log = logging.getLogger(__name__)
 
+# Service name -> its full gRPC name, for services passed on to another process.
+SERVICE_NAMES = {service: module.DESCRIPTOR.services_by_name[f"{service.title()}Service"]
+                 .full_name for service, module in (("knowledge", knowledge_pb2),
+                                                    ("resource", resource_pb2),
+                                                    ("cognition", cognition_pb2),
+                                                    ("dream", dream_pb2))}
 GRACE_SECONDS = 10.0
 # The longest chain of calls between co-hosted services (cognition -> knowledge ->
 # resource): the peer server gets this many threads per public one, so calls waiting on
@@ -90,21 +98,25 @@ def _grpc_server(workers: int, name: str, metrics: Metrics) -> grpc.Server:
 
 
 class KnowHubServer:
-    """Registers the chosen services on one port and runs them until stopped.
+    """Registers the chosen services on one port and runs them until stopped; calls for
+    the `forwarded` services are passed on to where Peers reaches them (see Forwarder).
 
     The same services also listen on a loopback port of their own with a larger thread
     pool; co-hosted services call each other there (see Peers), never through the public
     pool their callers occupy.
     """
 
-    def __init__(self, runtime: Runtime, services: list[str]) -> None:
-        unknown = [s for s in services if s not in SERVICE_MODULES]
+    def __init__(self, runtime: Runtime, services: list[str],
+                 forwarded: Sequence[str] = ()) -> None:
+        unknown = [s for s in [*services, *forwarded] if s not in SERVICE_MODULES]
         if unknown:
             raise ValueError(f"unknown service {unknown[0]!r}; choose from "
                              f"{', '.join(SERVICE_MODULES)}")
         self.runtime = runtime
         self.services = services
+        self.forwarded = list(forwarded)
         self.port = 0
+        self.peer_port = 0
         self.metrics_port: int | None = None
         workers = runtime.settings.max_workers
         self._server = _grpc_server(workers, "knowhub-rpc", runtime.metrics)
@@ -119,19 +131,26 @@ class KnowHubServer:
         for service in self.services:
             module = importlib.import_module(SERVICE_MODULES[service])
             self._names.append(module.register(both, self.runtime))
-        self._names.append(admin.register(_Fanout(self._server), self.runtime))
+        if self.forwarded:
+            forwarder = Forwarder({s: SERVICE_NAMES[s] for s in self.forwarded},
+                                  self.runtime.peers)
+            for server in (self._server, self._peer_server):  # bytes: nothing to decode
+                server.add_generic_rpc_handlers((forwarder,))
+            self._names += [SERVICE_NAMES[s] for s in self.forwarded]
+        if self.services:  # a front hosting none has nothing to back up
+            self._names.append(admin.register(_Fanout(self._server), self.runtime))
         health_pb2_grpc.add_HealthServicer_to_server(self._health, self._server)
         reflection.enable_server_reflection(
             [*self._names, health.SERVICE_NAME, reflection.SERVICE_NAME], self._server)
         settings = self.runtime.settings
         self.port = _bind(self._server, f"{settings.host}:{settings.port}",
                           server_credentials(settings))
-        peer_port = _bind(self._peer_server, "127.0.0.1:0")
+        self.peer_port = _bind(self._peer_server, "127.0.0.1:0")
         if settings.metrics_port is not None:
             self.metrics_port = self.runtime.metrics.serve(settings.host, settings.metrics_port)
         self._peer_server.start()
         self._server.start()
-        self.runtime.peers.host_locally(self.services, f"127.0.0.1:{peer_port}")
+        self.runtime.peers.host_locally(self.services, f"127.0.0.1:{self.peer_port}")
         for task in self.runtime.background:
             task.start()
         for name in ["", *self._names]:
@@ -195,25 +214,33 @@ def _freeze_startup_objects() -> None:
 
 
 def serve_forever(server: KnowHubServer, companions: Sequence[Companion] = ()) -> None:
-    """Starts the server, prints where it listens, and stops it on SIGINT or SIGTERM."""
+    """Starts the server and its companions, prints where they listen, and stops them on
+    SIGINT or SIGTERM. The server's line comes first, once every companion has started
+    (a service in a child process included), so a caller who reads it can call them all."""
     stop = stop_on_signal()
     port = server.start()
-    _freeze_startup_objects()  # before announcing the port: the collection holds the GIL
-    settings = server.runtime.settings
-    where = settings.qdrant_url or str(settings.data_dir.resolve())
-    tls = " over TLS" if settings.tls_cert_file else ""
-    metrics = "" if server.metrics_port is None else \
-        f"; metrics: http://{settings.host}:{server.metrics_port}/metrics"
-    print(f"KnowHub listening on {settings.host}:{port}{tls} "
-          f"(services: {', '.join(server.services)}; data: {where}{metrics})", flush=True)
     started: list[Companion] = []
     try:
+        lines = []
         for companion in companions:
-            print(companion.start(port), flush=True)
+            lines.append(companion.start(port))
             started.append(companion)
+        _freeze_startup_objects()  # before announcing the port: the collection holds the GIL
+        for line in [_listening(server, port), *lines]:
+            print(line, flush=True)
         stop.wait()
     finally:
         for companion in reversed(started):
             companion.stop()
         server.stop()
     print("KnowHub stopped", flush=True)
+
+
+def _listening(server: KnowHubServer, port: int) -> str:
+    settings = server.runtime.settings
+    where = settings.qdrant_url or str(settings.data_dir.resolve())
+    tls = " over TLS" if settings.tls_cert_file else ""
+    metrics = "" if server.metrics_port is None else \
+        f"; metrics: http://{settings.host}:{server.metrics_port}/metrics"
+    return (f"KnowHub listening on {settings.host}:{port}{tls} (services: "
+            f"{', '.join([*server.services, *server.forwarded])}; data: {where}{metrics})")

@@ -22,11 +22,12 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import redis
 from redis.commands.core import Script
 
-from knowhub_server.common.redis_store import BLOCK_MAX_SECONDS
+from knowhub_server.common.redis_store import BLOCK_MAX_SECONDS, single_connection
 from knowhub_server.common.runtime import Runtime
 
 log = logging.getLogger("knowhub.streams")
@@ -61,9 +62,14 @@ def decoded(raw: dict[bytes, bytes]) -> dict[str, str]:
     return {text(k): text(v) for k, v in raw.items()}
 
 
-def _new_deliveries(reply: list[tuple[bytes, list[tuple[bytes, dict[bytes, bytes]]]]] | None
-                    ) -> list[Delivery]:
-    """The entries of an XREADGROUP reply, each delivered for the first time."""
+def _new_deliveries(reply: list[tuple[bytes, list[tuple[bytes, dict[bytes, bytes]]]]]
+                    | dict[bytes, list[list[Any]]] | None) -> list[Delivery]:
+    """The entries of an XREADGROUP reply, each delivered for the first time. Inside a
+    cluster transaction redis-py leaves the reply unparsed: a map of stream to
+    [id, [field, value, ...]] entries."""
+    if isinstance(reply, dict):
+        return [Delivery.of(entry_id, dict(zip(flat[::2], flat[1::2], strict=True)), 1)
+                for entries in reply.values() for entry_id, flat in entries]
     return [Delivery.of(entry_id, raw, 1)
             for _stream, entries in reply or () for entry_id, raw in entries]
 
@@ -84,13 +90,15 @@ class JobStream:
         return self._scripts[source]
 
     def blocking_client(self) -> redis.Redis:
-        """A client holding one connection of its own, for a worker's blocking reads."""
-        return redis.Redis(connection_pool=self._client().connection_pool,
-                           single_connection_client=True)
+        """A client holding one connection of its own to the stream's server (on a
+        cluster: its master), for a worker's blocking reads."""
+        return single_connection(self._client(), self.stream)
 
-    def unblock(self, client_id: int) -> None:
-        """Ends a worker's blocking read at once (as if it timed out)."""
-        self._client().client_unblock(client_id)
+    @staticmethod
+    def unblock(client: redis.Redis, client_id: int) -> None:
+        """Ends the blocking read of connection `client_id` of `client`'s server at once
+        (as if it timed out)."""
+        redis.Redis(connection_pool=client.connection_pool).client_unblock(client_id)
 
     def ensure_group(self) -> None:
         """Creates the consumer group; from the stream's start, so jobs enqueued before
@@ -181,7 +189,7 @@ class StreamWorker(PoolThread, ABC):
         self._poll_seconds = poll_seconds
         self._stale_ms = int(stale_seconds * 1000)
         self._stopping = stopping
-        self._client_id: int | None = None
+        self._blocking: tuple[redis.Redis, int] | None = None  # client, its connection id
         self._next_reclaim = 0.0
         self._following: list[Delivery] = []  # delivered with the last acknowledgement
 
@@ -195,9 +203,11 @@ class StreamWorker(PoolThread, ABC):
         while not self._stopping.is_set():
             client = None
             try:  # connecting may fail too (a frozen Redis): the worker must live on
-                client = self._stream.blocking_client()
-                self._client_id = client.client_id()
+                # First through the shared client, which waits out a failover and learns
+                # the stream's master; then a connection of its own to that master.
                 self._stream.ensure_group()
+                client = self._stream.blocking_client()
+                self._blocking = (client, client.client_id())
                 self._consume(client)
             except redis.RedisError as exc:
                 log.warning("%s: Redis failed (%s); retrying in %.1fs", self.consumer, exc,
@@ -210,9 +220,9 @@ class StreamWorker(PoolThread, ABC):
             self._stream.drop_consumers(0, only=self.consumer)
 
     def unblock(self) -> None:
-        if self._client_id is not None:
+        if self._blocking is not None:
             with contextlib.suppress(redis.RedisError):  # else it wakes at its next poll
-                self._stream.unblock(self._client_id)
+                self._stream.unblock(*self._blocking)
 
     def _consume(self, client: redis.Redis) -> None:
         block_ms = int(min(self._poll_seconds, BLOCK_MAX_SECONDS) * 1000)

@@ -37,6 +37,8 @@ from knowhub_server.gateway.translation import SERVICES, Backend, error_body, ht
 log = logging.getLogger(__name__)
 
 CONSOLE_DIR = Path(__file__).resolve().parent / "console"
+# /docs: Swagger UI (vendored, no CDN) over /openapi.json.
+API_DOCS_DIR = Path(__file__).resolve().parent / "apidocs"
 START_TIMEOUT_SECONDS = 30.0
 _HTTP_CODES = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED",
                404: "NOT_FOUND", 405: "UNIMPLEMENTED"}
@@ -101,6 +103,7 @@ def create_app(targets: Mapping[str, str], timeout: float, tls_ca: bytes | None 
         Route("/api/local-token", local_token_route(local_token), methods=["GET"]),
         *ROUTES,
         Mount("/console", app=StaticFiles(directory=CONSOLE_DIR, html=True), name="console"),
+        Mount("/docs", app=StaticFiles(directory=API_DOCS_DIR, html=True), name="docs"),
     ]
     return Starlette(routes=routes, lifespan=lifespan,
                      middleware=[Middleware(RequestGuard, policy=policy)],
@@ -183,7 +186,8 @@ def _local_token(settings: CommonSettings) -> str | None:
 
 def _listening(gateway: GatewayServer) -> str:
     return (f"KnowHub gateway listening on {gateway.url} "
-            f"(console {gateway.url}/console/, OpenAPI {gateway.url}/openapi.json)")
+            f"(console {gateway.url}/console/, API docs {gateway.url}/docs/, "
+            f"OpenAPI {gateway.url}/openapi.json)")
 
 
 def serve_gateway(settings: CommonSettings, host: str | None = None,
@@ -207,6 +211,17 @@ def serve_gateway(settings: CommonSettings, host: str | None = None,
     return 0
 
 
+def hub_gateway_port(settings: CommonSettings, port: int | None = None) -> int:
+    """The port of the gateway `knowhub up` starts: `port` when given, else
+    KNOWHUB_GATEWAY_PORT; a free one beside a hub on a free port (tests, benchmarks)."""
+    own = GatewaySettings()
+    if port is not None:
+        return port
+    if "gateway_port" not in own.model_fields_set and settings.port == 0:
+        return 0
+    return own.gateway_port
+
+
 class HubGateway:
     """The gateway `knowhub up` runs beside its gRPC server (see serve_forever)."""
 
@@ -216,12 +231,7 @@ class HubGateway:
         self._settings = settings
         self._own = own
         self._host = own.gateway_host
-        if port is not None:
-            self._port = port
-        elif "gateway_port" not in own.model_fields_set and settings.port == 0:
-            self._port = 0  # a hub on a free port (tests, benchmarks) takes a free one here too
-        else:
-            self._port = own.gateway_port
+        self._port = hub_gateway_port(settings, port)
         self._gateway: GatewayServer | None = None
 
     @staticmethod

@@ -1,7 +1,7 @@
 """GET /openapi.json: the gateway's OpenAPI 3.1 document, generated so it cannot drift.
 
 Every request and response schema comes from the proto descriptors (proto3 JSON mapping),
-the seed routes' envelopes included: the HTTP API changes only when a contract does.
+the agent tool routes' envelopes included: the HTTP API changes only when a contract does.
 """
 
 from __future__ import annotations
@@ -123,7 +123,7 @@ def _search_hit(found: dict[str, Descriptor]) -> Schema:
     own = _message(knowledge_pb2.SearchHit.DESCRIPTOR, found)["properties"]
     hit["properties"].update({name: schema for name, schema in own.items()
                               if name != "knowledge"})
-    hit["title"] = "seed 001 search result"
+    hit["title"] = "knowledge search result"
     return hit
 
 
@@ -137,7 +137,7 @@ def _json(schema: Schema) -> dict[str, Any]:
     return {"application/json": {"schema": schema}}
 
 
-def _operation(summary: str, ok: Schema, *, status: str = "200", tag: str = "seed",
+def _operation(summary: str, ok: Schema, *, status: str = "200", tag: str = "agent tools",
                body: Schema | None = None, parameters: list[Schema] | None = None,
                operation_id: str) -> dict[str, Any]:
     operation: dict[str, Any] = {
@@ -194,7 +194,7 @@ def _seed_paths(found: dict[str, Descriptor]) -> dict[str, Any]:
             {"required": ["is_helpful"]}]}}}}
     return {
         "/api/knowledge/search": {"get": _operation(
-            "Seed 001 knowledge_search: two-stage search, best first",
+            "knowledge_search: two-stage search, best first",
             _obj(results={"type": "array", "items": _ref("SearchHit")},
                  count={"type": "integer"}),
             operation_id="knowledge_search", parameters=[
@@ -203,7 +203,7 @@ def _seed_paths(found: dict[str, Descriptor]) -> dict[str, Any]:
                 _param("min_score", "query", {"type": "integer"}, "default 3"),
                 _param("types", "query", list_text, "comma-separated knowledge types")])},
         "/api/knowledge/ask": {"post": _operation(
-            "Seed 000 knowledge ask: search, then the LLM's answer citing the hits; with "
+            "knowledge_ask: search, then the LLM's answer citing the hits; with "
             "trace_id, logged as that trace's query event",
             _obj(answer={"type": "string"},
                  cited_ids={"type": "array", "items": {"type": "string"}},
@@ -214,7 +214,7 @@ def _seed_paths(found: dict[str, Descriptor]) -> dict[str, Any]:
             body=_ref(knowledge_pb2.AskKnowledgeRequest.DESCRIPTOR.full_name))},
         "/api/knowledge": {
             "get": _operation(
-                "Seed 001 knowledge_list: visible knowledge, newest first",
+                "knowledge_list: visible knowledge, newest first",
                 _obj(items={"type": "array", "items": knowledge}, count={"type": "integer"},
                      next_page_token={"type": "string"}),
                 operation_id="knowledge_list", parameters=[
@@ -225,33 +225,33 @@ def _seed_paths(found: dict[str, Descriptor]) -> dict[str, Any]:
                     _param("order", "query", {"type": "string",
                                               "enum": list(ORDERS.names)})]),
             "post": _operation(
-                "Seed 001 knowledge_save", knowledge, status="201",
+                "knowledge_save", knowledge, status="201",
                 operation_id="knowledge_save",
                 body=_ref(knowledge_pb2.SaveKnowledgeRequest.DESCRIPTOR.full_name))},
         "/api/knowledge/{id}": {"put": _operation(
-            "Seed 001 knowledge_update: feedback, score, evolution", knowledge,
+            "knowledge_update: feedback, score, evolution", knowledge,
             operation_id="knowledge_update",
             body=_without(_message(knowledge_pb2.UpdateKnowledgeRequest.DESCRIPTOR, found), "id"),
             parameters=[_param("id", "path", {"type": "string"})])},
         "/api/knowledge/batch_update": {"post": _operation(
-            "Seed 001 knowledge_batch_update: each item on its own",
+            "knowledge_batch_update: each item on its own",
             _obj(results={"type": "array",
                           "items": ref(knowledge_pb2.KnowledgeFeedbackResult)},
                  updated={"type": "integer"}),
             operation_id="knowledge_batch_update", body=feedback)},
         "/api/knowledge/slim": {"post": _operation(
-            "Seed 001 knowledge_slim: merge near-duplicates",
+            "knowledge_slim: merge near-duplicates",
             ref(knowledge_pb2.SlimKnowledgeResponse), operation_id="knowledge_slim",
             body=_ref(knowledge_pb2.SlimKnowledgeRequest.DESCRIPTOR.full_name))},
         "/api/resource/{id}": {"get": _operation(
-            "Seed 001 resource reference: one resource (secure_body on request)",
+            "resource_get: one resource (secure_body on request)",
             ref(resource_pb2.Resource), operation_id="resource_get",
             parameters=[_param("id", "path", {"type": "string"}, "path-like, may hold /"),
                         _param("include_secure", "query", {"type": "boolean"}),
                         _param("version", "query", {"type": "integer"},
                                "a kept version; the latest by default")])},
         "/api/traces/{tid}/extractions/{eid}/review": {"post": _operation(
-            "Seed 000 extraction review: approve, edit or discard",
+            "Extraction review: approve, edit or discard",
             ref(cognition_pb2.Extraction), operation_id="extraction_review",
             body=_without(_message(cognition_pb2.ReviewExtractionRequest.DESCRIPTOR, found),
                           "trace_id", "extraction_id"),
@@ -272,7 +272,7 @@ def document() -> dict[str, Any]:
     return {
         "openapi": "3.1.0",
         "info": {"title": "KnowHub REST gateway", "version": "1",
-                 "description": "Seed 001's knowledge API, seed 000's review call, and every "
+                 "description": "The agent tools' knowledge API, the review call, and every "
                                 "RPC of the " + ", ".join(SERVICES) + " services at "
                                 "POST /api/v1/{service}/{Method} (proto3 JSON)."},
         "paths": paths,

@@ -18,7 +18,7 @@ class KnowledgeSettings(BaseSettings):
         0.6, ge=0.0, le=1.0, description="Hybrid search: weight of the cosine similarity "
         "in a record's relevance; BM25, divided by the best score the query can reach, gets "
         "the rest. Depends on the embedding model's range of cosines; 0.6 was chosen for "
-        "all-MiniLM-L6-v2 on LoCoMo (see the README's benchmarks).")
+        "all-MiniLM-L6-v2 on LoCoMo (see the benchmarks in the docs).")
     search_feedback_docs: int = Field(
         0, ge=0, le=20, description="BM25-only recall: expand the query with the terms of "
         "this many top records and search again (pseudo-relevance feedback; 3 is a good "

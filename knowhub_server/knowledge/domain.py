@@ -18,7 +18,7 @@ from knowhub_server.common.scopes import (
 
 KNOWLEDGE_TYPES = ("user_profile", "strategy", "tool", "usecase", "definition", "plan")
 
-# Size limits, documented in the README and in knowledge.proto.
+# Size limits, documented in the docs (docs/concepts) and in knowledge.proto.
 TASK_MAX = 2_000
 CONTENT_MAX = 65_536
 QUERY_MAX = 2_000

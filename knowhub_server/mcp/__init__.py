@@ -1,1 +1,1 @@
-"""`knowhub mcp`: seed 001's agent tools as an MCP server (stdio or streamable HTTP)."""
+"""`knowhub mcp`: the agent tools as an MCP server (stdio or streamable HTTP)."""

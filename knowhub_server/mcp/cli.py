@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 def add_command(commands: Any) -> None:
     """Adds `mcp` to the `knowhub` command's subcommands."""
     mcp = commands.add_parser(
-        "mcp", help="serve seed 001's agent tools over MCP (stdio, or streamable HTTP)")
+        "mcp", help="serve the agent tools over MCP (stdio, or streamable HTTP)")
     mcp.add_argument("--transport", choices=["stdio", "http"], default="stdio",
                      help="stdio (default: one client that started this process) or "
                           "streamable HTTP at /mcp")

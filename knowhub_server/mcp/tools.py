@@ -1,4 +1,4 @@
-"""The agent tools (seed 001's knowledge tools, seed 002's memory tools) as MCP tools: the
+"""The agent tools (the knowledge tools and the memory tools) as MCP tools: the
 SDK's schemas (knowhub.tools), arguments checked against them, and the SDK call that runs
 each tool."""
 

@@ -7,6 +7,10 @@ or answer); `note` is for outcomes written after the fact, where a lost record i
 A record is written by a script that appends it only before a deadline, by the Redis
 server's clock: a Redis that froze and resumes late runs the waiting append after the
 caller was already refused, and must not then record a read that never happened.
+
+With KNOWHUB_REDIS_WAIT_REPLICAS set, a record is acknowledged only once that many replicas
+hold it (WAIT), so a failover of the master cannot lose it; the stream is one key, so it
+needs no hash tag on a Redis Cluster.
 """
 
 from __future__ import annotations
@@ -20,7 +24,13 @@ import redis
 
 from knowhub_server.common.auth import Principal
 from knowhub_server.common.errors import InvalidArgument, Unavailable
-from knowhub_server.common.redis_store import COMMAND_TIMEOUT_SECONDS
+from knowhub_server.common.redis_store import (
+    COMMAND_TIMEOUT_SECONDS,
+    NO_WAIT,
+    NotReplicated,
+    ReplicaWait,
+    write_acknowledged,
+)
 from knowhub_server.common.times import now
 
 log = logging.getLogger(__name__)
@@ -51,9 +61,11 @@ class AuditEvent:
 
 
 class AuditLog:
-    def __init__(self, connect: Callable[[], redis.Redis], prefix: str) -> None:
+    def __init__(self, connect: Callable[[], redis.Redis], prefix: str,
+                 wait: ReplicaWait = NO_WAIT) -> None:
         self._connect = connect  # the runtime's Redis, started on first use
         self.stream = f"{prefix}{STREAM}"
+        self._wait = wait
 
     def record(self, principal: Principal, event: AuditEvent, *, unless: str) -> None:
         """Appends the event, or raises UNAVAILABLE saying what was therefore not done."""
@@ -65,11 +77,19 @@ class AuditLog:
         # Half the command timeout: an append made in time is answered before the client
         # gives up on it.
         deadline_ms = int((at + COMMAND_TIMEOUT_SECONDS / 2) * 1000)
+        args = [deadline_ms, *(part for pair in fields.items() for part in pair)]
         try:
             client = self._connect()
             append = client.register_script(_APPEND_BEFORE)
-            written = append(keys=[self.stream], args=[
-                deadline_ms, *(part for pair in fields.items() for part in pair)])
+            if self._wait.replicas:
+                (written,) = write_acknowledged(
+                    client, self.stream,
+                    lambda pipe: append(keys=[self.stream], args=args, client=pipe),
+                    self._wait, "the audit record")
+            else:
+                written = append(keys=[self.stream], args=args)
+        except NotReplicated as exc:
+            raise Unavailable(f"{exc.message}, so {unless}") from None
         except (redis.RedisError, OSError, RuntimeError) as exc:
             raise Unavailable(f"the audit log (Redis) cannot be written, so {unless}: "
                               f"{type(exc).__name__}: {exc}") from None

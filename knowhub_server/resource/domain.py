@@ -22,7 +22,7 @@ from knowhub_server.common.scopes import validate_owner, validate_scope
 CONTENT_TYPES = ("text", "code", "credential", "cookie")
 SECURE_READER = "secure_reader"
 
-# Size limits, documented in the README and in resource.proto.
+# Size limits, documented in the docs (docs/concepts) and in resource.proto.
 TITLE_MAX = 512
 BODY_MAX = 262_144
 SECURE_BODY_MAX = 65_536

@@ -130,7 +130,7 @@ def register(server: ServiceHost, runtime: Runtime) -> str:
     """Adds the resource service to `server`; returns its full service name."""
     settings = ResourceSettings()
     store = ResourceStore(runtime.vectors)
-    audit = AuditLog(runtime.redis, runtime.settings.redis_prefix)
+    audit = AuditLog(runtime.redis, runtime.settings.redis_prefix, runtime.redis_wait)
     runtime.watch_streams(audit.stream)
     operations = ResourceOperations(store, keyring(settings, runtime, store), audit, settings)
     resource_pb2_grpc.add_ResourceServiceServicer_to_server(

@@ -3,9 +3,13 @@ reflections and marks them consumed — and nothing more."""
 
 from __future__ import annotations
 
+import pytest
+
 from tests.cognition.conftest import new_trace
 from tests.support.harness import Harness
 from tests.support.shared import failure
+
+pytestmark = pytest.mark.redis_cluster  # also on a Redis Cluster
 
 MESSAGE = {"type": "message", "sequence": 4, "role": "user", "content": "renew the cert"}
 REFLECTION = {"type": "reflection", "sequence_range": [1, 4], "summary": "certs expire"}

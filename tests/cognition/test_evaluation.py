@@ -16,6 +16,8 @@ from tests.conftest import StartHub
 from tests.support.harness import Harness
 from tests.support.shared import failure
 
+pytestmark = pytest.mark.redis_cluster  # also on a Redis Cluster
+
 
 def answer(query_sequence: int, *rated: tuple[str, str], id_key: str = "source_id",
            status_key: str = "status") -> dict[str, Any]:

@@ -16,6 +16,8 @@ from tests.conftest import StartHub
 from tests.support.harness import Harness
 from tests.support.shared import failure, visible_records
 
+pytestmark = pytest.mark.redis_cluster  # also on a Redis Cluster
+
 
 def pending(client: KnowHub, trace_id: str, **fields: Any) -> str:
     saved = client.cognition.save_pending(trace_id, **payload(**fields), sequence=5,

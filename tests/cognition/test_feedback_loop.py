@@ -5,15 +5,18 @@ out of the top results for that goal by this feedback alone."""
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
+import pytest
 from knowhub import Trigger
 
 from knowhub_server.common.llm import LLM
 from tests.cognition.conftest import Watcher, new_trace, save_knowledge
 from tests.conftest import StartHub
 from tests.support.openai_stub import OpenAIStub
+from tests.support.scripted_model import queries_of
+
+pytestmark = pytest.mark.redis_cluster  # also on a Redis Cluster
 
 GOAL = "log in to the zephyr supplier portal"
 
@@ -71,17 +74,11 @@ def _rate_harmful(harmful_id: str) -> Any:
     harmful and every other source neutral, answering in a ```json block."""
 
     def respond(body: dict[str, Any]) -> str:
-        prompt = body["messages"][-1]["content"]
-        evaluations = []
-        for block in prompt.split("### ")[1:]:
-            sequence = re.search(r"query_sequence=(\d+)", block)
-            if sequence is None:
-                continue
-            sources = re.findall(r"source_id: (\S+)", block)
-            evaluations.append({"query_sequence": int(sequence.group(1)), "assessments": [
-                {"source_id": s, "status": "harmful" if s == harmful_id else "neutral",
-                 "reason": "leaked a password" if s == harmful_id else "not needed"}
-                for s in sources]})
+        queries = queries_of(body["messages"][-1]["content"])
+        evaluations = [{"query_sequence": sequence, "assessments": [
+            {"source_id": s, "status": "harmful" if s == harmful_id else "neutral",
+             "reason": "leaked a password" if s == harmful_id else "not needed"}
+            for s in sources]} for sequence, sources in queries]
         return f"My evaluation:\n```json\n{json.dumps({'evaluations': evaluations})}\n```"
 
     return respond

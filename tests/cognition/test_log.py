@@ -20,6 +20,8 @@ from tests.conftest import StartHub
 from tests.support.harness import Harness
 from tests.support.shared import bearer, failure
 
+pytestmark = pytest.mark.redis_cluster  # also on a Redis Cluster
+
 MESSAGE = {"type": "message", "sequence": 1, "role": "user", "content": "log in to the portal"}
 APPENDABLE = [
     query_event(2, "knowledge-a", "knowledge-b"),

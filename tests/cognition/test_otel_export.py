@@ -19,6 +19,8 @@ from tests.support.harness import Harness
 from tests.support.otlp_receiver import OTLPReceiver, Received
 from tests.support.runtime_trace import GOAL, JOB, TICKET, append_runtime_trace
 
+pytestmark = pytest.mark.redis_cluster  # also on a Redis Cluster
+
 ERROR = Status.STATUS_CODE_ERROR
 
 

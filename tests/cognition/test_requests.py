@@ -16,6 +16,8 @@ from tests.cognition.conftest import new_trace, payload, query_event
 from tests.support.harness import Harness
 from tests.support.shared import bearer, failure
 
+pytestmark = pytest.mark.redis_cluster  # also on a Redis Cluster
+
 Call = Callable[[KnowHub, str], object]
 
 

@@ -17,6 +17,8 @@ from knowhub_server.cli import main as knowhub_cli
 from tests.cognition.conftest import new_trace, payload, save_knowledge
 from tests.support.harness import Harness
 
+pytestmark = pytest.mark.redis_cluster  # also on a Redis Cluster
+
 GOAL = "renew the quasar gateway certificate"
 
 

@@ -28,6 +28,8 @@ from tests.support.runtime_trace import (
 )
 from tests.support.shared import bearer, failure
 
+pytestmark = pytest.mark.redis_cluster  # also on a Redis Cluster
+
 
 @pytest.fixture(scope="module")
 def runtime_trace(server: Harness) -> tuple[str, list[str]]:

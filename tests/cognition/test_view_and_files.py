@@ -13,6 +13,8 @@ from tests.cognition.conftest import new_trace, payload, query_event, save_knowl
 from tests.support.harness import Harness
 from tests.support.shared import failure
 
+pytestmark = pytest.mark.redis_cluster  # also on a Redis Cluster
+
 
 def scripted_trace(client: KnowHub) -> tuple[str, dict[str, Any]]:
     """A trace with every kind of event; returns its id and the ids it used."""

@@ -1,6 +1,7 @@
 """docker-compose.yml holds together: the commands are the CLI's, the variables are
 settings, the ports and addresses agree, images are pinned, Redis keeps an fsynced AOF,
-and the knowledge service can be scaled."""
+the knowledge service can be scaled, and the host reaches one gRPC entry (every service),
+the gateway and MCP, on loopback only."""
 
 from __future__ import annotations
 
@@ -40,8 +41,60 @@ def port_of(service: str) -> int:
     return int(environment(service)["KNOWHUB_PORT"])
 
 
-def test_the_four_services_and_the_two_stores_are_there() -> None:
-    assert set(SERVICES) == {*KNOWHUB, "qdrant", "redis"}
+FRONT_DOORS = ("front", "gateway", "mcp")
+
+
+def test_the_four_services_their_front_doors_and_the_two_stores_are_there() -> None:
+    assert set(SERVICES) == {*KNOWHUB, *FRONT_DOORS, "qdrant", "redis"}
+
+
+def test_the_host_reaches_grpc_rest_and_mcp_on_loopback_and_nothing_else() -> None:
+    published = {name: definition["ports"] for name, definition in SERVICES.items()
+                 if definition.get("ports")}
+    assert published == {"front": ["127.0.0.1:50051:50051"],
+                         "gateway": ["127.0.0.1:8080:8080"],
+                         "mcp": ["127.0.0.1:8931:8931"]}
+
+
+def test_the_front_passes_every_service_on_to_its_replicas() -> None:
+    args = _parser().parse_args(SERVICES["front"]["command"])
+    assert (args.command, args.service) == ("serve", "front")
+    env = environment("front")
+    for service in KNOWHUB:
+        assert env[f"KNOWHUB_{service.upper()}_ADDRESS"] == f"dns:///{service}:50051"
+        assert SERVICES["front"]["depends_on"][service] == {"condition": "service_healthy"}
+    probe = _parser().parse_args(SERVICES["front"]["healthcheck"]["test"][2:])
+    assert (probe.command, probe.target) == ("health", f"127.0.0.1:{port_of('front')}")
+
+
+def test_the_gateway_serves_rest_the_console_and_the_docs_with_tokens() -> None:
+    args = _parser().parse_args(SERVICES["gateway"]["command"])
+    assert (args.command, args.service, args.host, args.port) == (
+        "serve", "gateway", "0.0.0.0", 8080)
+    env = environment("gateway")
+    assert env["KNOWHUB_TOKENS_FILE"] == "/run/secrets/knowhub-tokens"
+    assert "knowhub-tokens" in SERVICES["gateway"]["secrets"]
+    for service in KNOWHUB:
+        assert env[f"KNOWHUB_{service.upper()}_ADDRESS"] == f"dns:///{service}:50051"
+    assert "8080" in SERVICES["gateway"]["expose"]
+    assert "http://127.0.0.1:8080/openapi.json" in SERVICES["gateway"]["healthcheck"]["test"][3]
+
+
+def test_mcp_speaks_streamable_http_to_the_front() -> None:
+    args = _parser().parse_args(SERVICES["mcp"]["command"])
+    assert (args.command, args.transport, args.mcp_host, args.mcp_port) == (
+        "mcp", "http", "0.0.0.0", 8931)
+    assert environment("mcp")["KNOWHUB_TARGET"] == f"dns:///front:{port_of('front')}"
+    assert SERVICES["mcp"]["depends_on"]["front"] == {"condition": "service_healthy"}
+
+
+@pytest.mark.parametrize("service", FRONT_DOORS)
+def test_front_doors_set_only_real_settings_and_their_probes_are_python(service: str) -> None:
+    unknown = sorted(set(environment(service)) - SETTINGS)
+    assert not unknown, f"{service} sets variables that are no setting: {unknown}"
+    test = SERVICES[service]["healthcheck"]["test"]
+    if test[1] == "python":
+        compile(test[3], f"{service} healthcheck", "exec")
 
 
 @pytest.mark.parametrize("service", KNOWHUB)

@@ -9,7 +9,7 @@ from typing import Any
 
 import redis
 
-from knowhub_server.common.redis_store import connect
+from knowhub_server.common.redis_store import connect, keyspace
 from tests.support.openai_stub import OpenAIStub, ToolCalls
 
 REWRITE = "submit_rewrite"
@@ -43,8 +43,8 @@ class Queue:
 
     def __init__(self, redis_url: str, prefix: str) -> None:
         self.client: redis.Redis = connect(redis_url)
-        self.jobs = f"{prefix}historian:jobs"
-        self.failed = f"{prefix}historian:failed"
+        self.jobs = f"{keyspace(prefix, 'historian')}jobs"
+        self.failed = f"{keyspace(prefix, 'historian')}failed"
 
     def drained(self) -> bool:
         return self.client.xlen(self.jobs) == 0

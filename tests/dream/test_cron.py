@@ -11,6 +11,8 @@ import pytest
 from knowhub_server.common.errors import InvalidArgument
 from knowhub_server.dream.runs.domain import Schedule, validate_cron
 
+pytestmark = pytest.mark.redis_cluster  # also on a Redis Cluster
+
 
 def epoch(text: str, zone: str = "UTC") -> float:
     moment = datetime.fromisoformat(text)

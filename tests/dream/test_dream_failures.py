@@ -10,9 +10,10 @@ import sys
 import threading
 from pathlib import Path
 
+import pytest
 from knowhub import KnowHub
 
-from knowhub_server.common.redis_store import connect
+from knowhub_server.common.redis_store import connect, keyspace
 from knowhub_server.dream.runs.dreamer import Dreamer
 from tests.conftest import StartHub
 from tests.dream.dreaming import FAST, DreamLLM, message, new_trace, wait_run, write_dream_tokens
@@ -20,6 +21,8 @@ from tests.dream.support import wait_until
 from tests.support.harness import Harness
 from tests.support.openai_stub import OpenAIStub
 from tests.test_server import REPO, clean_env, lines_of, wait_for
+
+pytestmark = pytest.mark.redis_cluster  # also on a Redis Cluster
 
 
 def dream_hub(start_hub: StartHub, tokens_file: Path, redis_url: str, redis_prefix: str,
@@ -94,8 +97,8 @@ def test_a_run_whose_process_was_killed_is_taken_over_and_finished(
         if process.poll() is None:
             process.kill()
     redis = connect(redis_url)
-    assert redis.get(f"{redis_prefix}dream:lock:alice_bot") == run.run_id.encode()
-    assert redis.xpending(f"{redis_prefix}dream:runs", "dreamers")["pending"] == 1
+    assert redis.get(f"{keyspace(redis_prefix, 'dream')}lock:alice_bot") == run.run_id.encode()
+    assert redis.xpending(f"{keyspace(redis_prefix, 'dream')}runs", "dreamers")["pending"] == 1
 
     scripted.gate = None
     hub = dream_hub(start_hub, tokens_file, redis_url, redis_prefix, llm,
@@ -106,7 +109,7 @@ def test_a_run_whose_process_was_killed_is_taken_over_and_finished(
     assert finished.counts["reflections_written"] == 1
     [reflection] = alice.cognition.get_log(trace_id, types=["reflection"])
     assert reflection["consumed_at"]
-    assert redis.get(f"{redis_prefix}dream:lock:alice_bot") is None
+    assert redis.get(f"{keyspace(redis_prefix, 'dream')}lock:alice_bot") is None
 
 
 def test_stopping_puts_a_run_in_progress_back_uncharged(
@@ -131,10 +134,10 @@ def test_stopping_puts_a_run_in_progress_back_uncharged(
     assert not stopper.is_alive()
 
     redis = connect(redis_url)
-    [(_id, fields)] = redis.xrange(f"{redis_prefix}dream:runs")
+    [(_id, fields)] = redis.xrange(f"{keyspace(redis_prefix, 'dream')}runs")
     assert fields[b"attempt"] == b"0", "a release is not a failed delivery"
-    assert redis.hget(f"{redis_prefix}dream:run:{run.run_id}", "status") == b"queued"
-    assert redis.get(f"{redis_prefix}dream:lock:alice_bot") is None
+    assert redis.hget(f"{keyspace(redis_prefix, 'dream')}run:{run.run_id}", "status") == b"queued"
+    assert redis.get(f"{keyspace(redis_prefix, 'dream')}lock:alice_bot") is None
 
     again = dream_hub(start_hub, tokens_file, redis_url, redis_prefix, llm)
     finished = wait_run(again.client("alice"), run.run_id)
@@ -151,7 +154,7 @@ def test_a_run_whose_workers_kept_dying_is_failed(start_hub: StartHub, tokens_fi
     alice_trace(alice)
     run = alice.dream.run()
     redis = connect(redis_url)
-    stream = f"{redis_prefix}dream:runs"
+    stream = f"{keyspace(redis_prefix, 'dream')}runs"
     [(entry_id, fields)] = redis.xrange(stream)
     redis.xdel(stream, entry_id)
     # As if three workers had each died holding it (dream_run_max_attempts is 3).
@@ -165,7 +168,7 @@ def test_a_run_whose_workers_kept_dying_is_failed(start_hub: StartHub, tokens_fi
     assert failed.reason == "gave up after 3 deliveries whose worker stopped or stalled"
     assert llm.chat_requests == []
     assert redis.xlen(stream) == 0
-    assert redis.ttl(f"{redis_prefix}dream:run:{run.run_id}") > 29 * 86_400
+    assert redis.ttl(f"{keyspace(redis_prefix, 'dream')}run:{run.run_id}") > 29 * 86_400
 
 
 def test_an_integration_left_unconsumed_is_finished_by_the_next_run(
@@ -179,7 +182,7 @@ def test_an_integration_left_unconsumed_is_finished_by_the_next_run(
     wait_run(alice, alice.dream.run(phases=["per_trace_reflect"]).run_id)
     [reflection] = alice.cognition.get_log(trace_id, types=["reflection"])
     # As a run leaves it when it dies between writing the documents and consuming.
-    connect(redis_url).hset(f"{redis_prefix}dream:outbox:alice_bot", "dream-dead|0",
+    connect(redis_url).hset(f"{keyspace(redis_prefix, 'dream')}outbox:alice_bot", "dream-dead|0",
                             json.dumps({trace_id: [reflection.event_id]}))
 
     run = wait_run(alice, alice.dream.run(phases=["cross_trace_integrate"]).run_id)
@@ -187,6 +190,6 @@ def test_an_integration_left_unconsumed_is_finished_by_the_next_run(
     assert run.status == "done" and run.counts["reflections_consumed"] == 1
     assert run.counts["llm_calls"] == 0, "the integrated reflection is not integrated again"
     assert alice.cognition.get_log(trace_id, types=["reflection"])[0]["consumed_at"]
-    assert connect(redis_url).hlen(f"{redis_prefix}dream:outbox:alice_bot") == 0
+    assert connect(redis_url).hlen(f"{keyspace(redis_prefix, 'dream')}outbox:alice_bot") == 0
 
 

@@ -15,7 +15,7 @@ import pytest
 from knowhub import AsyncKnowHub, DreamRun, KnowHub
 from knowhub.v1 import dream_pb2, dream_pb2_grpc
 
-from knowhub_server.common.redis_store import connect
+from knowhub_server.common.redis_store import connect, keyspace
 from tests.conftest import StartHub
 from tests.dream.dreaming import (
     FAST,
@@ -31,10 +31,12 @@ from tests.support.harness import Harness
 from tests.support.openai_stub import OpenAIStub
 from tests.support.shared import bearer, failure
 
+pytestmark = pytest.mark.redis_cluster  # also on a Redis Cluster
+
 
 def runs_queued(harness: Harness, redis_url: str) -> int:
     prefix = harness.settings["redis_prefix"]
-    return connect(redis_url).xlen(f"{prefix}dream:runs")
+    return connect(redis_url).xlen(f"{keyspace(prefix, 'dream')}runs")
 
 
 def raw_run(harness: Harness, principal: str, **fields: Any) -> Any:

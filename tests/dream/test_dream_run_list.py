@@ -23,6 +23,8 @@ from tests.support.harness import Harness
 from tests.support.openai_stub import Failure
 from tests.support.shared import bearer, every_item, failure
 
+pytestmark = pytest.mark.redis_cluster  # also on a Redis Cluster
+
 
 @pytest.fixture
 def admin(dream_server: Harness) -> KnowHub:
@@ -195,7 +197,7 @@ def test_runs_stored_before_the_indexes_existed_are_indexed_once(
     assert len(old) == 4
     client.delete(*old)  # as a store before ListDreamRuns left them
 
-    fresh = DreamStore(lambda: connect(redis_url), prefix[:-len("dream:")])
+    fresh = DreamStore(lambda: connect(redis_url), prefix[1:-len("dream}:")])
     assert [r.run_id for r in fresh.runs_newest_first("", None)] == runs[::-1]
     assert [r.run_id for r in fresh.runs_newest_first("user:u1", None)] == runs[1::3][::-1]
     assert client.exists(f"{prefix}runs-indexed")

@@ -16,6 +16,8 @@ from tests.support.harness import Harness
 from tests.support.openai_stub import Failure
 from tests.support.shared import failure
 
+pytestmark = pytest.mark.redis_cluster  # also on a Redis Cluster
+
 
 @pytest.fixture
 def admin(dream_server: Harness) -> KnowHub:

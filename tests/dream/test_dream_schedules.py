@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from knowhub import KnowHub
 
-from knowhub_server.common.redis_store import connect
+from knowhub_server.common.redis_store import connect, keyspace
 from knowhub_server.dream.runs.domain import DreamRun
 from knowhub_server.dream.runs.scheduler import Scheduler
 from tests.conftest import StartHub
@@ -28,6 +28,8 @@ from tests.dream.support import wait_until
 from tests.support.harness import Harness
 from tests.support.openai_stub import OpenAIStub
 from tests.support.shared import failure
+
+pytestmark = pytest.mark.redis_cluster  # also on a Redis Cluster
 
 
 def schedule_ids(client: KnowHub, **options: Any) -> list[str]:
@@ -166,7 +168,7 @@ def test_each_slot_fires_once_among_schedulers(two: tuple[KnowHub, list[Schedule
     assert listed.last_run_id == fired[-1].run_id
     assert listed.last_fired_at is not None
     assert listed.last_fired_at.timestamp() == pytest.approx(start + 3 * 600, abs=1e-3)
-    assert connect(redis_url).xlen(f"{redis_prefix}dream:runs") == 4
+    assert connect(redis_url).xlen(f"{keyspace(redis_prefix, 'dream')}runs") == 4
     assert tick_together(schedulers, start + 5) == []  # a slot already passed stays fired
 
 
@@ -214,7 +216,7 @@ def test_two_dream_processes_run_a_due_schedule_once_with_its_creators_visibilit
 
     assert (run.status, run.schedule_id, run.requested_by) == (
         "done", made.schedule_id, "user:alice")
-    runs = [k for k in connect(redis_url).scan_iter(f"{redis_prefix}dream:run:*")]
+    runs = [k for k in connect(redis_url).scan_iter(f"{keyspace(redis_prefix, 'dream')}run:*")]
     assert len(runs) == 1, "the slot fired once"
     assert len(scripted.prompts["reflect"]) == 1
     assert "alice likes sailing" in scripted.prompts["reflect"][0]

@@ -9,15 +9,18 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
 from knowhub import KnowHub
 
-from knowhub_server.common.redis_store import connect
+from knowhub_server.common.redis_store import connect, keyspace
 from tests.cognition.conftest import query_event, save_knowledge
 from tests.conftest import StartHub
 from tests.dream.dreaming import FAST, DreamLLM, new_trace, write_dream_tokens
 from tests.dream.support import wait_until
 from tests.support.harness import Harness
 from tests.support.openai_stub import OpenAIStub
+
+pytestmark = pytest.mark.redis_cluster  # also on a Redis Cluster
 
 EVALUATOR = {**FAST, "KNOWHUB_EVALUATOR": "on", "KNOWHUB_COGNITION_TRIGGER_POLL_SECONDS": "0.1"}
 
@@ -47,7 +50,7 @@ def evaluator_hub(start_hub: StartHub, tokens_file: Path, redis_url: str,
 
 def pending_triggers(redis_url: str, redis_prefix: str) -> int:
     redis = connect(redis_url)
-    groups = redis.xinfo_groups(f"{redis_prefix}triggers:evaluation")
+    groups = redis.xinfo_groups(f"{keyspace(redis_prefix, 'cognition')}triggers:evaluation")
     return sum(g["pending"] for g in groups)
 
 
@@ -91,7 +94,7 @@ def test_without_an_llm_triggers_wait_in_the_stream(start_hub: StartHub, tokens_
     alice = idle.client("alice")
     record = save_knowledge(alice)
     trace_id = queried_trace(alice, record.id)
-    stream = f"{redis_prefix}triggers:evaluation"
+    stream = f"{keyspace(redis_prefix, 'cognition')}triggers:evaluation"
     idle.stop()  # had it read the trigger, it would be pending in its group now
     redis = connect(redis_url)
     assert redis.xlen(stream) == 1 and redis.xinfo_groups(stream) == []

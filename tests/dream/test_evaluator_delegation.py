@@ -27,6 +27,8 @@ from tests.observability.support import scrape, value
 from tests.support.harness import Harness, write_tokens_file
 from tests.support.openai_stub import OpenAIStub
 
+pytestmark = pytest.mark.redis_cluster  # also on a Redis Cluster
+
 GOAL = "log in to the zephyr supplier portal"
 # The dream service's token outside acme: it cannot see alice's org knowledge.
 OUTSIDER = {"token": "token-dream", "user_id": "dreamsvc", "org_id": "ops",

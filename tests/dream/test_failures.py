@@ -29,6 +29,8 @@ from tests.dream.support import (
 from tests.support.openai_stub import Delay, OpenAIStub, ToolCalls
 from tests.test_server import REPO, clean_env, lines_of, wait_for
 
+pytestmark = pytest.mark.redis_cluster  # also on a Redis Cluster
+
 ONE_RETRY = {**FAST_HISTORIAN, "KNOWHUB_HISTORIAN_JOB_MAX_RETRIES": "1"}
 
 

@@ -24,6 +24,8 @@ from tests.dream.support import (
 )
 from tests.support.openai_stub import OpenAIStub, ToolCalls
 
+pytestmark = pytest.mark.redis_cluster  # also on a Redis Cluster
+
 # (text, kind, what the gate reports) per rule: (kind, language).
 CAUGHT: dict[tuple[str, str], list[tuple[str, str]]] = {
     ("pronoun", "zh"): [("我们去吃饭", "我"), ("你好", "你"), ("他买了书", "他"),

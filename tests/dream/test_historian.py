@@ -29,6 +29,8 @@ from tests.dream.support import (
 from tests.support.harness import Harness
 from tests.support.openai_stub import Failure, OpenAIStub, ToolCalls
 
+pytestmark = pytest.mark.redis_cluster  # also on a Redis Cluster
+
 NO_PROFILE_CHANGE = ToolCalls([])
 
 

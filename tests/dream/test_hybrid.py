@@ -24,6 +24,8 @@ from tests.dream.support import (
 from tests.support.harness import Harness
 from tests.support.openai_stub import OpenAIStub, ToolCalls
 
+pytestmark = pytest.mark.redis_cluster  # also on a Redis Cluster
+
 
 def embedding_settings(llm: OpenAIStub) -> dict[str, object]:
     return {"embedding_base_url": llm.base_url, "embedding_model": "stub-embed",

@@ -30,6 +30,8 @@ from tests.support.harness import Harness
 from tests.support.openai_stub import OpenAIStub, ToolCalls
 from tests.support.shared import bearer, failure
 
+pytestmark = pytest.mark.redis_cluster  # also on a Redis Cluster
+
 
 class Merges:
     """A responder: every rewrite passes the observation through (the tests write

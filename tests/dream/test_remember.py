@@ -14,11 +14,13 @@ import pytest
 from knowhub import KnowHub, errors
 from knowhub.v1 import dream_pb2, dream_pb2_grpc
 
-from knowhub_server.common.redis_store import EmbeddedRedis
+from knowhub_server.common.redis_store import EmbeddedRedis, keyspace
 from tests.conftest import StartHub
 from tests.dream.support import Queue, group_context, memory_settings, private_context
 from tests.support.harness import Harness
 from tests.support.shared import bearer, failure, running_hub
+
+pytestmark = pytest.mark.redis_cluster  # also on a Redis Cluster
 
 ENV = {"KNOWHUB_HISTORIAN_WORKERS": "0", "KNOWHUB_MEMORY_RECENT_MEMOS_KEEP": "5",
        "KNOWHUB_MEMORY_RECENT_MEMOS_INJECT_K": "3",
@@ -161,7 +163,7 @@ def test_a_caller_without_a_token_is_unauthenticated(server: Harness) -> None:
 # ---- Retries with a request_id -------------------------------------------------------------
 
 def _request_key(prefix: str, caller: str, request_id: str) -> str:
-    return f"{prefix}dream:remember-request:{caller}:{request_id}"
+    return f"{keyspace(prefix, 'historian')}remember-request:{caller}:{request_id}"
 
 
 def test_a_retry_with_the_same_request_id_returns_the_first_response(

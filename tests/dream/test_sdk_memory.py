@@ -14,6 +14,8 @@ from knowhub.v1 import dream_pb2
 from tests.conftest import StartHub
 from tests.dream.support import FAST_HISTORIAN, Queue, memory_settings, private_context
 
+pytestmark = pytest.mark.redis_cluster  # also on a Redis Cluster
+
 
 def test_the_context_object_takes_the_seeds_fields() -> None:
     message = context_to_proto({"user_id": 10001, "group_id": "20002",

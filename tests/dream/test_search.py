@@ -19,6 +19,8 @@ from tests.dream.support import private_context as private
 from tests.support.harness import Harness
 from tests.support.shared import bearer, failure, running_hub
 
+pytestmark = pytest.mark.redis_cluster  # also on a Redis Cluster
+
 DAY = 86_400.0
 NOW = time.time()
 ENV = {**FAST_HISTORIAN, "KNOWHUB_MEMORY_AUTO_TOP_K": "2",

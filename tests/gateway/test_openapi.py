@@ -14,7 +14,7 @@ from knowhub_server.gateway.translation import RPCS
 from tests.gateway.conftest import Gateway
 
 SCHEMATHESIS = Path(sys.executable).parent / "schemathesis"
-# Small for CI; the README gives the figures of a larger run.
+# Small for CI; the REST gateway guide gives the figures of a larger run.
 EXAMPLES_PER_OPERATION = 3
 
 

@@ -76,13 +76,14 @@ def _wait_for_port(port: int, process: subprocess.Popen[bytes], timeout: float =
 
 
 @contextlib.contextmanager
-def mcp_http(hub: Harness, host: str, **env: str) -> Iterator[str]:
-    """`knowhub mcp --transport http` bound to `host` on a free port, calling `hub`; its
-    URL on loopback."""
+def mcp_http(hub: Harness | str, host: str, **env: str) -> Iterator[str]:
+    """`knowhub mcp --transport http` bound to `host` on a free port, calling `hub` (or
+    the address); its URL on loopback."""
+    address = hub if isinstance(hub, str) else hub.address
     port = _free_port()
     process = subprocess.Popen(
         [KNOWHUB, "mcp", "--transport", "http", "--host", host, "--port", str(port)],
-        env={**os.environ, **server_env(hub.address, **env)},
+        env={**os.environ, **server_env(address, **env)},
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         _wait_for_port(port, process)

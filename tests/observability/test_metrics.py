@@ -142,10 +142,11 @@ def test_stream_lengths_and_lags_are_read_when_scraped(start_hub: StartHub, redi
     lag = value(samples, "knowhub_stream_oldest_entry_age_seconds", stream="historian:jobs")
     assert lag is not None and 0 < lag < 60
     assert value(samples, "knowhub_stream_length", stream="historian:failed") == 0
-    assert value(samples, "knowhub_stream_length", stream="triggers:evaluation") == 2
-    assert value(samples, "knowhub_stream_group_pending", stream="triggers:evaluation",
+    assert value(samples, "knowhub_stream_length", stream="cognition:triggers:evaluation") == 2
+    assert value(samples, "knowhub_stream_group_pending", stream="cognition:triggers:evaluation",
                  group="ops") == 1
-    waiting = value(samples, "knowhub_stream_group_lag_seconds", stream="triggers:evaluation",
+    waiting = value(samples, "knowhub_stream_group_lag_seconds",
+                    stream="cognition:triggers:evaluation",
                     group="ops")
     assert waiting is not None and 0 < waiting < 60  # the second trigger, not yet read
     assert value(samples, "knowhub_stream_length", stream="dream:runs") == 0

@@ -19,7 +19,7 @@ import pytest
 import redis
 from knowhub import KnowHub, errors
 
-from knowhub_server.common.redis_store import connect
+from knowhub_server.common.redis_store import connect, keyspace
 from tests.reliability.conftest import FULL, Report, Scale
 from tests.reliability.processes import (
     ServerProcess,
@@ -185,7 +185,7 @@ def verify_dream(kh: KnowHub, writers: list[Writer], data: Path) -> str:
 
     def drained() -> bool:
         try:
-            return jobs.xlen("knowhub:historian:jobs") == 0
+            return jobs.xlen(keyspace("knowhub:", "historian") + "jobs") == 0
         except redis.ConnectionError:  # the restarted server is starting its Redis
             return False
 
@@ -200,7 +200,7 @@ def verify_dream(kh: KnowHub, writers: list[Writer], data: Path) -> str:
         found = [j for j in kept if j in set(acknowledged_jobs)]
         assert found == acknowledged_jobs[len(acknowledged_jobs) - len(found):]
         assert len(found) >= min(99, len(acknowledged_jobs))
-    assert jobs.xlen("knowhub:historian:failed") == 0
+    assert jobs.xlen(keyspace("knowhub:", "historian") + "failed") == 0
     return f"{len(acknowledged)} acknowledged Remember calls, each job's event and memo found"
 
 

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from knowhub import KnowHub, errors
 
-from knowhub_server.common.redis_store import connect
+from knowhub_server.common.redis_store import connect, keyspace
 from tests.reliability.conftest import Report, Scale
 from tests.reliability.processes import ServerProcess, wait_until
 from tests.support.harness import write_tokens_file
@@ -108,7 +108,7 @@ def test_a_killed_historian_loses_no_job_and_applies_none_twice(
     first, second = (dream_process(tmp_path / name, tokens, redis_url, redis_prefix, stub)
                      for name, stub in (("first", stubs[0]), ("second", stubs[1])))
     redis = connect(redis_url)
-    stream = f"{redis_prefix}historian:jobs"
+    stream = f"{keyspace(redis_prefix, 'historian')}jobs"
     try:
         for process in (first.spawn(), second.spawn()):
             process.ready()
@@ -129,7 +129,7 @@ def test_a_killed_historian_loses_no_job_and_applies_none_twice(
         first.spawn()
         wait_until(lambda: redis.xlen(stream) == 0, 120, "the survivor to finish every job")
         recovery = time.monotonic() - killed
-        assert redis.xlen(f"{redis_prefix}historian:failed") == 0
+        assert redis.xlen(f"{keyspace(redis_prefix, 'historian')}failed") == 0
         first.ready()
         with KnowHub(first.address, token="token-alice") as in_first, \
                 KnowHub(second.address, token="token-alice") as in_second:

@@ -16,6 +16,8 @@ from tests.resource.support import CREDENTIAL, everything, secret_of
 from tests.support.harness import Harness
 from tests.support.shared import failure
 
+pytestmark = pytest.mark.redis_cluster  # also on a Redis Cluster
+
 SECRET = "hunter2-audit-secret"
 
 

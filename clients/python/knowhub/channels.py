@@ -33,6 +33,12 @@ RETRY_POLICY = {"maxAttempts": 4, "initialBackoff": "0.1s", "maxBackoff": "1s",
 RETRY_THROTTLING = {"maxTokens": 10, "tokenRatio": 0.1}
 
 
+def default_target() -> str:
+    """The hub a client calls when it is given no target: `KNOWHUB_TARGET`, else
+    127.0.0.1:50051 (where `knowhub up` listens by default)."""
+    return os.environ.get("KNOWHUB_TARGET", "").strip() or DEFAULT_TARGET
+
+
 def read_methods() -> list[dict[str, str]]:
     """The unary read methods of every KnowHub service, as service config names."""
     services = [service for module in (knowledge_pb2, resource_pb2, cognition_pb2, dream_pb2)

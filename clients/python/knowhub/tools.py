@@ -1,5 +1,5 @@
-"""The agent tools as OpenAI function-calling schemas, and their execution: seed 001's
-knowledge tools (and knowledge_ask, resource_save / resource_get) and seed 002's memory
+"""The agent tools as OpenAI function-calling schemas, and their execution: the
+knowledge tools (and knowledge_ask, resource_save / resource_get) and the memory
 tools (memory_remember, memory_search_events, memory_recent_memos, memory_get_profile,
 memory_search_profiles).
 

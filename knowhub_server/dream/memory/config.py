@@ -15,7 +15,7 @@ class MemorySettings(BaseSettings):
     # [cognitive]
     memory_enabled: bool = Field(
         True, description="Serve the memory RPCs and run the historian; when off they "
-        "answer FAILED_PRECONDITION and queued jobs wait (seed 002's level-1 rollback).")
+        "answer FAILED_PRECONDITION and queued jobs wait, to be worked when it is on again.")
     memory_timezone: str = Field(
         "UTC", description="Time zone of the events' timestamp_local, and the one the "
         "historian is told the conversation's time in (e.g. Asia/Shanghai).")

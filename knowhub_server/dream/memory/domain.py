@@ -26,7 +26,7 @@ PERSPECTIVE_GROUP, PERSPECTIVE_SENDER, PERSPECTIVE_GLOBAL = "group", "sender", "
 SCHEMA_VERSION = "final_v1"
 MEMO_INDEX = "m"  # the event index of a memo-only job
 
-# Size limits, documented in the README and in dream.proto.
+# Size limits, documented in the docs (docs/concepts) and in dream.proto.
 MEMO_MAX = 4_000
 OBSERVATION_MAX = 2_000
 OBSERVATIONS_MAX = 20

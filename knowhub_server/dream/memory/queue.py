@@ -1,5 +1,7 @@
 """The memory's Redis keys: each conversation's short-term memo list, the historian's
-job stream (one consumer group) and its failed stream.
+job stream (one consumer group) and its failed stream, and Remember's request ids; all under
+`{<prefix>historian}:`, one hash tag, so on a Redis Cluster the scripts that join them (a
+memo, its job and its request id; a failed job and the job stream) find them in one slot.
 
 Seed 002's file queue (pending/ processing/ failed/) maps onto streams with the same
 guarantees (see streams.py): a job is pending until a worker acknowledges it; a worker's
@@ -17,6 +19,7 @@ from collections.abc import Callable
 import redis
 
 from knowhub_server.common.errors import InvalidArgument, NotFound
+from knowhub_server.common.redis_store import keyspace
 from knowhub_server.dream.memory.domain import FailedJob, Job, Memo
 from knowhub_server.dream.streams import Delivery, JobStream, decoded, text
 
@@ -30,12 +33,13 @@ redis.call('XADD', KEYS[2], '*', unpack(ARGV, 2))
 redis.call('XDEL', KEYS[1], ARGV[1])
 return 1
 """
-# Remember in one round trip. With a request key (KEYS[1]), a replay returns the first
-# call's stored response and writes nothing; a first call stores its response there
+# Remember in one round trip. With a request id (ARGV[6] = '1'), a replay returns the first
+# call's stored response (KEYS[1]) and writes nothing; a first call stores its response there
 # (ARGV[1], for ARGV[2] seconds). Then the memo (ARGV[3], when given) joins its list
-# (KEYS[2], the last ARGV[4] kept) and the job (ARGV[5]) joins the stream (KEYS[3]).
+# (KEYS[2], the last ARGV[4] kept) and the job (ARGV[5]) joins the stream (KEYS[3]). Without
+# a request id KEYS[1] is unused, but still a key of this area: a cluster routes by it.
 _REMEMBER_SCRIPT = """
-if KEYS[1] ~= '' then
+if ARGV[6] == '1' then
   local first = redis.call('GET', KEYS[1])
   if first then return first end
   redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
@@ -52,11 +56,12 @@ return false
 class HistorianQueue(JobStream):
     def __init__(self, client: Callable[[], redis.Redis], prefix: str, *, memos_keep: int,
                  failed_max_files: int, failed_max_age_days: int) -> None:
-        super().__init__(client, f"{prefix}historian:jobs", GROUP)
+        base = keyspace(prefix, "historian")
+        super().__init__(client, f"{base}jobs", GROUP)
         self.jobs = self.stream
-        self.failed = f"{prefix}historian:failed"
-        self._memos = f"{prefix}memory:memos:"
-        self._requests = f"{prefix}dream:remember-request:"
+        self.failed = f"{base}failed"
+        self._memos = f"{base}memos:"
+        self._requests = f"{base}remember-request:"
         self._memos_keep = memos_keep
         self._failed_max = failed_max_files
         self._failed_age_ms = failed_max_age_days * 86_400_000
@@ -67,7 +72,7 @@ class HistorianQueue(JobStream):
         return f"{self._memos}{scope}:{conversation}"
 
     def _request_key(self, caller: str, request_id: str) -> str:
-        return f"{self._requests}{caller}:{request_id}" if request_id else ""
+        return f"{self._requests}{caller}:{request_id}"
 
     def remember(self, job: Job, memo: Memo | None, *, request_id: str = "",
                  response: str = "", request_ttl_seconds: int = 0) -> str | None:
@@ -78,7 +83,7 @@ class HistorianQueue(JobStream):
         first = self._script(_REMEMBER_SCRIPT)(
             keys=[self._request_key(job.written_by, request_id), memo_key, self.jobs],
             args=[response, request_ttl_seconds, memo.to_json() if memo else "",
-                  self._memos_keep, job.to_json()])
+                  self._memos_keep, job.to_json(), "1" if request_id else ""])
         return text(first) if first is not None else None
 
     def recent_memos(self, scope: str, conversation: str, limit: int) -> list[Memo]:

@@ -27,7 +27,7 @@ COUNTS = ("traces_considered", "traces_reflected", "traces_failed", "reflections
           "reflections_integrated", "reflections_consumed", "documents_created",
           "documents_updated", "llm_calls")
 
-# Limits, documented in the README and in dream.proto.
+# Limits, documented in the docs (docs/concepts) and in dream.proto.
 TRACE_IDS_MAX = 100
 ID_MAX = 128  # run and schedule ids
 PAGE_SIZE_MAX, DEFAULT_PAGE_SIZE = 100, 20

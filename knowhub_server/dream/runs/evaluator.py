@@ -1,7 +1,7 @@
 """The server-side evaluator (KNOWHUB_EVALUATOR=on): answers seed 000's evaluation
 triggers with the LLM, through the cognition service.
 
-It reads `<prefix>triggers:evaluation` with WatchTriggers in a consumer group as the
+It reads `{<prefix>cognition}:triggers:evaluation` with WatchTriggers in a consumer group as the
 dream service's principal (the `evaluator` role), builds the prompt with
 GetEvaluationPrompt, asks the LLM, submits the answer with SubmitEvaluation, and
 acknowledges the trigger. A trigger it could not evaluate (the LLM failed or answered

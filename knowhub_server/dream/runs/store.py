@@ -1,5 +1,6 @@
 """Dream runs, schedules and memory documents in Redis (every key under
-`<prefix>dream:`):
+`{<prefix>dream}:`, one hash tag, so on a Redis Cluster the scripts and transactions below,
+which join a run, its indexes, the run stream and the schedules, find them in one slot):
 
   runs               stream   one entry per run to execute (consumer group "dreamers")
   run:R              hash     the run: definition, status, reason, times, count:*, failures
@@ -19,13 +20,13 @@ from __future__ import annotations
 
 import contextlib
 import json
-import re
 from collections.abc import Callable, Iterator
 
 import redis
 from redis.exceptions import LockNotOwnedError
 from redis.lock import Lock
 
+from knowhub_server.common.redis_store import glob_escaped, keyspace
 from knowhub_server.dream.runs.domain import (
     QUEUED,
     RUNNING,
@@ -87,7 +88,7 @@ class DreamStore(JobStream):
     """The run stream (a JobStream) and every other dream key."""
 
     def __init__(self, client: Callable[[], redis.Redis], prefix: str) -> None:
-        base = f"{prefix}dream:"
+        base = keyspace(prefix, "dream")
         super().__init__(client, f"{base}runs", GROUP)
         self._run, self._lock, self._slot = f"{base}run:", f"{base}lock:", f"{base}slot:"
         self.schedules, self._fired = f"{base}schedules", f"{base}fired"
@@ -160,7 +161,7 @@ class DreamStore(JobStream):
             self._indexed = True
             return
         client = self._client()
-        keys = [text(k) for k in client.scan_iter(match=_glob_escaped(self._run) + "*",
+        keys = [text(k) for k in client.scan_iter(match=glob_escaped(self._run) + "*",
                                                   count=500)]
         for start in range(0, len(keys), _RUN_BATCH):
             part = keys[start:start + _RUN_BATCH]
@@ -336,11 +337,6 @@ def _document(agent_id: str, path: str, raw: bytes | str | dict[str, object]
               ) -> MemoryDocument:
     fields = raw if isinstance(raw, dict) else json.loads(raw)
     return MemoryDocument(agent_id=agent_id, path=path, **fields)  # type: ignore[arg-type]
-
-
-def _glob_escaped(value: str) -> str:
-    """`value` matching only itself in a SCAN pattern."""
-    return re.sub(r"([*?\[\]\\])", r"\\\1", value)
 
 
 def outbox_field(run_id: str, step: int) -> str:

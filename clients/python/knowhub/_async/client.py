@@ -7,7 +7,8 @@ target to spread calls over every replica behind a name (round-robin). `tls_ca` 
 bytes or a file's path) verifies a TLS server with that CA; `tls=True` alone uses the
 system's root certificates.
 
-Without `token`, the client sends `KNOWHUB_TOKEN`, else, for a hub on this machine, the
+Without `target`, the client calls `KNOWHUB_TARGET`, else 127.0.0.1:50051. Without `token`,
+the client sends `KNOWHUB_TOKEN`, else, for a hub on this machine, the
 local token of its data directory (see knowhub.local); `token=""` sends none.
 """
 
@@ -21,7 +22,7 @@ from knowhub._async.knowledge import AsyncKnowledgeAPI
 from knowhub._async.memory import AsyncMemoryAPI
 from knowhub._async.resources import AsyncResourcesAPI
 from knowhub._transport import DEFAULT_TIMEOUT, AsyncTransport
-from knowhub.channels import DEFAULT_TARGET, TlsCA, read_ca
+from knowhub.channels import TlsCA, default_target, read_ca
 from knowhub.local import default_token
 
 
@@ -35,13 +36,14 @@ class AsyncKnowHub:
                  tls: bool = False, tls_ca: TlsCA | None = None) -> None:
         self._transports: dict[str, AsyncTransport] = {}
         ca = read_ca(tls_ca)  # read once, for every channel
+        target = target or default_target()
         if token is None:
             own = (knowledge, resource, cognition, dream)
-            token = default_token({t or target or DEFAULT_TARGET for t in own})
+            token = default_token({t or target for t in own})
 
         def transport(own_target: str | None) -> AsyncTransport:
             """One channel per distinct address."""
-            address = own_target or target or DEFAULT_TARGET
+            address = own_target or target
             if address not in self._transports:
                 self._transports[address] = AsyncTransport(address, token, timeout, tls, ca)
             return self._transports[address]
@@ -53,6 +55,7 @@ class AsyncKnowHub:
         self.dream = AsyncDreamAPI(transport(dream))
 
     async def close(self) -> None:
+        """Closes the client's channels."""
         for transport in self._transports.values():
             await transport.close()
 

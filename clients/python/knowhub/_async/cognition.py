@@ -116,6 +116,7 @@ class AsyncCognitionAPI:
     # -- evaluation --
 
     async def pending_evaluations(self, trace_id: str) -> PendingQueries:
+        """The trace's query events that name sources and have no evaluation yet."""
         return await self._transport.call(
             self._stub.PendingEvaluations,
             cognition_pb2.PendingEvaluationsRequest(trace_id=trace_id),
@@ -140,6 +141,7 @@ class AsyncCognitionAPI:
                                       lambda r: Trigger.from_proto(r.trigger))
 
     async def ack_triggers(self, trigger_ids: Sequence[str], group: str | None = None) -> int:
+        """Acknowledges triggers read with `watch_triggers` in `group`; how many were pending."""
         request = cognition_pb2.AckTriggersRequest(group=group or "",
                                                    trigger_ids=list(trigger_ids))
         return await self._transport.call(self._stub.AckTriggers, request,
@@ -203,6 +205,8 @@ class AsyncCognitionAPI:
 
     async def commit_extractions(self, trace_id: str,
                                  extraction_ids: Sequence[str] | None = None) -> CommitReport:
+        """Saves the trace's approved and edited extractions (or only `extraction_ids`) as
+        knowledge; the report lists each one's new or linked record, or its failure."""
         request = cognition_pb2.CommitExtractionsRequest(
             trace_id=trace_id, extraction_ids=list(extraction_ids or []))
         return await self._transport.call(self._stub.CommitExtractions, request,

@@ -46,6 +46,8 @@ class AsyncDreamAPI:
                                           lambda r: DreamRun.from_proto(r.run))
 
     async def get_run(self, run_id: str) -> DreamRun:
+        """One dream run: its status (queued, running, done, skipped, failed), counts and
+        failures."""
         return await self._transport.call(
             self._stub.GetDreamRun, dream_pb2.GetDreamRunRequest(run_id=run_id),
             lambda r: DreamRun.from_proto(r.run))
@@ -82,6 +84,7 @@ class AsyncDreamAPI:
                                           SchedulePage.from_proto)
 
     async def delete_schedule(self, schedule_id: str) -> str:
+        """Removes one of the caller's dream schedules; returns its id."""
         return await self._transport.call(
             self._stub.DeleteSchedule, dream_pb2.DeleteScheduleRequest(schedule_id=schedule_id),
             lambda r: r.schedule_id)

@@ -69,6 +69,7 @@ class AsyncKnowledgeAPI:
             lambda r: [Knowledge.from_proto(k) for k in r.knowledge])
 
     async def get(self, knowledge_id: str) -> Knowledge:
+        """One record the caller can see (NotFound otherwise), with its eval histories."""
         return await self._transport.call(
             self._stub.GetKnowledge, knowledge_pb2.GetKnowledgeRequest(id=knowledge_id),
             lambda r: Knowledge.from_proto(r.knowledge))
@@ -125,6 +126,7 @@ class AsyncKnowledgeAPI:
             lambda r: [FeedbackResult.from_proto(x) for x in r.results])
 
     async def delete(self, knowledge_id: str) -> None:
+        """Deletes a record (its owner, the user who created it, or an admin)."""
         await self._transport.call(
             self._stub.DeleteKnowledge, knowledge_pb2.DeleteKnowledgeRequest(id=knowledge_id),
             lambda r: None)

@@ -95,6 +95,7 @@ class AsyncResourcesAPI:
             lambda r: Resource.from_proto(r.resource))
 
     async def undelete(self, id: str) -> Resource:
+        """Restores a soft-deleted resource's latest version."""
         return await self._transport.call(
             self._stub.UndeleteResource, resource_pb2.UndeleteResourceRequest(id=id),
             lambda r: Resource.from_proto(r.resource))

@@ -8,7 +8,8 @@ target to spread calls over every replica behind a name (round-robin). `tls_ca` 
 bytes or a file's path) verifies a TLS server with that CA; `tls=True` alone uses the
 system's root certificates.
 
-Without `token`, the client sends `KNOWHUB_TOKEN`, else, for a hub on this machine, the
+Without `target`, the client calls `KNOWHUB_TARGET`, else 127.0.0.1:50051. Without `token`,
+the client sends `KNOWHUB_TOKEN`, else, for a hub on this machine, the
 local token of its data directory (see knowhub.local); `token=""` sends none.
 """
 
@@ -22,7 +23,7 @@ from knowhub._sync.knowledge import KnowledgeAPI
 from knowhub._sync.memory import MemoryAPI
 from knowhub._sync.resources import ResourcesAPI
 from knowhub._transport import DEFAULT_TIMEOUT, Transport
-from knowhub.channels import DEFAULT_TARGET, TlsCA, read_ca
+from knowhub.channels import TlsCA, default_target, read_ca
 from knowhub.local import default_token
 
 
@@ -44,13 +45,14 @@ class KnowHub:
     ) -> None:
         self._transports: dict[str, Transport] = {}
         ca = read_ca(tls_ca)  # read once, for every channel
+        target = target or default_target()
         if token is None:
             own = (knowledge, resource, cognition, dream)
-            token = default_token({t or target or DEFAULT_TARGET for t in own})
+            token = default_token({t or target for t in own})
 
         def transport(own_target: str | None) -> Transport:
             """One channel per distinct address."""
-            address = own_target or target or DEFAULT_TARGET
+            address = own_target or target
             if address not in self._transports:
                 self._transports[address] = Transport(address, token, timeout, tls, ca)
             return self._transports[address]
@@ -62,6 +64,7 @@ class KnowHub:
         self.dream = DreamAPI(transport(dream))
 
     def close(self) -> None:
+        """Closes the client's channels."""
         for transport in self._transports.values():
             transport.close()
 

@@ -52,6 +52,8 @@ class DreamAPI:
         )
 
     def get_run(self, run_id: str) -> DreamRun:
+        """One dream run: its status (queued, running, done, skipped, failed), counts and
+        failures."""
         return self._transport.call(
             self._stub.GetDreamRun,
             dream_pb2.GetDreamRunRequest(run_id=run_id),
@@ -109,6 +111,7 @@ class DreamAPI:
         return self._transport.call(self._stub.ListSchedules, request, SchedulePage.from_proto)
 
     def delete_schedule(self, schedule_id: str) -> str:
+        """Removes one of the caller's dream schedules; returns its id."""
         return self._transport.call(
             self._stub.DeleteSchedule,
             dream_pb2.DeleteScheduleRequest(schedule_id=schedule_id),

@@ -97,6 +97,7 @@ class KnowledgeAPI:
         )
 
     def get(self, knowledge_id: str) -> Knowledge:
+        """One record the caller can see (NotFound otherwise), with its eval histories."""
         return self._transport.call(
             self._stub.GetKnowledge,
             knowledge_pb2.GetKnowledgeRequest(id=knowledge_id),
@@ -188,6 +189,7 @@ class KnowledgeAPI:
         )
 
     def delete(self, knowledge_id: str) -> None:
+        """Deletes a record (its owner, the user who created it, or an admin)."""
         self._transport.call(
             self._stub.DeleteKnowledge,
             knowledge_pb2.DeleteKnowledgeRequest(id=knowledge_id),

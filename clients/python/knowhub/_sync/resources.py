@@ -136,6 +136,7 @@ class ResourcesAPI:
         )
 
     def undelete(self, id: str) -> Resource:
+        """Restores a soft-deleted resource's latest version."""
         return self._transport.call(
             self._stub.UndeleteResource,
             resource_pb2.UndeleteResourceRequest(id=id),

@@ -65,10 +65,13 @@ def to_timestamp(value: TimeLike) -> Timestamp | None:
     if isinstance(value, datetime):
         if value.tzinfo is None:
             value = value.replace(tzinfo=timezone.utc)
-        value = value.timestamp()
-    stamp = Timestamp()
-    stamp.FromNanoseconds(round(float(value) * 1e9))
-    return stamp
+        # Exact, from the datetime's own fields: through a float, a time the hub gave out
+        # could come back a fraction of a microsecond later than itself.
+        delta = value - _EPOCH
+        return Timestamp(seconds=delta.days * 86_400 + delta.seconds,
+                         nanos=delta.microseconds * 1000)
+    seconds, micros = divmod(round(float(value) * 1e6), 1_000_000)
+    return Timestamp(seconds=seconds, nanos=micros * 1000)
 
 
 def iso(value: datetime | None) -> str | None:

@@ -26,7 +26,7 @@ if _version_not_supported:
 
 
 class CognitionServiceStub:
-    """Per-trace cognition logs (seeds 000 and 004): what an agent asked, whether the answers
+    """Per-trace cognition logs: what an agent asked, whether the answers
     helped, which new knowledge a person approved, what the agent remembered and planned,
     and what its runtime did node by node (trace-event-schema v0.9).
     A trace belongs to the user who first wrote to it; only that user (any of its agents)
@@ -130,7 +130,7 @@ class CognitionServiceStub:
 
 
 class CognitionServiceServicer:
-    """Per-trace cognition logs (seeds 000 and 004): what an agent asked, whether the answers
+    """Per-trace cognition logs: what an agent asked, whether the answers
     helped, which new knowledge a person approved, what the agent remembered and planned,
     and what its runtime did node by node (trace-event-schema v0.9).
     A trace belongs to the user who first wrote to it; only that user (any of its agents)
@@ -175,7 +175,7 @@ class CognitionServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def SignalTrigger(self, request, context):
-        """Seed 000's three evaluation triggers: when queries are pending, publishes one trigger
+        """The three evaluation triggers: when queries are pending, publishes one trigger
         on the Redis stream `<prefix>triggers:evaluation` (not again for the same pending set).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -199,7 +199,7 @@ class CognitionServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetEvaluationPrompt(self, request, context):
-        """Seed 000's evaluation prompt for a trace's pending queries (no message history).
+        """The evaluation prompt for a trace's pending queries (no message history).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -214,7 +214,7 @@ class CognitionServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def SavePendingExtraction(self, request, context):
-        """Stores candidate knowledge for human review (seed 000 knowledge_save_pending).
+        """Stores candidate knowledge for human review (knowledge_save_pending).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -242,7 +242,7 @@ class CognitionServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetTraceView(self, request, context):
-        """Seed 004's consumption model of a trace, as data: the reasoning step timeline, the
+        """The debug view of a trace, as data: the reasoning step timeline, the
         decision tree, plan evolution with diffs, the tool dependency graph and the memory
         timeline, with the job's status; and the knowledge aggregations.
         """
@@ -251,14 +251,14 @@ class CognitionServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ExportLog(self, request, context):
-        """The trace's log as seed 000's JSON file `{trace_id, events: [...]}`.
+        """The trace's log as a JSON file `{trace_id, events: [...]}`.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ImportLog(self, request, context):
-        """Creates a trace from a JSON log file: seed 000's `{trace_id, events}` or the legacy
+        """Creates a trace from a JSON log file: `{trace_id, events}` or the legacy
         `knowledge_log.json` with `entries`. Records history only: imported evaluations change
         no knowledge and imported extractions are not committed again.
         """
@@ -370,7 +370,7 @@ def add_CognitionServiceServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class CognitionService:
-    """Per-trace cognition logs (seeds 000 and 004): what an agent asked, whether the answers
+    """Per-trace cognition logs: what an agent asked, whether the answers
     helped, which new knowledge a person approved, what the agent remembered and planned,
     and what its runtime did node by node (trace-event-schema v0.9).
     A trace belongs to the user who first wrote to it; only that user (any of its agents)

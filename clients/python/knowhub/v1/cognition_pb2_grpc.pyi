@@ -27,7 +27,7 @@ GRPC_GENERATED_VERSION: str
 GRPC_VERSION: str
 
 class CognitionServiceStub:
-    """Per-trace cognition logs (seeds 000 and 004): what an agent asked, whether the answers
+    """Per-trace cognition logs: what an agent asked, whether the answers
     helped, which new knowledge a person approved, what the agent remembered and planned,
     and what its runtime did node by node (trace-event-schema v0.9).
     A trace belongs to the user who first wrote to it; only that user (any of its agents)
@@ -58,7 +58,7 @@ class CognitionServiceStub:
     PendingEvaluations: _grpc.UnaryUnaryMultiCallable[_cognition_pb2.PendingEvaluationsRequest, _cognition_pb2.PendingEvaluationsResponse]
     """The query events of a trace that have no evaluation yet and name at least one source."""
     SignalTrigger: _grpc.UnaryUnaryMultiCallable[_cognition_pb2.SignalTriggerRequest, _cognition_pb2.SignalTriggerResponse]
-    """Seed 000's three evaluation triggers: when queries are pending, publishes one trigger
+    """The three evaluation triggers: when queries are pending, publishes one trigger
     on the Redis stream `<prefix>triggers:evaluation` (not again for the same pending set).
     """
     WatchTriggers: _grpc.UnaryStreamMultiCallable[_cognition_pb2.WatchTriggersRequest, _cognition_pb2.WatchTriggersResponse]
@@ -69,13 +69,13 @@ class CognitionServiceStub:
     AckTriggers: _grpc.UnaryUnaryMultiCallable[_cognition_pb2.AckTriggersRequest, _cognition_pb2.AckTriggersResponse]
     """Acknowledges delivered triggers so they are not delivered again. Role as WatchTriggers."""
     GetEvaluationPrompt: _grpc.UnaryUnaryMultiCallable[_cognition_pb2.GetEvaluationPromptRequest, _cognition_pb2.GetEvaluationPromptResponse]
-    """Seed 000's evaluation prompt for a trace's pending queries (no message history)."""
+    """The evaluation prompt for a trace's pending queries (no message history)."""
     SubmitEvaluation: _grpc.UnaryUnaryMultiCallable[_cognition_pb2.SubmitEvaluationRequest, _cognition_pb2.SubmitEvaluationResponse]
     """Records the evaluations of pending queries (an LLM's raw answer or structured) and
     applies helpful / harmful ones to the knowledge, each exactly once.
     """
     SavePendingExtraction: _grpc.UnaryUnaryMultiCallable[_cognition_pb2.SavePendingExtractionRequest, _cognition_pb2.SavePendingExtractionResponse]
-    """Stores candidate knowledge for human review (seed 000 knowledge_save_pending)."""
+    """Stores candidate knowledge for human review (knowledge_save_pending)."""
     ListExtractions: _grpc.UnaryUnaryMultiCallable[_cognition_pb2.ListExtractionsRequest, _cognition_pb2.ListExtractionsResponse]
     """Lists extractions of one trace, or of every trace the caller can see, by state."""
     ReviewExtraction: _grpc.UnaryUnaryMultiCallable[_cognition_pb2.ReviewExtractionRequest, _cognition_pb2.ReviewExtractionResponse]
@@ -83,14 +83,14 @@ class CognitionServiceStub:
     CommitExtractions: _grpc.UnaryUnaryMultiCallable[_cognition_pb2.CommitExtractionsRequest, _cognition_pb2.CommitExtractionsResponse]
     """Saves a trace's approved and edited extractions as knowledge, each exactly once."""
     GetTraceView: _grpc.UnaryUnaryMultiCallable[_cognition_pb2.GetTraceViewRequest, _cognition_pb2.GetTraceViewResponse]
-    """Seed 004's consumption model of a trace, as data: the reasoning step timeline, the
+    """The debug view of a trace, as data: the reasoning step timeline, the
     decision tree, plan evolution with diffs, the tool dependency graph and the memory
     timeline, with the job's status; and the knowledge aggregations.
     """
     ExportLog: _grpc.UnaryUnaryMultiCallable[_cognition_pb2.ExportLogRequest, _cognition_pb2.ExportLogResponse]
-    """The trace's log as seed 000's JSON file `{trace_id, events: [...]}`."""
+    """The trace's log as a JSON file `{trace_id, events: [...]}`."""
     ImportLog: _grpc.UnaryUnaryMultiCallable[_cognition_pb2.ImportLogRequest, _cognition_pb2.ImportLogResponse]
-    """Creates a trace from a JSON log file: seed 000's `{trace_id, events}` or the legacy
+    """Creates a trace from a JSON log file: `{trace_id, events}` or the legacy
     `knowledge_log.json` with `entries`. Records history only: imported evaluations change
     no knowledge and imported extractions are not committed again.
     """
@@ -99,7 +99,7 @@ class CognitionServiceStub:
 
 @_typing.type_check_only
 class CognitionServiceAsyncStub(CognitionServiceStub):
-    """Per-trace cognition logs (seeds 000 and 004): what an agent asked, whether the answers
+    """Per-trace cognition logs: what an agent asked, whether the answers
     helped, which new knowledge a person approved, what the agent remembered and planned,
     and what its runtime did node by node (trace-event-schema v0.9).
     A trace belongs to the user who first wrote to it; only that user (any of its agents)
@@ -127,7 +127,7 @@ class CognitionServiceAsyncStub(CognitionServiceStub):
     PendingEvaluations: _aio.UnaryUnaryMultiCallable[_cognition_pb2.PendingEvaluationsRequest, _cognition_pb2.PendingEvaluationsResponse]  # type: ignore[assignment]
     """The query events of a trace that have no evaluation yet and name at least one source."""
     SignalTrigger: _aio.UnaryUnaryMultiCallable[_cognition_pb2.SignalTriggerRequest, _cognition_pb2.SignalTriggerResponse]  # type: ignore[assignment]
-    """Seed 000's three evaluation triggers: when queries are pending, publishes one trigger
+    """The three evaluation triggers: when queries are pending, publishes one trigger
     on the Redis stream `<prefix>triggers:evaluation` (not again for the same pending set).
     """
     WatchTriggers: _aio.UnaryStreamMultiCallable[_cognition_pb2.WatchTriggersRequest, _cognition_pb2.WatchTriggersResponse]  # type: ignore[assignment]
@@ -138,13 +138,13 @@ class CognitionServiceAsyncStub(CognitionServiceStub):
     AckTriggers: _aio.UnaryUnaryMultiCallable[_cognition_pb2.AckTriggersRequest, _cognition_pb2.AckTriggersResponse]  # type: ignore[assignment]
     """Acknowledges delivered triggers so they are not delivered again. Role as WatchTriggers."""
     GetEvaluationPrompt: _aio.UnaryUnaryMultiCallable[_cognition_pb2.GetEvaluationPromptRequest, _cognition_pb2.GetEvaluationPromptResponse]  # type: ignore[assignment]
-    """Seed 000's evaluation prompt for a trace's pending queries (no message history)."""
+    """The evaluation prompt for a trace's pending queries (no message history)."""
     SubmitEvaluation: _aio.UnaryUnaryMultiCallable[_cognition_pb2.SubmitEvaluationRequest, _cognition_pb2.SubmitEvaluationResponse]  # type: ignore[assignment]
     """Records the evaluations of pending queries (an LLM's raw answer or structured) and
     applies helpful / harmful ones to the knowledge, each exactly once.
     """
     SavePendingExtraction: _aio.UnaryUnaryMultiCallable[_cognition_pb2.SavePendingExtractionRequest, _cognition_pb2.SavePendingExtractionResponse]  # type: ignore[assignment]
-    """Stores candidate knowledge for human review (seed 000 knowledge_save_pending)."""
+    """Stores candidate knowledge for human review (knowledge_save_pending)."""
     ListExtractions: _aio.UnaryUnaryMultiCallable[_cognition_pb2.ListExtractionsRequest, _cognition_pb2.ListExtractionsResponse]  # type: ignore[assignment]
     """Lists extractions of one trace, or of every trace the caller can see, by state."""
     ReviewExtraction: _aio.UnaryUnaryMultiCallable[_cognition_pb2.ReviewExtractionRequest, _cognition_pb2.ReviewExtractionResponse]  # type: ignore[assignment]
@@ -152,14 +152,14 @@ class CognitionServiceAsyncStub(CognitionServiceStub):
     CommitExtractions: _aio.UnaryUnaryMultiCallable[_cognition_pb2.CommitExtractionsRequest, _cognition_pb2.CommitExtractionsResponse]  # type: ignore[assignment]
     """Saves a trace's approved and edited extractions as knowledge, each exactly once."""
     GetTraceView: _aio.UnaryUnaryMultiCallable[_cognition_pb2.GetTraceViewRequest, _cognition_pb2.GetTraceViewResponse]  # type: ignore[assignment]
-    """Seed 004's consumption model of a trace, as data: the reasoning step timeline, the
+    """The debug view of a trace, as data: the reasoning step timeline, the
     decision tree, plan evolution with diffs, the tool dependency graph and the memory
     timeline, with the job's status; and the knowledge aggregations.
     """
     ExportLog: _aio.UnaryUnaryMultiCallable[_cognition_pb2.ExportLogRequest, _cognition_pb2.ExportLogResponse]  # type: ignore[assignment]
-    """The trace's log as seed 000's JSON file `{trace_id, events: [...]}`."""
+    """The trace's log as a JSON file `{trace_id, events: [...]}`."""
     ImportLog: _aio.UnaryUnaryMultiCallable[_cognition_pb2.ImportLogRequest, _cognition_pb2.ImportLogResponse]  # type: ignore[assignment]
-    """Creates a trace from a JSON log file: seed 000's `{trace_id, events}` or the legacy
+    """Creates a trace from a JSON log file: `{trace_id, events}` or the legacy
     `knowledge_log.json` with `entries`. Records history only: imported evaluations change
     no knowledge and imported extractions are not committed again.
     """
@@ -167,7 +167,7 @@ class CognitionServiceAsyncStub(CognitionServiceStub):
     """Marks reflection events consumed by dream's cross-trace integration (sets consumed_at)."""
 
 class CognitionServiceServicer(metaclass=_abc_1.ABCMeta):
-    """Per-trace cognition logs (seeds 000 and 004): what an agent asked, whether the answers
+    """Per-trace cognition logs: what an agent asked, whether the answers
     helped, which new knowledge a person approved, what the agent remembered and planned,
     and what its runtime did node by node (trace-event-schema v0.9).
     A trace belongs to the user who first wrote to it; only that user (any of its agents)
@@ -223,7 +223,7 @@ class CognitionServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _cognition_pb2.SignalTriggerRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_cognition_pb2.SignalTriggerResponse, _abc.Awaitable[_cognition_pb2.SignalTriggerResponse]]:
-        """Seed 000's three evaluation triggers: when queries are pending, publishes one trigger
+        """The three evaluation triggers: when queries are pending, publishes one trigger
         on the Redis stream `<prefix>triggers:evaluation` (not again for the same pending set).
         """
 
@@ -252,7 +252,7 @@ class CognitionServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _cognition_pb2.GetEvaluationPromptRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_cognition_pb2.GetEvaluationPromptResponse, _abc.Awaitable[_cognition_pb2.GetEvaluationPromptResponse]]:
-        """Seed 000's evaluation prompt for a trace's pending queries (no message history)."""
+        """The evaluation prompt for a trace's pending queries (no message history)."""
 
     @_abc_1.abstractmethod
     def SubmitEvaluation(
@@ -270,7 +270,7 @@ class CognitionServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _cognition_pb2.SavePendingExtractionRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_cognition_pb2.SavePendingExtractionResponse, _abc.Awaitable[_cognition_pb2.SavePendingExtractionResponse]]:
-        """Stores candidate knowledge for human review (seed 000 knowledge_save_pending)."""
+        """Stores candidate knowledge for human review (knowledge_save_pending)."""
 
     @_abc_1.abstractmethod
     def ListExtractions(
@@ -302,7 +302,7 @@ class CognitionServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _cognition_pb2.GetTraceViewRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_cognition_pb2.GetTraceViewResponse, _abc.Awaitable[_cognition_pb2.GetTraceViewResponse]]:
-        """Seed 004's consumption model of a trace, as data: the reasoning step timeline, the
+        """The debug view of a trace, as data: the reasoning step timeline, the
         decision tree, plan evolution with diffs, the tool dependency graph and the memory
         timeline, with the job's status; and the knowledge aggregations.
         """
@@ -313,7 +313,7 @@ class CognitionServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _cognition_pb2.ExportLogRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_cognition_pb2.ExportLogResponse, _abc.Awaitable[_cognition_pb2.ExportLogResponse]]:
-        """The trace's log as seed 000's JSON file `{trace_id, events: [...]}`."""
+        """The trace's log as a JSON file `{trace_id, events: [...]}`."""
 
     @_abc_1.abstractmethod
     def ImportLog(
@@ -321,7 +321,7 @@ class CognitionServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _cognition_pb2.ImportLogRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_cognition_pb2.ImportLogResponse, _abc.Awaitable[_cognition_pb2.ImportLogResponse]]:
-        """Creates a trace from a JSON log file: seed 000's `{trace_id, events}` or the legacy
+        """Creates a trace from a JSON log file: `{trace_id, events}` or the legacy
         `knowledge_log.json` with `entries`. Records history only: imported evaluations change
         no knowledge and imported extractions are not committed again.
         """

@@ -26,9 +26,9 @@ if _version_not_supported:
 
 
 class DreamServiceStub:
-    """Cognitive memory (seed 002): short-term memos, the background historian that turns
+    """Cognitive memory: short-term memos, the background historian that turns
     observations into absolute events, event search with hard isolation and time decay,
-    and user / group profiles with revisions. And dream runs (seed 000): per-trace
+    and user / group profiles with revisions. And dream runs: per-trace
     reflection and cross-trace integration of an agent's traces into its memory documents,
     run on demand or on a schedule.
 
@@ -136,9 +136,9 @@ class DreamServiceStub:
 
 
 class DreamServiceServicer:
-    """Cognitive memory (seed 002): short-term memos, the background historian that turns
+    """Cognitive memory: short-term memos, the background historian that turns
     observations into absolute events, event search with hard isolation and time decay,
-    and user / group profiles with revisions. And dream runs (seed 000): per-trace
+    and user / group profiles with revisions. And dream runs: per-trace
     reflection and cross-trace integration of an agent's traces into its memory documents,
     run on demand or on a schedule.
 
@@ -370,9 +370,9 @@ def add_DreamServiceServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class DreamService:
-    """Cognitive memory (seed 002): short-term memos, the background historian that turns
+    """Cognitive memory: short-term memos, the background historian that turns
     observations into absolute events, event search with hard isolation and time decay,
-    and user / group profiles with revisions. And dream runs (seed 000): per-trace
+    and user / group profiles with revisions. And dream runs: per-trace
     reflection and cross-trace integration of an agent's traces into its memory documents,
     run on demand or on a schedule.
 

@@ -27,9 +27,9 @@ GRPC_GENERATED_VERSION: str
 GRPC_VERSION: str
 
 class DreamServiceStub:
-    """Cognitive memory (seed 002): short-term memos, the background historian that turns
+    """Cognitive memory: short-term memos, the background historian that turns
     observations into absolute events, event search with hard isolation and time decay,
-    and user / group profiles with revisions. And dream runs (seed 000): per-trace
+    and user / group profiles with revisions. And dream runs: per-trace
     reflection and cross-trace integration of an agent's traces into its memory documents,
     run on demand or on a schedule.
 
@@ -88,9 +88,9 @@ class DreamServiceStub:
 
 @_typing.type_check_only
 class DreamServiceAsyncStub(DreamServiceStub):
-    """Cognitive memory (seed 002): short-term memos, the background historian that turns
+    """Cognitive memory: short-term memos, the background historian that turns
     observations into absolute events, event search with hard isolation and time decay,
-    and user / group profiles with revisions. And dream runs (seed 000): per-trace
+    and user / group profiles with revisions. And dream runs: per-trace
     reflection and cross-trace integration of an agent's traces into its memory documents,
     run on demand or on a schedule.
 
@@ -145,9 +145,9 @@ class DreamServiceAsyncStub(DreamServiceStub):
     """One memory document, current or an earlier kept revision, with its revisions."""
 
 class DreamServiceServicer(metaclass=_abc_1.ABCMeta):
-    """Cognitive memory (seed 002): short-term memos, the background historian that turns
+    """Cognitive memory: short-term memos, the background historian that turns
     observations into absolute events, event search with hard isolation and time decay,
-    and user / group profiles with revisions. And dream runs (seed 000): per-trace
+    and user / group profiles with revisions. And dream runs: per-trace
     reflection and cross-trace integration of an agent's traces into its memory documents,
     run on demand or on a schedule.
 

@@ -26,7 +26,7 @@ if _version_not_supported:
 
 
 class KnowledgeServiceStub:
-    """Structured experience that agents save, find, rate and evolve (seeds 001, 003).
+    """Structured experience that agents save, find, rate and evolve.
     """
 
     def __init__(self, channel):
@@ -93,7 +93,7 @@ class KnowledgeServiceStub:
 
 
 class KnowledgeServiceServicer:
-    """Structured experience that agents save, find, rate and evolve (seeds 001, 003).
+    """Structured experience that agents save, find, rate and evolve.
     """
 
     def SaveKnowledge(self, request, context):
@@ -243,7 +243,7 @@ def add_KnowledgeServiceServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class KnowledgeService:
-    """Structured experience that agents save, find, rate and evolve (seeds 001, 003).
+    """Structured experience that agents save, find, rate and evolve.
     """
 
     @staticmethod

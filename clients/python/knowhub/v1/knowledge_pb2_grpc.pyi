@@ -27,7 +27,7 @@ GRPC_GENERATED_VERSION: str
 GRPC_VERSION: str
 
 class KnowledgeServiceStub:
-    """Structured experience that agents save, find, rate and evolve (seeds 001, 003)."""
+    """Structured experience that agents save, find, rate and evolve."""
 
     @_typing.overload
     def __new__(cls, channel: _grpc.Channel) -> _Self: ...
@@ -63,7 +63,7 @@ class KnowledgeServiceStub:
 
 @_typing.type_check_only
 class KnowledgeServiceAsyncStub(KnowledgeServiceStub):
-    """Structured experience that agents save, find, rate and evolve (seeds 001, 003)."""
+    """Structured experience that agents save, find, rate and evolve."""
 
     def __init__(self, channel: _aio.Channel) -> None: ...
     SaveKnowledge: _aio.UnaryUnaryMultiCallable[_knowledge_pb2.SaveKnowledgeRequest, _knowledge_pb2.SaveKnowledgeResponse]  # type: ignore[assignment]
@@ -95,7 +95,7 @@ class KnowledgeServiceAsyncStub(KnowledgeServiceStub):
     """
 
 class KnowledgeServiceServicer(metaclass=_abc_1.ABCMeta):
-    """Structured experience that agents save, find, rate and evolve (seeds 001, 003)."""
+    """Structured experience that agents save, find, rate and evolve."""
 
     @_abc_1.abstractmethod
     def SaveKnowledge(

@@ -26,7 +26,7 @@ if _version_not_supported:
 
 
 class ResourceServiceStub:
-    """Resources agents keep next to their knowledge (seed 001 "Resource 引用机制"): code
+    """Resources agents keep next to their knowledge: code
     snippets, credentials and cookies. The sensitive part of a resource, secure_body, is
     encrypted at rest, returned only when asked for and allowed, and every such read is
     audited. Each save makes a new version; the last N are kept (Vault KV v2 semantics).
@@ -96,7 +96,7 @@ class ResourceServiceStub:
 
 
 class ResourceServiceServicer:
-    """Resources agents keep next to their knowledge (seed 001 "Resource 引用机制"): code
+    """Resources agents keep next to their knowledge: code
     snippets, credentials and cookies. The sensitive part of a resource, secure_body, is
     encrypted at rest, returned only when asked for and allowed, and every such read is
     audited. Each save makes a new version; the last N are kept (Vault KV v2 semantics).
@@ -246,7 +246,7 @@ def add_ResourceServiceServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class ResourceService:
-    """Resources agents keep next to their knowledge (seed 001 "Resource 引用机制"): code
+    """Resources agents keep next to their knowledge: code
     snippets, credentials and cookies. The sensitive part of a resource, secure_body, is
     encrypted at rest, returned only when asked for and allowed, and every such read is
     audited. Each save makes a new version; the last N are kept (Vault KV v2 semantics).

@@ -27,7 +27,7 @@ GRPC_GENERATED_VERSION: str
 GRPC_VERSION: str
 
 class ResourceServiceStub:
-    """Resources agents keep next to their knowledge (seed 001 "Resource 引用机制"): code
+    """Resources agents keep next to their knowledge: code
     snippets, credentials and cookies. The sensitive part of a resource, secure_body, is
     encrypted at rest, returned only when asked for and allowed, and every such read is
     audited. Each save makes a new version; the last N are kept (Vault KV v2 semantics).
@@ -62,7 +62,7 @@ class ResourceServiceStub:
 
 @_typing.type_check_only
 class ResourceServiceAsyncStub(ResourceServiceStub):
-    """Resources agents keep next to their knowledge (seed 001 "Resource 引用机制"): code
+    """Resources agents keep next to their knowledge: code
     snippets, credentials and cookies. The sensitive part of a resource, secure_body, is
     encrypted at rest, returned only when asked for and allowed, and every such read is
     audited. Each save makes a new version; the last N are kept (Vault KV v2 semantics).
@@ -93,7 +93,7 @@ class ResourceServiceAsyncStub(ResourceServiceStub):
     """Makes a fresh master key active and re-wraps every data key under it. Admin only."""
 
 class ResourceServiceServicer(metaclass=_abc_1.ABCMeta):
-    """Resources agents keep next to their knowledge (seed 001 "Resource 引用机制"): code
+    """Resources agents keep next to their knowledge: code
     snippets, credentials and cookies. The sensitive part of a resource, secure_body, is
     encrypted at rest, returned only when asked for and allowed, and every such read is
     audited. Each save makes a new version; the last N are kept (Vault KV v2 semantics).

@@ -1,4 +1,4 @@
-// Review queue (seed 000): extractions across every trace the token can see; approve,
+// Review queue: extractions across every trace the token can see; approve,
 // edit or discard each, then commit a trace's approved ones and read the commit report.
 
 import { call, callAll } from "../api.js";

@@ -1,4 +1,4 @@
-// Traces: the list, and one trace in seed 004's debug view: a header (job, agent, goal,
+// Traces: the list, and one trace in its debug view: a header (job, agent, goal,
 // status, cursor) and tabs — Timeline, Decision tree, Plan, Tools, Memory, Events — built
 // from cognition GetTraceView and GetLog. The graphs are in trace-graphs.js.
 
@@ -65,7 +65,7 @@ async function renderTrace(view, trace_id, tab, job_id) {
   await TABS[tab][1](body, data, { trace_id, job_id });
 }
 
-// Seed 004's header: job, agent, goal, status and cursor; then the trace's own record.
+// The header: job, agent, goal, status and cursor; then the trace's own record.
 function jobHeader(trace_id, tab, header, trace) {
   const status = enumName(header.status);
   const jobs = header.job_ids || [];
