@@ -1,8 +1,10 @@
-"""`make bench`: every benchmark in turn, each printing its figures."""
+"""`make bench`: every benchmark in turn, each printing its figures; `python -m bench
+scale ...` runs the one-node scale benchmark alone (its own arguments follow)."""
 
 from __future__ import annotations
 
 import argparse
+import sys
 
 from bench import (
     cognition_latency,
@@ -16,12 +18,16 @@ from bench import (
     redis_cluster,
     resource_latency,
     routing,
+    scale,
     sdk_conversion,
     tenant_idf,
 )
 
 
 def main() -> None:
+    if sys.argv[1:2] == ["scale"]:
+        scale.main(sys.argv[2:])
+        return
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true",
                         help="smaller sizes (1k and 10k records) for a fast look")
@@ -39,6 +45,8 @@ def main() -> None:
     redis_cluster.main(["--calls", "300", "--failovers", "1"] if args.quick else [])
     sdk_conversion.main(["--number", "500"] if args.quick else [])
     mixed_load.main(["--seconds", "5", "--rounds", "1"] if args.quick else [])
+    scale.main(["--sizes", "1000,10000", "--event-sizes", "10000", "--searches", "200"]
+               if args.quick else [])
 
 
 if __name__ == "__main__":

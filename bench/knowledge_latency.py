@@ -36,7 +36,7 @@ VISIBLE_SCOPES = frozenset({"user:bench", "agent:bench_agent", "org:acme", "publ
 BATCH = 500
 
 
-def _records(text: TextGenerator, count: int) -> list[dict[str, Any]]:
+def synthetic_records(text: TextGenerator, count: int) -> list[dict[str, Any]]:
     """Agent experience spread over visible and invisible scopes (1 in 5 is another org's)."""
     items = []
     for index in range(count):
@@ -85,7 +85,7 @@ def run(sizes: list[int], searches: int) -> None:
         for size in sizes:
             with server_process(data_dir) as (_process, port):
                 kh = KnowHub(f"127.0.0.1:{port}", token=BENCH_TOKEN)
-                batch_rates.append(_ingest(kh, _records(text, size - stored)))
+                batch_rates.append(_ingest(kh, synthetic_records(text, size - stored)))
                 stored = size
                 row = {"size": size, **_search_latency(port, queries)}
                 kh.close()
@@ -94,8 +94,8 @@ def run(sizes: list[int], searches: int) -> None:
             rows.append(row)
         with server_process(data_dir) as (process, port):
             kh = KnowHub(f"127.0.0.1:{port}", token=BENCH_TOKEN)
-            single = _single_saves(kh, _records(text, 1000), threads=1)
-            concurrent = _single_saves(kh, _records(text, 2000), threads=8)
+            single = _single_saves(kh, synthetic_records(text, 1000), threads=1)
+            concurrent = _single_saves(kh, synthetic_records(text, 2000), threads=8)
             _search_latency(port, queries)
             rss = peak_rss_mb(process.pid)
             kh.close()

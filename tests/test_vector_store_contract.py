@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import qdrant_edge as qe
 from qdrant_edge import SparseVector
 
 from knowhub_server.common.edge_store import EdgeStore
@@ -29,6 +30,7 @@ from knowhub_server.common.vectors import (
     HasKey,
     Hit,
     HybridFusion,
+    IndexTuning,
     Order,
     Range,
     Record,
@@ -582,6 +584,57 @@ def test_edge_keeps_data_across_close_and_reopen(edge_root: Path) -> None:
         assert len(hits) == 3
     finally:
         reopened.close()
+
+
+def test_edge_indexes_writes_in_the_background_and_keeps_finding_them(edge_root: Path
+                                                                      ) -> None:
+    """Past `optimize_after_writes` the records get an HNSW graph (here for 8-dimensional
+    vectors, with thresholds of 1 KB), the tag is a tenant index, and searches find the
+    same records before, during and after: the graph's answers equal an exact scan's."""
+    schema = replace(SCHEMA, name="indexed", dense_dim=8, tenant_field="tag")
+    tuning = IndexTuning(full_scan_threshold_kb=1, indexing_threshold_kb=1,
+                         optimize_after_writes=300)
+    store = EdgeStore(edge_root, tuning)
+    things = store.open(schema)
+    spread = [[math.sin(i * (d + 1)) for d in range(8)] for i in range(900)]
+    for start in range(0, 900, 100):
+        things.put([record(f"r{i}", f"word{i % 17} selenium", dense=spread[i],
+                           tag="a" if i % 3 else "b") for i in range(start, start + 100)])
+    in_b = Where(must=(Eq("tag", "b"),))
+    first = things.search(SearchQuery(in_b, 10, dense=spread[3]))
+    store.close()  # waits for the background optimisation
+    # BM25 vectors count as indexed in every segment; dense ones once in a graph.
+    assert _indexed_vectors(edge_root / "indexed") > 900
+
+    reopened = EdgeStore(edge_root, tuning)  # opening indexes the rest
+    try:
+        again = reopened.open(schema).search(SearchQuery(in_b, 10, dense=spread[3]))
+        assert keys_of(again) == keys_of(first) and keys_of(first)[0] == "r3"
+    finally:
+        reopened.close()
+    shard = qe.EdgeShard.load(str(edge_root / "indexed"))
+    try:
+        info = shard.info()
+        assert (info.points_count, info.indexed_vectors_count) == (900, 2 * 900)
+        assert info.payload_schema["tag"].params.is_tenant
+        for where in (None, qe.Filter(must=[qe.FieldCondition(
+                key="tag", match=qe.MatchValue(value="b"))])):
+            query = qe.Query.Nearest(spread[3], using=DENSE)
+            graph, exact = (shard.query(qe.QueryRequest(
+                limit=10, query=query, filter=where, params=params)) for params in (
+                    qe.SearchParams(hnsw_ef=tuning.hnsw_ef), qe.SearchParams(exact=True)))
+            # Scores, not ids: some of these vectors tie.
+            assert [round(p.score, 5) for p in graph] == [round(p.score, 5) for p in exact]
+    finally:
+        shard.close()
+
+
+def _indexed_vectors(path: Path) -> int:
+    shard = qe.EdgeShard.load(str(path))
+    try:
+        return shard.info().indexed_vectors_count
+    finally:
+        shard.close()
 
 
 def test_edge_refuses_a_shard_that_is_already_open(edge_root: Path) -> None:

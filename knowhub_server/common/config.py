@@ -59,6 +59,32 @@ class CommonSettings(BaseSettings):
 
     qdrant_url: str | None = Field(None, description="Qdrant server URL; embedded Edge if unset.")
     qdrant_api_key: str | None = Field(None, description="API key of the Qdrant server.")
+    vector_hnsw_m: int = Field(
+        16, ge=4, le=128, description="Links per vector in the HNSW graph of dense vectors "
+        "(more: better recall, more memory and indexing time).")
+    vector_hnsw_ef_construct: int = Field(
+        100, ge=4, le=2000, description="Candidates considered while building the HNSW "
+        "graph (more: better recall, slower indexing).")
+    vector_hnsw_ef: int = Field(
+        256, ge=1, le=10_000, description="Candidates a dense search keeps while walking "
+        "the HNSW graph (more: better recall, slower searches).")
+    vector_acorn: bool = Field(
+        True, description="Filtered dense searches whose filter leaves a small share of the "
+        "vectors use ACORN (exploring neighbours of neighbours): near-exact recall for "
+        "them at a few times the cost; off: plain filtered HNSW, faster, less exact.")
+    vector_max_segment_size_kb: int = Field(
+        32_000, ge=1_000, description="Largest segment (KB of vectors) the optimiser "
+        "makes by merging smaller ones; the embedded store pauses while it builds one.")
+    vector_full_scan_threshold_kb: int = Field(
+        10_000, ge=0, description="A filtered dense search whose filter leaves fewer "
+        "vectors than this many KB scans them exactly instead of walking the graph.")
+    vector_indexing_threshold_kb: int = Field(
+        10_000, ge=0, description="Segments holding more than this many KB of vectors get "
+        "an HNSW graph (and a compact BM25 index); smaller ones are scanned.")
+    vector_optimize_after_writes: int = Field(
+        10_000, ge=1, description="Embedded store only: records written after which the "
+        "process indexes them in the background (it pauses meanwhile, about a second per "
+        "few thousand dense vectors); a Qdrant server indexes on its own.")
 
     language: Language = Field(
         "en", description="Language of the built-in prompts and of the texts the hub "
@@ -74,6 +100,10 @@ class CommonSettings(BaseSettings):
     embedding_model: str = Field("text-embedding-3-small", description="Embedding model name.")
     embedding_dim: int = Field(1536, ge=1, le=65536, description="Embedding vector size.")
     embedding_timeout_seconds: float = Field(30.0, gt=0, description="Timeout of one call.")
+    embedding_query_cache_size: int = Field(
+        4096, ge=0, le=1_000_000, description="Query texts whose vectors each process keeps "
+        "(least recently used first out), so a repeated search skips the embedding call; "
+        "about 4 bytes per dimension each (6 KiB at 1536). 0 turns the cache off.")
 
     dream_address: str | None = Field(None, description="host:port of the dream service "
                                       "when it runs in another process.")

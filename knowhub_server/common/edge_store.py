@@ -2,14 +2,24 @@
 
 One EdgeShard directory per collection under `<data_dir>/qdrant/`, with a
 `knowhub-manifest.json` beside the engine's files recording how its vectors were built.
+
+The embedded engine runs no optimiser of its own: writes pile up in one appendable
+segment, searched exhaustively, until `EdgeShard.optimize` turns it into indexed segments
+(an HNSW graph for dense vectors, a compact inverted index for BM25, both memory-mapped).
+So each collection optimises when it is opened and, in a background thread, after every
+`IndexTuning.optimize_after_writes` records written. The engine holds the GIL while it
+optimises: the process pauses for the length of one optimisation (seconds per tens of
+thousands of dense vectors), the price of searches that stay flat as the store grows.
 """
 
 from __future__ import annotations
 
 import functools
 import json
+import logging
 import shutil
 import threading
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -18,6 +28,7 @@ import qdrant_edge as qe
 from knowhub_server.common.errors import Unavailable
 from knowhub_server.common.vectors import (
     BULK_FIELD,
+    DEFAULT_TUNING,
     DENSE,
     SPARSE,
     TOKEN_KEY,
@@ -28,6 +39,7 @@ from knowhub_server.common.vectors import (
     HasKey,
     HasPoint,
     Hit,
+    IndexTuning,
     Order,
     Range,
     Record,
@@ -45,22 +57,27 @@ from knowhub_server.common.vectors import (
     stored_payload,
 )
 
+log = logging.getLogger(__name__)
+
 MANIFEST_FILE = "knowhub-manifest.json"
-_SCHEMA_TYPES = {
-    "keyword_fields": qe.PayloadSchemaType.Keyword,
-    "integer_fields": qe.PayloadSchemaType.Integer,
-    "float_fields": qe.PayloadSchemaType.Float,
-}
+PAUSE_WARNING_SECONDS = 5.0
 
 
 class EdgeCollection(VectorCollection):
-    def __init__(self, shard: qe.EdgeShard, schema: CollectionSchema) -> None:
+    def __init__(self, shard: qe.EdgeShard, schema: CollectionSchema,
+                 tuning: IndexTuning = DEFAULT_TUNING) -> None:
         self._shard = shard
         self.schema = schema
         self.gate = WriteGate()  # its store's, once the store opened it
         # Only this process can open the shard (the engine locks it).
         self.exclusive = True
         self._cas_lock = threading.Lock()
+        self._optimize_after = tuning.optimize_after_writes
+        self._dense_params = qe.SearchParams(
+            hnsw_ef=tuning.hnsw_ef, acorn=qe.AcornSearchParams(enable=tuning.acorn))
+        self._unoptimized = 0  # records written since the last optimisation began
+        self._optimizer: threading.Thread | None = None
+        self._optimizer_lock = threading.Lock()
 
     def _write_guard(self) -> threading.Lock:
         return self._cas_lock
@@ -74,6 +91,7 @@ class EdgeCollection(VectorCollection):
             condition = qe.Filter(must=[_condition(Eq("_version", if_version))])
         mode = qe.UpdateMode.InsertOnly if insert_only else None
         self._shard.update(qe.UpdateOperation.upsert_points(points, condition, mode))
+        self._written(len(points))
 
     def retrieve_points(self, point_ids: Sequence[str], *, with_vectors: bool = False,
                         with_bulk: bool = True) -> list[Record]:
@@ -88,9 +106,40 @@ class EdgeCollection(VectorCollection):
 
     def _delete(self, keys: Sequence[str]) -> None:
         self._shard.update(qe.UpdateOperation.delete_points([point_id(k) for k in keys]))
+        self._written(len(keys))
+
+    def optimize(self) -> bool:
+        """Indexes what was written since the last optimisation and merges small
+        segments; True when there was anything to do. Blocks (and holds the GIL)."""
+        started = time.perf_counter()
+        changed = self._shard.optimize()
+        took = time.perf_counter() - started
+        if changed:
+            log.log(logging.WARNING if took >= PAUSE_WARNING_SECONDS else logging.INFO,
+                    "indexed the %s store in %.1f s (the process pauses meanwhile)",
+                    self.schema.name, took)
+        return changed
+
+    def _written(self, count: int) -> None:
+        """Starts a background optimisation once enough records were written."""
+        with self._optimizer_lock:
+            self._unoptimized += count
+            running = self._optimizer is not None and self._optimizer.is_alive()
+            if running or self._unoptimized < self._optimize_after:
+                return
+            self._unoptimized = 0
+            self._optimizer = threading.Thread(target=self.optimize, daemon=True,
+                                               name=f"optimize-{self.schema.name}")
+            self._optimizer.start()
+
+    def _wait_for_optimizer(self) -> None:
+        with self._optimizer_lock:
+            optimizer = self._optimizer
+        if optimizer is not None:
+            optimizer.join()
 
     def search_batch(self, queries: Sequence[SearchQuery]) -> list[list[Hit]]:
-        requests = [_request(q) for q in queries]
+        requests = [_request(q, self._dense_params) for q in queries]
         if len(requests) == 1:
             results = [self._shard.query(requests[0])]
         else:
@@ -120,6 +169,7 @@ class EdgeCollection(VectorCollection):
         self._shard.flush()
 
     def close(self) -> None:
+        self._wait_for_optimizer()
         self._shard.flush()
         self._shard.close()
 
@@ -128,17 +178,16 @@ def _vectors(raw: object) -> Vectors:
     return dict(raw) if isinstance(raw, dict) else {}
 
 
-def _request(query: SearchQuery) -> qe.QueryRequest:
+def _request(query: SearchQuery, dense_params: qe.SearchParams) -> qe.QueryRequest:
     if query.sparse is not None:
         nearest = qe.Query.Nearest(query.sparse, using=SPARSE)
+        params = qe.SearchParams(idf=qe.IdfParams(corpus=_filter(query.idf_corpus)))
     else:
         nearest = qe.Query.Nearest(list(query.dense or ()), using=DENSE)
+        params = dense_params
     payload: bool | qe.PayloadSelector = query.with_payload
     if query.with_payload and not query.with_bulk:
         payload = qe.PayloadSelector.Exclude([BULK_FIELD])
-    params = None
-    if query.sparse is not None:
-        params = qe.SearchParams(idf=qe.IdfParams(corpus=_filter(query.idf_corpus)))
     return qe.QueryRequest(limit=query.limit, query=nearest, filter=_filter(query.where),
                            params=params, with_payload=payload, with_vector=query.with_vectors)
 
@@ -174,21 +223,63 @@ def _filter(where: Where) -> qe.Filter | None:
                      should=[_condition(c) for c in where.should] or None)
 
 
-def _edge_config(schema: CollectionSchema) -> qe.EdgeConfig:
+def _edge_config(schema: CollectionSchema, tuning: IndexTuning) -> qe.EdgeConfig:
+    """The shard's layout. Indexed segments keep their vectors, graph, BM25 index,
+    payload, payload indexes and point ids memory-mapped (the page cache holds what
+    searches touch, and gives it back under pressure); the appendable segment lives on
+    the heap."""
     dense = {}
     if schema.dense_dim:
-        dense[DENSE] = qe.EdgeVectorParams(size=schema.dense_dim, distance=qe.Distance.Cosine)
+        dense[DENSE] = qe.EdgeVectorParams(size=schema.dense_dim, distance=qe.Distance.Cosine,
+                                           memory=qe.Memory.Cached)
     return qe.EdgeConfig(
         vectors=dense,
-        sparse_vectors={SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
+        sparse_vectors={SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf,
+                                                          memory=qe.Memory.Cached)},
+        hnsw_config=qe.HnswIndexConfig(m=tuning.hnsw_m, ef_construct=tuning.hnsw_ef_construct,
+                                       full_scan_threshold=tuning.full_scan_threshold_kb,
+                                       memory=qe.Memory.Cached),
+        optimizers=qe.EdgeOptimizersConfig(indexing_threshold=tuning.indexing_threshold_kb,
+                                           max_segment_size=tuning.max_segment_size_kb),
+        payload_memory=qe.Memory.Cold,
+        id_tracker_memory=qe.Memory.Cached,
     )
+
+
+def _field_indexes(schema: CollectionSchema) -> list[tuple[str, object]]:
+    """Each indexed field and its index. Only the tenant field gets HNSW links of its
+    own: graphs per value of every field would multiply the indexing time."""
+    mapped = qe.Memory.Cached  # in indexed segments: memory-mapped, in the page cache
+    indexes: list[tuple[str, object]] = [
+        (name, qe.KeywordIndexParams(is_tenant=name == schema.tenant_field,
+                                     enable_hnsw=name == schema.tenant_field, memory=mapped))
+        for name in schema.keyword_fields]
+    indexes += [(name, qe.IntegerIndexParams(lookup=True, range=True, enable_hnsw=False,
+                                             memory=mapped))
+                for name in schema.integer_fields]
+    indexes += [(name, qe.FloatIndexParams(enable_hnsw=False, memory=mapped))
+                for name in schema.float_fields]
+    return indexes
+
+
+def _create_indexes(shard: qe.EdgeShard, schema: CollectionSchema) -> None:
+    """Creates the schema's payload indexes the shard lacks, and the tenant index over
+    the plain keyword index of a store an earlier version wrote."""
+    existing = shard.info().payload_schema
+    for field_name, params in _field_indexes(schema):
+        found = existing.get(field_name)
+        outdated = (found is not None and field_name == schema.tenant_field
+                    and not getattr(found.params, "is_tenant", False))
+        if found is None or outdated:
+            shard.update(qe.UpdateOperation.create_field_index(field_name, params))
 
 
 class EdgeStore(VectorStore):
     """Collections as EdgeShard directories under one root."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, tuning: IndexTuning = DEFAULT_TUNING) -> None:
         self.root = root
+        self.tuning = tuning
         self._open: list[EdgeCollection] = []
         self.gate = WriteGate()
 
@@ -197,13 +288,12 @@ class EdgeStore(VectorStore):
         manifest_path = path / MANIFEST_FILE
         if manifest_path.exists():
             check_manifest(schema, json.loads(manifest_path.read_text()), str(path))
-            shard = _load_shard(path)
+            shard = _load_shard(path, _edge_config(schema, self.tuning))
         else:
-            shard = _create_shard(path, schema)
-        for group, schema_type in _SCHEMA_TYPES.items():
-            for field_name in getattr(schema, group):
-                shard.update(qe.UpdateOperation.create_field_index(field_name, schema_type))
-        collection = EdgeCollection(shard, schema)
+            shard = _create_shard(path, schema, self.tuning)
+        _create_indexes(shard, schema)
+        collection = EdgeCollection(shard, schema, self.tuning)
+        collection.optimize()  # what an earlier run wrote since its last optimisation
         self._open.append(collection)
         collection.gate = self.gate
         return collection
@@ -217,8 +307,11 @@ class EdgeStore(VectorStore):
         if not (path / MANIFEST_FILE).exists():
             raise StoreMismatch(f"there is no {schema.name} store at {path} to rebuild")
         old = EdgeCollection(_load_shard(path), schema)
-        new = EdgeCollection(_create_shard(staging, schema), schema)
+        new_shard = _create_shard(staging, schema, self.tuning)
+        _create_indexes(new_shard, schema)
+        new = EdgeCollection(new_shard, schema, self.tuning)
         copied = copy_records(old, new, revectorize, progress)
+        new.optimize()
         old.close()
         new.close()
         retired = self.root / f"{schema.name}.old"
@@ -237,9 +330,9 @@ class EdgeStore(VectorStore):
         self._open.clear()
 
 
-def _load_shard(path: Path) -> qe.EdgeShard:
+def _load_shard(path: Path, config: qe.EdgeConfig | None = None) -> qe.EdgeShard:
     try:
-        return qe.EdgeShard.load(str(path))
+        return qe.EdgeShard.load(str(path), config)
     except Exception as exc:  # the engine reports a held lock as a generic runtime error
         if "WouldBlock" in str(exc):
             raise Unavailable(
@@ -248,9 +341,9 @@ def _load_shard(path: Path) -> qe.EdgeShard:
         raise
 
 
-def _create_shard(path: Path, schema: CollectionSchema) -> qe.EdgeShard:
+def _create_shard(path: Path, schema: CollectionSchema, tuning: IndexTuning) -> qe.EdgeShard:
     path.mkdir(parents=True, exist_ok=True)
-    shard = qe.EdgeShard.create(str(path), _edge_config(schema))
+    shard = qe.EdgeShard.create(str(path), _edge_config(schema, tuning))
     (path / MANIFEST_FILE).write_text(json.dumps(schema.manifest()))
     return shard
 

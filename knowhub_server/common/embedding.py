@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
+from array import array
 from collections.abc import Sequence
 
 import openai
 import qdrant_edge as qe
+from cachetools import LRUCache
 
 from knowhub_server.common.config import CommonSettings
 from knowhub_server.common.errors import Unavailable
@@ -50,15 +53,23 @@ class Bm25Encoder:
 
 
 class DenseEmbedder:
-    """Dense vectors from an OpenAI-compatible /v1/embeddings endpoint."""
+    """Dense vectors from an OpenAI-compatible /v1/embeddings endpoint.
+
+    Search queries go through a bounded LRU cache of this model's query vectors (kept as
+    4-byte floats), since agents repeat their queries; record texts are never cached.
+    """
 
     def __init__(self, base_url: str, api_key: str, model: str, dim: int,
-                 timeout: float, max_retries: int, metrics: Metrics | None = None) -> None:
+                 timeout: float, max_retries: int, metrics: Metrics | None = None,
+                 query_cache_size: int = 0) -> None:
         self.model = model
         self.dim = dim
         self._client = openai.OpenAI(base_url=base_url, api_key=api_key, timeout=timeout,
                                      max_retries=max_retries)
         self._metrics = metrics or Metrics()
+        self._queries: LRUCache[str, array[float]] | None = (
+            LRUCache(query_cache_size) if query_cache_size else None)
+        self._queries_lock = threading.Lock()
 
     @classmethod
     def from_settings(cls, settings: CommonSettings, metrics: Metrics | None = None
@@ -67,7 +78,25 @@ class DenseEmbedder:
             return None
         return cls(settings.embedding_base_url, settings.embedding_api_key,
                    settings.embedding_model, settings.embedding_dim,
-                   settings.embedding_timeout_seconds, settings.llm_max_retries, metrics)
+                   settings.embedding_timeout_seconds, settings.llm_max_retries, metrics,
+                   settings.embedding_query_cache_size)
+
+    def embed_query(self, text: str) -> list[float]:
+        """The vector of a search query: from the cache when this text was embedded
+        lately, else from the endpoint (and then cached)."""
+        if self._queries is None:
+            return self.embed([text])[0]
+        with self._queries_lock:
+            cached = self._queries.get(text)
+        lookups = self._metrics.embedding_query_cache
+        if cached is not None:
+            lookups.labels(self.model, "hit").inc()
+            return cached.tolist()
+        lookups.labels(self.model, "miss").inc()
+        vector = self.embed([text])[0]
+        with self._queries_lock:
+            self._queries[text] = array("f", vector)
+        return vector
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         if not texts:

@@ -53,6 +53,10 @@ class Metrics:
         self.embedding_seconds = Histogram(
             "knowhub_embedding_duration_seconds", "Time of an embedding call.", ["model"],
             buckets=LLM_BUCKETS, registry=self.registry)
+        self.embedding_query_cache = Counter(
+            "knowhub_embedding_query_cache_lookups", "Search queries looked up in the query "
+            "embedding cache, by model and result (hit: no embedding call; miss: one). The "
+            "hit rate is hit / (hit + miss).", ["model", "result"], registry=self.registry)
         self.feedback_verdicts = Counter(
             "knowhub_feedback_verdicts", "Helpful and harmful verdicts of evaluations, by "
             "what became of them on the knowledge: applied, deferred (tried again later) or "

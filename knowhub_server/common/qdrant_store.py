@@ -24,6 +24,7 @@ from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedR
 from knowhub_server.common.errors import Unavailable
 from knowhub_server.common.vectors import (
     BULK_FIELD,
+    DEFAULT_TUNING,
     DENSE,
     SPARSE,
     TOKEN_KEY,
@@ -34,6 +35,7 @@ from knowhub_server.common.vectors import (
     HasKey,
     HasPoint,
     Hit,
+    IndexTuning,
     Order,
     Range,
     Record,
@@ -51,11 +53,21 @@ from knowhub_server.common.vectors import (
     stored_payload,
 )
 
-_SCHEMA_TYPES = {
-    "keyword_fields": qm.PayloadSchemaType.KEYWORD,
-    "integer_fields": qm.PayloadSchemaType.INTEGER,
-    "float_fields": qm.PayloadSchemaType.FLOAT,
-}
+
+def _field_indexes(schema: CollectionSchema) -> list[tuple[str, Any]]:
+    """Each indexed field and its index, as the embedded adapter builds them: only the
+    tenant field is a tenant index with HNSW links of its own."""
+    indexes: list[tuple[str, Any]] = [
+        (name, qm.KeywordIndexParams(type=qm.KeywordIndexType.KEYWORD,
+                                     is_tenant=name == schema.tenant_field,
+                                     enable_hnsw=name == schema.tenant_field))
+        for name in schema.keyword_fields]
+    indexes += [(name, qm.IntegerIndexParams(type=qm.IntegerIndexType.INTEGER, lookup=True,
+                                             range=True, enable_hnsw=False))
+                for name in schema.integer_fields]
+    indexes += [(name, qm.FloatIndexParams(type=qm.FloatIndexType.FLOAT, enable_hnsw=False))
+                for name in schema.float_fields]
+    return indexes
 
 
 @contextlib.contextmanager
@@ -73,10 +85,13 @@ def _reachable(what: str) -> Iterator[None]:
 
 
 class RemoteCollection(VectorCollection):
-    def __init__(self, client: QdrantClient, name: str, schema: CollectionSchema) -> None:
+    def __init__(self, client: QdrantClient, name: str, schema: CollectionSchema,
+                 tuning: IndexTuning = DEFAULT_TUNING) -> None:
         self._client = client
         self._name = name
         self.schema = schema
+        self._dense_params = qm.SearchParams(
+            hnsw_ef=tuning.hnsw_ef, acorn=qm.AcornSearchParams(enable=tuning.acorn))
         # A local-mode client (":memory:" or a path) is this process's alone.
         options = client.init_options
         self.exclusive = options.get("location") == ":memory:" or bool(options.get("path"))
@@ -123,7 +138,7 @@ class RemoteCollection(VectorCollection):
     def search_batch(self, queries: Sequence[SearchQuery]) -> list[list[Hit]]:
         with _reachable("search"):
             responses = self._client.query_batch_points(
-                self._name, [_request(q) for q in queries])
+                self._name, [_request(q, self._dense_params) for q in queries])
         return [[_hit(point, query) for point in response.points]
                 for query, response in zip(queries, responses, strict=True)]
 
@@ -178,20 +193,18 @@ def _from_client(raw: object) -> Vectors:
     return converted
 
 
-def _request(query: SearchQuery) -> qm.QueryRequest:
+def _request(query: SearchQuery, dense_params: qm.SearchParams) -> qm.QueryRequest:
     if query.sparse is not None:
         vector: Any = qm.SparseVector(indices=list(query.sparse.indices),
                                       values=list(query.sparse.values))
         using = SPARSE
+        corpus = _filter(query.idf_corpus)
+        params = qm.SearchParams(idf=qm.IdfCorpusParams(corpus=corpus) if corpus else None)
     else:
-        vector, using = list(query.dense or ()), DENSE
+        vector, using, params = list(query.dense or ()), DENSE, dense_params
     payload: Any = query.with_payload
     if query.with_payload and not query.with_bulk:
         payload = qm.PayloadSelectorExclude(exclude=[BULK_FIELD])
-    params = None
-    if query.sparse is not None:
-        corpus = _filter(query.idf_corpus)
-        params = qm.SearchParams(idf=qm.IdfCorpusParams(corpus=corpus) if corpus else None)
     return qm.QueryRequest(query=vector, using=using, filter=_filter(query.where),
                            limit=query.limit, params=params, with_payload=payload,
                            with_vector=query.with_vectors)
@@ -231,17 +244,20 @@ def _filter(where: Where) -> qm.Filter | None:
 class RemoteStore(VectorStore):
     """Collections on a Qdrant server, behind aliases so they can be rebuilt in place."""
 
-    def __init__(self, client: QdrantClient, prefix: str = "knowhub_") -> None:
+    def __init__(self, client: QdrantClient, prefix: str = "knowhub_",
+                 tuning: IndexTuning = DEFAULT_TUNING) -> None:
         self._client = client
         self._opened: dict[str, RemoteCollection] = {}
         self.gate = WriteGate()
         self._prefix = prefix
+        self._tuning = tuning
 
     @classmethod
-    def connect(cls, url: str, api_key: str | None = None) -> RemoteStore:
+    def connect(cls, url: str, api_key: str | None = None,
+                tuning: IndexTuning = DEFAULT_TUNING) -> RemoteStore:
         if url == ":memory:":
-            return cls(QdrantClient(":memory:"))
-        return cls(QdrantClient(url=url, api_key=api_key, timeout=10))
+            return cls(QdrantClient(":memory:"), tuning=tuning)
+        return cls(QdrantClient(url=url, api_key=api_key, timeout=10), tuning=tuning)
 
     def open(self, schema: CollectionSchema) -> RemoteCollection:
         alias = self._prefix + schema.name
@@ -253,7 +269,7 @@ class RemoteStore(VectorStore):
                 metadata = self._client.get_collection(physical).config.metadata or {}
                 check_manifest(schema, dict(metadata), f"{physical} on the Qdrant server")
             self._ensure_indexes(physical, schema)
-        collection = RemoteCollection(self._client, alias, schema)
+        collection = RemoteCollection(self._client, alias, schema, self._tuning)
         collection.gate = self.gate
         self._opened[schema.name] = collection
         return collection
@@ -275,8 +291,8 @@ class RemoteStore(VectorStore):
                 self._client.delete_collection(new)
             self._create(new, schema)
             self._ensure_indexes(new, schema)
-            copied = copy_records(RemoteCollection(self._client, old, schema),
-                                  RemoteCollection(self._client, new, schema),
+            copied = copy_records(RemoteCollection(self._client, old, schema, self._tuning),
+                                  RemoteCollection(self._client, new, schema, self._tuning),
                                   revectorize, progress)
             self._point_alias(alias, new, old)
             self._client.delete_collection(old)
@@ -314,18 +330,23 @@ class RemoteStore(VectorStore):
         dense = {}
         if schema.dense_dim:
             dense[DENSE] = qm.VectorParams(size=schema.dense_dim, distance=qm.Distance.COSINE)
+        tuning = self._tuning
         self._client.create_collection(
             name, vectors_config=dense,
             sparse_vectors_config={SPARSE: qm.SparseVectorParams(modifier=qm.Modifier.IDF)},
+            hnsw_config=qm.HnswConfigDiff(m=tuning.hnsw_m, ef_construct=tuning.hnsw_ef_construct,
+                                          full_scan_threshold=tuning.full_scan_threshold_kb),
+            optimizers_config=qm.OptimizersConfigDiff(
+                indexing_threshold=tuning.indexing_threshold_kb,
+                max_segment_size=tuning.max_segment_size_kb),
             metadata=schema.manifest(),
         )
 
     def _ensure_indexes(self, name: str, schema: CollectionSchema) -> None:
         if self._client.init_options.get("location") == ":memory:":
             return  # local mode keeps no payload indexes and warns about each one
-        for group, schema_type in _SCHEMA_TYPES.items():
-            for field_name in getattr(schema, group):
-                self._client.create_payload_index(name, field_name, schema_type, wait=True)
+        for field_name, params in _field_indexes(schema):
+            self._client.create_payload_index(name, field_name, params, wait=True)
 
     def _point_alias(self, alias: str, new: str, old: str | None) -> None:
         operations: list[Any] = []

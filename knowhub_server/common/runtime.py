@@ -27,7 +27,7 @@ from knowhub_server.common.redis_store import (
     connect,
     rename_untagged_keys,
 )
-from knowhub_server.common.vectors import VectorStore
+from knowhub_server.common.vectors import IndexTuning, VectorStore
 
 log = logging.getLogger(__name__)
 
@@ -49,11 +49,18 @@ def make_private_data_dir(data_dir: Path) -> None:
 
 def open_vector_store(settings: CommonSettings) -> VectorStore:
     """A Qdrant server when KNOWHUB_QDRANT_URL is set, else embedded Edge shards."""
+    tuning = IndexTuning(
+        hnsw_m=settings.vector_hnsw_m, hnsw_ef_construct=settings.vector_hnsw_ef_construct,
+        hnsw_ef=settings.vector_hnsw_ef, acorn=settings.vector_acorn,
+        full_scan_threshold_kb=settings.vector_full_scan_threshold_kb,
+        indexing_threshold_kb=settings.vector_indexing_threshold_kb,
+        max_segment_size_kb=settings.vector_max_segment_size_kb,
+        optimize_after_writes=settings.vector_optimize_after_writes)
     if settings.qdrant_url:
         from knowhub_server.common.qdrant_store import RemoteStore  # qdrant-client loads slowly
 
-        return RemoteStore.connect(settings.qdrant_url, settings.qdrant_api_key)
-    return EdgeStore(settings.data_dir / "qdrant")
+        return RemoteStore.connect(settings.qdrant_url, settings.qdrant_api_key, tuning)
+    return EdgeStore(settings.data_dir / "qdrant", tuning)
 
 
 class Background(Protocol):

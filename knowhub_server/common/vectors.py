@@ -121,6 +121,9 @@ class CollectionSchema:
     integer_fields: tuple[str, ...] = ()
     float_fields: tuple[str, ...] = ()
     bulk_fields: tuple[str, ...] = ()  # top-level payload keys searches leave out
+    # The keyword field most searches filter on (who may see a record): the engine keeps
+    # its records together on disk and links them in the HNSW graph of their own.
+    tenant_field: str | None = None
 
     @property
     def indexed_fields(self) -> tuple[str, ...]:
@@ -140,6 +143,32 @@ class CollectionSchema:
             "embedding_model": self.embedding_model if self.dense_dim else None,
             "dense_dim": self.dense_dim,
         }
+
+
+@dataclass(frozen=True)
+class IndexTuning:
+    """How the engine indexes dense vectors (the KNOWHUB_VECTOR_* settings).
+
+    Segments whose vectors take more than `indexing_threshold_kb` get an HNSW graph;
+    smaller ones, and filters that leave fewer vectors than `full_scan_threshold_kb`
+    holds, are searched exhaustively (exact)."""
+
+    hnsw_m: int = 16
+    hnsw_ef_construct: int = 100
+    hnsw_ef: int = 256  # candidates a dense search keeps while walking the graph
+    # ACORN for filters that leave under 40% of a segment's vectors (and more than a full
+    # scan takes): it walks neighbours of neighbours, so few matches still connect.
+    acorn: bool = True
+    full_scan_threshold_kb: int = 10_000
+    indexing_threshold_kb: int = 10_000
+    # Segments stop growing by merges past this: a merge rebuilds the merged graph.
+    max_segment_size_kb: int = 32_000
+    # Embedded engine only: records written since the last optimisation after which the
+    # process optimises (a Qdrant server optimises on its own).
+    optimize_after_writes: int = 10_000
+
+
+DEFAULT_TUNING = IndexTuning()
 
 
 class StoreMismatch(RuntimeError):

@@ -54,6 +54,7 @@ def knowledge_schema(embedder: DenseEmbedder | None) -> CollectionSchema:
         dense_dim=embedder.dim if embedder else None,
         embedding_model=embedder.model if embedder else None,
         keyword_fields=("scopes", "types"),
+        tenant_field="scopes",
         integer_fields=("score", "helpful", "harmful"),
         float_fields=tuple(ORDER_FIELDS.values()),
         # Seed 001's search results carry the eval counters only.
@@ -183,7 +184,7 @@ class KnowledgeVectors:
         return self.for_records([from_payload(dict(r.payload)) for r in records])
 
     def for_query(self, query: str) -> tuple[SparseVector, list[float] | None]:
-        dense = self.embedder.embed([query])[0] if self.embedder is not None else None
+        dense = self.embedder.embed_query(query) if self.embedder is not None else None
         return self._bm25.query(query), dense
 
     def bm25_query(self, text: str) -> SparseVector:

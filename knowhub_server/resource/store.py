@@ -39,7 +39,7 @@ VERSIONS = "resource_versions"
 NEVER = 1e15
 
 HEADS_SCHEMA = CollectionSchema(
-    name=HEADS, keyword_fields=("scopes", "prefixes", "content_type"),
+    name=HEADS, keyword_fields=("scopes", "prefixes", "content_type"), tenant_field="scopes",
     integer_fields=("deleted",), float_fields=("expiry",),
     # A batch read for reference checks skips the bodies; searches ask for them.
     bulk_fields=("body", "older_versions"),

@@ -222,3 +222,43 @@ def test_llm_and_embedding_calls_are_counted_by_purpose_model_and_outcome(
                  outcome="error") == 1
     assert value(samples, "knowhub_embedding_duration_seconds_count",
                  model=EMBEDDING_MODEL) == embedded + 1
+
+
+def _search_requests(llm: OpenAIStub, query: str) -> int:
+    """Embedding calls whose input was exactly this one query text."""
+    return sum(1 for body in llm.embedding_requests if body.get("input") in (query, [query]))
+
+
+def test_a_repeated_query_skips_the_embedding_call_and_the_cache_counts_hits(
+        start_hub: StartHub, llm: OpenAIStub) -> None:
+    hub = start_hub(metrics_port=0, embedding_base_url=llm.base_url,
+                    embedding_dim=llm.embedding_dim)
+    alice = hub.client("alice")
+    save(alice)
+    first = alice.knowledge.search("rotate logs", top_k=3)
+    again = [alice.knowledge.search("rotate logs", top_k=3) for _ in range(2)]
+    alice.knowledge.search("compress logs", top_k=3)
+
+    assert _search_requests(llm, "rotate logs") == 1
+    assert _search_requests(llm, "compress logs") == 1
+    ranked = [[(h.knowledge.id, h.relevance) for h in r] for r in (first, *again)]
+    assert ranked[0] and ranked == [ranked[0]] * 3
+    samples = scrape(hub)
+    assert value(samples, "knowhub_embedding_query_cache_lookups_total",
+                 model=EMBEDDING_MODEL, result="hit") == 2
+    assert value(samples, "knowhub_embedding_query_cache_lookups_total",
+                 model=EMBEDDING_MODEL, result="miss") == 2
+
+
+def test_without_a_query_cache_every_search_calls_the_endpoint(
+        start_hub: StartHub, llm: OpenAIStub) -> None:
+    hub = start_hub(metrics_port=0, embedding_base_url=llm.base_url,
+                    embedding_dim=llm.embedding_dim, embedding_query_cache_size=0)
+    alice = hub.client("alice")
+    save(alice)
+    for _ in range(3):
+        alice.knowledge.search("rotate logs", top_k=3)
+
+    assert _search_requests(llm, "rotate logs") == 3
+    assert value(scrape(hub), "knowhub_embedding_query_cache_lookups_total",
+                 model=EMBEDDING_MODEL, result="miss") is None

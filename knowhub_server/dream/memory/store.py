@@ -46,7 +46,7 @@ def events_schema(embedder: DenseEmbedder | None) -> CollectionSchema:
     return CollectionSchema(
         name=EVENTS, dense_dim=embedder.dim if embedder else None,
         embedding_model=embedder.model if embedder else None,
-        keyword_fields=("scope", "user_id", "group_id", "perspective"),
+        keyword_fields=("scope", "user_id", "group_id", "perspective"), tenant_field="scope",
         float_fields=("timestamp_epoch",), bulk_fields=("observation",))
 
 
@@ -54,7 +54,8 @@ def profiles_schema(embedder: DenseEmbedder | None) -> CollectionSchema:
     return CollectionSchema(
         name=PROFILES, dense_dim=embedder.dim if embedder else None,
         embedding_model=embedder.model if embedder else None,
-        keyword_fields=("scope", "entity_type"), bulk_fields=("revisions", "merged_jobs"))
+        keyword_fields=("scope", "entity_type"), tenant_field="scope",
+        bulk_fields=("revisions", "merged_jobs"))
 
 
 class MemoryVectors:
@@ -72,7 +73,7 @@ class MemoryVectors:
         return vectors
 
     def for_query(self, query: str) -> tuple[SparseVector, list[float] | None]:
-        dense = self.embedder.embed([query])[0] if self.embedder is not None else None
+        dense = self.embedder.embed_query(query) if self.embedder is not None else None
         return self._bm25.query(query), dense
 
 
