@@ -655,3 +655,28 @@ def test_edge_refuses_a_shard_that_is_already_open(edge_root: Path) -> None:
         assert {r.key for r in third.open(SCHEMA).retrieve(["a", "b"])} == {"a", "b"}
     finally:
         third.close()
+
+
+@pytest.mark.parametrize("kind", ADAPTERS)
+@pytest.mark.parametrize("tenant_idf", [True, False])
+def test_bm25_statistics_come_from_the_corpus_only_with_tenant_idf(
+        kind: str, tenant_idf: bool, tmp_path: Path) -> None:
+    """With tenant IDF, another tenant's words leave a search's scores as they were; without
+    it (KNOWHUB_VECTOR_TENANT_IDF=false), they move them: the leak the setting trades."""
+    root = tmp_path / "qdrant"
+    tuning = IndexTuning(tenant_idf=tenant_idf)
+    store = EdgeStore(root, tuning) if kind == "edge" else RemoteStore.connect(":memory:",
+                                                                                tuning=tuning)
+    things = store.open(SCHEMA)
+    things.put([record("a", "selenium login with chrome", tag="web"),
+                record("b", "grid setup", tag="web")])
+    mine = Where(must=(Eq("tag", "web"),))
+
+    def scores() -> list[float]:
+        return [h.score for h in things.search(SearchQuery(
+            where=mine, limit=5, sparse=BM25.query("selenium login")))]
+
+    before = scores()
+    things.put([record(f"x{i}", "selenium selenium", tag="data") for i in range(20)])
+    assert (scores() == before) is tenant_idf
+    store.close()

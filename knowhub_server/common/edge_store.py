@@ -75,6 +75,7 @@ class EdgeCollection(VectorCollection):
         self._optimize_after = tuning.optimize_after_writes
         self._dense_params = qe.SearchParams(
             hnsw_ef=tuning.hnsw_ef, acorn=qe.AcornSearchParams(enable=tuning.acorn))
+        self._tenant_idf = tuning.tenant_idf
         self._unoptimized = 0  # records written since the last optimisation began
         self._optimizer: threading.Thread | None = None
         self._optimizer_lock = threading.Lock()
@@ -139,7 +140,7 @@ class EdgeCollection(VectorCollection):
             optimizer.join()
 
     def search_batch(self, queries: Sequence[SearchQuery]) -> list[list[Hit]]:
-        requests = [_request(q, self._dense_params) for q in queries]
+        requests = [_request(q, self._dense_params, self._tenant_idf) for q in queries]
         if len(requests) == 1:
             results = [self._shard.query(requests[0])]
         else:
@@ -178,10 +179,12 @@ def _vectors(raw: object) -> Vectors:
     return dict(raw) if isinstance(raw, dict) else {}
 
 
-def _request(query: SearchQuery, dense_params: qe.SearchParams) -> qe.QueryRequest:
+def _request(query: SearchQuery, dense_params: qe.SearchParams,
+             tenant_idf: bool) -> qe.QueryRequest:
     if query.sparse is not None:
         nearest = qe.Query.Nearest(query.sparse, using=SPARSE)
-        params = qe.SearchParams(idf=qe.IdfParams(corpus=_filter(query.idf_corpus)))
+        corpus = _filter(query.idf_corpus) if tenant_idf else None
+        params = qe.SearchParams(idf=qe.IdfParams(corpus=corpus) if corpus else None)
     else:
         nearest = qe.Query.Nearest(list(query.dense or ()), using=DENSE)
         params = dense_params

@@ -92,6 +92,7 @@ class RemoteCollection(VectorCollection):
         self.schema = schema
         self._dense_params = qm.SearchParams(
             hnsw_ef=tuning.hnsw_ef, acorn=qm.AcornSearchParams(enable=tuning.acorn))
+        self._tenant_idf = tuning.tenant_idf
         # A local-mode client (":memory:" or a path) is this process's alone.
         options = client.init_options
         self.exclusive = options.get("location") == ":memory:" or bool(options.get("path"))
@@ -138,7 +139,7 @@ class RemoteCollection(VectorCollection):
     def search_batch(self, queries: Sequence[SearchQuery]) -> list[list[Hit]]:
         with _reachable("search"):
             responses = self._client.query_batch_points(
-                self._name, [_request(q, self._dense_params) for q in queries])
+                self._name, [_request(q, self._dense_params, self._tenant_idf) for q in queries])
         return [[_hit(point, query) for point in response.points]
                 for query, response in zip(queries, responses, strict=True)]
 
@@ -193,12 +194,13 @@ def _from_client(raw: object) -> Vectors:
     return converted
 
 
-def _request(query: SearchQuery, dense_params: qm.SearchParams) -> qm.QueryRequest:
+def _request(query: SearchQuery, dense_params: qm.SearchParams,
+             tenant_idf: bool) -> qm.QueryRequest:
     if query.sparse is not None:
         vector: Any = qm.SparseVector(indices=list(query.sparse.indices),
                                       values=list(query.sparse.values))
         using = SPARSE
-        corpus = _filter(query.idf_corpus)
+        corpus = _filter(query.idf_corpus) if tenant_idf else None
         params = qm.SearchParams(idf=qm.IdfCorpusParams(corpus=corpus) if corpus else None)
     else:
         vector, using, params = list(query.dense or ()), DENSE, dense_params

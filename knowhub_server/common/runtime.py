@@ -55,7 +55,8 @@ def open_vector_store(settings: CommonSettings) -> VectorStore:
         full_scan_threshold_kb=settings.vector_full_scan_threshold_kb,
         indexing_threshold_kb=settings.vector_indexing_threshold_kb,
         max_segment_size_kb=settings.vector_max_segment_size_kb,
-        optimize_after_writes=settings.vector_optimize_after_writes)
+        optimize_after_writes=settings.vector_optimize_after_writes,
+        tenant_idf=settings.vector_tenant_idf)
     if settings.qdrant_url:
         from knowhub_server.common.qdrant_store import RemoteStore  # qdrant-client loads slowly
 

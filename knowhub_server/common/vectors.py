@@ -166,6 +166,9 @@ class IndexTuning:
     # Embedded engine only: records written since the last optimisation after which the
     # process optimises (a Qdrant server optimises on its own).
     optimize_after_writes: int = 10_000
+    # BM25's term statistics from the records a search can see (its corpus), or from the
+    # whole collection: faster, but then scores move with other tenants' words.
+    tenant_idf: bool = True
 
 
 DEFAULT_TUNING = IndexTuning()
