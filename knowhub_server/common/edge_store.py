@@ -26,6 +26,7 @@ from pathlib import Path
 import qdrant_edge as qe
 
 from knowhub_server.common.errors import Unavailable
+from knowhub_server.common.sparse_search import SparseSearch
 from knowhub_server.common.vectors import (
     BULK_FIELD,
     DEFAULT_TUNING,
@@ -75,7 +76,7 @@ class EdgeCollection(VectorCollection):
         self._optimize_after = tuning.optimize_after_writes
         self._dense_params = qe.SearchParams(
             hnsw_ef=tuning.hnsw_ef, acorn=qe.AcornSearchParams(enable=tuning.acorn))
-        self._tenant_idf = tuning.tenant_idf
+        self.sparse = SparseSearch(tenant_idf=tuning.tenant_idf, shared=False)
         self._unoptimized = 0  # records written since the last optimisation began
         self._optimizer: threading.Thread | None = None
         self._optimizer_lock = threading.Lock()
@@ -139,8 +140,8 @@ class EdgeCollection(VectorCollection):
         if optimizer is not None:
             optimizer.join()
 
-    def search_batch(self, queries: Sequence[SearchQuery]) -> list[list[Hit]]:
-        requests = [_request(q, self._dense_params, self._tenant_idf) for q in queries]
+    def _search_batch(self, queries: Sequence[SearchQuery]) -> list[list[Hit]]:
+        requests = [_request(q, self._dense_params) for q in queries]
         if len(requests) == 1:
             results = [self._shard.query(requests[0])]
         else:
@@ -166,6 +167,9 @@ class EdgeCollection(VectorCollection):
     def count(self, where: Where) -> int:
         return self._shard.count(qe.CountRequest(exact=True, filter=_filter(where)))
 
+    def estimate(self, where: Where) -> int:
+        return self._shard.count(qe.CountRequest(exact=False, filter=_filter(where)))
+
     def flush(self) -> None:
         self._shard.flush()
 
@@ -179,11 +183,10 @@ def _vectors(raw: object) -> Vectors:
     return dict(raw) if isinstance(raw, dict) else {}
 
 
-def _request(query: SearchQuery, dense_params: qe.SearchParams,
-             tenant_idf: bool) -> qe.QueryRequest:
+def _request(query: SearchQuery, dense_params: qe.SearchParams) -> qe.QueryRequest:
     if query.sparse is not None:
         nearest = qe.Query.Nearest(query.sparse, using=SPARSE)
-        corpus = _filter(query.idf_corpus) if tenant_idf else None
+        corpus = None if query.collection_idf else _filter(query.idf_corpus)
         params = qe.SearchParams(idf=qe.IdfParams(corpus=corpus) if corpus else None)
     else:
         nearest = qe.Query.Nearest(list(query.dense or ()), using=DENSE)

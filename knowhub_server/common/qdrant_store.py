@@ -22,6 +22,7 @@ from qdrant_client import models as qm
 from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
 
 from knowhub_server.common.errors import Unavailable
+from knowhub_server.common.sparse_search import SparseSearch
 from knowhub_server.common.vectors import (
     BULK_FIELD,
     DEFAULT_TUNING,
@@ -92,10 +93,10 @@ class RemoteCollection(VectorCollection):
         self.schema = schema
         self._dense_params = qm.SearchParams(
             hnsw_ef=tuning.hnsw_ef, acorn=qm.AcornSearchParams(enable=tuning.acorn))
-        self._tenant_idf = tuning.tenant_idf
         # A local-mode client (":memory:" or a path) is this process's alone.
         options = client.init_options
         self.exclusive = options.get("location") == ":memory:" or bool(options.get("path"))
+        self.sparse = SparseSearch(tenant_idf=tuning.tenant_idf, shared=not self.exclusive)
         self._cas_lock = threading.Lock()
         self.gate = WriteGate()  # its store's, once the store opened it
 
@@ -136,10 +137,10 @@ class RemoteCollection(VectorCollection):
             self._client.delete(self._name, qm.PointIdsList(points=[point_id(k) for k in keys]),
                                 wait=True)
 
-    def search_batch(self, queries: Sequence[SearchQuery]) -> list[list[Hit]]:
+    def _search_batch(self, queries: Sequence[SearchQuery]) -> list[list[Hit]]:
         with _reachable("search"):
             responses = self._client.query_batch_points(
-                self._name, [_request(q, self._dense_params, self._tenant_idf) for q in queries])
+                self._name, [_request(q, self._dense_params) for q in queries])
         return [[_hit(point, query) for point in response.points]
                 for query, response in zip(queries, responses, strict=True)]
 
@@ -163,6 +164,10 @@ class RemoteCollection(VectorCollection):
     def count(self, where: Where) -> int:
         with _reachable("count"):
             return self._client.count(self._name, count_filter=_filter(where), exact=True).count
+
+    def estimate(self, where: Where) -> int:
+        with _reachable("count"):
+            return self._client.count(self._name, count_filter=_filter(where), exact=False).count
 
     def flush(self) -> None:
         """The server makes each acknowledged write durable itself."""
@@ -194,13 +199,12 @@ def _from_client(raw: object) -> Vectors:
     return converted
 
 
-def _request(query: SearchQuery, dense_params: qm.SearchParams,
-             tenant_idf: bool) -> qm.QueryRequest:
+def _request(query: SearchQuery, dense_params: qm.SearchParams) -> qm.QueryRequest:
     if query.sparse is not None:
         vector: Any = qm.SparseVector(indices=list(query.sparse.indices),
                                       values=list(query.sparse.values))
         using = SPARSE
-        corpus = _filter(query.idf_corpus) if tenant_idf else None
+        corpus = None if query.collection_idf else _filter(query.idf_corpus)
         params = qm.SearchParams(idf=qm.IdfCorpusParams(corpus=corpus) if corpus else None)
     else:
         vector, using, params = list(query.dense or ()), DENSE, dense_params

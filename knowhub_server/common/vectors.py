@@ -22,6 +22,7 @@ import contextlib
 import functools
 import hashlib
 import json
+import math
 import random
 import secrets
 import threading
@@ -29,11 +30,14 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from qdrant_edge import SparseVector
 
 from knowhub_server.common.errors import Aborted, NotFound
+
+if TYPE_CHECKING:
+    from knowhub_server.common.sparse_search import SparseSearch
 
 SPARSE = "bm25"
 DENSE = "dense"
@@ -254,6 +258,9 @@ class SearchQuery:
     with_bulk: bool = False  # include the schema's bulk fields in the hits
     with_vectors: bool = False
     corpus: Where | None = None
+    # Set by `VectorCollection.search_batch` alone: the engine takes the statistics of the
+    # whole collection (the query's term weights already carry its corpus's, if wanted).
+    collection_idf: bool = False
 
     def __post_init__(self) -> None:
         if (self.sparse is None) == (self.dense is None):
@@ -261,6 +268,7 @@ class SearchQuery:
 
     @property
     def idf_corpus(self) -> Where:
+        """The records BM25's statistics come from; a search's records are among them."""
         return self.where if self.corpus is None else self.corpus
 
 
@@ -307,6 +315,7 @@ class VectorCollection(ABC):
 
     schema: CollectionSchema
     gate: WriteGate  # the store's: every write of this collection passes through it
+    sparse: SparseSearch  # plans BM25 searches; set by the adapter
 
     @abstractmethod
     def _write(self, records: Sequence[Record], *, if_version: int | None,
@@ -328,15 +337,27 @@ class VectorCollection(ABC):
     def delete(self, keys: Sequence[str]) -> None:
         with self.gate.writing():
             self._delete(keys)
+        self.sparse.wrote(len(keys), None)
 
     def _gated_write(self, records: Sequence[Record], *, if_version: int | None,
                      insert_only: bool) -> None:
         with self.gate.writing():
             self._write(records, if_version=if_version, insert_only=insert_only)
+        self.sparse.wrote(len(records), {t for r in records if (v := r.vectors.get(SPARSE))
+                                         for t in v.indices})
 
     @abstractmethod
+    def _search_batch(self, queries: Sequence[SearchQuery]) -> list[list[Hit]]:
+        """The searches as given: BM25 with the statistics of the whole collection when
+        `collection_idf`, else of the query's corpus."""
+
     def search_batch(self, queries: Sequence[SearchQuery]) -> list[list[Hit]]:
         """Several searches planned together; one list of hits per query, best first."""
+        return self.sparse.search(self, queries)
+
+    @abstractmethod
+    def estimate(self, where: Where) -> int:
+        """About how many records match, from the indexes' statistics (fast)."""
 
     @abstractmethod
     def scroll(self, where: Where, limit: int, *, order: Order | None = None,
@@ -534,26 +555,43 @@ class HybridFusion:
 
     def search(self, collection: VectorCollection, where: Where, sparse: SparseVector,
                dense: Sequence[float], limit: int) -> list[tuple[str, float]]:
-        """The `limit` most relevant records as (point id, relevance), best first."""
+        """The `limit` most relevant records as (point id, relevance), best first.
+
+        A candidate only one search found gets its score in the other from one more call
+        (no BM25 score: no shared term), unless even its best possible relevance (that
+        score at the last of the other search's pool) cannot reach the `limit` best."""
         pool = max(limit, self.pool)
-        bm25, cosine, *best_per_term = collection.search_batch([
+        bm25, cosine = collection.search_batch([
             SearchQuery(where, pool, sparse=sparse, with_payload=False),
-            SearchQuery(where, pool, dense=dense, with_payload=False),
-            *_term_queries(where, sparse)])
-        bound = sum(hits[0].score for hits in best_per_term if hits)
-        bm25_of, cosine_of = _exact_scores(collection, where, sparse, dense, bm25, cosine)
-        weight = self.dense_weight
-        relevance = {p: (1.0 - weight) * (bm25_of.get(p, 0.0) / bound if bound else 0.0)
-                     + weight * min(max(cosine_of.get(p, 0.0), 0.0), 1.0)
-                     for p in {**bm25_of, **cosine_of}}
+            SearchQuery(where, pool, dense=dense, with_payload=False)])
+        bound = sum(collection.sparse.best_per_term(collection, where, sparse))
+
+        def relevance(bm25_score: float, cosine_score: float) -> float:
+            lexical = bm25_score / bound if bound else 0.0
+            return ((1.0 - self.dense_weight) * lexical
+                    + self.dense_weight * min(max(cosine_score, 0.0), 1.0))
+
+        bm25_of = {h.point_id: h.score for h in bm25}
+        cosine_of = {h.point_id: h.score for h in cosine}
+        lexical_only = [p for p in bm25_of if p not in cosine_of]
+        dense_only = [p for p in cosine_of if p not in bm25_of]
+        if len(bm25) < pool:  # every record sharing a term is in the BM25 pool
+            bm25_of.update(dict.fromkeys(dense_only, 0.0))
+            dense_only = []
+        # The relevance the `limit`-th best candidate reaches at least (an unknown score 0).
+        lowest = sorted((relevance(bm25_of.get(p, 0.0), cosine_of.get(p, 0.0))
+                         for p in {**bm25_of, **cosine_of}), reverse=True)
+        needed = lowest[limit - 1] if len(lowest) >= limit else -math.inf
+        cosine_floor = cosine[-1].score if len(cosine) == pool else 1.0
+        bm25_floor = bm25[-1].score if len(bm25) == pool else 0.0
+        lexical_only = [p for p in lexical_only if relevance(bm25_of[p], cosine_floor) >= needed]
+        dense_only = [p for p in dense_only if relevance(bm25_floor, cosine_of[p]) >= needed]
+        _score_the_rest(collection, where, sparse, dense, bm25_of, cosine_of,
+                        tuple(lexical_only), tuple(dense_only))
+        known = {p: relevance(bm25_of[p], cosine_of[p])
+                 for p in bm25_of.keys() & cosine_of.keys()}
         # Equal relevance in point id order, so both adapters answer alike.
-        return sorted(relevance.items(), key=lambda item: (-item[1], item[0]))[:limit]
-
-
-def _term_queries(where: Where, sparse: SparseVector) -> list[SearchQuery]:
-    """One search per query term for the record that scores best on it alone."""
-    return [SearchQuery(where, 1, sparse=SparseVector([t], [w]), with_payload=False)
-            for t, w in zip(sparse.indices, sparse.values, strict=True)]
+        return sorted(known.items(), key=lambda item: (-item[1], item[0]))[:limit]
 
 
 def bounded_bm25(collection: VectorCollection, where: Where, sparse: SparseVector,
@@ -567,37 +605,35 @@ def bounded_bm25(collection: VectorCollection, where: Where, sparse: SparseVecto
     any of those, so a record holding it would score at least as much on it). Otherwise
     a query whose other words no record holds would give its one weak match 1.0.
     """
-    hits, *best_per_term = collection.search_batch([
-        SearchQuery(where, limit, sparse=sparse), *_term_queries(where, sparse)])
-    best = [found[0].score for found in best_per_term if found]
-    bound = sum(best) + (len(best_per_term) - len(best)) * max(best, default=0.0)
+    hits = collection.search(SearchQuery(where, limit, sparse=sparse))
+    per_term = collection.sparse.best_per_term(collection, where, sparse)
+    best = [score for score in per_term if score > 0]
+    bound = sum(best) + (len(per_term) - len(best)) * max(best, default=0.0)
     return [(h, min(h.score / bound, 1.0) if bound > 0 else 0.0) for h in hits]
 
 
-def _exact_scores(collection: VectorCollection, where: Where, sparse: SparseVector,
-                  dense: Sequence[float], bm25: list[Hit], cosine: list[Hit]
-                  ) -> tuple[dict[str, float], dict[str, float]]:
-    """BM25 and cosine scores of every candidate, by point id: a candidate only one search
-    found gets its score in the other from one more call (no BM25 score: no shared term)."""
-    bm25_of = {h.point_id: h.score for h in bm25}
-    cosine_of = {h.point_id: h.score for h in cosine}
-    lexical_only = tuple(p for p in bm25_of if p not in cosine_of)
-    dense_only = tuple(p for p in cosine_of if p not in bm25_of)
+def _score_the_rest(collection: VectorCollection, where: Where, sparse: SparseVector,
+                    dense: Sequence[float], bm25_of: dict[str, float],
+                    cosine_of: dict[str, float], lexical_only: tuple[str, ...],
+                    dense_only: tuple[str, ...]) -> None:
+    """Adds the cosine of `lexical_only` and the BM25 score of `dense_only` candidates
+    (0 for one without a shared term) to the two maps, in one call."""
     queries = []
     if dense_only:  # the same term statistics as the first search: over `where`
-        queries.append(SearchQuery(_among(where, dense_only), len(dense_only), sparse=sparse,
+        queries.append(SearchQuery(among(where, dense_only), len(dense_only), sparse=sparse,
                                    with_payload=False, corpus=where))
+        bm25_of.update(dict.fromkeys(dense_only, 0.0))
     if lexical_only:
-        queries.append(SearchQuery(_among(where, lexical_only), len(lexical_only),
+        queries.append(SearchQuery(among(where, lexical_only), len(lexical_only),
                                    dense=dense, with_payload=False))
+        cosine_of.update(dict.fromkeys(lexical_only, 0.0))  # one without a vector
     for query, hits in zip(queries, collection.search_batch(queries) if queries else [],
                            strict=True):
         (bm25_of if query.sparse is not None else cosine_of).update(
             (h.point_id, h.score) for h in hits)
-    return bm25_of, cosine_of
 
 
-def _among(where: Where, point_ids: tuple[str, ...]) -> Where:
+def among(where: Where, point_ids: tuple[str, ...]) -> Where:
     return Where(must=(*where.must, HasPoint(point_ids)), must_not=where.must_not,
                  should=where.should)
 
