@@ -141,6 +141,7 @@ class SparseSearch:
         self._terms: Readings[Pair, TermReading] = Readings(shared)
         self._counts: Readings[Where, float] = Readings(shared)
         self._corpora_of: dict[int, set[Where]] = {}  # term -> corpora read for it
+        self._corpora_noted = 0  # pairs in _corpora_of
         self._lock = threading.Lock()
 
     def wrote(self, count: int, terms: Iterable[int] | None) -> None:
@@ -154,6 +155,7 @@ class SparseSearch:
         with self._lock:
             touched = [(corpus, term) for term in set(terms)
                        for corpus in self._corpora_of.pop(term, ())]
+            self._corpora_noted -= len(touched)
         self._terms.forget(touched)
 
     def search(self, collection: VectorCollection, queries: Sequence[SearchQuery]
@@ -188,10 +190,15 @@ class SparseSearch:
         if not pairs:
             return {}
         with self._lock:
-            if sum(map(len, self._corpora_of.values())) > 2 * ENTRIES:
-                self._corpora_of.clear()  # what the LRU dropped; forgetting more is safe
+            if self._corpora_noted > 2 * ENTRIES:  # pairs the LRU dropped long ago
+                self._terms.forget_all()
+                self._corpora_of.clear()
+                self._corpora_noted = 0
             for corpus, term in pairs:  # before reading: a write meanwhile forgets it
-                self._corpora_of.setdefault(term, set()).add(corpus)
+                corpora = self._corpora_of.setdefault(term, set())
+                if corpus not in corpora:
+                    corpora.add(corpus)
+                    self._corpora_noted += 1
         corpus_records = functools.cache(collection.estimate)
         return self._terms.get_or_read(
             pairs, lambda missing: self._probe(collection, missing),
