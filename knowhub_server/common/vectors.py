@@ -111,6 +111,14 @@ class Where:
     def empty(self) -> bool:
         return not (self.must or self.must_not or self.should)
 
+    def __hash__(self) -> int:
+        """Computed once: a search looks up kept readings by (filter, term) many times."""
+        cached: int | None = self.__dict__.get("_hash")
+        if cached is None:
+            cached = hash((self.must, self.must_not, self.should))
+            object.__setattr__(self, "_hash", cached)
+        return cached
+
 
 # ---- Schema and results ---------------------------------------------------------------
 
