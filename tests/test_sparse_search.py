@@ -218,3 +218,13 @@ def test_hybrid_fusion_skips_only_candidates_that_cannot_rank(
         assert [score for _, score in fused] == pytest.approx(best, abs=1e-6)
         for point, score in fused:
             assert expected[point] == pytest.approx(score, abs=1e-6)
+
+
+def test_the_shortcut_answers_nothing_for_words_no_record_holds(
+        filled: VectorCollection, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sparse_search, "SHORTCUT_MIN_RECORDS", 0)
+    web = Where(must=(Eq("tag", "web"),))
+    assert filled.search(SearchQuery(web, 5, sparse=BM25.query("nowhere absent"))) == []
+    both = filled.search_batch([SearchQuery(web, 5, sparse=BM25.query("nowhere")),
+                                SearchQuery(web, 5, sparse=BM25.query("w1"))])
+    assert both[0] == [] and len(both[1]) == 5

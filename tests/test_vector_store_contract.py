@@ -390,7 +390,7 @@ def test_term_statistics_come_from_the_searched_records_alone(
                 for i in range(30)])
     after = scores()
     # Equal to float precision: the statistics are read afresh after the writes, each
-    # term's weight rescaled from the collection's to the corpus's (`CorpusIdf`).
+    # term's weight rescaled from the collection's to the corpus's (`SparseSearch`).
     for now, then in zip(after, before, strict=True):
         assert now == pytest.approx(then, rel=1e-6)
     everything = [h.score for h in corpus.search(SearchQuery(Where(), 10, sparse=query))

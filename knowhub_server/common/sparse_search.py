@@ -97,7 +97,7 @@ class Readings(Generic[K, V]):
             self._entries.clear()
 
     def get_or_read(self, keys: set[K], read: Callable[[list[K]], dict[K, V]],
-                    records: Callable[[K], int]) -> dict[K, V]:
+                    records: Callable[[K, V], int]) -> dict[K, V]:
         """The values of `keys`: those kept and fresh, and the others read now
         (`records` tells how many records a key's value was read from)."""
         values = self._known(keys)
@@ -106,9 +106,10 @@ class Readings(Generic[K, V]):
             writes = self.writes
             fresh = read(missing)
             read_at = time.monotonic()
+            readings = {key: _Reading(value, writes, read_at, records(key, value))
+                        for key, value in fresh.items()}
             with self._lock:
-                for key, value in fresh.items():
-                    self._entries[key] = _Reading(value, writes, read_at, records(key))
+                self._entries.update(readings)
             values |= fresh
         return values
 
@@ -202,7 +203,7 @@ class SparseSearch:
         corpus_records = functools.cache(collection.estimate)
         return self._terms.get_or_read(
             pairs, lambda missing: self._probe(collection, missing),
-            lambda pair: corpus_records(pair[0]))
+            lambda pair, _: corpus_records(pair[0]))
 
     def _probe(self, collection: VectorCollection, pairs: list[Pair]
                ) -> dict[Pair, TermReading]:
@@ -246,7 +247,7 @@ class SparseSearch:
         counts = self._counts.get_or_read(
             wide | {Where()},
             lambda wheres: {w: float(collection.estimate(w)) for w in wheres},
-            lambda where: collection.estimate(where))
+            lambda _, count: int(count))
         total = counts[Where()]
         return [_pool(q, counts[q.where], total) if _may_take_shortcut(q) else 0
                 for q in queries]
@@ -307,7 +308,11 @@ def _search_through_shortcut(collection: VectorCollection, queries: list[SearchQ
         complete[i] = len(hits) < pools[i]
         planned[i] = dataclasses.replace(
             queries[i], where=among(queries[i].where, tuple(h.point_id for h in hits)))
-    results = collection._search_batch(planned)
+    # A query no record shares a term with has no answer: nothing to look up.
+    empty = {i for i, hits in zip(taking, best, strict=True) if not hits}
+    asked = [i for i in range(len(queries)) if i not in empty]
+    answers = iter(collection._search_batch([planned[i] for i in asked]) if asked else [])
+    results = [[] if i in empty else next(answers) for i in range(len(queries))]
     retry = [i for i in taking if not complete[i] and len(results[i]) < queries[i].limit]
     if retry:
         for i, hits in zip(retry, collection._search_batch([queries[i] for i in retry]),
