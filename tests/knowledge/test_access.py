@@ -88,7 +88,11 @@ CALLS: dict[str, Callable[[KnowHub], object]] = {
 @pytest.mark.parametrize("call", list(CALLS.values()), ids=list(CALLS))
 def test_calls_without_a_known_token_are_unauthenticated(
         server: Harness, clients: dict[str, KnowHub], token: str | None,
-        call: Callable[[KnowHub], object]) -> None:
+        call: Callable[[KnowHub], object], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # Without a token the SDK reads a local hub's (./.knowhub, as `make run` leaves it in
+    # the checkout): point it at an empty data dir, a caller with no token at all.
+    monkeypatch.setenv("KNOWHUB_DATA_DIR", str(tmp_path))
     before = visible_records(clients["alice"])
     with KnowHub(server.address, token=token) as stranger:
         code, message = failure(lambda: call(stranger))
