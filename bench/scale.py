@@ -50,7 +50,7 @@ from bench.common import (
 )
 from bench.embedding_cache import caching_endpoint
 from bench.knowledge_latency import VISIBLE_SCOPES, synthetic_records
-from knowhub_server.common.edge_store import EdgeStore
+from knowhub_server.common.edge_store import EdgeStore, dense_search_params
 from knowhub_server.common.embedding import Bm25Encoder
 from knowhub_server.common.vectors import DEFAULT_TUNING, DENSE, HybridFusion, SearchQuery
 from knowhub_server.dream.memory.domain import PERSPECTIVE_GROUP, CognitiveEvent
@@ -246,8 +246,7 @@ def dense_recall(shard_path: Path, dense: list[list[float]]) -> dict[str, float]
     caller's records (4 in 5) and another organisation's (1 in 5), and the p50 of each."""
     shard = qe.EdgeShard.load(str(shard_path))
     figures = {"segments": float(shard.info().segments_count)}
-    service_params = qe.SearchParams(  # as the service asks
-        hnsw_ef=DEFAULT_TUNING.hnsw_ef, acorn=qe.AcornSearchParams(enable=DEFAULT_TUNING.acorn))
+    service_params = dense_search_params(DEFAULT_TUNING)  # as the service asks
     for name, scopes in (("mine", sorted(VISIBLE_SCOPES)), ("other", ["org:globex"])):
         where = qe.Filter(must=[qe.FieldCondition(key="scopes", match=qe.MatchAny(any=scopes))])
         found, total, took = 0, 0, []

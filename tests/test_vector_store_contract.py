@@ -17,7 +17,7 @@ import pytest
 import qdrant_edge as qe
 from qdrant_edge import SparseVector
 
-from knowhub_server.common.edge_store import EdgeStore
+from knowhub_server.common.edge_store import EdgeStore, dense_search_params
 from knowhub_server.common.embedding import Bm25Encoder
 from knowhub_server.common.errors import Aborted, NotFound, Unavailable
 from knowhub_server.common.qdrant_store import RemoteStore
@@ -40,6 +40,7 @@ from knowhub_server.common.vectors import (
     Vectors,
     VectorStore,
     Where,
+    among,
     point_id,
 )
 
@@ -626,11 +627,55 @@ def test_edge_indexes_writes_in_the_background_and_keeps_finding_them(edge_root:
             query = qe.Query.Nearest(spread[3], using=DENSE)
             graph, exact = (shard.query(qe.QueryRequest(
                 limit=10, query=query, filter=where, params=params)) for params in (
-                    qe.SearchParams(hnsw_ef=tuning.hnsw_ef), qe.SearchParams(exact=True)))
+                    dense_search_params(tuning), qe.SearchParams(exact=True)))
             # Scores, not ids: some of these vectors tie.
             assert [round(p.score, 5) for p in graph] == [round(p.score, 5) for p in exact]
     finally:
         shard.close()
+
+
+def _quantized_segments(shard_path: Path) -> tuple[int, int]:
+    """(segments with an HNSW graph, those of them holding int8 copies of the vectors)."""
+    indexed = [s for s in (shard_path / "segments").iterdir()
+               if (s / f"vector_index-{DENSE}" / "graph.bin").exists()]
+    return len(indexed), sum((s / f"vector_storage-{DENSE}" / "quantized.data").exists()
+                             for s in indexed)
+
+
+def test_edge_walks_the_graph_over_int8_copies_and_scores_exactly(edge_root: Path) -> None:
+    """Indexed segments hold int8 copies of the dense vectors (`quantize_dense`); a store
+    written without them gets them when opened with them; searches walk the copies and
+    rescore with the vectors: the scores of an exact scan."""
+    schema = replace(SCHEMA, name="quantized", dense_dim=8)
+    plain = IndexTuning(full_scan_threshold_kb=1, indexing_threshold_kb=1,
+                        quantize_dense=False)
+    spread = [[math.sin((i + 1) * (d + 1)) for d in range(8)] for i in range(600)]
+    store = EdgeStore(edge_root, plain)
+    written = store.open(schema)
+    written.put([record(f"r{i}", f"word{i % 13}", dense=spread[i]) for i in range(600)])
+    written.optimize()
+    store.close()
+    indexed, quantized = _quantized_segments(edge_root / "quantized")
+    assert indexed >= 1 and quantized == 0
+
+    store = EdgeStore(edge_root, replace(plain, quantize_dense=True))
+    try:
+        things = store.open(schema)
+        for probe in (spread[5], spread[77], [1.0] * 8):
+            hits = things.search(SearchQuery(Where(), 10, dense=probe, with_payload=False))
+            exact = things.search(SearchQuery(among(Where(), tuple(h.point_id for h in hits)),
+                                              10, dense=probe, with_payload=False))
+            assert [h.score for h in hits] == pytest.approx([h.score for h in exact], abs=1e-6)
+            by_hand = sorted((_cosine(probe, v) for v in spread), reverse=True)[:10]
+            assert [h.score for h in hits] == pytest.approx(by_hand, abs=1e-5)
+    finally:
+        store.close()
+    # The segments opening replaced are removed on closing.
+    assert _quantized_segments(edge_root / "quantized") == (indexed, indexed)
+
+
+def _cosine(a: list[float], b: list[float]) -> float:
+    return sum(x * y for x, y in zip(a, b, strict=True)) / math.hypot(*a) / math.hypot(*b)
 
 
 def _indexed_vectors(path: Path) -> int:

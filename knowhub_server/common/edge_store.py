@@ -31,6 +31,8 @@ from knowhub_server.common.vectors import (
     BULK_FIELD,
     DEFAULT_TUNING,
     DENSE,
+    OVERSAMPLING,
+    QUANTILE,
     SPARSE,
     TOKEN_KEY,
     AnyOf,
@@ -74,8 +76,7 @@ class EdgeCollection(VectorCollection):
         self.exclusive = True
         self._cas_lock = threading.Lock()
         self._optimize_after = tuning.optimize_after_writes
-        self._dense_params = qe.SearchParams(
-            hnsw_ef=tuning.hnsw_ef, acorn=qe.AcornSearchParams(enable=tuning.acorn))
+        self._dense_params = dense_search_params(tuning)
         self.sparse = SparseSearch(tenant_idf=tuning.tenant_idf, shared=False)
         self._unoptimized = 0  # records written since the last optimisation began
         self._optimizer: threading.Thread | None = None
@@ -229,15 +230,30 @@ def _filter(where: Where) -> qe.Filter | None:
                      should=[_condition(c) for c in where.should] or None)
 
 
+def dense_search_params(tuning: IndexTuning) -> qe.SearchParams:
+    """How a dense search walks the graph: `hnsw_ef` candidates, ACORN for narrow
+    filters, quantized vectors first and the originals to rescore."""
+    quantization = qe.QuantizationSearchParams(
+        rescore=True, oversampling=OVERSAMPLING) if tuning.quantize_dense else None
+    return qe.SearchParams(hnsw_ef=tuning.hnsw_ef, acorn=qe.AcornSearchParams(enable=tuning.acorn),
+                           quantization=quantization)
+
+
 def _edge_config(schema: CollectionSchema, tuning: IndexTuning) -> qe.EdgeConfig:
     """The shard's layout. Indexed segments keep their vectors, graph, BM25 index,
     payload, payload indexes and point ids memory-mapped (the page cache holds what
     searches touch, and gives it back under pressure); the appendable segment lives on
-    the heap."""
+    the heap. Indexed dense vectors get int8 copies (`IndexTuning.quantize_dense`), mapped
+    the same way."""
     dense = {}
     if schema.dense_dim:
+        quantization = None
+        if tuning.quantize_dense:
+            quantization = qe.ScalarQuantizationConfig(qe.ScalarType.Int8, quantile=QUANTILE,
+                                                       memory=qe.Memory.Cached)
         dense[DENSE] = qe.EdgeVectorParams(size=schema.dense_dim, distance=qe.Distance.Cosine,
-                                           memory=qe.Memory.Cached)
+                                           memory=qe.Memory.Cached,
+                                           quantization_config=quantization)
     return qe.EdgeConfig(
         vectors=dense,
         sparse_vectors={SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf,

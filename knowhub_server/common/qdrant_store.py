@@ -27,6 +27,8 @@ from knowhub_server.common.vectors import (
     BULK_FIELD,
     DEFAULT_TUNING,
     DENSE,
+    OVERSAMPLING,
+    QUANTILE,
     SPARSE,
     TOKEN_KEY,
     AnyOf,
@@ -91,8 +93,12 @@ class RemoteCollection(VectorCollection):
         self._client = client
         self._name = name
         self.schema = schema
+        quantization = (qm.QuantizationSearchParams(
+            rescore=True, oversampling=OVERSAMPLING) if tuning.quantize_dense
+                        else None)
         self._dense_params = qm.SearchParams(
-            hnsw_ef=tuning.hnsw_ef, acorn=qm.AcornSearchParams(enable=tuning.acorn))
+            hnsw_ef=tuning.hnsw_ef, acorn=qm.AcornSearchParams(enable=tuning.acorn),
+            quantization=quantization)
         # A local-mode client (":memory:" or a path) is this process's alone.
         options = client.init_options
         self.exclusive = options.get("location") == ":memory:" or bool(options.get("path"))
@@ -345,6 +351,8 @@ class RemoteStore(VectorStore):
             optimizers_config=qm.OptimizersConfigDiff(
                 indexing_threshold=tuning.indexing_threshold_kb,
                 max_segment_size=tuning.max_segment_size_kb),
+            quantization_config=qm.ScalarQuantization(scalar=qm.ScalarQuantizationConfig(
+                type=qm.ScalarType.INT8, quantile=QUANTILE)) if tuning.quantize_dense else None,
             metadata=schema.manifest(),
         )
 

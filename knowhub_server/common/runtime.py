@@ -52,6 +52,7 @@ def open_vector_store(settings: CommonSettings) -> VectorStore:
     tuning = IndexTuning(
         hnsw_m=settings.vector_hnsw_m, hnsw_ef_construct=settings.vector_hnsw_ef_construct,
         hnsw_ef=settings.vector_hnsw_ef, acorn=settings.vector_acorn,
+        quantize_dense=settings.vector_quantize_dense,
         full_scan_threshold_kb=settings.vector_full_scan_threshold_kb,
         indexing_threshold_kb=settings.vector_indexing_threshold_kb,
         max_segment_size_kb=settings.vector_max_segment_size_kb,

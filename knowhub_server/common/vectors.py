@@ -171,6 +171,9 @@ class IndexTuning:
     # ACORN for filters that leave under 40% of a segment's vectors (and more than a full
     # scan takes): it walks neighbours of neighbours, so few matches still connect.
     acorn: bool = True
+    # Int8 copies of the dense vectors walk the graph (about a third faster); the best
+    # candidates are then rescored with the vectors themselves, so scores stay exact.
+    quantize_dense: bool = True
     full_scan_threshold_kb: int = 10_000
     indexing_threshold_kb: int = 10_000
     # Segments stop growing by merges past this: a merge rebuilds the merged graph.
@@ -184,6 +187,9 @@ class IndexTuning:
 
 
 DEFAULT_TUNING = IndexTuning()
+QUANTILE = 0.99  # int8 steps of quantized vectors span this share of the values
+# A quantized search rescores this many times the records it returns with the vectors.
+OVERSAMPLING = 2.0
 
 
 class StoreMismatch(RuntimeError):
