@@ -634,6 +634,30 @@ def test_edge_indexes_writes_in_the_background_and_keeps_finding_them(edge_root:
         shard.close()
 
 
+def test_edge_keeps_on_disk_only_the_segments_it_searches(edge_root: Path) -> None:
+    """Each indexing replaces segments; a process that runs for days must not keep the
+    replaced ones on disk until it closes (the engine drops them on its next flush)."""
+    schema = replace(SCHEMA, name="merged", dense_dim=8)
+    store = EdgeStore(edge_root, IndexTuning(full_scan_threshold_kb=1, indexing_threshold_kb=1,
+                                             max_segment_size_kb=1000))
+    try:
+        things = store.open(schema)
+        for batch in range(4):
+            things.put([record(f"r{batch}-{i}", f"word{i % 13}",
+                               dense=[math.sin((i + 1) * (d + 1)) for d in range(8)])
+                        for i in range(600)])
+            assert things.optimize()
+            on_disk = len(list((edge_root / "merged" / "segments").iterdir()))
+            assert on_disk == _segments_searched(things), f"after indexing {batch + 1} batches"
+        assert things.count(Where()) == 2400
+    finally:
+        store.close()
+
+
+def _segments_searched(collection: VectorCollection) -> int:
+    return collection._shard.info().segments_count  # type: ignore[attr-defined]
+
+
 def _quantized_segments(shard_path: Path) -> tuple[int, int]:
     """(segments with an HNSW graph, those of them holding int8 copies of the vectors)."""
     indexed = [s for s in (shard_path / "segments").iterdir()

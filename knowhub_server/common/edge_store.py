@@ -116,8 +116,11 @@ class EdgeCollection(VectorCollection):
         segments; True when there was anything to do. Blocks (and holds the GIL)."""
         started = time.perf_counter()
         changed = self._shard.optimize()
-        took = time.perf_counter() - started
         if changed:
+            # The engine removes the segments it replaced only when it next flushes: without
+            # this a long-running process keeps every one of them on disk.
+            self._shard.flush()
+            took = time.perf_counter() - started
             log.log(logging.WARNING if took >= PAUSE_WARNING_SECONDS else logging.INFO,
                     "indexed the %s store in %.1f s (the process pauses meanwhile)",
                     self.schema.name, took)
