@@ -93,9 +93,9 @@ class RemoteCollection(VectorCollection):
         self._client = client
         self._name = name
         self.schema = schema
-        quantization = (qm.QuantizationSearchParams(
-            rescore=True, oversampling=OVERSAMPLING) if tuning.quantize_dense
-                        else None)
+        quantization = None
+        if tuning.quantize_dense:
+            quantization = qm.QuantizationSearchParams(rescore=True, oversampling=OVERSAMPLING)
         self._dense_params = qm.SearchParams(
             hnsw_ef=tuning.hnsw_ef, acorn=qm.AcornSearchParams(enable=tuning.acorn),
             quantization=quantization)
