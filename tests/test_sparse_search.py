@@ -112,7 +112,7 @@ def test_the_shortcut_answers_as_the_filtered_search(
         filled: VectorCollection, where: Where, limit: int,
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sparse_search, "SHORTCUT_MIN_RECORDS", 0)  # 300 records take it
-    monkeypatch.setattr(sparse_search, "SHORTCUT_MAX_POOL", 10_000)
+    monkeypatch.setattr(sparse_search, "SHORTCUT_MAX_LOOKUPS", 10_000)
     shortcuts = 0
     engine = filled._search_batch
 
@@ -125,6 +125,32 @@ def test_the_shortcut_answers_as_the_filtered_search(
     for text_ in queries(random.Random(limit), 15):
         assert_as_asked(filled, SearchQuery(where, limit, sparse=BM25.query(text_)))
     assert shortcuts >= 15
+
+
+def test_records_spread_over_many_segments_are_searched_as_asked(
+        filled: VectorCollection, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Looking a pool up costs a lookup per record and segment: past
+    `SHORTCUT_MAX_LOOKUPS` the filtered search runs, and the segments are read once."""
+    monkeypatch.setattr(sparse_search, "SHORTCUT_MIN_RECORDS", 0)
+    assert filled.segments() >= 1
+    read: list[int] = []
+    sent: list[SearchQuery] = []
+    engine, segments = filled._search_batch, filled.segments
+
+    def watching(batch: Sequence[SearchQuery]) -> list[list[Hit]]:
+        sent.extend(batch)
+        return engine(batch)
+
+    def many() -> int:
+        read.append(segments())
+        return sparse_search.SHORTCUT_MAX_LOOKUPS  # a pool of 2 or more costs too much
+
+    monkeypatch.setattr(filled, "_search_batch", watching)
+    monkeypatch.setattr(filled, "segments", many)
+    for text_ in queries(random.Random(3), 5):
+        assert_as_asked(filled, SearchQuery(WHERES[0], 5, sparse=BM25.query(text_)))
+    assert len(read) == 1
+    assert sent and all(not q.where.empty for q in sent if q.sparse is not None)
 
 
 def test_a_filter_leaving_few_records_is_searched_as_asked(

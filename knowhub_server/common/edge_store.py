@@ -174,6 +174,9 @@ class EdgeCollection(VectorCollection):
     def estimate(self, where: Where) -> int:
         return self._shard.count(qe.CountRequest(exact=False, filter=_filter(where)))
 
+    def segments(self) -> int:
+        return self._shard.info().segments_count
+
     def flush(self) -> None:
         self._shard.flush()
 

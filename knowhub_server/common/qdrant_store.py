@@ -175,6 +175,10 @@ class RemoteCollection(VectorCollection):
         with _reachable("count"):
             return self._client.count(self._name, count_filter=_filter(where), exact=False).count
 
+    def segments(self) -> int:
+        with _reachable("get_collection"):
+            return self._client.get_collection(self._name).segments_count
+
     def flush(self) -> None:
         """The server makes each acknowledged write durable itself."""
 

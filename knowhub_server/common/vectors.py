@@ -374,6 +374,11 @@ class VectorCollection(ABC):
         """About how many records match, from the indexes' statistics (fast)."""
 
     @abstractmethod
+    def segments(self) -> int:
+        """The segments the collection's records are in: a search visits each, and a
+        filter naming points looks each point up in each."""
+
+    @abstractmethod
     def scroll(self, where: Where, limit: int, *, order: Order | None = None,
                cursor: str | None = None,
                with_vectors: bool = False) -> tuple[list[Record], str | None]:
