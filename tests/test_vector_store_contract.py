@@ -6,6 +6,7 @@ qdrant-client against `QdrantClient(":memory:")`. Every test here must pass on b
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -666,7 +667,8 @@ def _quantized_segments(shard_path: Path) -> tuple[int, int]:
                              for s in indexed)
 
 
-def test_edge_walks_the_graph_over_int8_copies_and_scores_exactly(edge_root: Path) -> None:
+def test_edge_walks_the_graph_over_int8_copies_and_scores_exactly(
+        edge_root: Path, caplog: pytest.LogCaptureFixture) -> None:
     """Indexed segments hold int8 copies of the dense vectors (`quantize_dense`); a store
     written without them gets them when opened with them; searches walk the copies and
     rescore with the vectors: the scores of an exact scan."""
@@ -684,7 +686,9 @@ def test_edge_walks_the_graph_over_int8_copies_and_scores_exactly(edge_root: Pat
 
     store = EdgeStore(edge_root, replace(plain, quantize_dense=True))
     try:
-        things = store.open(schema)
+        with caplog.at_level(logging.WARNING, logger="knowhub_server.common.edge_store"):
+            things = store.open(schema)
+        assert "gets int8 copies" in caplog.text  # the one-time wait is announced
         for probe in (spread[5], spread[77], [1.0] * 8):
             hits = things.search(SearchQuery(Where(), 10, dense=probe, with_payload=False))
             exact = things.search(SearchQuery(among(Where(), tuple(h.point_id for h in hits)),
@@ -696,6 +700,12 @@ def test_edge_walks_the_graph_over_int8_copies_and_scores_exactly(edge_root: Pat
         store.close()
     # The segments opening replaced are removed on closing.
     assert _quantized_segments(edge_root / "quantized") == (indexed, indexed)
+    caplog.clear()
+    again = EdgeStore(edge_root, replace(plain, quantize_dense=True))
+    with caplog.at_level(logging.WARNING, logger="knowhub_server.common.edge_store"):
+        again.open(schema)
+    again.close()
+    assert "gets int8 copies" not in caplog.text  # once only
 
 
 def _cosine(a: list[float], b: list[float]) -> float:
