@@ -6,6 +6,7 @@ of its own. Nodes are joined with CLUSTER MEET / ADDSLOTS / REPLICATE (what
 from __future__ import annotations
 
 import contextlib
+import random
 import socket
 import subprocess
 import threading
@@ -20,6 +21,8 @@ from redis.crc import key_slot
 
 SLOTS = 16384
 START_SECONDS = 30.0
+BUS_OFFSET = 10000  # a cluster node also listens on its port + 10000
+START_TRIES = 5
 
 
 @dataclass
@@ -67,21 +70,35 @@ class LocalCluster:
         return self
 
     def _start_nodes(self) -> None:
-        for index, port in enumerate(free_ports(self.masters * (1 + self.replicas))):
+        for index in range(self.masters * (1 + self.replicas)):
             directory = self.directory / f"node{index}"
             directory.mkdir(parents=True)
-            (directory / "redis.conf").write_text("\n".join([
-                f"port {port}", "bind 127.0.0.1", f"dir {directory}",
-                "cluster-enabled yes", "cluster-config-file nodes.conf",
-                f"cluster-node-timeout {self.node_timeout_ms}",
-                "appendonly yes", f"appendfsync {self.appendfsync}", 'save ""',
-                "daemonize no", f"logfile {directory / 'redis.log'}",
-            ]) + "\n")
-            node = Node(port, directory)
-            node.start()
-            self.nodes.append(node)
+            self.nodes.append(Node(0, directory))
         for node in self.nodes:
-            _until(lambda node=node: _pings(node), f"node {node.port} to start")
+            self._start_node(node)
+
+    def _start_node(self, node: Node) -> None:
+        """Starts `node` on a free port pair; another process may take a port between
+        the check and redis-server's bind, so a node that exits is tried on new ports."""
+        for _ in range(START_TRIES):
+            node.port = free_ports(1)[0]
+            self._configure(node)
+            node.start()
+            with contextlib.suppress(NodeExited):
+                _until(lambda: _pings(node), f"node {node.port} to start")
+                return
+        raise RuntimeError(f"redis-server exited {START_TRIES} times on start; see "
+                           f"{node.directory / 'redis.log'}")
+
+    def _configure(self, node: Node) -> None:
+        directory = node.directory
+        (directory / "redis.conf").write_text("\n".join([
+            f"port {node.port}", "bind 127.0.0.1", f"dir {directory}",
+            "cluster-enabled yes", "cluster-config-file nodes.conf",
+            f"cluster-node-timeout {self.node_timeout_ms}",
+            "appendonly yes", f"appendfsync {self.appendfsync}", 'save ""',
+            "daemonize no", f"logfile {directory / 'redis.log'}",
+        ]) + "\n")
 
     def _join(self) -> None:
         masters = self.nodes[:self.masters]
@@ -155,25 +172,43 @@ class LocalCluster:
                     node.process.wait()
 
 
+class NodeExited(RuntimeError):
+    """A redis-server process ended while it was expected to serve."""
+
+
 def free_ports(count: int) -> list[int]:
-    sockets = [socket.socket() for _ in range(count)]
-    try:
-        for sock in sockets:
-            sock.bind(("127.0.0.1", 0))
-        # The cluster bus listens on port + 10000: keep both free.
-        ports = [sock.getsockname()[1] for sock in sockets]
-    finally:
-        for sock in sockets:
-            sock.close()
-    if any(port + 10000 > 65535 for port in ports):
-        return free_ports(count)
+    """`count` loopback ports that are free with their cluster bus ports (port + 10000),
+    both below the kernel's ephemeral range: outgoing connections take ports from that
+    range at any moment, so a port there can be taken before redis-server binds it."""
+    ceiling = max(_ephemeral_low() - BUS_OFFSET, 2048)
+    ports: list[int] = []
+    while len(ports) < count:
+        port = random.randrange(1024, ceiling)
+        if port not in ports and _free(port) and _free(port + BUS_OFFSET):
+            ports.append(port)
     return ports
+
+
+def _ephemeral_low() -> int:
+    with contextlib.suppress(OSError, ValueError):
+        text = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text()
+        return int(text.split()[0])
+    return 32768
+
+
+def _free(port: int) -> bool:
+    with socket.socket() as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
 
 
 def _pings(node: Node) -> bool:
     if not node.alive():
-        raise RuntimeError(f"redis-server on port {node.port} exited; see "
-                           f"{node.directory / 'redis.log'}")
+        raise NodeExited(f"redis-server on port {node.port} exited; see "
+                         f"{node.directory / 'redis.log'}")
     with contextlib.suppress(redis.RedisError):
         return bool(node.client().ping())
     return False
