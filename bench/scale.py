@@ -326,13 +326,16 @@ def write_events(data_dir: Path, text: TextGenerator, rng: random.Random, start:
     return count / (time.perf_counter() - started) if count else 0.0
 
 
-def event_search_latency(port: int, queries: list[str], rng: random.Random
-                         ) -> dict[str, float]:
-    """SearchEvents percentiles (ms) in one group's memory, after a warm-up pass."""
+def event_search_latency(port: int, queries: list[str], rng: random.Random,
+                         one_user: bool = False) -> dict[str, float]:
+    """SearchEvents percentiles (ms) in one group's memory (2% of the events), or with
+    `one_user` in one member's events in it (0.004%), after a warm-up pass."""
     channel = grpc.insecure_channel(f"127.0.0.1:{port}")
     search = dream_pb2_grpc.DreamServiceStub(channel).SearchEvents
     requests = [dream_pb2.SearchEventsRequest(
-        query=q, target_group_id=str(20_000 + rng.randrange(GROUPS))) for q in queries]
+        query=q, target_group_id=str(20_000 + rng.randrange(GROUPS)),
+        target_user_id=str(10_000 + rng.randrange(USERS)) if one_user else "")
+        for q in queries]
     try:
         return second_pass(search, requests)
     finally:
@@ -340,20 +343,25 @@ def event_search_latency(port: int, queries: list[str], rng: random.Random
 
 
 def event_rows(tmp: Path, sizes: list[int], searches: int) -> list[Row]:
+    """Per size, a row for searches in one group's memory ("events") and one for one
+    member's events in a group ("ev-user"), from the same server process."""
     text, rng = TextGenerator(seed=23), random.Random(23)
     query_texts = [TextGenerator(seed=32).query() for _ in range(searches)]
     data_dir, rows, stored = tmp / "events", [], 0
     for size in sizes:
-        row = Row("events", size)
-        row.ingest = write_events(data_dir, text, rng, stored, size - stored)
+        group, member = Row("events", size), Row("ev-user", size)
+        group.ingest = member.ingest = write_events(data_dir, text, rng, stored,
+                                                    size - stored)
         stored = size
         with timed_server(data_dir, {}) as (pid, port, startup):
-            row.startup = startup
-            row.search = event_search_latency(port, query_texts, rng)
-            row.memory = memory_mib(pid)
-        row.disk = disk_mib(data_dir / "qdrant" / EVENTS)
-        rows.append(row)
-        print_row(row, flush=True)
+            group.startup = member.startup = startup
+            group.search = event_search_latency(port, query_texts, rng)
+            member.search = event_search_latency(port, query_texts, rng, one_user=True)
+            group.memory = member.memory = memory_mib(pid)
+        group.disk = member.disk = disk_mib(data_dir / "qdrant" / EVENTS)
+        rows += [group, member]
+        print_row(group, flush=True)
+        print_row(member, flush=True)
     return rows
 
 
@@ -383,6 +391,8 @@ def report(rows: list[Row]) -> None:
     print("ingest: BatchSaveKnowledge (500/call) for knowledge, straight into the store for "
           "events; p50/p99: SearchKnowledge (top_k 5) or SearchEvents through gRPC, second "
           "pass over the queries; cold: the first pass's p50;\n"
+          "events / ev-user: SearchEvents in one group's memory (2% of the events) / in one "
+          "member's events in a group (0.004%);\n"
           "raw bm25 / raw hyb: the engine's BM25 search / the hybrid search work in-process "
           "(ms, no embedding call); dense: the dense search's p50 (ms);\n"
           f"recall / rec oth: recall@{POOL} of the dense search against an exact one, with "
@@ -390,7 +400,7 @@ def report(rows: list[Row]) -> None:
     print(HEADER)
     for row in rows:
         print_row(row)
-    for mode in ("bm25", "hybrid", "events"):
+    for mode in ("bm25", "hybrid", "events", "ev-user"):
         mine = {r.size: r for r in rows if r.mode == mode}
         if len(mine) < 2:
             continue
