@@ -205,10 +205,16 @@ def raw_figures(data_dir: Path, queries: list[str], embeddings: SyntheticEmbeddi
     if embeddings is not None:
         figures |= dense_recall(root / COLLECTION, dense)
     else:
-        shard = qe.EdgeShard.load(str(root / COLLECTION))
-        figures["segments"] = float(shard.info().segments_count)
-        shard.close()
+        figures["segments"] = segment_count(root / COLLECTION)
     return figures
+
+
+def segment_count(shard_path: Path) -> float:
+    shard = qe.EdgeShard.load(str(shard_path))
+    try:
+        return float(shard.info().segments_count)
+    finally:
+        shard.close()
 
 
 def _hybrid(fusion: HybridFusion, collection: Any, where: Any, sparse: list[Any],
@@ -359,6 +365,7 @@ def event_rows(tmp: Path, sizes: list[int], searches: int) -> list[Row]:
             member.search = event_search_latency(port, query_texts, rng, one_user=True)
             group.memory = member.memory = memory_mib(pid)
         group.disk = member.disk = disk_mib(data_dir / "qdrant" / EVENTS)
+        group.raw = member.raw = {"segments": segment_count(data_dir / "qdrant" / EVENTS)}
         rows += [group, member]
         print_row(group, flush=True)
         print_row(member, flush=True)
