@@ -15,6 +15,7 @@ import pytest
 from knowhub_server.common.redis_store import EmbeddedRedis
 from tests.support.harness import Harness, write_tokens_file
 from tests.support.openai_stub import OpenAIStub
+from tests.support.real_embeddings import real_embedding_stub
 from tests.support.redis_cluster import LocalCluster
 
 RAM_DISK = Path("/dev/shm")
@@ -105,6 +106,26 @@ def hybrid_hub(tmp_path: Path, tokens_file: Path, llm: OpenAIStub) -> Iterator[H
     harness = Harness(tmp_path / "data", tokens_file=tokens_file,
                       embedding_base_url=llm.base_url, embedding_model="stub-embed",
                       embedding_dim=llm.embedding_dim, llm_max_retries=0).start()
+    yield harness
+    harness.stop()
+
+
+@pytest.fixture
+def minilm() -> Iterator[OpenAIStub]:
+    """The scripted LLM whose embeddings come from a real model (all-MiniLM-L6-v2), for
+    tests where meaning matters; `tests.support.real_embeddings.hub_embedding_env` gives
+    the settings that point a hub at it."""
+    stub = real_embedding_stub()
+    yield stub
+    stub.stop()
+
+
+@pytest.fixture
+def minilm_hub(tmp_path: Path, tokens_file: Path, minilm: OpenAIStub) -> Iterator[Harness]:
+    """A server with the tests' tokens, dense embeddings from the real model, and no LLM."""
+    harness = Harness(tmp_path / "data", tokens_file=tokens_file,
+                      embedding_base_url=minilm.base_url, embedding_model="all-MiniLM-L6-v2",
+                      embedding_dim=minilm.embedding_dim, llm_max_retries=0).start()
     yield harness
     harness.stop()
 

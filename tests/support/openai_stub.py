@@ -1,8 +1,11 @@
 """A scripted OpenAI-compatible endpoint on loopback: the one stand-in tests may use.
 
 Chat completions answer from a script (a queue of replies, failures and delays) or from
-a responder function; embeddings are deterministic hashed bags of words, so texts that
-share words are close. Every request body is recorded for assertions.
+a responder function. Embeddings are deterministic hashed bags of words, so texts that
+share words are close, unless the stub is given a real model's `embed_texts` (see
+`tests.support.real_embeddings`) for tests where meaning matters. The embeddings endpoint
+can be taken down (`embeddings_down`) or slowed (`embeddings_delay`). Every request body is
+recorded for assertions.
 """
 
 from __future__ import annotations
@@ -47,13 +50,18 @@ class ToolCalls:
 Responder = Callable[[dict[str, Any]], str | ToolCalls | Failure]
 
 
+EmbedTexts = Callable[[list[str]], list[list[float]]]
+
+
 class OpenAIStub:
-    def __init__(self, embedding_dim: int = 64) -> None:
+    def __init__(self, embedding_dim: int = 64, embed_texts: EmbedTexts | None = None) -> None:
         self.embedding_dim = embedding_dim
         self.chat_requests: list[dict[str, Any]] = []
         self.embedding_requests: list[dict[str, Any]] = []
         self.responder: Responder | None = None
         self.embeddings_down = False
+        self.embeddings_delay = 0.0  # seconds each embeddings request waits before answering
+        self._embed_texts = embed_texts
         self._script: deque[str | Failure | Delay | ToolCalls] = deque()
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
@@ -84,6 +92,12 @@ class OpenAIStub:
     @property
     def pending(self) -> int:
         return len(self._script)
+
+    def embed_all(self, texts: list[str]) -> list[list[float]]:
+        """The vectors the endpoint answers with: the real model's when one was given."""
+        if self._embed_texts is not None:
+            return self._embed_texts(texts)
+        return [self.embed(t) for t in texts]
 
     def embed(self, text: str) -> list[float]:
         vector = [0.0] * self.embedding_dim
@@ -145,6 +159,8 @@ class OpenAIStub:
 
             def _embeddings(self, body: dict[str, Any]) -> None:
                 stub.embedding_requests.append(body)
+                if stub.embeddings_delay:
+                    time.sleep(stub.embeddings_delay)
                 if stub.embeddings_down:
                     self._send(503, {"error": {"message": "embeddings down"}})
                     return
@@ -152,8 +168,8 @@ class OpenAIStub:
                 inputs = [inputs] if isinstance(inputs, str) else inputs
                 self._send(200, {
                     "object": "list", "model": body.get("model", "stub"),
-                    "data": [{"object": "embedding", "index": i, "embedding": stub.embed(t)}
-                             for i, t in enumerate(inputs)],
+                    "data": [{"object": "embedding", "index": i, "embedding": vector}
+                             for i, vector in enumerate(stub.embed_all(inputs))],
                     "usage": {"prompt_tokens": 0, "total_tokens": 0},
                 })
 
