@@ -88,7 +88,11 @@ def _config_file(args: argparse.Namespace) -> Path | None:
     config = find_config_file(getattr(args, "config", None), getattr(args, "data_dir", None))
     if config is not None:
         with config.open("rb") as file:
-            check_config_file(load_toml(file), config)
+            try:
+                values = load_toml(file)
+            except ValueError as exc:  # TOMLDecodeError
+                raise ValueError(f"{config} is not valid TOML: {exc}") from exc
+        check_config_file(values, config)
     return config
 
 
