@@ -21,7 +21,7 @@ SYNC_SDK := clients/python/knowhub/_sync
 setup: $(DEV_STAMP)
 
 $(BIN)/python:
-	@$(PYTHON) -c 'import sys; sys.exit("KnowHub needs Python 3.10 or newer, found " + sys.version.split()[0]) if sys.version_info < (3, 10) else None'
+	@$(PYTHON) -c 'import sys; sys.exit("KnowHub needs Python 3.11 or newer, found " + sys.version.split()[0]) if sys.version_info < (3, 11) else None'
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --upgrade pip
 

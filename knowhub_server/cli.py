@@ -82,14 +82,16 @@ def _main(args: argparse.Namespace, config: Path | None) -> int:
 def _config_file(args: argparse.Namespace) -> Path | None:
     """The configuration file this command reads (see `find_config_file`), checked: TOML
     that names only settings that exist."""
-    from knowhub_server.common.config import find_config_file, load_toml
+    import tomllib
+
+    from knowhub_server.common.config import find_config_file
     from knowhub_server.settings_catalog import check_config_file
 
     config = find_config_file(getattr(args, "config", None), getattr(args, "data_dir", None))
     if config is not None:
         with config.open("rb") as file:
             try:
-                values = load_toml(file)
+                values = tomllib.load(file)
             except ValueError as exc:  # TOMLDecodeError
                 raise ValueError(f"{config} is not valid TOML: {exc}") from exc
         check_config_file(values, config)

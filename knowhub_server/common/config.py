@@ -4,9 +4,8 @@ configuration file, and the base class of every package's settings."""
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
-from typing import Any, BinaryIO, Literal
+from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 from pydantic_settings import (
@@ -17,11 +16,6 @@ from pydantic_settings import (
 )
 
 from knowhub_server.common.paths import absolute
-
-if sys.version_info >= (3, 11):
-    from tomllib import load as load_toml
-else:
-    from tomli import load as load_toml
 
 Language = Literal["en", "zh"]
 
@@ -51,15 +45,6 @@ def find_config_file(given: Path | None, data_dir: Path | None) -> Path | None:
     return found if found.is_file() else None
 
 
-class _TomlFile(TomlConfigSettingsSource):
-    """pydantic-settings' TOML source, reading with tomli where Python has no tomllib."""
-
-    def _read_file(self, file_path: Any) -> dict[str, Any]:
-        toml_file: BinaryIO
-        with file_path.open(mode="rb") as toml_file:
-            return load_toml(toml_file)
-
-
 class HubSettings(BaseSettings):
     """Settings read from `KNOWHUB_<NAME>` environment variables, else from `<name> =
     value` lines of the configuration file, else their defaults."""
@@ -74,7 +59,7 @@ class HubSettings(BaseSettings):
             file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         file = config_file()
-        in_file = () if file is None else (_TomlFile(settings_cls, toml_file=file),)
+        in_file = () if file is None else (TomlConfigSettingsSource(settings_cls, toml_file=file),)
         return (init_settings, env_settings, dotenv_settings, file_secret_settings, *in_file)
 
 

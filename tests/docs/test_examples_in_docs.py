@@ -7,18 +7,17 @@ Docker daemon) is reported as skipped with that reason."""
 
 from __future__ import annotations
 
-import io
 import os
 import subprocess
 from collections.abc import Iterator
 
 import pytest
+import tomllib
 from knowhub.channels import DEFAULT_TARGET
 from sybil import Document, Example
 from sybil.parsers.markdown import CodeBlockParser, PythonCodeBlockParser, SkipParser
 from sybil.region import Lexeme
 
-from knowhub_server.common.config import load_toml
 from knowhub_server.settings_catalog import check_config_file, settings_classes
 from tests.support.hub_process import DEFAULT_GATEWAY_PORT, ROOT, HubProcess, running
 from tests.support.openai_stub import OpenAIStub
@@ -48,7 +47,7 @@ def run_shell(example: Example) -> None:
 def read_config(example: Example) -> None:
     """A configuration file block: TOML naming settings that exist, with values that each
     settings class takes."""
-    values = load_toml(io.BytesIO(str(example.parsed).encode()))
+    values = tomllib.loads(str(example.parsed))
     check_config_file(values, "the block")
     for _, settings in settings_classes():
         settings(**{name: value for name, value in values.items()
