@@ -6,11 +6,8 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
-import os
 import shlex
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -47,7 +44,11 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, ValueError) as exc:
         print(f"knowhub: {exc}", file=sys.stderr)
         return 2
-    with _config_in_environment(config):
+    from knowhub_server.common.config import CONFIG_ENV
+    from knowhub_server.common.environment import variable_set
+
+    # every settings class reads the file, and so do the processes the command starts
+    with variable_set(CONFIG_ENV, None if config is None else str(config)):
         return _main(args, config)
 
 
@@ -96,24 +97,6 @@ def _config_file(args: argparse.Namespace) -> Path | None:
                 raise ValueError(f"{config} is not valid TOML: {exc}") from exc
         check_config_file(values, config)
     return config
-
-
-@contextlib.contextmanager
-def _config_in_environment(config: Path | None) -> Iterator[None]:
-    """$KNOWHUB_CONFIG names the file while the command runs: every settings class reads
-    it, and so do the processes the command starts."""
-    from knowhub_server.common.config import CONFIG_ENV
-
-    before = os.environ.get(CONFIG_ENV)
-    if config is not None:
-        os.environ[CONFIG_ENV] = str(config)
-    try:
-        yield
-    finally:
-        if before is None:
-            os.environ.pop(CONFIG_ENV, None)
-        else:
-            os.environ[CONFIG_ENV] = before
 
 
 def _reindex_advice(args: argparse.Namespace, config: Path | None) -> str:
