@@ -39,7 +39,9 @@ def embed_texts(texts: list[str]) -> list[list[float]]:
 
 def real_embedding_stub() -> OpenAIStub:
     """A started OpenAI-compatible stub whose embeddings come from the real model (its
-    chat completions are scripted as usual)."""
+    chat completions are scripted as usual). The model is loaded first: loading it (torch
+    included) can take longer than a hub waits for its first embedding."""
+    _model()
     return OpenAIStub(embedding_dim=DIM, embed_texts=embed_texts).start()
 
 
