@@ -1,8 +1,16 @@
-# KnowHub developer commands. `make run` and `make test` set up the virtualenv first.
+# KnowHub developer commands. `make run` installs what the hub needs into the virtualenv;
+# `make test` and the other development commands add the development tools.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+# setuptools tells, on every editable install of a project with two package roots (the
+# server's and the SDK's), to beware of folders named like its packages in the working
+# directory: here those folders are the packages themselves, so the notice is left out.
+PIP := PYTHONWARNINGS="ignore:Editable installation" $(BIN)/python -m pip --quiet
+# What `make run` needs (the hub), and what `make setup` adds (the development tools), each
+# installed in editable mode, so a change to the sources applies at once.
+HUB_STAMP := $(VENV)/.installed-hub
+DEV_STAMP := $(VENV)/.installed
 PROTOS := $(wildcard protos/knowhub/v1/*.proto)
 GENERATED := clients/python/knowhub/v1
 SYNC_SDK := clients/python/knowhub/_sync
@@ -10,16 +18,24 @@ SYNC_SDK := clients/python/knowhub/_sync
 .PHONY: setup run test bench reliability lint typecheck docs proto proto-check sdk-sync \
 	sdk-sync-check vendor-js
 
-setup: $(STAMP)
+setup: $(DEV_STAMP)
 
-$(STAMP): pyproject.toml clients/python/pyproject.toml
-	@$(PYTHON) -c 'import sys; sys.exit("KnowHub needs Python 3.10 or newer, found " + sys.version.split()[0]) if sys.version_info < (3, 10) else None'
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	touch $(STAMP)
+$(BIN)/python:
+	@$(PYTHON) -c 'import sys; sys.exit("KnowHub needs Python 3.11 or newer, found " + sys.version.split()[0]) if sys.version_info < (3, 11) else None'
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --upgrade pip
 
-run: setup
+$(HUB_STAMP): pyproject.toml clients/python/pyproject.toml | $(BIN)/python
+	@echo "Installing KnowHub into $(VENV): a minute or two the first time"
+	$(PIP) install -e .
+	touch $@
+
+$(DEV_STAMP): pyproject.toml clients/python/pyproject.toml | $(BIN)/python
+	@echo "Installing KnowHub and its development tools into $(VENV): a few minutes the first time"
+	$(PIP) install -e '.[dev]'
+	touch $@ $(HUB_STAMP)
+
+run: $(HUB_STAMP)
 	$(BIN)/knowhub up $(ARGS)
 
 test: setup

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -38,12 +39,29 @@ DEFAULT_PROCESSES = 1
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    try:
+        config = _config_file(args)
+    except (OSError, ValueError) as exc:
+        print(f"knowhub: {exc}", file=sys.stderr)
+        return 2
+    from knowhub_server.common.config import CONFIG_ENV
+    from knowhub_server.common.environment import variable_set
+
+    # every settings class reads the file, and so do the processes the command starts
+    with variable_set(CONFIG_ENV, None if config is None else str(config)):
+        return _main(args, config)
+
+
+def _main(args: argparse.Namespace, config: Path | None) -> int:
     from pydantic import ValidationError
+
+    from knowhub_server.common.vectors import EmbeddingChanged
 
     try:
         settings = _settings(args)
     except ValidationError as exc:
-        print(f"knowhub: {invalid_settings(exc)}", file=sys.stderr)
+        where = f" (in the environment or {config})" if config else ""
+        print(f"knowhub: {invalid_settings(exc)}{where}", file=sys.stderr)
         return 2
     from knowhub_server.common.logs import configure_logging
 
@@ -51,12 +69,59 @@ def main(argv: list[str] | None = None) -> int:
                       process=getattr(args, "service", "knowhub"))
     try:
         return int(args.run(settings, args))
+    except EmbeddingChanged as exc:
+        print(f"knowhub: {exc.problem}.\n{_reindex_advice(args, config)}", file=sys.stderr)
+        return 1
     except _known_failures() as exc:
         print(f"knowhub: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("knowhub: interrupted", file=sys.stderr)
         return 130
+
+
+def _config_file(args: argparse.Namespace) -> Path | None:
+    """The configuration file this command reads (see `find_config_file`), checked: TOML
+    that names only settings that exist."""
+    import tomllib
+
+    from knowhub_server.common.config import find_config_file
+    from knowhub_server.settings_catalog import check_config_file
+
+    config = find_config_file(getattr(args, "config", None), getattr(args, "data_dir", None))
+    if config is not None:
+        with config.open("rb") as file:
+            try:
+                values = tomllib.load(file)
+            except ValueError as exc:  # TOMLDecodeError
+                raise ValueError(f"{config} is not valid TOML: {exc}") from exc
+        check_config_file(values, config)
+    return config
+
+
+def _reindex_advice(args: argparse.Namespace, config: Path | None) -> str:
+    """What to do when the stores hold other vectors than the settings ask for, with the
+    exact command that rebuilds them."""
+    command = [_this_program(), "reindex"]
+    if getattr(args, "data_dir", None) is not None:
+        command += ["--data-dir", str(args.data_dir)]
+    if getattr(args, "config", None) is not None:
+        command += ["--config", str(args.config)]
+    settings = (f"the embedding_* lines of {config}, or " if config else "") + \
+        "the KNOWHUB_EMBEDDING_* variables"
+    return (f"To keep these vectors, start again with the settings they were built with "
+            f"({settings}).\n"
+            "To rebuild them for the settings in use now, stop every KnowHub that uses this "
+            "data directory, then run here, with the same settings:\n"
+            f"    {shlex.join(command)}")
+
+
+def _this_program() -> str:
+    """How the user called `knowhub`: `.venv/bin/knowhub` after `make run`."""
+    program = sys.argv[0] if Path(sys.argv[0]).name == "knowhub" else "knowhub"
+    if Path(program).is_absolute() and Path(program).is_relative_to(Path.cwd()):
+        return str(Path(program).relative_to(Path.cwd()))
+    return program
 
 
 def _known_failures() -> tuple[type[BaseException], ...]:
@@ -72,6 +137,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="knowhub", description=__doc__)
     parser.add_argument("--version", action=_Version, nargs=0,
                         help="show the version and exit")
+    _config_option(parser)
     commands = parser.add_subparsers(dest="command", required=True)
 
     up = commands.add_parser("up", help="start the embedded stack (every service, one port)")
@@ -156,9 +222,18 @@ class _Version(argparse.Action):
         parser.exit()
 
 
+def _config_option(parser: argparse.ArgumentParser) -> None:
+    """--config, before the command or (for the commands with --data-dir) after it."""
+    parser.add_argument("--config", type=Path, metavar="FILE", default=argparse.SUPPRESS,
+                        help="configuration file (default $KNOWHUB_CONFIG, else knowhub.toml "
+                             "in the data directory when there is one); KNOWHUB_* "
+                             "environment variables override it")
+
+
 def _data_dir_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data-dir", type=Path,
                         help="data directory (default $KNOWHUB_DATA_DIR, else ./.knowhub)")
+    _config_option(parser)
 
 
 def _server_options(parser: argparse.ArgumentParser) -> None:
@@ -281,12 +356,13 @@ def _health(settings: CommonSettings, args: argparse.Namespace) -> int:
 def _reindex(settings: CommonSettings, _args: argparse.Namespace) -> int:
     from knowhub_server.common.data_lock import hold_data_dir
     from knowhub_server.common.embedding import DenseEmbedder
-    from knowhub_server.common.runtime import open_vector_store
+    from knowhub_server.common.runtime import make_private_data_dir, open_vector_store
     from knowhub_server.dream.memory.store import reindex as reindex_memory
     from knowhub_server.knowledge.store import reindex as reindex_knowledge
 
     if not settings.qdrant_url and not settings.data_dir.is_dir():
         raise FileNotFoundError(f"there is no data directory {settings.data_dir} to reindex")
+    make_private_data_dir(settings.data_dir)  # the rebuilt shards, as private as the rest
     with hold_data_dir(settings.data_dir, "knowhub reindex"):
         store = open_vector_store(settings)
         embedder = DenseEmbedder.from_settings(settings)

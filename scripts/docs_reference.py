@@ -12,9 +12,7 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
-import pkgutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,9 +22,10 @@ from google.protobuf import descriptor_pb2
 from grpc_tools import protoc
 from pydantic_settings import BaseSettings
 
-import knowhub_server
 from knowhub_server import cli
+from knowhub_server.common.config import CONFIG_FILE_NAME
 from knowhub_server.gateway import openapi
+from knowhub_server.settings_catalog import settings_classes
 
 ROOT = Path(__file__).resolve().parent.parent
 PROTOS = ROOT / "protos"
@@ -34,18 +33,6 @@ COMMON = "knowhub_server.common"
 
 
 # ---- Settings ------------------------------------------------------------------------------
-
-def settings_classes() -> Iterator[tuple[str, type[BaseSettings]]]:
-    """(package, settings class) for every `config.py` of the server package."""
-    for module in pkgutil.walk_packages(knowhub_server.__path__, "knowhub_server."):
-        if not module.name.endswith(".config"):
-            continue
-        config = importlib.import_module(module.name)
-        for value in vars(config).values():
-            if (isinstance(value, type) and issubclass(value, BaseSettings)
-                    and value is not BaseSettings and value.__module__ == config.__name__):
-                yield module.name.removesuffix(".config"), value
-
 
 def setting_names(settings: type[BaseSettings]) -> list[str]:
     prefix = settings.model_config.get("env_prefix", "")
@@ -68,9 +55,16 @@ def _default(value: object) -> str:
 
 def settings_page() -> str:
     parts = ["# Settings\n",
-             "Every setting is an environment variable (pydantic-settings, prefix "
-             "`KNOWHUB_`). This page is generated from the settings classes of each "
-             "package (`config.py`), so it lists exactly what the code reads.\n"]
+             "Every setting is an environment variable with the prefix `KNOWHUB_`, and a "
+             f"line of the configuration file `{CONFIG_FILE_NAME}`, named in lower case "
+             "without the prefix: `KNOWHUB_LLM_BASE_URL` is `llm_base_url = \"...\"` there. "
+             f"`knowhub` reads `{CONFIG_FILE_NAME}` in the data directory when there is one, "
+             "or the file given by `--config` (or `KNOWHUB_CONFIG`); an environment variable "
+             "overrides the file, and a command-line option (`--data-dir`, `--host`, "
+             "`--port`) both. A name the file does not know stops the command with one line "
+             "([Getting started](../getting-started.md#configure-it) shows a file).\n",
+             "This page is generated from the settings classes of each package "
+             "(`config.py`), so it lists exactly what the code reads.\n"]
     # The shared settings first, then each package's own.
     ordered = sorted(settings_classes(), key=lambda found: (found[0] != COMMON, found[0]))
     for package, settings in ordered:

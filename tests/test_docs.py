@@ -6,10 +6,8 @@ The examples of the README and the docs run in tests/docs."""
 from __future__ import annotations
 
 import argparse
-import importlib
 import inspect
 import os
-import pkgutil
 import re
 import subprocess
 import sys
@@ -22,8 +20,8 @@ from knowhub import KnowHub
 from knowhub.v1 import cognition_pb2, dream_pb2, knowledge_pb2, resource_pb2
 from pydantic_settings import BaseSettings
 
-import knowhub_server
 from knowhub_server import cli
+from knowhub_server import settings_catalog as catalog
 from knowhub_server.gateway import openapi
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -50,15 +48,7 @@ def page_text(site: Path, page: str) -> str:
 
 def settings_classes() -> list[type[BaseSettings]]:
     """The settings of every `config.py` of the server package."""
-    classes: list[type[BaseSettings]] = []
-    for module in pkgutil.walk_packages(knowhub_server.__path__, "knowhub_server."):
-        if not module.name.endswith(".config"):
-            continue
-        config = importlib.import_module(module.name)
-        classes += [value for value in vars(config).values()
-                    if isinstance(value, type) and issubclass(value, BaseSettings)
-                    and value is not BaseSettings and value.__module__ == config.__name__]
-    return classes
+    return [settings for _, settings in catalog.settings_classes()]
 
 
 @pytest.mark.parametrize("settings", settings_classes(), ids=lambda c: c.__name__)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -19,7 +20,10 @@ import httpx
 import pytest
 from knowhub import KnowHub
 
+from tests.support.real_embeddings import MODEL_NAME, model_path
+
 KNOWHUB = Path(sys.executable).with_name("knowhub")
+LOG_LINE = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ [A-Z]+ ")
 
 
 def newcomer_env() -> dict[str, str]:
@@ -45,8 +49,8 @@ def folder(tmp_path: Path) -> Path:
     return fresh
 
 
-@pytest.fixture
-def started(folder: Path) -> Iterator[StartedHub]:
+def start(folder: Path) -> StartedHub:
+    """`knowhub up` in the folder, once it listens."""
     process = knowhub(folder, "up", "--port", "0", "--gateway-port", "0")
     assert process.stdout is not None
     lines = [process.stdout.readline(), process.stdout.readline()]
@@ -54,11 +58,16 @@ def started(folder: Path) -> Iterator[StartedHub]:
     gateway_line = re.search(r"gateway listening on (http://\S+) ", lines[1])
     if not (grpc_line and gateway_line):
         raise AssertionError(f"no listening lines: {lines}; {stop(process)}")
-    hub = StartedHub(process, grpc_line.group(1), gateway_line.group(1))
+    return StartedHub(process, grpc_line.group(1), gateway_line.group(1))
+
+
+@pytest.fixture
+def started(folder: Path) -> Iterator[StartedHub]:
+    hub = start(folder)
     try:
         yield hub
     finally:
-        stop(process)
+        stop(hub.process)
 
 
 def stop(process: subprocess.Popen[str]) -> str:
@@ -137,3 +146,59 @@ def test_knowhub_up_from_a_fresh_folder_serves_every_service_and_holds_the_folde
                           f"{folder.parent / 'restored'}: 1 knowledge")
     for name in ("local_token", "keys/master-keys.json"):
         assert (folder.parent / "restored" / name).read_bytes() == (data_dir / name).read_bytes()
+
+
+def test_hybrid_search_with_no_endpoint_then_back_to_bm25_as_the_hub_says(
+        folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Embeddings turned on in the data directory's knowhub.toml, with the model in the
+    hub's own process; then turned off again: the hub says how to go on, in a command
+    that works as written and leaves every file private."""
+    monkeypatch.chdir(folder)
+    config = folder / ".knowhub" / "knowhub.toml"
+    config.parent.mkdir(mode=0o700)
+    config.write_text(f'embedding_model_path = "{model_path()}"\n'
+                      f'embedding_model = "{MODEL_NAME}"\n')
+    config.chmod(0o600)
+    hub = start(folder)
+    try:
+        with KnowHub(hub.target) as kh:
+            kh.knowledge.save(task="Renew the TLS certificate of the web server",
+                              content="Run certbot renew, then reload nginx.", types=["tool"])
+            kh.knowledge.save(task="Feed the office cat", content="Twice a day, dry food.",
+                              types=["usecase"])
+            hits = kh.knowledge.search("how do I refresh an expiring https cert", top_k=1)
+            assert [h.knowledge.task for h in hits] == [
+                "Renew the TLS certificate of the web server"]
+    finally:
+        assert "embedding model all-MiniLM-L6-v2 (384 dimensions) loaded" in stop(hub.process)
+
+    config.write_text("")  # embeddings off
+    refused = knowhub(folder, "up", "--port", "0", "--gateway-port", "0")
+    out, err = refused.communicate(timeout=120)
+    assert refused.returncode == 1, (out, err)
+    told = [line for line in err.splitlines() if not LOG_LINE.match(line)]
+    assert told == [
+        f"knowhub: the knowledge store at {folder / '.knowhub/qdrant/knowledge'} was built "
+        "with embedding model 'all-MiniLM-L6-v2' with 384 dimensions, but the settings ask "
+        "for BM25 only (no embedding model).",
+        "To keep these vectors, start again with the settings they were built with (the "
+        f"embedding_* lines of {config}, or the KNOWHUB_EMBEDDING_* variables).",
+        "To rebuild them for the settings in use now, stop every KnowHub that uses this data "
+        "directory, then run here, with the same settings:",
+        f"    {KNOWHUB} reindex"]
+
+    reindex = subprocess.run(shlex.split(told[-1]), cwd=folder, env=newcomer_env(),
+                             capture_output=True, text=True, timeout=300, check=False)
+    assert reindex.returncode == 0, reindex.stderr
+    assert reindex.stdout.splitlines() == ["knowledge: 2 records re-embedded; done",
+                                           "memory: 0 records re-embedded; done"]
+    opened = [p for p in folder.joinpath(".knowhub").rglob("*") if p.stat().st_mode & 0o077]
+    assert opened == []
+
+    again = start(folder)
+    try:
+        with KnowHub(again.target) as kh:
+            assert [h.knowledge.task for h in kh.knowledge.search("certificate renew")] == [
+                "Renew the TLS certificate of the web server"]
+    finally:
+        assert "private" not in stop(again.process)

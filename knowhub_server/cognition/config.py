@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from knowhub_server.common.config import HubSettings
 from knowhub_server.common.redis_store import BLOCK_MAX_SECONDS
 
 
-class CognitionSettings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="KNOWHUB_", extra="ignore")
-
+class CognitionSettings(HubSettings):
     cognition_max_events_per_trace: int = Field(
         100_000, ge=1, le=10_000_000, description="Events one trace's log may hold; "
         "appends beyond it are RESOURCE_EXHAUSTED.")

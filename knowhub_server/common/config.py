@@ -1,22 +1,70 @@
-"""Settings every service shares, read from `KNOWHUB_*` environment variables."""
+"""Settings every service shares, read from `KNOWHUB_*` environment variables and the
+configuration file, and the base class of every package's settings."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
 
 from knowhub_server.common.paths import absolute
 
 Language = Literal["en", "zh"]
 
+# The configuration file in use: `knowhub --config FILE` sets it, else `knowhub` sets it to
+# the data directory's knowhub.toml when there is one (see `find_config_file`).
+CONFIG_ENV = "KNOWHUB_CONFIG"
+CONFIG_FILE_NAME = "knowhub.toml"
 
-class CommonSettings(BaseSettings):
-    """Where data lives, how callers are identified, and how the LLM is reached."""
+
+def config_file() -> Path | None:
+    """The configuration file every settings class reads: $KNOWHUB_CONFIG, if set."""
+    name = os.environ.get(CONFIG_ENV)
+    return absolute(Path(name)) if name else None
+
+
+def find_config_file(given: Path | None, data_dir: Path | None) -> Path | None:
+    """The file a `knowhub` command reads: `given` (--config), else $KNOWHUB_CONFIG, else
+    knowhub.toml in the data directory (--data-dir, else $KNOWHUB_DATA_DIR, else
+    ./.knowhub) when it exists. A file named but missing is an error."""
+    named = given or config_file()
+    if named is not None:
+        if not named.is_file():
+            raise FileNotFoundError(f"there is no configuration file {absolute(named)}")
+        return absolute(named)
+    folder = data_dir or Path(os.environ.get("KNOWHUB_DATA_DIR") or ".knowhub")
+    found = absolute(folder / CONFIG_FILE_NAME)
+    return found if found.is_file() else None
+
+
+class HubSettings(BaseSettings):
+    """Settings read from `KNOWHUB_<NAME>` environment variables, else from `<name> =
+    value` lines of the configuration file, else their defaults."""
 
     model_config = SettingsConfigDict(env_prefix="KNOWHUB_", extra="ignore")
+
+    @classmethod
+    def settings_customise_sources(
+            cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,
+            env_settings: PydanticBaseSettingsSource,
+            dotenv_settings: PydanticBaseSettingsSource,
+            file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        file = config_file()
+        in_file = () if file is None else (TomlConfigSettingsSource(settings_cls, toml_file=file),)
+        return (init_settings, env_settings, dotenv_settings, file_secret_settings, *in_file)
+
+
+class CommonSettings(HubSettings):
+    """Where data lives, how callers are identified, and how the LLM is reached."""
 
     data_dir: Path = Field(Path(".knowhub"), description="Directory of the embedded stores.")
     host: str = Field("127.0.0.1", description="Address the gRPC server binds to.")
@@ -107,10 +155,22 @@ class CommonSettings(BaseSettings):
     llm_timeout_seconds: float = Field(30.0, gt=0, description="Timeout of one LLM call.")
     llm_max_retries: int = Field(2, ge=0, le=10, description="Retries of a failed LLM call.")
 
-    embedding_base_url: str | None = Field(None, description="OpenAI-compatible embeddings.")
+    embedding_base_url: str | None = Field(
+        None, description="OpenAI-compatible embeddings endpoint: hybrid search (BM25 and "
+        "dense vectors); BM25 only when neither it nor embedding_model_path is set.")
     embedding_api_key: str = Field("none", description="API key for the embeddings endpoint.")
-    embedding_model: str = Field("text-embedding-3-small", description="Embedding model name.")
-    embedding_dim: int = Field(1536, ge=1, le=65536, description="Embedding vector size.")
+    embedding_model: str = Field(
+        "text-embedding-3-small", description="Embedding model name; recorded with the "
+        "stored vectors, so another model needs a `knowhub reindex`. With "
+        "embedding_model_path its default is the model folder's name.")
+    embedding_dim: int = Field(
+        1536, ge=1, le=65536, description="Embedding vector size; with "
+        "embedding_model_path, the model's own size.")
+    embedding_model_path: Path | None = Field(
+        None, description="Folder of a sentence-transformers model on this machine: dense "
+        "vectors computed in the hub's own process (on the CPU, or a GPU torch can use), so "
+        "hybrid search needs no endpoint. Needs the `embed` extra (`pip install "
+        "'knowhub[embed]'`); not together with embedding_base_url.")
     embedding_timeout_seconds: float = Field(30.0, gt=0, description="Timeout of one call.")
     embedding_query_cache_size: int = Field(
         4096, ge=0, le=1_000_000, description="Query texts whose vectors each process keeps "
@@ -135,7 +195,7 @@ class CommonSettings(BaseSettings):
         "`knowhub health`) verify servers with; those calls use TLS when set.")
 
     @field_validator("data_dir", "tokens_file", "delegation_key_file", "tls_cert_file",
-                     "tls_key_file", "tls_ca_file")
+                     "tls_key_file", "tls_ca_file", "embedding_model_path")
     @classmethod
     def _absolute(cls, path: Path | None) -> Path | None:
         """Made absolute at start (see common/paths.py)."""
@@ -146,6 +206,13 @@ class CommonSettings(BaseSettings):
         self.log_level = self.log_level.upper()
         if self.log_level not in {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}:
             raise ValueError(f"KNOWHUB_LOG_LEVEL must be a logging level, not {self.log_level!r}")
+        return self
+
+    @model_validator(mode="after")
+    def _one_embedding_model(self) -> CommonSettings:
+        if self.embedding_model_path is not None and self.embedding_base_url:
+            raise ValueError("KNOWHUB_EMBEDDING_MODEL_PATH (a model in this process) and "
+                             "KNOWHUB_EMBEDDING_BASE_URL (an endpoint) are both set: keep one")
         return self
 
     @model_validator(mode="after")

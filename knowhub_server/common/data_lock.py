@@ -10,6 +10,8 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+from knowhub_server.common.environment import variable_set
+
 LOCK_FILE = "knowhub.lock"
 # What the holding process tells the processes it starts: "<its pid>:<data dir>".
 HOLDER_ENV = "KNOWHUB_DATA_DIR_HOLDER"
@@ -40,20 +42,9 @@ def hold_data_dir(data_dir: Path, purpose: str) -> Iterator[None]:
                 f"stop it first, or give another --data-dir") from None
         os.ftruncate(descriptor, 0)
         os.pwrite(descriptor, f"pid {os.getpid()}: {purpose}\n".encode(), 0)
-        with _told_to_children(f"{os.getpid()}:{data_dir.resolve()}"):
+        with variable_set(HOLDER_ENV, f"{os.getpid()}:{data_dir.resolve()}"):
             yield
     finally:
         os.close(descriptor)  # releases the lock
 
 
-@contextlib.contextmanager
-def _told_to_children(holder: str) -> Iterator[None]:
-    before = os.environ.get(HOLDER_ENV)
-    os.environ[HOLDER_ENV] = holder
-    try:
-        yield
-    finally:
-        if before is None:
-            os.environ.pop(HOLDER_ENV, None)
-        else:
-            os.environ[HOLDER_ENV] = before

@@ -12,6 +12,8 @@ import re
 import threading
 from array import array
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
 import openai
 import qdrant_edge as qe
@@ -53,19 +55,17 @@ class Bm25Encoder:
 
 
 class DenseEmbedder:
-    """Dense vectors from an OpenAI-compatible /v1/embeddings endpoint.
+    """Dense vectors of one embedding model: from an OpenAI-compatible /v1/embeddings
+    endpoint (`EndpointEmbedder`), or computed in this process (`LocalEmbedder`).
 
     Search queries go through a bounded LRU cache of this model's query vectors (kept as
     4-byte floats), since agents repeat their queries; record texts are never cached.
     """
 
-    def __init__(self, base_url: str, api_key: str, model: str, dim: int,
-                 timeout: float, max_retries: int, metrics: Metrics | None = None,
+    def __init__(self, model: str, dim: int, metrics: Metrics | None = None,
                  query_cache_size: int = 0) -> None:
         self.model = model
         self.dim = dim
-        self._client = openai.OpenAI(base_url=base_url, api_key=api_key, timeout=timeout,
-                                     max_retries=max_retries)
         self._metrics = metrics or Metrics()
         self._queries: LRUCache[str, array[float]] | None = (
             LRUCache(query_cache_size) if query_cache_size else None)
@@ -74,16 +74,26 @@ class DenseEmbedder:
     @classmethod
     def from_settings(cls, settings: CommonSettings, metrics: Metrics | None = None
                       ) -> DenseEmbedder | None:
-        if not settings.embedding_base_url:
-            return None
-        return cls(settings.embedding_base_url, settings.embedding_api_key,
-                   settings.embedding_model, settings.embedding_dim,
-                   settings.embedding_timeout_seconds, settings.llm_max_retries, metrics,
-                   settings.embedding_query_cache_size)
+        """The model of KNOWHUB_EMBEDDING_MODEL_PATH, else the endpoint at
+        KNOWHUB_EMBEDDING_BASE_URL, else none (BM25 only)."""
+        cache = settings.embedding_query_cache_size
+        if settings.embedding_model_path is not None:
+            named = "embedding_model" in settings.model_fields_set
+            return LocalEmbedder(
+                settings.embedding_model_path,
+                settings.embedding_model if named else None,
+                settings.embedding_dim if "embedding_dim" in settings.model_fields_set else None,
+                metrics, cache)
+        if settings.embedding_base_url:
+            return EndpointEmbedder(
+                settings.embedding_base_url, settings.embedding_api_key,
+                settings.embedding_model, settings.embedding_dim,
+                settings.embedding_timeout_seconds, settings.llm_max_retries, metrics, cache)
+        return None
 
     def embed_query(self, text: str) -> list[float]:
         """The vector of a search query: from the cache when this text was embedded
-        lately, else from the endpoint (and then cached)."""
+        lately, else from the model (and then cached)."""
         if self._queries is None:
             return self.embed([text])[0]
         with self._queries_lock:
@@ -99,21 +109,93 @@ class DenseEmbedder:
         return vector
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """The texts' vectors, in order; Unavailable when the model cannot give them."""
         if not texts:
             return []
         with self._metrics.embedding_call(self.model, len(texts)):
-            try:
-                response = self._client.embeddings.create(model=self.model, input=list(texts))
-            except openai.OpenAIError as exc:
-                raise Unavailable(f"the embedding endpoint failed: {exc}") from exc
-            vectors = [item.embedding for item in sorted(response.data, key=lambda d: d.index)]
+            vectors = self._vectors(list(texts))
             if len(vectors) != len(texts) or any(len(v) != self.dim for v in vectors):
                 raise Unavailable(
-                    f"the embedding endpoint returned {len(vectors)} vectors of size "
+                    f"the embedding model returned {len(vectors)} vectors of size "
                     f"{len(vectors[0]) if vectors else 0}; expected {len(texts)} of size "
                     f"{self.dim} (check KNOWHUB_EMBEDDING_DIM)"
                 )
         return vectors
 
+    def _vectors(self, texts: list[str]) -> list[list[float]]:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Releases what the model holds (an HTTP client)."""
+
+
+class EndpointEmbedder(DenseEmbedder):
+    """Dense vectors from an OpenAI-compatible /v1/embeddings endpoint."""
+
+    def __init__(self, base_url: str, api_key: str, model: str, dim: int,
+                 timeout: float, max_retries: int, metrics: Metrics | None = None,
+                 query_cache_size: int = 0) -> None:
+        super().__init__(model, dim, metrics, query_cache_size)
+        self._client = openai.OpenAI(base_url=base_url, api_key=api_key, timeout=timeout,
+                                     max_retries=max_retries)
+
+    def _vectors(self, texts: list[str]) -> list[list[float]]:
+        try:
+            response = self._client.embeddings.create(model=self.model, input=texts)
+        except openai.OpenAIError as exc:
+            raise Unavailable(f"the embedding endpoint failed: {exc}") from exc
+        return [item.embedding for item in sorted(response.data, key=lambda d: d.index)]
+
     def close(self) -> None:
         self._client.close()
+
+
+EMBED_EXTRA = ("KNOWHUB_EMBEDDING_MODEL_PATH needs sentence-transformers: install KnowHub "
+               "with its `embed` extra (pip install 'knowhub[embed]'; in a clone, "
+               ".venv/bin/pip install -e '.[embed]')")
+
+
+class LocalEmbedder(DenseEmbedder):
+    """Dense vectors from a sentence-transformers model on this machine, computed in this
+    process (on the CPU, or a GPU when torch has one): hybrid search with no endpoint.
+
+    The model is named `model`, else by its folder's name: that name and the vectors' size
+    are recorded with the stored vectors, so an endpoint serving the same model under the
+    same name can take its place without a reindex. Vectors are unit length.
+    """
+
+    def __init__(self, path: Path, model: str | None = None, dim: int | None = None,
+                 metrics: Metrics | None = None, query_cache_size: int = 0,
+                 device: str | None = None) -> None:
+        self._model = _load_sentence_transformer(path, device)
+        size = self._model.get_embedding_dimension()
+        if dim is not None and dim != size:
+            raise ValueError(f"KNOWHUB_EMBEDDING_DIM is {dim}, but the model at {path} makes "
+                             f"vectors of {size} dimensions: set it to {size}, or unset it")
+        super().__init__(model or path.name, size, metrics, query_cache_size)
+        self._lock = threading.Lock()  # one encode at a time: the model is not thread-safe
+        log.info("embedding model %s (%d dimensions) loaded in-process from %s",
+                 self.model, size, path)
+
+    def _vectors(self, texts: list[str]) -> list[list[float]]:
+        try:
+            with self._lock:
+                vectors = self._model.encode(texts, batch_size=64, normalize_embeddings=True,
+                                             show_progress_bar=False)
+        except (RuntimeError, ValueError) as exc:  # torch's failures (out of memory, ...)
+            raise Unavailable(f"the in-process embedding model failed: {exc}") from exc
+        return vectors.tolist()
+
+
+def _load_sentence_transformer(path: Path, device: str | None) -> Any:
+    if not (path / "modules.json").is_file() and not (path / "config.json").is_file():
+        raise ValueError(f"there is no sentence-transformers model at {path} "
+                         "(KNOWHUB_EMBEDDING_MODEL_PATH: a folder with its modules.json)")
+    try:
+        from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as transformers_logging
+    except ImportError as exc:
+        raise ValueError(EMBED_EXTRA) from exc
+    transformers_logging.disable_progress_bar()  # no loading bars among the log lines
+    # local_files_only: a model folder, never a download
+    return SentenceTransformer(str(path), device=device, local_files_only=True)

@@ -196,6 +196,16 @@ class StoreMismatch(RuntimeError):
     """The collection on disk was built with another embedding model or size."""
 
 
+class EmbeddingChanged(StoreMismatch):
+    """The settings ask for other vectors than the collection holds: `problem` says which,
+    the message adds the two ways out."""
+
+    def __init__(self, problem: str) -> None:
+        super().__init__(f"{problem}. Run `knowhub reindex` to rebuild its vectors, or "
+                         "restore the embedding settings it was built with.")
+        self.problem = problem
+
+
 def check_manifest(schema: CollectionSchema, found: dict[str, Any], where: str) -> None:
     expected = schema.manifest()
     if found == expected:
@@ -204,11 +214,8 @@ def check_manifest(schema: CollectionSchema, found: dict[str, Any], where: str) 
         if not m.get("dense_dim"):
             return "BM25 only (no embedding model)"
         return f"embedding model {m.get('embedding_model')!r} with {m.get('dense_dim')} dimensions"
-    raise StoreMismatch(
-        f"the {schema.name} store at {where} was built with {describe(found)}, but the "
-        f"settings ask for {describe(expected)}. Run `knowhub reindex` to rebuild its vectors, "
-        "or restore the KNOWHUB_EMBEDDING_* settings it was built with."
-    )
+    raise EmbeddingChanged(f"the {schema.name} store at {where} was built with "
+                           f"{describe(found)}, but the settings ask for {describe(expected)}")
 
 
 @dataclass

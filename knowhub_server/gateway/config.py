@@ -4,14 +4,12 @@ settings: `KNOWHUB_<SERVICE>_ADDRESS`, else the hub at `KNOWHUB_HOST:KNOWHUB_POR
 from __future__ import annotations
 
 from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from knowhub_server.common.config import HubSettings
 from knowhub_server.common.listing import CommaList
 
 
-class GatewaySettings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="KNOWHUB_", extra="ignore")
-
+class GatewaySettings(HubSettings):
     gateway_enabled: bool = Field(
         True, description="`knowhub up` also starts the REST gateway.")
     gateway_host: str = Field("127.0.0.1", description="Address the REST gateway binds to.")

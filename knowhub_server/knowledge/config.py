@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from knowhub_server.common.config import HubSettings
 
 
-class KnowledgeSettings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="KNOWHUB_", extra="ignore")
-
+class KnowledgeSettings(HubSettings):
     search_recall_multiplier: float = Field(
         2.0, ge=1.0, le=20.0, description="Candidates recalled per result (2 gives 2*top_k).")
     search_hybrid_pool: int = Field(

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from knowhub_server.common.config import HubSettings
 from knowhub_server.common.listing import CommaList
 
 
-class McpSettings(BaseSettings):
+class McpSettings(HubSettings):
     """Which hub the MCP server calls, as whom, and where its HTTP transport listens."""
 
-    model_config = SettingsConfigDict(env_prefix="KNOWHUB_", extra="ignore")
 
     target: str = Field("127.0.0.1:50051", min_length=1,
                         description="host:port (or dns:/// target) of the hub the MCP "

@@ -5,12 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from pydantic import Field, SecretStr
-from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from knowhub_server.common.config import HubSettings
 
 
-class ResourceSettings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="KNOWHUB_", extra="ignore")
-
+class ResourceSettings(HubSettings):
     resource_versions_keep: int = Field(
         10, ge=1, le=1000, description="Versions kept per resource; older ones are erased.")
     master_key: SecretStr | None = Field(

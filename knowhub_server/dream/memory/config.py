@@ -6,11 +6,11 @@ from __future__ import annotations
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import Field, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from knowhub_server.common.config import HubSettings
 
 
-class MemorySettings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="KNOWHUB_", extra="ignore")
+class MemorySettings(HubSettings):
 
     # [cognitive]
     memory_enabled: bool = Field(

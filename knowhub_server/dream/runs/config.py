@@ -4,11 +4,11 @@ and `KNOWHUB_EVALUATOR*` variables."""
 from __future__ import annotations
 
 from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from knowhub_server.common.config import HubSettings
 
 
-class RunsSettings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="KNOWHUB_", extra="ignore")
+class RunsSettings(HubSettings):
 
     # Dream runs (seed 000) and their schedules
     dream_service_token: str | None = Field(
