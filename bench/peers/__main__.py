@@ -47,7 +47,7 @@ from knowhub import KnowHub
 from bench.common import percentiles, server_process
 from bench.embedding_cache import CACHE, CachedEmbeddings, caching_endpoint
 from bench.locomo_recall import CATEGORIES, Question, Turn, default_data, load
-from bench.peers.systems import PEERS, WORKER, Peer, interpreter
+from bench.peers.systems import PEERS, WORKER, interpreter
 
 TOP_K = 10
 LATENCY_TENANT = "bench"

@@ -5,9 +5,9 @@ standard library and that peer's package.
 Requests: {"op": "open", "store": NAME} (a new, empty store), {"op": "load", "records":
 [{"id", "text", "tenant"}]}, {"op": "search", "query", "tenant", "mode"} -> {"ids", "ms"}
 with the milliseconds of the library call alone (and "engine_ms", the engine's query
-alone, where the system tells it), {"op": "close"} (the store), {"op": "exit"}. Every dense vector comes
-from the benchmark's embeddings endpoint (`embed`): the same vectors for every system, one
-call per search.
+alone, where the system tells it), {"op": "close"} (the store), {"op": "exit"}. Every
+dense vector comes from the benchmark's embeddings endpoint (`Embeddings`): the same
+vectors for every system, one call per search.
 
     python worker.py mem0|chromadb|txtai|qdrant-edge WORKDIR EMBEDDINGS_URL MODEL DIM
 """
@@ -103,7 +103,7 @@ class Chroma:
             def __init__(self) -> None:
                 pass
 
-            def __call__(self, input: list[str]) -> list[list[float]]:  # noqa: A002
+            def __call__(self, input: list[str]) -> list[list[float]]:
                 return embed(list(input))
 
             @staticmethod
