@@ -220,10 +220,15 @@ def test_refusals_come_back_as_the_service_gave_them(stack: Stack) -> None:
 def test_a_stream_passes_through_as_it_is_produced(stack: Stack) -> None:
     """A trigger published while an evaluator watches arrives on its open stream."""
     trace_id, group = new_trace(), f"nginx-{uuid.uuid4().hex[:8]}"
+    for replica in stack.replicas:  # whichever replica the injection asks finds a source
+        with KnowHub(replica, token="token-alice", timeout=30) as direct:
+            direct.knowledge.save(task="stream triggers through nginx", content="h2c",
+                                  types=["tool"])
     with KnowHub(stack.proxy.address, token="token-alice", timeout=30) as alice:
-        alice.cognition.inject_knowledge_for_goal(trace_id, "g1", "reach every service",
-                                                  sequence=1)
-        alice.cognition.signal_trigger(trace_id, "task_completion")
+        injected = alice.cognition.inject_knowledge_for_goal(
+            trace_id, "g1", "stream triggers through nginx", sequence=1)
+        assert injected.hits
+        assert alice.cognition.signal_trigger(trace_id, "task_completion").published
     with grpc.insecure_channel(stack.proxy.address) as channel:
         stream = cognition_pb2_grpc.CognitionServiceStub(channel).WatchTriggers(
             cognition_pb2.WatchTriggersRequest(group=group, consumer="nginx-test"),
