@@ -490,6 +490,12 @@ def main(argv: list[str] | None = None) -> None:
                   f"questions", flush=True)
             results[store.name] = run_store(store, systems, floors, counter,
                                             0 if store.name == "recall" else args.warmup)
+            # Each phase's figures as soon as they are in, in case a later one fails.
+            if store.name == "recall":
+                print_recall(results[store.name])
+            else:
+                print_latency({store.name: results[store.name]})
+            print(f"machine: {machine()}", flush=True)
     print(f"\n== KnowHub and its peers: LoCoMo ({args.data.name}), top {TOP_K}, identical "
           f"{args.model} vectors ==")
     print(f"machine: {machine()}")
