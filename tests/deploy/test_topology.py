@@ -33,7 +33,7 @@ def free_port() -> int:
 
 def health(address: str, service: str) -> subprocess.CompletedProcess[str]:
     """`knowhub health`, as compose's healthcheck runs it."""
-    return subprocess.run([sys.executable, "-m", "knowhub_server.cli", "health", "--address",
+    return subprocess.run([sys.executable, "-m", "knowhub_server.cli", "health", "--target",
                            address, "--service", service, "--timeout", "2"],
                           cwd=REPO, env=clean_env(), capture_output=True, text=True,
                           timeout=60)

@@ -1,0 +1,1 @@
+"""KnowHub side by side with its peers: see __main__.py."""
