@@ -113,12 +113,14 @@ def trace_to_proto(trace: Trace) -> cognition_pb2.Trace:
         auto_commit=trace.auto_commit, event_count=trace.event_count,
         pending_evaluations=trace.pending_evaluations,
         unconsumed_reflections=trace.unconsumed_reflections, last_trigger=trace.last_trigger,
-        created_at=to_timestamp(trace.created_at), updated_at=to_timestamp(trace.updated_at))
+        created_at=to_timestamp(trace.created_at), updated_at=to_timestamp(trace.updated_at),
+        abandoned_evaluations=trace.abandoned_evaluations)
 
 
 def extraction_to_proto(extraction: Extraction) -> cognition_pb2.Extraction:
     message = cognition_pb2.Extraction(
-        trace_id=extraction.trace_id, extraction_id=extraction.extraction_id,
+        trace_id=extraction.trace_id, owner=extraction.owner,
+        extraction_id=extraction.extraction_id,
         state=extraction.state, sequence=extraction.sequence, goal_id=extraction.goal_id,
         branch_id=extraction.branch_id, payload=payload_to_proto(extraction.payload),
         knowledge_id=extraction.knowledge_id,
@@ -178,7 +180,10 @@ def view_to_proto(view: TraceView) -> cognition_pb2.GetTraceViewResponse:
             **k.statuses) for k in view.knowledge],
         extraction_funnel=cognition_pb2.ExtractionFunnel(**view.funnel),
         reflections=[event_to_proto(e) for e in view.reflections],
-        pending_query_sequences=view.pending, **job_view_to_proto(view.job))
+        pending_query_sequences=view.pending,
+        evaluation_failures=[event_to_proto(e) for e in view.evaluation_failures],
+        abandoned_query_sequences=view.abandoned, window_events=view.window_events,
+        next_page_token=view.next_page_token, **job_view_to_proto(view.job))
 
 
 # ---- The runtime job's views ----------------------------------------------------------
