@@ -33,6 +33,7 @@ from knowhub.models.cognition import (
     EvaluationPrompt,
     EvaluationReport,
     Event,
+    ExportPage,
     Extraction,
     ExtractionPage,
     ImportResult,
@@ -127,9 +128,7 @@ class AsyncCognitionAPI:
         document: dict[str, Any] | None = None
         token = ""
         while True:
-            request = cognition_pb2.ExportLogRequest(trace_id=trace_id, owner=owner or "",
-                                                     page_size=page_size, page_token=token)
-            page = await self._transport.call(self._stub.ExportLog, request, lambda r: r)
+            page = await self.export_log_page(trace_id, owner, page_size, token)
             if document is None and not page.next_page_token:
                 return page.document
             events = json.loads(page.document)
@@ -140,6 +139,14 @@ class AsyncCognitionAPI:
             token = page.next_page_token
             if not token:
                 return json.dumps(document, ensure_ascii=False, indent=1)
+
+    async def export_log_page(self, trace_id: str, owner: str | None = None,
+                              page_size: int = 0, page_token: str = "") -> ExportPage:
+        """One page of the trace's JSON log file: a document with `page_size` events (1,000
+        when 0) from `page_token` on."""
+        request = cognition_pb2.ExportLogRequest(trace_id=trace_id, owner=owner or "",
+                                                 page_size=page_size, page_token=page_token)
+        return await self._transport.call(self._stub.ExportLog, request, ExportPage.from_proto)
 
     async def import_log(self, document: str, trace_id: str | None = None) -> ImportResult:
         """Creates a trace from a JSON log file (the export's shape or legacy entries[])."""

@@ -475,6 +475,15 @@ class TraceView(ProtoModel[cognition_pb2.GetTraceViewResponse]):
 
 
 @dataclass
+class ExportPage(ProtoModel[cognition_pb2.ExportLogResponse]):
+    """One page of an exported log: a log file `document` of its own with this page's
+    events, and the next page's token ("" on the last)."""
+
+    document: str
+    next_page_token: str
+
+
+@dataclass
 class ImportResult(ProtoModel[cognition_pb2.ImportLogResponse]):
     trace: Trace
     imported: int
