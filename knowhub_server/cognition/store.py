@@ -80,9 +80,11 @@ LAYOUT = "per-owner"
 DELETE_ATTEMPTS = 5  # a trace that keeps gaining extractions while being deleted
 SCAN_COUNT = 500
 CHUNK_EVENTS = 100  # events read per XRANGE: bounds one reply's size
+SCRIPTS = ("append", "signal", "consume", "delete", "migrate")  # lua/<name>.lua
 
 
-def _script_source(name: str) -> str:
+def script_source(name: str) -> str:
+    """A script's Lua, shipped with the package."""
     return resources.files("knowhub_server.cognition").joinpath(f"lua/{name}.lua").read_text(
         encoding="utf-8")
 
@@ -204,8 +206,7 @@ class CognitionStore:
 
     @functools.cached_property
     def _scripts(self) -> dict[str, Script]:
-        return {name: self._redis.register_script(_script_source(name))
-                for name in ("append", "signal", "consume", "delete", "migrate")}
+        return {name: self._redis.register_script(script_source(name)) for name in SCRIPTS}
 
     # -- keys --
 
@@ -611,7 +612,7 @@ class CognitionStore:
                 "indexes": ["traces", "traces-owner", "traces-agent", "traces-owner-agent"],
                 "state_indexes": [f"{scope}:{s}" for s in EXTRACTION_STATES
                                   for scope in ("state", "owner-state")]}
-        script = client.register_script(_script_source("migrate"))
+        script = client.register_script(script_source("migrate"))
         return int(script(keys=keys.keys, args=[json.dumps(call, ensure_ascii=False)]))
 
     def _legacy_trace(self, client: redis.Redis, trace_id: str) -> LegacyTrace | None:
