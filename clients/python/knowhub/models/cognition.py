@@ -170,8 +170,8 @@ class EvaluationReport(ProtoModel[cognition_pb2.SubmitEvaluationResponse]):
 
 @dataclass
 class AbandonedEvaluation(ProtoModel[cognition_pb2.AbandonEvaluationResponse]):
-    """The evaluation_failed event written (empty for a retried call) and the queries
-    given up on."""
+    """The evaluation_failed event written (by the first call, for a retried one) and the
+    queries given up on."""
 
     event_id: str
     query_sequences: list[int]
