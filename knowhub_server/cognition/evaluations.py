@@ -61,6 +61,18 @@ _FINAL_REFUSALS = frozenset({grpc.StatusCode.NOT_FOUND, grpc.StatusCode.PERMISSI
 
 
 @dataclass
+class Outcome:
+    """What became of one assessment of a submission."""
+
+    query_sequence: int
+    knowledge_id: str
+    status: str  # the one that stands: this call's, or the pair's first evaluation's
+    recorded: bool  # whether this call wrote the evaluation event
+    feedback: str
+    detail: str
+
+
+@dataclass
 class Submitted:
     """What a submission did: each assessment's outcome, the queries still pending, and,
     for an answer that holds no evaluation, why (nothing evaluated; the failure logged)."""
@@ -72,20 +84,10 @@ class Submitted:
 
 @dataclass
 class Abandoned:
+    """An evaluator's give-up: its evaluation_failed event and the queries it named."""
+
     event_id: str
     query_sequences: list[int]
-
-
-@dataclass
-class Outcome:
-    """What became of one assessment of a submission."""
-
-    query_sequence: int
-    knowledge_id: str
-    status: str  # the one that stands: this call's, or the pair's first evaluation's
-    recorded: bool  # whether this call wrote the evaluation event
-    feedback: str
-    detail: str
 
 
 class EvaluationOperations:

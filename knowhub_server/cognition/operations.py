@@ -79,7 +79,7 @@ def _events_field(index: int) -> str:
     return f"events[{index}]"
 
 
-IDENTITIES_CACHED = 10_000
+AGENTS_CACHED = 10_000
 # An append whose guess of the trace's agent was wrong calls again with the right one; the
 # agent is set once, so one more call suffices (two, when the trace was deleted meanwhile).
 REKEYS_MAX = 2
@@ -153,7 +153,7 @@ class TraceAccess:
         with self._lock:
             self._agents[ref.key] = agent
             self._agents.move_to_end(ref.key)
-            while len(self._agents) > IDENTITIES_CACHED:
+            while len(self._agents) > AGENTS_CACHED:
                 self._agents.popitem(last=False)
 
     def forget(self, ref: TraceRef) -> None:
