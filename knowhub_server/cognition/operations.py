@@ -298,7 +298,11 @@ class LogOperations:
         """Deletes a trace with its log, extractions and evaluation state: its owner's call,
         or an admin's."""
         ref = self._access.ref(principal, trace_id, owner)
-        deleted = self._store.delete(ref)
+        try:
+            deleted = self._store.delete(ref)
+        except Refused:
+            raise Aborted(f"trace {trace_id!r} kept changing while being deleted; try "
+                          "again") from None
         if deleted is None:
             raise not_found(trace_id)
         self._access.forget(ref)
