@@ -81,6 +81,11 @@ DELETE_ATTEMPTS = 5  # a trace that keeps gaining extractions while being delete
 SCAN_COUNT = 500
 CHUNK_EVENTS = 100  # events read per XRANGE: bounds one reply's size
 SCRIPTS = ("append", "signal", "consume", "delete", "migrate")  # lua/<name>.lua
+# The names (in a script call's `keys`) of the cross-trace indexes a trace is a member of,
+# and of the extraction-state indexes its extractions are members of.
+TRACE_INDEXES = ("traces", "traces-owner", "traces-agent", "traces-owner-agent")
+STATE_INDEXES = tuple(f"{scope}:{state}" for state in EXTRACTION_STATES
+                      for scope in ("state", "owner-state"))
 
 
 def script_source(name: str) -> str:
@@ -161,6 +166,24 @@ class Deleted:
     extractions: int
 
 
+@dataclass(frozen=True)
+class TraceDeletion:
+    """A trace as the delete script expects to find it: its agent (whose index keys are
+    passed) and its extractions, in creation order."""
+
+    trace: TraceRef
+    agent: str
+    extraction_ids: list[str]
+
+    def script_argument(self, keys: ScriptKeys, extraction_keys: list[int]) -> str:
+        return json.dumps({
+            "keys": keys.index, "ref": self.trace.key, "agent": self.agent,
+            "extractions": [{"id": x, "key": k} for x, k in zip(
+                self.extraction_ids, extraction_keys, strict=True)],
+            "trace_keys": list(TRACE_KINDS), "indexes": list(TRACE_INDEXES),
+            "state_indexes": list(STATE_INDEXES)}, ensure_ascii=False)
+
+
 class Refused(Exception):
     """A script refused the call: `reason` for the event at `index` (-1: the whole call),
     with `detail`."""
@@ -188,6 +211,18 @@ class LegacyTrace:
     agent: str
     extraction_ids: list[str]
     awaiting: dict[str, list[str]] = field(default_factory=dict)  # sequence -> sources
+
+    def script_argument(self, keys: ScriptKeys, extraction_keys: list[tuple[int, int]]
+                        ) -> str:
+        """`extraction_keys`: each extraction's (old, new) key indexes."""
+        return json.dumps({
+            "keys": keys.index, "kinds": list(LEGACY_KINDS), "dropped": list(LEGACY_DROPPED),
+            "legacy_id": self.trace_id, "ref": self.ref.key, "owner": self.ref.owner,
+            "extractions": [{"id": x, "old": old, "new": new} for x, (old, new) in zip(
+                self.extraction_ids, extraction_keys, strict=True)],
+            "awaiting": [{"seq": s, "sources": v} for s, v in self.awaiting.items()],
+            "indexes": list(TRACE_INDEXES), "state_indexes": list(STATE_INDEXES)},
+            ensure_ascii=False)
 
 
 class CognitionStore:
@@ -322,23 +357,15 @@ class CognitionStore:
         `trace_page(owner, ...)`."""
         for _ in range(DELETE_ATTEMPTS):
             with reachable("deleting a trace"):
-                agent = self._redis.hget(self._key("trace", ref), "agent_id")
-                extraction_ids = [i.decode() for i in self._redis.zrange(
-                    self._key("extractions", ref), 0, -1)]
+                deletion = self._deletion(ref)
                 keys = ScriptKeys()
                 for kind in TRACE_KINDS:
                     keys.add(self._key(kind, ref), kind)
-                agent_id = agent.decode() if agent is not None else ""
-                self._add_trace_indexes(keys, ref.owner, agent_id)
-                extractions = [{"id": x, "key": keys.add(self._extraction_key(ref, x))}
-                               for x in extraction_ids]
-                call = {"keys": keys.index, "ref": ref.key, "agent": agent_id,
-                        "extractions": extractions, "trace_keys": list(TRACE_KINDS),
-                        "indexes": ["traces", "traces-owner", "traces-agent",
-                                    "traces-owner-agent"],
-                        "state_indexes": [f"{scope}:{s}" for s in EXTRACTION_STATES
-                                          for scope in ("state", "owner-state")]}
-                result = self._scripts["delete"](keys=keys.keys, args=[json.dumps(call)])
+                self._add_trace_indexes(keys, ref.owner, deletion.agent)
+                extraction_keys = [keys.add(self._extraction_key(ref, x))
+                                   for x in deletion.extraction_ids]
+                result = self._scripts["delete"](
+                    keys=keys.keys, args=[deletion.script_argument(keys, extraction_keys)])
             status = result[0].decode()
             if status == "missing":
                 return None
@@ -346,6 +373,12 @@ class CognitionStore:
                 return Deleted(int(result[1]), int(result[2]))
         raise Refused(-1, "changing", f"trace {ref.trace_id!r} kept changing while being "
                       "deleted")
+
+    def _deletion(self, ref: TraceRef) -> TraceDeletion:
+        agent = self._redis.hget(self._key("trace", ref), "agent_id")
+        extraction_ids = self._redis.zrange(self._key("extractions", ref), 0, -1)
+        return TraceDeletion(ref, agent.decode() if agent is not None else "",
+                             [i.decode() for i in extraction_ids])
 
     # -- reads --
 
@@ -602,18 +635,12 @@ class CognitionStore:
             keys.add(f"{self._base}{kind}:{trace_id}", kind)
         keys.add(self._key("awaiting", legacy.ref), "new:awaiting")
         self._add_trace_indexes(keys, legacy.ref.owner, legacy.agent)
-        extractions = [{"id": x, "old": keys.add(f"{self._base}extraction:{trace_id}|{x}"),
-                        "new": keys.add(self._extraction_key(legacy.ref, x))}
-                       for x in legacy.extraction_ids]
-        call = {"keys": keys.index, "kinds": list(LEGACY_KINDS), "dropped": list(LEGACY_DROPPED),
-                "legacy_id": trace_id, "ref": legacy.ref.key, "owner": legacy.ref.owner,
-                "extractions": extractions,
-                "awaiting": [{"seq": s, "sources": v} for s, v in legacy.awaiting.items()],
-                "indexes": ["traces", "traces-owner", "traces-agent", "traces-owner-agent"],
-                "state_indexes": [f"{scope}:{s}" for s in EXTRACTION_STATES
-                                  for scope in ("state", "owner-state")]}
+        extraction_keys = [(keys.add(f"{self._base}extraction:{trace_id}|{x}"),
+                            keys.add(self._extraction_key(legacy.ref, x)))
+                           for x in legacy.extraction_ids]
         script = client.register_script(script_source("migrate"))
-        return int(script(keys=keys.keys, args=[json.dumps(call, ensure_ascii=False)]))
+        return int(script(keys=keys.keys,
+                          args=[legacy.script_argument(keys, extraction_keys)]))
 
     def _legacy_trace(self, client: redis.Redis, trace_id: str) -> LegacyTrace | None:
         """What moving a bare-id trace needs: its owner, agent, extractions, and the
