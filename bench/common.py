@@ -57,17 +57,19 @@ def write_tokens(directory: Path) -> Path:
 
 @contextmanager
 def server_process(data_dir: Path, env: dict[str, str] | None = None,
-                   args: list[str] | None = None) -> Iterator[
+                   args: list[str] | None = None, *, root: Path = ROOT,
+                   python: str = sys.executable) -> Iterator[
         tuple[subprocess.Popen[str], int]]:
-    """`knowhub up` (with `args`) in its own process, as deployed; yields (process, port)."""
+    """`knowhub up` (with `args`) in its own process, as deployed; yields (process, port).
+    `root` and `python`: another checkout's server (and its interpreter), to compare."""
     # The server gets the search settings of the caller's environment, nothing else.
     clean_env = {k: v for k, v in os.environ.items()
                  if not k.startswith("KNOWHUB_") or k.startswith("KNOWHUB_SEARCH_")}
     clean_env.update({"KNOWHUB_TOKENS_FILE": str(write_tokens(data_dir.parent)),
                       "KNOWHUB_LOG_LEVEL": "WARNING", **(env or {})})
     process = subprocess.Popen(
-        [sys.executable, "-m", "knowhub_server.cli", "up", "--data-dir", str(data_dir),
-         "--port", "0", *(args or [])], cwd=ROOT, env=clean_env, stdout=subprocess.PIPE, text=True)
+        [python, "-m", "knowhub_server.cli", "up", "--data-dir", str(data_dir),
+         "--port", "0", *(args or [])], cwd=root, env=clean_env, stdout=subprocess.PIPE, text=True)
     assert process.stdout is not None
     line = process.stdout.readline()
     match = re.search(r"listening on [\d.]+:(\d+)", line)

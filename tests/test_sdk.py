@@ -27,6 +27,7 @@ from knowhub import (
     errors,
     tools,
 )
+from knowhub.cognition import CognitionAPI
 from knowhub.knowledge import KnowledgeAPI
 from knowhub.memory import MemoryAPI
 
@@ -334,7 +335,10 @@ TOOL_METHODS = {"knowledge_search": "search", "knowledge_save": "save",
                 "knowledge_list": "list", "knowledge_slim": "slim", "knowledge_ask": "ask",
                 "memory_remember": "remember", "memory_search_events": "search_events",
                 "memory_recent_memos": "recent_memos", "memory_get_profile": "get_profile",
-                "memory_search_profiles": "search_profiles"}
+                "memory_search_profiles": "search_profiles",
+                "trace_evaluation_prompt": "evaluation_prompt",
+                "trace_submit_evaluation": "submit_evaluation", "trace_delete": "delete_trace"}
+TOOL_APIS = {"memory": MemoryAPI, "trace": CognitionAPI}
 JSON_TYPES = {"string", "integer", "number", "boolean", "array", "object"}
 
 
@@ -353,7 +357,7 @@ def test_openai_tools_are_valid_function_schemas_matching_the_sdk() -> None:
         for spec in properties.values():
             assert spec["type"] in JSON_TYPES
 
-        api = MemoryAPI if function["name"].startswith("memory_") else KnowledgeAPI
+        api = TOOL_APIS.get(function["name"].partition("_")[0], KnowledgeAPI)
         signature = inspect.signature(getattr(api, TOOL_METHODS[function["name"]]))
         accepted = {n for n, p in signature.parameters.items() if n != "self"
                     and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}

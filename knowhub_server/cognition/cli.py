@@ -1,6 +1,6 @@
 """`knowhub review` (the review of extracted knowledge, in the terminal) and
-`knowhub cognition export|import|export-otel`: commands for people, run as clients of a
-server."""
+`knowhub cognition export|import|export-otel|signal|delete`: commands for people, run as
+clients of a server."""
 
 from __future__ import annotations
 
@@ -35,12 +35,11 @@ def add_commands(commands: Any) -> None:
     review.set_defaults(run=_review)
 
     cognition = commands.add_parser(
-        "cognition", help="export and import cognition logs as JSON files, or send one to "
-                          "OpenTelemetry")
+        "cognition", help="export and import cognition logs as JSON files, send one to "
+                          "OpenTelemetry, signal an evaluation trigger, delete a trace")
     actions = cognition.add_subparsers(dest="action", required=True)
     export = actions.add_parser("export", help="write a trace's log as JSON")
-    add_client_options(export)
-    export.add_argument("trace_id")
+    _add_trace_arguments(export)
     export.add_argument("-o", "--output", type=Path, help="file to write (default: stdout)")
     export.set_defaults(run=_export)
     load = actions.add_parser("import", help="create a trace from a JSON log file (also the "
@@ -52,8 +51,7 @@ def add_commands(commands: Any) -> None:
     otel = actions.add_parser(
         "export-otel", help="send a trace to an OpenTelemetry collector as spans (GenAI "
         "semantic conventions) over OTLP/HTTP, from this machine")
-    add_client_options(otel)
-    otel.add_argument("trace_id")
+    _add_trace_arguments(otel)
     otel.add_argument("--endpoint", type=_otlp_endpoint,
                       help="the OTLP/HTTP traces URL, e.g. http://127.0.0.1:4318/v1/traces "
                       "(default: $OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, else "
@@ -64,12 +62,32 @@ def add_commands(commands: Any) -> None:
     otel.add_argument("--job", help="the runtime job to export (default: the latest)")
     otel.add_argument("--timeout", type=float, default=10.0,
                       help="seconds to keep trying the endpoint (default 10)")
+    otel.add_argument("--events", type=int, default=0, metavar="N",
+                      help="export the views of the log's first N events (at most 5,000; "
+                      "default 1,000)")
     otel.set_defaults(run=_export_otel)
+    signal = actions.add_parser(
+        "signal", help="signal an evaluation trigger: publishes the trace's pending queries "
+        "for the evaluator (again, after it gave up on them)")
+    _add_trace_arguments(signal)
+    signal.add_argument("--trigger", default="task_completion",
+                        choices=["goal_completion", "compression", "task_completion"],
+                        help="the trigger (default task_completion)")
+    signal.set_defaults(run=_signal)
+    delete = actions.add_parser("delete", help="delete a trace with its whole log")
+    _add_trace_arguments(delete)
+    delete.set_defaults(run=_delete)
 
+
+def _add_trace_arguments(parser: argparse.ArgumentParser) -> None:
+    add_client_options(parser)
+    parser.add_argument("trace_id")
+    parser.add_argument("--owner", help="the trace's owner (user:ID), for an admin; default: "
+                        "your own trace")
 
 @connected
 def _export(kh: KnowHub, args: argparse.Namespace) -> int:
-    document = kh.cognition.export_log(args.trace_id)
+    document = kh.cognition.export_log(args.trace_id, owner=args.owner)
     if args.output is None:
         print(document)
     else:
@@ -105,7 +123,11 @@ def _export_otel(kh: KnowHub, args: argparse.Namespace) -> int:
     # Imported here: OpenTelemetry's SDK would slow down every other `knowhub` command.
     from knowhub_server.cognition.otel import ExportError, export_trace
 
-    view = kh.cognition.trace_view(args.trace_id, job_id=args.job)
+    view = kh.cognition.trace_view(args.trace_id, job_id=args.job, owner=args.owner,
+                                   page_size=args.events)
+    if view.next_page_token:
+        print(f"the views of the log's first {view.window_events} of "
+              f"{view.trace.event_count} events (--events N for more)")
     try:
         sent = export_trace(view, args.endpoint, headers=dict(args.header),
                             timeout=args.timeout)
@@ -114,6 +136,28 @@ def _export_otel(kh: KnowHub, args: argparse.Namespace) -> int:
         return 1
     print(f"sent {sent} spans of trace {args.trace_id} to "
           f"{args.endpoint or 'the OTLP endpoint of the OTEL_EXPORTER_OTLP_* settings'}")
+    return 0
+
+
+@connected
+def _signal(kh: KnowHub, args: argparse.Namespace) -> int:
+    signal = kh.cognition.signal_trigger(args.trace_id, args.trigger, owner=args.owner)
+    if not signal.query_sequences:
+        print(f"trace {args.trace_id}: no query waits for an evaluation; nothing published")
+    elif signal.published:
+        print(f"trace {args.trace_id}: published trigger {signal.trigger_id} for queries "
+              f"{', '.join(map(str, signal.query_sequences))}")
+    else:
+        print(f"trace {args.trace_id}: queries {', '.join(map(str, signal.query_sequences))} "
+              f"already published (trigger {signal.trigger_id}); an evaluator has them")
+    return 0
+
+
+@connected
+def _delete(kh: KnowHub, args: argparse.Namespace) -> int:
+    deleted = kh.cognition.delete_trace(args.trace_id, owner=args.owner)
+    print(f"deleted trace {args.trace_id}: {deleted.deleted_events} events, "
+          f"{deleted.deleted_extractions} extractions")
     return 0
 
 
@@ -130,7 +174,7 @@ class ReviewSession:
     def __init__(self, kh: KnowHub, editor: str) -> None:
         self._kh = kh
         self._editor = editor
-        self._to_commit: set[str] = set()
+        self._to_commit: set[tuple[str, str]] = set()  # (owner, trace id)
         self._failures = 0
 
     def run(self, trace_id: str | None) -> int:
@@ -184,12 +228,13 @@ class ReviewSession:
 
         try:
             self._kh.cognition.review_extraction(extraction.trace_id, extraction.extraction_id,
-                                                 decision, edited_payload=edited)
+                                                 decision, edited_payload=edited,
+                                                 owner=extraction.owner)
         except errors.InvalidArgument as error:
             print(f"not saved: {error.message}")
             return False
         if decision != "discard":
-            self._to_commit.add(extraction.trace_id)
+            self._to_commit.add((extraction.owner, extraction.trace_id))
         print(f"{decision}: {extraction.extraction_id}")
         return True
 
@@ -215,8 +260,8 @@ class ReviewSession:
         return edited
 
     def _commit(self) -> None:
-        for trace_id in sorted(self._to_commit):
-            report = self._kh.cognition.commit_extractions(trace_id)
+        for owner, trace_id in sorted(self._to_commit):
+            report = self._kh.cognition.commit_extractions(trace_id, owner=owner)
             for extraction_id, knowledge_id in report.committed.items():
                 print(f"committed {extraction_id} -> {knowledge_id}")
             for failure in report.failed:
@@ -229,8 +274,8 @@ class ReviewSession:
         payload = extraction.payload
         tags = ", ".join(f"{k}={v}" for k, v in payload.get("tags", {}).items())
         print()
-        print(shown(f"[{number}] trace {extraction.trace_id} · {extraction.extraction_id} · "
-                    f"sequence {extraction.sequence}"
+        print(shown(f"[{number}] trace {extraction.trace_id} ({extraction.owner}) · "
+                    f"{extraction.extraction_id} · sequence {extraction.sequence}"
                     + (f" · goal {extraction.goal_id}" if extraction.goal_id else "")))
         print(f"task: {shown(payload['task'])}")
         print(shown(f"types: {', '.join(payload['types'])}   scopes: "

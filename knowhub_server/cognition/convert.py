@@ -8,6 +8,7 @@ records' conversions below go).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import datetime
 from typing import Any
 
 from google.protobuf import json_format
@@ -63,11 +64,16 @@ def _check_times(body: Message, field: str) -> None:
 
 
 def event_to_proto(event: Event) -> cognition_pb2.Event:
-    message = cognition_pb2.Event(event_id=event.get("event_id", ""))
-    message.timestamp.FromJsonString(event["timestamp"])
+    message = cognition_pb2.Event(event_id=event.get("event_id", ""),
+                                  timestamp=_time(event["timestamp"]))
     body = getattr(message, event["type"])
     body.SetInParent()
-    json_format.ParseDict({k: v for k, v in event.items() if k not in _ENVELOPE}, body)
+    fields = {k: v for k, v in event.items() if k not in _ENVELOPE}
+    try:  # the constructor takes the stored fields as they are, 30 times faster than JSON
+        body.CopyFrom(type(body)(**fields))
+    except (TypeError, ValueError):  # a field it does not take as is: a time, a JSON name
+        body.Clear()
+        json_format.ParseDict(fields, body)
     return message
 
 
@@ -113,12 +119,14 @@ def trace_to_proto(trace: Trace) -> cognition_pb2.Trace:
         auto_commit=trace.auto_commit, event_count=trace.event_count,
         pending_evaluations=trace.pending_evaluations,
         unconsumed_reflections=trace.unconsumed_reflections, last_trigger=trace.last_trigger,
-        created_at=to_timestamp(trace.created_at), updated_at=to_timestamp(trace.updated_at))
+        created_at=to_timestamp(trace.created_at), updated_at=to_timestamp(trace.updated_at),
+        abandoned_evaluations=trace.abandoned_evaluations)
 
 
 def extraction_to_proto(extraction: Extraction) -> cognition_pb2.Extraction:
     message = cognition_pb2.Extraction(
-        trace_id=extraction.trace_id, extraction_id=extraction.extraction_id,
+        trace_id=extraction.trace_id, owner=extraction.owner,
+        extraction_id=extraction.extraction_id,
         state=extraction.state, sequence=extraction.sequence, goal_id=extraction.goal_id,
         branch_id=extraction.branch_id, payload=payload_to_proto(extraction.payload),
         knowledge_id=extraction.knowledge_id,
@@ -178,7 +186,10 @@ def view_to_proto(view: TraceView) -> cognition_pb2.GetTraceViewResponse:
             **k.statuses) for k in view.knowledge],
         extraction_funnel=cognition_pb2.ExtractionFunnel(**view.funnel),
         reflections=[event_to_proto(e) for e in view.reflections],
-        pending_query_sequences=view.pending, **job_view_to_proto(view.job))
+        pending_query_sequences=view.pending,
+        evaluation_failures=[event_to_proto(e) for e in view.evaluation_failures],
+        abandoned_query_sequences=view.abandoned, window_events=view.window_events,
+        next_page_token=view.next_page_token, **job_view_to_proto(view.job))
 
 
 # ---- The runtime job's views ----------------------------------------------------------
@@ -195,10 +206,12 @@ def job_view_to_proto(job: JobView) -> dict[str, Any]:
 
 
 def _time(iso_time: str) -> Timestamp | None:
+    """A stored ISO 8601 time (UTC, as times.iso writes it) as a Timestamp; datetime's
+    parser is many times faster than Timestamp's, which a view calls for every event."""
     if not iso_time:
         return None
     stamp = Timestamp()
-    stamp.FromJsonString(iso_time)
+    stamp.FromDatetime(datetime.fromisoformat(iso_time.replace("Z", "+00:00")))
     return stamp
 
 

@@ -31,7 +31,8 @@ PLAN_TYPES = ("plan_generated", "decision_snapshot")
 RUNTIME_TYPES = STEP_TYPES + PLAN_TYPES
 EVENT_TYPES = ("query", "evaluation", "extraction_pending", "extraction_reviewed",
                "extraction_committed", "reflection", "memory_read", "memory_write",
-               "plan_evolution", "message", *RUNTIME_TYPES, "feedback_refused")
+               "plan_evolution", "message", *RUNTIME_TYPES, "feedback_refused",
+               "evaluation_failed")
 # What AppendEvents takes; evaluations and extractions go through their own RPCs, which
 # keep the knowledge and the review state in step with the log.
 APPENDABLE_TYPES = ("query", "message", "reflection", "memory_read", "memory_write",
@@ -67,11 +68,39 @@ IDS_PER_CALL_MAX = 500
 RAW_TEXT_MAX = 1_000_000
 QUERY_EVALUATIONS_MAX = 100
 ASSESSMENTS_MAX = 1_000
+ANSWER_EXCERPT_MAX = 1_000  # of an unreadable evaluation answer, kept in the log
+FAILED_QUERIES_KEPT = 500  # pending queries an evaluation_failed event names
+DELIVERIES_MAX = 1_000_000
 LOG_PAGE_MAX, DEFAULT_LOG_PAGE = 1_000, 100
+# A trace view or an export covers one window of the log: at most this many events, and
+# the events of at most this many bytes (as stored; at least one event), so a call's work
+# and memory stay bounded however long the trace.
+VIEW_WINDOW_MAX, DEFAULT_VIEW_WINDOW = 5_000, 1_000
+EXPORT_PAGE_MAX, DEFAULT_EXPORT_PAGE = 5_000, 1_000
+WINDOW_BYTES_MAX = 2 * 1024 * 1024
 LIST_PAGE_MAX, DEFAULT_LIST_PAGE = 100, 20
 DEFAULT_GROUP = "evaluators"
 
 _ISO_TIME = re.compile(r"(\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d)(\.\d+)?(Z|z|[+-]\d\d:\d\d)?")
+
+
+@dataclass(frozen=True)
+class TraceRef:
+    """A trace as stored: each owner (`user:ID`) names its own traces, so two users may
+    each have a `trace-1`. `key` ("user:ID/trace-1") names it in Redis; "/" is in neither
+    an owner nor a trace id."""
+
+    owner: str
+    trace_id: str
+
+    @property
+    def key(self) -> str:
+        return f"{self.owner}/{self.trace_id}"
+
+    @classmethod
+    def of_key(cls, key: str) -> TraceRef:
+        owner, _, trace_id = key.partition("/")
+        return cls(owner, trace_id)
 
 
 @dataclass
@@ -89,11 +118,17 @@ class Trace:
     last_trigger: str = ""
     created_at: float = 0.0
     updated_at: float = 0.0
+    abandoned_evaluations: int = 0  # pending queries an evaluator gave up on
+
+    @property
+    def ref(self) -> TraceRef:
+        return TraceRef(self.owner, self.trace_id)
 
 
 @dataclass
 class Extraction:
     trace_id: str
+    owner: str
     extraction_id: str
     state: str
     sequence: int
@@ -203,12 +238,21 @@ def bounded_request_id(kind: str, *parts: object) -> str:
     return f"{kind}:sha256:{hashlib.sha256(readable.encode()).hexdigest()}"
 
 
-def evaluation_request_id(trace_id: str, query_sequence: int, knowledge_id: str) -> str:
-    return bounded_request_id("eval", trace_id, query_sequence, knowledge_id)
+def _trace_in_request_id(ref: TraceRef, caller: str) -> str:
+    """How a request id to the knowledge service names a trace: by its id for its owner's
+    own calls (the ids keys had before traces were named per owner), by owner and id for
+    another caller's, whose keys would otherwise meet for two owners' `trace-1`."""
+    return ref.trace_id if caller == ref.owner else ref.key
 
 
-def extraction_request_id(trace_id: str, extraction_id: str) -> str:
-    return bounded_request_id("extraction", trace_id, extraction_id)
+def evaluation_request_id(ref: TraceRef, caller: str, query_sequence: int,
+                          knowledge_id: str) -> str:
+    return bounded_request_id("eval", _trace_in_request_id(ref, caller), query_sequence,
+                              knowledge_id)
+
+
+def extraction_request_id(ref: TraceRef, caller: str, extraction_id: str) -> str:
+    return bounded_request_id("extraction", _trace_in_request_id(ref, caller), extraction_id)
 
 
 # ---- Event validation --------------------------------------------------------------------
@@ -307,6 +351,17 @@ def _feedback_refused(body: Body, p: str) -> Body:
     one_of(body["status"], COUNTED_STATUSES, _at(p, "status"))
     _name(body["code"], _at(p, "code"), required=True)
     check.text(body["message"], _at(p, "message"), check.CASE_TEXT_MAX)
+    return body
+
+
+def _evaluation_failed(body: Body, p: str) -> Body:
+    check.count(len(body["query_sequences"]), _at(p, "query_sequences"), FAILED_QUERIES_KEPT)
+    for index, sequence in enumerate(body["query_sequences"]):
+        _sequence(sequence, _at(p, f"query_sequences[{index}]"))
+    check.text(body["reason"], _at(p, "reason"), SUMMARY_MAX)
+    check.text(body["answer_excerpt"], _at(p, "answer_excerpt"), ANSWER_EXCERPT_MAX)
+    _name(body["trigger_id"], _at(p, "trigger_id"))
+    check.int_range(body["deliveries"], _at(p, "deliveries"), 0, DELIVERIES_MAX)
     return body
 
 
@@ -505,7 +560,7 @@ _VALIDATORS: dict[str, Callable[[Body, str], Body]] = {
     "agent_thought_recorded": _agent_thought, "decision_made": _decision_made,
     "tool_selected": _tool_selected, "tool_result_summarized": _tool_result,
     "plan_generated": _plan_generated, "decision_snapshot": _decision_snapshot,
-    "feedback_refused": _feedback_refused,
+    "feedback_refused": _feedback_refused, "evaluation_failed": _evaluation_failed,
 }
 
 
@@ -534,18 +589,28 @@ def validate_review(decision: str, edited_payload: Body | None, prefix: str) -> 
 
 # ---- Evaluation answers --------------------------------------------------------------------
 
+class Unparsed(Exception):
+    """An evaluator's answer that is no evaluation at all: it holds no JSON, or JSON
+    without an evaluations list. Logged as a failure, never raised to the caller."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
 def parse_evaluation_reply(text: str) -> list[Assessment]:
     """Seed 000's evaluation JSON from an LLM answer, read with its three fallbacks, in
-    either spelling (source_id / knowledge_id, status / eval_status)."""
+    either spelling (source_id / knowledge_id, status / eval_status). Raises Unparsed
+    when there is none, and InvalidArgument for an evaluation that breaks a rule."""
     check.text(text, "raw_text", RAW_TEXT_MAX, required=True)
     try:
         document = parse_json_reply(text)
     except LLMError:
-        raise InvalidArgument("raw_text", "holds no JSON (read as a whole, as a ```json "
-                              f"block and as a bare {{...}}): {text[:120]!r}") from None
+        raise Unparsed("the answer holds no JSON (read as a whole, as a ```json block and "
+                       "as a bare {...})") from None
     evaluations = document.get("evaluations") if isinstance(document, dict) else document
     if not isinstance(evaluations, list):
-        raise InvalidArgument("raw_text", "the JSON has no \"evaluations\" list")
+        raise Unparsed("the answer's JSON has no \"evaluations\" list")
     check.count(len(evaluations), "raw_text.evaluations",
                 QUERY_EVALUATIONS_MAX)
     found = []

@@ -21,12 +21,17 @@ import grpc
 
 from knowhub_server.cognition import prompts
 from knowhub_server.cognition.domain import (
+    ANSWER_EXCERPT_MAX,
+    DELIVERIES_MAX,
+    FAILED_QUERIES_KEPT,
+    SUMMARY_MAX,
     TASK_TEXT_MAX,
     TRIGGERS,
     Assessment,
     Event,
     FeedbackRecord,
     Trace,
+    Unparsed,
     bounded_request_id,
     evaluation_request_id,
     one_of,
@@ -37,7 +42,7 @@ from knowhub_server.cognition.domain import (
     validate_query_links,
 )
 from knowhub_server.cognition.knowledge_client import KnowledgeClient
-from knowhub_server.cognition.operations import TraceAccess, stamped
+from knowhub_server.cognition.operations import STREAM_ID, TraceAccess, stamped
 from knowhub_server.cognition.store import Appended
 from knowhub_server.common import validation as check
 from knowhub_server.common.auth import EVALUATOR_ROLE, Principal
@@ -67,6 +72,24 @@ class Outcome:
     detail: str
 
 
+@dataclass
+class Submitted:
+    """What a submission did: each assessment's outcome, the queries still pending, and,
+    for an answer that holds no evaluation, why (nothing evaluated; the failure logged)."""
+
+    outcomes: list[Outcome]
+    pending: list[int]
+    parse_error: str = ""
+
+
+@dataclass
+class Abandoned:
+    """An evaluator's give-up: its evaluation_failed event and the queries it named."""
+
+    event_id: str
+    query_sequences: list[int]
+
+
 class EvaluationOperations:
     def __init__(self, access: TraceAccess, knowledge: KnowledgeClient,
                  delegations: DelegationKeys | None, metrics: Metrics,
@@ -78,25 +101,26 @@ class EvaluationOperations:
         self._delegations = delegations
         self._metrics = metrics
 
-    def prompt(self, principal: Principal, trace_id: str, mission: str, goal: str
+    def prompt(self, principal: Principal, trace_id: str, owner: str, mission: str, goal: str
                ) -> tuple[str, list[int]]:
         """Seed 000's evaluation prompt for the pending queries ("" when none)."""
         check.text(mission, "mission", TASK_TEXT_MAX)
         check.text(goal, "goal", TASK_TEXT_MAX)
-        trace = self._access.readable(principal, trace_id, role=EVALUATOR_ROLE)
-        sequences = self._store.pending(trace_id)
+        trace = self._access.readable(principal, trace_id, owner, role=EVALUATOR_ROLE)
+        sequences = self._store.pending(trace.ref)
         if not sequences:
             return "", []
-        queries = self._store.query_events(trace_id, sequences)
+        queries = self._store.query_events(trace.ref, sequences)
         text = prompts.evaluation_prompt(mission or trace.task, goal,
                                          [queries[s] for s in sequences if s in queries],
                                          self._language)
         return text, sequences
 
-    def submit(self, principal: Principal, trace_id: str, *, raw_text: str,
-               structured: list[Assessment] | None, trigger: str
-               ) -> tuple[list[Outcome], list[int]]:
-        """Writes one evaluation event per new pair and applies helpful / harmful ones."""
+    def submit(self, principal: Principal, trace_id: str, owner: str, *, raw_text: str,
+               structured: list[Assessment] | None, trigger: str) -> Submitted:
+        """Writes one evaluation event per new pair and applies helpful / harmful ones. An
+        answer that holds no evaluation is logged as an evaluation_failed event and
+        answered as such: a parse failure never interrupts the agent."""
         check.trace_id(trace_id)
         if bool(raw_text) == (structured is not None):
             raise InvalidArgument("raw_text", "give exactly one of raw_text and evaluations")
@@ -104,29 +128,65 @@ class EvaluationOperations:
         try:
             assessments = validate_assessments(
                 parse_evaluation_reply(raw_text) if raw_text else structured or [])
+        except Unparsed as unparsed:
+            return self._unparsed(principal, trace_id, owner, raw_text, unparsed.reason)
         except InvalidArgument as error:
             log.warning("evaluation for trace %s refused, nothing written: %s", trace_id,
                         error.message)
             raise
-        trace = self._access.readable(principal, trace_id, role=EVALUATOR_ROLE)
-        queries = self._store.query_events(trace_id, {a.query_sequence for a in assessments})
+        trace = self._access.readable(principal, trace_id, owner, role=EVALUATOR_ROLE)
+        queries = self._store.query_events(trace.ref, {a.query_sequence for a in assessments})
         validate_query_links(assessments, queries, trace_id)
         events = stamped([("evaluation", {
             "query_sequence": a.query_sequence, "knowledge_id": a.knowledge_id,
             "eval_result": {"status": a.status, "reason": a.reason},
             "evaluated_at_trigger": trigger or trace.last_trigger}) for a in assessments],
             now())
-        appended = self._access.append(principal, trace_id, trace, events)
+        appended = self._access.append(principal, trace.ref, events)
         assert isinstance(appended, Appended)
         deferred = self.apply_feedback(principal, trace, queries)
         pairs = [pair_key(a.query_sequence, a.knowledge_id) for a in assessments]
-        records = self._store.feedback_records(trace_id, pairs)
+        records = self._store.feedback_records(trace.ref, pairs)
         outcomes = [Outcome(a.query_sequence, a.knowledge_id, records[pair].status,
                             bool(event_id), records[pair].feedback,
                             deferred.get(pair) or records[pair].detail)
                     for a, event_id, pair in zip(assessments, appended.event_ids, pairs,
                                                  strict=True)]
-        return outcomes, self._store.pending(trace_id)
+        return Submitted(outcomes, self._store.pending(trace.ref))
+
+    def _unparsed(self, principal: Principal, trace_id: str, owner: str, raw_text: str,
+                  reason: str) -> Submitted:
+        """Logs an answer that holds no evaluation; the queries stay pending."""
+        trace = self._access.readable(principal, trace_id, owner, role=EVALUATOR_ROLE)
+        pending = self._store.pending(trace.ref)
+        self._access.append(principal, trace.ref, stamped([("evaluation_failed", {
+            "query_sequences": pending[:FAILED_QUERIES_KEPT], "reason": reason,
+            "answer_excerpt": raw_text[:ANSWER_EXCERPT_MAX], "trigger_id": "",
+            "deliveries": 0, "gave_up": False})], now()))
+        log.warning("evaluation of trace %s not read, nothing evaluated (logged): %s",
+                    trace_id, reason)
+        return Submitted([], pending, reason)
+
+    def abandon(self, principal: Principal, trace_id: str, owner: str, *, trigger_id: str,
+                reason: str, deliveries: int) -> Abandoned:
+        """An evaluator gives up on a trace's pending queries: logged as an
+        evaluation_failed event that gave up, and the next SignalTrigger publishes them
+        again. Once per trigger (a retried call writes nothing more)."""
+        if trigger_id and not STREAM_ID.fullmatch(trigger_id):
+            raise InvalidArgument("trigger_id", f"{trigger_id[:40]!r} is not a trigger id")
+        check.text(reason, "reason", SUMMARY_MAX)
+        check.int_range(deliveries, "deliveries", 0, DELIVERIES_MAX)
+        trace = self._access.readable(principal, trace_id, owner, role=EVALUATOR_ROLE)
+        pending = self._store.pending(trace.ref)
+        request_id = bounded_request_id("abandon", trigger_id) if trigger_id else ""
+        appended = self._access.append(principal, trace.ref, stamped([("evaluation_failed", {
+            "query_sequences": pending[:FAILED_QUERIES_KEPT], "reason": reason,
+            "answer_excerpt": "",
+            "trigger_id": trigger_id, "deliveries": deliveries, "gave_up": True})], now()),
+            request_id=request_id, digest=request_id)
+        log.warning("an evaluator gave up on queries %s of trace %s (trigger %s, %d "
+                    "deliveries): %s", pending, trace_id, trigger_id or "-", deliveries, reason)
+        return Abandoned(appended.event_ids[0] if appended.event_ids else "", pending)
 
     def apply_feedback(self, principal: Principal, trace: Trace,
                        queries: dict[int, Event]) -> dict[str, str]:
@@ -134,12 +194,12 @@ class EvaluationOperations:
         caller, or under a grant when the caller evaluates another's trace); returns why
         each one that stays deferred could not be applied. A refusal that retrying cannot
         change settles the pair as refused and writes a feedback_refused event."""
-        pairs = self._store.feedback_outbox(trace.trace_id)
+        pairs = self._store.feedback_outbox(trace.ref)
         if not pairs:
             return {}
-        records = self._store.feedback_records(trace.trace_id, pairs)
+        records = self._store.feedback_records(trace.ref, pairs)
         missing = {split_pair(p)[0] for p in pairs} - set(queries)
-        queries = {**queries, **self._store.query_events(trace.trace_id, missing)}
+        queries = {**queries, **self._store.query_events(trace.ref, missing)}
         grant = self._grant(principal, trace, pairs)
         deferred, settled = {}, {}
         for pair in pairs:
@@ -151,7 +211,8 @@ class EvaluationOperations:
                     principal, knowledge_id,
                     task=trace.task or (query["query"] if query else ""), outcome=record.status,
                     reason=record.reason, trace_id=trace.trace_id, query_sequence=sequence,
-                    request_id=evaluation_request_id(trace.trace_id, sequence, knowledge_id),
+                    request_id=evaluation_request_id(trace.ref, principal.user_scope, sequence,
+                                                     knowledge_id),
                     grant=grant)
                 record.feedback, record.detail = "applied", ""
             except (PeerRefused, Unavailable) as error:
@@ -169,7 +230,7 @@ class EvaluationOperations:
         # Settled together (one Redis write); a case applied before a crash here stays on
         # the outbox and is applied again under the same request id, which changes nothing.
         if settled:
-            self._store.settle_feedback(trace.trace_id, settled)
+            self._store.settle_feedback(trace.ref, settled)
         for outcome, count in (("deferred", len(deferred)), *Counter(
                 r.feedback for r in settled.values()).items()):
             if count:
@@ -203,5 +264,5 @@ class EvaluationOperations:
                 "query_sequence": sequence, "knowledge_id": knowledge_id,
                 "status": record.status, "code": code, "message": message[:check.CASE_TEXT_MAX]}))
         request_id = bounded_request_id("refused", trace.trace_id, *refused)
-        self._access.append(principal, trace.trace_id, trace, stamped(events, now()),
+        self._access.append(principal, trace.ref, stamped(events, now()),
                             request_id=request_id, digest=request_id)

@@ -15,6 +15,7 @@ from knowhub_server.cognition.domain import (
     Committed,
     Extraction,
     Trace,
+    TraceRef,
     choices,
     extraction_request_id,
     new_extraction_id,
@@ -29,6 +30,7 @@ from knowhub_server.common.auth import Principal
 from knowhub_server.common.errors import (
     AlreadyExists,
     FailedPrecondition,
+    InvalidArgument,
     NotFound,
     ServiceError,
     Unavailable,
@@ -44,58 +46,61 @@ class ExtractionOperations:
         self._store = access.store
         self._knowledge = knowledge
 
-    def save_pending(self, principal: Principal, trace_id: str, *, sequence: int,
+    def save_pending(self, principal: Principal, trace_id: str, *, owner: str, sequence: int,
                      goal_id: str, branch_id: str, payload: Body | None, request_id: str
                      ) -> tuple[Extraction, CommitFailure | None]:
         """Writes extraction_pending; with the trace's auto_commit, approves and commits it
         at once (a failed commit leaves it approved and is returned)."""
-        check.trace_id(trace_id)
+        ref = self._access.ref(principal, trace_id, owner)
         check.text(request_id, "request_id", check.NAME_MAX)
         extraction_id = new_extraction_id(trace_id, request_id)
         body = validate_extraction({"extraction_id": extraction_id, "sequence": sequence,
                                     "goal_id": goal_id, "branch_id": branch_id,
                                     "payload": payload})
         body["payload"] = self._knowledge.resolve(principal, body["payload"], "payload")
-        trace = self._access.writable(principal, trace_id)
+        trace = self._store.trace(ref)
         auto_commit = trace is not None and trace.auto_commit
         events = [("extraction_pending", body)]
         if auto_commit:
             events.append(("extraction_reviewed", {"extraction_id": extraction_id,
                                                    "decision": "approve"}))
         try:
-            self._access.append(principal, trace_id, trace, stamped(events, now()))
+            self._access.append(principal, ref, stamped(events, now()))
         except AlreadyExists:
             if not request_id:
                 raise
-            return self._extraction(trace_id, extraction_id), None  # a retried save
-        extraction = self._extraction(trace_id, extraction_id)
+            return self._extraction(ref, extraction_id), None  # a retried save
+        extraction = self._extraction(ref, extraction_id)
         if not auto_commit:
             return extraction, None
         assert trace is not None
         outcome = self._commit_one(principal, trace, extraction)
         failure = outcome if isinstance(outcome, CommitFailure) else None
-        return self._extraction(trace_id, extraction_id), failure
+        return self._extraction(ref, extraction_id), failure
 
-    def list(self, principal: Principal, *, trace_id: str, states: list[str],
+    def list(self, principal: Principal, *, trace_id: str, owner: str, states: list[str],
              page_size: int, page_token: str) -> tuple[list[Extraction], str]:
         """Oldest first, in one trace or across the caller's traces (all for an admin)."""
         check.int_range(page_size, "page_size", 1, LIST_PAGE_MAX)
         choices(states, EXTRACTION_STATES, "states")
         wanted = states or list(EXTRACTION_STATES)
-        owner = None if principal.is_admin else principal.user_scope
-        filters = ("extractions", trace_id, owner, sorted(wanted))
+        if owner and not trace_id:
+            raise InvalidArgument("owner", "names the owner of trace_id: give trace_id too")
+        listed_owner = None if principal.is_admin else principal.user_scope
+        filters = ("extractions", trace_id, owner, listed_owner, sorted(wanted))
         cursor = read_cursor(page_token, filters) if page_token else None
         if trace_id:
-            self._access.readable(principal, trace_id)
-            found, after = self._trace_page(trace_id, wanted, cursor, page_size)
+            trace = self._access.readable(principal, trace_id, owner)
+            found, after = self._trace_page(trace.ref, wanted, cursor, page_size)
         else:
-            found, after = self._store.extraction_page(owner, wanted, cursor, page_size)
+            found, after = self._store.extraction_page(listed_owner, wanted, cursor,
+                                                       page_size)
         return found, write_token(list(after), filters) if after else ""
 
-    def _trace_page(self, trace_id: str, states: list[str], cursor: tuple[float, str] | None,
+    def _trace_page(self, ref: TraceRef, states: list[str], cursor: tuple[float, str] | None,
                     size: int) -> tuple[list[Extraction], tuple[float, str] | None]:
-        ordered = [(x.created_at, f"{trace_id}|{x.extraction_id}", x)
-                   for x in self._store.trace_extractions(trace_id) if x.state in states]
+        ordered = [(x.created_at, f"{ref.key}|{x.extraction_id}", x)
+                   for x in self._store.trace_extractions(ref) if x.state in states]
         ordered.sort(key=lambda item: item[:2])
         if cursor is not None:
             ordered = [item for item in ordered if item[:2] > cursor]
@@ -103,27 +108,27 @@ class ExtractionOperations:
         after = page[-1][:2] if len(ordered) > size else None
         return [x for _, _, x in page], after
 
-    def review(self, principal: Principal, trace_id: str, extraction_id: str, decision: str,
-               edited_payload: Body | None) -> Extraction:
+    def review(self, principal: Principal, trace_id: str, owner: str, extraction_id: str,
+               decision: str, edited_payload: Body | None) -> Extraction:
         check.trace_id(trace_id)
         validate_entity_name(extraction_id, "extraction_id")
         validate_review(decision, edited_payload, "")
         if edited_payload:
             edited_payload = self._knowledge.resolve(principal, edited_payload,
                                                      "edited_payload")
-        trace = self._access.readable(principal, trace_id)
-        current = self._extraction(trace_id, extraction_id)
+        trace = self._access.readable(principal, trace_id, owner)
+        current = self._extraction(trace.ref, extraction_id)
         if current.state == "committed":
             raise FailedPrecondition(f"extraction {extraction_id!r} is already committed; it "
                                      "can no longer be reviewed")
         body: Body = {"extraction_id": extraction_id, "decision": decision}
         if edited_payload:
             body["edited_payload"] = edited_payload
-        self._access.append(principal, trace_id, trace,
+        self._access.append(principal, trace.ref,
                             stamped([("extraction_reviewed", body)], now()))
-        return self._extraction(trace_id, extraction_id)
+        return self._extraction(trace.ref, extraction_id)
 
-    def commit(self, principal: Principal, trace_id: str, extraction_ids: list[str]
+    def commit(self, principal: Principal, trace_id: str, owner: str, extraction_ids: list[str]
                ) -> tuple[list[Committed], list[CommitFailure]]:
         """Saves approved and edited extractions as knowledge (or links each to the record
         that already says the same): the committed ones, and why the others failed."""
@@ -131,8 +136,8 @@ class ExtractionOperations:
         check.items(extraction_ids, "extraction_ids", IDS_PER_CALL_MAX)
         for index, extraction_id in enumerate(extraction_ids):
             validate_entity_name(extraction_id, f"extraction_ids[{index}]")
-        trace = self._access.readable(principal, trace_id)
-        by_id = {x.extraction_id: x for x in self._store.trace_extractions(trace_id)}
+        trace = self._access.readable(principal, trace_id, owner)
+        by_id = {x.extraction_id: x for x in self._store.trace_extractions(trace.ref)}
         committed: list[Committed] = []
         failed: list[CommitFailure] = []
         if extraction_ids:
@@ -160,22 +165,22 @@ class ExtractionOperations:
         try:
             knowledge_id, linked = self._knowledge.save(
                 principal, extraction.commit_payload,
-                extraction_request_id(trace.trace_id, eid))
+                extraction_request_id(trace.ref, principal.user_scope, eid))
         except (PeerRefused, Unavailable) as error:
             code = error.code.name if isinstance(error, PeerRefused) else "UNAVAILABLE"
             return CommitFailure(eid, code, error.message)
         event = {"extraction_id": eid, "knowledge_id": knowledge_id}
         try:
-            self._access.append(principal, trace.trace_id, trace,
+            self._access.append(principal, trace.ref,
                                 stamped([("extraction_committed", event)], now()))
         except ServiceError as error:
             return CommitFailure(eid, error.code.name, error.message)
         return Committed(eid, knowledge_id, linked)
 
-    def _extraction(self, trace_id: str, extraction_id: str) -> Extraction:
-        found = self._store.extraction(trace_id, extraction_id)
+    def _extraction(self, ref: TraceRef, extraction_id: str) -> Extraction:
+        found = self._store.extraction(ref, extraction_id)
         if found is None:
-            raise NotFound(f"trace {trace_id!r} has no extraction {extraction_id!r}")
+            raise NotFound(f"trace {ref.trace_id!r} has no extraction {extraction_id!r}")
         return found
 
 

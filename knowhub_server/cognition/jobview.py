@@ -183,11 +183,14 @@ class JobView:
 
 
 def build_job_view(trace: Trace, events: list[Event], job_id: str,
-                   diff_versions: tuple[int | None, int | None]) -> JobView:
-    """The views of job `job_id` (the latest job when empty) of a trace's events."""
+                   diff_versions: tuple[int | None, int | None], *,
+                   unknown_job_refused: bool = True) -> JobView:
+    """The views of job `job_id` (the latest job when empty) of a trace's events. A job
+    the events do not name is INVALID_ARGUMENT when `unknown_job_refused` (the events are
+    the whole log), else its views are empty."""
     job_ids = list(dict.fromkeys(e["job_id"] for e in events
                                  if e["type"] in JOB_TYPES and e.get("job_id")))
-    if job_id and job_id not in job_ids:
+    if job_id and job_id not in job_ids and unknown_job_refused:
         raise InvalidArgument("job_id", f"trace {trace.trace_id!r} has no job {job_id!r} "
                               f"(it has: {', '.join(job_ids) or 'none'})")
     chosen = job_id or (job_ids[-1] if job_ids else "")

@@ -17,34 +17,42 @@ from dataclasses import dataclass
 from knowhub_server.cognition.config import CognitionSettings
 from knowhub_server.cognition.domain import (
     APPENDABLE_TYPES,
+    DEFAULT_EXPORT_PAGE,
     DEFAULT_GROUP,
+    DEFAULT_VIEW_WINDOW,
     EVENT_TYPES,
     EVENTS_PER_CALL_MAX,
+    EXPORT_PAGE_MAX,
     IDS_PER_CALL_MAX,
     LIST_PAGE_MAX,
     LOG_PAGE_MAX,
     MAX_SEQUENCE,
     TASK_TEXT_MAX,
     TRIGGERS,
+    VIEW_WINDOW_MAX,
     Body,
     Event,
     Trace,
+    TraceRef,
     choices,
     one_of,
+    pair_key,
     validate_entity_name,
     validate_event,
 )
 from knowhub_server.cognition.knowledge_client import KnowledgeClient
 from knowhub_server.cognition.logfile import LogDocument, export_document
 from knowhub_server.cognition.store import (
+    AppendCall,
     Appended,
     CognitionStore,
+    Deleted,
     Delivered,
     Refused,
     Rekey,
     Replayed,
 )
-from knowhub_server.cognition.view import TraceView, build_view
+from knowhub_server.cognition.view import TraceView, Window, build_view
 from knowhub_server.common import validation as check
 from knowhub_server.common.auth import DREAMER_ROLE, EVALUATOR_ROLE, Principal
 from knowhub_server.common.errors import (
@@ -71,116 +79,96 @@ def _events_field(index: int) -> str:
     return f"events[{index}]"
 
 
-@dataclass(frozen=True)
-class TraceIdentity:
-    """Whose a trace is: neither changes once the agent is known."""
-
-    owner: str
-    agent_id: str
-
-
-IDENTITIES_CACHED = 10_000
-# An append whose guess of the trace's owner or agent was wrong calls again with the right
-# ones; the agent is set once and the owner never changes, so one more call suffices.
+AGENTS_CACHED = 10_000
+# An append whose guess of the trace's agent was wrong calls again with the right one; the
+# agent is set once, so one more call suffices (two, when the trace was deleted meanwhile).
 REKEYS_MAX = 2
 
 
 class TraceAccess:
-    """Who may read and write which trace, and the one way events are appended."""
+    """Which trace a call names, who may read and write it, and the one way events are
+    appended."""
 
     def __init__(self, store: CognitionStore, settings: CognitionSettings) -> None:
         self.store = store
         self.settings = settings
-        # Owners and agents of traces seen lately, so an append needs no read first.
-        self._identities: OrderedDict[str, TraceIdentity] = OrderedDict()
+        # The agents of traces seen lately, so an append needs no read first.
+        self._agents: OrderedDict[str, str] = OrderedDict()
         self._lock = threading.Lock()
 
-    def readable(self, principal: Principal, trace_id: str, *,
-                 role: str | None = None) -> Trace:
-        """The trace if it exists and the caller may see it (a caller with `role` may see
-        any trace: an evaluator to evaluate it, a dreamer to reflect on it); NOT_FOUND
-        either way."""
-        check.trace_id(trace_id)
-        trace = self.store.trace(trace_id)
-        allowed = trace is not None and (_may_access(principal, trace) or (
-            role is not None and principal.has_role(role)))
-        if trace is None or not allowed:
-            raise NotFound(f"trace {trace_id!r} not found")
-        return trace
-
-    def writable(self, principal: Principal, trace_id: str) -> Trace | None:
-        """The trace, None if it does not exist yet; PERMISSION_DENIED if another user's."""
-        check.trace_id(trace_id)
-        trace = self.store.trace(trace_id)
-        if trace is not None:
-            self._check_writer(principal, trace_id, trace)
-        return trace
-
-    def identity(self, principal: Principal, trace_id: str, *,
-                 role: str | None = None) -> TraceIdentity | None:
-        """What this server knows of a trace from earlier appends (None: not seen lately,
-        and the append script finds out); PERMISSION_DENIED if another user's (unless the
-        caller has `role`)."""
-        check.trace_id(trace_id)
-        with self._lock:
-            known = self._identities.get(trace_id)
-        if known is not None and not (role is not None and principal.has_role(role)):
-            self._check_writer(principal, trace_id, known)
-        return known
-
     @staticmethod
-    def _check_writer(principal: Principal, trace_id: str,
-                      trace: Trace | TraceIdentity) -> None:
-        if not _may_access(principal, trace):
-            raise PermissionDenied(f"trace_id: trace {trace_id!r} belongs to another user")
+    def ref(principal: Principal, trace_id: str, owner: str = "", *,
+            role: str | None = None) -> TraceRef:
+        """The trace a call names: `owner`'s `trace_id`, the caller's own when `owner` is
+        empty. Only admins (and a caller with `role`) name another owner's traces; for
+        anyone else such a trace is NOT_FOUND, exactly as one that does not exist."""
+        check.trace_id(trace_id)
+        if not owner or owner == principal.user_scope:
+            return TraceRef(principal.user_scope, trace_id)
+        validate_trace_owner(owner, "owner")
+        if not (principal.is_admin or (role is not None and principal.has_role(role))):
+            raise not_found(trace_id)
+        return TraceRef(owner, trace_id)
 
-    def append(self, principal: Principal, trace_id: str,
-               trace: Trace | TraceIdentity | None, events: list[Event], *,
+    def readable(self, principal: Principal, trace_id: str, owner: str = "", *,
+                 role: str | None = None) -> Trace:
+        """The trace, if it exists and the caller may see it; NOT_FOUND either way."""
+        trace = self.store.trace(self.ref(principal, trace_id, owner, role=role))
+        if trace is None:
+            raise not_found(trace_id)
+        return trace
+
+    def append(self, principal: Principal, ref: TraceRef, events: list[Event], *,
                agent_id: str = "", task: str = "", auto_commit: bool | None = None,
                request_id: str = "", digest: str = "", imported: bool = False,
-               role: str | None = None, field_of: FieldOf = _events_field
-               ) -> Appended | Replayed:
-        """Appends events (already validated and stamped) with their index updates.
-        `trace`: what is known of it (None: new, or not seen lately); the caller's own
-        trace is expected, and another's written only by an admin or a caller with
-        `role`."""
-        owner = trace.owner if trace is not None else principal.user_scope
-        agent = trace.agent_id if trace is not None and trace.agent_id \
-            else principal.acting_agent(agent_id)
-        any_owner = principal.is_admin or (role is not None and principal.has_role(role))
+               field_of: FieldOf = _events_field) -> Appended | Replayed:
+        """Appends events (already validated and stamped) with their index updates. The
+        caller creates its own traces; another owner's trace (named through `ref`, which
+        checked who may) is written only when it exists."""
+        own = ref.owner == principal.user_scope
+        # Another owner's trace keeps its agent: only a named one is set on it.
+        acting = principal.acting_agent(agent_id) if own or agent_id else ""
+        with self._lock:
+            agent = self._agents.get(ref.key, acting)
         for _ in range(REKEYS_MAX + 1):
+            call = AppendCall(
+                ref, agent, acting, now(), self.settings.cognition_max_events_per_trace,
+                self.settings.cognition_request_ids_kept, task=task, auto_commit=auto_commit,
+                request_id=request_id, digest=digest, imported=imported,
+                existing_only=not own)
             try:
-                result = self.store.append(
-                    trace_id, events, owner=owner, agent=agent, task=task,
-                    auto_commit=auto_commit, request_id=request_id, digest=digest,
-                    imported=imported, create_only=imported, any_owner=any_owner,
-                    max_events=self.settings.cognition_max_events_per_trace,
-                    requests_kept=self.settings.cognition_request_ids_kept, now=now())
+                result = self.store.append(call, events)
             except Refused as refused:
-                raise self._refusal(trace_id, refused, events, field_of) from None
+                raise self._refusal(ref, refused, events, field_of) from None
             if not isinstance(result, Rekey):
                 break
-            owner, agent = result.owner, result.agent_id or principal.acting_agent(agent_id)
+            agent = result.agent_id
         else:
-            raise Aborted(f"trace {trace_id!r} kept changing its owner or agent; try again")
+            raise Aborted(f"trace {ref.trace_id!r} kept changing its agent; try again")
         if isinstance(result, Appended) and result.trace.agent_id:
-            self._remember(trace_id, TraceIdentity(result.trace.owner, result.trace.agent_id))
+            self._remember(ref, result.trace.agent_id)
         return result
 
-    def _remember(self, trace_id: str, identity: TraceIdentity) -> None:
+    def _remember(self, ref: TraceRef, agent: str) -> None:
         with self._lock:
-            self._identities[trace_id] = identity
-            self._identities.move_to_end(trace_id)
-            while len(self._identities) > IDENTITIES_CACHED:
-                self._identities.popitem(last=False)
+            self._agents[ref.key] = agent
+            self._agents.move_to_end(ref.key)
+            while len(self._agents) > AGENTS_CACHED:
+                self._agents.popitem(last=False)
 
-    def _refusal(self, trace_id: str, refused: Refused, events: list[Event],
+    def forget(self, ref: TraceRef) -> None:
+        """A deleted trace: its id may name a new trace of another agent."""
+        with self._lock:
+            self._agents.pop(ref.key, None)
+
+    def _refusal(self, ref: TraceRef, refused: Refused, events: list[Event],
                  field_of: FieldOf) -> ServiceError:
+        trace_id = ref.trace_id
         if refused.reason == "exists":
             return AlreadyExists(f"trace {trace_id!r} already exists; import into a new "
                                  "trace_id")
-        if refused.reason == "owner":
-            return PermissionDenied(f"trace_id: trace {trace_id!r} belongs to another user")
+        if refused.reason == "missing":
+            return not_found(trace_id)
         if refused.reason == "limit":
             return ResourceExhausted(f"trace {trace_id!r} holds {refused.detail} events; the "
                                      f"limit is {self.settings.cognition_max_events_per_trace}")
@@ -198,8 +186,17 @@ class TraceAccess:
                                   "can no longer be reviewed")
 
 
-def _may_access(principal: Principal, trace: Trace | TraceIdentity) -> bool:
-    return principal.is_admin or trace.owner == principal.user_scope
+def not_found(trace_id: str) -> NotFound:
+    return NotFound(f"trace {trace_id!r} not found")
+
+
+def validate_trace_owner(owner: str, field: str) -> str:
+    """A trace's owner: a user, `user:ID`."""
+    kind, _, _ = validate_owner(owner, field).partition(":")
+    if kind != "user":
+        raise InvalidArgument(field, f"{owner!r} is not a trace owner: traces belong to users "
+                              "(user:ID)")
+    return owner
 
 
 def stamped(events: list[tuple[str, Body]], at: float) -> list[Event]:
@@ -214,6 +211,12 @@ class LogPage:
     trace: Trace
 
 
+@dataclass
+class ExportPage:
+    document: str
+    next_page_token: str
+
+
 class LogOperations:
     def __init__(self, access: TraceAccess, knowledge: KnowledgeClient) -> None:
         self._access = access
@@ -221,7 +224,7 @@ class LogOperations:
         self._knowledge = knowledge
 
     def append(self, principal: Principal, trace_id: str, events: list[tuple[str, Body]], *,
-               request_id: str = "", task: str = "", agent_id: str = "",
+               owner: str = "", request_id: str = "", task: str = "", agent_id: str = "",
                auto_commit: bool | None = None) -> tuple[list[str], Trace]:
         """Appends a batch, all or none; a replayed request_id returns the first answer."""
         check.trace_id(trace_id)
@@ -243,31 +246,28 @@ class LogOperations:
         # A dreamer may add reflections to anyone's trace, and nothing else.
         role = DREAMER_ROLE if events and not task and not agent_id and auto_commit is None \
             and all(kind == "reflection" for kind, _ in events) else None
-        identity = self._access.identity(principal, trace_id, role=role)
+        ref = self._access.ref(principal, trace_id, owner, role=role)
         result = self._access.append(
-            principal, trace_id, identity, stamped(events, now()), agent_id=agent_id,
-            task=task, auto_commit=auto_commit, request_id=request_id, digest=digest,
-            role=role)
+            principal, ref, stamped(events, now()), agent_id=agent_id, task=task,
+            auto_commit=auto_commit, request_id=request_id, digest=digest)
         if isinstance(result, Replayed):
             if result.digest != digest:
                 raise InvalidArgument("request_id", f"{request_id!r} was used before for "
                                       "another request")
-            return result.event_ids, self._access.readable(principal, trace_id, role=role)
+            return result.event_ids, self._access.readable(principal, trace_id, owner,
+                                                           role=role)
         return result.event_ids, result.trace
 
-    def get_log(self, principal: Principal, trace_id: str, *, types: list[str],
+    def get_log(self, principal: Principal, trace_id: str, *, owner: str, types: list[str],
                 since: float | None, page_size: int, page_token: str) -> LogPage:
         check.int_range(page_size, "page_size", 1, LOG_PAGE_MAX)
         choices(types, EVENT_TYPES, "types")
-        trace = self._access.readable(principal, trace_id, role=DREAMER_ROLE)
-        filters = ("log", trace_id, sorted(types), since)
+        trace = self._access.readable(principal, trace_id, owner, role=DREAMER_ROLE)
+        filters = ("log", trace.ref.key, sorted(types), since)
         start = "-" if since is None else f"{int(since * 1000)}-0"
         if page_token:
-            after = str(read_token(page_token, filters))
-            if not STREAM_ID.fullmatch(after):
-                raise InvalidArgument("page_token", "is not a token this service issued")
-            start = f"({after}"
-        events, after = self._store.log_page(trace_id, start=start, types=frozenset(types),
+            start = _continue_after(page_token, filters)
+        events, after = self._store.log_page(trace.ref, start=start, types=frozenset(types),
                                              size=page_size)
         return LogPage(events, write_token(after, filters) if after else "", trace)
 
@@ -289,53 +289,91 @@ class LogOperations:
             owner = principal.user_scope
         filters = ("traces", owner, agent_id, updated_since)
         cursor = read_cursor(page_token, filters) if page_token else None
-        ids, after = self._store.trace_page(owner, agent_id or None, updated_since, cursor,
-                                            page_size)
+        refs, after = self._store.trace_page(owner, agent_id or None, updated_since, cursor,
+                                             page_size)
         token = write_token(list(after), filters) if after else ""
-        return self._store.traces(ids), token
+        return self._store.traces(refs), token
 
-    def consume_reflections(self, principal: Principal, trace_id: str,
+    def delete(self, principal: Principal, trace_id: str, owner: str) -> Deleted:
+        """Deletes a trace with its log, extractions and evaluation state: its owner's call,
+        or an admin's."""
+        ref = self._access.ref(principal, trace_id, owner)
+        try:
+            deleted = self._store.delete(ref)
+        except Refused:
+            raise Aborted(f"trace {trace_id!r} kept changing while being deleted; try "
+                          "again") from None
+        if deleted is None:
+            raise not_found(trace_id)
+        self._access.forget(ref)
+        log.info("trace %s of %s deleted by %s: %d events, %d extractions", trace_id,
+                 ref.owner, principal.user_scope, deleted.events, deleted.extractions)
+        return deleted
+
+    def consume_reflections(self, principal: Principal, trace_id: str, owner: str,
                             event_ids: list[str]) -> int:
         check.items(event_ids, "event_ids", IDS_PER_CALL_MAX, required=True)
         for index, event_id in enumerate(event_ids):
             if not STREAM_ID.fullmatch(event_id):
                 raise InvalidArgument(f"event_ids[{index}]", f"{event_id[:40]!r} is not an "
                                       "event id")
-        self._access.readable(principal, trace_id, role=DREAMER_ROLE)
+        trace = self._access.readable(principal, trace_id, owner, role=DREAMER_ROLE)
         try:
-            return self._store.consume_reflections(trace_id, event_ids, iso(now()))
+            return self._store.consume_reflections(trace.ref, event_ids, iso(now()))
         except Refused as refused:
             problem = "is not an event of this trace" if refused.reason == "missing" \
                 else "is not a reflection event"
             raise InvalidArgument(f"event_ids[{refused.index}]", problem) from None
 
-    def view(self, principal: Principal, trace_id: str, *, job_id: str = "",
-             diff_versions: tuple[int | None, int | None] = (None, None)) -> TraceView:
-        """The trace's views; the runtime views of `job_id` (the latest job when empty),
-        with plan versions `diff_versions` (or the last two) compared."""
+    def view(self, principal: Principal, trace_id: str, *, owner: str = "", job_id: str = "",
+             diff_versions: tuple[int | None, int | None] = (None, None),
+             page_size: int = DEFAULT_VIEW_WINDOW, page_token: str = "") -> TraceView:
+        """The views of one window of the trace's log: at most `page_size` events (and
+        WINDOW_BYTES_MAX of them) from `page_token` on; the runtime views of `job_id` (the
+        window's latest job when empty), with plan versions `diff_versions` (or the last
+        two) compared."""
         if job_id:
             check.text(job_id, "job_id", check.NAME_MAX)
         for name, version in zip(("plan_diff_from", "plan_diff_to"), diff_versions,
                                  strict=True):
             if version is not None:
                 check.int_range(version, name, 0, MAX_SEQUENCE)
-        trace = self._access.readable(principal, trace_id)
-        events = self._store.events(trace_id)
-        return build_view(trace, events, self._store.all_feedback_records(trace_id),
-                          self._store.pending(trace_id), job_id=job_id,
+        check.int_range(page_size, "page_size", 1, VIEW_WINDOW_MAX)
+        trace = self._access.readable(principal, trace_id, owner)
+        filters = ("view", trace.ref.key, page_size)
+        start = _continue_after(page_token, filters) if page_token else "-"
+        events, after = self._store.log_page(trace.ref, start=start, types=frozenset(),
+                                             size=page_size)
+        pairs = [pair_key(e["query_sequence"], e["knowledge_id"]) for e in events
+                 if e["type"] == "evaluation"]
+        queried = [e["sequence"] for e in events if e["type"] == "query"]
+        window = Window(events, bool(page_token), write_token(after, filters) if after else "")
+        return build_view(trace, window, self._store.feedback_records(trace.ref, pairs),
+                          self._store.pending_among(trace.ref, queried),
+                          self._store.abandoned_among(trace.ref, queried), job_id=job_id,
                           diff_versions=diff_versions)
 
-    def export(self, principal: Principal, trace_id: str) -> str:
-        trace = self._access.readable(principal, trace_id)
-        return export_document(trace, self._store.events(trace_id))
+    def export(self, principal: Principal, trace_id: str, *, owner: str = "",
+               page_size: int = DEFAULT_EXPORT_PAGE, page_token: str = "") -> ExportPage:
+        """One page of the trace's log file: at most `page_size` events (and
+        WINDOW_BYTES_MAX of them), a document of its own."""
+        check.int_range(page_size, "page_size", 1, EXPORT_PAGE_MAX)
+        trace = self._access.readable(principal, trace_id, owner)
+        filters = ("export", trace.ref.key, page_size)
+        start = _continue_after(page_token, filters) if page_token else "-"
+        events, after = self._store.log_page(trace.ref, start=start, types=frozenset(),
+                                             size=page_size)
+        return ExportPage(export_document(trace, events),
+                          write_token(after, filters) if after else "")
 
     def import_log(self, principal: Principal, trace_id: str, document: LogDocument,
                    events: list[tuple[str, Body, str]]) -> tuple[Trace, int]:
-        """Creates a trace from a log file's events (type, body, timestamp or "")."""
+        """Creates one of the caller's traces from a log file's events (type, body,
+        timestamp or "")."""
         trace_id = trace_id or document.trace_id
         if not trace_id:
             raise InvalidArgument("trace_id", "is required: the file names none")
-        check.trace_id(trace_id)
+        ref = self._access.ref(principal, trace_id)
         check.text(document.task, "document.task", TASK_TEXT_MAX)
         if document.agent_id:
             validate_entity_name(document.agent_id, "document.agent_id")
@@ -350,16 +388,14 @@ class LogOperations:
             validate_event(kind, body, where)
             self._resolve_payloads(principal, kind, body, f"{where}.{kind}")
             written.append({"type": kind, **body, "timestamp": moment or fallback})
-        if self._access.writable(principal, trace_id) is not None:
+        if self._store.trace(ref) is not None:
             raise AlreadyExists(f"trace {trace_id!r} already exists; import into a new "
                                 "trace_id")
         result = self._access.append(
-            principal, trace_id, None, written, agent_id=document.agent_id,
-            task=document.task, imported=True,
-            field_of=lambda index: document.events[index][0])
+            principal, ref, written, agent_id=document.agent_id, task=document.task,
+            imported=True, field_of=lambda index: document.events[index][0])
         assert isinstance(result, Appended)
         return result.trace, len(written)
-
 
     def _resolve_payloads(self, principal: Principal, kind: str, body: Body,
                           where: str) -> None:
@@ -370,7 +406,16 @@ class LogOperations:
                 body[name] = self._knowledge.resolve(principal, body[name], f"{where}.{name}")
 
 
+def _continue_after(page_token: str, filters: object) -> str:
+    """The exclusive stream start of a log page token."""
+    after = str(read_token(page_token, filters))
+    if not STREAM_ID.fullmatch(after):
+        raise InvalidArgument("page_token", "is not a token this service issued")
+    return f"({after}"
+
+
 _WRITER = {"evaluation": "SubmitEvaluation", "feedback_refused": "SubmitEvaluation",
+           "evaluation_failed": "SubmitEvaluation and AbandonEvaluation",
            "extraction_pending": "SavePendingExtraction",
            "extraction_reviewed": "ReviewExtraction",
            "extraction_committed": "CommitExtractions"}
@@ -400,19 +445,21 @@ class TriggerOperations:
         self._settings = access.settings
         self._watchers = threading.BoundedSemaphore(self._settings.cognition_max_watchers)
 
-    def pending(self, principal: Principal, trace_id: str) -> tuple[list[Event], str]:
+    def pending(self, principal: Principal, trace_id: str, owner: str
+                ) -> tuple[list[Event], str]:
         """The pending query events by sequence, and the trace's last trigger."""
-        trace = self._access.readable(principal, trace_id, role=EVALUATOR_ROLE)
-        sequences = self._store.pending(trace_id)
-        queries = self._store.query_events(trace_id, sequences)
+        trace = self._access.readable(principal, trace_id, owner, role=EVALUATOR_ROLE)
+        sequences = self._store.pending(trace.ref)
+        queries = self._store.query_events(trace.ref, sequences)
         return [queries[s] for s in sequences if s in queries], trace.last_trigger
 
-    def signal(self, principal: Principal, trace_id: str, trigger: str
+    def signal(self, principal: Principal, trace_id: str, owner: str, trigger: str
                ) -> tuple[list[int], bool, str]:
-        """(pending sequences, published now, the trigger id for this pending set)."""
+        """(pending sequences, published now, the trigger id for this pending set). A set
+        is published once, and again after an evaluator gave up on it."""
         check.trace_id(trace_id)
         one_of(trigger, TRIGGERS, "trigger")
-        trace = self._access.readable(principal, trace_id)
+        trace = self._access.readable(principal, trace_id, owner)
         state, trigger_id, sequences = self._store.signal(
             trace, trigger, iso(now()), self._settings.cognition_trigger_stream_max)
         if state == "published":

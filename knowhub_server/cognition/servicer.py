@@ -21,7 +21,12 @@ from knowhub_server.cognition.convert import (
     trigger_to_proto,
     view_to_proto,
 )
-from knowhub_server.cognition.domain import DEFAULT_LIST_PAGE, DEFAULT_LOG_PAGE
+from knowhub_server.cognition.domain import (
+    DEFAULT_EXPORT_PAGE,
+    DEFAULT_LIST_PAGE,
+    DEFAULT_LOG_PAGE,
+    DEFAULT_VIEW_WINDOW,
+)
 from knowhub_server.cognition.evaluations import EvaluationOperations
 from knowhub_server.cognition.extractions import ExtractionOperations
 from knowhub_server.cognition.knowledge_client import KnowledgeClient
@@ -52,7 +57,8 @@ class CognitionServicer(cognition_pb2_grpc.CognitionServiceServicer):
                      principal: Principal) -> cognition_pb2.AppendEventsResponse:
         events = [body_from_proto(e, f"events[{i}]") for i, e in enumerate(request.events)]
         event_ids, trace = self._log.append(
-            principal, request.trace_id, events, request_id=request.request_id,
+            principal, request.trace_id, events, owner=request.owner,
+            request_id=request.request_id,
             task=request.task, agent_id=request.agent_id,
             auto_commit=request.auto_commit if request.HasField("auto_commit") else None)
         return cognition_pb2.AppendEventsResponse(event_ids=event_ids,
@@ -62,7 +68,7 @@ class CognitionServicer(cognition_pb2_grpc.CognitionServiceServicer):
     def GetLog(self, request: cognition_pb2.GetLogRequest,
                principal: Principal) -> cognition_pb2.GetLogResponse:
         page = self._log.get_log(
-            principal, request.trace_id, types=list(request.types),
+            principal, request.trace_id, owner=request.owner, types=list(request.types),
             since=from_timestamp(request.since, "since"),
             page_size=request.page_size or DEFAULT_LOG_PAGE, page_token=request.page_token)
         return cognition_pb2.GetLogResponse(
@@ -82,7 +88,8 @@ class CognitionServicer(cognition_pb2_grpc.CognitionServiceServicer):
     @unary
     def PendingEvaluations(self, request: cognition_pb2.PendingEvaluationsRequest,
                            principal: Principal) -> cognition_pb2.PendingEvaluationsResponse:
-        queries, last_trigger = self._triggers.pending(principal, request.trace_id)
+        queries, last_trigger = self._triggers.pending(principal, request.trace_id,
+                                                       request.owner)
         return cognition_pb2.PendingEvaluationsResponse(
             queries=[event_to_proto(q) for q in queries], last_trigger=last_trigger)
 
@@ -90,7 +97,7 @@ class CognitionServicer(cognition_pb2_grpc.CognitionServiceServicer):
     def SignalTrigger(self, request: cognition_pb2.SignalTriggerRequest,
                       principal: Principal) -> cognition_pb2.SignalTriggerResponse:
         sequences, published, trigger_id = self._triggers.signal(
-            principal, request.trace_id, request.trigger)
+            principal, request.trace_id, request.owner, request.trigger)
         return cognition_pb2.SignalTriggerResponse(query_sequences=sequences,
                                                    published=published, trigger_id=trigger_id)
 
@@ -112,26 +119,39 @@ class CognitionServicer(cognition_pb2_grpc.CognitionServiceServicer):
                             principal: Principal
                             ) -> cognition_pb2.GetEvaluationPromptResponse:
         prompt, sequences = self._evaluations.prompt(principal, request.trace_id,
-                                                     request.mission, request.goal)
+                                                     request.owner, request.mission,
+                                                     request.goal)
         return cognition_pb2.GetEvaluationPromptResponse(prompt=prompt,
                                                          query_sequences=sequences)
 
     @unary
     def SubmitEvaluation(self, request: cognition_pb2.SubmitEvaluationRequest,
                          principal: Principal) -> cognition_pb2.SubmitEvaluationResponse:
-        outcomes, pending = self._evaluations.submit(
-            principal, request.trace_id, raw_text=request.raw_text,
+        submitted = self._evaluations.submit(
+            principal, request.trace_id, request.owner, raw_text=request.raw_text,
             structured=assessments_from_proto(request.evaluations) if request.evaluations
             else None, trigger=request.trigger)
         return cognition_pb2.SubmitEvaluationResponse(
-            outcomes=[outcome_to_proto(o) for o in outcomes], pending_query_sequences=pending)
+            outcomes=[outcome_to_proto(o) for o in submitted.outcomes],
+            pending_query_sequences=submitted.pending,
+            parse_failed=bool(submitted.parse_error), parse_error=submitted.parse_error)
+
+    @unary
+    def AbandonEvaluation(self, request: cognition_pb2.AbandonEvaluationRequest,
+                          principal: Principal) -> cognition_pb2.AbandonEvaluationResponse:
+        abandoned = self._evaluations.abandon(
+            principal, request.trace_id, request.owner, trigger_id=request.trigger_id,
+            reason=request.reason, deliveries=request.deliveries)
+        return cognition_pb2.AbandonEvaluationResponse(
+            event_id=abandoned.event_id, query_sequences=abandoned.query_sequences)
 
     @unary
     def SavePendingExtraction(self, request: cognition_pb2.SavePendingExtractionRequest,
                               principal: Principal
                               ) -> cognition_pb2.SavePendingExtractionResponse:
         extraction, failure = self._extractions.save_pending(
-            principal, request.trace_id, sequence=request.sequence, goal_id=request.goal_id,
+            principal, request.trace_id, owner=request.owner, sequence=request.sequence,
+            goal_id=request.goal_id,
             branch_id=request.branch_id,
             payload=payload_from_proto(request.payload) if request.HasField("payload")
             else None, request_id=request.request_id)
@@ -145,7 +165,8 @@ class CognitionServicer(cognition_pb2_grpc.CognitionServiceServicer):
     def ListExtractions(self, request: cognition_pb2.ListExtractionsRequest,
                         principal: Principal) -> cognition_pb2.ListExtractionsResponse:
         found, token = self._extractions.list(
-            principal, trace_id=request.trace_id, states=list(request.states),
+            principal, trace_id=request.trace_id, owner=request.owner,
+            states=list(request.states),
             page_size=request.page_size or DEFAULT_LIST_PAGE, page_token=request.page_token)
         return cognition_pb2.ListExtractionsResponse(
             extractions=[extraction_to_proto(x) for x in found], next_page_token=token)
@@ -155,7 +176,7 @@ class CognitionServicer(cognition_pb2_grpc.CognitionServiceServicer):
                          principal: Principal) -> cognition_pb2.ReviewExtractionResponse:
         edited = payload_from_proto(request.edited_payload) \
             if request.HasField("edited_payload") else None
-        extraction = self._extractions.review(principal, request.trace_id,
+        extraction = self._extractions.review(principal, request.trace_id, request.owner,
                                               request.extraction_id, request.decision, edited)
         return cognition_pb2.ReviewExtractionResponse(extraction=extraction_to_proto(extraction))
 
@@ -163,6 +184,7 @@ class CognitionServicer(cognition_pb2_grpc.CognitionServiceServicer):
     def CommitExtractions(self, request: cognition_pb2.CommitExtractionsRequest,
                           principal: Principal) -> cognition_pb2.CommitExtractionsResponse:
         committed, failed = self._extractions.commit(principal, request.trace_id,
+                                                     request.owner,
                                                      list(request.extraction_ids))
         return cognition_pb2.CommitExtractionsResponse(
             committed=[committed_to_proto(c) for c in committed],
@@ -173,15 +195,20 @@ class CognitionServicer(cognition_pb2_grpc.CognitionServiceServicer):
                      principal: Principal) -> cognition_pb2.GetTraceViewResponse:
         versions = tuple(getattr(request, name) if request.HasField(name) else None
                          for name in ("plan_diff_from", "plan_diff_to"))
-        view = self._log.view(principal, request.trace_id, job_id=request.job_id,
-                              diff_versions=(versions[0], versions[1]))
+        view = self._log.view(principal, request.trace_id, owner=request.owner,
+                              job_id=request.job_id, diff_versions=(versions[0], versions[1]),
+                              page_size=request.page_size or DEFAULT_VIEW_WINDOW,
+                              page_token=request.page_token)
         return view_to_proto(view)
 
     @unary
     def ExportLog(self, request: cognition_pb2.ExportLogRequest,
                   principal: Principal) -> cognition_pb2.ExportLogResponse:
-        return cognition_pb2.ExportLogResponse(
-            document=self._log.export(principal, request.trace_id))
+        page = self._log.export(principal, request.trace_id, owner=request.owner,
+                                page_size=request.page_size or DEFAULT_EXPORT_PAGE,
+                                page_token=request.page_token)
+        return cognition_pb2.ExportLogResponse(document=page.document,
+                                               next_page_token=page.next_page_token)
 
     @unary
     def ImportLog(self, request: cognition_pb2.ImportLogRequest,
@@ -194,9 +221,16 @@ class CognitionServicer(cognition_pb2_grpc.CognitionServiceServicer):
     @unary
     def ConsumeReflections(self, request: cognition_pb2.ConsumeReflectionsRequest,
                            principal: Principal) -> cognition_pb2.ConsumeReflectionsResponse:
-        count = self._log.consume_reflections(principal, request.trace_id,
+        count = self._log.consume_reflections(principal, request.trace_id, request.owner,
                                               list(request.event_ids))
         return cognition_pb2.ConsumeReflectionsResponse(consumed=count)
+
+    @unary
+    def DeleteTrace(self, request: cognition_pb2.DeleteTraceRequest,
+                    principal: Principal) -> cognition_pb2.DeleteTraceResponse:
+        deleted = self._log.delete(principal, request.trace_id, request.owner)
+        return cognition_pb2.DeleteTraceResponse(deleted_events=deleted.events,
+                                                 deleted_extractions=deleted.extractions)
 
 
 def register(server: ServiceHost, runtime: Runtime) -> str:

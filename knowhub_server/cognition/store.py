@@ -1,38 +1,45 @@
 """Cognition logs in Redis: one stream per trace, a small trace record, and the indexes
 that answer the service's questions without reading logs.
 
-Every key starts with `{<redis_prefix>cognition}:`, the trigger stream
+A trace is named by its owner and its id (TraceRef), and stored under its key R =
+"user:ID/trace-id". Every key starts with `{<redis_prefix>cognition}:`, the trigger stream
 `{<redis_prefix>cognition}:triggers:evaluation` too: one hash tag, so on a Redis Cluster the
-scripts below, which touch a trace's keys, the cross-trace indexes and the trigger stream at
-once, find them in one slot. Per trace:
-  trace:T          hash   the trace record (owner, agent_id, task, sequences, counters)
-  log:T            stream the events, fields t (type) and e (the event as JSON)
-  queries:T        hash   query sequence -> event id
-  pending:T        zset   query sequences with sources and no evaluation yet
-  evaluated:T      hash   "sequence|knowledge_id" -> its FeedbackRecord as JSON
-  evaluated-seqs:T set    query sequences with at least one evaluation
-  feedback:T       set    evaluated pairs whose helpful / harmful case is not yet applied
-  extractions:T    zset   extraction ids by creation time
-  extraction:T|X   hash   extraction X's state
-  consumed:T       hash   reflection event id -> consumed_at
-  requests:T       hash   AppendEvents request id -> "digest ids", with request-order:T
-Across traces: traces (zset, by updated_at), traces:owner:O, traces:agent:A,
+scripts (lua/*.lua), which touch a trace's keys, the cross-trace indexes and the trigger
+stream at once, find them in one slot. Per trace:
+  trace:R          hash   the trace record (owner, agent_id, task, sequences, counters)
+  log:R            stream the events, fields t (type) and e (the event as JSON)
+  queries:R        hash   query sequence -> event id
+  pending:R        zset   query sequences with a source that has no verdict yet
+  awaiting:R       hash   query sequence -> its sources without a verdict (JSON list)
+  evaluated:R      hash   "sequence|knowledge_id" -> its FeedbackRecord as JSON
+  feedback:R       set    evaluated pairs whose helpful / harmful case is not yet applied
+  abandoned:R      set    pending query sequences an evaluator gave up on
+  extractions:R    zset   extraction ids by creation time
+  extraction:R|X   hash   extraction X's state
+  consumed:R       hash   reflection event id -> consumed_at
+  requests:R       hash   AppendEvents request id -> "digest ids", with request-order:R
+Across traces (members R): traces (zset, by updated_at), traces:owner:O, traces:agent:A,
 traces:owner-agent:O|A; extractions-by-state:S and extractions-by-state:S:O (members
-"T|X", by creation time).
+"R|X", by creation time).
 
-Each write goes through one Lua script that checks, appends and updates every index in one
-atomic step, so the indexes never disagree with the log. The owner's and agent's index keys
-are passed for the owner and agent the caller expects; when the trace has others, the
-script writes nothing and names them (Rekey), and the caller calls again with their keys:
-so an append needs no read first.
+Each write goes through one script that checks, appends and updates every index in one
+atomic step, so the indexes never disagree with the log. The agent's index keys are passed
+for the agent the caller expects; when the trace has another, the script writes nothing
+and names it (Rekey), and the caller calls again with its keys: so an append needs no read
+first.
+
+Traces stored before they were named per owner (under their bare id) are moved to their
+owner's name once, when the store first connects (`_move_legacy_traces`).
 """
 
 from __future__ import annotations
 
 import functools
 import json
+import logging
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from importlib import resources
 from typing import Any
 
 import redis
@@ -42,218 +49,98 @@ from knowhub_server.cognition.domain import (
     COUNTED_STATUSES,
     EXTRACTION_STATES,
     STATE_AFTER,
+    WINDOW_BYTES_MAX,
     Event,
     Extraction,
     FeedbackRecord,
     Trace,
+    TraceRef,
     iso_seconds,
     pair_key,
 )
 from knowhub_server.common.redis_store import (
     NO_WAIT,
     ReplicaWait,
+    glob_escaped,
     keyspace,
     reachable,
     write_acknowledged,
 )
 
-_TRACE_KEYS = ("trace", "log", "queries", "pending", "evaluated", "evaluated-seqs",
-               "feedback", "extractions", "consumed", "requests", "request-order")
+log = logging.getLogger(__name__)
 
-_APPEND = """
-local a = cjson.decode(ARGV[1])
-local TRACE, LOG, QUERIES, PENDING, EVALUATED, EVALUATED_SEQS = 1, 2, 3, 4, 5, 6
-local OUTBOX, EXTRACTIONS, CONSUMED, REQUESTS, REQUEST_ORDER = 7, 8, 9, 10, 11
-local TRACES_ALL, TRACES_OWNER, TRACES_AGENT, TRACES_OWNER_AGENT = 12, 13, 14, 15
-local STATE_ALL = {pending = 16, approved = 17, edited = 18, discarded = 19, committed = 20}
-local STATE_OWNER = {pending = 21, approved = 22, edited = 23, discarded = 24, committed = 25}
-local function int(x) return string.format('%d', x) end
+TRACE_KINDS = ("trace", "log", "queries", "pending", "awaiting", "evaluated", "feedback",
+               "abandoned", "extractions", "consumed", "requests", "request-order")
+# The kinds a trace stored under its bare id may have; "evaluated-seqs" is dropped.
+LEGACY_KINDS = ("trace", "log", "queries", "pending", "evaluated", "feedback",
+                "extractions", "consumed", "requests", "request-order")
+LEGACY_DROPPED = ("evaluated-seqs",)
+LAYOUT_MARKER = "key-layout"  # in the cognition keyspace: set once legacy traces moved
+LAYOUT = "per-owner"
+DELETE_ATTEMPTS = 5  # a trace that keeps gaining extractions while being deleted
+SCAN_COUNT = 500
+CHUNK_EVENTS = 100  # events read per XRANGE: bounds one reply's size
+SCRIPTS = ("append", "signal", "consume", "delete", "migrate")  # lua/<name>.lua
+# The names (in a script call's `keys`) of the cross-trace indexes a trace is a member of,
+# and of the extraction-state indexes its extractions are members of.
+TRACE_INDEXES = ("traces", "traces-owner", "traces-agent", "traces-owner-agent")
+STATE_INDEXES = tuple(f"{scope}:{state}" for state in EXTRACTION_STATES
+                      for scope in ("state", "owner-state"))
 
--- Another user's trace is refused before a replay could tell its request ids apart.
-local owner = redis.call('HGET', KEYS[TRACE], 'owner')
-if owner and owner ~= a.owner and not a.any_owner and not a.create_only then
-  return {'error', '-1', 'owner', owner}
-end
-if a.request_id ~= '' then
-  local answer = redis.call('HGET', KEYS[REQUESTS], a.request_id)
-  if answer then return {'replay', answer} end
-end
-if owner then
-  if a.create_only then return {'error', '-1', 'exists', owner} end
-  local agent = redis.call('HGET', KEYS[TRACE], 'agent_id') or ''
-  if owner ~= a.owner or (agent ~= '' and agent ~= a.agent) then
-    return {'rekey', owner, agent}
-  end
-end
-local count = tonumber(redis.call('HGET', KEYS[TRACE], 'event_count') or '0')
-if count + #a.ops > tonumber(a.max_events) then
-  return {'error', '-1', 'limit', int(count)}
-end
 
--- Pass 1: refuse the whole batch before anything is written.
-local queries, states = {}, {}
-for i, op in ipairs(a.ops) do
-  local at = int(i - 1)
-  if op.t == 'query' then
-    if queries[op.seq] or redis.call('HEXISTS', KEYS[QUERIES], op.seq) == 1 then
-      return {'error', at, 'duplicate_query', op.seq}
-    end
-    queries[op.seq] = true
-  elseif op.eid then
-    local state = states[op.eid]
-    if state == nil then state = redis.call('HGET', KEYS[op.xk], 'state') end
-    if op.t == 'extraction_pending' then
-      if state then return {'error', at, 'duplicate_extraction', op.eid} end
-      states[op.eid] = 'pending'
-    elseif not state then
-      return {'error', at, 'no_extraction', op.eid}
-    elseif op.t == 'extraction_reviewed' then
-      if state == 'committed' then return {'error', at, 'committed', op.eid} end
-      states[op.eid] = op.state
-    else
-      states[op.eid] = 'committed'
-    end
-  end
-end
+def script_source(name: str) -> str:
+    """A script's Lua, shipped with the package."""
+    return resources.files("knowhub_server.cognition").joinpath(f"lua/{name}.lua").read_text(
+        encoding="utf-8")
 
--- Pass 2: append and index.
-if not owner then
-  redis.call('HSET', KEYS[TRACE], 'trace_id', a.trace_id, 'owner', a.owner,
-             'created_at', a.now, 'agent_id', '', 'task', '', 'auto_commit', '0',
-             'event_count', '0', 'unconsumed_reflections', '0')
-end
-local last = tonumber(redis.call('HGET', KEYS[TRACE], 'last_sequence') or '0')
-local reflected = tonumber(redis.call('HGET', KEYS[TRACE], 'reflected_at_sequence') or '0')
-local ids, skipped, written = {}, {}, 0
 
-local function move(op, to)
-  local member = a.trace_id .. '|' .. op.eid
-  local from = redis.call('HGET', KEYS[op.xk], 'state')
-  if from then
-    redis.call('ZREM', KEYS[STATE_ALL[from]], member)
-    redis.call('ZREM', KEYS[STATE_OWNER[from]], member)
-  end
-  local score = redis.call('HGET', KEYS[op.xk], 'created_at')
-  redis.call('ZADD', KEYS[STATE_ALL[to]], score, member)
-  redis.call('ZADD', KEYS[STATE_OWNER[to]], score, member)
-  redis.call('HSET', KEYS[op.xk], 'state', to)
-end
+class ScriptKeys:
+    """The keys one script call declares, and the place of each named one in Lua's KEYS
+    (1-based), which the script reads from its call's `keys`."""
 
-for i, op in ipairs(a.ops) do
-  local skip = false
-  if op.t == 'evaluation' then
-    skip = redis.call('HSETNX', KEYS[EVALUATED], op.pair, op.record) == 0
-  elseif op.t == 'extraction_committed' then
-    skip = redis.call('HGET', KEYS[op.xk], 'state') == 'committed'
-  end
-  if skip then
-    table.insert(ids, '')
-    table.insert(skipped, int(i - 1))
-  else
-    local id = redis.call('XADD', KEYS[LOG], '*', 't', op.t, 'e', ARGV[i + 1])
-    table.insert(ids, id)
-    written = written + 1
-    if op.t == 'query' then
-      redis.call('HSET', KEYS[QUERIES], op.seq, id)
-      if op.has_sources and redis.call('SISMEMBER', KEYS[EVALUATED_SEQS], op.seq) == 0 then
-        redis.call('ZADD', KEYS[PENDING], op.seq, op.seq)
-      end
-    elseif op.t == 'evaluation' then
-      redis.call('SADD', KEYS[EVALUATED_SEQS], op.qseq)
-      redis.call('ZREM', KEYS[PENDING], op.qseq)
-      if op.outbox then redis.call('SADD', KEYS[OUTBOX], op.pair) end
-    elseif op.t == 'extraction_pending' then
-      redis.call('HSET', KEYS[op.xk], 'trace_id', a.trace_id, 'extraction_id', op.eid,
-                 'sequence', op.seq, 'goal_id', op.goal_id, 'branch_id', op.branch_id,
-                 'payload', op.payload, 'created_at', op.at, 'event_id', id)
-      redis.call('ZADD', KEYS[EXTRACTIONS], op.at, op.eid)
-      move(op, 'pending')
-    elseif op.t == 'extraction_reviewed' then
-      redis.call('HSET', KEYS[op.xk], 'decision', op.decision, 'reviewed_at', op.at)
-      if op.edited ~= '' then
-        redis.call('HSET', KEYS[op.xk], 'edited_payload', op.edited)
-      else
-        redis.call('HDEL', KEYS[op.xk], 'edited_payload')
-      end
-      move(op, op.state)
-    elseif op.t == 'extraction_committed' then
-      redis.call('HSET', KEYS[op.xk], 'knowledge_id', op.kid, 'committed_at', op.at)
-      move(op, 'committed')
-    elseif op.t == 'reflection' then
-      reflected = math.max(reflected, tonumber(op.range_end))
-      last = math.max(last, tonumber(op.range_end))
-      if op.consumed_at ~= '' then
-        redis.call('HSET', KEYS[CONSUMED], id, op.consumed_at)
-      else
-        redis.call('HINCRBY', KEYS[TRACE], 'unconsumed_reflections', 1)
-      end
-    end
-    if op.seq then last = math.max(last, tonumber(op.seq)) end
-  end
-end
+    def __init__(self) -> None:
+        self.keys: list[str] = []
+        self.index: dict[str, int] = {}
 
-if a.agent ~= '' and (redis.call('HGET', KEYS[TRACE], 'agent_id') or '') == '' then
-  redis.call('HSET', KEYS[TRACE], 'agent_id', a.agent)
-end
-if a.task ~= '' then redis.call('HSET', KEYS[TRACE], 'task', a.task) end
-if a.auto_commit ~= '' then redis.call('HSET', KEYS[TRACE], 'auto_commit', a.auto_commit) end
-redis.call('HSET', KEYS[TRACE], 'updated_at', a.now, 'last_sequence', int(last),
-           'reflected_at_sequence', int(reflected))
-redis.call('HINCRBY', KEYS[TRACE], 'event_count', written)
-redis.call('ZADD', KEYS[TRACES_ALL], a.now, a.trace_id)
-redis.call('ZADD', KEYS[TRACES_OWNER], a.now, a.trace_id)
-if a.agent ~= '' then
-  redis.call('ZADD', KEYS[TRACES_AGENT], a.now, a.trace_id)
-  redis.call('ZADD', KEYS[TRACES_OWNER_AGENT], a.now, a.trace_id)
-end
+    def add(self, key: str, name: str = "") -> int:
+        self.keys.append(key)
+        if name:
+            self.index[name] = len(self.keys)
+        return len(self.keys)
 
-if a.request_id ~= '' then
-  redis.call('HSET', KEYS[REQUESTS], a.request_id, a.digest .. ' ' .. table.concat(ids, ','))
-  redis.call('ZADD', KEYS[REQUEST_ORDER], a.now, a.request_id)
-  local excess = redis.call('ZCARD', KEYS[REQUEST_ORDER]) - tonumber(a.keep)
-  if excess > 0 then
-    local old = redis.call('ZRANGE', KEYS[REQUEST_ORDER], 0, excess - 1)
-    redis.call('ZREMRANGEBYRANK', KEYS[REQUEST_ORDER], 0, excess - 1)
-    redis.call('HDEL', KEYS[REQUESTS], unpack(old))
-  end
-end
-return {'ok', ids, skipped, redis.call('HGETALL', KEYS[TRACE]), redis.call('ZCARD', KEYS[PENDING])}
-"""
 
-_SIGNAL = """
-local seqs = redis.call('ZRANGE', KEYS[2], 0, -1)
-if #seqs == 0 then return {'none', '', seqs} end
-local set = table.concat(seqs, ',')
-if redis.call('HGET', KEYS[1], 'last_trigger_set') == set then
-  return {'same', redis.call('HGET', KEYS[1], 'last_trigger_id'), seqs}
-end
-local id = redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[4], '*', 'trace_id', ARGV[1],
-                      'trigger', ARGV[2], 'query_sequences', set, 'owner', ARGV[5],
-                      'agent_id', ARGV[6], 'signaled_at', ARGV[3])
-redis.call('HSET', KEYS[1], 'last_trigger_set', set, 'last_trigger_id', id,
-           'last_trigger', ARGV[2])
-return {'published', id, seqs}
-"""
+@dataclass(frozen=True)
+class AppendCall:
+    """One append: the trace, what the caller expects of it, what to set, and the limits."""
 
-_CONSUME = """
-for i = 2, #ARGV do
-  local entry = redis.call('XRANGE', KEYS[2], ARGV[i], ARGV[i])
-  if #entry == 0 then return {'error', tostring(i - 2), 'missing'} end
-  if entry[1][2][2] ~= 'reflection' then return {'error', tostring(i - 2), 'not_reflection'} end
-end
-local consumed = 0
-for i = 2, #ARGV do
-  if redis.call('HSETNX', KEYS[3], ARGV[i], ARGV[1]) == 1 then consumed = consumed + 1 end
-end
-if consumed > 0 then redis.call('HINCRBY', KEYS[1], 'unconsumed_reflections', -consumed) end
-return {'ok', tostring(consumed)}
-"""
+    trace: TraceRef
+    agent: str  # the trace's agent as the caller expects it (its index keys are passed)
+    acting_agent: str  # the agent to set when the trace has none yet
+    now: float
+    max_events: int
+    requests_kept: int
+    task: str = ""
+    auto_commit: bool | None = None
+    request_id: str = ""
+    digest: str = ""
+    imported: bool = False  # an import: only into a new trace, its feedback recorded only
+    existing_only: bool = False  # only into a trace that exists (another owner's)
+
+    def script_argument(self, keys: ScriptKeys, ops: list[dict[str, Any]]) -> str:
+        return json.dumps({
+            "keys": keys.index, "ops": ops, "ref": self.trace.key,
+            "trace_id": self.trace.trace_id, "owner": self.trace.owner, "agent": self.agent,
+            "acting_agent": self.acting_agent, "now": repr(self.now), "task": self.task,
+            "auto_commit": "" if self.auto_commit is None else str(int(self.auto_commit)),
+            "request_id": self.request_id, "digest": self.digest,
+            "create_only": self.imported, "existing_only": self.existing_only,
+            "max_events": self.max_events, "requests_kept": self.requests_kept},
+            ensure_ascii=False)
 
 
 @dataclass
 class Appended:
     event_ids: list[str]  # "" where an event was skipped (already evaluated / committed)
-    skipped: list[int]
     trace: Trace
 
 
@@ -265,16 +152,41 @@ class Replayed:
 
 @dataclass
 class Rekey:
-    """The trace's owner or agent differ from those the append's keys were built for:
-    nothing was written; append again with these."""
+    """The trace's agent differs from the one the append's keys were built for: nothing
+    was written; append again with this one."""
 
-    owner: str
     agent_id: str
 
 
+@dataclass
+class Deleted:
+    """What a trace deletion removed."""
+
+    events: int
+    extractions: int
+
+
+@dataclass(frozen=True)
+class TraceDeletion:
+    """A trace as the delete script expects to find it: its agent (whose index keys are
+    passed) and its extractions, in creation order."""
+
+    trace: TraceRef
+    agent: str
+    extraction_ids: list[str]
+
+    def script_argument(self, keys: ScriptKeys, extraction_keys: list[int]) -> str:
+        return json.dumps({
+            "keys": keys.index, "ref": self.trace.key, "agent": self.agent,
+            "extractions": [{"id": x, "key": k} for x, k in zip(
+                self.extraction_ids, extraction_keys, strict=True)],
+            "trace_keys": list(TRACE_KINDS), "indexes": list(TRACE_INDEXES),
+            "state_indexes": list(STATE_INDEXES)}, ensure_ascii=False)
+
+
 class Refused(Exception):
-    """The append script refused the batch: `reason` for the event at `index` (-1: the
-    whole call), with `detail`."""
+    """A script refused the call: `reason` for the event at `index` (-1: the whole call),
+    with `detail`."""
 
     def __init__(self, index: int, reason: str, detail: str) -> None:
         super().__init__(f"{reason} at {index}: {detail}")
@@ -290,6 +202,29 @@ class Delivered:
     delivery_count: int
 
 
+@dataclass
+class LegacyTrace:
+    """A trace under its bare id, as the move to its owner's name needs it."""
+
+    trace_id: str
+    ref: TraceRef
+    agent: str
+    extraction_ids: list[str]
+    awaiting: dict[str, list[str]] = field(default_factory=dict)  # sequence -> sources
+
+    def script_argument(self, keys: ScriptKeys, extraction_keys: list[tuple[int, int]]
+                        ) -> str:
+        """`extraction_keys`: each extraction's (old, new) key indexes."""
+        return json.dumps({
+            "keys": keys.index, "kinds": list(LEGACY_KINDS), "dropped": list(LEGACY_DROPPED),
+            "legacy_id": self.trace_id, "ref": self.ref.key, "owner": self.ref.owner,
+            "extractions": [{"id": x, "old": old, "new": new} for x, (old, new) in zip(
+                self.extraction_ids, extraction_keys, strict=True)],
+            "awaiting": [{"seq": s, "sources": v} for s, v in self.awaiting.items()],
+            "indexes": list(TRACE_INDEXES), "state_indexes": list(STATE_INDEXES)},
+            ensure_ascii=False)
+
+
 class CognitionStore:
     def __init__(self, connect: Callable[[], redis.Redis], prefix: str,
                  wait: ReplicaWait = NO_WAIT) -> None:
@@ -300,27 +235,21 @@ class CognitionStore:
 
     @functools.cached_property
     def _redis(self) -> redis.Redis:
-        return self._connect()
+        client = self._connect()
+        self._move_legacy_traces(client)
+        return client
 
     @functools.cached_property
-    def _append(self) -> Script:
-        return self._redis.register_script(_APPEND)
-
-    @functools.cached_property
-    def _signal(self) -> Script:
-        return self._redis.register_script(_SIGNAL)
-
-    @functools.cached_property
-    def _consume(self) -> Script:
-        return self._redis.register_script(_CONSUME)
+    def _scripts(self) -> dict[str, Script]:
+        return {name: self._redis.register_script(script_source(name)) for name in SCRIPTS}
 
     # -- keys --
 
-    def _key(self, kind: str, trace_id: str) -> str:
-        return f"{self._base}{kind}:{trace_id}"
+    def _key(self, kind: str, ref: TraceRef) -> str:
+        return f"{self._base}{kind}:{ref.key}"
 
-    def _extraction_key(self, trace_id: str, extraction_id: str) -> str:
-        return f"{self._base}extraction:{trace_id}|{extraction_id}"
+    def _extraction_key(self, ref: TraceRef, extraction_id: str) -> str:
+        return f"{self._base}extraction:{ref.key}|{extraction_id}"
 
     def _traces_key(self, owner: str | None, agent: str | None) -> str:
         if owner and agent:
@@ -335,49 +264,49 @@ class CognitionStore:
         suffix = f":{owner}" if owner else ""
         return f"{self._base}extractions-by-state:{state}{suffix}"
 
+    def _add_trace_indexes(self, keys: ScriptKeys, owner: str, agent: str) -> None:
+        """The cross-trace indexes a trace of `owner` and `agent` is a member of, and the
+        extraction-state indexes (all, and the owner's)."""
+        keys.add(self._traces_key(None, None), "traces")
+        keys.add(self._traces_key(owner, None), "traces-owner")
+        keys.add(self._traces_key(None, agent or "-"), "traces-agent")
+        keys.add(self._traces_key(owner, agent or "-"), "traces-owner-agent")
+        for state in EXTRACTION_STATES:
+            keys.add(self._state_key(state, None), f"state:{state}")
+            keys.add(self._state_key(state, owner), f"owner-state:{state}")
+
     # -- writes --
 
-    def append(self, trace_id: str, events: list[Event], *, owner: str, agent: str,
-               task: str = "", auto_commit: bool | None = None, request_id: str = "",
-               digest: str = "", imported: bool = False, create_only: bool = False,
-               any_owner: bool = False, max_events: int, requests_kept: int, now: float
-               ) -> Appended | Replayed | Rekey:
-        """Appends `events` and updates their indexes in one atomic step; `owner` and
-        `agent` are the trace's (the agent: its own, else the one to set), as far as the
-        caller knows: Rekey when they are not. A trace of another owner is refused unless
-        `any_owner`. Raises Refused."""
-        keys = [self._key(kind, trace_id) for kind in _TRACE_KEYS]
-        keys += [self._traces_key(None, None), self._traces_key(owner, None),
-                 self._traces_key(None, agent or "-"), self._traces_key(owner, agent or "-")]
-        keys += [self._state_key(s, None) for s in EXTRACTION_STATES]
-        keys += [self._state_key(s, owner) for s in EXTRACTION_STATES]
+    def append(self, call: AppendCall, events: list[Event]) -> Appended | Replayed | Rekey:
+        """Appends `events` and updates their indexes in one atomic step; Rekey when the
+        trace's agent is not `call.agent`. Raises Refused."""
+        keys = ScriptKeys()
+        for kind in TRACE_KINDS:
+            keys.add(self._key(kind, call.trace), kind)
+        self._add_trace_indexes(keys, call.trace.owner, call.agent)
         extraction_keys: dict[str, int] = {}
         ops, stored = [], []
         for event in events:
-            op = _index_entry(event, imported)
+            op = _index_entry(event, call.imported)
             stored.append(json.dumps({k: v for k, v in event.items() if k != "consumed_at"},
                                      ensure_ascii=False))
             if "eid" in op:
                 if op["eid"] not in extraction_keys:
-                    keys.append(self._extraction_key(trace_id, op["eid"]))
-                    extraction_keys[op["eid"]] = len(keys)
+                    extraction_keys[op["eid"]] = keys.add(
+                        self._extraction_key(call.trace, op["eid"]))
                 op["xk"] = extraction_keys[op["eid"]]
             ops.append(op)
-        call = {"ops": ops, "now": repr(now), "owner": owner, "agent": agent,
-                "any_owner": any_owner, "trace_id": trace_id, "task": task,
-                "auto_commit": "" if auto_commit is None else str(int(auto_commit)),
-                "request_id": request_id, "digest": digest, "create_only": create_only,
-                "max_events": str(max_events), "keep": str(requests_kept)}
-        args = [json.dumps(call, ensure_ascii=False), *stored]
+        args = [call.script_argument(keys, ops), *stored]
         claims = any(op["t"] == "evaluation" for op in ops)
         with reachable("appending to a cognition log"):
+            script = self._scripts["append"]
             if claims and self._wait.replicas:
                 (result,) = write_acknowledged(
-                    self._redis, keys[0],
-                    lambda pipe: self._append(keys=keys, args=args, client=pipe),
+                    self._redis, keys.keys[0],
+                    lambda pipe: script(keys=keys.keys, args=args, client=pipe),
                     self._wait, "an evaluation")
             else:
-                result = self._append(keys=keys, args=args)
+                result = script(keys=keys.keys, args=args)
         status = result[0].decode()
         if status == "replay":
             digest_seen, _, ids = result[1].decode().partition(" ")
@@ -385,124 +314,145 @@ class CognitionStore:
         if status == "error":
             raise Refused(int(result[1]), result[2].decode(), result[3].decode())
         if status == "rekey":
-            return Rekey(result[1].decode(), result[2].decode())
-        fields = dict(zip(result[3][::2], result[3][1::2], strict=True))
-        return Appended([i.decode() for i in result[1]], [int(i) for i in result[2]],
-                        _trace(fields, int(result[4])))
+            return Rekey(result[1].decode())
+        fields = dict(zip(result[2][::2], result[2][1::2], strict=True))
+        return Appended([i.decode() for i in result[1]],
+                        _trace(fields, int(result[3]), int(result[4])))
 
     def signal(self, trace: Trace, trigger: str, at: str, stream_max: int
                ) -> tuple[str, str, list[int]]:
         """(published | same | none, trigger id, pending sequences)."""
+        ref = trace.ref
         with reachable("signalling an evaluation trigger"):
-            state, trigger_id, sequences = self._signal(
-                keys=[self._key("trace", trace.trace_id), self._key("pending", trace.trace_id),
-                      self.triggers_key],
+            state, trigger_id, sequences = self._scripts["signal"](
+                keys=[self._key("trace", ref), self._key("pending", ref), self.triggers_key,
+                      self._key("abandoned", ref)],
                 args=[trace.trace_id, trigger, at, stream_max, trace.owner, trace.agent_id])
         return state.decode(), trigger_id.decode(), [int(s) for s in sequences]
 
-    def consume_reflections(self, trace_id: str, event_ids: list[str], at: str) -> int:
+    def consume_reflections(self, ref: TraceRef, event_ids: list[str], at: str) -> int:
         """Marks reflection events consumed; raises Refused for an id that is not one."""
         with reachable("marking reflections consumed"):
-            result = self._consume(
-                keys=[self._key("trace", trace_id), self._key("log", trace_id),
-                      self._key("consumed", trace_id)], args=[at, *event_ids])
+            result = self._scripts["consume"](
+                keys=[self._key("trace", ref), self._key("log", ref),
+                      self._key("consumed", ref)], args=[at, *event_ids])
         if result[0] == b"error":
             raise Refused(int(result[1]), result[2].decode(), "")
         return int(result[1])
 
-    def settle_feedback(self, trace_id: str, records: dict[str, FeedbackRecord]) -> None:
+    def settle_feedback(self, ref: TraceRef, records: dict[str, FeedbackRecord]) -> None:
         """Records how applying each pair's case ended (applied or refused) and takes the
         pairs off the outbox, in one transaction."""
         with reachable("recording feedback"):
             pipe = self._redis.pipeline(transaction=True)
-            pipe.hset(self._key("evaluated", trace_id), mapping={
+            pipe.hset(self._key("evaluated", ref), mapping={
                 pair: json.dumps(vars(record)) for pair, record in records.items()})
-            pipe.srem(self._key("feedback", trace_id), *records)
+            pipe.srem(self._key("feedback", ref), *records)
             pipe.execute()
+
+    def delete(self, ref: TraceRef) -> Deleted | None:
+        """Deletes the trace, its log, its extractions and every index entry of it in one
+        atomic step; None when there is no such trace. Any owner's trace: callers check
+        who may. Deleting every trace of an owner is this, for each trace of
+        `trace_page(owner, ...)`."""
+        for _ in range(DELETE_ATTEMPTS):
+            with reachable("deleting a trace"):
+                deletion = self._deletion(ref)
+                keys = ScriptKeys()
+                for kind in TRACE_KINDS:
+                    keys.add(self._key(kind, ref), kind)
+                self._add_trace_indexes(keys, ref.owner, deletion.agent)
+                extraction_keys = [keys.add(self._extraction_key(ref, x))
+                                   for x in deletion.extraction_ids]
+                result = self._scripts["delete"](
+                    keys=keys.keys, args=[deletion.script_argument(keys, extraction_keys)])
+            status = result[0].decode()
+            if status == "missing":
+                return None
+            if status == "deleted":
+                return Deleted(int(result[1]), int(result[2]))
+        raise Refused(-1, "changing", f"trace {ref.trace_id!r} kept changing while being "
+                      "deleted")
+
+    def _deletion(self, ref: TraceRef) -> TraceDeletion:
+        agent = self._redis.hget(self._key("trace", ref), "agent_id")
+        extraction_ids = self._redis.zrange(self._key("extractions", ref), 0, -1)
+        return TraceDeletion(ref, agent.decode() if agent is not None else "",
+                             [i.decode() for i in extraction_ids])
 
     # -- reads --
 
-    def trace(self, trace_id: str) -> Trace | None:
-        with reachable("reading a trace"):
-            pipe = self._redis.pipeline(transaction=False)
-            pipe.hgetall(self._key("trace", trace_id))
-            pipe.zcard(self._key("pending", trace_id))
-            fields, pending = pipe.execute()
-        return _trace(fields, pending) if fields else None
+    def trace(self, ref: TraceRef) -> Trace | None:
+        found = self.traces([ref])
+        return found[0] if found else None
 
-    def traces(self, trace_ids: list[str]) -> list[Trace]:
+    def traces(self, refs: list[TraceRef]) -> list[Trace]:
         with reachable("reading traces"):
             pipe = self._redis.pipeline(transaction=False)
-            for trace_id in trace_ids:
-                pipe.hgetall(self._key("trace", trace_id))
-                pipe.zcard(self._key("pending", trace_id))
+            for ref in refs:
+                pipe.hgetall(self._key("trace", ref))
+                pipe.zcard(self._key("pending", ref))
+                pipe.scard(self._key("abandoned", ref))
             replies = pipe.execute()
-        found = (_trace(f, p) for f, p in zip(replies[::2], replies[1::2], strict=True) if f)
-        return list(found)
+        return [_trace(fields, pending, abandoned) for fields, pending, abandoned
+                in zip(replies[::3], replies[1::3], replies[2::3], strict=True) if fields]
 
     def trace_page(self, owner: str | None, agent: str | None, floor: float | None,
                    cursor: tuple[float, str] | None, size: int
-                   ) -> tuple[list[str], tuple[float, str] | None]:
-        """Trace ids by updated_at, newest first, after `cursor`."""
+                   ) -> tuple[list[TraceRef], tuple[float, str] | None]:
+        """Traces by updated_at, newest first, after `cursor`."""
         entries, after = self._zset_page(self._traces_key(owner, agent), floor=floor,
                                          cursor=cursor, size=size, newest_first=True)
-        return [member for _, member in entries], after
+        return [TraceRef.of_key(member) for _, member in entries], after
 
-    def log_page(self, trace_id: str, *, start: str, types: frozenset[str], size: int
-                 ) -> tuple[list[Event], str | None]:
+    def log_page(self, ref: TraceRef, *, start: str, types: frozenset[str], size: int,
+                 max_bytes: int = WINDOW_BYTES_MAX) -> tuple[list[Event], str | None]:
         """Up to `size` events of `types` (all when empty) from stream id `start` on
-        ("(" before an id makes it exclusive); the id to continue after, or None."""
-        key, found = self._key("log", trace_id), []
-        chunk = size if not types else max(size, 200)
+        ("(" before an id makes it exclusive), and no more than `max_bytes` of them as
+        stored (but at least one); the id to continue after, or None."""
+        key, found, used = self._key("log", ref), [], 0
+        chunk = min(size, CHUNK_EVENTS) if not types else CHUNK_EVENTS
         with reachable("reading a cognition log"):
             while True:
                 entries = self._redis.xrange(key, min=start, max="+", count=chunk)
                 for entry_id, fields in entries:
                     if types and fields[b"t"].decode() not in types:
                         continue
+                    used += len(fields[b"e"])
+                    if found and used > max_bytes:
+                        return self._with_consumed(ref, found), found[-1]["event_id"]
                     found.append(_event(entry_id, fields))
                     if len(found) == size:
                         more = self._redis.xrange(key, min=f"({entry_id.decode()}", max="+",
                                                   count=1)
-                        return self._with_consumed(trace_id, found), \
+                        return self._with_consumed(ref, found), \
                             (entry_id.decode() if more else None)
                 if len(entries) < chunk:
-                    return self._with_consumed(trace_id, found), None
+                    return self._with_consumed(ref, found), None
                 start = f"({entries[-1][0].decode()}"
 
-    def events(self, trace_id: str) -> list[Event]:
-        """The whole log, in order."""
-        found: list[Event] = []
-        start = "-"
-        while True:
-            page, after = self.log_page(trace_id, start=start, types=frozenset(), size=1000)
-            found += page
-            if after is None:
-                return found
-            start = f"({after}"
-
-    def _with_consumed(self, trace_id: str, events: list[Event]) -> list[Event]:
+    def _with_consumed(self, ref: TraceRef, events: list[Event]) -> list[Event]:
         """Adds consumed_at to the reflection events that have one."""
         reflections = [e for e in events if e["type"] == "reflection"]
         if reflections:
-            stamps = self._redis.hmget(self._key("consumed", trace_id),
+            stamps = self._redis.hmget(self._key("consumed", ref),
                                        [e["event_id"] for e in reflections])
             for event, stamp in zip(reflections, stamps, strict=True):
                 if stamp is not None:
                     event["consumed_at"] = stamp.decode()
         return events
 
-    def query_events(self, trace_id: str, sequences: Iterable[int]) -> dict[int, Event]:
+    def query_events(self, ref: TraceRef, sequences: Iterable[int]) -> dict[int, Event]:
         """The query events at these sequences (those that exist)."""
         wanted = sorted(set(sequences))
         if not wanted:
             return {}
         with reachable("reading query events"):
-            ids = self._redis.hmget(self._key("queries", trace_id), [str(s) for s in wanted])
+            ids = self._redis.hmget(self._key("queries", ref), [str(s) for s in wanted])
             pipe = self._redis.pipeline(transaction=False)
             for event_id in ids:
                 if event_id is not None:
-                    pipe.xrange(self._key("log", trace_id), event_id, event_id)
+                    pipe.xrange(self._key("log", ref), event_id, event_id)
             entries = iter(pipe.execute())
         found = {}
         for sequence, event_id in zip(wanted, ids, strict=True):
@@ -511,38 +461,48 @@ class CognitionStore:
                 found[sequence] = _event(entry_id, fields)
         return found
 
-    def pending(self, trace_id: str) -> list[int]:
+    def pending(self, ref: TraceRef) -> list[int]:
         with reachable("reading pending evaluations"):
-            return [int(s) for s in self._redis.zrange(self._key("pending", trace_id), 0, -1)]
+            return [int(s) for s in self._redis.zrange(self._key("pending", ref), 0, -1)]
 
-    def feedback_records(self, trace_id: str, pairs: list[str]
-                         ) -> dict[str, FeedbackRecord]:
+    def pending_among(self, ref: TraceRef, sequences: list[int]) -> list[int]:
+        """Which of these query sequences are pending, ascending."""
+        if not sequences:
+            return []
+        with reachable("reading pending evaluations"):
+            scores = self._redis.zmscore(self._key("pending", ref), sequences)
+        return sorted(s for s, score in zip(sequences, scores, strict=True)
+                      if score is not None)
+
+    def abandoned_among(self, ref: TraceRef, sequences: list[int]) -> list[int]:
+        """Which of these query sequences an evaluator gave up on, ascending."""
+        if not sequences:
+            return []
+        with reachable("reading abandoned evaluations"):
+            found = self._redis.smismember(self._key("abandoned", ref), sequences)
+        return sorted(s for s, member in zip(sequences, found, strict=True) if member)
+
+    def feedback_records(self, ref: TraceRef, pairs: list[str]) -> dict[str, FeedbackRecord]:
         if not pairs:
             return {}
         with reachable("reading evaluations"):
-            values = self._redis.hmget(self._key("evaluated", trace_id), pairs)
+            values = self._redis.hmget(self._key("evaluated", ref), pairs)
         return {pair: FeedbackRecord(**json.loads(v))
                 for pair, v in zip(pairs, values, strict=True) if v is not None}
 
-    def all_feedback_records(self, trace_id: str) -> dict[str, FeedbackRecord]:
-        with reachable("reading evaluations"):
-            values = self._redis.hgetall(self._key("evaluated", trace_id))
-        return {pair.decode(): FeedbackRecord(**json.loads(v)) for pair, v in values.items()}
-
-    def feedback_outbox(self, trace_id: str) -> list[str]:
+    def feedback_outbox(self, ref: TraceRef) -> list[str]:
         with reachable("reading deferred feedback"):
-            return sorted(p.decode() for p in self._redis.smembers(self._key("feedback",
-                                                                              trace_id)))
+            return sorted(p.decode() for p in self._redis.smembers(self._key("feedback", ref)))
 
-    def extraction(self, trace_id: str, extraction_id: str) -> Extraction | None:
-        found = self._extractions_by_member([f"{trace_id}|{extraction_id}"])
+    def extraction(self, ref: TraceRef, extraction_id: str) -> Extraction | None:
+        found = self._extractions_by_member([f"{ref.key}|{extraction_id}"])
         return found[0] if found else None
 
-    def trace_extractions(self, trace_id: str) -> list[Extraction]:
+    def trace_extractions(self, ref: TraceRef) -> list[Extraction]:
         """Every extraction of a trace, oldest first."""
         with reachable("reading extractions"):
-            ids = self._redis.zrange(self._key("extractions", trace_id), 0, -1)
-        return self._extractions_by_member([f"{trace_id}|{i.decode()}" for i in ids])
+            ids = self._redis.zrange(self._key("extractions", ref), 0, -1)
+        return self._extractions_by_member([f"{ref.key}|{i.decode()}" for i in ids])
 
     def extraction_page(self, owner: str | None, states: Iterable[str],
                         cursor: tuple[float, str] | None, size: int
@@ -564,8 +524,8 @@ class CognitionStore:
         with reachable("reading extractions"):
             pipe = self._redis.pipeline(transaction=False)
             for member in members:
-                trace_id, _, extraction_id = member.partition("|")
-                pipe.hgetall(self._extraction_key(trace_id, extraction_id))
+                trace_key, _, extraction_id = member.partition("|")
+                pipe.hgetall(self._extraction_key(TraceRef.of_key(trace_key), extraction_id))
             return [_extraction(fields) for fields in pipe.execute() if fields]
 
     def _zset_page(self, key: str, *, floor: float | None, cursor: tuple[float, str] | None,
@@ -644,6 +604,65 @@ class CognitionStore:
         with reachable("acknowledging triggers"):
             return int(self._redis.xack(self.triggers_key, group, *trigger_ids))
 
+    # -- the move of traces stored under their bare id --
+
+    def _move_legacy_traces(self, client: redis.Redis) -> None:
+        """Moves, once per Redis, every trace stored under its bare id to its owner's name
+        (each in one atomic step; another process moving the same trace finds it gone)."""
+        marker = f"{self._base}{LAYOUT_MARKER}"
+        if client.get(marker) == LAYOUT.encode():
+            return
+        start = f"{self._base}trace:"
+        moved = 0
+        for key in list(client.scan_iter(match=glob_escaped(start) + "*", count=SCAN_COUNT)):
+            trace_id = key.decode()[len(start):]
+            if "/" not in trace_id:
+                moved += self._move_legacy_trace(client, trace_id)
+        client.set(marker, LAYOUT)
+        if moved:
+            log.info("moved %d traces to their owners' names (traces are named per owner)",
+                     moved)
+
+    def _move_legacy_trace(self, client: redis.Redis, trace_id: str) -> int:
+        legacy = self._legacy_trace(client, trace_id)
+        if legacy is None:
+            return 0
+        keys = ScriptKeys()
+        for kind in LEGACY_KINDS:
+            keys.add(f"{self._base}{kind}:{trace_id}", f"old:{kind}")
+            keys.add(self._key(kind, legacy.ref), f"new:{kind}")
+        for kind in LEGACY_DROPPED:
+            keys.add(f"{self._base}{kind}:{trace_id}", kind)
+        keys.add(self._key("awaiting", legacy.ref), "new:awaiting")
+        self._add_trace_indexes(keys, legacy.ref.owner, legacy.agent)
+        extraction_keys = [(keys.add(f"{self._base}extraction:{trace_id}|{x}"),
+                            keys.add(self._extraction_key(legacy.ref, x)))
+                           for x in legacy.extraction_ids]
+        script = client.register_script(script_source("migrate"))
+        return int(script(keys=keys.keys,
+                          args=[legacy.script_argument(keys, extraction_keys)]))
+
+    def _legacy_trace(self, client: redis.Redis, trace_id: str) -> LegacyTrace | None:
+        """What moving a bare-id trace needs: its owner, agent, extractions, and the
+        sources of each query that have no verdict (read from its log)."""
+        fields = _decoded(client.hgetall(f"{self._base}trace:{trace_id}"))
+        if not fields:
+            return None
+        ref = TraceRef(fields["owner"], trace_id)
+        extraction_ids = [i.decode() for i in client.zrange(
+            f"{self._base}extractions:{trace_id}", 0, -1)]
+        evaluated = {p.decode() for p in client.hkeys(f"{self._base}evaluated:{trace_id}")}
+        awaiting = {}
+        for sequence, event_id in client.hgetall(f"{self._base}queries:{trace_id}").items():
+            entries = client.xrange(f"{self._base}log:{trace_id}", event_id, event_id)
+            if not entries:
+                continue
+            sources = json.loads(entries[0][1][b"e"])["source_ids"]
+            waiting = [s for s in sources if pair_key(int(sequence), s) not in evaluated]
+            if waiting:
+                awaiting[sequence.decode()] = waiting
+        return LegacyTrace(trace_id, ref, fields.get("agent_id", ""), extraction_ids, awaiting)
+
 
 def _after(score: float, member: str, cursor: tuple[float, str], newest_first: bool) -> bool:
     if newest_first:
@@ -659,15 +678,17 @@ def _index_entry(event: Event, imported: bool) -> dict[str, Any]:
     if kind in ("query", "message", "extraction_pending"):
         op["seq"] = str(event["sequence"])
     if kind == "query":
-        op["has_sources"] = bool(event["source_ids"])
+        op["sources"] = list(dict.fromkeys(event["source_ids"]))
     elif kind == "evaluation":
         status, reason = event["eval_result"]["status"], event["eval_result"]["reason"]
         counted = status in COUNTED_STATUSES and not imported
         feedback = "imported" if imported else "deferred" if counted else "none"
-        op.update(qseq=str(event["query_sequence"]),
+        op.update(qseq=str(event["query_sequence"]), kid=event["knowledge_id"],
                   pair=pair_key(event["query_sequence"], event["knowledge_id"]),
                   record=json.dumps(vars(FeedbackRecord(status, reason, feedback))),
                   outbox=counted)
+    elif kind == "evaluation_failed":
+        op["gave_up"] = event["gave_up"] and not imported
     elif kind == "reflection":
         op.update(range_end=str(event["sequence_range"][1]),
                   consumed_at=event.get("consumed_at") or "")
@@ -695,14 +716,14 @@ def _event(entry_id: bytes, fields: dict[bytes, bytes]) -> Event:
     return event
 
 
-def _trace(fields: dict[bytes, bytes], pending: int) -> Trace:
+def _trace(fields: dict[bytes, bytes], pending: int, abandoned: int) -> Trace:
     f = _decoded(fields)
     return Trace(
         trace_id=f["trace_id"], owner=f["owner"], agent_id=f.get("agent_id", ""),
         task=f.get("task", ""), last_sequence=int(f.get("last_sequence", 0)),
         reflected_at_sequence=int(f.get("reflected_at_sequence", 0)),
         auto_commit=f.get("auto_commit") == "1", event_count=int(f.get("event_count", 0)),
-        pending_evaluations=pending,
+        pending_evaluations=pending, abandoned_evaluations=abandoned,
         unconsumed_reflections=int(f.get("unconsumed_reflections", 0)),
         last_trigger=f.get("last_trigger", ""), created_at=float(f["created_at"]),
         updated_at=float(f.get("updated_at", f["created_at"])))
@@ -712,9 +733,10 @@ def _extraction(fields: dict[bytes, bytes]) -> Extraction:
     f = _decoded(fields)
     edited = f.get("edited_payload")
     return Extraction(
-        trace_id=f["trace_id"], extraction_id=f["extraction_id"], state=f["state"],
-        sequence=int(f["sequence"]), goal_id=f["goal_id"], branch_id=f["branch_id"],
-        payload=json.loads(f["payload"]), edited_payload=json.loads(edited) if edited else None,
+        trace_id=f["trace_id"], owner=f["owner"], extraction_id=f["extraction_id"],
+        state=f["state"], sequence=int(f["sequence"]), goal_id=f["goal_id"],
+        branch_id=f["branch_id"], payload=json.loads(f["payload"]),
+        edited_payload=json.loads(edited) if edited else None,
         decision=f.get("decision", ""), knowledge_id=f.get("knowledge_id", ""),
         created_at=float(f["created_at"]), reviewed_at=float(f.get("reviewed_at", 0)),
         committed_at=float(f.get("committed_at", 0)))

@@ -1,7 +1,7 @@
-"""Seed 004's consumption model over one trace's log: the timeline by message sequence, the
-memory timeline, how each knowledge record was rated, the extraction funnel, and the views
-of the agent runtime's job (jobview.py). Pure functions of the events (plus the feedback
-records for what is deferred)."""
+"""Seed 004's consumption model over one window of a trace's log: the timeline by message
+sequence, the memory timeline, how each knowledge record was rated, the extraction funnel,
+the evaluation failures, and the views of the agent runtime's job (jobview.py). Pure
+functions of the window's events (plus the feedback records for what is deferred)."""
 
 from __future__ import annotations
 
@@ -39,6 +39,19 @@ class MemoryCount:
 
 
 @dataclass
+class Window:
+    """The events a view is built from: one window of the log, in log order."""
+
+    events: list[Event]
+    continued: bool  # it starts after the log's first event
+    next_page_token: str  # "" when it reaches the log's end
+
+    @property
+    def whole_log(self) -> bool:
+        return not self.continued and not self.next_page_token
+
+
+@dataclass
 class TraceView:
     trace: Trace
     timeline: list[tuple[int, list[Event]]]
@@ -49,12 +62,18 @@ class TraceView:
     funnel: dict[str, int]
     reflections: list[Event]
     pending: list[int]
+    abandoned: list[int]
+    evaluation_failures: list[Event]
     job: JobView
+    window_events: int
+    next_page_token: str
 
 
-def build_view(trace: Trace, events: list[Event], feedback: dict[str, FeedbackRecord],
-               pending: list[int], *, job_id: str = "",
+def build_view(trace: Trace, window: Window, feedback: dict[str, FeedbackRecord],
+               pending: list[int], abandoned: list[int], *, job_id: str = "",
                diff_versions: tuple[int | None, int | None] = (None, None)) -> TraceView:
+    """The views of the window; `pending` and `abandoned` are of its queries."""
+    events = window.events
     return TraceView(
         trace=trace, timeline=timeline(events),
         memory_timeline=[e for e in events if e["type"] in ("memory_read", "memory_write")],
@@ -62,7 +81,11 @@ def build_view(trace: Trace, events: list[Event], feedback: dict[str, FeedbackRe
         plan_evolution=[e for e in events if e["type"] == "plan_evolution"],
         knowledge=knowledge_summaries(events, feedback), funnel=extraction_funnel(events),
         reflections=[e for e in events if e["type"] == "reflection"], pending=pending,
-        job=build_job_view(trace, events, job_id, diff_versions))
+        abandoned=abandoned,
+        evaluation_failures=[e for e in events if e["type"] == "evaluation_failed"],
+        job=build_job_view(trace, events, job_id, diff_versions,
+                           unknown_job_refused=window.whole_log),
+        window_events=len(events), next_page_token=window.next_page_token)
 
 
 def timeline(events: list[Event]) -> list[tuple[int, list[Event]]]:

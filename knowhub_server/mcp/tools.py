@@ -1,4 +1,4 @@
-"""The agent tools (the knowledge tools and the memory tools) as MCP tools: the
+"""The agent tools (the knowledge, memory and trace tools) as MCP tools: the
 SDK's schemas (knowhub.tools), arguments checked against them, and the SDK call that runs
 each tool."""
 
@@ -18,8 +18,9 @@ from knowhub.tools import openai_tools, run_tool
 # Hints for clients that ask before a tool changes something: these only read, and a
 # slim (unless dry_run) merges records into others and removes them.
 _READ_ONLY = {"knowledge_search", "knowledge_list", "resource_get", "memory_search_events",
-              "memory_recent_memos", "memory_get_profile", "memory_search_profiles"}
-_DESTRUCTIVE = {"knowledge_slim"}
+              "memory_recent_memos", "memory_get_profile", "memory_search_profiles",
+              "trace_evaluation_prompt"}
+_DESTRUCTIVE = {"knowledge_slim", "trace_delete"}
 
 TOOLS: list[types.Tool] = [
     types.Tool(name=function["name"], description=function["description"],

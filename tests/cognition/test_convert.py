@@ -111,6 +111,7 @@ def test_a_full_trace_view_sets_every_field_of_its_message() -> None:
     view = filled_record(TraceView, {
         "timeline": [(1, events), (2, events)], "memory_timeline": events,
         "plan_evolution": events, "reflections": events, "cards": events, "memory": events,
+        "evaluation_failures": events,
         "GraphNode.task": _filled_dict(cognition_pb2.TaskNode),
         "task_graph": _filled_dict(cognition_pb2.TaskGraph),
         "added_nodes": [_filled_dict(cognition_pb2.TaskNode)],

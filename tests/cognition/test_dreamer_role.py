@@ -27,12 +27,14 @@ def test_a_dreamer_lists_reads_reflects_and_consumes_any_trace(server: Harness) 
                                            limit=100)
     assert alice_trace in {t.trace_id for t in alices}
     assert {t.owner for t in alices} == {"user:alice"}
-    assert [e["sequence"] for e in dreamer.cognition.get_log(alice_trace)] == [4]
+    assert [e["sequence"] for e in dreamer.cognition.get_log(
+        alice_trace, owner="user:alice")] == [4]
 
-    appended = dreamer.cognition.append_events(alice_trace, [REFLECTION])
+    appended = dreamer.cognition.append_events(alice_trace, [REFLECTION], owner="user:alice")
     assert appended.trace.reflected_at_sequence == 4
     assert appended.trace.owner == "user:alice"  # still alice's trace
-    assert dreamer.cognition.consume_reflections(alice_trace, appended.event_ids) == 1
+    assert dreamer.cognition.consume_reflections(alice_trace, appended.event_ids,
+                                                 owner="user:alice") == 1
     [reflection] = alice.cognition.get_log(alice_trace, types=["reflection"])
     assert reflection["summary"] == "certs expire" and reflection["consumed_at"]
 
@@ -46,11 +48,15 @@ def test_a_dreamer_writes_nothing_but_reflections(server: Harness) -> None:
                             ([REFLECTION], {"task": "something else"}),
                             ([REFLECTION], {"auto_commit": True})):
         code, message = failure(lambda e=events, o=options: dreamer.cognition.append_events(
-            trace_id, e, **o))
-        assert (code, message) == ("PERMISSION_DENIED",
-                                   f"trace_id: trace {trace_id!r} belongs to another user")
-    assert failure(lambda: dreamer.cognition.trace_view(trace_id))[0] == "NOT_FOUND"
-    assert failure(lambda: dreamer.cognition.evaluation_prompt(trace_id))[0] == "NOT_FOUND"
+            trace_id, e, owner="user:alice", **o))
+        assert (code, message) == ("NOT_FOUND", f"trace {trace_id!r} not found")
+    # nor a reflection into a trace that does not exist (it creates no trace for others)
+    assert failure(lambda: dreamer.cognition.append_events(
+        new_trace(), [REFLECTION], owner="user:alice"))[0] == "NOT_FOUND"
+    assert failure(lambda: dreamer.cognition.trace_view(
+        trace_id, owner="user:alice"))[0] == "NOT_FOUND"
+    assert failure(lambda: dreamer.cognition.evaluation_prompt(
+        trace_id, owner="user:alice"))[0] == "NOT_FOUND"
     assert len(alice.cognition.get_log(trace_id)) == 1
 
 

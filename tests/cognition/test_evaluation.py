@@ -128,19 +128,38 @@ def test_each_reading_and_spelling_counts(server: Harness, form: str,
     ("the knowledge was fine, I guess", "holds no JSON"),
     ("```json\n{not json}\n```", "holds no JSON"),
     ('{"verdict": "good"}', 'has no "evaluations" list'),
-    ("", "give exactly one of raw_text and evaluations"),
 ])
-def test_garbage_is_refused_and_writes_nothing(server: Harness, raw: str,
-                                               problem: str) -> None:
+def test_an_answer_without_evaluation_json_is_logged_and_never_interrupts(
+        server: Harness, raw: str, problem: str) -> None:
+    alice = server.client("alice")
+    record = save_knowledge(alice)
+    trace_id = traced_query(alice, record)
+    report = alice.cognition.submit_evaluation(trace_id, raw_text=raw)
+    assert (report.parse_failed, report.outcomes, report.pending_query_sequences) == (
+        True, [], [3])
+    assert problem in report.parse_error
+    assert log_types(alice, trace_id) == ["query", "evaluation_failed"]
+    [failed] = alice.cognition.get_log(trace_id, types=["evaluation_failed"])
+    assert (failed["query_sequences"], failed["answer_excerpt"], failed["gave_up"]) == (
+        [3], raw, False)
+    assert problem in failed["reason"]
+    assert counters(alice, record) == (1, 0)
+    assert [q["sequence"] for q in alice.cognition.pending_evaluations(trace_id)] == [3]
+    # the agent goes on: a readable answer evaluates the query
+    report = alice.cognition.submit_evaluation(trace_id, raw_text=json.dumps(
+        answer(3, (record.id, "helpful"))))
+    assert (report.parse_failed, report.pending_query_sequences) == (False, [])
+
+
+def test_an_empty_answer_is_refused_and_writes_nothing(server: Harness) -> None:
     alice = server.client("alice")
     record = save_knowledge(alice)
     trace_id = traced_query(alice, record)
     code, message = failure(lambda: alice.cognition.submit_evaluation(
-        trace_id, raw_text=raw, evaluations=None if raw else []))
-    assert code == "INVALID_ARGUMENT"
-    assert message.startswith("raw_text:") and problem in message
+        trace_id, raw_text="", evaluations=[]))
+    assert (code, message) == ("INVALID_ARGUMENT",
+                               "raw_text: give exactly one of raw_text and evaluations")
     assert log_types(alice, trace_id) == ["query"]
-    assert counters(alice, record) == (1, 0)
     assert [q["sequence"] for q in alice.cognition.pending_evaluations(trace_id)] == [3]
 
 

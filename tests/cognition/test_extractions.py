@@ -169,7 +169,8 @@ def test_a_commit_report_lists_each_failure_with_its_reason(server: Harness) -> 
     # An admin's edit may name a scope alice cannot write; alice's commit then fails.
     admin.cognition.review_extraction(trace_id, denied, "edit",
                                       edited_payload=payload(task="denied one",
-                                                             scopes=["team:elsewhere"]))
+                                                             scopes=["team:elsewhere"]),
+                                      owner="user:alice")
     report = alice.cognition.commit_extractions(trace_id)
 
     assert list(report.committed) == [good]
@@ -287,8 +288,10 @@ def test_the_savers_defaults_are_kept_whoever_commits(server: Harness) -> None:
     assert (saved.payload["owner"], saved.payload["scopes"], saved.payload["agent_id"],
             saved.payload["source_category"]) == ("agent:alice_bot", ["org:acme"],
                                                   "alice_bot", "exp")
-    admin.cognition.review_extraction(trace_id, saved.extraction_id, "approve")
-    knowledge_id = admin.cognition.commit_extractions(trace_id).committed[saved.extraction_id]
+    admin.cognition.review_extraction(trace_id, saved.extraction_id, "approve",
+                                      owner="user:alice")
+    knowledge_id = admin.cognition.commit_extractions(
+        trace_id, owner="user:alice").committed[saved.extraction_id]
     record = alice.knowledge.get(knowledge_id)
     assert (record.owner, record.scopes, record.source.agent_id) == (
         "agent:alice_bot", ["org:acme"], "alice_bot")

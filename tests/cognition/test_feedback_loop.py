@@ -50,9 +50,11 @@ def test_a_harmful_record_drops_out_of_the_top_k_by_feedback_alone(
 
         trigger = watcher.next()
         assert isinstance(trigger, Trigger) and trigger.trace_id == trace_id
-        prompt = evaluator.cognition.evaluation_prompt(trace_id, goal=GOAL)
+        prompt = evaluator.cognition.evaluation_prompt(trace_id, goal=GOAL,
+                                                       owner=trigger.owner)
         reply = agent_llm.complete("You evaluate knowledge for an agent.", prompt.prompt)
-        report = evaluator.cognition.submit_evaluation(trace_id, raw_text=reply)
+        report = evaluator.cognition.submit_evaluation(trace_id, raw_text=reply,
+                                                       owner=trigger.owner)
         assert all(o.recorded and o.feedback in ("applied", "none") for o in report.outcomes)
         evaluator.cognition.ack_triggers([trigger.trigger_id])
     watcher.stop()

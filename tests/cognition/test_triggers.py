@@ -55,9 +55,20 @@ def test_queries_with_sources_are_pending_until_evaluated(server: Harness) -> No
     pending = alice.cognition.pending_evaluations(trace_id)
     assert [q["sequence"] for q in pending] == [3, 5]
     assert pending[0]["source_ids"] == [k.id]
-    alice.cognition.submit_evaluation(trace_id, evaluations=[
+    # a query waits for a verdict on each of its sources
+    report = alice.cognition.submit_evaluation(trace_id, evaluations=[
         {"query_sequence": 5, "assessments": [{"knowledge_id": k.id, "status": "unused"}]}])
+    assert report.pending_query_sequences == [3, 5]
+    report = alice.cognition.submit_evaluation(trace_id, evaluations=[
+        {"query_sequence": 5, "assessments": [{"knowledge_id": "knowledge-other",
+                                               "status": "irrelevant"}]}])
+    assert report.pending_query_sequences == [3]
     assert [q["sequence"] for q in alice.cognition.pending_evaluations(trace_id)] == [3]
+    # the query without sources (4) was closed at once, with no verdicts
+    view = alice.cognition.trace_view(trace_id)
+    assert view.pending_query_sequences == [3]
+    assert [e["query_sequence"] for e in alice.cognition.get_log(
+        trace_id, types=["evaluation"])] == [5, 5]
 
 
 # ---- Signalling -----------------------------------------------------------------------------

@@ -120,6 +120,8 @@ def test_the_builder_copies_what_the_install_needs(tmp_path: Path) -> None:
         f"    assert package.__file__.startswith({str(installed)!r}), package.__file__\n"
         "    for module in pkgutil.walk_packages(package.__path__, package.__name__ + '.'):\n"
         "        importlib.import_module(module.name)\n"
+        "from knowhub_server.cognition.store import SCRIPTS, script_source\n"
+        "assert all('redis.call' in script_source(name) for name in SCRIPTS)\n"
         "from knowhub_server.cli import main\n"
         "main(['--help'])\n")
     finished = subprocess.run([sys.executable, "-c", check], cwd=tmp_path,

@@ -130,3 +130,66 @@ def test_an_answer_it_cannot_use_comes_back_then_is_given_up(
     assert len(alice.cognition.pending_evaluations(trace_id)) == 1
     assert alice.knowledge.get(record.id).eval.helpful == record.eval.helpful
     assert len(scripted.prompts["evaluate"]) == 2
+
+
+def test_a_given_up_evaluation_is_shown_and_a_new_signal_retries_it(
+        start_hub: StartHub, tokens_file: Path, redis_url: str, redis_prefix: str,
+        llm: OpenAIStub) -> None:
+    scripted = DreamLLM()
+    scripted.evaluate = lambda prompt: "I cannot rate these, sorry."
+    llm.responder = scripted
+    hub = evaluator_hub(start_hub, tokens_file, redis_url, redis_prefix, llm,
+                        KNOWHUB_COGNITION_TRIGGER_VISIBILITY_SECONDS="0.3",
+                        KNOWHUB_EVALUATOR_MAX_DELIVERIES="3")
+    alice = hub.client("alice")
+    record = save_knowledge(alice)
+    trace_id = queried_trace(alice, record.id)
+
+    wait_until(lambda: alice.cognition.get_log(trace_id).trace.abandoned_evaluations == 1,
+               what="the evaluator to give up")
+    failures = alice.cognition.get_log(trace_id, types=["evaluation_failed"])
+    assert [f["gave_up"] for f in failures] == [False, False, False, True]
+    assert all(f["query_sequences"] == [3] for f in failures)
+    assert failures[0]["answer_excerpt"] == "I cannot rate these, sorry."
+    assert "holds no JSON" in failures[0]["reason"]
+    assert (failures[-1]["deliveries"], failures[-1]["trigger_id"] != "") == (3, True)
+    view = alice.cognition.trace_view(trace_id)
+    assert (view.abandoned_query_sequences, len(view.evaluation_failures)) == ([3], 4)
+    wait_until(lambda: pending_triggers(redis_url, redis_prefix) == 0,
+               what="the trigger to be acknowledged")
+
+    # the model is fixed: a new signal publishes the same queries again
+    scripted.evaluate = rate_every_source("helpful")
+    assert alice.cognition.signal_trigger(trace_id, "task_completion").published
+    wait_until(lambda: alice.knowledge.get(record.id).eval.helpful == record.eval.helpful + 1,
+               what="the retried evaluation")
+    trace = alice.cognition.get_log(trace_id).trace
+    assert (trace.pending_evaluations, trace.abandoned_evaluations) == (0, 0)
+    assert len(scripted.prompts["evaluate"]) == 4
+
+
+def test_the_evaluator_rates_each_owners_trace_of_one_name_in_its_own_trace(
+        start_hub: StartHub, tokens_file: Path, redis_url: str, redis_prefix: str,
+        llm: OpenAIStub) -> None:
+    """alice (acme) and bob (globex) each have a trace of the same id; the evaluator, of
+    neither's organisation, rates each one's query as that owner (a delegated grant)."""
+    scripted = DreamLLM()
+    scripted.evaluate = rate_every_source("helpful")
+    llm.responder = scripted
+    hub = evaluator_hub(start_hub, tokens_file, redis_url, redis_prefix, llm)
+    alice, bob = hub.client("alice"), hub.client("bob")
+    alices = save_knowledge(alice)
+    bobs = bob.knowledge.save(task="ship the globex order", content="use the dock door",
+                              types=["strategy"])
+    trace_id = new_trace()
+    for client, record in ((alice, alices), (bob, bobs)):
+        client.cognition.append_events(trace_id, [query_event(3, record.id)], task="work")
+        assert client.cognition.signal_trigger(trace_id, "goal_completion").published
+
+    for client, record in ((alice, alices), (bob, bobs)):
+        wait_until(lambda c=client, r=record: c.knowledge.get(r.id).eval.helpful
+                   == r.eval.helpful + 1, what="each owner's feedback")
+        [evaluation] = client.cognition.get_log(trace_id, types=["evaluation"])
+        assert evaluation["knowledge_id"] == record.id
+        [case] = client.knowledge.get(record.id).eval.helpful_history[-1:]
+        assert (case.trace_id, case.query_sequence) == (trace_id, 3)

@@ -133,13 +133,17 @@ def test_bad_input_names_its_field(asking: Harness, llm: OpenAIStub,
     assert llm.chat_requests == []
 
 
-def test_another_users_trace_is_refused(asking: Harness) -> None:
+def test_a_trace_id_names_the_callers_own_trace(asking: Harness) -> None:
+    """Each user names their own traces: bob's question logs into his trace of that id,
+    and alice's stays as it was."""
     alice, bob = asking.client("alice"), asking.client("bob")
     trace_id = new_trace()
     alice.cognition.append_events(trace_id, [], task="mine")
     saved(bob)
-    with pytest.raises(errors.PermissionDenied):
-        bob.knowledge.ask(QUESTION, trace_id=trace_id, sequence=1)
+    answer = bob.knowledge.ask(QUESTION, trace_id=trace_id, sequence=1)
+    [query] = bob.cognition.get_log(trace_id)
+    assert (query.event_id, query["sequence"]) == (answer.event_id, 1)
+    assert list(alice.cognition.get_log(trace_id)) == []
 
 
 def test_the_http_route_and_the_agent_tool_answer_alike(asking: Harness) -> None:

@@ -1,8 +1,9 @@
-"""`knowhub mcp` over stdio: the knowledge, resource and memory tools, each end to end, and
-refused calls."""
+"""`knowhub mcp` over stdio: the knowledge, resource, memory and trace tools, each end to
+end, and refused calls."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ from tests.dream.support import wait_until
 from tests.mcp.conftest import KNOWHUB, data, error_text, server_env, stdio_server
 from tests.support.harness import Harness
 
-TOOL_COUNT = 14
+TOOL_COUNT = 17
 
 
 def test_lists_every_tool_with_the_sdks_schemas(hub: Harness) -> None:
@@ -30,7 +31,8 @@ def test_lists_every_tool_with_the_sdks_schemas(hub: Harness) -> None:
             "knowledge_search", "knowledge_ask", "knowledge_save", "knowledge_update",
             "knowledge_batch_update", "knowledge_list", "knowledge_slim",
             "resource_save", "resource_get", "memory_remember", "memory_search_events",
-            "memory_recent_memos", "memory_get_profile", "memory_search_profiles"])
+            "memory_recent_memos", "memory_get_profile", "memory_search_profiles",
+            "trace_evaluation_prompt", "trace_submit_evaluation", "trace_delete"])
         assert len(by_name) == TOOL_COUNT
         for name, function in expected.items():
             assert by_name[name].input_schema == function["parameters"]
@@ -38,8 +40,10 @@ def test_lists_every_tool_with_the_sdks_schemas(hub: Harness) -> None:
         read_only = {name for name, tool in by_name.items() if tool.annotations.read_only_hint}
         assert read_only == {"knowledge_search", "knowledge_list", "resource_get",
                              "memory_search_events", "memory_recent_memos",
-                             "memory_get_profile", "memory_search_profiles"}
+                             "memory_get_profile", "memory_search_profiles",
+                             "trace_evaluation_prompt"}
         assert by_name["knowledge_slim"].annotations.destructive_hint is True
+        assert by_name["trace_delete"].annotations.destructive_hint is True
 
     anyio.run(scenario)
 
@@ -227,6 +231,45 @@ def test_the_memory_tools_end_to_end(hub: Harness) -> None:
     assert profiles == {"hits": [], "count": 0}
     assert errors["missing"].startswith("NOT_FOUND")
     assert errors["bad"].startswith("INVALID_ARGUMENT")
+
+
+def test_the_trace_tools_end_to_end(hub: Harness) -> None:
+    """An agent evaluates its trace's queries (an unreadable answer is reported, not an
+    error) and deletes its trace; another user's trace of the same id is untouched."""
+    alice, bob = hub.client("alice"), hub.client("bob")
+    record = alice.knowledge.save(task="renew the quokka certificate", content="certbot",
+                                  types=["tool"])
+    trace_id = f"trace-mcp-{record.id[-8:]}"
+    query = {"type": "query", "sequence": 2, "query": "renew the certificate",
+             "source_ids": [record.id]}
+    alice.cognition.append_events(trace_id, [query])
+    bob.cognition.append_events(trace_id, [{**query, "source_ids": []}])
+    answer = json.dumps({"evaluations": [{"query_sequence": 2, "assessments": [
+        {"source_id": record.id, "status": "helpful", "reason": "it worked"}]}]})
+
+    async def scenario() -> tuple[dict[str, Any], ...]:
+        async with Client(stdio_server(hub, "token-alice")) as client:
+            prompt = data(await client.call_tool("trace_evaluation_prompt",
+                                                 {"trace_id": trace_id}))
+            unread = data(await client.call_tool("trace_submit_evaluation", {
+                "trace_id": trace_id, "raw_text": "they all looked fine to me"}))
+            read = data(await client.call_tool("trace_submit_evaluation", {
+                "trace_id": trace_id, "raw_text": answer, "trigger": "task_completion"}))
+            deleted = data(await client.call_tool("trace_delete", {"trace_id": trace_id}))
+            again = error_text(await client.call_tool("trace_delete", {"trace_id": trace_id}))
+            return prompt, unread, read, deleted, {"again": again}
+
+    prompt, unread, read, deleted, errors = anyio.run(scenario)
+    assert prompt["query_sequences"] == [2] and record.id in prompt["prompt"]
+    assert (unread["parse_failed"], unread["outcomes"], unread["pending_query_sequences"]) == (
+        True, [], [2])
+    assert (read["parse_failed"], read["pending_query_sequences"]) == (False, [])
+    assert [(o["knowledge_id"], o["status"]) for o in read["outcomes"]] == [
+        (record.id, "helpful")]
+    assert deleted == {"deleted_events": 3, "deleted_extractions": 0}  # query, failed, rated
+    assert errors["again"] == f"NOT_FOUND: trace {trace_id!r} not found"
+    assert alice.knowledge.get(record.id).eval.helpful == 2  # the verdict stays applied
+    assert [e.type for e in bob.cognition.get_log(trace_id)] == ["query"]
 
 
 def test_an_unreachable_hub_is_a_tool_error_and_the_server_stays_up(hub: Harness) -> None:

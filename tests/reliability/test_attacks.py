@@ -90,9 +90,10 @@ def test_an_import_cannot_smuggle_knowledge_into_another_org(
     assert code == "PERMISSION_DENIED", message
     field = "edited_payload" if smuggled == "edit" else "payload"
     assert f".{field}.scopes[0]: cannot write into 'org:acme'" in message, message
-    assert failure(lambda: kh["admin"].cognition.get_log(trace_id))[0] == "NOT_FOUND"
-    assert failure(lambda: kh["admin"].cognition.commit_extractions(trace_id))[0] == \
-        "NOT_FOUND"
+    assert failure(lambda: kh["admin"].cognition.get_log(trace_id, owner="user:bob"))[0] \
+        == "NOT_FOUND"
+    assert failure(lambda: kh["admin"].cognition.commit_extractions(
+        trace_id, owner="user:bob"))[0] == "NOT_FOUND"
     assert visible_records(kh["alice"]) == acme_before
 
 
@@ -102,9 +103,11 @@ def test_an_import_of_ones_own_extractions_commits_them_as_saved(
     into globex as bob's agent, as bob's own save would."""
     document = bobs_log(kh["bob"], "bob-source-honest")
     result = kh["bob"].cognition.import_log(json.dumps(document), trace_id="bob-honest")
-    (extraction,) = kh["admin"].cognition.list_extractions(result.trace.trace_id)
+    (extraction,) = kh["admin"].cognition.list_extractions(result.trace.trace_id,
+                                                           owner=result.trace.owner)
     assert extraction.state == "edited"
-    report = kh["admin"].cognition.commit_extractions(result.trace.trace_id)
+    report = kh["admin"].cognition.commit_extractions(result.trace.trace_id,
+                                                      owner=extraction.owner)
     record = kh["bob"].knowledge.get(report.committed[extraction.extraction_id])
     assert (record.scopes, record.owner, record.content) == (
         ["org:globex"], "agent:bob_bot", "edited")

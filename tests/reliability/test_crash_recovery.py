@@ -1,5 +1,6 @@
-"""kill -9 the services while they take writes, restart them on the same data directory,
-and find every acknowledged write there, intact, and nothing half-written.
+"""kill -9 the services while they take writes (and delete traces), restart them on the same
+data directory, and find every acknowledged write there, intact, every acknowledged delete
+gone whole, and nothing half-written.
 
 The server is its own process over its own embedded stores (Qdrant Edge, and the
 embedded Redis): `knowhub up` with every service, and at full size also each service
@@ -29,7 +30,7 @@ from tests.reliability.processes import (
     whole_log,
 )
 from tests.support.harness import write_tokens_file
-from tests.support.shared import visible_records
+from tests.support.shared import every_item, visible_records
 
 CLIENT_TIMEOUT = 20.0
 
@@ -131,7 +132,7 @@ def verify_resources(kh: KnowHub, writers: list[Writer], _data: Path) -> str:
             f"{checked} kept versions checked, none partial")
 
 
-# ---- cognition: AppendEvents ------------------------------------------------------------
+# ---- cognition: AppendEvents, and traces deleted whole -----------------------------------
 
 def cognition_writers(kh: KnowHub, count: int) -> list[Writer]:
     def appender(w: int) -> Callable[[int], Any]:
@@ -143,12 +144,30 @@ def cognition_writers(kh: KnowHub, count: int) -> list[Writer]:
             return f"crash-trace-{w}", n, content
         return append
 
-    return [Writer(f"cognition-{w}", appender(w)) for w in range(count)]
+    def deleter(w: int) -> Callable[[int], Any]:
+        def create_and_delete(n: int) -> str:
+            trace_id = deleted_trace(w, n)
+            kh.cognition.append_events(trace_id, [
+                {"type": "query", "sequence": 1, "query": "q", "source_ids": ["k1", "k2"]},
+                {"type": "message", "sequence": 2, "role": "user", "content": "m"}],
+                request_id=f"create-{w}-{n}")
+            kh.cognition.save_pending(trace_id, "t", "c", ["tool"], request_id=f"x-{w}-{n}")
+            kh.cognition.delete_trace(trace_id)
+            return trace_id
+        return create_and_delete
+
+    return [*(Writer(f"cognition-{w}", appender(w)) for w in range(count)),
+            *(Writer(f"cognition-delete-{w}", deleter(w)) for w in range(max(1, count // 2)))]
 
 
-def verify_cognition(kh: KnowHub, writers: list[Writer], _data: Path) -> str:
+def deleted_trace(writer: int, n: int) -> str:
+    return f"crash-deleted-{writer}-{n}"
+
+
+def verify_cognition(kh: KnowHub, writers: list[Writer], data: Path) -> str:
+    appenders = [w for w in writers if not w.name.startswith("cognition-delete-")]
     events = 0
-    for writer in writers:
+    for writer in appenders:
         if not writer.acknowledged:
             continue
         trace_id = writer.acknowledged[0][0]
@@ -161,9 +180,52 @@ def verify_cognition(kh: KnowHub, writers: list[Writer], _data: Path) -> str:
         trace = kh.cognition.get_log(trace_id, limit=1).trace
         assert trace is not None and trace.event_count == len(written)
         events += len(written)
-    acknowledged_total = sum(len(w.acknowledged) for w in writers)
+    acknowledged_total = sum(len(w.acknowledged) for w in appenders)
+    deletes = verify_deletes(kh, [w for w in writers if w not in appenders], data)
     return (f"{acknowledged_total} acknowledged appends, all found in order; "
-            f"{events} events readable after restart, trace counts agree")
+            f"{events} events readable after restart, trace counts agree; {deletes}")
+
+
+def verify_deletes(kh: KnowHub, writers: list[Writer], data: Path) -> str:
+    """Each acknowledged delete left nothing of its trace; the trace in flight is whole
+    (its log, record and indexes agree) or wholly gone."""
+    redis = connect(f"unix://{data / 'redis' / 'redis.sock'}")
+    listed = {t.trace_id for t in every_item(lambda token: kh.cognition.list_traces(
+        limit=100, page_token=token))}
+    pending = {x.trace_id for x in every_item(lambda token: kh.cognition.list_extractions(
+        limit=100, page_token=token))}
+    whole = 0
+    for w, writer in enumerate(writers):
+        for trace_id in writer.acknowledged:
+            assert stored_keys(redis, trace_id) == [], f"acknowledged delete {trace_id} left keys"
+            assert trace_id not in listed | pending
+            with pytest.raises(errors.NotFound):
+                kh.cognition.get_log(trace_id)
+        in_flight = deleted_trace(w, len(writer.acknowledged))
+        try:
+            page = kh.cognition.get_log(in_flight, limit=1000)
+        except errors.NotFound:
+            assert stored_keys(redis, in_flight) == [] and in_flight not in listed | pending
+            continue
+        assert page.trace is not None and page.trace.event_count == len(page) \
+            and in_flight in listed, f"{in_flight} is half there"
+        whole += 1
+    deleted = sum(len(w.acknowledged) for w in writers)
+    assert deleted > 0, "no delete was acknowledged before the kill"
+    return (f"{deleted} acknowledged deletes left no key or index entry; the traces in "
+            f"flight: {whole} whole, {len(writers) - whole} wholly gone")
+
+
+def stored_keys(redis: redis.Redis, trace_id: str) -> list[str]:
+    """The cognition keys and sorted-set members naming alice's trace."""
+    base = keyspace("knowhub:", "cognition")
+    ref = f"user:alice/{trace_id}"
+    found = [k.decode() for k in redis.scan_iter(match=f"{base}*{ref}*", count=1000)]
+    for key in redis.scan_iter(match=f"{base}*", count=1000):
+        if redis.type(key) == b"zset" and (redis.zscore(key, ref) is not None or any(
+                m.startswith(f"{ref}|".encode()) for m in redis.zrange(key, 0, -1))):
+            found.append(key.decode())
+    return found
 
 
 # ---- dream: Remember, then the historian ------------------------------------------------

@@ -1,7 +1,8 @@
 """The agent tools as OpenAI function-calling schemas, and their execution: the
-knowledge tools (and knowledge_ask, resource_save / resource_get) and the memory
+knowledge tools (and knowledge_ask, resource_save / resource_get), the memory
 tools (memory_remember, memory_search_events, memory_recent_memos, memory_get_profile,
-memory_search_profiles).
+memory_search_profiles) and the trace tools (trace_evaluation_prompt,
+trace_submit_evaluation, trace_delete).
 
     tools = knowhub.tools.openai_tools()                 # pass to chat.completions.create
     result = knowhub.tools.call_tool(kh, name, arguments)  # run the model's tool call
@@ -192,6 +193,27 @@ _SCHEMAS = [
              "entity_type": {"type": "string", "enum": ["user", "group"]},
              "top_k": {"type": "integer", "minimum": 1, "maximum": 100},
          }, ["query"]))],
+    _function("trace_evaluation_prompt", "The prompt for evaluating the knowledge your "
+              "trace's queries returned (those still waiting for a verdict); empty when "
+              "none waits. Answer it, then give the answer to trace_submit_evaluation.", {
+                  "trace_id": {"type": "string", "description": "Your trace."},
+                  "mission": {"type": "string", "description": "The task; the trace's by "
+                              "default."},
+                  "goal": {"type": "string", "description": "The current goal."},
+              }, ["trace_id"]),
+    _function("trace_submit_evaluation", "Record your evaluation of the knowledge a trace's "
+              "queries returned: your answer to trace_evaluation_prompt, as written. An "
+              "answer without the evaluation JSON is logged and reported (parse_failed); "
+              "nothing fails.", {
+                  "trace_id": {"type": "string"},
+                  "raw_text": {"type": "string", "description": "Your answer, with "
+                               "{\"evaluations\": [...]} as the prompt asks."},
+                  "trigger": {"type": "string", "enum": ["goal_completion", "compression",
+                                                         "task_completion"]},
+              }, ["trace_id"]),
+    _function("trace_delete", "Delete one of your traces with its whole log.", {
+        "trace_id": {"type": "string"},
+    }, ["trace_id"]),
 ]
 
 
@@ -231,6 +253,11 @@ _RUNNERS: dict[str, Callable[[KnowHub, dict[str, Any]], dict[str, Any]]] = {
     "memory_get_profile": lambda kh, args: kh.memory.get_profile(**args).to_dict(),
     "memory_search_profiles": lambda kh, args: _listed("hits",
                                                        kh.memory.search_profiles(**args)),
+    "trace_evaluation_prompt": lambda kh, args: kh.cognition.evaluation_prompt(
+        **args).to_dict(),
+    "trace_submit_evaluation": lambda kh, args: kh.cognition.submit_evaluation(
+        **args).to_dict(),
+    "trace_delete": lambda kh, args: kh.cognition.delete_trace(**args).to_dict(),
 }
 
 

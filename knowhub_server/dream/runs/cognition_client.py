@@ -17,6 +17,7 @@ from knowhub_server.common.peers import Peers, call_as, credentials
 TRACE_PAGE = 100
 LOG_PAGE = 1_000
 IDS_PER_CALL = 500
+REASON_MAX = 4_000  # cognition's limit of an abandoned evaluation's reason
 Event = dict[str, Any]
 _JSON: dict[str, Any] = {"preserving_proto_field_name": True,
                          "always_print_fields_with_no_presence": True}
@@ -74,10 +75,11 @@ class CognitionClient:
 
     # ---- Traces and their logs --------------------------------------------------------------
 
-    def trace(self, principal: Principal, trace_id: str) -> TraceInfo:
-        """The trace's record, if `principal` may read it (else PeerRefused NOT_FOUND)."""
-        request = cognition_pb2.GetLogRequest(trace_id=trace_id, types=["reflection"],
-                                              page_size=1)
+    def trace(self, principal: Principal, trace_id: str, owner: str = "") -> TraceInfo:
+        """`owner`'s trace (the principal's own when ""), if `principal` may read it (else
+        PeerRefused NOT_FOUND)."""
+        request = cognition_pb2.GetLogRequest(trace_id=trace_id, owner=owner,
+                                              types=["reflection"], page_size=1)
         return TraceInfo.of(call_as(principal, self._cognition().GetLog, request).trace)
 
     def traces(self, principal: Principal, agent_id: str, owner: str) -> list[TraceInfo]:
@@ -92,34 +94,36 @@ class CognitionClient:
             if not token:
                 return found
 
-    def events(self, principal: Principal, trace_id: str, types: list[str]) -> list[Event]:
+    def events(self, principal: Principal, trace: TraceInfo, types: list[str]) -> list[Event]:
         """The trace's events of these types, in log order."""
         found, token = [], ""
         while True:
-            request = cognition_pb2.GetLogRequest(trace_id=trace_id, types=types,
-                                                  page_size=LOG_PAGE, page_token=token)
+            request = cognition_pb2.GetLogRequest(trace_id=trace.trace_id, owner=trace.owner,
+                                                  types=types, page_size=LOG_PAGE,
+                                                  page_token=token)
             response = call_as(principal, self._cognition().GetLog, request)
             found += [event_of(e) for e in response.events]
             token = response.next_page_token
             if not token:
                 return found
 
-    def append_reflection(self, principal: Principal, trace_id: str, span: tuple[int, int],
+    def append_reflection(self, principal: Principal, trace: TraceInfo, span: tuple[int, int],
                           summary: str, request_id: str) -> str:
         """Appends a reflection event (it advances reflected_at_sequence); a retry with the
         same request id appends nothing. Returns the event id."""
         event = cognition_pb2.Event(reflection=cognition_pb2.ReflectionEvent(
             sequence_range=list(span), summary=summary))
-        request = cognition_pb2.AppendEventsRequest(trace_id=trace_id, events=[event],
-                                                    request_id=request_id)
+        request = cognition_pb2.AppendEventsRequest(trace_id=trace.trace_id, owner=trace.owner,
+                                                    events=[event], request_id=request_id)
         return call_as(principal, self._cognition().AppendEvents, request).event_ids[0]
 
-    def consume(self, principal: Principal, trace_id: str, event_ids: list[str]) -> int:
+    def consume(self, principal: Principal, trace_id: str, owner: str,
+                event_ids: list[str]) -> int:
         """Marks reflections consumed; returns how many were not consumed before."""
         consumed = 0
         for start in range(0, len(event_ids), IDS_PER_CALL):
             request = cognition_pb2.ConsumeReflectionsRequest(
-                trace_id=trace_id, event_ids=event_ids[start:start + IDS_PER_CALL])
+                trace_id=trace_id, owner=owner, event_ids=event_ids[start:start + IDS_PER_CALL])
             consumed += call_as(principal, self._cognition().ConsumeReflections,
                                 request).consumed
         return consumed
@@ -136,14 +140,27 @@ class CognitionClient:
         request = cognition_pb2.AckTriggersRequest(group=group, trigger_ids=[trigger_id])
         call_as(principal, self._cognition().AckTriggers, request)
 
-    def evaluation_prompt(self, principal: Principal, trace_id: str) -> str:
-        """Seed 000's prompt for the trace's pending queries; "" when none is pending."""
-        request = cognition_pb2.GetEvaluationPromptRequest(trace_id=trace_id)
+    def evaluation_prompt(self, principal: Principal, trigger: cognition_pb2.Trigger) -> str:
+        """Seed 000's prompt for the pending queries of the trigger's trace; "" when none
+        is pending."""
+        request = cognition_pb2.GetEvaluationPromptRequest(trace_id=trigger.trace_id,
+                                                           owner=trigger.owner)
         return call_as(principal, self._cognition().GetEvaluationPrompt, request).prompt
 
-    def submit_evaluation(self, principal: Principal, trace_id: str, raw_text: str,
-                          trigger: str) -> None:
-        request = cognition_pb2.SubmitEvaluationRequest(trace_id=trace_id, raw_text=raw_text,
-                                                        trigger=trigger)
-        call_as(principal, self._cognition().SubmitEvaluation, request)
+    def submit_evaluation(self, principal: Principal, trigger: cognition_pb2.Trigger,
+                          raw_text: str) -> str:
+        """Submits the LLM's answer; why it holds no evaluation ("" when it does)."""
+        request = cognition_pb2.SubmitEvaluationRequest(
+            trace_id=trigger.trace_id, owner=trigger.owner, raw_text=raw_text,
+            trigger=trigger.trigger)
+        return call_as(principal, self._cognition().SubmitEvaluation, request).parse_error
+
+    def abandon_evaluation(self, principal: Principal, trigger: cognition_pb2.Trigger,
+                           reason: str) -> None:
+        """Gives up on the trigger's trace's pending queries (a new signal republishes
+        them)."""
+        request = cognition_pb2.AbandonEvaluationRequest(
+            trace_id=trigger.trace_id, owner=trigger.owner, trigger_id=trigger.trigger_id,
+            reason=reason[:REASON_MAX], deliveries=trigger.delivery_count)
+        call_as(principal, self._cognition().AbandonEvaluation, request)
 

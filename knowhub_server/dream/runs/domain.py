@@ -177,6 +177,7 @@ def stretches(lines: list[tuple[int | None, str]], reflected: int, last: int,
 @dataclass
 class Reflection:
     trace_id: str
+    owner: str  # of its trace: each owner names its own traces
     event_id: str
     start: int
     end: int
@@ -184,8 +185,8 @@ class Reflection:
     timestamp: float
 
 
-def unconsumed(trace_id: str, events: list[dict[str, Any]]) -> list[Reflection]:
-    return [Reflection(trace_id, e["event_id"], *e["sequence_range"], e["summary"],
+def unconsumed(trace_id: str, owner: str, events: list[dict[str, Any]]) -> list[Reflection]:
+    return [Reflection(trace_id, owner, e["event_id"], *e["sequence_range"], e["summary"],
                        e["timestamp"])
             for e in events if e["type"] == "reflection" and not e.get("consumed_at")]
 
@@ -424,3 +425,15 @@ def validate_cadence(every_minutes: int, cron_expression: str, time_zone: str) -
         return
     validate_cron(cron_expression)
     validate_time_zone(time_zone or "UTC")
+
+
+def outbox_key(reflection: Reflection) -> str:
+    """How the integration outbox names a reflection's trace: "owner/trace_id"."""
+    return f"{reflection.owner}/{reflection.trace_id}"
+
+
+def outbox_trace(key: str, requested_by: str) -> tuple[str, str]:
+    """(owner, trace_id) of an outbox key; a key written before traces were named per
+    owner is a bare trace id of the run's requester."""
+    owner, _, trace_id = key.rpartition("/")
+    return owner or requested_by, trace_id

@@ -47,6 +47,8 @@ from knowhub_server.dream.runs.domain import (
     Reflection,
     event_steps,
     integration_batch,
+    outbox_key,
+    outbox_trace,
     stretches,
     summary_reason,
     unconsumed,
@@ -149,8 +151,8 @@ class RunExecutor:
         if not run.trace_ids:
             return self._cognition.traces(self._principal, run.agent_id, run.owner_filter)
         found = []
-        for trace_id in run.trace_ids:
-            trace = self._cognition.trace(self._principal, trace_id)
+        for trace_id in run.trace_ids:  # the requester's own traces
+            trace = self._cognition.trace(self._principal, trace_id, run.requested_by)
             if trace.agent_id == run.agent_id and run.owner_filter in ("", trace.owner):
                 found.append(trace)
         return found
@@ -185,7 +187,7 @@ class RunExecutor:
     def _reflect_trace(self, run: DreamRun, trace: TraceInfo, keep: Checkpoint
                        ) -> None:
         assert self._principal is not None
-        events = self._cognition.events(self._principal, trace.trace_id, REFLECTED_TYPES)
+        events = self._cognition.events(self._principal, trace, REFLECTED_TYPES)
         lines = list(zip(event_steps(events), map(prompts.event_text, events), strict=True))
         for stretch in stretches(lines, trace.reflected_at_sequence, trace.last_sequence,
                                  self._settings.dream_reflect_max_chars):
@@ -194,7 +196,7 @@ class RunExecutor:
                 run, prompts.REFLECT_SYSTEM,
                 prompts.reflect_prompt(trace.trace_id, trace.task, stretch)))
             self._cognition.append_reflection(
-                self._principal, trace.trace_id, (stretch.start, stretch.end), summary,
+                self._principal, trace, (stretch.start, stretch.end), summary,
                 request_id=f"dream:{run.run_id}:{trace.trace_id}:{stretch.start}-{stretch.end}")
             self._store.count(run.run_id, reflections_written=1)
 
@@ -213,8 +215,8 @@ class RunExecutor:
                 batch = integration_batch(waiting, self._settings.dream_integrate_max_reflections,
                                           self._settings.dream_reflect_max_chars)
                 self._integrate_batch(run, step, batch)
-                done = {(r.trace_id, r.event_id) for r in batch}
-                waiting = [r for r in waiting if (r.trace_id, r.event_id) not in done]
+                done = {(outbox_key(r), r.event_id) for r in batch}
+                waiting = [r for r in waiting if (outbox_key(r), r.event_id) not in done]
         except (LLMError, ValueError, PlanRefused, DocumentsMoved, ServiceError) as error:
             self._fail(run, CROSS_TRACE_INTEGRATE, "", _reason(error))
 
@@ -224,8 +226,8 @@ class RunExecutor:
         waiting = []
         for trace in self._traces(run):
             if trace.unconsumed_reflections:
-                waiting += unconsumed(trace.trace_id, self._cognition.events(
-                    self._principal, trace.trace_id, ["reflection"]))
+                waiting += unconsumed(trace.trace_id, trace.owner, self._cognition.events(
+                    self._principal, trace, ["reflection"]))
         return waiting
 
     def _integrate_batch(self, run: DreamRun, step: int, batch: list[Reflection]) -> None:
@@ -242,7 +244,7 @@ class RunExecutor:
                                 max_documents=settings.dream_documents_max)
         outbox: dict[str, list[str]] = {}
         for reflection in batch:
-            outbox.setdefault(reflection.trace_id, []).append(reflection.event_id)
+            outbox.setdefault(outbox_key(reflection), []).append(reflection.event_id)
         field = outbox_field(run.run_id, step)
         self._store.apply_plan(run.agent_id, run.run_id, updates, documents, at=now(),
                                keep=settings.dream_document_revision_keep,
@@ -259,9 +261,10 @@ class RunExecutor:
 
     def _consume(self, run: DreamRun, field: str, by_trace: dict[str, list[str]]) -> None:
         assert self._principal is not None
-        for trace_id, event_ids in by_trace.items():
+        for key, event_ids in by_trace.items():
+            owner, trace_id = outbox_trace(key, run.requested_by)
             try:
-                consumed = self._cognition.consume(self._principal, trace_id, event_ids)
+                consumed = self._cognition.consume(self._principal, trace_id, owner, event_ids)
             except PeerRefused as refused:
                 if refused.code != grpc.StatusCode.NOT_FOUND:
                     raise

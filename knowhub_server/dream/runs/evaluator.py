@@ -6,8 +6,10 @@ dream service's principal (the `evaluator` role), builds the prompt with
 GetEvaluationPrompt, asks the LLM, submits the answer with SubmitEvaluation, and
 acknowledges the trigger. A trigger it could not evaluate (the LLM failed or answered
 garbage, cognition unreachable) stays unacknowledged and comes back after cognition's
-visibility timeout, until KNOWHUB_EVALUATOR_MAX_DELIVERIES; then it is acknowledged and
-given up. Without an LLM the evaluator does not read the stream: triggers wait there.
+visibility timeout, until KNOWHUB_EVALUATOR_MAX_DELIVERIES; then the evaluator gives the
+queries up (AbandonEvaluation: logged in the trace, shown in the console, and the next
+signal publishes them again) and acknowledges it. Without an LLM the evaluator does not
+read the stream: triggers wait there.
 """
 
 from __future__ import annotations
@@ -121,14 +123,16 @@ class _Watcher(PoolThread):
 
     def _evaluate(self, trigger: cognition_pb2.Trigger) -> None:
         """Evaluates the trigger's trace and acknowledges it; leaves it unacknowledged
-        when that failed and it has deliveries left."""
+        when that failed and it has deliveries left, and gives the queries up (a new
+        signal republishes them) after the last."""
         try:
-            prompt = self._cognition.evaluation_prompt(self._principal, trigger.trace_id)
+            prompt = self._cognition.evaluation_prompt(self._principal, trigger)
             if prompt:
                 answer = self._llm.complete(prompts.EVALUATOR_SYSTEM, prompt, purpose="evaluation",
                                             model=self._settings.evaluator_model)
-                self._cognition.submit_evaluation(self._principal, trigger.trace_id, answer,
-                                                  trigger.trigger)
+                unread = self._cognition.submit_evaluation(self._principal, trigger, answer)
+                if unread:
+                    raise LLMError(f"the answer holds no evaluation: {unread}")
                 log.info("evaluator: evaluated trace %s (trigger %s)", trigger.trace_id,
                          trigger.trigger_id)
         except (LLMError, ServiceError) as error:
@@ -139,6 +143,8 @@ class _Watcher(PoolThread):
                             "it comes back: %s", trigger.trigger_id, trigger.trace_id,
                             trigger.delivery_count, reason)
                 return
+            if not gone and not self._abandon(trigger, reason):
+                return
             log.error("evaluator: gave up trigger %s of trace %s after %d deliveries: %s",
                       trigger.trigger_id, trigger.trace_id, trigger.delivery_count, reason)
         try:
@@ -146,3 +152,14 @@ class _Watcher(PoolThread):
         except ServiceError as error:
             log.warning("evaluator: could not acknowledge trigger %s (%s); it comes back",
                         trigger.trigger_id, error.message)
+
+    def _abandon(self, trigger: cognition_pb2.Trigger, reason: str) -> bool:
+        """Records the give-up in the trace; False (the trigger comes back) when cognition
+        could not be told."""
+        try:
+            self._cognition.abandon_evaluation(self._principal, trigger, reason)
+        except ServiceError as error:
+            log.warning("evaluator: could not record giving up trigger %s (%s); it comes back",
+                        trigger.trigger_id, error.message)
+            return False
+        return True

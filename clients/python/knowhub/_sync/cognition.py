@@ -5,10 +5,14 @@ of extracted knowledge.
 Events are the log's dicts, e.g. {"type": "query", "sequence": 3, "query": "...",
 "source_ids": [...], "sources": [...]}, or `Event` objects. `watch_triggers` returns an
 iterator of triggers (an async iterator from `AsyncKnowHub`).
+
+Each user names their own traces; `owner` ("user:ID") names another user's trace, for
+admins and the evaluator and dreamer roles (the caller's own when None).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -23,11 +27,14 @@ from knowhub._sync.knowledge import KnowledgeAPI
 from knowhub._transport import Stream, Transport
 from knowhub.models.base import TimeLike, to_timestamp
 from knowhub.models.cognition import (
+    AbandonedEvaluation,
     AppendResult,
     CommitReport,
+    DeletedTrace,
     EvaluationPrompt,
     EvaluationReport,
     Event,
+    ExportPage,
     Extraction,
     ExtractionPage,
     ImportResult,
@@ -60,6 +67,7 @@ class CognitionAPI:
         task: str | None = None,
         agent_id: str | None = None,
         auto_commit: bool | None = None,
+        owner: str | None = None,
     ) -> AppendResult:
         """Appends events atomically. With `request_id`, a retry appends nothing and returns
         the first answer. `task` and `auto_commit` set the trace's mission and option."""
@@ -70,6 +78,7 @@ class CognitionAPI:
             task=task or "",
             agent_id=agent_id or "",
             auto_commit=auto_commit,
+            owner=owner or "",
         )
         return self._transport.call(self._stub.AppendEvents, request, AppendResult.from_proto)
 
@@ -80,6 +89,7 @@ class CognitionAPI:
         since: TimeLike = None,
         limit: int = 100,
         page_token: str = "",
+        owner: str | None = None,
     ) -> LogPage:
         """Events in append order, of `types`, appended at or after `since`."""
         request = cognition_pb2.GetLogRequest(
@@ -88,6 +98,7 @@ class CognitionAPI:
             since=to_timestamp(since),
             page_size=limit,
             page_token=page_token,
+            owner=owner or "",
         )
         return self._transport.call(self._stub.GetLog, request, LogPage.from_proto)
 
@@ -109,34 +120,73 @@ class CognitionAPI:
         )
         return self._transport.call(self._stub.ListTraces, request, TracePage.from_proto)
 
-    def consume_reflections(self, trace_id: str, event_ids: Sequence[str]) -> int:
+    def consume_reflections(
+        self, trace_id: str, event_ids: Sequence[str], owner: str | None = None
+    ) -> int:
         """Marks reflection events consumed (dream phase 2); returns how many were not."""
         request = cognition_pb2.ConsumeReflectionsRequest(
-            trace_id=trace_id, event_ids=list(event_ids)
+            trace_id=trace_id, event_ids=list(event_ids), owner=owner or ""
         )
         return self._transport.call(self._stub.ConsumeReflections, request, lambda r: r.consumed)
 
+    def delete_trace(self, trace_id: str, owner: str | None = None) -> DeletedTrace:
+        """Deletes a trace with its log, extractions and evaluation state (the owner's call,
+        or an admin's); how many events and extractions it held."""
+        request = cognition_pb2.DeleteTraceRequest(trace_id=trace_id, owner=owner or "")
+        return self._transport.call(self._stub.DeleteTrace, request, DeletedTrace.from_proto)
+
     def trace_view(
-        self, trace_id: str, job_id: str | None = None, plan_diff: tuple[int, int] | None = None
+        self,
+        trace_id: str,
+        job_id: str | None = None,
+        plan_diff: tuple[int, int] | None = None,
+        *,
+        owner: str | None = None,
+        page_size: int = 0,
+        page_token: str = "",
     ) -> TraceView:
-        """The trace's views: its knowledge aggregations, and the views of runtime job
-        `job_id` (the latest job when None) with plan versions `plan_diff` = (from, to)
-        compared (the last two when None)."""
+        """The views of one window of the trace's log (`page_size` events, 1,000 when 0;
+        `next_page_token` gives the next window): its knowledge aggregations, and the
+        views of runtime job `job_id` (the latest job when None) with plan versions
+        `plan_diff` = (from, to) compared (the last two when None)."""
         request = cognition_pb2.GetTraceViewRequest(
             trace_id=trace_id,
             job_id=job_id or "",
             plan_diff_from=plan_diff[0] if plan_diff else None,
             plan_diff_to=plan_diff[1] if plan_diff else None,
+            owner=owner or "",
+            page_size=page_size,
+            page_token=page_token,
         )
         return self._transport.call(self._stub.GetTraceView, request, TraceView.from_proto)
 
-    def export_log(self, trace_id: str) -> str:
-        """The trace's JSON log file."""
-        return self._transport.call(
-            self._stub.ExportLog,
-            cognition_pb2.ExportLogRequest(trace_id=trace_id),
-            lambda r: r.document,
+    def export_log(self, trace_id: str, owner: str | None = None, page_size: int = 0) -> str:
+        """The trace's JSON log file, read from the server a page (`page_size` events,
+        1,000 when 0) at a time."""
+        document: dict[str, Any] | None = None
+        token = ""
+        while True:
+            page = self.export_log_page(trace_id, owner, page_size, token)
+            if document is None and not page.next_page_token:
+                return page.document
+            events = json.loads(page.document)
+            if document is None:
+                document = events
+            else:
+                document["events"] += events["events"]
+            token = page.next_page_token
+            if not token:
+                return json.dumps(document, ensure_ascii=False, indent=1)
+
+    def export_log_page(
+        self, trace_id: str, owner: str | None = None, page_size: int = 0, page_token: str = ""
+    ) -> ExportPage:
+        """One page of the trace's JSON log file: a document with `page_size` events (1,000
+        when 0) from `page_token` on."""
+        request = cognition_pb2.ExportLogRequest(
+            trace_id=trace_id, owner=owner or "", page_size=page_size, page_token=page_token
         )
+        return self._transport.call(self._stub.ExportLog, request, ExportPage.from_proto)
 
     def import_log(self, document: str, trace_id: str | None = None) -> ImportResult:
         """Creates a trace from a JSON log file (the export's shape or legacy entries[])."""
@@ -145,20 +195,25 @@ class CognitionAPI:
 
     # -- evaluation --
 
-    def pending_evaluations(self, trace_id: str) -> PendingQueries:
-        """The trace's query events that name sources and have no evaluation yet."""
+    def pending_evaluations(self, trace_id: str, owner: str | None = None) -> PendingQueries:
+        """The trace's query events still waiting for a verdict on one of their sources."""
         return self._transport.call(
             self._stub.PendingEvaluations,
-            cognition_pb2.PendingEvaluationsRequest(trace_id=trace_id),
+            cognition_pb2.PendingEvaluationsRequest(trace_id=trace_id, owner=owner or ""),
             PendingQueries.from_proto,
         )
 
-    def signal_trigger(self, trace_id: str, trigger: str) -> TriggerSignal:
+    def signal_trigger(
+        self, trace_id: str, trigger: str, owner: str | None = None
+    ) -> TriggerSignal:
         """goal_completion, compression or task_completion: publishes one trigger when
-        queries are pending (not again for the same pending set)."""
+        queries are pending (not again for the same pending set, unless an evaluator gave
+        up on it)."""
         return self._transport.call(
             self._stub.SignalTrigger,
-            cognition_pb2.SignalTriggerRequest(trace_id=trace_id, trigger=trigger),
+            cognition_pb2.SignalTriggerRequest(
+                trace_id=trace_id, trigger=trigger, owner=owner or ""
+            ),
             TriggerSignal.from_proto,
         )
 
@@ -179,11 +234,11 @@ class CognitionAPI:
         return self._transport.call(self._stub.AckTriggers, request, lambda r: r.acknowledged)
 
     def evaluation_prompt(
-        self, trace_id: str, mission: str = "", goal: str = ""
+        self, trace_id: str, mission: str = "", goal: str = "", owner: str | None = None
     ) -> EvaluationPrompt:
         """The evaluator's prompt for the pending queries ("" when none is pending)."""
         request = cognition_pb2.GetEvaluationPromptRequest(
-            trace_id=trace_id, mission=mission, goal=goal
+            trace_id=trace_id, mission=mission, goal=goal, owner=owner or ""
         )
         return self._transport.call(
             self._stub.GetEvaluationPrompt, request, EvaluationPrompt.from_proto
@@ -195,17 +250,41 @@ class CognitionAPI:
         raw_text: str | None = None,
         evaluations: Sequence[Mapping[str, Any]] | None = None,
         trigger: str | None = None,
+        owner: str | None = None,
     ) -> EvaluationReport:
         """The evaluator's raw answer, or `evaluations` as
-        [{"query_sequence", "assessments": [{"knowledge_id", "status", "reason"}]}]."""
+        [{"query_sequence", "assessments": [{"knowledge_id", "status", "reason"}]}]. A raw
+        answer without evaluation JSON is logged and reported with `parse_failed`."""
         request = cognition_pb2.SubmitEvaluationRequest(
             trace_id=trace_id,
             raw_text=raw_text or "",
             trigger=trigger or "",
             evaluations=[query_evaluation(e) for e in evaluations or []],
+            owner=owner or "",
         )
         return self._transport.call(
             self._stub.SubmitEvaluation, request, EvaluationReport.from_proto
+        )
+
+    def abandon_evaluation(
+        self,
+        trace_id: str,
+        reason: str = "",
+        trigger_id: str | None = None,
+        deliveries: int = 0,
+        owner: str | None = None,
+    ) -> AbandonedEvaluation:
+        """Gives up on the trace's pending queries (an evaluator's last attempt failed):
+        logged, shown in the console, and the next signal_trigger publishes them again."""
+        request = cognition_pb2.AbandonEvaluationRequest(
+            trace_id=trace_id,
+            owner=owner or "",
+            trigger_id=trigger_id or "",
+            reason=reason,
+            deliveries=deliveries,
+        )
+        return self._transport.call(
+            self._stub.AbandonEvaluation, request, AbandonedEvaluation.from_proto
         )
 
     # -- extractions --
@@ -221,11 +300,13 @@ class CognitionAPI:
         goal_id: str = "",
         branch_id: str = "",
         request_id: str | None = None,
+        trace_owner: str | None = None,
         **save_arguments: Any,
     ) -> SavedExtraction:
         """knowledge_save_pending: knowledge_save's arguments (tags, scopes, owner,
         source_name, source_category, urls, agent_id, submitted_by, score, message_id,
-        resource_ids), held for review."""
+        resource_ids), held for review. `trace_owner` names another user's trace (`owner`
+        is the knowledge's)."""
         payload = payload_message(
             {"task": task, "content": content, "types": list(types), **save_arguments}
         )
@@ -236,6 +317,7 @@ class CognitionAPI:
             branch_id=branch_id,
             payload=payload,
             request_id=request_id or "",
+            owner=trace_owner or "",
         )
         return self._transport.call(
             self._stub.SavePendingExtraction, request, SavedExtraction.from_proto
@@ -247,6 +329,7 @@ class CognitionAPI:
         states: Sequence[str] | None = None,
         limit: int = 20,
         page_token: str = "",
+        owner: str | None = None,
     ) -> ExtractionPage:
         """Oldest first; in one trace, or across every trace the caller can see."""
         request = cognition_pb2.ListExtractionsRequest(
@@ -254,6 +337,7 @@ class CognitionAPI:
             states=list(states or []),
             page_size=limit,
             page_token=page_token,
+            owner=owner or "",
         )
         return self._transport.call(self._stub.ListExtractions, request, ExtractionPage.from_proto)
 
@@ -263,6 +347,7 @@ class CognitionAPI:
         extraction_id: str,
         decision: str,
         edited_payload: Mapping[str, Any] | None = None,
+        owner: str | None = None,
     ) -> Extraction:
         """approve, edit (with the whole edited payload) or discard; the latest wins."""
         request = cognition_pb2.ReviewExtractionRequest(
@@ -270,18 +355,19 @@ class CognitionAPI:
             extraction_id=extraction_id,
             decision=decision,
             edited_payload=payload_message(edited_payload) if edited_payload else None,
+            owner=owner or "",
         )
         return self._transport.call(
             self._stub.ReviewExtraction, request, lambda r: Extraction.from_proto(r.extraction)
         )
 
     def commit_extractions(
-        self, trace_id: str, extraction_ids: Sequence[str] | None = None
+        self, trace_id: str, extraction_ids: Sequence[str] | None = None, owner: str | None = None
     ) -> CommitReport:
         """Saves the trace's approved and edited extractions (or only `extraction_ids`) as
         knowledge; the report lists each one's new or linked record, or its failure."""
         request = cognition_pb2.CommitExtractionsRequest(
-            trace_id=trace_id, extraction_ids=list(extraction_ids or [])
+            trace_id=trace_id, extraction_ids=list(extraction_ids or []), owner=owner or ""
         )
         return self._transport.call(self._stub.CommitExtractions, request, CommitReport.from_proto)
 

@@ -85,6 +85,15 @@ class Trace(ProtoModel[cognition_pb2.Trace]):
     last_trigger: str
     created_at: datetime | None
     updated_at: datetime | None
+    abandoned_evaluations: int
+
+
+@dataclass
+class DeletedTrace(ProtoModel[cognition_pb2.DeleteTraceResponse]):
+    """What a deleted trace held."""
+
+    deleted_events: int
+    deleted_extractions: int
 
 
 @dataclass
@@ -150,8 +159,22 @@ class EvaluationOutcome(ProtoModel[cognition_pb2.EvaluationOutcome]):
 
 @dataclass
 class EvaluationReport(ProtoModel[cognition_pb2.SubmitEvaluationResponse]):
+    """Each assessment's outcome and the queries still pending; `parse_failed` (with
+    `parse_error`) when the raw answer held no evaluation: logged, nothing evaluated."""
+
     outcomes: list[EvaluationOutcome]
     pending_query_sequences: list[int]
+    parse_failed: bool
+    parse_error: str
+
+
+@dataclass
+class AbandonedEvaluation(ProtoModel[cognition_pb2.AbandonEvaluationResponse]):
+    """The evaluation_failed event written (by the first call, for a retried one) and the
+    queries given up on."""
+
+    event_id: str
+    query_sequences: list[int]
 
 
 @dataclass
@@ -160,6 +183,7 @@ class Extraction(ProtoModel[cognition_pb2.Extraction]):
     as dicts."""
 
     trace_id: str
+    owner: str
     extraction_id: str
     state: str
     sequence: int
@@ -424,9 +448,10 @@ class ToolGraph(ProtoModel[cognition_pb2.ToolGraph]):
 
 @dataclass
 class TraceView(ProtoModel[cognition_pb2.GetTraceViewResponse]):
-    """The trace view: the knowledge aggregations of the trace, and the views of one
-    runtime job (header, reasoning_steps, decision_tree, plan_snapshots, plan_diff,
-    tool_graph; empty without runtime events)."""
+    """The trace view of one window of the log (`window_events` events; the next window
+    with `next_page_token`): the knowledge aggregations, the evaluation failures, and the
+    views of one runtime job (header, reasoning_steps, decision_tree, plan_snapshots,
+    plan_diff, tool_graph; empty without runtime events)."""
 
     trace: Trace
     timeline: list[TimelineStep]
@@ -443,6 +468,19 @@ class TraceView(ProtoModel[cognition_pb2.GetTraceViewResponse]):
     plan_snapshots: list[PlanSnapshot]
     plan_diff: PlanDiff
     tool_graph: ToolGraph
+    evaluation_failures: list[Event]
+    abandoned_query_sequences: list[int]
+    window_events: int
+    next_page_token: str
+
+
+@dataclass
+class ExportPage(ProtoModel[cognition_pb2.ExportLogResponse]):
+    """One page of an exported log: a log file `document` of its own with this page's
+    events, and the next page's token ("" on the last)."""
+
+    document: str
+    next_page_token: str
 
 
 @dataclass

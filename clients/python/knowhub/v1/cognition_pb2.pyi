@@ -111,6 +111,22 @@ class FeedbackRefusedEvent(_message.Message):
     message: str
     def __init__(self, query_sequence: _Optional[int] = ..., knowledge_id: _Optional[str] = ..., status: _Optional[str] = ..., code: _Optional[str] = ..., message: _Optional[str] = ...) -> None: ...
 
+class EvaluationFailedEvent(_message.Message):
+    __slots__ = ("query_sequences", "reason", "answer_excerpt", "trigger_id", "deliveries", "gave_up")
+    QUERY_SEQUENCES_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    ANSWER_EXCERPT_FIELD_NUMBER: _ClassVar[int]
+    TRIGGER_ID_FIELD_NUMBER: _ClassVar[int]
+    DELIVERIES_FIELD_NUMBER: _ClassVar[int]
+    GAVE_UP_FIELD_NUMBER: _ClassVar[int]
+    query_sequences: _containers.RepeatedScalarFieldContainer[int]
+    reason: str
+    answer_excerpt: str
+    trigger_id: str
+    deliveries: int
+    gave_up: bool
+    def __init__(self, query_sequences: _Optional[_Iterable[int]] = ..., reason: _Optional[str] = ..., answer_excerpt: _Optional[str] = ..., trigger_id: _Optional[str] = ..., deliveries: _Optional[int] = ..., gave_up: _Optional[bool] = ...) -> None: ...
+
 class ExtractionPayload(_message.Message):
     __slots__ = ("task", "content", "types", "tags", "score", "scopes", "owner", "resource_ids", "source_name", "source_category", "urls", "agent_id", "submitted_by", "message_id")
     class TagsEntry(_message.Message):
@@ -391,7 +407,7 @@ class MessageEvent(_message.Message):
     def __init__(self, sequence: _Optional[int] = ..., role: _Optional[str] = ..., content: _Optional[str] = ...) -> None: ...
 
 class Event(_message.Message):
-    __slots__ = ("event_id", "timestamp", "query", "evaluation", "extraction_pending", "extraction_reviewed", "extraction_committed", "reflection", "memory_read", "memory_write", "plan_evolution", "message", "node_started", "node_finished", "agent_thought_recorded", "decision_made", "tool_selected", "tool_result_summarized", "plan_generated", "decision_snapshot", "feedback_refused")
+    __slots__ = ("event_id", "timestamp", "query", "evaluation", "extraction_pending", "extraction_reviewed", "extraction_committed", "reflection", "memory_read", "memory_write", "plan_evolution", "message", "node_started", "node_finished", "agent_thought_recorded", "decision_made", "tool_selected", "tool_result_summarized", "plan_generated", "decision_snapshot", "feedback_refused", "evaluation_failed")
     EVENT_ID_FIELD_NUMBER: _ClassVar[int]
     TIMESTAMP_FIELD_NUMBER: _ClassVar[int]
     QUERY_FIELD_NUMBER: _ClassVar[int]
@@ -413,6 +429,7 @@ class Event(_message.Message):
     PLAN_GENERATED_FIELD_NUMBER: _ClassVar[int]
     DECISION_SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
     FEEDBACK_REFUSED_FIELD_NUMBER: _ClassVar[int]
+    EVALUATION_FAILED_FIELD_NUMBER: _ClassVar[int]
     event_id: str
     timestamp: _timestamp_pb2.Timestamp
     query: QueryEvent
@@ -434,10 +451,11 @@ class Event(_message.Message):
     plan_generated: PlanGeneratedEvent
     decision_snapshot: DecisionSnapshotEvent
     feedback_refused: FeedbackRefusedEvent
-    def __init__(self, event_id: _Optional[str] = ..., timestamp: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., query: _Optional[_Union[QueryEvent, _Mapping]] = ..., evaluation: _Optional[_Union[EvaluationEvent, _Mapping]] = ..., extraction_pending: _Optional[_Union[ExtractionPendingEvent, _Mapping]] = ..., extraction_reviewed: _Optional[_Union[ExtractionReviewedEvent, _Mapping]] = ..., extraction_committed: _Optional[_Union[ExtractionCommittedEvent, _Mapping]] = ..., reflection: _Optional[_Union[ReflectionEvent, _Mapping]] = ..., memory_read: _Optional[_Union[MemoryEvent, _Mapping]] = ..., memory_write: _Optional[_Union[MemoryEvent, _Mapping]] = ..., plan_evolution: _Optional[_Union[PlanEvolutionEvent, _Mapping]] = ..., message: _Optional[_Union[MessageEvent, _Mapping]] = ..., node_started: _Optional[_Union[NodeStartedEvent, _Mapping]] = ..., node_finished: _Optional[_Union[NodeFinishedEvent, _Mapping]] = ..., agent_thought_recorded: _Optional[_Union[AgentThoughtEvent, _Mapping]] = ..., decision_made: _Optional[_Union[DecisionMadeEvent, _Mapping]] = ..., tool_selected: _Optional[_Union[ToolSelectedEvent, _Mapping]] = ..., tool_result_summarized: _Optional[_Union[ToolResultEvent, _Mapping]] = ..., plan_generated: _Optional[_Union[PlanGeneratedEvent, _Mapping]] = ..., decision_snapshot: _Optional[_Union[DecisionSnapshotEvent, _Mapping]] = ..., feedback_refused: _Optional[_Union[FeedbackRefusedEvent, _Mapping]] = ...) -> None: ...
+    evaluation_failed: EvaluationFailedEvent
+    def __init__(self, event_id: _Optional[str] = ..., timestamp: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., query: _Optional[_Union[QueryEvent, _Mapping]] = ..., evaluation: _Optional[_Union[EvaluationEvent, _Mapping]] = ..., extraction_pending: _Optional[_Union[ExtractionPendingEvent, _Mapping]] = ..., extraction_reviewed: _Optional[_Union[ExtractionReviewedEvent, _Mapping]] = ..., extraction_committed: _Optional[_Union[ExtractionCommittedEvent, _Mapping]] = ..., reflection: _Optional[_Union[ReflectionEvent, _Mapping]] = ..., memory_read: _Optional[_Union[MemoryEvent, _Mapping]] = ..., memory_write: _Optional[_Union[MemoryEvent, _Mapping]] = ..., plan_evolution: _Optional[_Union[PlanEvolutionEvent, _Mapping]] = ..., message: _Optional[_Union[MessageEvent, _Mapping]] = ..., node_started: _Optional[_Union[NodeStartedEvent, _Mapping]] = ..., node_finished: _Optional[_Union[NodeFinishedEvent, _Mapping]] = ..., agent_thought_recorded: _Optional[_Union[AgentThoughtEvent, _Mapping]] = ..., decision_made: _Optional[_Union[DecisionMadeEvent, _Mapping]] = ..., tool_selected: _Optional[_Union[ToolSelectedEvent, _Mapping]] = ..., tool_result_summarized: _Optional[_Union[ToolResultEvent, _Mapping]] = ..., plan_generated: _Optional[_Union[PlanGeneratedEvent, _Mapping]] = ..., decision_snapshot: _Optional[_Union[DecisionSnapshotEvent, _Mapping]] = ..., feedback_refused: _Optional[_Union[FeedbackRefusedEvent, _Mapping]] = ..., evaluation_failed: _Optional[_Union[EvaluationFailedEvent, _Mapping]] = ...) -> None: ...
 
 class Trace(_message.Message):
-    __slots__ = ("trace_id", "owner", "agent_id", "task", "last_sequence", "reflected_at_sequence", "auto_commit", "event_count", "pending_evaluations", "unconsumed_reflections", "last_trigger", "created_at", "updated_at")
+    __slots__ = ("trace_id", "owner", "agent_id", "task", "last_sequence", "reflected_at_sequence", "auto_commit", "event_count", "pending_evaluations", "unconsumed_reflections", "last_trigger", "created_at", "updated_at", "abandoned_evaluations")
     TRACE_ID_FIELD_NUMBER: _ClassVar[int]
     OWNER_FIELD_NUMBER: _ClassVar[int]
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
@@ -451,6 +469,7 @@ class Trace(_message.Message):
     LAST_TRIGGER_FIELD_NUMBER: _ClassVar[int]
     CREATED_AT_FIELD_NUMBER: _ClassVar[int]
     UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
+    ABANDONED_EVALUATIONS_FIELD_NUMBER: _ClassVar[int]
     trace_id: str
     owner: str
     agent_id: str
@@ -464,23 +483,26 @@ class Trace(_message.Message):
     last_trigger: str
     created_at: _timestamp_pb2.Timestamp
     updated_at: _timestamp_pb2.Timestamp
-    def __init__(self, trace_id: _Optional[str] = ..., owner: _Optional[str] = ..., agent_id: _Optional[str] = ..., task: _Optional[str] = ..., last_sequence: _Optional[int] = ..., reflected_at_sequence: _Optional[int] = ..., auto_commit: _Optional[bool] = ..., event_count: _Optional[int] = ..., pending_evaluations: _Optional[int] = ..., unconsumed_reflections: _Optional[int] = ..., last_trigger: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    abandoned_evaluations: int
+    def __init__(self, trace_id: _Optional[str] = ..., owner: _Optional[str] = ..., agent_id: _Optional[str] = ..., task: _Optional[str] = ..., last_sequence: _Optional[int] = ..., reflected_at_sequence: _Optional[int] = ..., auto_commit: _Optional[bool] = ..., event_count: _Optional[int] = ..., pending_evaluations: _Optional[int] = ..., unconsumed_reflections: _Optional[int] = ..., last_trigger: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., abandoned_evaluations: _Optional[int] = ...) -> None: ...
 
 class AppendEventsRequest(_message.Message):
-    __slots__ = ("trace_id", "events", "request_id", "task", "agent_id", "auto_commit")
+    __slots__ = ("trace_id", "events", "request_id", "task", "agent_id", "auto_commit", "owner")
     TRACE_ID_FIELD_NUMBER: _ClassVar[int]
     EVENTS_FIELD_NUMBER: _ClassVar[int]
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     TASK_FIELD_NUMBER: _ClassVar[int]
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     AUTO_COMMIT_FIELD_NUMBER: _ClassVar[int]
+    OWNER_FIELD_NUMBER: _ClassVar[int]
     trace_id: str
     events: _containers.RepeatedCompositeFieldContainer[Event]
     request_id: str
     task: str
     agent_id: str
     auto_commit: bool
-    def __init__(self, trace_id: _Optional[str] = ..., events: _Optional[_Iterable[_Union[Event, _Mapping]]] = ..., request_id: _Optional[str] = ..., task: _Optional[str] = ..., agent_id: _Optional[str] = ..., auto_commit: _Optional[bool] = ...) -> None: ...
+    owner: str
+    def __init__(self, trace_id: _Optional[str] = ..., events: _Optional[_Iterable[_Union[Event, _Mapping]]] = ..., request_id: _Optional[str] = ..., task: _Optional[str] = ..., agent_id: _Optional[str] = ..., auto_commit: _Optional[bool] = ..., owner: _Optional[str] = ...) -> None: ...
 
 class AppendEventsResponse(_message.Message):
     __slots__ = ("event_ids", "trace")
@@ -491,18 +513,20 @@ class AppendEventsResponse(_message.Message):
     def __init__(self, event_ids: _Optional[_Iterable[str]] = ..., trace: _Optional[_Union[Trace, _Mapping]] = ...) -> None: ...
 
 class GetLogRequest(_message.Message):
-    __slots__ = ("trace_id", "types", "since", "page_size", "page_token")
+    __slots__ = ("trace_id", "types", "since", "page_size", "page_token", "owner")
     TRACE_ID_FIELD_NUMBER: _ClassVar[int]
     TYPES_FIELD_NUMBER: _ClassVar[int]
     SINCE_FIELD_NUMBER: _ClassVar[int]
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    OWNER_FIELD_NUMBER: _ClassVar[int]
     trace_id: str
     types: _containers.RepeatedScalarFieldContainer[str]
     since: _timestamp_pb2.Timestamp
     page_size: int
     page_token: str
-    def __init__(self, trace_id: _Optional[str] = ..., types: _Optional[_Iterable[str]] = ..., since: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+    owner: str
+    def __init__(self, trace_id: _Optional[str] = ..., types: _Optional[_Iterable[str]] = ..., since: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., owner: _Optional[str] = ...) -> None: ...
 
 class GetLogResponse(_message.Message):
     __slots__ = ("events", "next_page_token", "trace")
@@ -537,10 +561,12 @@ class ListTracesResponse(_message.Message):
     def __init__(self, traces: _Optional[_Iterable[_Union[Trace, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class PendingEvaluationsRequest(_message.Message):
-    __slots__ = ("trace_id",)
+    __slots__ = ("trace_id", "owner")
     TRACE_ID_FIELD_NUMBER: _ClassVar[int]
+    OWNER_FIELD_NUMBER: _ClassVar[int]
     trace_id: str
-    def __init__(self, trace_id: _Optional[str] = ...) -> None: ...
+    owner: str
+    def __init__(self, trace_id: _Optional[str] = ..., owner: _Optional[str] = ...) -> None: ...
 
 class PendingEvaluationsResponse(_message.Message):
     __slots__ = ("queries", "last_trigger")
@@ -551,12 +577,14 @@ class PendingEvaluationsResponse(_message.Message):
     def __init__(self, queries: _Optional[_Iterable[_Union[Event, _Mapping]]] = ..., last_trigger: _Optional[str] = ...) -> None: ...
 
 class SignalTriggerRequest(_message.Message):
-    __slots__ = ("trace_id", "trigger")
+    __slots__ = ("trace_id", "trigger", "owner")
     TRACE_ID_FIELD_NUMBER: _ClassVar[int]
     TRIGGER_FIELD_NUMBER: _ClassVar[int]
+    OWNER_FIELD_NUMBER: _ClassVar[int]
     trace_id: str
     trigger: str
-    def __init__(self, trace_id: _Optional[str] = ..., trigger: _Optional[str] = ...) -> None: ...
+    owner: str
+    def __init__(self, trace_id: _Optional[str] = ..., trigger: _Optional[str] = ..., owner: _Optional[str] = ...) -> None: ...
 
 class SignalTriggerResponse(_message.Message):
     __slots__ = ("query_sequences", "published", "trigger_id")
@@ -617,14 +645,16 @@ class AckTriggersResponse(_message.Message):
     def __init__(self, acknowledged: _Optional[int] = ...) -> None: ...
 
 class GetEvaluationPromptRequest(_message.Message):
-    __slots__ = ("trace_id", "mission", "goal")
+    __slots__ = ("trace_id", "mission", "goal", "owner")
     TRACE_ID_FIELD_NUMBER: _ClassVar[int]
     MISSION_FIELD_NUMBER: _ClassVar[int]
     GOAL_FIELD_NUMBER: _ClassVar[int]
+    OWNER_FIELD_NUMBER: _ClassVar[int]
     trace_id: str
     mission: str
     goal: str
-    def __init__(self, trace_id: _Optional[str] = ..., mission: _Optional[str] = ..., goal: _Optional[str] = ...) -> None: ...
+    owner: str
+    def __init__(self, trace_id: _Optional[str] = ..., mission: _Optional[str] = ..., goal: _Optional[str] = ..., owner: _Optional[str] = ...) -> None: ...
 
 class GetEvaluationPromptResponse(_message.Message):
     __slots__ = ("prompt", "query_sequences")
@@ -653,16 +683,18 @@ class QueryEvaluation(_message.Message):
     def __init__(self, query_sequence: _Optional[int] = ..., assessments: _Optional[_Iterable[_Union[Assessment, _Mapping]]] = ...) -> None: ...
 
 class SubmitEvaluationRequest(_message.Message):
-    __slots__ = ("trace_id", "raw_text", "evaluations", "trigger")
+    __slots__ = ("trace_id", "raw_text", "evaluations", "trigger", "owner")
     TRACE_ID_FIELD_NUMBER: _ClassVar[int]
     RAW_TEXT_FIELD_NUMBER: _ClassVar[int]
     EVALUATIONS_FIELD_NUMBER: _ClassVar[int]
     TRIGGER_FIELD_NUMBER: _ClassVar[int]
+    OWNER_FIELD_NUMBER: _ClassVar[int]
     trace_id: str
     raw_text: str
     evaluations: _containers.RepeatedCompositeFieldContainer[QueryEvaluation]
     trigger: str
-    def __init__(self, trace_id: _Optional[str] = ..., raw_text: _Optional[str] = ..., evaluations: _Optional[_Iterable[_Union[QueryEvaluation, _Mapping]]] = ..., trigger: _Optional[str] = ...) -> None: ...
+    owner: str
+    def __init__(self, trace_id: _Optional[str] = ..., raw_text: _Optional[str] = ..., evaluations: _Optional[_Iterable[_Union[QueryEvaluation, _Mapping]]] = ..., trigger: _Optional[str] = ..., owner: _Optional[str] = ...) -> None: ...
 
 class EvaluationOutcome(_message.Message):
     __slots__ = ("query_sequence", "knowledge_id", "status", "recorded", "feedback", "detail")
@@ -681,16 +713,43 @@ class EvaluationOutcome(_message.Message):
     def __init__(self, query_sequence: _Optional[int] = ..., knowledge_id: _Optional[str] = ..., status: _Optional[str] = ..., recorded: _Optional[bool] = ..., feedback: _Optional[_Union[FeedbackState, str]] = ..., detail: _Optional[str] = ...) -> None: ...
 
 class SubmitEvaluationResponse(_message.Message):
-    __slots__ = ("outcomes", "pending_query_sequences")
+    __slots__ = ("outcomes", "pending_query_sequences", "parse_failed", "parse_error")
     OUTCOMES_FIELD_NUMBER: _ClassVar[int]
     PENDING_QUERY_SEQUENCES_FIELD_NUMBER: _ClassVar[int]
+    PARSE_FAILED_FIELD_NUMBER: _ClassVar[int]
+    PARSE_ERROR_FIELD_NUMBER: _ClassVar[int]
     outcomes: _containers.RepeatedCompositeFieldContainer[EvaluationOutcome]
     pending_query_sequences: _containers.RepeatedScalarFieldContainer[int]
-    def __init__(self, outcomes: _Optional[_Iterable[_Union[EvaluationOutcome, _Mapping]]] = ..., pending_query_sequences: _Optional[_Iterable[int]] = ...) -> None: ...
+    parse_failed: bool
+    parse_error: str
+    def __init__(self, outcomes: _Optional[_Iterable[_Union[EvaluationOutcome, _Mapping]]] = ..., pending_query_sequences: _Optional[_Iterable[int]] = ..., parse_failed: _Optional[bool] = ..., parse_error: _Optional[str] = ...) -> None: ...
+
+class AbandonEvaluationRequest(_message.Message):
+    __slots__ = ("trace_id", "owner", "trigger_id", "reason", "deliveries")
+    TRACE_ID_FIELD_NUMBER: _ClassVar[int]
+    OWNER_FIELD_NUMBER: _ClassVar[int]
+    TRIGGER_ID_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    DELIVERIES_FIELD_NUMBER: _ClassVar[int]
+    trace_id: str
+    owner: str
+    trigger_id: str
+    reason: str
+    deliveries: int
+    def __init__(self, trace_id: _Optional[str] = ..., owner: _Optional[str] = ..., trigger_id: _Optional[str] = ..., reason: _Optional[str] = ..., deliveries: _Optional[int] = ...) -> None: ...
+
+class AbandonEvaluationResponse(_message.Message):
+    __slots__ = ("event_id", "query_sequences")
+    EVENT_ID_FIELD_NUMBER: _ClassVar[int]
+    QUERY_SEQUENCES_FIELD_NUMBER: _ClassVar[int]
+    event_id: str
+    query_sequences: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, event_id: _Optional[str] = ..., query_sequences: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class Extraction(_message.Message):
-    __slots__ = ("trace_id", "extraction_id", "state", "sequence", "goal_id", "branch_id", "payload", "edited_payload", "knowledge_id", "created_at", "reviewed_at", "committed_at")
+    __slots__ = ("trace_id", "owner", "extraction_id", "state", "sequence", "goal_id", "branch_id", "payload", "edited_payload", "knowledge_id", "created_at", "reviewed_at", "committed_at")
     TRACE_ID_FIELD_NUMBER: _ClassVar[int]
+    OWNER_FIELD_NUMBER: _ClassVar[int]
     EXTRACTION_ID_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
     SEQUENCE_FIELD_NUMBER: _ClassVar[int]
@@ -703,6 +762,7 @@ class Extraction(_message.Message):
     REVIEWED_AT_FIELD_NUMBER: _ClassVar[int]
     COMMITTED_AT_FIELD_NUMBER: _ClassVar[int]
     trace_id: str
+    owner: str
     extraction_id: str
     state: str
     sequence: int
@@ -714,23 +774,25 @@ class Extraction(_message.Message):
     created_at: _timestamp_pb2.Timestamp
     reviewed_at: _timestamp_pb2.Timestamp
     committed_at: _timestamp_pb2.Timestamp
-    def __init__(self, trace_id: _Optional[str] = ..., extraction_id: _Optional[str] = ..., state: _Optional[str] = ..., sequence: _Optional[int] = ..., goal_id: _Optional[str] = ..., branch_id: _Optional[str] = ..., payload: _Optional[_Union[ExtractionPayload, _Mapping]] = ..., edited_payload: _Optional[_Union[ExtractionPayload, _Mapping]] = ..., knowledge_id: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., reviewed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., committed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    def __init__(self, trace_id: _Optional[str] = ..., owner: _Optional[str] = ..., extraction_id: _Optional[str] = ..., state: _Optional[str] = ..., sequence: _Optional[int] = ..., goal_id: _Optional[str] = ..., branch_id: _Optional[str] = ..., payload: _Optional[_Union[ExtractionPayload, _Mapping]] = ..., edited_payload: _Optional[_Union[ExtractionPayload, _Mapping]] = ..., knowledge_id: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., reviewed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., committed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class SavePendingExtractionRequest(_message.Message):
-    __slots__ = ("trace_id", "sequence", "goal_id", "branch_id", "payload", "request_id")
+    __slots__ = ("trace_id", "sequence", "goal_id", "branch_id", "payload", "request_id", "owner")
     TRACE_ID_FIELD_NUMBER: _ClassVar[int]
     SEQUENCE_FIELD_NUMBER: _ClassVar[int]
     GOAL_ID_FIELD_NUMBER: _ClassVar[int]
     BRANCH_ID_FIELD_NUMBER: _ClassVar[int]
     PAYLOAD_FIELD_NUMBER: _ClassVar[int]
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    OWNER_FIELD_NUMBER: _ClassVar[int]
     trace_id: str
     sequence: int
     goal_id: str
     branch_id: str
     payload: ExtractionPayload
     request_id: str
-    def __init__(self, trace_id: _Optional[str] = ..., sequence: _Optional[int] = ..., goal_id: _Optional[str] = ..., branch_id: _Optional[str] = ..., payload: _Optional[_Union[ExtractionPayload, _Mapping]] = ..., request_id: _Optional[str] = ...) -> None: ...
+    owner: str
+    def __init__(self, trace_id: _Optional[str] = ..., sequence: _Optional[int] = ..., goal_id: _Optional[str] = ..., branch_id: _Optional[str] = ..., payload: _Optional[_Union[ExtractionPayload, _Mapping]] = ..., request_id: _Optional[str] = ..., owner: _Optional[str] = ...) -> None: ...
 
 class SavePendingExtractionResponse(_message.Message):
     __slots__ = ("extraction", "commit_failure")
@@ -741,16 +803,18 @@ class SavePendingExtractionResponse(_message.Message):
     def __init__(self, extraction: _Optional[_Union[Extraction, _Mapping]] = ..., commit_failure: _Optional[_Union[CommitFailure, _Mapping]] = ...) -> None: ...
 
 class ListExtractionsRequest(_message.Message):
-    __slots__ = ("trace_id", "states", "page_size", "page_token")
+    __slots__ = ("trace_id", "owner", "states", "page_size", "page_token")
     TRACE_ID_FIELD_NUMBER: _ClassVar[int]
+    OWNER_FIELD_NUMBER: _ClassVar[int]
     STATES_FIELD_NUMBER: _ClassVar[int]
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     trace_id: str
+    owner: str
     states: _containers.RepeatedScalarFieldContainer[str]
     page_size: int
     page_token: str
-    def __init__(self, trace_id: _Optional[str] = ..., states: _Optional[_Iterable[str]] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+    def __init__(self, trace_id: _Optional[str] = ..., owner: _Optional[str] = ..., states: _Optional[_Iterable[str]] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
 
 class ListExtractionsResponse(_message.Message):
     __slots__ = ("extractions", "next_page_token")
@@ -761,16 +825,18 @@ class ListExtractionsResponse(_message.Message):
     def __init__(self, extractions: _Optional[_Iterable[_Union[Extraction, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class ReviewExtractionRequest(_message.Message):
-    __slots__ = ("trace_id", "extraction_id", "decision", "edited_payload")
+    __slots__ = ("trace_id", "extraction_id", "decision", "edited_payload", "owner")
     TRACE_ID_FIELD_NUMBER: _ClassVar[int]
     EXTRACTION_ID_FIELD_NUMBER: _ClassVar[int]
     DECISION_FIELD_NUMBER: _ClassVar[int]
     EDITED_PAYLOAD_FIELD_NUMBER: _ClassVar[int]
+    OWNER_FIELD_NUMBER: _ClassVar[int]
     trace_id: str
     extraction_id: str
     decision: str
     edited_payload: ExtractionPayload
-    def __init__(self, trace_id: _Optional[str] = ..., extraction_id: _Optional[str] = ..., decision: _Optional[str] = ..., edited_payload: _Optional[_Union[ExtractionPayload, _Mapping]] = ...) -> None: ...
+    owner: str
+    def __init__(self, trace_id: _Optional[str] = ..., extraction_id: _Optional[str] = ..., decision: _Optional[str] = ..., edited_payload: _Optional[_Union[ExtractionPayload, _Mapping]] = ..., owner: _Optional[str] = ...) -> None: ...
 
 class ReviewExtractionResponse(_message.Message):
     __slots__ = ("extraction",)
@@ -779,12 +845,14 @@ class ReviewExtractionResponse(_message.Message):
     def __init__(self, extraction: _Optional[_Union[Extraction, _Mapping]] = ...) -> None: ...
 
 class CommitExtractionsRequest(_message.Message):
-    __slots__ = ("trace_id", "extraction_ids")
+    __slots__ = ("trace_id", "extraction_ids", "owner")
     TRACE_ID_FIELD_NUMBER: _ClassVar[int]
     EXTRACTION_IDS_FIELD_NUMBER: _ClassVar[int]
+    OWNER_FIELD_NUMBER: _ClassVar[int]
     trace_id: str
     extraction_ids: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, trace_id: _Optional[str] = ..., extraction_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+    owner: str
+    def __init__(self, trace_id: _Optional[str] = ..., extraction_ids: _Optional[_Iterable[str]] = ..., owner: _Optional[str] = ...) -> None: ...
 
 class CommittedExtraction(_message.Message):
     __slots__ = ("extraction_id", "knowledge_id", "linked")
@@ -815,16 +883,22 @@ class CommitExtractionsResponse(_message.Message):
     def __init__(self, committed: _Optional[_Iterable[_Union[CommittedExtraction, _Mapping]]] = ..., failed: _Optional[_Iterable[_Union[CommitFailure, _Mapping]]] = ...) -> None: ...
 
 class GetTraceViewRequest(_message.Message):
-    __slots__ = ("trace_id", "job_id", "plan_diff_from", "plan_diff_to")
+    __slots__ = ("trace_id", "job_id", "plan_diff_from", "plan_diff_to", "page_size", "page_token", "owner")
     TRACE_ID_FIELD_NUMBER: _ClassVar[int]
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     PLAN_DIFF_FROM_FIELD_NUMBER: _ClassVar[int]
     PLAN_DIFF_TO_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    OWNER_FIELD_NUMBER: _ClassVar[int]
     trace_id: str
     job_id: str
     plan_diff_from: int
     plan_diff_to: int
-    def __init__(self, trace_id: _Optional[str] = ..., job_id: _Optional[str] = ..., plan_diff_from: _Optional[int] = ..., plan_diff_to: _Optional[int] = ...) -> None: ...
+    page_size: int
+    page_token: str
+    owner: str
+    def __init__(self, trace_id: _Optional[str] = ..., job_id: _Optional[str] = ..., plan_diff_from: _Optional[int] = ..., plan_diff_to: _Optional[int] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., owner: _Optional[str] = ...) -> None: ...
 
 class TimelineStep(_message.Message):
     __slots__ = ("sequence", "events")
@@ -1113,7 +1187,7 @@ class ToolGraph(_message.Message):
     def __init__(self, nodes: _Optional[_Iterable[_Union[ToolGraphNode, _Mapping]]] = ..., edges: _Optional[_Iterable[_Union[GraphEdge, _Mapping]]] = ...) -> None: ...
 
 class GetTraceViewResponse(_message.Message):
-    __slots__ = ("trace", "timeline", "memory_timeline", "memory_counts", "plan_evolution", "knowledge", "extraction_funnel", "reflections", "pending_query_sequences", "header", "reasoning_steps", "decision_tree", "plan_snapshots", "plan_diff", "tool_graph")
+    __slots__ = ("trace", "timeline", "memory_timeline", "memory_counts", "plan_evolution", "knowledge", "extraction_funnel", "reflections", "pending_query_sequences", "header", "reasoning_steps", "decision_tree", "plan_snapshots", "plan_diff", "tool_graph", "evaluation_failures", "abandoned_query_sequences", "window_events", "next_page_token")
     TRACE_FIELD_NUMBER: _ClassVar[int]
     TIMELINE_FIELD_NUMBER: _ClassVar[int]
     MEMORY_TIMELINE_FIELD_NUMBER: _ClassVar[int]
@@ -1129,6 +1203,10 @@ class GetTraceViewResponse(_message.Message):
     PLAN_SNAPSHOTS_FIELD_NUMBER: _ClassVar[int]
     PLAN_DIFF_FIELD_NUMBER: _ClassVar[int]
     TOOL_GRAPH_FIELD_NUMBER: _ClassVar[int]
+    EVALUATION_FAILURES_FIELD_NUMBER: _ClassVar[int]
+    ABANDONED_QUERY_SEQUENCES_FIELD_NUMBER: _ClassVar[int]
+    WINDOW_EVENTS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     trace: Trace
     timeline: _containers.RepeatedCompositeFieldContainer[TimelineStep]
     memory_timeline: _containers.RepeatedCompositeFieldContainer[Event]
@@ -1144,19 +1222,31 @@ class GetTraceViewResponse(_message.Message):
     plan_snapshots: _containers.RepeatedCompositeFieldContainer[PlanSnapshot]
     plan_diff: PlanDiff
     tool_graph: ToolGraph
-    def __init__(self, trace: _Optional[_Union[Trace, _Mapping]] = ..., timeline: _Optional[_Iterable[_Union[TimelineStep, _Mapping]]] = ..., memory_timeline: _Optional[_Iterable[_Union[Event, _Mapping]]] = ..., memory_counts: _Optional[_Iterable[_Union[MemoryTypeCount, _Mapping]]] = ..., plan_evolution: _Optional[_Iterable[_Union[Event, _Mapping]]] = ..., knowledge: _Optional[_Iterable[_Union[KnowledgeEvaluationSummary, _Mapping]]] = ..., extraction_funnel: _Optional[_Union[ExtractionFunnel, _Mapping]] = ..., reflections: _Optional[_Iterable[_Union[Event, _Mapping]]] = ..., pending_query_sequences: _Optional[_Iterable[int]] = ..., header: _Optional[_Union[TraceHeader, _Mapping]] = ..., reasoning_steps: _Optional[_Iterable[_Union[ReasoningStep, _Mapping]]] = ..., decision_tree: _Optional[_Union[DecisionTree, _Mapping]] = ..., plan_snapshots: _Optional[_Iterable[_Union[PlanSnapshot, _Mapping]]] = ..., plan_diff: _Optional[_Union[PlanDiff, _Mapping]] = ..., tool_graph: _Optional[_Union[ToolGraph, _Mapping]] = ...) -> None: ...
+    evaluation_failures: _containers.RepeatedCompositeFieldContainer[Event]
+    abandoned_query_sequences: _containers.RepeatedScalarFieldContainer[int]
+    window_events: int
+    next_page_token: str
+    def __init__(self, trace: _Optional[_Union[Trace, _Mapping]] = ..., timeline: _Optional[_Iterable[_Union[TimelineStep, _Mapping]]] = ..., memory_timeline: _Optional[_Iterable[_Union[Event, _Mapping]]] = ..., memory_counts: _Optional[_Iterable[_Union[MemoryTypeCount, _Mapping]]] = ..., plan_evolution: _Optional[_Iterable[_Union[Event, _Mapping]]] = ..., knowledge: _Optional[_Iterable[_Union[KnowledgeEvaluationSummary, _Mapping]]] = ..., extraction_funnel: _Optional[_Union[ExtractionFunnel, _Mapping]] = ..., reflections: _Optional[_Iterable[_Union[Event, _Mapping]]] = ..., pending_query_sequences: _Optional[_Iterable[int]] = ..., header: _Optional[_Union[TraceHeader, _Mapping]] = ..., reasoning_steps: _Optional[_Iterable[_Union[ReasoningStep, _Mapping]]] = ..., decision_tree: _Optional[_Union[DecisionTree, _Mapping]] = ..., plan_snapshots: _Optional[_Iterable[_Union[PlanSnapshot, _Mapping]]] = ..., plan_diff: _Optional[_Union[PlanDiff, _Mapping]] = ..., tool_graph: _Optional[_Union[ToolGraph, _Mapping]] = ..., evaluation_failures: _Optional[_Iterable[_Union[Event, _Mapping]]] = ..., abandoned_query_sequences: _Optional[_Iterable[int]] = ..., window_events: _Optional[int] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class ExportLogRequest(_message.Message):
-    __slots__ = ("trace_id",)
+    __slots__ = ("trace_id", "page_size", "page_token", "owner")
     TRACE_ID_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    OWNER_FIELD_NUMBER: _ClassVar[int]
     trace_id: str
-    def __init__(self, trace_id: _Optional[str] = ...) -> None: ...
+    page_size: int
+    page_token: str
+    owner: str
+    def __init__(self, trace_id: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., owner: _Optional[str] = ...) -> None: ...
 
 class ExportLogResponse(_message.Message):
-    __slots__ = ("document",)
+    __slots__ = ("document", "next_page_token")
     DOCUMENT_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     document: str
-    def __init__(self, document: _Optional[str] = ...) -> None: ...
+    next_page_token: str
+    def __init__(self, document: _Optional[str] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class ImportLogRequest(_message.Message):
     __slots__ = ("document", "trace_id")
@@ -1175,15 +1265,33 @@ class ImportLogResponse(_message.Message):
     def __init__(self, trace: _Optional[_Union[Trace, _Mapping]] = ..., imported: _Optional[int] = ...) -> None: ...
 
 class ConsumeReflectionsRequest(_message.Message):
-    __slots__ = ("trace_id", "event_ids")
+    __slots__ = ("trace_id", "event_ids", "owner")
     TRACE_ID_FIELD_NUMBER: _ClassVar[int]
     EVENT_IDS_FIELD_NUMBER: _ClassVar[int]
+    OWNER_FIELD_NUMBER: _ClassVar[int]
     trace_id: str
     event_ids: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, trace_id: _Optional[str] = ..., event_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+    owner: str
+    def __init__(self, trace_id: _Optional[str] = ..., event_ids: _Optional[_Iterable[str]] = ..., owner: _Optional[str] = ...) -> None: ...
 
 class ConsumeReflectionsResponse(_message.Message):
     __slots__ = ("consumed",)
     CONSUMED_FIELD_NUMBER: _ClassVar[int]
     consumed: int
     def __init__(self, consumed: _Optional[int] = ...) -> None: ...
+
+class DeleteTraceRequest(_message.Message):
+    __slots__ = ("trace_id", "owner")
+    TRACE_ID_FIELD_NUMBER: _ClassVar[int]
+    OWNER_FIELD_NUMBER: _ClassVar[int]
+    trace_id: str
+    owner: str
+    def __init__(self, trace_id: _Optional[str] = ..., owner: _Optional[str] = ...) -> None: ...
+
+class DeleteTraceResponse(_message.Message):
+    __slots__ = ("deleted_events", "deleted_extractions")
+    DELETED_EVENTS_FIELD_NUMBER: _ClassVar[int]
+    DELETED_EXTRACTIONS_FIELD_NUMBER: _ClassVar[int]
+    deleted_events: int
+    deleted_extractions: int
+    def __init__(self, deleted_events: _Optional[int] = ..., deleted_extractions: _Optional[int] = ...) -> None: ...

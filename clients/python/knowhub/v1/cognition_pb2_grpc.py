@@ -29,11 +29,14 @@ class CognitionServiceStub:
     """Per-trace cognition logs: what an agent asked, whether the answers
     helped, which new knowledge a person approved, what the agent remembered and planned,
     and what its runtime did node by node (trace-event-schema v0.9).
-    A trace belongs to the user who first wrote to it; only that user (any of its agents)
-    and admins can read or write it. Another user's trace is NOT_FOUND to read and
-    PERMISSION_DENIED to write. The `evaluator` role may also evaluate any trace, and the
-    `dreamer` role (the dream service) may list and read any trace, append reflection events
-    to it and mark them consumed.
+    Traces are named per owner: a trace belongs to the user who created it (`user:ID`), and
+    two users may each have a `trace-1`. A request names a trace by trace_id, and by `owner`
+    when it is not the caller's own: only admins, and the roles below, may name another
+    owner; for anyone else another user's trace reads NOT_FOUND, exactly as one that does
+    not exist. Only its owner (any of its agents) and admins read, write or delete a trace;
+    another owner's trace is written only when it exists. The `evaluator` role may also
+    evaluate any trace, and the `dreamer` role (the dream service) may list and read any
+    trace, append reflection events to it and mark them consumed.
     """
 
     def __init__(self, channel):
@@ -87,6 +90,11 @@ class CognitionServiceStub:
                 request_serializer=knowhub_dot_v1_dot_cognition__pb2.SubmitEvaluationRequest.SerializeToString,
                 response_deserializer=knowhub_dot_v1_dot_cognition__pb2.SubmitEvaluationResponse.FromString,
                 _registered_method=True)
+        self.AbandonEvaluation = channel.unary_unary(
+                '/knowhub.v1.CognitionService/AbandonEvaluation',
+                request_serializer=knowhub_dot_v1_dot_cognition__pb2.AbandonEvaluationRequest.SerializeToString,
+                response_deserializer=knowhub_dot_v1_dot_cognition__pb2.AbandonEvaluationResponse.FromString,
+                _registered_method=True)
         self.SavePendingExtraction = channel.unary_unary(
                 '/knowhub.v1.CognitionService/SavePendingExtraction',
                 request_serializer=knowhub_dot_v1_dot_cognition__pb2.SavePendingExtractionRequest.SerializeToString,
@@ -127,17 +135,25 @@ class CognitionServiceStub:
                 request_serializer=knowhub_dot_v1_dot_cognition__pb2.ConsumeReflectionsRequest.SerializeToString,
                 response_deserializer=knowhub_dot_v1_dot_cognition__pb2.ConsumeReflectionsResponse.FromString,
                 _registered_method=True)
+        self.DeleteTrace = channel.unary_unary(
+                '/knowhub.v1.CognitionService/DeleteTrace',
+                request_serializer=knowhub_dot_v1_dot_cognition__pb2.DeleteTraceRequest.SerializeToString,
+                response_deserializer=knowhub_dot_v1_dot_cognition__pb2.DeleteTraceResponse.FromString,
+                _registered_method=True)
 
 
 class CognitionServiceServicer:
     """Per-trace cognition logs: what an agent asked, whether the answers
     helped, which new knowledge a person approved, what the agent remembered and planned,
     and what its runtime did node by node (trace-event-schema v0.9).
-    A trace belongs to the user who first wrote to it; only that user (any of its agents)
-    and admins can read or write it. Another user's trace is NOT_FOUND to read and
-    PERMISSION_DENIED to write. The `evaluator` role may also evaluate any trace, and the
-    `dreamer` role (the dream service) may list and read any trace, append reflection events
-    to it and mark them consumed.
+    Traces are named per owner: a trace belongs to the user who created it (`user:ID`), and
+    two users may each have a `trace-1`. A request names a trace by trace_id, and by `owner`
+    when it is not the caller's own: only admins, and the roles below, may name another
+    owner; for anyone else another user's trace reads NOT_FOUND, exactly as one that does
+    not exist. Only its owner (any of its agents) and admins read, write or delete a trace;
+    another owner's trace is written only when it exists. The `evaluator` role may also
+    evaluate any trace, and the `dreamer` role (the dream service) may list and read any
+    trace, append reflection events to it and mark them consumed.
     """
 
     def AppendEvents(self, request, context):
@@ -168,7 +184,9 @@ class CognitionServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def PendingEvaluations(self, request, context):
-        """The query events of a trace that have no evaluation yet and name at least one source.
+        """The query events of a trace still waiting for a verdict on one of their sources. A
+        query is pending until each of its sources has a verdict; a query without sources is
+        closed at once, with no verdicts.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -176,7 +194,8 @@ class CognitionServiceServicer:
 
     def SignalTrigger(self, request, context):
         """The three evaluation triggers: when queries are pending, publishes one trigger
-        on the Redis stream `<prefix>triggers:evaluation` (not again for the same pending set).
+        on the Redis stream `<prefix>triggers:evaluation` (not again for the same pending set,
+        unless an evaluator gave up on it: see AbandonEvaluation).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -207,7 +226,19 @@ class CognitionServiceServicer:
 
     def SubmitEvaluation(self, request, context):
         """Records the evaluations of pending queries (an LLM's raw answer or structured) and
-        applies helpful / harmful ones to the knowledge, each exactly once.
+        applies helpful / harmful ones to the knowledge, each exactly once. A raw answer that
+        holds no evaluation JSON is not an error: it is logged as an evaluation_failed event
+        and answered with parse_failed, the queries still pending.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AbandonEvaluation(self, request, context):
+        """An evaluator gives up on a trace's pending queries (e.g. after its last delivery of a
+        trigger whose answers could not be read): logged as an evaluation_failed event with
+        gave_up, the trace's abandoned_evaluations set, and the next SignalTrigger publishes
+        the queries again. Needs the `evaluator` role, the trace's owner or an admin.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -244,14 +275,16 @@ class CognitionServiceServicer:
     def GetTraceView(self, request, context):
         """The debug view of a trace, as data: the reasoning step timeline, the
         decision tree, plan evolution with diffs, the tool dependency graph and the memory
-        timeline, with the job's status; and the knowledge aggregations.
+        timeline, with the job's status; and the knowledge aggregations. Built from one window
+        of the log at a time (page_size events, at most 2 MiB of them), so a call's work and
+        memory are bounded however long the trace; next_page_token gives the next window.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ExportLog(self, request, context):
-        """The trace's log as a JSON file `{trace_id, events: [...]}`.
+        """The trace's log as a JSON file `{trace_id, events: [...]}`, one page at a time.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -268,6 +301,15 @@ class CognitionServiceServicer:
 
     def ConsumeReflections(self, request, context):
         """Marks reflection events consumed by dream's cross-trace integration (sets consumed_at).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeleteTrace(self, request, context):
+        """Deletes a trace with its log, its extractions and its evaluation state, in one step:
+        its owner's call, or an admin's. Knowledge committed from it, and feedback already
+        applied, stay. The trace id may then name a new trace.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -321,6 +363,11 @@ def add_CognitionServiceServicer_to_server(servicer, server):
                     request_deserializer=knowhub_dot_v1_dot_cognition__pb2.SubmitEvaluationRequest.FromString,
                     response_serializer=knowhub_dot_v1_dot_cognition__pb2.SubmitEvaluationResponse.SerializeToString,
             ),
+            'AbandonEvaluation': grpc.unary_unary_rpc_method_handler(
+                    servicer.AbandonEvaluation,
+                    request_deserializer=knowhub_dot_v1_dot_cognition__pb2.AbandonEvaluationRequest.FromString,
+                    response_serializer=knowhub_dot_v1_dot_cognition__pb2.AbandonEvaluationResponse.SerializeToString,
+            ),
             'SavePendingExtraction': grpc.unary_unary_rpc_method_handler(
                     servicer.SavePendingExtraction,
                     request_deserializer=knowhub_dot_v1_dot_cognition__pb2.SavePendingExtractionRequest.FromString,
@@ -361,6 +408,11 @@ def add_CognitionServiceServicer_to_server(servicer, server):
                     request_deserializer=knowhub_dot_v1_dot_cognition__pb2.ConsumeReflectionsRequest.FromString,
                     response_serializer=knowhub_dot_v1_dot_cognition__pb2.ConsumeReflectionsResponse.SerializeToString,
             ),
+            'DeleteTrace': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteTrace,
+                    request_deserializer=knowhub_dot_v1_dot_cognition__pb2.DeleteTraceRequest.FromString,
+                    response_serializer=knowhub_dot_v1_dot_cognition__pb2.DeleteTraceResponse.SerializeToString,
+            ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
             'knowhub.v1.CognitionService', rpc_method_handlers)
@@ -373,11 +425,14 @@ class CognitionService:
     """Per-trace cognition logs: what an agent asked, whether the answers
     helped, which new knowledge a person approved, what the agent remembered and planned,
     and what its runtime did node by node (trace-event-schema v0.9).
-    A trace belongs to the user who first wrote to it; only that user (any of its agents)
-    and admins can read or write it. Another user's trace is NOT_FOUND to read and
-    PERMISSION_DENIED to write. The `evaluator` role may also evaluate any trace, and the
-    `dreamer` role (the dream service) may list and read any trace, append reflection events
-    to it and mark them consumed.
+    Traces are named per owner: a trace belongs to the user who created it (`user:ID`), and
+    two users may each have a `trace-1`. A request names a trace by trace_id, and by `owner`
+    when it is not the caller's own: only admins, and the roles below, may name another
+    owner; for anyone else another user's trace reads NOT_FOUND, exactly as one that does
+    not exist. Only its owner (any of its agents) and admins read, write or delete a trace;
+    another owner's trace is written only when it exists. The `evaluator` role may also
+    evaluate any trace, and the `dreamer` role (the dream service) may list and read any
+    trace, append reflection events to it and mark them consumed.
     """
 
     @staticmethod
@@ -624,6 +679,33 @@ class CognitionService:
             _registered_method=True)
 
     @staticmethod
+    def AbandonEvaluation(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/knowhub.v1.CognitionService/AbandonEvaluation',
+            knowhub_dot_v1_dot_cognition__pb2.AbandonEvaluationRequest.SerializeToString,
+            knowhub_dot_v1_dot_cognition__pb2.AbandonEvaluationResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
     def SavePendingExtraction(request,
             target,
             options=(),
@@ -829,6 +911,33 @@ class CognitionService:
             '/knowhub.v1.CognitionService/ConsumeReflections',
             knowhub_dot_v1_dot_cognition__pb2.ConsumeReflectionsRequest.SerializeToString,
             knowhub_dot_v1_dot_cognition__pb2.ConsumeReflectionsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteTrace(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/knowhub.v1.CognitionService/DeleteTrace',
+            knowhub_dot_v1_dot_cognition__pb2.DeleteTraceRequest.SerializeToString,
+            knowhub_dot_v1_dot_cognition__pb2.DeleteTraceResponse.FromString,
             options,
             channel_credentials,
             insecure,

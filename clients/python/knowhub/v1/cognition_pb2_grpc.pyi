@@ -30,11 +30,14 @@ class CognitionServiceStub:
     """Per-trace cognition logs: what an agent asked, whether the answers
     helped, which new knowledge a person approved, what the agent remembered and planned,
     and what its runtime did node by node (trace-event-schema v0.9).
-    A trace belongs to the user who first wrote to it; only that user (any of its agents)
-    and admins can read or write it. Another user's trace is NOT_FOUND to read and
-    PERMISSION_DENIED to write. The `evaluator` role may also evaluate any trace, and the
-    `dreamer` role (the dream service) may list and read any trace, append reflection events
-    to it and mark them consumed.
+    Traces are named per owner: a trace belongs to the user who created it (`user:ID`), and
+    two users may each have a `trace-1`. A request names a trace by trace_id, and by `owner`
+    when it is not the caller's own: only admins, and the roles below, may name another
+    owner; for anyone else another user's trace reads NOT_FOUND, exactly as one that does
+    not exist. Only its owner (any of its agents) and admins read, write or delete a trace;
+    another owner's trace is written only when it exists. The `evaluator` role may also
+    evaluate any trace, and the `dreamer` role (the dream service) may list and read any
+    trace, append reflection events to it and mark them consumed.
     """
 
     @_typing.overload
@@ -56,10 +59,14 @@ class CognitionServiceStub:
     first.
     """
     PendingEvaluations: _grpc.UnaryUnaryMultiCallable[_cognition_pb2.PendingEvaluationsRequest, _cognition_pb2.PendingEvaluationsResponse]
-    """The query events of a trace that have no evaluation yet and name at least one source."""
+    """The query events of a trace still waiting for a verdict on one of their sources. A
+    query is pending until each of its sources has a verdict; a query without sources is
+    closed at once, with no verdicts.
+    """
     SignalTrigger: _grpc.UnaryUnaryMultiCallable[_cognition_pb2.SignalTriggerRequest, _cognition_pb2.SignalTriggerResponse]
     """The three evaluation triggers: when queries are pending, publishes one trigger
-    on the Redis stream `<prefix>triggers:evaluation` (not again for the same pending set).
+    on the Redis stream `<prefix>triggers:evaluation` (not again for the same pending set,
+    unless an evaluator gave up on it: see AbandonEvaluation).
     """
     WatchTriggers: _grpc.UnaryStreamMultiCallable[_cognition_pb2.WatchTriggersRequest, _cognition_pb2.WatchTriggersResponse]
     """Delivers triggers to one consumer of a consumer group until the caller cancels or the
@@ -72,7 +79,15 @@ class CognitionServiceStub:
     """The evaluation prompt for a trace's pending queries (no message history)."""
     SubmitEvaluation: _grpc.UnaryUnaryMultiCallable[_cognition_pb2.SubmitEvaluationRequest, _cognition_pb2.SubmitEvaluationResponse]
     """Records the evaluations of pending queries (an LLM's raw answer or structured) and
-    applies helpful / harmful ones to the knowledge, each exactly once.
+    applies helpful / harmful ones to the knowledge, each exactly once. A raw answer that
+    holds no evaluation JSON is not an error: it is logged as an evaluation_failed event
+    and answered with parse_failed, the queries still pending.
+    """
+    AbandonEvaluation: _grpc.UnaryUnaryMultiCallable[_cognition_pb2.AbandonEvaluationRequest, _cognition_pb2.AbandonEvaluationResponse]
+    """An evaluator gives up on a trace's pending queries (e.g. after its last delivery of a
+    trigger whose answers could not be read): logged as an evaluation_failed event with
+    gave_up, the trace's abandoned_evaluations set, and the next SignalTrigger publishes
+    the queries again. Needs the `evaluator` role, the trace's owner or an admin.
     """
     SavePendingExtraction: _grpc.UnaryUnaryMultiCallable[_cognition_pb2.SavePendingExtractionRequest, _cognition_pb2.SavePendingExtractionResponse]
     """Stores candidate knowledge for human review (knowledge_save_pending)."""
@@ -85,10 +100,12 @@ class CognitionServiceStub:
     GetTraceView: _grpc.UnaryUnaryMultiCallable[_cognition_pb2.GetTraceViewRequest, _cognition_pb2.GetTraceViewResponse]
     """The debug view of a trace, as data: the reasoning step timeline, the
     decision tree, plan evolution with diffs, the tool dependency graph and the memory
-    timeline, with the job's status; and the knowledge aggregations.
+    timeline, with the job's status; and the knowledge aggregations. Built from one window
+    of the log at a time (page_size events, at most 2 MiB of them), so a call's work and
+    memory are bounded however long the trace; next_page_token gives the next window.
     """
     ExportLog: _grpc.UnaryUnaryMultiCallable[_cognition_pb2.ExportLogRequest, _cognition_pb2.ExportLogResponse]
-    """The trace's log as a JSON file `{trace_id, events: [...]}`."""
+    """The trace's log as a JSON file `{trace_id, events: [...]}`, one page at a time."""
     ImportLog: _grpc.UnaryUnaryMultiCallable[_cognition_pb2.ImportLogRequest, _cognition_pb2.ImportLogResponse]
     """Creates a trace from a JSON log file: `{trace_id, events}` or the legacy
     `knowledge_log.json` with `entries`. Records history only: imported evaluations change
@@ -96,17 +113,25 @@ class CognitionServiceStub:
     """
     ConsumeReflections: _grpc.UnaryUnaryMultiCallable[_cognition_pb2.ConsumeReflectionsRequest, _cognition_pb2.ConsumeReflectionsResponse]
     """Marks reflection events consumed by dream's cross-trace integration (sets consumed_at)."""
+    DeleteTrace: _grpc.UnaryUnaryMultiCallable[_cognition_pb2.DeleteTraceRequest, _cognition_pb2.DeleteTraceResponse]
+    """Deletes a trace with its log, its extractions and its evaluation state, in one step:
+    its owner's call, or an admin's. Knowledge committed from it, and feedback already
+    applied, stay. The trace id may then name a new trace.
+    """
 
 @_typing.type_check_only
 class CognitionServiceAsyncStub(CognitionServiceStub):
     """Per-trace cognition logs: what an agent asked, whether the answers
     helped, which new knowledge a person approved, what the agent remembered and planned,
     and what its runtime did node by node (trace-event-schema v0.9).
-    A trace belongs to the user who first wrote to it; only that user (any of its agents)
-    and admins can read or write it. Another user's trace is NOT_FOUND to read and
-    PERMISSION_DENIED to write. The `evaluator` role may also evaluate any trace, and the
-    `dreamer` role (the dream service) may list and read any trace, append reflection events
-    to it and mark them consumed.
+    Traces are named per owner: a trace belongs to the user who created it (`user:ID`), and
+    two users may each have a `trace-1`. A request names a trace by trace_id, and by `owner`
+    when it is not the caller's own: only admins, and the roles below, may name another
+    owner; for anyone else another user's trace reads NOT_FOUND, exactly as one that does
+    not exist. Only its owner (any of its agents) and admins read, write or delete a trace;
+    another owner's trace is written only when it exists. The `evaluator` role may also
+    evaluate any trace, and the `dreamer` role (the dream service) may list and read any
+    trace, append reflection events to it and mark them consumed.
     """
 
     def __init__(self, channel: _aio.Channel) -> None: ...
@@ -125,10 +150,14 @@ class CognitionServiceAsyncStub(CognitionServiceStub):
     first.
     """
     PendingEvaluations: _aio.UnaryUnaryMultiCallable[_cognition_pb2.PendingEvaluationsRequest, _cognition_pb2.PendingEvaluationsResponse]  # type: ignore[assignment]
-    """The query events of a trace that have no evaluation yet and name at least one source."""
+    """The query events of a trace still waiting for a verdict on one of their sources. A
+    query is pending until each of its sources has a verdict; a query without sources is
+    closed at once, with no verdicts.
+    """
     SignalTrigger: _aio.UnaryUnaryMultiCallable[_cognition_pb2.SignalTriggerRequest, _cognition_pb2.SignalTriggerResponse]  # type: ignore[assignment]
     """The three evaluation triggers: when queries are pending, publishes one trigger
-    on the Redis stream `<prefix>triggers:evaluation` (not again for the same pending set).
+    on the Redis stream `<prefix>triggers:evaluation` (not again for the same pending set,
+    unless an evaluator gave up on it: see AbandonEvaluation).
     """
     WatchTriggers: _aio.UnaryStreamMultiCallable[_cognition_pb2.WatchTriggersRequest, _cognition_pb2.WatchTriggersResponse]  # type: ignore[assignment]
     """Delivers triggers to one consumer of a consumer group until the caller cancels or the
@@ -141,7 +170,15 @@ class CognitionServiceAsyncStub(CognitionServiceStub):
     """The evaluation prompt for a trace's pending queries (no message history)."""
     SubmitEvaluation: _aio.UnaryUnaryMultiCallable[_cognition_pb2.SubmitEvaluationRequest, _cognition_pb2.SubmitEvaluationResponse]  # type: ignore[assignment]
     """Records the evaluations of pending queries (an LLM's raw answer or structured) and
-    applies helpful / harmful ones to the knowledge, each exactly once.
+    applies helpful / harmful ones to the knowledge, each exactly once. A raw answer that
+    holds no evaluation JSON is not an error: it is logged as an evaluation_failed event
+    and answered with parse_failed, the queries still pending.
+    """
+    AbandonEvaluation: _aio.UnaryUnaryMultiCallable[_cognition_pb2.AbandonEvaluationRequest, _cognition_pb2.AbandonEvaluationResponse]  # type: ignore[assignment]
+    """An evaluator gives up on a trace's pending queries (e.g. after its last delivery of a
+    trigger whose answers could not be read): logged as an evaluation_failed event with
+    gave_up, the trace's abandoned_evaluations set, and the next SignalTrigger publishes
+    the queries again. Needs the `evaluator` role, the trace's owner or an admin.
     """
     SavePendingExtraction: _aio.UnaryUnaryMultiCallable[_cognition_pb2.SavePendingExtractionRequest, _cognition_pb2.SavePendingExtractionResponse]  # type: ignore[assignment]
     """Stores candidate knowledge for human review (knowledge_save_pending)."""
@@ -154,10 +191,12 @@ class CognitionServiceAsyncStub(CognitionServiceStub):
     GetTraceView: _aio.UnaryUnaryMultiCallable[_cognition_pb2.GetTraceViewRequest, _cognition_pb2.GetTraceViewResponse]  # type: ignore[assignment]
     """The debug view of a trace, as data: the reasoning step timeline, the
     decision tree, plan evolution with diffs, the tool dependency graph and the memory
-    timeline, with the job's status; and the knowledge aggregations.
+    timeline, with the job's status; and the knowledge aggregations. Built from one window
+    of the log at a time (page_size events, at most 2 MiB of them), so a call's work and
+    memory are bounded however long the trace; next_page_token gives the next window.
     """
     ExportLog: _aio.UnaryUnaryMultiCallable[_cognition_pb2.ExportLogRequest, _cognition_pb2.ExportLogResponse]  # type: ignore[assignment]
-    """The trace's log as a JSON file `{trace_id, events: [...]}`."""
+    """The trace's log as a JSON file `{trace_id, events: [...]}`, one page at a time."""
     ImportLog: _aio.UnaryUnaryMultiCallable[_cognition_pb2.ImportLogRequest, _cognition_pb2.ImportLogResponse]  # type: ignore[assignment]
     """Creates a trace from a JSON log file: `{trace_id, events}` or the legacy
     `knowledge_log.json` with `entries`. Records history only: imported evaluations change
@@ -165,16 +204,24 @@ class CognitionServiceAsyncStub(CognitionServiceStub):
     """
     ConsumeReflections: _aio.UnaryUnaryMultiCallable[_cognition_pb2.ConsumeReflectionsRequest, _cognition_pb2.ConsumeReflectionsResponse]  # type: ignore[assignment]
     """Marks reflection events consumed by dream's cross-trace integration (sets consumed_at)."""
+    DeleteTrace: _aio.UnaryUnaryMultiCallable[_cognition_pb2.DeleteTraceRequest, _cognition_pb2.DeleteTraceResponse]  # type: ignore[assignment]
+    """Deletes a trace with its log, its extractions and its evaluation state, in one step:
+    its owner's call, or an admin's. Knowledge committed from it, and feedback already
+    applied, stay. The trace id may then name a new trace.
+    """
 
 class CognitionServiceServicer(metaclass=_abc_1.ABCMeta):
     """Per-trace cognition logs: what an agent asked, whether the answers
     helped, which new knowledge a person approved, what the agent remembered and planned,
     and what its runtime did node by node (trace-event-schema v0.9).
-    A trace belongs to the user who first wrote to it; only that user (any of its agents)
-    and admins can read or write it. Another user's trace is NOT_FOUND to read and
-    PERMISSION_DENIED to write. The `evaluator` role may also evaluate any trace, and the
-    `dreamer` role (the dream service) may list and read any trace, append reflection events
-    to it and mark them consumed.
+    Traces are named per owner: a trace belongs to the user who created it (`user:ID`), and
+    two users may each have a `trace-1`. A request names a trace by trace_id, and by `owner`
+    when it is not the caller's own: only admins, and the roles below, may name another
+    owner; for anyone else another user's trace reads NOT_FOUND, exactly as one that does
+    not exist. Only its owner (any of its agents) and admins read, write or delete a trace;
+    another owner's trace is written only when it exists. The `evaluator` role may also
+    evaluate any trace, and the `dreamer` role (the dream service) may list and read any
+    trace, append reflection events to it and mark them consumed.
     """
 
     @_abc_1.abstractmethod
@@ -215,7 +262,10 @@ class CognitionServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _cognition_pb2.PendingEvaluationsRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_cognition_pb2.PendingEvaluationsResponse, _abc.Awaitable[_cognition_pb2.PendingEvaluationsResponse]]:
-        """The query events of a trace that have no evaluation yet and name at least one source."""
+        """The query events of a trace still waiting for a verdict on one of their sources. A
+        query is pending until each of its sources has a verdict; a query without sources is
+        closed at once, with no verdicts.
+        """
 
     @_abc_1.abstractmethod
     def SignalTrigger(
@@ -224,7 +274,8 @@ class CognitionServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_cognition_pb2.SignalTriggerResponse, _abc.Awaitable[_cognition_pb2.SignalTriggerResponse]]:
         """The three evaluation triggers: when queries are pending, publishes one trigger
-        on the Redis stream `<prefix>triggers:evaluation` (not again for the same pending set).
+        on the Redis stream `<prefix>triggers:evaluation` (not again for the same pending set,
+        unless an evaluator gave up on it: see AbandonEvaluation).
         """
 
     @_abc_1.abstractmethod
@@ -261,7 +312,21 @@ class CognitionServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_cognition_pb2.SubmitEvaluationResponse, _abc.Awaitable[_cognition_pb2.SubmitEvaluationResponse]]:
         """Records the evaluations of pending queries (an LLM's raw answer or structured) and
-        applies helpful / harmful ones to the knowledge, each exactly once.
+        applies helpful / harmful ones to the knowledge, each exactly once. A raw answer that
+        holds no evaluation JSON is not an error: it is logged as an evaluation_failed event
+        and answered with parse_failed, the queries still pending.
+        """
+
+    @_abc_1.abstractmethod
+    def AbandonEvaluation(
+        self,
+        request: _cognition_pb2.AbandonEvaluationRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_cognition_pb2.AbandonEvaluationResponse, _abc.Awaitable[_cognition_pb2.AbandonEvaluationResponse]]:
+        """An evaluator gives up on a trace's pending queries (e.g. after its last delivery of a
+        trigger whose answers could not be read): logged as an evaluation_failed event with
+        gave_up, the trace's abandoned_evaluations set, and the next SignalTrigger publishes
+        the queries again. Needs the `evaluator` role, the trace's owner or an admin.
         """
 
     @_abc_1.abstractmethod
@@ -304,7 +369,9 @@ class CognitionServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_cognition_pb2.GetTraceViewResponse, _abc.Awaitable[_cognition_pb2.GetTraceViewResponse]]:
         """The debug view of a trace, as data: the reasoning step timeline, the
         decision tree, plan evolution with diffs, the tool dependency graph and the memory
-        timeline, with the job's status; and the knowledge aggregations.
+        timeline, with the job's status; and the knowledge aggregations. Built from one window
+        of the log at a time (page_size events, at most 2 MiB of them), so a call's work and
+        memory are bounded however long the trace; next_page_token gives the next window.
         """
 
     @_abc_1.abstractmethod
@@ -313,7 +380,7 @@ class CognitionServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _cognition_pb2.ExportLogRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_cognition_pb2.ExportLogResponse, _abc.Awaitable[_cognition_pb2.ExportLogResponse]]:
-        """The trace's log as a JSON file `{trace_id, events: [...]}`."""
+        """The trace's log as a JSON file `{trace_id, events: [...]}`, one page at a time."""
 
     @_abc_1.abstractmethod
     def ImportLog(
@@ -333,5 +400,16 @@ class CognitionServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_cognition_pb2.ConsumeReflectionsResponse, _abc.Awaitable[_cognition_pb2.ConsumeReflectionsResponse]]:
         """Marks reflection events consumed by dream's cross-trace integration (sets consumed_at)."""
+
+    @_abc_1.abstractmethod
+    def DeleteTrace(
+        self,
+        request: _cognition_pb2.DeleteTraceRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_cognition_pb2.DeleteTraceResponse, _abc.Awaitable[_cognition_pb2.DeleteTraceResponse]]:
+        """Deletes a trace with its log, its extractions and its evaluation state, in one step:
+        its owner's call, or an admin's. Knowledge committed from it, and feedback already
+        applied, stay. The trace id may then name a new trace.
+        """
 
 def add_CognitionServiceServicer_to_server(servicer: CognitionServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -1,4 +1,4 @@
-// The console's shell: the token form, the nav and a hash router (#/page/arg/...).
+// The console's shell: the token form, the nav and a hash router (#/page/arg/...?name=value).
 
 import { loadLocalToken, savedToken, setToken, usesLocalToken } from "./api.js";
 import { errorBox, h } from "./dom.js";
@@ -12,14 +12,20 @@ const main = document.getElementById("main");
 let renderCount = 0;
 
 function route() {
-  const [page, ...args] = location.hash.replace(/^#\/?/, "").split("/");
-  return { page: PAGES[page] ? page : "review", args: args.filter(Boolean).map(decodeURIComponent) };
+  const hash = location.hash.replace(/^#\/?/, "");
+  const split = hash.indexOf("?");
+  const [page, ...args] = (split < 0 ? hash : hash.slice(0, split)).split("/");
+  return {
+    page: PAGES[page] ? page : "review",
+    args: args.filter(Boolean).map(decodeURIComponent),
+    params: new URLSearchParams(split < 0 ? "" : hash.slice(split + 1)),
+  };
 }
 
 // Renders the current route into a fresh view. A view replaced while its page is still
 // loading is detached, so late answers land nowhere.
 async function render() {
-  const { page, args } = route();
+  const { page, args, params } = route();
   const count = ++renderCount;
   for (const item of document.querySelectorAll("#nav a")) {
     item.classList.toggle("active", item.dataset.page === page);
@@ -27,7 +33,7 @@ async function render() {
   const view = h("div", { class: `page page-${page}`, "data-page": page });
   main.replaceChildren(view);
   try {
-    await PAGES[page].render(view, args);
+    await PAGES[page].render(view, args, params);
   } catch (error) {
     if (count === renderCount) view.append(errorBox(error));
   }

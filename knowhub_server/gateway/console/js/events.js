@@ -9,6 +9,7 @@ export const EVENT_TYPES = [
   "reflection", "memory_read", "memory_write", "plan_evolution", "message",
   "node_started", "node_finished", "agent_thought_recorded", "decision_made", "tool_selected",
   "tool_result_summarized", "plan_generated", "decision_snapshot", "feedback_refused",
+  "evaluation_failed",
 ];
 
 export function eventType(event) {
@@ -43,6 +44,8 @@ export function describe(event) {
       ` ${clip((body.eval_result || {}).reason, 160)}`, body.evaluated_at_trigger ? ` (at ${body.evaluated_at_trigger})` : ""];
     case "feedback_refused": return [`${body.knowledge_id}: `, badge(body.code || "?", "refused"),
       ` ${body.status} verdict not applied: ${clip(body.message, 160)}`];
+    case "evaluation_failed": return [body.gave_up ? badge("evaluator gave up", "failed") : badge("not read", "refused"),
+      ` queries ${(body.query_sequences || []).join(", ")}: ${clip(body.reason, 160)}`];
     case "extraction_pending": return [`${body.extraction_id}: “${clip((body.payload || {}).task, 160)}”`];
     case "extraction_reviewed": return [`${body.extraction_id}: `, badge(body.decision || "?")];
     case "extraction_committed": return [`${body.extraction_id} → `, link(`#/knowledge/${encodeURIComponent(body.knowledge_id)}`, body.knowledge_id)];

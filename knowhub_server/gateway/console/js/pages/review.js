@@ -1,11 +1,13 @@
 // Review queue: extractions across every trace the token can see; approve,
 // edit or discard each, then commit a trace's approved ones and read the commit report.
+// Above them, the traces whose evaluation an evaluator gave up on.
 
 import { call, callAll } from "../api.js";
 import {
   badge, button, empty, fields, guarded, h, link, list, loading, pre, section, table,
   tags, when,
 } from "../dom.js";
+import { traceHash } from "./trace.js";
 
 const FILTERS = {
   open: ["pending", "approved", "edited"],
@@ -22,14 +24,28 @@ export async function render(view) {
     Object.keys(FILTERS).map((name) => h("option", { value: name }, name)));
   const report = h("div", { id: "commit-report" });
   const listing = h("div", { id: "extractions" });
-  const reload = () => showExtractions(listing, report, filter.value);
+  const givenUp = h("div", { id: "given-up" });
+  const reload = () => Promise.all([showExtractions(listing, report, filter.value), showGivenUp(givenUp)]);
   filter.addEventListener("change", reload);
   view.append(
     h("h1", {}, "Review queue"),
     h("div", { class: "row" }, h("label", { for: "review-filter" }, "Show"), filter,
       button("Refresh", reload)),
-    report, listing);
+    givenUp, report, listing);
   await reload();
+}
+
+// The traces with queries an evaluator gave up on: open one to see why and retry.
+async function showGivenUp(slot) {
+  const traces = await guarded(slot, () => callAll("cognition", "ListTraces", { page_size: 100 }, "traces", 5));
+  const stuck = (traces || []).filter((trace) => trace.abandoned_evaluations);
+  if (!stuck.length) return;
+  slot.append(section("Evaluations the evaluator gave up on", table(
+    ["Trace", "Owner", "Given up", "Pending", "Last trigger"],
+    stuck.map((trace) => h("tr", { class: "given-up-trace", "data-trace-id": trace.trace_id },
+      h("td", {}, link(traceHash(trace.trace_id, { owner: trace.owner }), trace.trace_id)),
+      h("td", {}, trace.owner), h("td", {}, badge(`${trace.abandoned_evaluations} queries`, "failed")),
+      h("td", {}, trace.pending_evaluations || 0), h("td", {}, trace.last_trigger || "—"))))));
 }
 
 async function showExtractions(listing, report, filter) {
@@ -41,32 +57,34 @@ async function showExtractions(listing, report, filter) {
     listing.append(empty("No extractions in this state."));
     return;
   }
-  const byTrace = new Map();
+  const byTrace = new Map();  // each owner names their own traces
   for (const extraction of extractions) {
-    if (!byTrace.has(extraction.trace_id)) byTrace.set(extraction.trace_id, []);
-    byTrace.get(extraction.trace_id).push(extraction);
+    const key = `${extraction.owner}/${extraction.trace_id}`;
+    if (!byTrace.has(key)) byTrace.set(key, []);
+    byTrace.get(key).push(extraction);
   }
   const refresh = () => showExtractions(listing, report, filter);
-  for (const [trace_id, items] of byTrace) {
-    listing.append(traceGroup(trace_id, items, report, refresh));
+  for (const items of byTrace.values()) {
+    listing.append(traceGroup(items[0].trace_id, items[0].owner, items, report, refresh));
   }
 }
 
-function traceGroup(trace_id, items, report, refresh) {
+function traceGroup(trace_id, owner, items, report, refresh) {
   const cards = items.map((extraction) => extractionCard(extraction));
   const commit = button("Commit approved", async () => {
     commit.disabled = true;
-    const result = await guarded(report, () => call("cognition", "CommitExtractions", { trace_id }));
+    const result = await guarded(report, () => call("cognition", "CommitExtractions", { trace_id, owner }));
     if (result) {
       report.replaceChildren(commitReport(trace_id, result, items));
       await refresh();
     } else {
       commit.disabled = false;
     }
-  }, { class: "primary commit", "data-trace-id": trace_id });
-  return h("section", { class: "panel trace-group", "data-trace-id": trace_id },
+  }, { class: "primary commit", "data-trace-id": trace_id, "data-owner": owner });
+  return h("section", { class: "panel trace-group", "data-trace-id": trace_id, "data-owner": owner },
     h("div", { class: "row" },
-      h("h2", {}, "Trace ", link(`#/trace/${encodeURIComponent(trace_id)}`, trace_id)),
+      h("h2", {}, "Trace ", link(traceHash(trace_id, { owner }), trace_id),
+        h("span", { class: "muted" }, ` (${owner})`)),
       h("span", { class: "muted" }, `${items.length} extraction(s)`), commit),
     cards);
 }
@@ -85,7 +103,9 @@ function fillCard(card, extraction) {
   const payload = effectivePayload(extraction);
   const slot = h("div", { class: "card-error" });
   const review = (decision, edited_payload) => async () => {
-    const body = { trace_id: extraction.trace_id, extraction_id: extraction.extraction_id, decision };
+    const body = {
+      trace_id: extraction.trace_id, owner: extraction.owner, extraction_id: extraction.extraction_id, decision,
+    };
     if (edited_payload) body.edited_payload = edited_payload;
     const result = await guarded(slot, () => call("cognition", "ReviewExtraction", body));
     if (result) {

@@ -154,7 +154,7 @@ function knowledgeGraph(data) {
 
 // ---- Plan --------------------------------------------------------------------------------
 
-export function planTab(body, data, { trace_id, job_id }) {
+export function planTab(body, data, at) {
   const plans = data.plan_snapshots || [];
   if (!plans.length) {
     body.append(empty("No plan_generated, decision_snapshot or plan_evolution events in this trace."));
@@ -173,7 +173,7 @@ export function planTab(body, data, { trace_id, job_id }) {
     body.append(section(`Current plan: v${num(current.plan_version)}`, legend(STATE_LEGEND.slice(0, 5)),
       planGraph(current, "plan-current", { states })));
   }
-  if (plans.length > 1) body.append(compareSection(trace_id, job_id, plans, data.plan_diff || {}));
+  if (plans.length > 1) body.append(compareSection(at, plans, data.plan_diff || {}));
 }
 
 function planGraph(plan, name, { states = new Map(), marks = new Map(), edgeMarks = new Map(), stacked = false } = {}) {
@@ -201,7 +201,8 @@ function planGraph(plan, name, { states = new Map(), marks = new Map(), edgeMark
   }, "Click a step to see it.", stacked);
 }
 
-function compareSection(trace_id, job_id, plans, first) {
+// `at`: the trace (trace_id, owner), the job and the window the page shows.
+function compareSection(at, plans, first) {
   const versions = plans.map((plan) => num(plan.plan_version));
   const choice = (id, chosen) => h("select", { id }, versions.map((version) =>
     h("option", { value: version, selected: version === chosen }, `v${version}`)));
@@ -211,7 +212,8 @@ function compareSection(trace_id, job_id, plans, first) {
   const show = (diff, snapshots) => slot.replaceChildren(diffView(diff, snapshots));
   const compare = button("Compare", async () => {
     const response = await guarded(slot, () => call("cognition", "GetTraceView", {
-      trace_id, job_id, plan_diff_from: Number(from.value), plan_diff_to: Number(to.value),
+      trace_id: at.trace_id, owner: at.owner, job_id: at.job_id, page_token: at.window,
+      plan_diff_from: Number(from.value), plan_diff_to: Number(to.value),
     }));
     if (response) show(response.plan_diff || {}, response.plan_snapshots || []);
   }, { id: "plan-diff-compare" });

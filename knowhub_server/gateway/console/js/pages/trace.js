@@ -1,6 +1,8 @@
 // Traces: the list, and one trace in its debug view: a header (job, agent, goal,
-// status, cursor) and tabs — Timeline, Decision tree, Plan, Tools, Memory, Events — built
-// from cognition GetTraceView and GetLog. The graphs are in trace-graphs.js.
+// status, cursor), where its evaluation stands (with the evaluator's give-ups and a retry),
+// and tabs — Timeline, Decision tree, Plan, Tools, Memory, Events — built from cognition
+// GetTraceView (one window of the log at a time) and GetLog. The graphs are in
+// trace-graphs.js. Each user names their own traces: a trace is its id and its owner.
 
 import { call, callAll } from "../api.js";
 import {
@@ -18,14 +20,28 @@ const TABS = {
   events: ["Events", eventsTab],
 };
 
-// #/trace/<trace>/<tab>/<job>
-export async function render(view, args) {
-  if (args.length) await renderTrace(view, args[0], TABS[args[1]] ? args[1] : "timeline", args[2] || "");
-  else await renderList(view);
+// #/trace/<trace>/<tab>/<job>?owner=<user:ID>&window=<page token>&from=<events before it>
+export async function render(view, args, params = new URLSearchParams()) {
+  if (args.length) {
+    await renderTrace(view, {
+      trace_id: args[0], tab: TABS[args[1]] ? args[1] : "timeline", job_id: args[2] || "",
+      owner: params.get("owner") || "", window: params.get("window") || "", from: num(params.get("from")),
+    });
+  } else {
+    await renderList(view);
+  }
 }
 
-export const traceHash = (trace_id, tab, job) =>
-  `#/trace/${encodeURIComponent(trace_id)}${tab ? `/${tab}` : ""}${job ? `/${encodeURIComponent(job)}` : ""}`;
+// The hash of a trace's page: `at` holds tab, job, owner and the window (token, from).
+export function traceHash(trace_id, at = {}) {
+  const query = new URLSearchParams();
+  if (at.owner) query.set("owner", at.owner);
+  if (at.window) query.set("window", at.window);
+  if (at.from) query.set("from", String(at.from));
+  const tail = query.toString();
+  return `#/trace/${encodeURIComponent(trace_id)}${at.tab ? `/${at.tab}` : ""}`
+    + `${at.job ? `/${encodeURIComponent(at.job)}` : ""}${tail ? `?${tail}` : ""}`;
+}
 
 async function renderList(view) {
   const id = h("input", { id: "trace-id", placeholder: "trace id", size: 30 });
@@ -40,39 +56,96 @@ async function renderList(view) {
   if (!traces) return;
   slot.append(traces.length ? table(
     ["Trace", "Task", "Agent", "Owner", "Events", "Pending evaluations", "Updated"],
-    traces.map((trace) => h("tr", { class: "trace-row", "data-trace-id": trace.trace_id },
-      h("td", {}, link(traceHash(trace.trace_id), trace.trace_id)), h("td", {}, trace.task || ""),
+    traces.map((trace) => h("tr", { class: "trace-row", "data-trace-id": trace.trace_id, "data-owner": trace.owner },
+      h("td", {}, link(traceHash(trace.trace_id, { owner: trace.owner }), trace.trace_id)), h("td", {}, trace.task || ""),
       h("td", {}, trace.agent_id || ""), h("td", {}, trace.owner || ""), h("td", {}, num(trace.event_count)),
-      h("td", {}, trace.pending_evaluations || 0), h("td", {}, when(trace.updated_at)))))
+      h("td", { class: "pending-evaluations" }, trace.pending_evaluations || 0,
+        trace.abandoned_evaluations ? [" ", badge("evaluator gave up", "failed")] : ""),
+      h("td", {}, when(trace.updated_at)))))
     : empty("No traces visible to this token."));
 }
 
-async function renderTrace(view, trace_id, tab, job_id) {
+async function renderTrace(view, at) {
+  const { trace_id, tab, job_id, owner, window } = at;
   view.append(h("p", {}, link("#/trace", "← all traces")));
   const slot = h("div");
   view.append(slot);
-  const data = await guarded(slot, () => call("cognition", "GetTraceView", { trace_id, job_id }));
+  const data = await guarded(slot, () => call("cognition", "GetTraceView",
+    { trace_id, job_id, owner, page_token: window }));
   if (!data) return;
   const trace = data.trace || {};
   const header = data.header || {};
+  const here = { ...at, owner: trace.owner || owner };
   view.append(
     h("h1", {}, "Trace ", h("span", { class: "trace-id" }, trace.trace_id || trace_id)),
-    jobHeader(trace_id, tab, header, trace),
+    jobHeader(here, header, trace),
+    evaluationPanel(here, data),
+    windowBar(here, data),
     h("nav", { class: "tabs" }, Object.entries(TABS).map(([name, [title]]) =>
-      h("a", { href: traceHash(trace_id, name, job_id), class: name === tab ? "active" : "", "data-tab": name }, title))));
+      h("a", { href: traceHash(trace_id, { ...here, tab: name, job: job_id }), class: name === tab ? "active" : "", "data-tab": name }, title))));
   const body = h("div", { class: `tab tab-${tab}`, "data-tab": tab });
   view.append(body);
-  await TABS[tab][1](body, data, { trace_id, job_id });
+  await TABS[tab][1](body, data, { trace_id, job_id, owner: here.owner, window });
 }
 
-// The header: job, agent, goal, status and cursor; then the trace's own record.
-function jobHeader(trace_id, tab, header, trace) {
+// Which events of the log the views show: a long trace is viewed a window at a time.
+function windowBar(at, data) {
+  const shown = num(data.window_events);
+  const total = num((data.trace || {}).event_count);
+  if (!at.window && !data.next_page_token) return null;
+  const first = at.from + (shown ? 1 : 0);
+  const move = (window, from) => traceHash(at.trace_id, { ...at, job: at.job_id, window, from });
+  return h("div", { class: "row window-bar", "data-from": at.from },
+    h("span", { class: "window-events" }, `events ${first}–${at.from + shown} of ${total}`),
+    at.window ? link(move("", 0), "⏮ first window") : "",
+    data.next_page_token ? link(move(data.next_page_token, at.from + shown), "next window ›") : "");
+}
+
+// Where the trace's evaluation stands: pending queries, failures the log holds, and a
+// retry when an evaluator gave up.
+function evaluationPanel(at, data) {
+  const trace = data.trace || {};
+  const failures = data.evaluation_failures || [];
+  const abandoned = num(trace.abandoned_evaluations);
+  if (!num(trace.pending_evaluations) && !failures.length) return null;
+  const result = h("span", { class: "retry-result" });
+  const retry = button("Retry evaluation", async () => {
+    retry.disabled = true;
+    const signal = await guarded(result, () => call("cognition", "SignalTrigger",
+      { trace_id: at.trace_id, owner: at.owner, trigger: trace.last_trigger || "task_completion" }));
+    if (signal) {
+      result.replaceChildren(signal.published
+        ? `published again (trigger ${signal.trigger_id}) for queries ${(signal.query_sequences || []).join(", ")}`
+        : "nothing new to publish");
+    } else {
+      retry.disabled = false;
+    }
+  }, { class: "retry-evaluation" });
+  return h("section", { class: "panel evaluation-state", "data-abandoned": abandoned },
+    h("h2", {}, "Evaluation"),
+    h("p", {}, `${num(trace.pending_evaluations)} queries wait for verdicts`,
+      trace.last_trigger ? ` (last trigger ${trace.last_trigger})` : "", ". ",
+      abandoned ? [badge("evaluator gave up", "failed"),
+        ` on ${abandoned} of them: a new signal publishes them again. `, retry, " ", result] : ""),
+    failures.length ? table(["When", "Queries", "What went wrong", "Answer"], failures.map((event) => {
+      const { body } = eventType(event);
+      return h("tr", { class: `evaluation-failure${body.gave_up ? " gave-up" : ""}` },
+        h("td", {}, when(event.timestamp)), h("td", {}, (body.query_sequences || []).join(", ")),
+        h("td", {}, body.gave_up ? [badge("gave up", "failed"), ` after ${body.deliveries || 0} deliveries: `] : "",
+          body.reason || ""),
+        h("td", {}, clip(body.answer_excerpt, 200)));
+    })) : null);
+}
+
+// The header: job, agent, goal, status and cursor; then the trace's own record, and its
+// deletion.
+function jobHeader(at, header, trace) {
   const status = enumName(header.status);
   const jobs = header.job_ids || [];
   const job = jobs.length > 1
     ? h("select", {
       id: "job-select",
-      onchange: (event) => { location.hash = traceHash(trace_id, tab, event.target.value); },
+      onchange: (event) => { location.hash = traceHash(at.trace_id, { ...at, job: event.target.value }); },
     }, jobs.map((name) => h("option", { value: name, selected: name === header.job_id }, name)))
     : header.job_id || "—";
   const cursor = header.cursor_node_id
@@ -95,7 +168,23 @@ function jobHeader(trace_id, tab, header, trace) {
       ["Unconsumed reflections", trace.unconsumed_reflections || 0],
       ["Auto commit", trace.auto_commit ? "on" : "off"],
       ["Updated", when(trace.updated_at)],
-    ])));
+    ])), deleteControl(at));
+}
+
+// Deleting takes two clicks: "Delete trace", then "Delete for good".
+function deleteControl(at) {
+  const slot = h("span", { class: "delete-result" });
+  const confirm = button("Delete for good", async () => {
+    confirm.disabled = true;
+    const deleted = await guarded(slot, () => call("cognition", "DeleteTrace",
+      { trace_id: at.trace_id, owner: at.owner }));
+    if (deleted) location.hash = "#/trace";
+    else confirm.disabled = false;
+  }, { class: "danger confirm-delete", hidden: true });
+  const start = button("Delete trace", () => { confirm.hidden = false; start.hidden = true; },
+    { class: "delete-trace" });
+  return h("div", { class: "row" }, start, confirm,
+    h("span", { class: "muted" }, " the trace with its whole log; knowledge committed from it stays"), slot);
 }
 
 function headerField(label, value, name) {
@@ -200,7 +289,7 @@ function memoryTab(body, data) {
     section("Reflections", (data.reflections || []).length ? data.reflections.map(eventLine) : empty("No reflections yet.")));
 }
 
-async function eventsTab(body, data, { trace_id }) {
+async function eventsTab(body, data, { trace_id, owner }) {
   const type = h("select", { id: "event-type" }, h("option", { value: "" }, "every type"),
     EVENT_TYPES.map((name) => h("option", { value: name }, name)));
   const rows = h("div", { class: "raw-events" });
@@ -210,7 +299,7 @@ async function eventsTab(body, data, { trace_id }) {
   let page_token = "";
   const next = async () => {
     const response = await guarded(slot, () => call("cognition", "GetLog",
-      { trace_id, types: type.value ? [type.value] : [], page_size: 100, page_token }));
+      { trace_id, owner, types: type.value ? [type.value] : [], page_size: 100, page_token }));
     if (!response) return;
     rows.append(...(response.events || []).map((event) => h("details", { class: "raw-event" },
       h("summary", {}, h("span", { class: "kind" }, event.event_id), h("span", { class: "kind" }, eventType(event).type),
@@ -220,13 +309,27 @@ async function eventsTab(body, data, { trace_id }) {
   };
   type.addEventListener("change", () => { rows.replaceChildren(); page_token = ""; next(); });
   const exportLog = button("Export log (JSON)", async () => {
-    const response = await guarded(download, () => call("cognition", "ExportLog", { trace_id }));
-    if (!response) return;
-    const url = URL.createObjectURL(new Blob([response.document], { type: "application/json" }));
-    download.replaceChildren(h("a", { href: url, download: `${trace_id}.json` }, `download ${trace_id}.json`));
+    const file = await guarded(download, () => exportedLog(trace_id, owner));
+    if (!file) return;
+    const url = URL.createObjectURL(new Blob([JSON.stringify(file, null, 1)], { type: "application/json" }));
+    download.replaceChildren(h("a", { href: url, download: `${trace_id}.json` },
+      `download ${trace_id}.json (${file.events.length} events)`));
   });
   body.append(h("div", { class: "row" }, "Show", type, exportLog, download), slot, rows, more);
   await next();
   if (!rows.children.length) rows.append(empty("No events."));
 }
 
+// The whole log file, read a page at a time (each page is a document of its own).
+async function exportedLog(trace_id, owner) {
+  let file = null;
+  let page_token = "";
+  do {
+    const page = await call("cognition", "ExportLog", { trace_id, owner, page_token });
+    const part = JSON.parse(page.document);
+    if (file) file.events.push(...part.events);
+    else file = part;
+    page_token = page.next_page_token || "";
+  } while (page_token);
+  return file;
+}
