@@ -10,6 +10,7 @@ from bench import (
     cognition_latency,
     dream_memory,
     dream_runs,
+    fair_sharing,
     gateway_latency,
     knowledge_latency,
     locomo_recall,
@@ -45,6 +46,7 @@ def main() -> None:
     redis_cluster.main(["--calls", "300", "--failovers", "1"] if args.quick else [])
     sdk_conversion.main(["--number", "500"] if args.quick else [])
     mixed_load.main(["--seconds", "5", "--rounds", "1"] if args.quick else [])
+    fair_sharing.main(["--model-seconds", "2", "--seconds", "5"] if args.quick else [])
     scale.main(["--sizes", "1000,10000", "--event-sizes", "10000", "--searches", "200"]
                if args.quick else [])
 

@@ -162,6 +162,16 @@ def _parser() -> argparse.ArgumentParser:
     _data_dir_option(reindex)
     reindex.set_defaults(run=_reindex)
 
+    migrate = commands.add_parser(
+        "migrate-names", help="move the agent and resource names of data stored before "
+        "names had organisations into their organisations (server stopped; needs "
+        "KNOWHUB_TOKENS_FILE)")
+    _data_dir_option(migrate)
+    migrate.add_argument("--agent-org", action="append", default=[], metavar="AGENT=ORG",
+                         help="the org whose agent a bare agent id is, for an agent that "
+                              "several orgs' tokens list (repeatable)")
+    migrate.set_defaults(run=_migrate_names)
+
     backup = commands.add_parser(
         "backup", help="write a backup of a running hub into a new directory on its machine "
         "(admin token)")
@@ -354,6 +364,54 @@ def _reindex(settings: CommonSettings, _args: argparse.Namespace) -> int:
         finally:
             store.close()
     return 0
+
+
+def _migrate_names(settings: CommonSettings, args: argparse.Namespace) -> int:
+    from knowhub_server.cognition.store import CognitionStore
+    from knowhub_server.common.auth import TokenRegistry
+    from knowhub_server.common.data_lock import hold_data_dir
+    from knowhub_server.common.runtime import Runtime
+    from knowhub_server.dream.runs.store import DreamStore
+    from knowhub_server.knowledge.store import qualify_legacy_names
+    from knowhub_server.resource.config import ResourceSettings
+    from knowhub_server.resource.servicer import keyring
+    from knowhub_server.resource.store import ResourceStore, qualify_legacy_ids
+
+    if settings.tokens_file is None:
+        raise ValueError("set KNOWHUB_TOKENS_FILE: the tokens file says which organisation "
+                         "each user and agent belongs to")
+    assigned = dict(_assignment(value) for value in args.agent_org)
+    names = TokenRegistry.from_file(settings.tokens_file).legacy_names(assigned)
+    with hold_data_dir(settings.data_dir, "knowhub migrate-names"):
+        runtime = Runtime.open(settings)
+        try:
+            store = ResourceStore(runtime.vectors)
+            moved = qualify_legacy_ids(store, keyring(ResourceSettings(), runtime, store),
+                                       names)
+            records = qualify_legacy_names(runtime.vectors, runtime.embedder, names,
+                                           {old: new for old, new in moved.items() if new})
+            prefix = settings.redis_prefix
+            traces = CognitionStore(runtime.redis, prefix).qualify_legacy_agents(names)
+            dreams, left = DreamStore(runtime.redis, prefix).qualify_legacy_agents(names)
+        finally:
+            runtime.close()
+    taken = sorted(old for old, new in moved.items() if not new)
+    print(f"resources: {len(moved) - len(taken)} moved into their organisation"
+          + (f"; left, their id taken since: {', '.join(taken)}" if taken else ""))
+    print(f"knowledge: {records} records; traces: {traces}; memory documents and dream "
+          f"schedules: {dreams}")
+    unsettled = sorted(left)
+    if unsettled:
+        print("agents left as they are (several organisations list them, or none does; "
+              f"settle with --agent-org AGENT=ORG): {', '.join(unsettled)}")
+    return 0
+
+
+def _assignment(value: str) -> tuple[str, str]:
+    agent, separator, org = value.partition("=")
+    if not separator or not agent or not org:
+        raise ValueError(f"--agent-org {value!r}: write AGENT=ORG")
+    return agent, org
 
 
 def _backup(settings: CommonSettings, args: argparse.Namespace) -> int:

@@ -26,12 +26,15 @@ from knowhub_server.cognition.domain import (
     Event,
     Extraction,
     Trace,
+    shown_payload,
+    shown_payloads,
 )
 from knowhub_server.cognition.evaluations import Outcome
 from knowhub_server.cognition.jobview import Attempt, Header, JobGraph, JobView, Step, ToolCall
 from knowhub_server.cognition.plans import PlanDiff, PlanSnapshot
 from knowhub_server.cognition.store import Delivered
 from knowhub_server.cognition.view import TraceView
+from knowhub_server.common.auth import Principal
 from knowhub_server.common.convert import ProtoEnum
 from knowhub_server.common.errors import InvalidArgument
 from knowhub_server.common.times import from_timestamp, optional_timestamp, to_timestamp
@@ -63,12 +66,16 @@ def _check_times(body: Message, field: str) -> None:
             from_timestamp(value, f"{field}.{descriptor.name}")
 
 
-def event_to_proto(event: Event) -> cognition_pb2.Event:
+def event_to_proto(event: Event, viewer: Principal | None = None) -> cognition_pb2.Event:
+    """The event's message; with a `viewer`, the names of its extraction payloads as the
+    viewer reads them."""
     message = cognition_pb2.Event(event_id=event.get("event_id", ""),
                                   timestamp=_time(event["timestamp"]))
     body = getattr(message, event["type"])
     body.SetInParent()
     fields = {k: v for k, v in event.items() if k not in _ENVELOPE}
+    if viewer is not None:
+        fields = shown_payloads(fields, viewer)
     try:  # the constructor takes the stored fields as they are, 30 times faster than JSON
         body.CopyFrom(type(body)(**fields))
     except (TypeError, ValueError):  # a field it does not take as is: a time, a JSON name
@@ -96,8 +103,9 @@ def payload_from_proto(payload: cognition_pb2.ExtractionPayload) -> Body:
     return message_dict(payload)
 
 
-def payload_to_proto(payload: Body) -> cognition_pb2.ExtractionPayload:
-    return json_format.ParseDict(payload, cognition_pb2.ExtractionPayload())
+def payload_to_proto(payload: Body, viewer: Principal) -> cognition_pb2.ExtractionPayload:
+    return json_format.ParseDict(shown_payload(payload, viewer),
+                                 cognition_pb2.ExtractionPayload())
 
 
 def assessments_from_proto(evaluations: Iterable[cognition_pb2.QueryEvaluation]
@@ -112,9 +120,10 @@ def assessments_from_proto(evaluations: Iterable[cognition_pb2.QueryEvaluation]
     return found
 
 
-def trace_to_proto(trace: Trace) -> cognition_pb2.Trace:
+def trace_to_proto(trace: Trace, viewer: Principal) -> cognition_pb2.Trace:
     return cognition_pb2.Trace(
-        trace_id=trace.trace_id, owner=trace.owner, agent_id=trace.agent_id, task=trace.task,
+        trace_id=trace.trace_id, owner=trace.owner, agent_id=viewer.show(trace.agent_id),
+        task=trace.task,
         last_sequence=trace.last_sequence, reflected_at_sequence=trace.reflected_at_sequence,
         auto_commit=trace.auto_commit, event_count=trace.event_count,
         pending_evaluations=trace.pending_evaluations,
@@ -123,18 +132,18 @@ def trace_to_proto(trace: Trace) -> cognition_pb2.Trace:
         abandoned_evaluations=trace.abandoned_evaluations)
 
 
-def extraction_to_proto(extraction: Extraction) -> cognition_pb2.Extraction:
+def extraction_to_proto(extraction: Extraction, viewer: Principal) -> cognition_pb2.Extraction:
     message = cognition_pb2.Extraction(
         trace_id=extraction.trace_id, owner=extraction.owner,
         extraction_id=extraction.extraction_id,
         state=extraction.state, sequence=extraction.sequence, goal_id=extraction.goal_id,
-        branch_id=extraction.branch_id, payload=payload_to_proto(extraction.payload),
+        branch_id=extraction.branch_id, payload=payload_to_proto(extraction.payload, viewer),
         knowledge_id=extraction.knowledge_id,
         created_at=to_timestamp(extraction.created_at),
         reviewed_at=optional_timestamp(extraction.reviewed_at),
         committed_at=optional_timestamp(extraction.committed_at))
     if extraction.edited_payload:
-        message.edited_payload.CopyFrom(payload_to_proto(extraction.edited_payload))
+        message.edited_payload.CopyFrom(payload_to_proto(extraction.edited_payload, viewer))
     return message
 
 
@@ -156,24 +165,25 @@ def failure_to_proto(failure: CommitFailure) -> cognition_pb2.CommitFailure:
                                        message=failure.message)
 
 
-def trigger_to_proto(delivered: Delivered) -> cognition_pb2.Trigger:
+def trigger_to_proto(delivered: Delivered, viewer: Principal) -> cognition_pb2.Trigger:
     fields = delivered.fields
     sequences = [int(s) for s in fields.get("query_sequences", "").split(",") if s]
     message = cognition_pb2.Trigger(
         trigger_id=delivered.trigger_id, trace_id=fields.get("trace_id", ""),
         trigger=fields.get("trigger", ""), query_sequences=sequences,
-        owner=fields.get("owner", ""), agent_id=fields.get("agent_id", ""),
+        owner=fields.get("owner", ""), agent_id=viewer.show(fields.get("agent_id", "")),
         delivery_count=delivered.delivery_count)
     if fields.get("signaled_at"):
         message.signaled_at.FromJsonString(fields["signaled_at"])
     return message
 
 
-def view_to_proto(view: TraceView) -> cognition_pb2.GetTraceViewResponse:
+def view_to_proto(view: TraceView, viewer: Principal) -> cognition_pb2.GetTraceViewResponse:
     return cognition_pb2.GetTraceViewResponse(
-        trace=trace_to_proto(view.trace),
+        trace=trace_to_proto(view.trace, viewer),
         timeline=[cognition_pb2.TimelineStep(sequence=sequence,
-                                             events=[event_to_proto(e) for e in events])
+                                             events=[event_to_proto(e, viewer)
+                                                     for e in events])
                   for sequence, events in view.timeline],
         memory_timeline=[event_to_proto(e) for e in view.memory_timeline],
         memory_counts=[cognition_pb2.MemoryTypeCount(memory_type=c.memory_type, reads=c.reads,
@@ -189,15 +199,15 @@ def view_to_proto(view: TraceView) -> cognition_pb2.GetTraceViewResponse:
         pending_query_sequences=view.pending,
         evaluation_failures=[event_to_proto(e) for e in view.evaluation_failures],
         abandoned_query_sequences=view.abandoned, window_events=view.window_events,
-        next_page_token=view.next_page_token, **job_view_to_proto(view.job))
+        next_page_token=view.next_page_token, **job_view_to_proto(view.job, viewer))
 
 
 # ---- The runtime job's views ----------------------------------------------------------
 
 
-def job_view_to_proto(job: JobView) -> dict[str, Any]:
+def job_view_to_proto(job: JobView, viewer: Principal) -> dict[str, Any]:
     """The GetTraceViewResponse fields of a job's views."""
-    return {"header": header_to_proto(job.header),
+    return {"header": header_to_proto(job.header, viewer),
             "reasoning_steps": [step_to_proto(s) for s in job.steps],
             "decision_tree": decision_tree_to_proto(job.graph),
             "plan_snapshots": [plan_snapshot_to_proto(p) for p in job.plans],
@@ -215,9 +225,9 @@ def _time(iso_time: str) -> Timestamp | None:
     return stamp
 
 
-def header_to_proto(header: Header) -> cognition_pb2.TraceHeader:
+def header_to_proto(header: Header, viewer: Principal) -> cognition_pb2.TraceHeader:
     return cognition_pb2.TraceHeader(
-        job_id=header.job_id, job_ids=header.job_ids, agent_id=header.agent_id,
+        job_id=header.job_id, job_ids=header.job_ids, agent_id=viewer.show(header.agent_id),
         goal=header.goal, status=JOB_STATUSES.value(header.status),
         cursor_node_id=header.cursor_node_id, cursor_step_index=header.cursor_step_index,
         plan_version=header.plan_version)

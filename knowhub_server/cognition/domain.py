@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from knowhub_server.common import validation as check
+from knowhub_server.common.auth import Principal
 from knowhub_server.common.errors import InvalidArgument
 from knowhub_server.common.llm import LLMError, parse_json_reply
 from knowhub_server.common.scopes import ENTITY_ID_RULE, is_valid_entity_id
@@ -684,3 +685,25 @@ def validate_query_links(assessments: list[Assessment], queries: dict[int, Event
                                   f"not a source of the query at sequence "
                                   f"{item.query_sequence}")
 
+
+# The knowledge payloads an event may carry (extraction_pending, extraction_reviewed).
+PAYLOAD_FIELDS = ("payload", "edited_payload")
+
+
+def shown_payload(payload: Body, viewer: Principal) -> Body:
+    """A payload as the viewer reads it: its agent and resource names bare when of the
+    viewer's own org (the payload keeps them qualified, see knowledge_client.resolve)."""
+    shown = {**payload}
+    for name, show in (("scopes", viewer.show_scope), ("resource_ids", viewer.show)):
+        if isinstance(payload.get(name), list):
+            shown[name] = [show(v) for v in payload[name]]
+    for name, show in (("owner", viewer.show_scope), ("agent_id", viewer.show)):
+        if isinstance(payload.get(name), str):
+            shown[name] = show(payload[name])
+    return shown
+
+
+def shown_payloads(body: Body, viewer: Principal) -> Body:
+    """An event's body with its knowledge payloads as the viewer reads them."""
+    return {**body, **{name: shown_payload(body[name], viewer) for name in PAYLOAD_FIELDS
+                       if isinstance(body.get(name), dict)}}

@@ -75,8 +75,12 @@ class KnowledgeClient:
                              save_request(payload, validate_only=True)).knowledge
         except PeerRefused as refused:
             raise _named_in_payload(refused, field) from None
-        return {**payload, "scopes": list(record.scopes), "owner": record.owner,
-                "agent_id": record.source.agent_id,
+        # Its names qualified by the caller's org, so whoever commits it, of whichever
+        # org, saves it for the same agents and resources.
+        return {**payload, "scopes": [principal.qualify_scope(s) for s in record.scopes],
+                "owner": principal.qualify_scope(record.owner),
+                "agent_id": principal.qualify(record.source.agent_id),
+                "resource_ids": [principal.qualify(r) for r in payload["resource_ids"]],
                 "source_category": record.source.category}
 
     def save(self, principal: Principal, payload: Payload, request_id: str

@@ -12,8 +12,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from knowhub_server.cognition.domain import Event, Trace, iso_seconds, objects
+from knowhub_server.cognition.domain import Event, Trace, iso_seconds, objects, shown_payloads
 from knowhub_server.common import json_input
+from knowhub_server.common.auth import Principal
 from knowhub_server.common.errors import InvalidArgument
 from knowhub_server.common.times import iso
 
@@ -26,10 +27,13 @@ class LogDocument:
     events: list[tuple[str, dict[str, Any]]]  # (where in the file, the raw event)
 
 
-def export_document(trace: Trace, events: list[Event]) -> str:
-    """The trace as seed 000's JSON file (event ids are the server's and are left out)."""
-    document = {"trace_id": trace.trace_id, "task": trace.task, "agent_id": trace.agent_id,
-                "events": [{k: v for k, v in e.items() if k != "event_id"} for e in events]}
+def export_document(trace: Trace, events: list[Event], viewer: Principal) -> str:
+    """The trace as seed 000's JSON file (event ids are the server's and are left out),
+    its agents and resources named as the viewer names them."""
+    document = {"trace_id": trace.trace_id, "task": trace.task,
+                "agent_id": viewer.show(trace.agent_id),
+                "events": [shown_payloads({k: v for k, v in e.items() if k != "event_id"},
+                                          viewer) for e in events]}
     return json.dumps(document, ensure_ascii=False, indent=1)
 
 

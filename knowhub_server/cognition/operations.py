@@ -66,7 +66,7 @@ from knowhub_server.common.errors import (
     ServiceError,
 )
 from knowhub_server.common.paging import read_token, write_token
-from knowhub_server.common.scopes import validate_owner
+from knowhub_server.common.scopes import validate_agent_name, validate_owner
 from knowhub_server.common.times import iso, now
 
 log = logging.getLogger(__name__)
@@ -232,7 +232,7 @@ class LogOperations:
         check.text(request_id, "request_id", check.NAME_MAX)
         check.text(task, "task", TASK_TEXT_MAX)
         if agent_id:
-            validate_entity_name(agent_id, "agent_id")
+            validate_agent_name(agent_id, "agent_id")
             principal.acting_agent(agent_id, "agent_id")
         if not events and not task and not agent_id and auto_commit is None:
             raise InvalidArgument("events", "is empty: give events, or set task, agent_id or "
@@ -278,7 +278,7 @@ class LogOperations:
         recently updated first."""
         check.int_range(page_size, "page_size", 1, LIST_PAGE_MAX)
         if agent_id:
-            validate_entity_name(agent_id, "agent_id")
+            agent_id = principal.qualify(validate_agent_name(agent_id, "agent_id"))
         if owner:
             validate_owner(owner, "owner")
         if principal.has_role(DREAMER_ROLE):
@@ -363,7 +363,7 @@ class LogOperations:
         start = _continue_after(page_token, filters) if page_token else "-"
         events, after = self._store.log_page(trace.ref, start=start, types=frozenset(),
                                              size=page_size)
-        return ExportPage(export_document(trace, events),
+        return ExportPage(export_document(trace, events, principal),
                           write_token(after, filters) if after else "")
 
     def import_log(self, principal: Principal, trace_id: str, document: LogDocument,
@@ -376,7 +376,7 @@ class LogOperations:
         ref = self._access.ref(principal, trace_id)
         check.text(document.task, "document.task", TASK_TEXT_MAX)
         if document.agent_id:
-            validate_entity_name(document.agent_id, "document.agent_id")
+            validate_agent_name(document.agent_id, "document.agent_id")
             principal.acting_agent(document.agent_id, "document.agent_id")
         limit = self._access.settings.cognition_max_events_per_trace
         if len(events) > limit:

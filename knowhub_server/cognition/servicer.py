@@ -62,7 +62,7 @@ class CognitionServicer(cognition_pb2_grpc.CognitionServiceServicer):
             task=request.task, agent_id=request.agent_id,
             auto_commit=request.auto_commit if request.HasField("auto_commit") else None)
         return cognition_pb2.AppendEventsResponse(event_ids=event_ids,
-                                                  trace=trace_to_proto(trace))
+                                                  trace=trace_to_proto(trace, principal))
 
     @unary
     def GetLog(self, request: cognition_pb2.GetLogRequest,
@@ -72,8 +72,8 @@ class CognitionServicer(cognition_pb2_grpc.CognitionServiceServicer):
             since=from_timestamp(request.since, "since"),
             page_size=request.page_size or DEFAULT_LOG_PAGE, page_token=request.page_token)
         return cognition_pb2.GetLogResponse(
-            events=[event_to_proto(e) for e in page.events],
-            next_page_token=page.next_page_token, trace=trace_to_proto(page.trace))
+            events=[event_to_proto(e, principal) for e in page.events],
+            next_page_token=page.next_page_token, trace=trace_to_proto(page.trace, principal))
 
     @unary
     def ListTraces(self, request: cognition_pb2.ListTracesRequest,
@@ -82,8 +82,8 @@ class CognitionServicer(cognition_pb2_grpc.CognitionServiceServicer):
             principal, agent_id=request.agent_id, owner=request.owner,
             updated_since=from_timestamp(request.updated_since, "updated_since"),
             page_size=request.page_size or DEFAULT_LIST_PAGE, page_token=request.page_token)
-        return cognition_pb2.ListTracesResponse(traces=[trace_to_proto(t) for t in traces],
-                                                next_page_token=token)
+        return cognition_pb2.ListTracesResponse(
+            traces=[trace_to_proto(t, principal) for t in traces], next_page_token=token)
 
     @unary
     def PendingEvaluations(self, request: cognition_pb2.PendingEvaluationsRequest,
@@ -106,7 +106,8 @@ class CognitionServicer(cognition_pb2_grpc.CognitionServiceServicer):
                       live: Live) -> Iterator[cognition_pb2.WatchTriggersResponse]:
         for delivered in self._triggers.watch(principal, request.group, request.consumer,
                                               live):
-            yield cognition_pb2.WatchTriggersResponse(trigger=trigger_to_proto(delivered))
+            yield cognition_pb2.WatchTriggersResponse(
+                trigger=trigger_to_proto(delivered, principal))
 
     @unary
     def AckTriggers(self, request: cognition_pb2.AckTriggersRequest,
@@ -156,7 +157,7 @@ class CognitionServicer(cognition_pb2_grpc.CognitionServiceServicer):
             payload=payload_from_proto(request.payload) if request.HasField("payload")
             else None, request_id=request.request_id)
         response = cognition_pb2.SavePendingExtractionResponse(
-            extraction=extraction_to_proto(extraction))
+            extraction=extraction_to_proto(extraction, principal))
         if failure is not None:
             response.commit_failure.CopyFrom(failure_to_proto(failure))
         return response
@@ -169,7 +170,7 @@ class CognitionServicer(cognition_pb2_grpc.CognitionServiceServicer):
             states=list(request.states),
             page_size=request.page_size or DEFAULT_LIST_PAGE, page_token=request.page_token)
         return cognition_pb2.ListExtractionsResponse(
-            extractions=[extraction_to_proto(x) for x in found], next_page_token=token)
+            extractions=[extraction_to_proto(x, principal) for x in found], next_page_token=token)
 
     @unary
     def ReviewExtraction(self, request: cognition_pb2.ReviewExtractionRequest,
@@ -178,7 +179,8 @@ class CognitionServicer(cognition_pb2_grpc.CognitionServiceServicer):
             if request.HasField("edited_payload") else None
         extraction = self._extractions.review(principal, request.trace_id, request.owner,
                                               request.extraction_id, request.decision, edited)
-        return cognition_pb2.ReviewExtractionResponse(extraction=extraction_to_proto(extraction))
+        return cognition_pb2.ReviewExtractionResponse(
+            extraction=extraction_to_proto(extraction, principal))
 
     @unary
     def CommitExtractions(self, request: cognition_pb2.CommitExtractionsRequest,
@@ -199,7 +201,7 @@ class CognitionServicer(cognition_pb2_grpc.CognitionServiceServicer):
                               job_id=request.job_id, diff_versions=(versions[0], versions[1]),
                               page_size=request.page_size or DEFAULT_VIEW_WINDOW,
                               page_token=request.page_token)
-        return view_to_proto(view)
+        return view_to_proto(view, principal)
 
     @unary
     def ExportLog(self, request: cognition_pb2.ExportLogRequest,
@@ -216,7 +218,8 @@ class CognitionServicer(cognition_pb2_grpc.CognitionServiceServicer):
         document = read_document(request.document)
         events = [event_from_seed(raw, where) for where, raw in document.events]
         trace, count = self._log.import_log(principal, request.trace_id, document, events)
-        return cognition_pb2.ImportLogResponse(trace=trace_to_proto(trace), imported=count)
+        return cognition_pb2.ImportLogResponse(trace=trace_to_proto(trace, principal),
+                                               imported=count)
 
     @unary
     def ConsumeReflections(self, request: cognition_pb2.ConsumeReflectionsRequest,

@@ -58,6 +58,7 @@ from knowhub_server.cognition.domain import (
     iso_seconds,
     pair_key,
 )
+from knowhub_server.common.auth import LegacyNames
 from knowhub_server.common.redis_store import (
     NO_WAIT,
     ReplicaWait,
@@ -66,6 +67,7 @@ from knowhub_server.common.redis_store import (
     reachable,
     write_acknowledged,
 )
+from knowhub_server.common.scopes import ORG_SEPARATOR, qualified
 
 log = logging.getLogger(__name__)
 
@@ -274,6 +276,35 @@ class CognitionStore:
         for state in EXTRACTION_STATES:
             keys.add(self._state_key(state, None), f"state:{state}")
             keys.add(self._state_key(state, owner), f"owner-state:{state}")
+
+    # -- names from before agent ids had organisations --
+
+    def qualify_legacy_agents(self, names: LegacyNames) -> int:
+        """Moves the bare agent of each trace stored before agent ids had organisations
+        into its owner's org, and the trace in the agent indexes with it; returns how many
+        traces moved."""
+        moved = 0
+        for raw in self._redis.zrange(self._traces_key(None, None), 0, -1):
+            ref = TraceRef.of_key(raw.decode())
+            agent = (self._redis.hget(self._key("trace", ref), "agent_id") or b"").decode()
+            namespace = names.of_writer(ref.owner)
+            if agent and ORG_SEPARATOR not in agent and namespace:
+                self._move_agent(ref, agent, qualified(namespace, agent))
+                moved += 1
+        return moved
+
+    def _move_agent(self, ref: TraceRef, agent: str, new: str) -> None:
+        with self._redis.pipeline(transaction=True) as moving:
+            moving.hset(self._key("trace", ref), "agent_id", new)
+            for old_key, new_key in ((self._traces_key(None, agent),
+                                      self._traces_key(None, new)),
+                                     (self._traces_key(ref.owner, agent),
+                                      self._traces_key(ref.owner, new))):
+                score = self._redis.zscore(old_key, ref.key)
+                if score is not None:
+                    moving.zadd(new_key, {ref.key: score})
+                    moving.zrem(old_key, ref.key)
+            moving.execute()
 
     # -- writes --
 

@@ -6,7 +6,7 @@ import hashlib
 import json
 import logging
 import string
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -17,7 +17,16 @@ from knowhub_server.common.delegation import Delegation, DelegationKeys
 from knowhub_server.common.errors import PermissionDenied, Unauthenticated
 from knowhub_server.common.local_token import ensure_local_token
 from knowhub_server.common.redaction import keep_out_of_logs
-from knowhub_server.common.scopes import PUBLIC, is_valid_entity_id, scope
+from knowhub_server.common.scopes import (
+    ORG_SEPARATOR,
+    PUBLIC,
+    is_valid_entity_id,
+    qualified,
+    qualified_scope,
+    scope,
+    shown,
+    shown_scope,
+)
 
 log = logging.getLogger(__name__)
 
@@ -33,10 +42,16 @@ AGENT_SHOWN = 128  # characters of a refused agent id an error repeats
 
 @dataclass(frozen=True)
 class Principal:
-    """Who is calling. Visibility is computed here, never taken from a request."""
+    """Who is calling. Visibility is computed here, never taken from a request.
+
+    Agent ids and resource ids are names within the caller's organisation (its
+    `namespace`, see common/scopes.py): `qualify` turns a name the caller sends into the
+    one the store keeps, `show` a stored name into the one the caller reads. Everything
+    below that speaks of agents (`agents`, `acting_agent`, the agent scopes) speaks of
+    qualified names."""
 
     user_id: str
-    # The agent a call acts for when it names none ("" for none).
+    # The agent a call acts for when it names none ("" for none), as the token names it.
     agent_id: str = ""
     # Further agents the caller may act as by naming them (agent_id is always one).
     agent_ids: tuple[str, ...] = ()
@@ -48,9 +63,14 @@ class Principal:
     token: str = field(default="", repr=False, compare=False)
     # Set when a service acts for this user under a grant (common/delegation.py).
     delegation: Delegation | None = field(default=None, compare=False)
+    # The organisation whose agent and resource names the caller's are: its org_id, or
+    # "" (the shared namespace) for the local mode's one principal (None: the org_id).
+    namespace: str | None = None
     visible_scopes: frozenset[str] = field(init=False)
 
     def __post_init__(self) -> None:
+        if self.namespace is None:
+            object.__setattr__(self, "namespace", self.org_id)
         visible = {scope("user", self.user_id), PUBLIC}
         visible.update(scope("agent", a) for a in self.agents)
         if self.org_id:
@@ -75,21 +95,43 @@ class Principal:
         """The org scope when the caller has one, else its user scope."""
         return scope("org", self.org_id) if self.org_id else self.user_scope
 
+    def qualify(self, name: str) -> str:
+        """An agent or resource name the caller sent, as the store keeps it."""
+        return qualified(self.namespace or "", name)
+
+    def show(self, name: str) -> str:
+        """A stored agent or resource name, as the caller reads it."""
+        return shown(self.namespace or "", name)
+
+    def names_own(self, name: str) -> bool:
+        """Whether a stored name is of the caller's own organisation (or, for a caller
+        without one, of the shared namespace)."""
+        return ORG_SEPARATOR not in self.show(name)
+
+    def qualify_scope(self, value: str) -> str:
+        """A scope or owner the caller sent, as the store keeps it."""
+        return qualified_scope(self.namespace or "", value)
+
+    def show_scope(self, value: str) -> str:
+        return shown_scope(self.namespace or "", value)
+
     @property
     def agents(self) -> frozenset[str]:
-        """The agents this caller may act as (admins: any agent they name)."""
-        return frozenset(a for a in (self.agent_id, *self.agent_ids) if a)
+        """The agents this caller may act as, qualified (admins: any agent they name)."""
+        return frozenset(self.qualify(a) for a in (self.agent_id, *self.agent_ids) if a)
 
     def acting_agent(self, named_agent: str, field: str = "agent_id") -> str:
-        """The agent a call acts for: the one it names, else the token's own ("" for
-        none). Naming an agent the token does not list is PERMISSION_DENIED (`field`)."""
+        """The agent a call acts for, qualified: the one it names, else the token's own
+        ("" for none). Naming an agent the token does not list is PERMISSION_DENIED
+        (`field`)."""
         if not named_agent:
-            return self.agent_id
-        if named_agent not in self.agents and not self.is_admin:
-            allowed = ", ".join(sorted(self.agents)) or "none"
+            return self.qualify(self.agent_id)
+        agent = self.qualify(named_agent)
+        if agent not in self.agents and not self.is_admin:
+            allowed = ", ".join(sorted(self.show(a) for a in self.agents)) or "none"
             raise PermissionDenied(f"{field}: this token may not act as agent "
                                    f"{named_agent[:AGENT_SHOWN]!r} (its agents: {allowed})")
-        return named_agent
+        return agent
 
     def identities(self, named_agent: str = "") -> frozenset[str]:
         """The owners this caller may act as: itself and its agents (and the one a call
@@ -109,7 +151,29 @@ class Principal:
         return self.is_admin or creator == self.user_scope or owner in self.identities()
 
 
-LOCAL_PRINCIPAL = Principal(user_id="local", org_id="local", roles=frozenset({ADMIN}))
+# One person, alone on the hub: its names need no organisation (and stay as an earlier
+# version stored them).
+LOCAL_PRINCIPAL = Principal(user_id="local", org_id="local", roles=frozenset({ADMIN}),
+                            namespace="")
+
+
+@dataclass(frozen=True)
+class LegacyNames:
+    """Where the bare agent and resource names of data stored before names had
+    organisations belong: a record's names are its writer's org's (the user who created
+    it, as the tokens file places that user now); a memory document, which no user wrote,
+    is its agent's org's when one org's tokens alone list that agent (or the operator
+    assigned it)."""
+
+    user_orgs: Mapping[str, str]  # user scope -> org
+    agent_orgs: Mapping[str, str]  # agent id -> org
+
+    def of_writer(self, user_scope: str) -> str:
+        """The org of the user who wrote a record ("" when no org: its names stay)."""
+        return self.user_orgs.get(user_scope, "")
+
+    def of_agent(self, agent: str) -> str:
+        return self.agent_orgs.get(agent, "")
 
 
 class TokenRegistry:
@@ -144,6 +208,18 @@ class TokenRegistry:
         its first one; None when no token names the user."""
         entries = [p for p in self._by_digest.values() if p.user_id == user_id]
         return next((p for p in entries if not p.agent_id), entries[0] if entries else None)
+
+    def legacy_names(self, assigned: Mapping[str, str]) -> LegacyNames:
+        """The orgs of the file's users and agents, for moving names stored bare into
+        them; `assigned` settles agents that several orgs' tokens list."""
+        user_orgs = {p.user_scope: p.org_id for p in self._by_digest.values() if p.org_id}
+        listed: dict[str, set[str]] = {}
+        for principal in self._by_digest.values():
+            for agent in (principal.agent_id, *principal.agent_ids):
+                if agent and principal.org_id:
+                    listed.setdefault(agent, set()).add(principal.org_id)
+        agent_orgs = {a: next(iter(orgs)) for a, orgs in listed.items() if len(orgs) == 1}
+        return LegacyNames(user_orgs, {**agent_orgs, **assigned})
 
     @property
     def only_principal(self) -> Principal | None:

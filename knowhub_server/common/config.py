@@ -15,6 +15,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from knowhub_server.common.listing import CommaList
 from knowhub_server.common.paths import absolute
 
 Language = Literal["en", "zh"]
@@ -70,6 +71,21 @@ class CommonSettings(HubSettings):
     host: str = Field("127.0.0.1", description="Address the gRPC server binds to.")
     port: int = Field(50051, ge=0, le=65535, description="gRPC port (0 picks a free one).")
     max_workers: int = Field(32, ge=1, le=1024, description="gRPC server worker threads.")
+    calls_per_caller_max: int | None = Field(
+        None, ge=0, le=4096, description="Calls one token may have in progress at once on "
+        "a server; one more is answered RESOURCE_EXHAUSTED with a retry hint (in the message, "
+        "and in the trailing metadata `grpc-retry-pushback-ms`), so no caller holds every worker "
+        "thread. Default: half of KNOWHUB_MAX_WORKERS; 0: no limit.")
+    model_calls_max: int | None = Field(
+        None, ge=0, le=1024, description="Calls that may wait on the LLM or the embedding "
+        "endpoint at once while handling RPCs (their own bounded pool); more wait for a "
+        "turn, up to KNOWHUB_MODEL_CALLS_QUEUE, and beyond that are answered "
+        "RESOURCE_EXHAUSTED with a retry hint. However slow the model, the other worker "
+        "threads keep serving everything else. Default: a quarter of KNOWHUB_MAX_WORKERS; "
+        "0: no limit.")
+    model_calls_queue: int | None = Field(
+        None, ge=0, le=1024, description="Calls that may wait for a turn at the model "
+        "beyond KNOWHUB_MODEL_CALLS_MAX. Default: a quarter of KNOWHUB_MAX_WORKERS.")
     tokens_file: Path | None = Field(None, description="JSON file of bearer tokens.")
     log_level: str = Field("INFO", description="Python logging level.")
     log_format: Literal["text", "json"] = Field(
@@ -152,6 +168,11 @@ class CommonSettings(HubSettings):
     llm_base_url: str | None = Field(None, description="OpenAI-compatible chat endpoint.")
     llm_api_key: str = Field("none", description="API key for the chat endpoint.")
     llm_model: str = Field("gpt-4o-mini", description="Chat model name.")
+    llm_allowed_models: CommaList = Field(
+        default_factory=list, description="Further chat models a request may name (slim's "
+        "`model`), comma-separated; KNOWHUB_LLM_MODEL is always allowed. A request naming "
+        "any other model is INVALID_ARGUMENT: callers never choose what the endpoint runs "
+        "at the operator's cost, nor the model label of the metrics.")
     llm_timeout_seconds: float = Field(30.0, gt=0, description="Timeout of one LLM call.")
     llm_max_retries: int = Field(2, ge=0, le=10, description="Retries of a failed LLM call.")
 
@@ -187,6 +208,12 @@ class CommonSettings(HubSettings):
         "per process, enough when the services share one (`knowhub up`); `knowhub up "
         "--processes N` makes `<data_dir>/delegation_key` (0600) for all of its own.")
 
+    delegation_grant_max_seconds: int = Field(
+        120, ge=10, le=3600, description="How long a delegation grant lives: the grants "
+        "this hub issues expire after it, and a grant that claims a longer life or an "
+        "expiry further ahead is refused (UNAUTHENTICATED), even when its signature holds. "
+        "Every process of one hub needs the same value.")
+
     tls_cert_file: Path | None = Field(
         None, description="PEM certificate chain the gRPC server presents (TLS when set).")
     tls_key_file: Path | None = Field(None, description="PEM private key of tls_cert_file.")
@@ -200,6 +227,24 @@ class CommonSettings(HubSettings):
     def _absolute(cls, path: Path | None) -> Path | None:
         """Made absolute at start (see common/paths.py)."""
         return None if path is None else absolute(path)
+
+    @model_validator(mode="after")
+    def _fair_share(self) -> CommonSettings:
+        """Fills the fair-sharing limits left unset from KNOWHUB_MAX_WORKERS, and keeps
+        threads that never wait on a model."""
+        if self.calls_per_caller_max is None:
+            self.calls_per_caller_max = self.max_workers // 2
+        if self.model_calls_max is None:
+            self.model_calls_max = self.max_workers // 4
+        if self.model_calls_queue is None:
+            self.model_calls_queue = self.max_workers // 4
+        if self.model_calls_max and \
+                self.model_calls_max + self.model_calls_queue >= self.max_workers:
+            raise ValueError(
+                "KNOWHUB_MODEL_CALLS_MAX + KNOWHUB_MODEL_CALLS_QUEUE must stay below "
+                f"KNOWHUB_MAX_WORKERS ({self.max_workers}), so calls that never wait on a "
+                "model always find a thread")
+        return self
 
     @model_validator(mode="after")
     def _known_log_level(self) -> CommonSettings:

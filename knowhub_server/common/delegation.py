@@ -9,7 +9,9 @@ knowledge service beside the caller's own token. A grant is:
 - signed (HS256 JWT, PyJWT) with a key the services share: KNOWHUB_DELEGATION_KEY_FILE;
   when unset, a random key of this process (enough when the services share one), or, for
   `knowhub up` with several processes, `<data_dir>/delegation_key`, made once (0600);
-- short-lived (`GRANT_SECONDS`), for one audience (the knowledge service);
+- short-lived (KNOWHUB_DELEGATION_GRANT_MAX_SECONDS): a grant claiming a longer life, or
+  an expiry further ahead, is refused even when its signature holds; for one audience
+  (the knowledge service);
 - bound to its grantee: only the caller it was issued for, holding the evaluator role,
   may present it, so a grant seen anywhere is useless without that caller's token;
 - narrow: the trace, the knowledge ids of that trace's queries it may rate, and nothing
@@ -39,7 +41,9 @@ if TYPE_CHECKING:  # auth imports this module
     from knowhub_server.common.auth import Principal
 
 HEADER = "x-knowhub-delegation"
-GRANT_SECONDS = 120
+GRANT_SECONDS = 120  # KNOWHUB_DELEGATION_GRANT_MAX_SECONDS's default
+# Clock skew between the processes of one hub that a grant's expiry may carry.
+SKEW_SECONDS = 5
 AUDIENCE = "knowhub.knowledge"
 ISSUER = "knowhub.cognition"
 ALGORITHM = "HS256"
@@ -83,28 +87,30 @@ def ensure_key_file(data_dir: Path) -> Path:
 class DelegationKeys:
     """Issues and verifies grants with the shared key."""
 
-    def __init__(self, key: bytes) -> None:
+    def __init__(self, key: bytes, max_seconds: int = GRANT_SECONDS) -> None:
         if len(key) < KEY_BYTES:
             raise ValueError(f"a delegation key needs at least {KEY_BYTES} bytes")
         self._key = key
+        self.max_seconds = max_seconds
 
     @classmethod
-    def load(cls, key_file: Path | None) -> DelegationKeys:
-        """The key of KNOWHUB_DELEGATION_KEY_FILE (its text, stripped), else a random one."""
+    def load(cls, key_file: Path | None, max_seconds: int = GRANT_SECONDS) -> DelegationKeys:
+        """The key of KNOWHUB_DELEGATION_KEY_FILE (its text, stripped), else a random one;
+        grants live `max_seconds`, and none living longer is accepted."""
         if key_file is None:
-            return cls(secrets.token_bytes(KEY_BYTES))
+            return cls(secrets.token_bytes(KEY_BYTES), max_seconds)
         try:
             key = key_file.read_text(encoding="utf-8").strip().encode()
         except OSError as exc:
             raise ValueError(f"cannot read KNOWHUB_DELEGATION_KEY_FILE {key_file}: "
                              f"{exc}") from exc
         keep_out_of_logs(key.decode())
-        return cls(key)
+        return cls(key, max_seconds)
 
     def issue(self, *, owner_user_id: str, trace_id: str, knowledge_ids: list[str],
               grantee: str) -> str:
         now = int(time.time())
-        claims = {"iss": ISSUER, "aud": AUDIENCE, "iat": now, "exp": now + GRANT_SECONDS,
+        claims = {"iss": ISSUER, "aud": AUDIENCE, "iat": now, "exp": now + self.max_seconds,
                   "sub": owner_user_id, "trace": trace_id, "kids": sorted(knowledge_ids),
                   "grantee": grantee}
         return jwt.encode(claims, self._key, algorithm=ALGORITHM)
@@ -120,6 +126,7 @@ class DelegationKeys:
                                     "exp", "iat", "sub", "aud", "iss"]})
         except jwt.PyJWTError as exc:
             raise Unauthenticated(f"{HEADER}: not a valid grant ({exc})") from None
+        self._check_lifetime(claims)
         if claims.get("grantee") != caller.user_scope or not caller.has_role(evaluator_role):
             raise PermissionDenied(f"{HEADER}: the grant was not issued to this caller")
         owner = owner_of(str(claims["sub"]))
@@ -130,3 +137,12 @@ class DelegationKeys:
                                 frozenset(str(k) for k in claims.get("kids", [])),
                                 caller.user_scope)
         return replace(owner, roles=frozenset(), token="", delegation=delegation)
+
+    def _check_lifetime(self, claims: dict[str, object]) -> None:
+        """A grant lives at most max_seconds: from its issue to its expiry, and from now."""
+        issued, expires = claims["iat"], claims["exp"]
+        if not isinstance(issued, int) or not isinstance(expires, int) or \
+                expires - issued > self.max_seconds or \
+                expires > time.time() + self.max_seconds + SKEW_SECONDS:
+            raise Unauthenticated(f"{HEADER}: a grant lives at most {self.max_seconds} s "
+                                  "(KNOWHUB_DELEGATION_GRANT_MAX_SECONDS); this one longer")

@@ -21,6 +21,7 @@ from cachetools import LRUCache
 
 from knowhub_server.common.config import CommonSettings
 from knowhub_server.common.errors import Unavailable
+from knowhub_server.common.fairness import ModelLane
 from knowhub_server.common.metrics import Metrics
 
 log = logging.getLogger(__name__)
@@ -60,20 +61,22 @@ class DenseEmbedder:
 
     Search queries go through a bounded LRU cache of this model's query vectors (kept as
     4-byte floats), since agents repeat their queries; record texts are never cached.
+    Calls made while an RPC is handled wait for a slot of the model lane.
     """
 
     def __init__(self, model: str, dim: int, metrics: Metrics | None = None,
-                 query_cache_size: int = 0) -> None:
+                 query_cache_size: int = 0, lane: ModelLane | None = None) -> None:
         self.model = model
         self.dim = dim
         self._metrics = metrics or Metrics()
         self._queries: LRUCache[str, array[float]] | None = (
             LRUCache(query_cache_size) if query_cache_size else None)
         self._queries_lock = threading.Lock()
+        self._lane = lane or ModelLane(0, 0)
 
     @classmethod
-    def from_settings(cls, settings: CommonSettings, metrics: Metrics | None = None
-                      ) -> DenseEmbedder | None:
+    def from_settings(cls, settings: CommonSettings, metrics: Metrics | None = None,
+                      lane: ModelLane | None = None) -> DenseEmbedder | None:
         """The model of KNOWHUB_EMBEDDING_MODEL_PATH, else the endpoint at
         KNOWHUB_EMBEDDING_BASE_URL, else none (BM25 only)."""
         cache = settings.embedding_query_cache_size
@@ -83,12 +86,13 @@ class DenseEmbedder:
                 settings.embedding_model_path,
                 settings.embedding_model if named else None,
                 settings.embedding_dim if "embedding_dim" in settings.model_fields_set else None,
-                metrics, cache)
+                metrics, cache, lane=lane)
         if settings.embedding_base_url:
             return EndpointEmbedder(
                 settings.embedding_base_url, settings.embedding_api_key,
                 settings.embedding_model, settings.embedding_dim,
-                settings.embedding_timeout_seconds, settings.llm_max_retries, metrics, cache)
+                settings.embedding_timeout_seconds, settings.llm_max_retries, metrics, cache,
+                lane)
         return None
 
     def embed_query(self, text: str) -> list[float]:
@@ -112,7 +116,7 @@ class DenseEmbedder:
         """The texts' vectors, in order; Unavailable when the model cannot give them."""
         if not texts:
             return []
-        with self._metrics.embedding_call(self.model, len(texts)):
+        with self._lane.slot(), self._metrics.embedding_call(self.model, len(texts)):
             vectors = self._vectors(list(texts))
             if len(vectors) != len(texts) or any(len(v) != self.dim for v in vectors):
                 raise Unavailable(
@@ -134,8 +138,8 @@ class EndpointEmbedder(DenseEmbedder):
 
     def __init__(self, base_url: str, api_key: str, model: str, dim: int,
                  timeout: float, max_retries: int, metrics: Metrics | None = None,
-                 query_cache_size: int = 0) -> None:
-        super().__init__(model, dim, metrics, query_cache_size)
+                 query_cache_size: int = 0, lane: ModelLane | None = None) -> None:
+        super().__init__(model, dim, metrics, query_cache_size, lane)
         self._client = openai.OpenAI(base_url=base_url, api_key=api_key, timeout=timeout,
                                      max_retries=max_retries)
 
@@ -166,13 +170,13 @@ class LocalEmbedder(DenseEmbedder):
 
     def __init__(self, path: Path, model: str | None = None, dim: int | None = None,
                  metrics: Metrics | None = None, query_cache_size: int = 0,
-                 device: str | None = None) -> None:
+                 device: str | None = None, lane: ModelLane | None = None) -> None:
         self._model = _load_sentence_transformer(path, device)
         size = self._model.get_embedding_dimension()
         if dim is not None and dim != size:
             raise ValueError(f"KNOWHUB_EMBEDDING_DIM is {dim}, but the model at {path} makes "
                              f"vectors of {size} dimensions: set it to {size}, or unset it")
-        super().__init__(model or path.name, size, metrics, query_cache_size)
+        super().__init__(model or path.name, size, metrics, query_cache_size, lane)
         self._lock = threading.Lock()  # one encode at a time: the model is not thread-safe
         log.info("embedding model %s (%d dimensions) loaded in-process from %s",
                  self.model, size, path)

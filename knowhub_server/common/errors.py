@@ -59,6 +59,25 @@ class ResourceExhausted(ServiceError):
     code = grpc.StatusCode.RESOURCE_EXHAUSTED
 
 
+# The trailing metadata by which a Busy refusal says when to try again (milliseconds):
+# gRPC's own pushback, which a client retry policy listing RESOURCE_EXHAUSTED obeys.
+RETRY_AFTER_HEADER = "grpc-retry-pushback-ms"
+
+
+class Busy(ResourceExhausted):
+    """A limit of concurrent work was reached; trying again after `retry_after_ms` may
+    succeed. The hint is in the message and in the trailing metadata
+    `grpc-retry-pushback-ms`."""
+
+    def __init__(self, message: str, retry_after_ms: int) -> None:
+        super().__init__(f"{message}; retry in {retry_after_ms / 1000:g} s")
+        self.retry_after_ms = retry_after_ms
+
+    @property
+    def trailing_metadata(self) -> tuple[tuple[str, str], ...]:
+        return ((RETRY_AFTER_HEADER, str(self.retry_after_ms)),)
+
+
 class Unavailable(ServiceError):
     """A store or the LLM cannot be reached right now."""
 

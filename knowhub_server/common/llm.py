@@ -12,6 +12,8 @@ import openai
 
 from knowhub_server.common import json_input
 from knowhub_server.common.config import CommonSettings
+from knowhub_server.common.errors import InvalidArgument
+from knowhub_server.common.fairness import ModelLane
 from knowhub_server.common.metrics import Metrics
 
 log = logging.getLogger(__name__)
@@ -60,34 +62,51 @@ def _json_object(arguments: str, name: str) -> dict[str, Any] | None:
 
 
 class LLM:
-    """A chat model that answers in JSON, or with function calls."""
+    """A chat model that answers in JSON, or with function calls. Calls made while an RPC
+    is handled wait for a slot of the model lane (common/fairness.py)."""
 
     def __init__(self, base_url: str, api_key: str, model: str, timeout: float,
-                 max_retries: int, metrics: Metrics | None = None) -> None:
+                 max_retries: int, metrics: Metrics | None = None,
+                 allowed_models: Sequence[str] = (), lane: ModelLane | None = None) -> None:
         self.model = model
+        self.allowed_models = frozenset({model, *allowed_models})
         self._client = openai.OpenAI(base_url=base_url, api_key=api_key, timeout=timeout,
                                      max_retries=max_retries)
         self._metrics = metrics or Metrics()
+        self._lane = lane or ModelLane(0, 0)
 
     @classmethod
-    def from_settings(cls, settings: CommonSettings, metrics: Metrics | None = None
-                      ) -> LLM | None:
+    def from_settings(cls, settings: CommonSettings, metrics: Metrics | None = None,
+                      lane: ModelLane | None = None) -> LLM | None:
         if not settings.llm_base_url:
             return None
         return cls(settings.llm_base_url, settings.llm_api_key, settings.llm_model,
-                   settings.llm_timeout_seconds, settings.llm_max_retries, metrics)
+                   settings.llm_timeout_seconds, settings.llm_max_retries, metrics,
+                   settings.llm_allowed_models, lane)
+
+    def model_for(self, requested: str | None, field: str = "model") -> str:
+        """The model a call runs: `requested` when the operator allows it (the configured
+        one when empty); any other is INVALID_ARGUMENT naming `field`."""
+        if not requested:
+            return self.model
+        if requested not in self.allowed_models:
+            raise InvalidArgument(field, f"{requested[:64]!r} is not a model this hub "
+                                  f"allows; choose one of {', '.join(sorted(self.allowed_models))}"
+                                  " (KNOWHUB_LLM_ALLOWED_MODELS)")
+        return requested
 
     def complete(self, system: str, user: str, *, purpose: str = "other",
                  model: str | None = None, timeout: float | None = None) -> str:
-        """The text of one chat completion. Raises LLMError on any failure. `purpose`
-        labels the call in the metrics."""
+        """The text of one chat completion. Raises LLMError on any failure, Busy when the
+        model lane is full. `purpose` labels the call in the metrics."""
         options: dict[str, Any] = {}
         if timeout is not None:
             options["timeout"] = timeout
-        with self._metrics.llm_call(purpose, model or self.model):
+        model = self.model_for(model)
+        with self._lane.slot(), self._metrics.llm_call(purpose, model):
             try:
                 response = self._client.chat.completions.create(
-                    model=model or self.model,
+                    model=model,
                     messages=[{"role": "system", "content": system},
                               {"role": "user", "content": user}],
                     temperature=0,
@@ -104,18 +123,20 @@ class LLM:
                    model: str | None = None, timeout: float | None = None) -> list[ToolCall]:
         """The function calls of one chat completion offered `tools` (OpenAI `tools`
         schemas); `force` names a function the model must call. Calls whose arguments are
-        not a JSON object are left out. Raises LLMError when the call fails."""
-        with self._metrics.llm_call(purpose, model or self.model):
+        not a JSON object are left out. Raises LLMError when the call fails, Busy when the
+        model lane is full."""
+        model = self.model_for(model)
+        with self._lane.slot(), self._metrics.llm_call(purpose, model):
             functions = self._function_calls(system, user, tools, force, model, timeout)
         parsed = [(name, _json_object(arguments, name)) for name, arguments in functions]
         return [ToolCall(name, arguments) for name, arguments in parsed if arguments is not None]
 
     def _function_calls(self, system: str, user: str, tools: Sequence[dict[str, Any]],
-                        force: str | None, model: str | None, timeout: float | None
+                        force: str | None, model: str, timeout: float | None
                         ) -> list[tuple[str, str]]:
         """The (name, JSON arguments) of each function call of one completion."""
         body: dict[str, Any] = {
-            "model": model or self.model, "temperature": 0, "tools": list(tools),
+            "model": model, "temperature": 0, "tools": list(tools),
             "messages": [{"role": "system", "content": system},
                          {"role": "user", "content": user}]}
         if force is not None:

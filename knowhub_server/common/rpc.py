@@ -19,7 +19,7 @@ from typing import NoReturn, Protocol, TypeVar
 import grpc
 
 from knowhub_server.common.auth import Authenticator, Principal
-from knowhub_server.common.errors import InvalidArgument, ServiceError, Unauthenticated
+from knowhub_server.common.errors import Busy, InvalidArgument, ServiceError, Unauthenticated
 
 log = logging.getLogger("knowhub.rpc")
 
@@ -70,6 +70,8 @@ def _refuse(self: HasAuthenticator, context: grpc.ServicerContext,
             error: ServiceError) -> NoReturn:
     if isinstance(error, Unauthenticated) and self.authenticator.local_mode:
         context.set_trailing_metadata((LOCAL_MODE_TRAILER,))
+    if isinstance(error, Busy):
+        context.set_trailing_metadata(error.trailing_metadata)
     message = error.message
     if len(message) > MESSAGE_MAX:
         message = message[:MESSAGE_MAX - 1] + "…"

@@ -17,6 +17,7 @@ from knowhub_server.common.config import CommonSettings
 from knowhub_server.common.delegation import DelegationKeys
 from knowhub_server.common.edge_store import EdgeStore
 from knowhub_server.common.embedding import DenseEmbedder
+from knowhub_server.common.fairness import ModelLane
 from knowhub_server.common.llm import LLM
 from knowhub_server.common.metrics import Metrics
 from knowhub_server.common.peers import Peers
@@ -100,16 +101,18 @@ class Runtime:
         keep_out_of_logs(settings.llm_api_key, settings.embedding_api_key,
                          settings.qdrant_api_key)
         make_private_data_dir(settings.data_dir)
+        grants = DelegationKeys.load(settings.delegation_key_file,
+                                     settings.delegation_grant_max_seconds)
         authenticator = load_authenticator(settings.tokens_file, settings.host,
-                                           settings.data_dir,
-                                           DelegationKeys.load(settings.delegation_key_file))
+                                           settings.data_dir, grants)
         metrics = Metrics()
+        lane = ModelLane(settings.model_calls_max or 0, settings.model_calls_queue or 0)
         return cls(
             settings=settings,
             authenticator=authenticator,
             vectors=open_vector_store(settings),
-            llm=LLM.from_settings(settings, metrics),
-            embedder=DenseEmbedder.from_settings(settings, metrics),
+            llm=LLM.from_settings(settings, metrics, lane),
+            embedder=DenseEmbedder.from_settings(settings, metrics, lane),
             metrics=metrics,
         )
 

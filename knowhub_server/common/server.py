@@ -15,9 +15,11 @@ from typing import Any, Protocol
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
+from knowhub import channels
 from knowhub.v1 import cognition_pb2, dream_pb2, knowledge_pb2, resource_pb2
 
 from knowhub_server.common import admin
+from knowhub_server.common.fairness import CallerLimit, FairShareInterceptor
 from knowhub_server.common.forward import Forwarder
 from knowhub_server.common.metrics import Metrics
 from knowhub_server.common.observe import ObservingInterceptor
@@ -91,10 +93,11 @@ class _LenientService(grpc.GenericRpcHandler):
         return None if handler is None else lenient(handler)
 
 
-def _grpc_server(workers: int, name: str, metrics: Metrics) -> grpc.Server:
+def _grpc_server(workers: int, name: str, metrics: Metrics,
+                 *interceptors: grpc.ServerInterceptor) -> grpc.Server:
     return grpc.server(futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix=name),
-                       interceptors=[ObservingInterceptor(metrics)],
-                       options=[("grpc.so_reuseport", 0)])
+                       interceptors=[ObservingInterceptor(metrics), *interceptors],
+                       options=[("grpc.so_reuseport", 0), *channels.SERVER_KEEPALIVE_OPTIONS])
 
 
 class KnowHubServer:
@@ -103,7 +106,8 @@ class KnowHubServer:
 
     The same services also listen on a loopback port of their own with a larger thread
     pool; co-hosted services call each other there (see Peers), never through the public
-    pool their callers occupy.
+    pool their callers occupy. Only the public port limits each caller's calls in progress
+    (common/fairness.py): a call there already holds its caller's place.
     """
 
     def __init__(self, runtime: Runtime, services: list[str],
@@ -119,7 +123,9 @@ class KnowHubServer:
         self.peer_port = 0
         self.metrics_port: int | None = None
         workers = runtime.settings.max_workers
-        self._server = _grpc_server(workers, "knowhub-rpc", runtime.metrics)
+        per_caller = CallerLimit(runtime.settings.calls_per_caller_max or 0)
+        self._server = _grpc_server(workers, "knowhub-rpc", runtime.metrics,
+                                    FairShareInterceptor(per_caller))
         self._peer_server = _grpc_server(workers * PEER_CALL_DEPTH, "knowhub-peer",
                                          runtime.metrics)
         self._health = health.HealthServicer()

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from urllib.parse import urlsplit
 
 from knowhub_server.common.errors import InvalidArgument
+from knowhub_server.common.scopes import ORG_SEPARATOR, is_valid_entity_id
 
 RESOURCE_ID_PATTERN = re.compile(r"[a-z0-9_.\-]+(/[a-z0-9_.\-]+)*")
 RESOURCE_ID_MAX = 256
@@ -74,15 +75,19 @@ def string_map(values: Mapping[str, str], field: str, max_entries: int, key_max:
 
 
 def resource_id(value: str, field: str) -> str:
-    """Path-like: lowercase letters, digits, `_ - . /`; no leading slash, no `..`."""
+    """Path-like: lowercase letters, digits, `_ - . /`; no leading slash, no `..`. Another
+    organisation's resource is named `org:path`."""
     if not value:
         raise InvalidArgument(field, "is required")
     if len(value) > RESOURCE_ID_MAX:
         raise InvalidArgument(field, f"is longer than {RESOURCE_ID_MAX} characters")
-    if not RESOURCE_ID_PATTERN.fullmatch(value) or ".." in value.split("/"):
+    org, _, path = value.rpartition(ORG_SEPARATOR)
+    if not RESOURCE_ID_PATTERN.fullmatch(path) or ".." in path.split("/") or \
+            (org and not is_valid_entity_id(org)):
         raise InvalidArgument(
             field, f"{value!r} is not a resource id: use lowercase letters, digits and _ - . "
-            "in segments separated by /, with no leading slash and no '..'"
+            "in segments separated by /, with no leading slash and no '..' (org:path for "
+            "another organisation's, :path for the shared namespace's)"
         )
     return value
 

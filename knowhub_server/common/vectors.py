@@ -682,3 +682,25 @@ def copy_records(source: VectorCollection, target: VectorCollection,
                 progress(copied, max(total, copied))
         if cursor is None:
             return copied
+
+
+def rewrite_payloads(collection: VectorCollection,
+                     change: Callable[[Payload], Payload | None]) -> int:
+    """Rewrites the payload of every record `change` gives a new one for (None: leave
+    it), keeping its vectors, each write a compare-and-set; returns how many changed."""
+    changed, cursor = 0, None
+    while True:
+        page, cursor = collection.scroll(Where(), 256, cursor=cursor)
+        for record in page:
+            if change(record.payload) is None:
+                continue
+
+            def apply(current: Record) -> Record:
+                payload = change(current.payload)
+                return Record(key=current.key, payload=payload or current.payload,
+                              vectors=current.vectors)
+
+            collection.compare_and_set(record.key, apply)
+            changed += 1
+        if cursor is None:
+            return changed

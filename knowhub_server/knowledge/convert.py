@@ -3,12 +3,14 @@
 Every conversion goes field by field name. A record's messages are built from their
 fields (`*_fields`, nested messages as dicts): protobuf builds a nested message from a
 dict in place but copies a message passed in, and searches and batches convert many.
+Agent and resource names leave as the `viewer` reads them (bare when of its own org).
 """
 
 from __future__ import annotations
 
 from knowhub.v1 import knowledge_pb2
 
+from knowhub_server.common.auth import Principal
 from knowhub_server.common.convert import ProtoEnum
 from knowhub_server.common.times import from_timestamp, timestamp_fields, to_timestamp
 from knowhub_server.knowledge.domain import (
@@ -90,24 +92,26 @@ def query_log_from_proto(request: knowledge_pb2.AskKnowledgeRequest) -> QueryLog
 
 # ---- Records ------------------------------------------------------------------------------
 
-def knowledge_to_proto(record: Knowledge) -> knowledge_pb2.Knowledge:
-    return knowledge_pb2.Knowledge(**knowledge_fields(record))
+def knowledge_to_proto(record: Knowledge, viewer: Principal) -> knowledge_pb2.Knowledge:
+    return knowledge_pb2.Knowledge(**knowledge_fields(record, viewer))
 
 
-def knowledge_fields(record: Knowledge) -> dict[str, object]:
+def knowledge_fields(record: Knowledge, viewer: Principal) -> dict[str, object]:
     return {
         "id": record.id, "message_id": record.message_id, "types": record.types,
-        "task": record.task, "tags": record.tags, "scopes": record.scopes,
-        "owner": record.owner, "content": record.content,
-        "resource_ids": record.resource_ids, "source": source_fields(record.source),
+        "task": record.task, "tags": record.tags,
+        "scopes": [viewer.show_scope(s) for s in record.scopes],
+        "owner": viewer.show_scope(record.owner), "content": record.content,
+        "resource_ids": [viewer.show(r) for r in record.resource_ids],
+        "source": source_fields(record.source, viewer),
         "eval": eval_fields(record.eval), "created_at": timestamp_fields(record.created_at),
         "updated_at": timestamp_fields(record.updated_at),
     }
 
 
-def source_fields(source: Source) -> dict[str, object]:
+def source_fields(source: Source, viewer: Principal) -> dict[str, object]:
     return {"name": source.name, "category": source.category, "urls": source.urls,
-            "agent_id": source.agent_id, "submitted_by": source.submitted_by,
+            "agent_id": viewer.show(source.agent_id), "submitted_by": source.submitted_by,
             "timestamp": timestamp_fields(source.timestamp), "message_id": source.message_id}
 
 
@@ -132,16 +136,17 @@ def version_to_proto(version: ContentVersion) -> knowledge_pb2.KnowledgeVersion:
 
 # ---- Results ------------------------------------------------------------------------------
 
-def search_hits(result: SearchResult) -> list[dict[str, object]]:
+def search_hits(result: SearchResult, viewer: Principal) -> list[dict[str, object]]:
     """The SearchHit messages' fields."""
-    return [hit_fields(hit) for hit in result.hits]
+    return [hit_fields(hit, viewer) for hit in result.hits]
 
 
-def hit_fields(hit: SearchHit) -> dict[str, object]:
-    return {"knowledge": knowledge_fields(hit.knowledge), "quality_score": hit.quality_score,
-            "relevance": hit.relevance,
+def hit_fields(hit: SearchHit, viewer: Principal) -> dict[str, object]:
+    return {"knowledge": knowledge_fields(hit.knowledge, viewer),
+            "quality_score": hit.quality_score, "relevance": hit.relevance,
             "unavailable_resources": [
-                {"resource_id": resource_id, "reason": UNAVAILABLE_REASONS.value(state)}
+                {"resource_id": viewer.show(resource_id),
+                 "reason": UNAVAILABLE_REASONS.value(state)}
                 for resource_id, state in hit.unavailable_resources],
             "resources_unverified": hit.resources_unverified}
 

@@ -10,8 +10,8 @@ from knowhub_server.common import validation as check
 from knowhub_server.common.auth import Principal
 from knowhub_server.common.errors import InvalidArgument, PermissionDenied
 from knowhub_server.common.scopes import (
-    ENTITY_ID_RULE,
-    is_valid_entity_id,
+    AGENT_NAME_RULE,
+    is_valid_agent_name,
     validate_owner,
     validate_scope,
 )
@@ -235,10 +235,10 @@ def validate_source(source: Source, prefix: str) -> None:
     check.text(source.name, f"{prefix}.name", NAME_MAX)
     check.text(source.category, f"{prefix}.category", 64)
     check.text(source.agent_id, f"{prefix}.agent_id", NAME_MAX)
-    if source.agent_id and not is_valid_entity_id(source.agent_id):
+    if source.agent_id and not is_valid_agent_name(source.agent_id):
         # It names the acting agent, so it may become the owner `agent:{agent_id}`.
         raise InvalidArgument(f"{prefix}.agent_id", f"{source.agent_id!r} is not an agent "
-                              f"id: use {ENTITY_ID_RULE}")
+                              f"id: use {AGENT_NAME_RULE}")
     check.text(source.submitted_by, f"{prefix}.submitted_by", NAME_MAX)
     check.text(source.message_id, f"{prefix}.message_id", NAME_MAX)
     check.items(source.urls, f"{prefix}.urls", URLS_MAX, unique=False)
@@ -280,17 +280,19 @@ def validate_knowledge_id(value: str, field_name: str = "id") -> str:
 
 def new_knowledge(draft: Draft, principal: Principal, at: float, prefix: str = "") -> Knowledge:
     """A new record from a validated draft, with seed 001/003 defaults, checked against
-    what the caller may write."""
+    what the caller may write; its agent and resource names qualified by their org."""
     agent = principal.acting_agent(draft.source.agent_id, f"{prefix}source.agent_id")
-    scopes = draft.scopes or [principal.default_scope]
+    scopes = [principal.qualify_scope(s) for s in draft.scopes] or [principal.default_scope]
     for index, value in enumerate(scopes):
         if value not in principal.visible_scopes and not principal.is_admin:
-            raise PermissionDenied(f"{prefix}scopes[{index}]: cannot write into {value!r}, "
-                                   "a scope the caller cannot see")
-    owner = draft.owner or principal.default_owner(agent)
+            raise PermissionDenied(f"{prefix}scopes[{index}]: cannot write into "
+                                   f"{principal.show_scope(value)!r}, a scope the caller "
+                                   "cannot see")
+    owner = principal.qualify_scope(draft.owner) if draft.owner else \
+        principal.default_owner(agent)
     if owner not in principal.identities(agent) and not principal.is_admin:
-        raise PermissionDenied(f"{prefix}owner: {owner!r} is not the caller; only an admin "
-                               "may save on behalf of another owner")
+        raise PermissionDenied(f"{prefix}owner: {draft.owner!r} is not the caller; only an "
+                               "admin may save on behalf of another owner")
     message_id = draft.message_id or draft.source.message_id
     given = draft.source
     source = Source(name=given.name, category=given.category or "exp", urls=list(given.urls),
@@ -302,7 +304,8 @@ def new_knowledge(draft: Draft, principal: Principal, at: float, prefix: str = "
         id=new_knowledge_id(at), task=draft.task, content=draft.content,
         types=list(draft.types), scopes=list(scopes), owner=owner,
         creator=principal.user_scope, created_at=at, updated_at=at, tags=dict(draft.tags),
-        message_id=message_id, resource_ids=list(draft.resource_ids), source=source,
+        message_id=message_id, resource_ids=[principal.qualify(r) for r in draft.resource_ids],
+        source=source,
         eval=Eval(score=score),
     )
 

@@ -10,6 +10,7 @@ from knowhub_server.common import validation as check
 from knowhub_server.common.auth import Principal
 from knowhub_server.common.errors import (
     Aborted,
+    Busy,
     FailedPrecondition,
     InvalidArgument,
     NotFound,
@@ -192,7 +193,7 @@ class KnowledgeOperations:
                          prefix_items: bool) -> None:
         """Every resource_id must name a resource the caller can see that is not deleted
         (an expired one is fine: it is still there)."""
-        wanted = [i for d in drafts for i in d.resource_ids]
+        wanted = [principal.qualify(i) for d in drafts for i in d.resource_ids]
         if not wanted:
             return
         try:
@@ -203,7 +204,7 @@ class KnowledgeOperations:
         for index, draft in enumerate(drafts):
             prefix = f"requests[{index}]." if prefix_items else ""
             for position, resource_id in enumerate(draft.resource_ids):
-                state = states.get(resource_id, MISSING)
+                state = states.get(principal.qualify(resource_id), MISSING)
                 if state in (MISSING, DELETED):
                     problem = "is deleted" if state == DELETED else \
                         "is not a resource the caller can see"
@@ -241,7 +242,8 @@ class KnowledgeOperations:
         for index, value in enumerate(scopes):
             validate_scope(value, f"scopes[{index}]")
         visible = principal.visible_scopes
-        wanted = visible.intersection(scopes) if scopes else visible
+        wanted = visible.intersection(map(principal.qualify_scope, scopes)) if scopes \
+            else visible
         if not wanted:
             if page_token:  # an empty listing has no second page: the token is another's
                 raise InvalidArgument("page_token", "belongs to a list with other filters "
@@ -343,7 +345,7 @@ class KnowledgeOperations:
                 prompts.ROUTING_SYSTEM, prompts.routing_prompt(query, records, pick),
                 purpose="search_routing", timeout=self._settings.search_routing_timeout_seconds)
             chosen = prompts.read_routing(reply, [k.id for k in records], pick)
-        except LLMError as exc:
+        except (LLMError, Busy) as exc:  # a read never waits for a busy model
             log.warning("search routing fell back to recall order: %s", exc)
             return None
         by_id = {c.knowledge.id: c for c in recalled}
@@ -365,8 +367,8 @@ class KnowledgeOperations:
         current = self._visible(principal, knowledge_id)
         if feedback.evolve_feedback:
             if not principal.may_modify(current.owner, current.creator):
-                raise PermissionDenied(f"only the owner ({current.owner}) or an admin may "
-                                       "evolve this knowledge")
+                raise PermissionDenied(f"only the owner ({principal.show_scope(current.owner)}) "
+                                       "or an admin may evolve this knowledge")
             if self._llm is None:
                 raise FailedPrecondition("evolve_feedback needs an LLM: set "
                                          "KNOWHUB_LLM_BASE_URL (nothing was changed)")
@@ -422,8 +424,8 @@ class KnowledgeOperations:
         validate_knowledge_id(knowledge_id)
         record = self._visible(principal, knowledge_id)
         if not principal.may_modify(record.owner, record.creator):
-            raise PermissionDenied(f"only the owner ({record.owner}) or an admin may delete "
-                                   "this knowledge")
+            raise PermissionDenied(f"only the owner ({principal.show_scope(record.owner)}) or "
+                                   "an admin may delete this knowledge")
         self._store.delete([knowledge_id])
 
     # -- slim --
@@ -433,6 +435,8 @@ class KnowledgeOperations:
         if model and self._llm is None:
             raise FailedPrecondition("model was given but no LLM is configured: set "
                                      "KNOWHUB_LLM_BASE_URL")
+        if self._llm is not None:
+            model = self._llm.model_for(model)
         records = [r for r in self._store.scan(visible_where(principal.visible_scopes))
                    if principal.may_modify(r.owner, r.creator)]
         report = SlimReport(examined=len(records), dry_run=dry_run)

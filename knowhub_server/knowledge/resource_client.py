@@ -24,21 +24,24 @@ class ResourceClient:
         self._timeout = timeout
 
     def states(self, principal: Principal, resource_ids: Sequence[str]) -> dict[str, str]:
-        """Each id's state for this caller: usable, missing (or invisible), expired or
-        deleted. UNAVAILABLE when the resource service cannot answer."""
+        """Each resource's state for this caller, by its id as stored (qualified by its
+        org): usable, missing (or invisible), expired or deleted. UNAVAILABLE when the
+        resource service cannot answer."""
         stub = resource_pb2_grpc.ResourceServiceStub(self._peers.channel("resource"))
         unique = list(dict.fromkeys(resource_ids))
         states: dict[str, str] = {}
         for start in range(0, len(unique), BATCH):
+            batch = unique[start:start + BATCH]
             request = resource_pb2.BatchGetResourcesRequest(
-                ids=unique[start:start + BATCH], view=resource_pb2.RESOURCE_VIEW_BASIC)
+                ids=[principal.show(i) for i in batch], view=resource_pb2.RESOURCE_VIEW_BASIC)
             try:
                 response = call_as(principal, stub.BatchGetResources, request,
                                    timeout=self._timeout)
             except PeerRefused as refused:
                 raise Unavailable(f"the resource service refused the check "
                                   f"({refused.code.name}): {refused.message}") from None
-            states.update((r.id, _state(r)) for r in response.results)
+            # The results come in the order of the ids asked for.
+            states.update(zip(batch, map(_state, response.results), strict=True))
         return states
 
 

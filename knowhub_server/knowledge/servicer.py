@@ -45,8 +45,8 @@ class KnowledgeServicer(knowledge_pb2_grpc.KnowledgeServiceServicer):
         record, existing = self._ops.save(principal, draft_from_proto(request, ""),
                                           validate_only=request.validate_only,
                                           reuse_existing=request.reuse_existing)
-        return knowledge_pb2.SaveKnowledgeResponse(knowledge=knowledge_to_proto(record),
-                                                   existing=existing)
+        return knowledge_pb2.SaveKnowledgeResponse(
+            knowledge=knowledge_to_proto(record, principal), existing=existing)
 
     @unary
     def BatchSaveKnowledge(self, request: knowledge_pb2.BatchSaveKnowledgeRequest,
@@ -59,13 +59,14 @@ class KnowledgeServicer(knowledge_pb2_grpc.KnowledgeServiceServicer):
                                           "SaveKnowledge; a batch always saves")
         records = self._ops.save_batch(principal, drafts)
         return knowledge_pb2.BatchSaveKnowledgeResponse(
-            knowledge=[knowledge_fields(r) for r in records])
+            knowledge=[knowledge_fields(r, principal) for r in records])
 
     @unary
     def GetKnowledge(self, request: knowledge_pb2.GetKnowledgeRequest,
                      principal: Principal) -> knowledge_pb2.GetKnowledgeResponse:
         record = self._ops.get(principal, request.id)
-        return knowledge_pb2.GetKnowledgeResponse(knowledge=knowledge_to_proto(record))
+        return knowledge_pb2.GetKnowledgeResponse(
+            knowledge=knowledge_to_proto(record, principal))
 
     @unary
     def ListKnowledge(self, request: knowledge_pb2.ListKnowledgeRequest,
@@ -75,7 +76,7 @@ class KnowledgeServicer(knowledge_pb2_grpc.KnowledgeServiceServicer):
             page_token=request.page_token, types=list(request.types),
             scopes=list(request.scopes), order=ORDERS.name(request.order_by, "order_by"))
         return knowledge_pb2.ListKnowledgeResponse(
-            knowledge=[knowledge_fields(r) for r in records], next_page_token=token)
+            knowledge=[knowledge_fields(r, principal) for r in records], next_page_token=token)
 
     @unary
     def SearchKnowledge(self, request: knowledge_pb2.SearchKnowledgeRequest,
@@ -85,7 +86,7 @@ class KnowledgeServicer(knowledge_pb2_grpc.KnowledgeServiceServicer):
             top_k=request.top_k if request.HasField("top_k") else DEFAULT_TOP_K,
             min_score=request.min_score if request.HasField("min_score") else DEFAULT_MIN_SCORE,
             types=list(request.types))
-        return knowledge_pb2.SearchKnowledgeResponse(hits=search_hits(result),
+        return knowledge_pb2.SearchKnowledgeResponse(hits=search_hits(result, principal),
                                                      routed=result.routed)
 
     @unary
@@ -101,13 +102,14 @@ class KnowledgeServicer(knowledge_pb2_grpc.KnowledgeServiceServicer):
             types=list(request.types), log=log)
         return knowledge_pb2.AskKnowledgeResponse(
             answer=answer.text, cited_ids=answer.cited_ids, routed=answer.search.routed,
-            hits=search_hits(answer.search), event_id=answer.event_id)
+            hits=search_hits(answer.search, principal), event_id=answer.event_id)
 
     @unary
     def UpdateKnowledge(self, request: knowledge_pb2.UpdateKnowledgeRequest,
                         principal: Principal) -> knowledge_pb2.UpdateKnowledgeResponse:
         record = self._ops.update(principal, request.id, feedback_from_proto(request))
-        return knowledge_pb2.UpdateKnowledgeResponse(knowledge=knowledge_to_proto(record))
+        return knowledge_pb2.UpdateKnowledgeResponse(
+            knowledge=knowledge_to_proto(record, principal))
 
     @unary
     def BatchUpdateKnowledge(self, request: knowledge_pb2.BatchUpdateKnowledgeRequest,
@@ -126,7 +128,7 @@ class KnowledgeServicer(knowledge_pb2_grpc.KnowledgeServiceServicer):
             if isinstance(outcome, ServiceError):
                 result.error.CopyFrom(item_error(outcome))
             else:
-                result.knowledge.CopyFrom(knowledge_to_proto(outcome))
+                result.knowledge.CopyFrom(knowledge_to_proto(outcome, principal))
             results.append(result)
         return knowledge_pb2.BatchUpdateKnowledgeResponse(results=results)
 

@@ -5,15 +5,17 @@ from __future__ import annotations
 import functools
 import hashlib
 import heapq
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from qdrant_edge import SparseVector
 
 from knowhub_server.common import paging
+from knowhub_server.common.auth import LegacyNames
 from knowhub_server.common.embedding import Bm25Encoder, DenseEmbedder
 from knowhub_server.common.errors import InvalidArgument
+from knowhub_server.common.scopes import qualified, qualified_scope
 from knowhub_server.common.vectors import (
     DENSE,
     SPARSE,
@@ -31,6 +33,7 @@ from knowhub_server.common.vectors import (
     VectorStore,
     Where,
     point_id,
+    rewrite_payloads,
 )
 from knowhub_server.knowledge.config import KnowledgeSettings
 from knowhub_server.knowledge.domain import (
@@ -200,6 +203,28 @@ def reindex(store: VectorStore, embedder: DenseEmbedder | None,
     """Rebuilds the knowledge collection's vectors with the configured embedding model."""
     vectors = KnowledgeVectors(embedder)
     return store.rebuild(knowledge_schema(embedder), vectors.for_stored, progress)
+
+
+def qualify_legacy_names(store: VectorStore, embedder: DenseEmbedder | None,
+                         names: LegacyNames, resource_keys: Mapping[str, str]) -> int:
+    """Moves the bare agent names of records stored before names had organisations into
+    their creator's org, and their resource references to where those resources moved
+    (`resource_keys`, old id -> new); returns how many records changed."""
+
+    def moved(payload: dict[str, Any]) -> dict[str, Any] | None:
+        namespace = names.of_writer(payload["creator"])
+        if not namespace:
+            return None
+        record = from_payload(payload)
+        after = replace(
+            record, scopes=[qualified_scope(namespace, s) for s in record.scopes],
+            owner=qualified_scope(namespace, record.owner),
+            source=replace(record.source,
+                           agent_id=qualified(namespace, record.source.agent_id)),
+            resource_ids=[resource_keys.get(r, r) for r in record.resource_ids])
+        return to_payload(after) if after != record else None
+
+    return rewrite_payloads(store.open(knowledge_schema(embedder)), moved)
 
 
 class KnowledgeStore:

@@ -71,7 +71,7 @@ class AuditLog:
         """Appends the event, or raises UNAVAILABLE saying what was therefore not done."""
         at = now()
         fields = {"time": repr(at), "actor": principal.user_scope,
-                  "agent_id": principal.agent_id, "action": event.action,
+                  "agent_id": principal.acting_agent(""), "action": event.action,
                   "resource_id": event.resource_id, "version": str(event.version),
                   "outcome": event.outcome, "detail": event.detail}
         # Half the command timeout: an append made in time is answered before the client

@@ -1,10 +1,12 @@
-"""The resource service's protobuf messages to and from its domain (resource.proto)."""
+"""The resource service's protobuf messages to and from its domain (resource.proto).
+Resource ids, scopes and owners leave as the `viewer` reads them (its own org's bare)."""
 
 from __future__ import annotations
 
 from google.protobuf import json_format, struct_pb2
 from knowhub.v1 import resource_pb2
 
+from knowhub_server.common.auth import Principal
 from knowhub_server.common.convert import ProtoEnum
 from knowhub_server.common.errors import InvalidArgument
 from knowhub_server.common.times import from_timestamp, to_timestamp
@@ -36,12 +38,13 @@ def metadata_from_proto(struct: struct_pb2.Struct) -> dict[str, object]:
         raise InvalidArgument("metadata", "numbers must be finite") from None
 
 
-def resource_to_proto(resource: Resource) -> resource_pb2.Resource:
+def resource_to_proto(resource: Resource, viewer: Principal) -> resource_pb2.Resource:
     content = resource.content
     message = resource_pb2.Resource(
-        id=resource.id, title=content.title, body=content.body,
-        content_type=CONTENT_TYPES.value(content.content_type), scopes=content.scopes,
-        owner=content.owner, version=resource.version,
+        id=viewer.show(resource.id), title=content.title, body=content.body,
+        content_type=CONTENT_TYPES.value(content.content_type),
+        scopes=[viewer.show_scope(s) for s in content.scopes],
+        owner=viewer.show_scope(content.owner), version=resource.version,
         created_at=to_timestamp(resource.created_at),
         updated_at=to_timestamp(resource.updated_at), expired=resource.expired,
         has_secure_body=resource.has_secure_body, deleted=bool(resource.deleted_at))
@@ -55,8 +58,10 @@ def resource_to_proto(resource: Resource) -> resource_pb2.Resource:
     return message
 
 
-def hit_to_proto(resource: Resource, relevance: float) -> resource_pb2.ResourceHit:
-    return resource_pb2.ResourceHit(resource=resource_to_proto(resource), relevance=relevance)
+def hit_to_proto(resource: Resource, relevance: float,
+                 viewer: Principal) -> resource_pb2.ResourceHit:
+    return resource_pb2.ResourceHit(resource=resource_to_proto(resource, viewer),
+                                    relevance=relevance)
 
 
 def version_to_proto(info: VersionInfo) -> resource_pb2.ResourceVersion:
@@ -69,10 +74,11 @@ def version_to_proto(info: VersionInfo) -> resource_pb2.ResourceVersion:
     return message
 
 
-def event_to_proto(event: AuditEvent) -> resource_pb2.AuditEvent:
+def event_to_proto(event: AuditEvent, viewer: Principal) -> resource_pb2.AuditEvent:
     return resource_pb2.AuditEvent(
         id=event.id, time=to_timestamp(event.time), actor=event.actor,
-        agent_id=event.agent_id, action=event.action, resource_id=event.resource_id,
+        agent_id=viewer.show(event.agent_id), action=event.action,
+        resource_id=viewer.show(event.resource_id),
         version=event.version, outcome=event.outcome, detail=event.detail)
 
 

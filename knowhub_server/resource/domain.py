@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 import secrets
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Any
 
@@ -236,20 +236,37 @@ def parse_time(value: Any, field_name: str) -> float:
     return round(seconds, 6)
 
 
+def qualified_draft(principal: Principal, draft: Draft) -> Draft:
+    """A validated draft with its id, scopes and owner as the store keeps them: names of
+    the caller's organisation qualified by it (ids are per organisation)."""
+    return replace(draft, id=principal.qualify(draft.id),
+                   scopes=[principal.qualify_scope(s) for s in draft.scopes],
+                   owner=principal.qualify_scope(draft.owner) if draft.owner else "")
+
+
 def check_may_save(principal: Principal, draft: Draft, current: Head | None) -> None:
     """Who may save this version: anyone for a new id; for an existing one a caller who
-    sees it and owns it (or created it, or is admin). Also the check-and-set."""
+    sees it and owns it (or created it, or is admin). Also the check-and-set. Ids are per
+    organisation, so `current` is one of the caller's organisation (or of one an admin
+    named)."""
+    shown_id = principal.show(draft.id)
+    unseen = current is None or not visible(principal, current)
+    if unseen and not principal.names_own(draft.id) and not principal.is_admin:
+        # The same answer whether the other organisation has the id or not.
+        raise PermissionDenied(f"id: {shown_id!r} names a resource of another "
+                               "organisation; save under an id of your own organisation")
     if current is not None and not visible(principal, current) and not principal.is_admin:
-        raise AlreadyExists(f"the resource id {draft.id!r} is taken by a resource you "
-                            "cannot see; choose another id")
+        raise AlreadyExists(f"the resource id {shown_id!r} is taken by a resource of your "
+                            "organisation that you cannot see; choose another id")
     if current is not None and not may_change(principal, current):
-        raise PermissionDenied(f"only the owner ({current.content.owner}), the user who "
-                               f"created {draft.id!r} or an admin may save a new version")
+        raise PermissionDenied(
+            f"only the owner ({principal.show_scope(current.content.owner)}), the user who "
+            f"created {shown_id!r} or an admin may save a new version")
     found = current.version if current is not None else 0
     if draft.expected_version is not None and draft.expected_version != found:
         state = f"is at version {found}" if found else "does not exist"
         raise FailedPrecondition(f"expected_version is {draft.expected_version} but "
-                                 f"{draft.id!r} {state}; nothing was saved")
+                                 f"{shown_id!r} {state}; nothing was saved")
 
 
 def new_content(principal: Principal, draft: Draft, expiry: float | None,
@@ -259,15 +276,16 @@ def new_content(principal: Principal, draft: Draft, expiry: float | None,
     must be its own to give."""
     for index, value in enumerate(draft.scopes):
         if value not in principal.visible_scopes and not principal.is_admin:
-            raise PermissionDenied(f"scopes[{index}]: cannot write into {value!r}, a scope "
-                                   "the caller cannot see")
+            raise PermissionDenied(f"scopes[{index}]: cannot write into "
+                                   f"{principal.show_scope(value)!r}, a scope the caller "
+                                   "cannot see")
     if draft.owner and draft.owner not in principal.identities() and not principal.is_admin:
-        raise PermissionDenied(f"owner: {draft.owner!r} is not the caller; only an admin "
-                               "may save on behalf of another owner")
+        raise PermissionDenied(f"owner: {principal.show_scope(draft.owner)!r} is not the "
+                               "caller; only an admin may save on behalf of another owner")
     scopes = draft.scopes or (list(current.content.scopes) if current
                               else [principal.default_scope])
     owner = draft.owner or (current.content.owner if current
-                            else principal.default_owner(principal.agent_id))
+                            else principal.default_owner(principal.acting_agent("")))
     return Content(title=draft.title, body=draft.body, content_type=draft.content_type,
                    metadata=dict(draft.metadata), scopes=list(scopes), owner=owner,
                    expires_at=expiry)

@@ -44,6 +44,7 @@ from knowhub_server.resource.domain import (
     may_change,
     may_read_secure,
     new_content,
+    qualified_draft,
     resource_view,
     validate_content_type,
     validate_draft,
@@ -87,6 +88,7 @@ class ResourceOperations:
 
     def save(self, principal: Principal, draft: Draft) -> Resource:
         expiry = validate_draft(draft)
+        draft = qualified_draft(principal, draft)
         current = self._store.head(draft.id)
         next_version = current.version + 1 if current else 1
         with self._denials_noted(principal, "save", draft.id, next_version):
@@ -126,7 +128,8 @@ class ResourceOperations:
             self._store.delete_versions([info.key])
             current = self._store.head(draft.id)
             check_may_save(principal, draft, current)
-        raise Aborted(f"resource {draft.id!r} kept changing while saving; try again")
+        raise Aborted(f"resource {principal.show(draft.id)!r} kept changing while saving; "
+                      "try again")
 
     def _commit(self, principal: Principal, resource_id: str, content: Content,
                 info: VersionInfo, current: Head | None
@@ -155,13 +158,14 @@ class ResourceOperations:
 
     def get(self, principal: Principal, resource_id: str, *, include_secure: bool,
             version: int) -> Resource:
-        validate_id(resource_id)
+        resource_id = principal.qualify(validate_id(resource_id))
         if version < 0:
             raise InvalidArgument("version", "must not be negative (0 reads the latest)")
         head = self._visible(principal, resource_id)
         info = head.latest if version == 0 else head.info(version)
         if info is None:
-            raise NotFound(f"version {version} of {resource_id!r} is not kept (the latest is "
+            raise NotFound(f"version {version} of {principal.show(resource_id)!r} is not "
+                           f"kept (the latest is "
                            f"{head.version}; the last {self._keep} are kept)")
         if include_secure:
             return self._read_secure(principal, head, info)
@@ -174,12 +178,12 @@ class ResourceOperations:
         with self._denials_noted(principal, "read_secure", head.id, info.version):
             if not may_read_secure(principal, head):
                 raise PermissionDenied(
-                    f"reading the secure_body of {head.id!r} needs its owner "
-                    f"({head.content.owner}), the user who created it, the secure_reader "
-                    "role or admin; read it without include_secure")
+                    f"reading the secure_body of {principal.show(head.id)!r} needs its owner "
+                    f"({principal.show_scope(head.content.owner)}), the user who created it, "
+                    "the secure_reader role or admin; read it without include_secure")
         if info.deleted_at:
-            raise FailedPrecondition(f"version {info.version} of {head.id!r} is deleted; "
-                                     "UndeleteResource restores it")
+            raise FailedPrecondition(f"version {info.version} of {principal.show(head.id)!r} "
+                                     "is deleted; UndeleteResource restores it")
         stored = self._version(head, info)
         try:
             secret = (self._keyring.open(stored.envelope, head.id, info.version)
@@ -195,7 +199,7 @@ class ResourceOperations:
     def _version(self, head: Head, info: VersionInfo) -> VersionRecord:
         stored = self._store.version(info.key)
         if stored is None:  # erased by a concurrent save's retention or a destroy
-            raise NotFound(f"version {info.version} of {head.id!r} is no longer kept")
+            raise NotFound(f"version {info.version} is no longer kept")
         return stored
 
     def batch_get(self, principal: Principal, resource_ids: list[str], *,
@@ -203,11 +207,12 @@ class ResourceOperations:
         check.items(resource_ids, "ids", BATCH_GET_MAX, required=True)
         for index, value in enumerate(resource_ids):
             validate_id(value, f"ids[{index}]")
-        heads = self._store.heads(resource_ids, with_body=with_body)
+        keys = [principal.qualify(i) for i in resource_ids]
+        heads = self._store.heads(keys, with_body=with_body)
         at = now()
         results: list[Resource | ServiceError] = []
-        for resource_id in resource_ids:
-            head = heads.get(resource_id)
+        for resource_id, key in zip(resource_ids, keys, strict=True):
+            head = heads.get(key)
             if head is None or not visible(principal, head):
                 results.append(NotFound(f"resource {resource_id!r} not found"))
             else:
@@ -215,13 +220,12 @@ class ResourceOperations:
         return results
 
     def versions(self, principal: Principal, resource_id: str) -> list[VersionInfo]:
-        validate_id(resource_id)
-        return self._visible(principal, resource_id).versions
+        return self._visible(principal, principal.qualify(validate_id(resource_id))).versions
 
     def list(self, principal: Principal, *, prefix: str, content_type: str,
              include_expired: bool, show_deleted: bool, page_size: int,
              page_token: str) -> tuple[list[Resource], str]:
-        path = validate_prefix(prefix)
+        path = principal.qualify(validate_prefix(prefix))
         if content_type:
             validate_content_type(content_type, "content_type")
         check.int_range(page_size, "page_size", 1, PAGE_SIZE_MAX)
@@ -260,6 +264,7 @@ class ResourceOperations:
                       deleted: bool) -> Resource:
         action = "delete" if deleted else "undelete"
         head = self._changeable(principal, resource_id, action)
+        resource_id = head.id
         self._audit.record(principal, AuditEvent(action, resource_id, head.version, "attempt"),
                            unless=f"nothing was {action}d")
 
@@ -282,6 +287,7 @@ class ResourceOperations:
         """Erases every version record of the resource, then its head; returns how many
         versions were erased."""
         head = self._changeable(principal, resource_id, "destroy")
+        resource_id = head.id
         self._audit.record(principal, AuditEvent("destroy", resource_id, head.version,
                                                  "attempt"), unless="nothing was destroyed")
         keys = self._store.version_keys(resource_id)
@@ -298,7 +304,7 @@ class ResourceOperations:
         self._admin_only(principal, "ListAuditEvents")
         check.int_range(page_size, "page_size", 1, AUDIT_PAGE_MAX)
         if resource_id:
-            validate_id(resource_id, "resource_id")
+            resource_id = principal.qualify(validate_id(resource_id, "resource_id"))
         return self._audit.page(page_size, page_token, resource_id)
 
     def rotate_master_key(self, principal: Principal) -> Rotation:
@@ -346,20 +352,22 @@ class ResourceOperations:
 
     # -- helpers --
 
-    def _visible(self, principal: Principal, resource_id: str) -> Head:
-        """The head if the caller can see it; NOT_FOUND either way otherwise."""
-        head = self._store.head(resource_id)
+    def _visible(self, principal: Principal, key: str) -> Head:
+        """The head of the resource stored under `key` if the caller can see it; NOT_FOUND
+        either way otherwise."""
+        head = self._store.head(key)
         if head is None or not visible(principal, head):
-            raise NotFound(f"resource {resource_id!r} not found")
+            raise NotFound(f"resource {principal.show(key)!r} not found")
         return head
 
     def _changeable(self, principal: Principal, resource_id: str, action: str) -> Head:
-        validate_id(resource_id)
-        head = self._visible(principal, resource_id)
-        with self._denials_noted(principal, action, resource_id, head.version):
+        """The head of the resource the caller names, if it may `action` it."""
+        head = self._visible(principal, principal.qualify(validate_id(resource_id)))
+        with self._denials_noted(principal, action, head.id, head.version):
             if not may_change(principal, head):
-                raise PermissionDenied(f"only the owner ({head.content.owner}), the user who "
-                                       f"created {resource_id!r} or an admin may {action} it")
+                raise PermissionDenied(
+                    f"only the owner ({principal.show_scope(head.content.owner)}), the user "
+                    f"who created {resource_id!r} or an admin may {action} it")
         return head
 
     @contextlib.contextmanager

@@ -39,14 +39,14 @@ class ResourceServicer(resource_pb2_grpc.ResourceServiceServicer):
     def SaveResource(self, request: resource_pb2.SaveResourceRequest,
                      principal: Principal) -> resource_pb2.SaveResourceResponse:
         saved = self._ops.save(principal, draft_from_proto(request))
-        return resource_pb2.SaveResourceResponse(resource=resource_to_proto(saved))
+        return resource_pb2.SaveResourceResponse(resource=resource_to_proto(saved, principal))
 
     @unary
     def GetResource(self, request: resource_pb2.GetResourceRequest,
                     principal: Principal) -> resource_pb2.GetResourceResponse:
         found = self._ops.get(principal, request.id, include_secure=request.include_secure,
                               version=request.version)
-        return resource_pb2.GetResourceResponse(resource=resource_to_proto(found))
+        return resource_pb2.GetResourceResponse(resource=resource_to_proto(found, principal))
 
     @unary
     def BatchGetResources(self, request: resource_pb2.BatchGetResourcesRequest,
@@ -59,7 +59,7 @@ class ResourceServicer(resource_pb2_grpc.ResourceServiceServicer):
             if isinstance(outcome, ServiceError):
                 result.error.CopyFrom(item_error(outcome))
             else:
-                result.resource.CopyFrom(resource_to_proto(outcome))
+                result.resource.CopyFrom(resource_to_proto(outcome, principal))
             results.append(result)
         return resource_pb2.BatchGetResourcesResponse(results=results)
 
@@ -72,7 +72,8 @@ class ResourceServicer(resource_pb2_grpc.ResourceServiceServicer):
             include_expired=request.include_expired, show_deleted=request.show_deleted,
             page_size=request.page_size or DEFAULT_PAGE_SIZE, page_token=request.page_token)
         return resource_pb2.ListResourcesResponse(
-            resources=[resource_to_proto(r) for r in resources], next_page_token=token)
+            resources=[resource_to_proto(r, principal) for r in resources],
+            next_page_token=token)
 
     @unary
     def SearchResources(self, request: resource_pb2.SearchResourcesRequest,
@@ -82,20 +83,22 @@ class ResourceServicer(resource_pb2_grpc.ResourceServiceServicer):
             top_k=request.top_k if request.HasField("top_k") else DEFAULT_TOP_K,
             content_type=CONTENT_TYPES.name(request.content_type, "content_type"),
             include_expired=request.include_expired)
-        return resource_pb2.SearchResourcesResponse(hits=[hit_to_proto(r, score)
+        return resource_pb2.SearchResourcesResponse(hits=[hit_to_proto(r, score, principal)
                                                           for r, score in hits])
 
     @unary
     def DeleteResource(self, request: resource_pb2.DeleteResourceRequest,
                        principal: Principal) -> resource_pb2.DeleteResourceResponse:
         deleted = self._ops.delete(principal, request.id)
-        return resource_pb2.DeleteResourceResponse(resource=resource_to_proto(deleted))
+        return resource_pb2.DeleteResourceResponse(
+            resource=resource_to_proto(deleted, principal))
 
     @unary
     def UndeleteResource(self, request: resource_pb2.UndeleteResourceRequest,
                          principal: Principal) -> resource_pb2.UndeleteResourceResponse:
         restored = self._ops.undelete(principal, request.id)
-        return resource_pb2.UndeleteResourceResponse(resource=resource_to_proto(restored))
+        return resource_pb2.UndeleteResourceResponse(
+            resource=resource_to_proto(restored, principal))
 
     @unary
     def DestroyResource(self, request: resource_pb2.DestroyResourceRequest,
@@ -118,7 +121,7 @@ class ResourceServicer(resource_pb2_grpc.ResourceServiceServicer):
             principal, page_size=request.page_size or DEFAULT_AUDIT_PAGE,
             page_token=request.page_token, resource_id=request.resource_id)
         return resource_pb2.ListAuditEventsResponse(
-            events=[event_to_proto(e) for e in events], next_page_token=token)
+            events=[event_to_proto(e, principal) for e in events], next_page_token=token)
 
     @unary
     def RotateMasterKey(self, request: resource_pb2.RotateMasterKeyRequest,

@@ -11,11 +11,13 @@ head that names it, and changes afterwards only when rotation re-wraps its data 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from knowhub_server.common.auth import LegacyNames
 from knowhub_server.common.embedding import Bm25Encoder
 from knowhub_server.common.errors import Aborted
+from knowhub_server.common.scopes import ORG_SEPARATOR, qualified, qualified_scope
 from knowhub_server.common.vectors import (
     SPARSE,
     AnyOf,
@@ -30,7 +32,7 @@ from knowhub_server.common.vectors import (
     Where,
     point_id,
 )
-from knowhub_server.resource.crypto import Envelope
+from knowhub_server.resource.crypto import Envelope, Keyring
 from knowhub_server.resource.domain import Content, Head, VersionInfo, path_prefixes
 
 HEADS = "resources"
@@ -107,6 +109,19 @@ def version_from_record(record: Record) -> VersionRecord:
     return VersionRecord(key=record.key, resource_id=payload["resource_id"],
                          version=payload["version"], content=_content(payload),
                          envelope=Envelope.from_payload(envelope) if envelope else None)
+
+
+def _moved_version(record: VersionRecord, new_id: str, namespace: str,
+                   keyring: Keyring) -> VersionRecord:
+    """A version record of a resource moving to `new_id` (already moved: as it is)."""
+    if record.resource_id == new_id:
+        return record
+    envelope = record.envelope
+    if envelope is not None:
+        secret = keyring.open(envelope, record.resource_id, record.version)
+        envelope = keyring.seal(secret, new_id, record.version)
+    return replace(record, resource_id=new_id, envelope=envelope,
+                   content=_qualified_content(record.content, namespace))
 
 
 def heads_where(visible_scopes: frozenset[str], *, now: float, prefix: str = "",
@@ -189,6 +204,33 @@ class ResourceStore:
         return [(head_from_payload(h.record.payload), h.score) for h in hits
                 if h.record is not None]
 
+    # -- moving a resource stored under a bare id --
+
+    def bare_ids(self) -> list[str]:
+        """The ids of resources stored before ids had organisations."""
+        ids, cursor = [], None
+        while True:
+            page, cursor = self._heads.scroll(Where(), 256, cursor=cursor)
+            ids += [r.key for r in page if ORG_SEPARATOR not in r.key]
+            if cursor is None:
+                return ids
+
+    def free_for(self, head: Head, new_id: str) -> bool:
+        """Whether `new_id` names no resource but `head` (moved there before)."""
+        there = self.head(new_id)
+        return there is None or there.latest.key == head.latest.key
+
+    def move(self, head: Head, new_id: str, namespace: str, keyring: Keyring) -> str:
+        """The resource under `new_id`, every step of it safe to repeat: the version
+        records first (sealed for the new id), then the new head, then the old one goes."""
+        for key in self.version_keys(head.id):
+            self.update_version(key, lambda record: _moved_version(
+                record, new_id, namespace, keyring))
+        self.create_head(replace(head, id=new_id,
+                                 content=_qualified_content(head.content, namespace)))
+        self.delete_head(head.id)
+        return new_id
+
     # -- version records --
 
     def add_version(self, record: VersionRecord) -> None:
@@ -235,3 +277,29 @@ class ResourceStore:
             yield from page
             if cursor is None:
                 return
+
+
+# ---- Names from before resource ids had organisations -------------------------------------
+
+def qualify_legacy_ids(resources: ResourceStore, keyring: Keyring,
+                       names: LegacyNames) -> dict[str, str]:
+    """Moves each resource stored under a bare id into its creator's org: its versions'
+    secure_body sealed again for the new id, its agent scopes and owner qualified, its
+    head written under the new id and the old one removed. Safe to run again after an
+    interruption. Returns old id -> new id for every resource moved; a resource whose new
+    id its org has used since stays where it is (old id -> "")."""
+    moved = {}
+    for resource_id in resources.bare_ids():
+        head = resources.head(resource_id)
+        namespace = names.of_writer(head.creator) if head else ""
+        if head is None or not namespace:
+            continue
+        new_id = qualified(namespace, resource_id)
+        moved[resource_id] = resources.move(head, new_id, namespace, keyring) \
+            if resources.free_for(head, new_id) else ""
+    return moved
+
+
+def _qualified_content(content: Content, namespace: str) -> Content:
+    return replace(content, scopes=[qualified_scope(namespace, s) for s in content.scopes],
+                   owner=qualified_scope(namespace, content.owner))

@@ -19,6 +19,7 @@ from knowhub_server.cognition.domain import CommitFailure, Committed, Extraction
 from knowhub_server.cognition.evaluations import Outcome
 from knowhub_server.cognition.store import Delivered
 from knowhub_server.cognition.view import TraceView
+from knowhub_server.common.auth import Principal
 from tests.support.messages import (
     assert_writes_every_field,
     differences,
@@ -31,11 +32,14 @@ from tests.support.messages import (
 EVENT_TYPES = [f.name for f in cognition_pb2.Event.DESCRIPTOR.oneofs_by_name["body"].fields]
 [PAYLOAD] = filled(cognition_pb2.ExtractionPayload.DESCRIPTOR)
 
+# A caller of the shared namespace: every name reads as stored.
+VIEWER = Principal(user_id="viewer", namespace="")
+
 RECORDS: dict[str, tuple[Callable[[], Any], Callable[[Any], Message]]] = {
-    "Trace": (lambda: filled_record(Trace), convert.trace_to_proto),
+    "Trace": (lambda: filled_record(Trace), lambda trace: convert.trace_to_proto(trace, VIEWER)),
     "Extraction": (lambda: filled_record(Extraction, {
         "payload": message_dict(PAYLOAD), "edited_payload": message_dict(PAYLOAD)}),
-        convert.extraction_to_proto),
+        lambda extraction: convert.extraction_to_proto(extraction, VIEWER)),
     "CommitFailure": (lambda: filled_record(CommitFailure), convert.failure_to_proto),
     "CommittedExtraction": (lambda: filled_record(Committed), convert.committed_to_proto),
     "EvaluationOutcome": (lambda: filled_record(Outcome, {"feedback": "deferred"}),
@@ -43,7 +47,7 @@ RECORDS: dict[str, tuple[Callable[[], Any], Callable[[Any], Message]]] = {
     "Trigger": (lambda: Delivered("1-0", {
         "trace_id": "t-1", "trigger": "task_complete", "query_sequences": "3,5",
         "owner": "user:alice", "agent_id": "a-1", "signaled_at": "2026-01-01T00:00:00Z"},
-        delivery_count=2), convert.trigger_to_proto),
+        delivery_count=2), lambda delivered: convert.trigger_to_proto(delivered, VIEWER)),
 }
 
 
@@ -76,7 +80,7 @@ def test_every_event_type_of_a_log_file_survives(kind: str) -> None:
 
 
 def test_a_payload_survives_its_domain_form() -> None:
-    assert convert.payload_to_proto(convert.payload_from_proto(PAYLOAD)) == PAYLOAD
+    assert convert.payload_to_proto(convert.payload_from_proto(PAYLOAD), VIEWER) == PAYLOAD
 
 
 def test_every_field_of_an_evaluation_reaches_the_domain() -> None:
@@ -124,6 +128,6 @@ def test_a_full_trace_view_sets_every_field_of_its_message() -> None:
         "funnel": _filled_dict(cognition_pb2.ExtractionFunnel),
         "started_at": when, "finished_at": when, "selected_at": when, "timestamp": when,
         "state": "retryable", "status": "completed", "predecessors": 0})  # roots
-    message = convert.view_to_proto(view)
+    message = convert.view_to_proto(view, VIEWER)
     # A node has successors (a branch) or none (a leaf), never both.
     assert [path for path in unset_fields(message) if not path.endswith(".leaf")] == []

@@ -23,7 +23,8 @@ def test_a_dreamer_lists_reads_reflects_and_consumes_any_trace(server: Harness) 
 
     everyone = {t.trace_id for t in dreamer.cognition.list_traces(limit=100)}
     assert {alice_trace, bob_trace} <= everyone
-    alices = dreamer.cognition.list_traces(owner="user:alice", agent_id="alice_bot",
+    # The dreamer has no org: it names acme's agent with its org.
+    alices = dreamer.cognition.list_traces(owner="user:alice", agent_id="acme:alice_bot",
                                            limit=100)
     assert alice_trace in {t.trace_id for t in alices}
     assert {t.owner for t in alices} == {"user:alice"}

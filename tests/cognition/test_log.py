@@ -399,7 +399,10 @@ def test_list_traces_shows_the_callers_own_newest_first(start_redis_hub: StartHu
     assert [t.trace_id for t in bob.cognition.list_traces()] == [bob_trace]
     assert {t.trace_id for t in admin.cognition.list_traces(limit=100)} == {
         *mine, other, bob_trace}
-    assert [t.trace_id for t in admin.cognition.list_traces(agent_id="bob_bot")] == [bob_trace]
+    # Agent ids are per organisation: acme's admin names globex's agent with its org.
+    [bobs] = admin.cognition.list_traces(agent_id="globex:bob_bot")
+    assert (bobs.trace_id, bobs.agent_id) == (bob_trace, "globex:bob_bot")
+    assert admin.cognition.list_traces(agent_id="bob_bot") == []
     assert len(alice.cognition.list_traces(agent_id="alice_bot", limit=10)) == 4
     newest = alice.cognition.list_traces(limit=1)[0]
     assert [t.trace_id for t in alice.cognition.list_traces(

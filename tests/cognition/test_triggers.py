@@ -86,7 +86,7 @@ def test_each_trigger_kind_publishes_the_pending_set_once(start_redis_hub: Start
     assert {k: entry[k] for k in ("trace_id", "trigger", "query_sequences", "owner",
                                   "agent_id")} == {
         "trace_id": trace_id, "trigger": kind, "query_sequences": "3,8",
-        "owner": "user:alice", "agent_id": "alice_bot"}
+        "owner": "user:alice", "agent_id": "acme:alice_bot"}  # kept qualified by its org
     again = alice.cognition.signal_trigger(trace_id, "task_completion")
     assert (again.query_sequences, again.published, again.trigger_id) == (
         [3, 8], False, signal.trigger_id)

@@ -11,6 +11,7 @@ import pytest
 from google.protobuf.message import Message
 from knowhub.v1 import dream_pb2
 
+from knowhub_server.common.auth import Principal
 from knowhub_server.dream.memory import convert as memory
 from knowhub_server.dream.memory.domain import CognitiveEvent, FailedJob, Memo, Profile
 from knowhub_server.dream.runs import convert as runs
@@ -18,21 +19,26 @@ from knowhub_server.dream.runs.domain import DreamRun, MemoryDocument
 from knowhub_server.dream.runs.operations import ScheduleView
 from tests.support.messages import assert_writes_every_field, filled, filled_record, unread_fields
 
+# A caller of the shared namespace: every name reads as stored.
+VIEWER = Principal(user_id="viewer", namespace="")
 PHASE = {"phase": "per_trace_reflect", "phases": ["per_trace_reflect", "cross_trace_integrate"]}
 RECORDS: dict[str, tuple[Callable[[], Any], Callable[[Any], Message]]] = {
     "Memo": (lambda: filled_record(Memo), memory.memo_to_proto),
-    "CognitiveEvent": (lambda: filled_record(CognitiveEvent), memory.event_to_proto),
+    "CognitiveEvent": (lambda: filled_record(CognitiveEvent),
+                       lambda event: memory.event_to_proto(event, VIEWER)),
     "Profile": (lambda: filled_record(Profile, {"entity_type": "user"}),
-                memory.profile_to_proto),
+                lambda profile: memory.profile_to_proto(profile, VIEWER)),
     "FailedJob": (lambda: filled_record(FailedJob, {"request_type": "group"}),
-                  memory.failed_job_to_proto),
+                  lambda failed: memory.failed_job_to_proto(failed, VIEWER)),
     "DreamRun": (lambda: filled_record(DreamRun, {
         **PHASE, "status": "failed",
         "counts": {f.name: 3 for f in dream_pb2.DreamRunCounts.DESCRIPTOR.fields}}),
-        runs.run_to_proto),
-    "DreamSchedule": (lambda: filled_record(ScheduleView, PHASE), runs.schedule_to_proto),
+        lambda run: runs.run_to_proto(run, VIEWER)),
+    "DreamSchedule": (lambda: filled_record(ScheduleView, PHASE),
+                      lambda view: runs.schedule_to_proto(view, VIEWER)),
     "MemoryDocument": (lambda: filled_record(MemoryDocument),
-                       lambda document: runs.document_to_proto(document, with_content=True)),
+                       lambda document: runs.document_to_proto(document, VIEWER,
+                                                               with_content=True)),
 }
 
 

@@ -25,6 +25,10 @@ from tests.test_server import REPO, clean_env, lines_of, wait_for
 pytestmark = pytest.mark.redis_cluster  # also on a Redis Cluster
 
 
+# The dream's Redis keys of alice's agent: agent ids are kept qualified by their org.
+ALICES_AGENT = "acme:alice_bot"
+
+
 def dream_hub(start_hub: StartHub, tokens_file: Path, redis_url: str, redis_prefix: str,
               llm: OpenAIStub, **env: str) -> Harness:
     write_dream_tokens(tokens_file.parent)
@@ -97,7 +101,7 @@ def test_a_run_whose_process_was_killed_is_taken_over_and_finished(
         if process.poll() is None:
             process.kill()
     redis = connect(redis_url)
-    assert redis.get(f"{keyspace(redis_prefix, 'dream')}lock:alice_bot") == run.run_id.encode()
+    assert redis.get(f"{keyspace(redis_prefix, 'dream')}lock:{ALICES_AGENT}") == run.run_id.encode()
     assert redis.xpending(f"{keyspace(redis_prefix, 'dream')}runs", "dreamers")["pending"] == 1
 
     scripted.gate = None
@@ -109,7 +113,7 @@ def test_a_run_whose_process_was_killed_is_taken_over_and_finished(
     assert finished.counts["reflections_written"] == 1
     [reflection] = alice.cognition.get_log(trace_id, types=["reflection"])
     assert reflection["consumed_at"]
-    assert redis.get(f"{keyspace(redis_prefix, 'dream')}lock:alice_bot") is None
+    assert redis.get(f"{keyspace(redis_prefix, 'dream')}lock:{ALICES_AGENT}") is None
 
 
 def test_stopping_puts_a_run_in_progress_back_uncharged(
@@ -137,7 +141,7 @@ def test_stopping_puts_a_run_in_progress_back_uncharged(
     [(_id, fields)] = redis.xrange(f"{keyspace(redis_prefix, 'dream')}runs")
     assert fields[b"attempt"] == b"0", "a release is not a failed delivery"
     assert redis.hget(f"{keyspace(redis_prefix, 'dream')}run:{run.run_id}", "status") == b"queued"
-    assert redis.get(f"{keyspace(redis_prefix, 'dream')}lock:alice_bot") is None
+    assert redis.get(f"{keyspace(redis_prefix, 'dream')}lock:{ALICES_AGENT}") is None
 
     again = dream_hub(start_hub, tokens_file, redis_url, redis_prefix, llm)
     finished = wait_run(again.client("alice"), run.run_id)
@@ -182,14 +186,14 @@ def test_an_integration_left_unconsumed_is_finished_by_the_next_run(
     wait_run(alice, alice.dream.run(phases=["per_trace_reflect"]).run_id)
     [reflection] = alice.cognition.get_log(trace_id, types=["reflection"])
     # As a run leaves it when it dies between writing the documents and consuming.
-    connect(redis_url).hset(f"{keyspace(redis_prefix, 'dream')}outbox:alice_bot", "dream-dead|0",
-                            json.dumps({trace_id: [reflection.event_id]}))
+    connect(redis_url).hset(f"{keyspace(redis_prefix, 'dream')}outbox:{ALICES_AGENT}",
+                            "dream-dead|0", json.dumps({trace_id: [reflection.event_id]}))
 
     run = wait_run(alice, alice.dream.run(phases=["cross_trace_integrate"]).run_id)
 
     assert run.status == "done" and run.counts["reflections_consumed"] == 1
     assert run.counts["llm_calls"] == 0, "the integrated reflection is not integrated again"
     assert alice.cognition.get_log(trace_id, types=["reflection"])[0]["consumed_at"]
-    assert connect(redis_url).hlen(f"{keyspace(redis_prefix, 'dream')}outbox:alice_bot") == 0
+    assert connect(redis_url).hlen(f"{keyspace(redis_prefix, 'dream')}outbox:{ALICES_AGENT}") == 0
 
 

@@ -203,3 +203,26 @@ def test_a_forged_or_expired_grant_is_unauthenticated(granted: tuple[Harness, st
                          keys._key, algorithm="HS256")  # type: ignore[union-attr]
     assert refusal(stub.UpdateKnowledge, helpful(knowledge_id), "token-dream",
                    expired) == grpc.StatusCode.UNAUTHENTICATED
+
+
+@pytest.mark.parametrize("lifetime", ["ten years ahead", "issued long ago"])
+def test_a_grant_living_longer_than_the_maximum_is_unauthenticated(
+        granted: tuple[Harness, str, str], lifetime: str) -> None:
+    """Even signed with the hub's own key: no grant outlives
+    KNOWHUB_DELEGATION_GRANT_MAX_SECONDS (120 s by default)."""
+    hub, knowledge_id, grant = granted
+    assert hub.server is not None
+    keys = hub.server.runtime.authenticator.delegations
+    claims = jwt.decode(grant, options={"verify_signature": False})
+    now = int(time.time())
+    if lifetime == "ten years ahead":
+        claims.update(iat=now, exp=now + 10 * 365 * 86_400)
+    else:
+        claims.update(iat=now - 86_400, exp=now + 60)
+    long_lived = jwt.encode(claims, keys._key, algorithm="HS256")  # type: ignore[union-attr]
+    with pytest.raises(grpc.RpcError) as raised:
+        knowledge_stub(hub).UpdateKnowledge(helpful(knowledge_id),
+                                            metadata=metadata("token-dream", long_lived))
+    assert raised.value.code() == grpc.StatusCode.UNAUTHENTICATED
+    assert "at most 120 s" in (raised.value.details() or "")
+    assert hub.client("alice").knowledge.get(knowledge_id).eval.helpful == 1

@@ -5,6 +5,7 @@ is_absolute=false through a real server."""
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +67,48 @@ def test_the_gate_catches(rule: tuple[str, str], text: str, found: str) -> None:
 @pytest.mark.parametrize("text", PASSING)
 def test_the_gate_lets_through(text: str) -> None:
     assert gate_hits(text) == {}
+
+
+# ---- Linear time --------------------------------------------------------------------------
+
+LENGTH = 4_000
+# Long runs a backtracking pattern would retry from every position: numbers before a unit
+# word with no 前/后/ago after it, and no unit at all.
+ADVERSARIAL = {
+    "一 runs before a unit": "一" * (LENGTH - 1) + "天",
+    "一 runs alone": "一" * LENGTH,
+    "二 runs before 个月": "二" * (LENGTH - 2) + "个月",
+    "mixed number runs before units": ("一二三四五六七八九十两几半数" * 400)[:LENGTH - 1] + "年",
+    "digits before an English unit": "1" * (LENGTH - 5) + " days",
+    "there before spaces": ("there" + " " * 95) * (LENGTH // 100),
+}
+BENIGN = ("部署完成后服务运行正常，日志写入磁盘。" * 300)[:LENGTH]
+
+
+def fastest_check_ms(text: str) -> float:
+    """The least time of a few checks: what the pattern costs, less the machine's noise."""
+    times = []
+    for _ in range(5):
+        started = time.perf_counter()
+        gate_hits(text)
+        times.append(time.perf_counter() - started)
+    return min(times) * 1000
+
+
+@pytest.mark.parametrize("name", ADVERSARIAL)
+def test_no_input_costs_the_gate_much_more_than_a_benign_text_of_its_length(name: str) -> None:
+    """A backtracking repeat made 4,000 characters of 一 before a unit word cost ~600 ms
+    (quadratic) against ~2 ms for ordinary text: the bound here is generous, the old cost
+    two orders of magnitude over it."""
+    text = ADVERSARIAL[name]
+    assert len(text) == pytest.approx(LENGTH, abs=100)
+    assert fastest_check_ms(text) < 10 * fastest_check_ms(BENIGN) + 5
+
+
+def test_bounded_numbers_still_catch_long_relative_times() -> None:
+    assert gate_hits("一" * 500 + "天前")["relative_time"] == ["一" * 8 + "天前"]
+    assert gate_hits("三十五天前")["relative_time"] == ["三十五天前"]
+    assert gate_hits("1000000 years ago")["relative_time"] == ["1000000 years ago"]
 
 
 # ---- Through the historian --------------------------------------------------------------------

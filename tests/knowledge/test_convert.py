@@ -14,6 +14,7 @@ import pytest
 from google.protobuf.message import Message
 from knowhub.v1 import knowledge_pb2
 
+from knowhub_server.common.auth import Principal
 from knowhub_server.knowledge import convert
 from knowhub_server.knowledge.domain import ContentVersion, Knowledge
 from knowhub_server.knowledge.operations import SearchHit, SearchResult, SlimReport
@@ -27,11 +28,14 @@ from tests.support.messages import (
     unread_fields,
 )
 
+# A caller of the shared namespace: every name reads as stored.
+VIEWER = Principal(user_id="viewer", namespace="")
+
 ROUND_TRIPS: dict[str, tuple[Callable[[Any], Any], Callable[[Any], Message]]] = {
     "Case": (lambda m: convert.case_from_proto(m, "case"),
              lambda case: knowledge_pb2.Case(**convert.case_fields(case))),
     "Source": (lambda m: convert.source_from_proto(m, "source"),
-               lambda source: knowledge_pb2.Source(**convert.source_fields(source))),
+               lambda source: knowledge_pb2.Source(**convert.source_fields(source, VIEWER))),
 }
 
 # Request fields the servicer reads itself (options of the call, the search's arguments).
@@ -50,11 +54,12 @@ REQUESTS: dict[str, Callable[[Any], Any]] = {
 
 def _hit_message(hit: SearchHit) -> knowledge_pb2.SearchHit:
     return knowledge_pb2.SearchKnowledgeResponse(
-        hits=convert.search_hits(SearchResult([hit], routed=True))).hits[0]
+        hits=convert.search_hits(SearchResult([hit], routed=True), VIEWER)).hits[0]
 
 
 RECORDS: dict[str, tuple[Callable[[], Any], Callable[[Any], Message]]] = {
-    "Knowledge": (lambda: filled_record(Knowledge), convert.knowledge_to_proto),
+    "Knowledge": (lambda: filled_record(Knowledge),
+                  lambda record: convert.knowledge_to_proto(record, VIEWER)),
     "KnowledgeVersion": (lambda: filled_record(ContentVersion), convert.version_to_proto),
     "SearchHit": (lambda: filled_record(SearchHit, {"unavailable_resources": [
         ("r-1", MISSING), ("r-2", EXPIRED), ("r-3", DELETED)]}), _hit_message),

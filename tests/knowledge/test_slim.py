@@ -51,6 +51,13 @@ def groups(report: SlimReport) -> list[tuple[str, set[str]]]:
     return sorted((g.kept_id, set(g.removed_ids)) for g in report.groups)
 
 
+@pytest.fixture
+def merge_hub(start_hub: StartHub, llm: OpenAIStub) -> Harness:
+    """A hub with the scripted LLM whose operator also allows `merge-model`."""
+    return start_hub(llm_base_url=llm.base_url, llm_max_retries=0, llm_timeout_seconds=5,
+                     llm_allowed_models=["merge-model"])
+
+
 def exists(client: KnowHub, knowledge_id: str) -> bool:
     try:
         client.knowledge.get(knowledge_id)
@@ -123,8 +130,8 @@ def test_dry_run_reports_the_groups_and_changes_nothing(hub: Harness) -> None:
     assert groups(done) == groups(report)
 
 
-def test_dry_run_does_not_ask_the_llm(llm_hub: Harness, llm: OpenAIStub) -> None:
-    alice = llm_hub.client("alice")
+def test_dry_run_does_not_ask_the_llm(merge_hub: Harness, llm: OpenAIStub) -> None:
+    alice = merge_hub.client("alice")
     records = [save(alice, ORIGINAL), save(alice, NEAR)]
     before = snapshot(alice, records)
     report = alice.knowledge.slim(model="merge-model", dry_run=True)
@@ -203,9 +210,9 @@ def test_a_second_slim_finds_nothing_more_to_do(hub: Harness) -> None:
 
 # ---- With an LLM: merge the contents -------------------------------------------------------
 
-def test_with_an_llm_the_group_is_merged_with_the_model_asked_for(llm_hub: Harness,
+def test_with_an_llm_the_group_is_merged_with_the_model_asked_for(merge_hub: Harness,
                                                                   llm: OpenAIStub) -> None:
-    alice = llm_hub.client("alice")
+    alice = merge_hub.client("alice")
     best, near = save(alice, ORIGINAL, score=5), save(alice, NEAR)
     llm.script({"task": "sailing checklist before leaving harbor",
                 "content": "check anchor, compass, lantern, rope, tide and beacon; "
@@ -254,8 +261,8 @@ def test_without_a_model_argument_the_configured_model_merges(start_hub: StartHu
     {"content": "only content"},
 ], ids=["http-500", "garbage", "empty-task", "blank-content", "no-task"])
 def test_when_the_llm_fails_slim_keeps_the_best_record_with_a_note(
-        llm_hub: Harness, llm: OpenAIStub, reply: str | Failure | dict[str, Any]) -> None:
-    alice = llm_hub.client("alice")
+        merge_hub: Harness, llm: OpenAIStub, reply: str | Failure | dict[str, Any]) -> None:
+    alice = merge_hub.client("alice")
     best, near = save(alice, ORIGINAL, score=5), save(alice, NEAR)
     give(alice, near.id, harmful=1, label="near")
     llm.script(reply)
@@ -281,6 +288,29 @@ def test_a_model_without_an_llm_is_refused_and_changes_nothing(hub: Harness) -> 
         alice.knowledge.slim(model="merge-model")
     assert "LLM" in raised.value.message
     assert snapshot(alice, records) == before
+
+
+@pytest.mark.parametrize("dry_run", [False, True])
+def test_a_model_the_operator_does_not_allow_is_refused_and_changes_nothing(
+        llm_hub: Harness, llm: OpenAIStub, dry_run: bool) -> None:
+    alice = llm_hub.client("alice")
+    records = [save(alice, ORIGINAL), save(alice, NEAR)]
+    before = snapshot(alice, records)
+    with pytest.raises(errors.InvalidArgument) as raised:
+        alice.knowledge.slim(model="gpt-4-32k-at-your-cost", dry_run=dry_run)
+    assert raised.value.message.startswith("model:")
+    assert "gpt-4o-mini" in raised.value.message  # what the hub allows
+    assert llm.chat_requests == []
+    assert snapshot(alice, records) == before
+
+
+def test_the_configured_model_may_be_named(llm_hub: Harness, llm: OpenAIStub) -> None:
+    alice = llm_hub.client("alice")
+    save(alice, ORIGINAL)
+    save(alice, NEAR)
+    llm.script({"task": "merged", "content": "merged content"})
+    assert alice.knowledge.slim(model="gpt-4o-mini").groups[0].merged_by_llm is True
+    assert [r["model"] for r in llm.chat_requests] == ["gpt-4o-mini"]
 
 
 # ---- Whose records ----------------------------------------------------------------------

@@ -224,6 +224,30 @@ def test_llm_and_embedding_calls_are_counted_by_purpose_model_and_outcome(
                  model=EMBEDDING_MODEL) == embedded + 1
 
 
+def test_no_label_carries_text_a_caller_chose(start_hub: StartHub, llm: OpenAIStub) -> None:
+    """Forty model names of a caller's choosing, and calls of methods that do not exist,
+    leave /metrics as it was: only the operator's model names a series."""
+    hub = start_hub(metrics_port=0, llm_base_url=llm.base_url, llm_max_retries=0,
+                    llm_timeout_seconds=5)
+    alice = hub.client("alice")
+    llm.responder = lambda _body: '{"task": "rotate the logs", "content": "use logrotate"}'
+    for n in range(40):
+        save(alice)
+        save(alice)  # a near-duplicate for slim to merge
+        with pytest.raises(errors.InvalidArgument):
+            alice.knowledge.slim(model=f"caller-model-{n}")
+    channel = grpc.insecure_channel(hub.address)
+    for n in range(5):
+        with pytest.raises(grpc.RpcError) as unknown:
+            channel.unary_unary(f"/{KNOWLEDGE}/CallerMethod{n}")(b"", metadata=bearer("alice"),
+                                                                 timeout=10)
+        assert unknown.value.code() == grpc.StatusCode.UNIMPLEMENTED
+    channel.close()
+    labels = {v for _, pairs in scrape(hub) for _, v in pairs}
+    assert not any(v.startswith(("caller-model-", "CallerMethod")) for v in labels)
+    assert llm.chat_requests == []
+
+
 def _search_requests(llm: OpenAIStub, query: str) -> int:
     """Embedding calls whose input was exactly this one query text."""
     return sum(1 for body in llm.embedding_requests if body.get("input") in (query, [query]))

@@ -8,6 +8,11 @@ trace views and trace lists; memory event search — and every result is checked
 the caller's visible scopes computed here from the token's fields (seed 003: user:U,
 agent:A, project:P..., team:T..., org:O, public). Gets of what the caller cannot see must
 be NOT_FOUND or PERMISSION_DENIED; gets of what it can see must succeed.
+
+Agent and resource names are per organisation: the model below keeps every name as the
+store does (`agent:o1:bot1`, `o1:iso/u2/r0`; bare for principals without an org) and
+turns it into, and back from, the form each caller writes and reads (its own org's bare,
+another org's qualified, the shared namespace's as `:name`).
 """
 
 from __future__ import annotations
@@ -42,10 +47,37 @@ class Who:
     fields: dict[str, Any]
 
     @property
+    def org(self) -> str:
+        return str(self.fields.get("org_id", ""))
+
+    def stored(self, name: str) -> str:
+        """A name as this principal writes it, as the store keeps it."""
+        if name.startswith(":"):
+            return name[1:]
+        return f"{self.org}:{name}" if self.org and ":" not in name else name
+
+    def read(self, name: str) -> str:
+        """A stored name as this principal reads it."""
+        if not self.org:
+            return name
+        if ":" not in name:
+            return f":{name}"
+        return name.removeprefix(f"{self.org}:")
+
+    def stored_scope(self, value: str) -> str:
+        kind, _, entity = value.partition(":")
+        return f"agent:{self.stored(entity)}" if kind == "agent" else value
+
+    def read_scope(self, value: str) -> str:
+        kind, _, entity = value.partition(":")
+        return f"agent:{self.read(entity)}" if kind == "agent" else value
+
+    @property
     def visible(self) -> frozenset[str]:
+        """Its visible scopes, as stored."""
         scopes = {f"user:{self.fields['user_id']}", "public"}
         if self.fields.get("agent_id"):
-            scopes.add(f"agent:{self.fields['agent_id']}")
+            scopes.add(self.stored_scope(f"agent:{self.fields['agent_id']}"))
         if self.fields.get("org_id"):
             scopes.add(f"org:{self.fields['org_id']}")
         scopes.update(f"project:{p}" for p in self.fields.get("project_ids", []))
@@ -75,6 +107,7 @@ def make_principals(rng: random.Random, count: int) -> list[Who]:
 
 
 def some_scopes(rng: random.Random, who: Who) -> list[str]:
+    """Scopes the principal may write, as stored."""
     visible = sorted(who.visible)
     return rng.sample(visible, rng.randint(1, min(3, len(visible))))
 
@@ -100,16 +133,16 @@ def populate(hub: Harness, principals: list[Who], rng: random.Random,
         for i in range(per_principal):
             scopes = some_scopes(rng, who)
             record = client.knowledge.save(task=text(rng), content=text(rng), types=["tool"],
-                                           scopes=scopes)
+                                           scopes=[who.read_scope(s) for s in scopes])
             world.knowledge[record.id] = scopes
             resource_id = f"iso/{who.name}/r{i}"
             scopes = some_scopes(rng, who)
             client.resources.save(resource_id, text(rng), text(rng), secure_body="s",
-                                  scopes=scopes)
-            world.resources[resource_id] = scopes
+                                  scopes=[who.read_scope(s) for s in scopes])
+            world.resources[who.stored(resource_id)] = scopes
             client.memory.remember(observations=[f"{who.name} noted {text(rng)}"],
                                    context={"user_id": f"m{rng.randint(0, 9)}"},
-                                   scope=rng.choice(sorted(who.visible)))
+                                   scope=who.read_scope(rng.choice(sorted(who.visible))))
         trace = f"iso-{who.name}"
         client.cognition.append_events(trace, [
             {"type": "message", "sequence": 1, "role": "user", "content": text(rng)},
@@ -129,9 +162,10 @@ class Tally:
         self.refused_visible: list[str] = []
 
     def check(self, what: str, who: Who, scopes: list[str]) -> None:
-        """A result of a search or list: one of its scopes must be visible to the caller."""
+        """A result of a search or list (its scopes as the caller reads them): one of its
+        scopes must be visible to the caller."""
         self.results += 1
-        if who.visible.isdisjoint(scopes):
+        if who.visible.isdisjoint(who.stored_scope(s) for s in scopes):
             self.leaks.append(f"{what} in {sorted(scopes)} reached {who.fields}")
 
     def get(self, what: str, who: Who, visible: bool, read: Callable[[], Any]) -> Any:
@@ -175,13 +209,15 @@ def read_once(rng: random.Random, clients: dict[str, KnowHub], principals: list[
         if record is not None:
             tally.check(f"knowledge {record_id}", who, record.scopes)
     elif kind == "resources.get":
-        resource_id, scopes = rng.choice(list(world.resources.items()))
+        stored, scopes = rng.choice(list(world.resources.items()))
+        resource_id = who.read(stored)
         resource = tally.get(f"resource {resource_id}", who, not who.visible.isdisjoint(scopes),
                              lambda: client.resources.get(resource_id))
         if resource is not None:
             tally.check(f"resource {resource_id}", who, resource.scopes)
     elif kind == "resources.list":
-        prefix = rng.choice(["", "iso", f"iso/{rng.choice(principals).name}"])
+        writer = rng.choice(principals)
+        prefix = rng.choice(["", "iso", who.read(writer.stored(f"iso/{writer.name}"))])
         for resource in client.resources.list(prefix=prefix, limit=rng.randint(1, 100)):
             tally.check(f"resource {resource.id}", who, resource.scopes)
     elif kind == "resources.search":
@@ -293,7 +329,7 @@ def test_no_write_borrows_an_identity(isolation_hub: tuple[Harness, list[Who], s
         expected = f"agent:{named or own}" if named or own else who.user_scope
         if saved.owner != expected:
             writes.wrong.append(f"{who.fields} naming {named!r} saved as {saved.owner}")
-        records[saved.id] = (saved.owner, who.user_scope, scopes)
+        records[saved.id] = (who.stored_scope(saved.owner), who.user_scope, scopes)
     for _ in range(int(scale.pick(150, 1500))):
         who = rng.choice(principals)
         visible = [i for i, (_, _, scopes) in records.items()
@@ -303,8 +339,8 @@ def test_no_write_borrows_an_identity(isolation_hub: tuple[Harness, list[Who], s
         record_id = rng.choice(visible)
         owner, creator, _ = records[record_id]
         own = who.fields.get("agent_id", "")
-        allowed = owner in (who.user_scope, f"agent:{own}" if own else "") or \
-            creator == who.user_scope
+        allowed = owner in (who.user_scope, who.stored_scope(f"agent:{own}") if own else "") \
+            or creator == who.user_scope
         deleted = writes.attempt("delete", f"{who.fields} deleting {owner}'s (creator "
                                  f"{creator}) {record_id}", allowed,
                                  lambda w=who, r=record_id: clients[w.name].knowledge.delete(r)

@@ -27,7 +27,9 @@ def test_mixed_load(tmp_path: Path, scale: Scale, figures: Report) -> None:
     clients_count, seconds = int(scale.pick(8, 64)), float(scale.pick(3, 60))
     (tmp_path / "tokens").mkdir()
     tokens = write_tokens_file(tmp_path / "tokens")
-    with server_process(tmp_path / "data", {"KNOWHUB_TOKENS_FILE": str(tokens)}) as (_, port):
+    # Two tokens stand for up to 64 agents here: no limit of calls in progress per token.
+    env = {"KNOWHUB_TOKENS_FILE": str(tokens), "KNOWHUB_CALLS_PER_CALLER_MAX": "0"}
+    with server_process(tmp_path / "data", env) as (_, port):
         address = f"127.0.0.1:{port}"
         owner = KnowHub(address, token="token-alice", timeout=60)
         shared, resources = seed(owner)

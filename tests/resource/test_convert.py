@@ -11,19 +11,24 @@ import pytest
 from google.protobuf.message import Message
 from knowhub.v1 import resource_pb2
 
+from knowhub_server.common.auth import Principal
 from knowhub_server.resource import convert
 from knowhub_server.resource.audit import AuditEvent
 from knowhub_server.resource.domain import CONTENT_TYPES, Resource, VersionInfo
 from knowhub_server.resource.operations import Rotation
 from tests.support.messages import assert_writes_every_field, filled, filled_record, unread_fields
 
+# A caller of the shared namespace: every name reads as stored.
+VIEWER = Principal(user_id="viewer", namespace="")
+
 RECORDS: dict[str, tuple[Callable[[], Any], Callable[[Any], Message]]] = {
     "Resource": (lambda: filled_record(Resource, {"content_type": "code"}),
-                 convert.resource_to_proto),
+                 lambda resource: convert.resource_to_proto(resource, VIEWER)),
     "ResourceHit": (lambda: filled_record(Resource, {"content_type": "cookie"}),
-                    lambda resource: convert.hit_to_proto(resource, 0.75)),
+                    lambda resource: convert.hit_to_proto(resource, 0.75, VIEWER)),
     "ResourceVersion": (lambda: filled_record(VersionInfo), convert.version_to_proto),
-    "AuditEvent": (lambda: filled_record(AuditEvent), convert.event_to_proto),
+    "AuditEvent": (lambda: filled_record(AuditEvent),
+                   lambda event: convert.event_to_proto(event, VIEWER)),
     "RotateMasterKeyResponse": (lambda: filled_record(Rotation), convert.rotation_to_proto),
 }
 

@@ -82,11 +82,13 @@ def test_search_hits_say_which_resources_cannot_be_used(alice: KnowHub,
     assert hit.resources_unverified is False
     assert hit.to_dict()["unavailable_resources"][0].keys() == {"resource_id", "reason"}
 
-    # Bob sees the public record but none of acme's resources: all are missing to him.
+    # Bob sees the public record but none of acme's resources: all are missing to him. He
+    # reads the ids as acme's (ids are per organisation), never as names of his own.
     [bobs] = [h for h in clients["bob"].knowledge.search("axolotl scraping", top_k=10)
               if h.knowledge.id == saved.id]
+    assert bobs.knowledge.resource_ids == [f"acme:{i}" for i in saved.resource_ids]
     assert {(u.resource_id, u.reason) for u in bobs.unavailable_resources} == {
-        (i, "missing") for i in saved.resource_ids}
+        (f"acme:{i}", "missing") for i in saved.resource_ids}
 
 
 def test_hits_without_resources_need_no_check(alice: KnowHub) -> None:

@@ -84,15 +84,16 @@ def test_an_envelope_moved_to_another_resource_or_version_does_not_open(
 
     store = EdgeStore(hub.data_dir / "qdrant")
     resources = ResourceStore(store)
-    keys = {(h.id, v.version): v.key for h in (resources.head("credentials/a"),
-                                               resources.head("credentials/b"))
+    # The store keeps alice's ids qualified by her organisation.
+    keys = {(h.id, v.version): v.key for h in (resources.head("acme:credentials/a"),
+                                               resources.head("acme:credentials/b"))
             if h is not None for v in h.versions}
-    sealed_b = resources.version(keys["credentials/b", 1])
-    sealed_b2 = resources.version(keys["credentials/b", 2])
+    sealed_b = resources.version(keys["acme:credentials/b", 1])
+    sealed_b2 = resources.version(keys["acme:credentials/b", 2])
     assert sealed_b is not None and sealed_b2 is not None
-    resources.update_version(keys["credentials/a", 1],
+    resources.update_version(keys["acme:credentials/a", 1],
                              lambda r: replace(r, envelope=sealed_b.envelope))
-    resources.update_version(keys["credentials/b", 1],
+    resources.update_version(keys["acme:credentials/b", 1],
                              lambda r: replace(r, envelope=sealed_b2.envelope))
     store.close()
 

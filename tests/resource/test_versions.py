@@ -22,11 +22,13 @@ def alice(clients: Principals) -> KnowHub:
     return clients["alice"]
 
 
-def version_records(data_dir: Path, resource_id: str) -> int:
-    """Version records of a resource left in the store (the server must be stopped)."""
+def version_records(data_dir: Path, resource_id: str, org: str = "acme") -> int:
+    """Version records of one of `org`'s resources left in the store (the server must be
+    stopped); the store keeps its id qualified by the org."""
     store = EdgeStore(data_dir / "qdrant")
     try:
-        return store.open(VERSIONS_SCHEMA).count(Where(must=(Eq("resource_id", resource_id),)))
+        return store.open(VERSIONS_SCHEMA).count(
+            Where(must=(Eq("resource_id", f"{org}:{resource_id}"),)))
     finally:
         store.close()
 

@@ -54,10 +54,31 @@ SERVICE_CONFIG = json.dumps({
     "methodConfig": [{"name": read_methods(), "retryPolicy": RETRY_POLICY}],
     "retryThrottling": RETRY_THROTTLING,
 })
+# Clients ping a connection that has calls open every minute, data or not, so a long
+# stream (the evaluator's WatchTriggers) notices a dead peer. KnowHub's servers accept
+# pings that often (`server_keepalive_options`): gRPC's default policy allows one ping in
+# five minutes without data and ends the connection with GOAWAY too_many_pings after a
+# few more.
+KEEPALIVE_TIME_MS = 60_000
+
+
+def client_keepalive_options(time_ms: int) -> list[tuple[str, int]]:
+    """Ping every `time_ms` while calls are open, however long no data flows."""
+    return [("grpc.keepalive_time_ms", time_ms), ("grpc.http2.max_pings_without_data", 0)]
+
+
+def server_keepalive_options(client_time_ms: int) -> list[tuple[str, int]]:
+    """A server policy that never strikes a client pinging every `client_time_ms`: pings
+    half as far apart pass (timers drift), with or without data or calls in flight."""
+    return [("grpc.http2.min_ping_interval_without_data_ms", client_time_ms // 2),
+            ("grpc.keepalive_permit_without_calls", 1)]
+
+
+SERVER_KEEPALIVE_OPTIONS = server_keepalive_options(KEEPALIVE_TIME_MS)
 CHANNEL_OPTIONS = [
     ("grpc.service_config", SERVICE_CONFIG),
     ("grpc.max_receive_message_length", 64 * 1024 * 1024),
-    ("grpc.keepalive_time_ms", 60_000),
+    *client_keepalive_options(KEEPALIVE_TIME_MS),
 ]
 
 # A CA to verify the server with: PEM bytes, or the path of a PEM file.

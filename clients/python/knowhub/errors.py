@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import grpc
 
 
@@ -43,7 +45,13 @@ class Aborted(KnowHubError):
 
 
 class ResourceExhausted(KnowHubError):
-    pass
+    """A limit was reached. When the hub was only busy (too many calls of this token in
+    progress, or its model lane full), `retry_after` says how many seconds to wait
+    before trying again; None for limits that waiting does not lift."""
+
+    def __init__(self, code: str, message: str, retry_after: float | None = None) -> None:
+        super().__init__(code, message)
+        self.retry_after = retry_after
 
 
 class Unavailable(KnowHubError):
@@ -68,8 +76,23 @@ _BY_CODE: dict[grpc.StatusCode, type[KnowHubError]] = {
 }
 
 
+# gRPC's pushback: how many milliseconds the server asks a client to wait before a retry.
+PUSHBACK_HEADER = "grpc-retry-pushback-ms"
+
+
 def from_rpc_error(error: grpc.RpcError) -> KnowHubError:
     """The KnowHubError for a failed gRPC call."""
     code = error.code() if hasattr(error, "code") else grpc.StatusCode.UNKNOWN
     details = error.details() if hasattr(error, "details") else str(error)
+    if code == grpc.StatusCode.RESOURCE_EXHAUSTED:
+        return ResourceExhausted(code.name, details or "", _pushback_seconds(error))
     return _BY_CODE.get(code, KnowHubError)(code.name, details or "")
+
+
+def _pushback_seconds(error: grpc.RpcError) -> float | None:
+    trailing = error.trailing_metadata() if hasattr(error, "trailing_metadata") else None
+    pairs: Any = trailing or ()  # (key, value) pairs: tuples, or grpc's _Metadatum
+    for key, value in pairs:
+        if key == PUSHBACK_HEADER and isinstance(value, str) and value.isdigit():
+            return int(value) / 1000
+    return None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from knowhub.v1 import dream_pb2
 
+from knowhub_server.common.auth import Principal
 from knowhub_server.common.convert import ProtoEnum
 from knowhub_server.common.times import from_timestamp, to_timestamp
 from knowhub_server.dream.memory.domain import (
@@ -36,46 +37,48 @@ def memo_to_proto(memo: Memo) -> dream_pb2.Memo:
                           sender_id=memo.sender_id, job_id=memo.job_id)
 
 
-def event_to_proto(event: CognitiveEvent) -> dream_pb2.CognitiveEvent:
+def event_to_proto(event: CognitiveEvent, viewer: Principal) -> dream_pb2.CognitiveEvent:
     return dream_pb2.CognitiveEvent(
         event_id=event.event_id, text=event.text, user_id=event.user_id,
         group_id=event.group_id, sender_id=event.sender_id,
         timestamp=to_timestamp(event.timestamp_epoch), timestamp_local=event.timestamp_local,
         request_type=event.request_type, perspective=event.perspective,
         is_absolute=event.is_absolute, schema_version=event.schema_version,
-        scope=event.scope, warning=event.warning, job_id=event.job_id)
+        scope=viewer.show_scope(event.scope), warning=event.warning, job_id=event.job_id)
 
 
-def event_hit_to_proto(hit: EventHit) -> dream_pb2.EventHit:
-    return dream_pb2.EventHit(event=event_to_proto(hit.event), similarity=hit.similarity,
-                              score=hit.score)
+def event_hit_to_proto(hit: EventHit, viewer: Principal) -> dream_pb2.EventHit:
+    return dream_pb2.EventHit(event=event_to_proto(hit.event, viewer),
+                              similarity=hit.similarity, score=hit.score)
 
 
-def profile_hit_to_proto(profile: Profile, score: float) -> dream_pb2.ProfileHit:
-    return dream_pb2.ProfileHit(profile=profile_to_proto(profile), score=score)
+def profile_hit_to_proto(profile: Profile, score: float,
+                         viewer: Principal) -> dream_pb2.ProfileHit:
+    return dream_pb2.ProfileHit(profile=profile_to_proto(profile, viewer), score=score)
 
 
-def profile_revision_to_proto(revision: ProfileRevision) -> dream_pb2.ProfileRevision:
-    return dream_pb2.ProfileRevision(profile=profile_to_proto(revision.profile),
+def profile_revision_to_proto(revision: ProfileRevision,
+                              viewer: Principal) -> dream_pb2.ProfileRevision:
+    return dream_pb2.ProfileRevision(profile=profile_to_proto(revision.profile, viewer),
                                      replaced_at=to_timestamp(revision.replaced_at))
 
 
-def profile_to_proto(profile: Profile) -> dream_pb2.Profile:
+def profile_to_proto(profile: Profile, viewer: Principal) -> dream_pb2.Profile:
     return dream_pb2.Profile(
         entity_type=ENTITY_TYPES.value(profile.entity_type), entity_id=profile.entity_id,
         name=profile.name, tags=profile.tags, summary=profile.summary,
         markdown=profile.markdown, updated_at=to_timestamp(profile.updated_at),
         source_event_id=profile.source_event_id, revision=profile.revision,
-        scope=profile.scope, reason=profile.reason)
+        scope=viewer.show_scope(profile.scope), reason=profile.reason)
 
 
-def failed_job_to_proto(failed: FailedJob) -> dream_pb2.FailedJob:
+def failed_job_to_proto(failed: FailedJob, viewer: Principal) -> dream_pb2.FailedJob:
     message = dream_pb2.FailedJob(job_id=failed.job_id, error=failed.error,
                                   deliveries=failed.deliveries,
                                   failed_at=to_timestamp(failed.failed_at))
     job = failed.job
     if job is not None:
-        message.scope, message.memo = job.scope, job.memo
+        message.scope, message.memo = viewer.show_scope(job.scope), job.memo
         message.request_type = REQUEST_TYPES.value(job.context.request_type)
         message.user_id, message.group_id = job.context.user_id, job.context.group_id
         message.observations.extend(job.observations)

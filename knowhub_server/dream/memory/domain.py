@@ -195,13 +195,13 @@ def _english(pattern: str) -> str:
     return rf"(?i:\b(?:{pattern})\b)"
 
 
-_EN_NUMBER = (r"\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
+_EN_NUMBER = (r"\d{1,9}|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
               r"fifteen|twenty|thirty|a few|few|several|a couple of|couple of")
 _EN_UNIT = r"seconds?|minutes?|hours?|days?|nights?|weeks?|months?|years?|decades?"
 _EN_DAY = (r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|morning|afternoon|"
            r"evening|night|week|weekend|month|year|summer|winter|spring|autumn|fall|"
            r"semester|quarter")
-_ZH_NUMBER = r"(?<![0-9])[0-9]{1,2}|[一二三四五六七八九十两几半数]+"
+_ZH_NUMBER = r"(?<![0-9])[0-9]{1,2}|[一二三四五六七八九十两几半数]{1,8}"
 _ZH_UNIT = r"天|日|周|星期|礼拜|个月|月|年|小时|分钟|晚"
 
 
@@ -216,6 +216,9 @@ class GateRule:
 
 # The gate (seed 002): what an absolute event must not say. Each rule leaves alone the
 # technical terms that share its letters (I/O, 排他锁, 其他, 本地部署, "there is").
+# Every repeat is bounded ({1,8}, never + or *) where a failed match could retry it from
+# each position of a long run: `re` backtracks, and an unbounded number before a unit
+# word made a run of n characters cost n² steps. Bounded, a check stays linear in its text.
 GATE_RULES: tuple[GateRule, ...] = (
     GateRule("pronoun", "zh", r"(?<![自])我|(?<![迷])你|您|(?<![其吉利排])他|她|(?<![其])它|"
              r"咱|这位|那位|此人|这个人|那个人|这家伙|那家伙"),
@@ -516,13 +519,15 @@ def validate_query(query: str, top_k: int) -> None:
 
 
 def memory_scope(principal: Principal, scope: str, field_name: str = "scope") -> str:
-    """The scope a call reads or writes: the one named (visible to the caller, or any for
-    an admin), else the caller's org scope, else its user scope."""
+    """The scope a call reads or writes, as the store keeps it: the one named (visible to
+    the caller, or any for an admin), else the caller's org scope, else its user scope."""
     if not scope:
         return principal.default_scope
     validate_scope(scope, field_name)
+    scope = principal.qualify_scope(scope)
     if scope not in principal.visible_scopes and not principal.is_admin:
-        raise PermissionDenied(f"{field_name}: {scope!r} is not a scope the caller can see")
+        raise PermissionDenied(f"{field_name}: {principal.show_scope(scope)!r} is not a scope "
+                               "the caller can see")
     return scope
 
 

@@ -59,7 +59,7 @@ class MemoryServicer:
             time_to=from_timestamp(request.time_to, "time_to"),
             mode=SEARCH_MODES.name(request.mode, "mode"), scope=request.scope)
         return dream_pb2.SearchEventsResponse(
-            hits=[event_hit_to_proto(h) for h in result.hits],
+            hits=[event_hit_to_proto(h, principal) for h in result.hits],
             warnings=result.warnings)
 
     @unary
@@ -68,7 +68,7 @@ class MemoryServicer:
         profile = self._memory.get_profile(
             principal, entity_type=ENTITY_TYPES.name(request.entity_type, "entity_type"),
             entity_id=request.entity_id, scope=request.scope)
-        return dream_pb2.GetProfileResponse(profile=profile_to_proto(profile))
+        return dream_pb2.GetProfileResponse(profile=profile_to_proto(profile, principal))
 
     @unary
     def SearchProfiles(self, request: dream_pb2.SearchProfilesRequest,
@@ -78,7 +78,7 @@ class MemoryServicer:
             entity_type=ENTITY_TYPES.name(request.entity_type, "entity_type"),
             top_k=request.top_k if request.HasField("top_k") else None, scope=request.scope)
         return dream_pb2.SearchProfilesResponse(
-            hits=[profile_hit_to_proto(p, score) for p, score in hits])
+            hits=[profile_hit_to_proto(p, score, principal) for p, score in hits])
 
     @unary
     def ListProfileRevisions(self, request: dream_pb2.ListProfileRevisionsRequest,
@@ -88,7 +88,7 @@ class MemoryServicer:
             principal, entity_type=ENTITY_TYPES.name(request.entity_type, "entity_type"),
             entity_id=request.entity_id, scope=request.scope)
         return dream_pb2.ListProfileRevisionsResponse(
-            revisions=[profile_revision_to_proto(r) for r in revisions])
+            revisions=[profile_revision_to_proto(r, principal) for r in revisions])
 
     @unary
     def RestoreProfileRevision(self, request: dream_pb2.RestoreProfileRevisionRequest,
@@ -97,14 +97,16 @@ class MemoryServicer:
         profile = self._memory.restore_profile(
             principal, entity_type=ENTITY_TYPES.name(request.entity_type, "entity_type"),
             entity_id=request.entity_id, scope=request.scope, revision=request.revision)
-        return dream_pb2.RestoreProfileRevisionResponse(profile=profile_to_proto(profile))
+        return dream_pb2.RestoreProfileRevisionResponse(
+            profile=profile_to_proto(profile, principal))
 
     @unary
     def ListFailedJobs(self, request: dream_pb2.ListFailedJobsRequest,
                        principal: Principal) -> dream_pb2.ListFailedJobsResponse:
         jobs, token = self._memory.failed_jobs(principal, page_size=request.page_size,
                                                page_token=request.page_token)
-        return dream_pb2.ListFailedJobsResponse(jobs=[failed_job_to_proto(j) for j in jobs],
+        return dream_pb2.ListFailedJobsResponse(
+            jobs=[failed_job_to_proto(j, principal) for j in jobs],
                                                 next_page_token=token)
 
     @unary

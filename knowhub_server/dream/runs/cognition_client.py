@@ -34,8 +34,9 @@ class TraceInfo:
     unconsumed_reflections: int
 
     @classmethod
-    def of(cls, trace: cognition_pb2.Trace) -> TraceInfo:
-        return cls(trace.trace_id, trace.owner, trace.agent_id, trace.task,
+    def of(cls, trace: cognition_pb2.Trace, reader: Principal) -> TraceInfo:
+        """The trace as `reader` read it, its agent qualified by its org again."""
+        return cls(trace.trace_id, trace.owner, reader.qualify(trace.agent_id), trace.task,
                    trace.last_sequence, trace.reflected_at_sequence,
                    trace.unconsumed_reflections)
 
@@ -80,16 +81,19 @@ class CognitionClient:
         PeerRefused NOT_FOUND)."""
         request = cognition_pb2.GetLogRequest(trace_id=trace_id, owner=owner,
                                               types=["reflection"], page_size=1)
-        return TraceInfo.of(call_as(principal, self._cognition().GetLog, request).trace)
+        return TraceInfo.of(call_as(principal, self._cognition().GetLog, request).trace,
+                            principal)
 
     def traces(self, principal: Principal, agent_id: str, owner: str) -> list[TraceInfo]:
-        """Every trace of the agent (of `owner` only, unless it is "") `principal` sees."""
+        """Every trace of the agent (qualified by its org; of `owner` only, unless it is
+        "") `principal` sees."""
         found, token = [], ""
         while True:
-            request = cognition_pb2.ListTracesRequest(agent_id=agent_id, owner=owner,
-                                                      page_size=TRACE_PAGE, page_token=token)
+            request = cognition_pb2.ListTracesRequest(
+                agent_id=principal.show(agent_id), owner=owner, page_size=TRACE_PAGE,
+                page_token=token)
             response = call_as(principal, self._cognition().ListTraces, request)
-            found += [TraceInfo.of(t) for t in response.traces]
+            found += [TraceInfo.of(t, principal) for t in response.traces]
             token = response.next_page_token
             if not token:
                 return found

@@ -1,9 +1,11 @@
-"""Dream runs' protobuf messages to and from their domain (dream.proto, runs half)."""
+"""Dream runs' protobuf messages to and from their domain (dream.proto, runs half).
+Agent ids leave as the `viewer` reads them (its own org's bare)."""
 
 from __future__ import annotations
 
 from knowhub.v1 import dream_pb2
 
+from knowhub_server.common.auth import Principal
 from knowhub_server.common.convert import ProtoEnum
 from knowhub_server.common.times import optional_timestamp, to_timestamp
 from knowhub_server.dream.runs.domain import DreamRun, MemoryDocument
@@ -13,9 +15,9 @@ PHASES = ProtoEnum(dream_pb2.DreamPhase)
 STATUSES = ProtoEnum(dream_pb2.DreamRunStatus)
 
 
-def run_to_proto(run: DreamRun) -> dream_pb2.DreamRun:
+def run_to_proto(run: DreamRun, viewer: Principal) -> dream_pb2.DreamRun:
     return dream_pb2.DreamRun(
-        run_id=run.run_id, agent_id=run.agent_id, trace_ids=run.trace_ids,
+        run_id=run.run_id, agent_id=viewer.show(run.agent_id), trace_ids=run.trace_ids,
         phases=PHASES.values_of(run.phases), status=STATUSES.value(run.status),
         reason=run.reason, counts=dream_pb2.DreamRunCounts(**run.counts),
         failures=[dream_pb2.DreamFailure(phase=PHASES.value(f.phase), trace_id=f.trace_id,
@@ -25,10 +27,10 @@ def run_to_proto(run: DreamRun) -> dream_pb2.DreamRun:
         finished_at=optional_timestamp(run.finished_at), attempts=run.attempts)
 
 
-def schedule_to_proto(view: ScheduleView) -> dream_pb2.DreamSchedule:
+def schedule_to_proto(view: ScheduleView, viewer: Principal) -> dream_pb2.DreamSchedule:
     schedule, fired = view.schedule, view.fired
     message = dream_pb2.DreamSchedule(
-        schedule_id=schedule.schedule_id, agent_id=schedule.agent_id,
+        schedule_id=schedule.schedule_id, agent_id=viewer.show(schedule.agent_id),
         every_minutes=schedule.every_minutes, cron=schedule.cron,
         time_zone=schedule.time_zone, phases=PHASES.values_of(schedule.phases),
         start_time=to_timestamp(schedule.start_time), requested_by=schedule.requested_by,
@@ -40,10 +42,10 @@ def schedule_to_proto(view: ScheduleView) -> dream_pb2.DreamSchedule:
     return message
 
 
-def document_to_proto(document: MemoryDocument, *,
+def document_to_proto(document: MemoryDocument, viewer: Principal, *,
                       with_content: bool) -> dream_pb2.MemoryDocument:
     return dream_pb2.MemoryDocument(
-        agent_id=document.agent_id, path=document.path,
+        agent_id=viewer.show(document.agent_id), path=document.path,
         content=document.content if with_content else "", revision=document.revision,
         updated_at=to_timestamp(document.updated_at), run_id=document.run_id,
         size=len(document.content))

@@ -17,7 +17,7 @@ from cronsim import CronSim, CronSimError
 
 from knowhub_server.common import validation as check
 from knowhub_server.common.errors import InvalidArgument
-from knowhub_server.common.scopes import ENTITY_ID_RULE, is_valid_entity_id
+from knowhub_server.common.scopes import validate_agent_name
 
 PER_TRACE_REFLECT, CROSS_TRACE_INTEGRATE = "per_trace_reflect", "cross_trace_integrate"
 PHASES = (PER_TRACE_REFLECT, CROSS_TRACE_INTEGRATE)
@@ -394,9 +394,7 @@ def validate_plan(plan: Any, current: dict[str, MemoryDocument], *, max_updates:
 # ---- Request validation ----------------------------------------------------------------------
 
 def validate_agent_id(value: str, field_name: str = "agent_id") -> str:
-    if not is_valid_entity_id(value):
-        raise InvalidArgument(field_name, f"{value[:140]!r} must be {ENTITY_ID_RULE}")
-    return value
+    return validate_agent_name(value, field_name)
 
 
 def validate_phases(phases: list[str]) -> list[str]:

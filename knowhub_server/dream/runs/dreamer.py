@@ -29,6 +29,7 @@ from knowhub_server.common.errors import ServiceError, Unauthenticated
 from knowhub_server.common.llm import LLM, LLMError, parse_json_reply
 from knowhub_server.common.peers import PeerRefused
 from knowhub_server.common.runtime import Runtime
+from knowhub_server.common.scopes import bare
 from knowhub_server.common.times import now
 from knowhub_server.dream.runs import prompts
 from knowhub_server.dream.runs.cognition_client import CognitionClient, TraceInfo
@@ -121,7 +122,7 @@ class RunExecutor:
             return FAILED, refusal
         holder = self._store.acquire_agent(run.agent_id, run.run_id, self._lease_ms)
         if holder != run.run_id:
-            return SKIPPED, (f"agent {run.agent_id!r} has run {holder} in progress; runs of "
+            return SKIPPED, (f"agent {bare(run.agent_id)!r} has run {holder} in progress; runs of "
                              "one agent never overlap")
         try:
             def keep() -> None:
@@ -339,7 +340,7 @@ class RunWorker(StreamWorker):
             log.info("%s released run %s at shutdown", self.consumer, run.run_id)
             return
         except LockLost:
-            status, reason = FAILED, (f"lost agent {run.agent_id!r}'s lock (its lease of "
+            status, reason = FAILED, (f"lost agent {bare(run.agent_id)!r}'s lock (its lease of "
                                       f"{self._settings.dream_stale_run_timeout_seconds:g} s "
                                       "ran out); what was written stays")
         except redis.RedisError:

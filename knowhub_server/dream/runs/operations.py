@@ -80,12 +80,14 @@ class DreamOperations:
         traces = [self._readable(principal, t, f"trace_ids[{i}]")
                   for i, t in enumerate(trace_ids)]
         agents = sorted({t.agent_id for t in traces})
-        agent = agent_id or principal.agent_id or (agents[0] if len(agents) == 1 else "")
+        agent = agent_id or principal.agent_id or \
+            (principal.show(agents[0]) if len(agents) == 1 else "")
         agent = self._agent_for(principal, agent)
         for index, trace in enumerate(traces):
             if trace.agent_id != agent:
+                theirs = principal.show(trace.agent_id) or "(none)"
                 raise InvalidArgument(f"trace_ids[{index}]", f"trace {trace.trace_id!r} is "
-                                      f"agent {trace.agent_id or '(none)'!r}'s, not {agent!r}'s")
+                                      f"agent {theirs!r}'s, not {principal.show(agent)!r}'s")
         run = new_run(agent, list(trace_ids), phases, principal.user_scope,
                       principal.is_admin, now())
         with reachable("queueing a dream run"):
@@ -107,7 +109,7 @@ class DreamOperations:
         newest first, optionally only an agent's or only those in a status."""
         check.int_range(page_size, "page_size", 1, PAGE_SIZE_MAX)
         if agent_id:
-            validate_agent_id(agent_id)
+            agent_id = principal.qualify(validate_agent_id(agent_id))
         filters = ("runs", principal.user_scope, principal.is_admin, agent_id, status)
         after = _time_cursor(page_token, filters) if page_token else None
         requester = "" if principal.is_admin else principal.user_scope
@@ -142,7 +144,8 @@ class DreamOperations:
             mine = [s for s in self._store.all_schedules() if s.agent_id == agent
                     and s.requested_by == schedule.requested_by]
             if len(mine) >= SCHEDULES_PER_AGENT_MAX:
-                raise ResourceExhausted(f"agent {agent!r} already has {len(mine)} schedules "
+                raise ResourceExhausted(f"agent {principal.show(agent)!r} already has "
+                                        f"{len(mine)} schedules "
                                         f"of {schedule.requested_by}; the limit is "
                                         f"{SCHEDULES_PER_AGENT_MAX}")
             self._store.add_schedule(schedule)
@@ -154,7 +157,7 @@ class DreamOperations:
         """The caller's schedules (every one for an admin), oldest first."""
         check.int_range(page_size, "page_size", 1, PAGE_SIZE_MAX)
         if agent_id:
-            validate_agent_id(agent_id)
+            agent_id = principal.qualify(validate_agent_id(agent_id))
         filters = ("schedules", principal.user_scope, principal.is_admin, agent_id)
         after = _time_cursor(page_token, filters) if page_token else None
         with reachable("listing dream schedules"):
@@ -209,7 +212,7 @@ class DreamOperations:
             current = self._store.document(agent, path)
             revisions = self._store.revisions(agent, path) if current else []
         if current is None:
-            raise NotFound(f"agent {agent!r} has no memory document {path!r}")
+            raise NotFound(f"agent {principal.show(agent)!r} has no memory document {path!r}")
         if not revision or revision == current.revision:
             return current, revisions
         earlier = next((r.document for r in revisions if r.document.revision == revision),
@@ -222,8 +225,9 @@ class DreamOperations:
     # -- rights --
 
     def _agent_for(self, principal: Principal, agent_id: str) -> str:
-        """The agent a call acts for (the named one, else the token's); only the agent's
-        own tokens and admins may."""
+        """The agent a call acts for (the named one, else the token's), qualified by its
+        org: its memory documents and runs are that org's agent's; only the agent's own
+        tokens and admins may."""
         agent = agent_id or principal.agent_id
         if not agent:
             raise InvalidArgument("agent_id", "is required: the caller's token names no agent")

@@ -30,13 +30,13 @@ class RunsServicer:
         run = self._dreams.run_dream(principal, agent_id=request.agent_id,
                                      trace_ids=list(request.trace_ids),
                                      phases=PHASES.names_of(request.phases, "phases"))
-        return dream_pb2.RunDreamResponse(run=run_to_proto(run))
+        return dream_pb2.RunDreamResponse(run=run_to_proto(run, principal))
 
     @unary
     def GetDreamRun(self, request: dream_pb2.GetDreamRunRequest,
                     principal: Principal) -> dream_pb2.GetDreamRunResponse:
         return dream_pb2.GetDreamRunResponse(
-            run=run_to_proto(self._dreams.get_run(principal, request.run_id)))
+            run=run_to_proto(self._dreams.get_run(principal, request.run_id), principal))
 
     @unary
     def ListDreamRuns(self, request: dream_pb2.ListDreamRunsRequest,
@@ -45,7 +45,7 @@ class RunsServicer:
             principal, agent_id=request.agent_id,
             status=STATUSES.name(request.status, "status"),
             page_size=request.page_size or DEFAULT_PAGE_SIZE, page_token=request.page_token)
-        return dream_pb2.ListDreamRunsResponse(runs=[run_to_proto(r) for r in runs],
+        return dream_pb2.ListDreamRunsResponse(runs=[run_to_proto(r, principal) for r in runs],
                                                next_page_token=token)
 
     @unary
@@ -56,7 +56,7 @@ class RunsServicer:
             cron=request.cron, time_zone=request.time_zone,
             phases=PHASES.names_of(request.phases, "phases"),
             start_time=from_timestamp(request.start_time, "start_time"))
-        return dream_pb2.ScheduleDreamResponse(schedule=schedule_to_proto(view))
+        return dream_pb2.ScheduleDreamResponse(schedule=schedule_to_proto(view, principal))
 
     @unary
     def ListSchedules(self, request: dream_pb2.ListSchedulesRequest,
@@ -65,7 +65,7 @@ class RunsServicer:
             principal, agent_id=request.agent_id,
             page_size=request.page_size or DEFAULT_PAGE_SIZE, page_token=request.page_token)
         return dream_pb2.ListSchedulesResponse(
-            schedules=[schedule_to_proto(v) for v in views], next_page_token=token)
+            schedules=[schedule_to_proto(v, principal) for v in views], next_page_token=token)
 
     @unary
     def DeleteSchedule(self, request: dream_pb2.DeleteScheduleRequest,
@@ -80,7 +80,7 @@ class RunsServicer:
             principal, agent_id=request.agent_id,
             page_size=request.page_size or DEFAULT_PAGE_SIZE, page_token=request.page_token)
         return dream_pb2.ListMemoryDocumentsResponse(
-            documents=[document_to_proto(d, with_content=request.include_content)
+            documents=[document_to_proto(d, principal, with_content=request.include_content)
                        for d in documents], next_page_token=token)
 
     @unary
@@ -90,7 +90,7 @@ class RunsServicer:
             principal, agent_id=request.agent_id, path=request.path,
             revision=request.revision)
         return dream_pb2.GetMemoryDocumentResponse(
-            document=document_to_proto(document, with_content=True),
+            document=document_to_proto(document, principal, with_content=True),
             revisions=[dream_pb2.MemoryDocumentRevision(
                 revision=r.document.revision, updated_at=to_timestamp(r.document.updated_at),
                 replaced_at=to_timestamp(r.replaced_at), run_id=r.document.run_id)

@@ -21,12 +21,15 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 
 import redis
 from redis.exceptions import LockNotOwnedError
 from redis.lock import Lock
 
+from knowhub_server.common.auth import LegacyNames
 from knowhub_server.common.redis_store import glob_escaped, keyspace
+from knowhub_server.common.scopes import ORG_SEPARATOR, qualified
 from knowhub_server.dream.runs.domain import (
     QUEUED,
     RUNNING,
@@ -331,6 +334,48 @@ class DreamStore(JobStream):
 
     def settle_outbox(self, agent_id: str, outbox_field: str) -> None:
         self._client().hdel(self._outbox + agent_id, outbox_field)
+
+
+    # ---- Names from before agent ids had organisations --------------------------------------
+
+    def qualify_legacy_agents(self, names: LegacyNames) -> tuple[int, list[str]]:
+        """Moves the memory documents (their kept revisions and outbox too) of each bare
+        agent to its org's agent, and each schedule of a bare agent to its requester's
+        org's agent. Returns how many agents and schedules moved, and the agents left
+        where they are: of no single org, or whose org's agent has documents already."""
+        client, moved, left = self._client(), 0, []
+        for agent in sorted(self._bare_agents()):
+            org = names.of_agent(agent)
+            new = qualified(org, agent)
+            if not org or client.exists(self._docs + new, self._outbox + new):
+                left.append(agent)
+                continue
+            pipe = client.pipeline(transaction=True)
+            for path in client.hkeys(self._docs + agent):
+                revisions = f"{self._revisions}{agent}:{text(path)}"
+                if client.exists(revisions):
+                    pipe.rename(revisions, f"{self._revisions}{new}:{text(path)}")
+            for key in (self._docs, self._outbox):
+                if client.exists(key + agent):
+                    pipe.rename(key + agent, key + new)
+            pipe.execute()
+            moved += 1
+        for schedule in self.all_schedules():
+            org = names.of_writer(schedule.requested_by)
+            if org and ORG_SEPARATOR not in schedule.agent_id:
+                self.add_schedule(replace(schedule, agent_id=qualified(org, schedule.agent_id)))
+                moved += 1
+        return moved, left
+
+    def _bare_agents(self) -> set[str]:
+        """The agents with memory documents or an outbox kept under a bare agent id."""
+        found = set()
+        for prefix in (self._docs, self._outbox):
+            for key in self._client().scan_iter(match=glob_escaped(prefix) + "*"):
+                agent = text(key)[len(prefix):]
+                if ORG_SEPARATOR not in agent:
+                    found.add(agent)
+        return found
 
 
 def _document(agent_id: str, path: str, raw: bytes | str | dict[str, object]
