@@ -65,6 +65,9 @@ _SCHEMAS = [
                   "top_k": {"type": "integer", "minimum": 1, "maximum": 100, "default": 5},
                   "min_score": {"type": "integer", "minimum": 1, "maximum": 5, "default": 3},
                   "types": {**_TYPES, "description": "Only these knowledge types."},
+                  "min_relevance": {"type": "number", "minimum": 0, "maximum": 1,
+                                    "description": "Only records at least this relevant "
+                                    "(0..1); default: the hub's floor."},
               }, ["query"]),
     _function("knowledge_save", "Save new knowledge: the situation (task) and what was "
               "learned (content).", {
@@ -94,6 +97,9 @@ _SCHEMAS = [
                   "top_k": {"type": "integer", "minimum": 1, "maximum": 100, "default": 5},
                   "min_score": {"type": "integer", "minimum": 1, "maximum": 5, "default": 3},
                   "types": {**_TYPES, "description": "Only these knowledge types."},
+                  "min_relevance": {"type": "number", "minimum": 0, "maximum": 1,
+                                    "description": "Only records at least this relevant "
+                                    "(0..1); default: the hub's floor."},
                   "trace_id": {"type": "string", "description": "Your trace, to log the "
                                "question and answer as its query event."},
                   "sequence": {"type": "integer", "minimum": 0,

@@ -11,6 +11,14 @@ from typing import Any
 from qdrant_edge import SparseVector
 
 from knowhub_server.common.embedding import Bm25Encoder, DenseEmbedder
+from knowhub_server.common.errors import Busy, Unavailable
+from knowhub_server.common.metrics import Metrics
+from knowhub_server.common.vector_backlog import (
+    PENDING,
+    VectorBacklog,
+    marked,
+    vectors_now_or_later,
+)
 from knowhub_server.common.vectors import (
     DENSE,
     SPARSE,
@@ -47,7 +55,8 @@ def events_schema(embedder: DenseEmbedder | None) -> CollectionSchema:
         name=EVENTS, dense_dim=embedder.dim if embedder else None,
         embedding_model=embedder.model if embedder else None,
         keyword_fields=("scope", "user_id", "group_id", "perspective"), tenant_field="scope",
-        float_fields=("timestamp_epoch",), bulk_fields=("observation",))
+        integer_fields=(PENDING,), float_fields=("timestamp_epoch",),
+        bulk_fields=("observation",))
 
 
 def profiles_schema(embedder: DenseEmbedder | None) -> CollectionSchema:
@@ -55,7 +64,7 @@ def profiles_schema(embedder: DenseEmbedder | None) -> CollectionSchema:
         name=PROFILES, dense_dim=embedder.dim if embedder else None,
         embedding_model=embedder.model if embedder else None,
         keyword_fields=("scope", "entity_type"), tenant_field="scope",
-        bulk_fields=("revisions", "merged_jobs"))
+        integer_fields=(PENDING,), bulk_fields=("revisions", "merged_jobs"))
 
 
 class MemoryVectors:
@@ -72,8 +81,22 @@ class MemoryVectors:
                 item[DENSE] = dense
         return vectors
 
+    def for_saving(self, texts: Sequence[str]) -> list[Vectors]:
+        """As `for_texts`, but without the dense vectors when the model fails within its
+        timeout: the record is stored at once and its vector written later."""
+        return vectors_now_or_later(self.embedder,
+                                    [{SPARSE: self._bm25.document(t)} for t in texts], texts)
+
+    def stored(self, key: str, payload: dict[str, Any], vectors: Vectors) -> Record:
+        return Record(key=key, payload=marked(payload, vectors, self.embedder), vectors=vectors)
+
     def for_query(self, query: str) -> tuple[SparseVector, list[float] | None]:
-        dense = self.embedder.embed_query(query) if self.embedder is not None else None
+        """The query's BM25 vector, and its dense one unless there is no model or it
+        cannot give it now (search then goes by BM25 alone)."""
+        try:
+            dense = self.embedder.embed_query(query) if self.embedder is not None else None
+        except (Unavailable, Busy):
+            dense = None
         return self._bm25.query(query), dense
 
 
@@ -136,7 +159,8 @@ class EventCandidate:
 
     @functools.cached_property
     def event(self) -> CognitiveEvent:
-        return CognitiveEvent(**self._recalled.record.payload)
+        payload = self._recalled.record.payload
+        return CognitiveEvent(**{k: v for k, v in payload.items() if k != PENDING})
 
 
 def event_where(scopes: Sequence[str], isolation: Isolation, time_from: float | None,
@@ -162,9 +186,16 @@ class EventStore:
     def put(self, events: Sequence[CognitiveEvent]) -> None:
         """Writes the events, replacing any with the same ids (a redelivered job's)."""
         texts = list(dict.fromkeys(e.text for e in events))
-        by_text = dict(zip(texts, self._vectors.for_texts(texts), strict=True))
-        self._collection.put([Record(key=e.event_id, payload=dict(vars(e)),
-                                     vectors=by_text[e.text]) for e in events])
+        by_text = dict(zip(texts, self._vectors.for_saving(texts), strict=True))
+        self._collection.put([self._vectors.stored(e.event_id, dict(vars(e)), by_text[e.text])
+                              for e in events])
+
+    def backlog(self, metrics: Metrics) -> VectorBacklog | None:
+        """The task that writes the dense vectors of events stored without them."""
+        if self._vectors.embedder is None:
+            return None
+        return VectorBacklog(EVENTS, self._collection, self._vectors.embedder,
+                             lambda payload: payload["text"], metrics)
 
     def recall(self, query: str, where: Where, limit: int) -> list[EventCandidate]:
         return [EventCandidate(r) for r in recall(self._collection, self._vectors,
@@ -183,6 +214,7 @@ def _profile_payload(record: ProfileRecord) -> dict[str, Any]:
 
 def _profile_record(payload: dict[str, Any]) -> ProfileRecord:
     fields = dict(payload)
+    fields.pop(PENDING, None)
     revisions = [ProfileRevision(Profile(**r["profile"]), r["replaced_at"])
                  for r in fields.pop("revisions", ())]
     merged = fields.pop("merged_jobs", [])
@@ -230,8 +262,16 @@ class ProfileStore:
                 for r in recall(self._collection, self._vectors, self._fusion, query, where,
                                 limit)]
 
+    def backlog(self, metrics: Metrics) -> VectorBacklog | None:
+        """The task that writes the dense vectors of profiles stored without them."""
+        if self._vectors.embedder is None:
+            return None
+        return VectorBacklog(PROFILES, self._collection, self._vectors.embedder,
+                             lambda payload: _profile_record(payload).profile.indexed_text,
+                             metrics)
+
     def _record(self, record: ProfileRecord) -> Record:
         profile = record.profile
-        return Record(key=profile_key(profile.scope, profile.entity_type, profile.entity_id),
-                      payload=_profile_payload(record),
-                      vectors=self._vectors.for_texts([profile.indexed_text])[0])
+        return self._vectors.stored(
+            profile_key(profile.scope, profile.entity_type, profile.entity_id),
+            _profile_payload(record), self._vectors.for_saving([profile.indexed_text])[0])

@@ -83,22 +83,27 @@ class AsyncKnowledgeAPI:
         return await self._transport.call(self._stub.ListKnowledge, request, Page.from_proto)
 
     async def search(self, query: str, top_k: int = 5, min_score: int = 3,
-                     types: Sequence[str] | None = None) -> SearchResults:
-        """Two-stage search (knowledge_search): hits best first."""
+                     types: Sequence[str] | None = None,
+                     min_relevance: float | None = None) -> SearchResults:
+        """Two-stage search (knowledge_search): hits best first, only those at least
+        `min_relevance` relevant (0..1; the server's floor when None)."""
         request = knowledge_pb2.SearchKnowledgeRequest(
-            query=query, top_k=top_k, min_score=min_score, types=list(types or []))
+            query=query, top_k=top_k, min_score=min_score, types=list(types or []),
+            min_relevance=min_relevance)
         return await self._transport.call(self._stub.SearchKnowledge, request,
                                           SearchResults.from_proto)
 
     async def ask(self, query: str, top_k: int = 5, min_score: int = 3,
                   types: Sequence[str] | None = None, *, trace_id: str | None = None,
-                  sequence: int = 0, goal_id: str = "") -> Answer:
+                  sequence: int = 0, goal_id: str = "",
+                  min_relevance: float | None = None) -> Answer:
         """Asks the hub (knowledge_ask): it searches, and its LLM answers from the hits,
         citing their ids. With `trace_id`, the question and answer are logged to that
         trace as its query event at `sequence`, for evaluation later."""
         request = knowledge_pb2.AskKnowledgeRequest(
             query=query, top_k=top_k, min_score=min_score, types=list(types or []),
-            trace_id=trace_id or "", sequence=sequence, goal_id=goal_id)
+            trace_id=trace_id or "", sequence=sequence, goal_id=goal_id,
+            min_relevance=min_relevance)
         return await self._transport.call(self._stub.AskKnowledge, request, Answer.from_proto)
 
     async def update(self, knowledge_id: str,

@@ -118,11 +118,21 @@ class KnowledgeAPI:
         return self._transport.call(self._stub.ListKnowledge, request, Page.from_proto)
 
     def search(
-        self, query: str, top_k: int = 5, min_score: int = 3, types: Sequence[str] | None = None
+        self,
+        query: str,
+        top_k: int = 5,
+        min_score: int = 3,
+        types: Sequence[str] | None = None,
+        min_relevance: float | None = None,
     ) -> SearchResults:
-        """Two-stage search (knowledge_search): hits best first."""
+        """Two-stage search (knowledge_search): hits best first, only those at least
+        `min_relevance` relevant (0..1; the server's floor when None)."""
         request = knowledge_pb2.SearchKnowledgeRequest(
-            query=query, top_k=top_k, min_score=min_score, types=list(types or [])
+            query=query,
+            top_k=top_k,
+            min_score=min_score,
+            types=list(types or []),
+            min_relevance=min_relevance,
         )
         return self._transport.call(self._stub.SearchKnowledge, request, SearchResults.from_proto)
 
@@ -136,6 +146,7 @@ class KnowledgeAPI:
         trace_id: str | None = None,
         sequence: int = 0,
         goal_id: str = "",
+        min_relevance: float | None = None,
     ) -> Answer:
         """Asks the hub (knowledge_ask): it searches, and its LLM answers from the hits,
         citing their ids. With `trace_id`, the question and answer are logged to that
@@ -148,6 +159,7 @@ class KnowledgeAPI:
             trace_id=trace_id or "",
             sequence=sequence,
             goal_id=goal_id,
+            min_relevance=min_relevance,
         )
         return self._transport.call(self._stub.AskKnowledge, request, Answer.from_proto)
 
