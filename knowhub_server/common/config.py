@@ -197,8 +197,10 @@ class CommonSettings(HubSettings):
         "(KNOWHUB_LLM_MAX_RETRIES) included; a save whose vector is not back by then is "
         "stored at once and gets its vector later.")
     embedding_query_timeout_seconds: float = Field(
-        2.0, gt=0, description="Longest wait for a search query's vector; a search that does "
-        "not get it in time answers from BM25 alone and says it is degraded.")
+        10.0, gt=0, description="Longest wait for a search query's vector, retries "
+        "included; a search that does not get it in time answers from BM25 alone and says "
+        "it is degraded (and the breaker, KNOWHUB_EMBEDDING_BREAKER_SECONDS, spares the "
+        "next searches the wait).")
     embedding_breaker_seconds: float = Field(
         30.0, ge=0, description="After an embedding call fails, how long the model is not "
         "asked again: searches answer from BM25 and saves store their records for a "
