@@ -65,6 +65,7 @@ class Breaker:
         self._cooldown = cooldown
         self._open_until = 0.0
         self._last_error = ""
+        self.failing = False  # whether the last call failed
 
     @property
     def open(self) -> bool:
@@ -78,9 +79,11 @@ class Breaker:
     def failed(self, error: str) -> None:
         self._last_error = error[:200]
         self._open_until = time.monotonic() + self._cooldown
+        self.failing = True
 
     def succeeded(self) -> None:
         self._open_until = 0.0
+        self.failing = False
 
 
 class DenseEmbedder:

@@ -120,7 +120,7 @@ class _EmbeddingHealth(health.HealthServicer):
         backlogs = [t for t in self._runtime.background if isinstance(t, VectorBacklog)]
         if embedder is not None and backlogs:
             waiting = sum(b.size() for b in backlogs)
-            state = "failing" if embedder.breaker.open else "ok"
+            state = "failing" if embedder.breaker.failing else "ok"
             context.set_trailing_metadata(((EMBEDDING_BACKLOG, str(waiting)),
                                            (EMBEDDING_STATE, state)))
         return response
