@@ -52,6 +52,13 @@ def waiting(hub: Harness) -> tuple[str, int]:
     return found.group(1), int(found.group(2))
 
 
+def backlog_metric(hub: Harness) -> float | None:
+    """knowhub_embedding_backlog{collection="knowledge"} as /metrics shows it."""
+    assert hub.server is not None
+    return hub.server.runtime.metrics.registry.get_sample_value(
+        "knowhub_embedding_backlog", {"collection": "knowledge"})
+
+
 def found_by_meaning(kh: KnowHub, knowledge_id: str) -> bool:
     hits = kh.knowledge.search(PARAPHRASE, top_k=1, min_relevance=0)
     return hits.selection == "recall" and [h.knowledge.id for h in hits] == [knowledge_id]
@@ -101,11 +108,13 @@ def test_an_outage_degrades_search_and_defers_vectors_sdk_rest_mcp(
     assert searched["results"][0]["id"] == made["id"]
 
     assert waiting(hub) == ("failing", 3)
+    assert backlog_metric(hub) == 3
     assert not found_by_meaning(kh, cat.id)
 
     minilm.embeddings_down = False
     wait_until(lambda: waiting(hub)[1] == 0, timeout=60, what="the vectors to be written")
     assert waiting(hub) == ("answering", 0)
+    assert backlog_metric(hub) == 0
     assert found_by_meaning(kh, cat.id)
 
 
