@@ -30,7 +30,7 @@ from pathlib import Path
 
 from knowhub import KnowHub
 
-from bench.common import server_process
+from bench.common import ROOT, server_process
 from bench.embedding_cache import CachedEmbeddings, caching_endpoint
 from bench.locomo_recall import DEFAULT_SPLIT, TOP_K, Question, Turn, default_data, load, mean
 
@@ -62,8 +62,8 @@ Run = dict[float, list[list[str]]]  # floor -> per question, the dia_ids found
 
 
 def knowhub_run(turns: list[Turn], questions: list[Question], directory: Path,
-                settings: dict[str, str], scores: dict[str, int], floors: Sequence[float]
-                ) -> tuple[Run, Run]:
+                settings: dict[str, str], scores: dict[str, int], floors: Sequence[float],
+                root: Path = ROOT) -> tuple[Run, Run]:
     """Every question, and every off-topic question per conversation, at each floor."""
     samples = sorted({t.sample for t in turns})
     tokens = [{"token": f"locomo-{s}", "user_id": s} for s in samples]
@@ -71,7 +71,8 @@ def knowhub_run(turns: list[Turn], questions: list[Question], directory: Path,
     (directory / "locomo-tokens.json").write_text(json.dumps({"tokens": tokens}))
     env = {"KNOWHUB_EMBEDDING_TIMEOUT_SECONDS": "300", **settings,
            "KNOWHUB_TOKENS_FILE": str(directory / "locomo-tokens.json")}
-    with server_process(directory / "data", env) as (_process, port):
+    with server_process(directory / "data", env, root=root,
+                        python=str(root / ".venv" / "bin" / "python")) as (_process, port):
         clients = {s: KnowHub(f"127.0.0.1:{port}", token=f"locomo-{s}") for s in samples}
         by_sample: dict[str, list[Turn]] = defaultdict(list)
         for turn in turns:
@@ -156,6 +157,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--tolerance", type=float, default=0.01,
                         help="recall a floor may cost on half A (default 0.01)")
     parser.add_argument("--seed", type=int, default=7, help="of the mixed scores")
+    parser.add_argument("--server", type=Path, default=ROOT,
+                        help="the checkout whose server to run (with its own .venv), e.g. "
+                             "an earlier version's; one without min_relevance ignores the "
+                             "floors (use --floors 0)")
     args = parser.parse_args(argv)
     turns, questions = load(args.data)
     samples = sorted({t.sample for t in turns})
@@ -183,7 +188,7 @@ def main(argv: list[str] | None = None) -> None:
             kinds["hybrid"] = {**dense, "KNOWHUB_EMBEDDING_BASE_URL": endpoint}
         for name, settings in kinds.items():
             runs = [knowhub_run(turns, questions, tmp / f"{name}-{label}", settings, scores,
-                                floors)
+                                floors, args.server)
                     for label, scores in (("uniform", uniform), ("mixed", mixed))]
             report(name, runs[0], runs[1], questions, samples, halves, args.tolerance)
     print(f"({time.perf_counter() - started:.0f} s)")
