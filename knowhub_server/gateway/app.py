@@ -31,6 +31,7 @@ from knowhub_server.common.tls import peer_ca
 from knowhub_server.gateway import openapi
 from knowhub_server.gateway.config import GatewaySettings
 from knowhub_server.gateway.guard import RequestGuard, local_token_route
+from knowhub_server.gateway.overview import HubFacts, overview_route
 from knowhub_server.gateway.routes import ROUTES
 from knowhub_server.gateway.translation import SERVICES, Backend, error_body, http_status
 
@@ -83,11 +84,12 @@ LOOPBACK_POLICY = HostPolicy.for_bind("127.0.0.1")
 
 
 def create_app(targets: Mapping[str, str], timeout: float, tls_ca: bytes | None = None, *,
-               policy: HostPolicy = LOOPBACK_POLICY, local_token: str | None = None
-               ) -> Starlette:
+               policy: HostPolicy = LOOPBACK_POLICY, local_token: str | None = None,
+               facts: HubFacts | None = None) -> Starlette:
     """The gateway; `targets` gives each service's gRPC address, `tls_ca` the CA that
     verifies them when they speak TLS, `policy` the Host and Origin headers it answers,
-    `local_token` the hub's local token (local mode), which its console gets."""
+    `local_token` the hub's local token (local mode), which its console gets, `facts`
+    the configuration its overview reports."""
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -101,6 +103,7 @@ def create_app(targets: Mapping[str, str], timeout: float, tls_ca: bytes | None 
         Route("/", _home, methods=["GET"]),
         Route("/openapi.json", _openapi, methods=["GET"]),
         Route("/api/local-token", local_token_route(local_token), methods=["GET"]),
+        Route("/api/overview", overview_route(facts), methods=["GET"]),
         *ROUTES,
         Mount("/console", app=StaticFiles(directory=CONSOLE_DIR, html=True), name="console"),
         Mount("/docs", app=StaticFiles(directory=API_DOCS_DIR, html=True), name="docs"),
@@ -199,7 +202,8 @@ def serve_gateway(settings: CommonSettings, host: str | None = None,
     _check_binding(settings, host)
     targets = service_targets(settings)
     app = create_app(targets, own.gateway_timeout_seconds, peer_ca(settings),
-                     policy=_policy(own, host), local_token=_local_token(settings))
+                     policy=_policy(own, host), local_token=_local_token(settings),
+                     facts=HubFacts.of(settings))
     gateway = GatewayServer(app, host, port)
     stop = stop_on_signal()
     gateway.start()
@@ -242,7 +246,8 @@ class HubGateway:
         targets = dict.fromkeys(SERVICES, hub_address(self._settings, hub_port))
         app = create_app(targets, self._own.gateway_timeout_seconds, peer_ca(self._settings),
                          policy=_policy(self._own, self._host),
-                         local_token=_local_token(self._settings))
+                         local_token=_local_token(self._settings),
+                         facts=HubFacts.of(self._settings))
         self._gateway = GatewayServer(app, self._host, self._port)
         self._gateway.start()
         return _listening(self._gateway)
