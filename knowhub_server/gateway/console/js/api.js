@@ -1,13 +1,15 @@
 // The gateway's JSON API: POST /api/v1/{service}/{Method} with proto3 JSON bodies, named
-// as in the .proto files (snake_case), enums by name.
-// The bearer token is kept in localStorage and sent with every call. Without one, a
-// gateway in front of a local hub (no tokens file) hands its console the hub's local
-// token; a page on another origin cannot ask for it.
+// as in the .proto files (snake_case), enums by name, and the console's GET /api/overview.
+// The bearer token a person signs in with is kept in sessionStorage (gone with the tab)
+// and sent with every call; a hub without tokens hands its console a token of its own
+// (local.js), kept in memory only. A call the hub refuses as UNAUTHENTICATED tells the
+// shell (the "knowhub:unauthenticated" event), which asks for a token again.
 
 const API_BASE = new URL("../../api/v1/", import.meta.url);
-const LOCAL_TOKEN_URL = new URL("../../api/local-token", import.meta.url);
+const OVERVIEW_URL = new URL("../../api/overview", import.meta.url);
 const TOKEN_KEY = "knowhub.console.token";
-let localToken = "";
+export const UNAUTHENTICATED_EVENT = "knowhub:unauthenticated";
+let hubToken = "";
 
 export class ApiError extends Error {
   constructor(code, message, status) {
@@ -19,30 +21,28 @@ export class ApiError extends Error {
 }
 
 export function savedToken() {
-  return localStorage.getItem(TOKEN_KEY) || "";
+  return sessionStorage.getItem(TOKEN_KEY) || "";
 }
 
 export function getToken() {
-  return savedToken() || localToken;
+  return savedToken() || hubToken;
 }
 
-export function usesLocalToken() {
-  return !savedToken() && Boolean(localToken);
+export function usesHubToken() {
+  return !savedToken() && Boolean(hubToken);
 }
 
-// Asks the gateway for the local hub's token (none when the hub uses a tokens file).
-export async function loadLocalToken() {
-  try {
-    const response = await fetch(LOCAL_TOKEN_URL, { headers: { "X-KnowHub-Console": "1" } });
-    localToken = response.ok ? (await response.json()).token || "" : "";
-  } catch {
-    localToken = "";
-  }
+// The token a local hub gave its console (see local.js); "" when the hub uses tokens.
+export function setHubToken(token) {
+  hubToken = token || "";
 }
 
-export function setToken(token) {
-  if (token) localStorage.setItem(TOKEN_KEY, token);
-  else localStorage.removeItem(TOKEN_KEY);
+export function signIn(token) {
+  sessionStorage.setItem(TOKEN_KEY, token);
+}
+
+export function signOut() {
+  sessionStorage.removeItem(TOKEN_KEY);
 }
 
 function errorOf(response, data, text) {
@@ -52,17 +52,13 @@ function errorOf(response, data, text) {
   return new ApiError(code, message, response.status);
 }
 
-// Calls one RPC and returns its response message as a plain object. Unset message and
-// optional fields are absent, so callers read them with fallbacks.
-export async function call(service, method, body = {}) {
-  const headers = { "Content-Type": "application/json" };
+async function request(url, init, what) {
+  const headers = { ...(init.headers || {}) };
   const token = getToken();
   if (token) headers.Authorization = `Bearer ${token}`;
   let response;
   try {
-    response = await fetch(new URL(`${service}/${method}`, API_BASE), {
-      method: "POST", headers, body: JSON.stringify(body),
-    });
+    response = await fetch(url, { ...init, headers });
   } catch (error) {
     throw new ApiError("UNAVAILABLE", `could not reach the gateway: ${error.message}`, 0);
   }
@@ -73,9 +69,36 @@ export async function call(service, method, body = {}) {
   } catch {
     data = null;
   }
-  if (!response.ok) throw errorOf(response, data, text);
-  if (data === null) throw new ApiError("BAD_RESPONSE", `the gateway answered ${service}/${method} with something that is not JSON`, response.status);
+  if (!response.ok) {
+    const error = errorOf(response, data, text);
+    if (error.code === "UNAUTHENTICATED") window.dispatchEvent(new CustomEvent(UNAUTHENTICATED_EVENT, { detail: error }));
+    throw error;
+  }
+  if (data === null) throw new ApiError("BAD_RESPONSE", `the gateway answered ${what} with something that is not JSON`, response.status);
   return data;
+}
+
+// Calls one RPC and returns its response message as a plain object. Unset message and
+// optional fields are absent, so callers read them with fallbacks.
+export function call(service, method, body = {}) {
+  return request(new URL(`${service}/${method}`, API_BASE), {
+    method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
+  }, `${service}/${method}`);
+}
+
+// GET /api/overview: configuration, counts and recent failures (see the gateway).
+export function overview() {
+  return request(OVERVIEW_URL, {}, "overview");
+}
+
+// The knowledge types, as the gateway lists them (read once).
+let typesPromise = null;
+export function knowledgeTypes() {
+  typesPromise ||= overview().then((data) => data.knowledge_types || [], (error) => {
+    typesPromise = null;
+    throw error;
+  });
+  return typesPromise;
 }
 
 // Every item of a paged list RPC (`field` of each page), following next_page_token up to

@@ -1,14 +1,22 @@
-// The console's shell: the token form, the nav and a hash router (#/page/arg/...?name=value).
+// The console's shell: the nav, signing in and out, and a hash router
+// (#/page/arg/...?name=value).
 
-import { loadLocalToken, savedToken, setToken, usesLocalToken } from "./api.js";
+import {
+  UNAUTHENTICATED_EVENT, call, savedToken, setHubToken, signIn, signOut, usesHubToken,
+} from "./api.js";
 import { errorBox, h } from "./dom.js";
+import { localHubToken } from "./local.js";
 import * as dream from "./pages/dream.js";
 import * as knowledge from "./pages/knowledge.js";
+import * as memory from "./pages/memory.js";
+import * as overview from "./pages/overview.js";
+import * as resources from "./pages/resources.js";
 import * as review from "./pages/review.js";
 import * as trace from "./pages/trace.js";
 
-const PAGES = { review, knowledge, trace, dream };
+const PAGES = { overview, knowledge, resources, memory, review, trace, dream };
 const main = document.getElementById("main");
+const account = document.getElementById("account");
 let renderCount = 0;
 
 function route() {
@@ -16,7 +24,7 @@ function route() {
   const split = hash.indexOf("?");
   const [page, ...args] = (split < 0 ? hash : hash.slice(0, split)).split("/");
   return {
-    page: PAGES[page] ? page : "review",
+    page: PAGES[page] ? page : "overview",
     args: args.filter(Boolean).map(decodeURIComponent),
     params: new URLSearchParams(split < 0 ? "" : hash.slice(split + 1)),
   };
@@ -25,6 +33,10 @@ function route() {
 // Renders the current route into a fresh view. A view replaced while its page is still
 // loading is detached, so late answers land nowhere.
 async function render() {
+  if (!savedToken() && !usesHubToken()) {
+    showSignIn();
+    return;
+  }
   const { page, args, params } = route();
   const count = ++renderCount;
   for (const item of document.querySelectorAll("#nav a")) {
@@ -32,26 +44,64 @@ async function render() {
   }
   const view = h("div", { class: `page page-${page}`, "data-page": page });
   main.replaceChildren(view);
+  showAccount();
   try {
     await PAGES[page].render(view, args, params);
   } catch (error) {
-    if (count === renderCount) view.append(errorBox(error));
+    if (count === renderCount && error.code !== "UNAUTHENTICATED") view.append(errorBox(error));
   }
 }
 
-function showTokenState() {
-  const state = savedToken() ? "token saved" : usesLocalToken() ? "local hub" : "no token";
-  document.getElementById("token-state").textContent = state;
+function showAccount() {
+  document.body.classList.remove("signed-out");
+  if (savedToken()) {
+    account.replaceChildren(h("span", { class: "muted", id: "token-state" }, "signed in with a token"),
+      h("button", { type: "button", id: "sign-out", onclick: () => { signOut(); render(); } }, "Sign out"));
+  } else {
+    account.replaceChildren(h("span", { class: "muted", id: "token-state" }, "local hub (no token needed)"));
+  }
 }
 
-await loadLocalToken();
-document.getElementById("token-input").value = savedToken();
-document.getElementById("token-form").addEventListener("submit", (event) => {
-  event.preventDefault();
-  setToken(document.getElementById("token-input").value.trim());
-  showTokenState();
-  render();
+// The sign-in screen: a token from the hub's tokens file; `refusal` says why the last one
+// did not work.
+function showSignIn(refusal) {
+  renderCount++;
+  document.body.classList.add("signed-out");
+  account.replaceChildren();
+  const input = h("input", { id: "sign-in-token", type: "password", autocomplete: "off", size: 48,
+    placeholder: "paste a bearer token", required: true, "aria-label": "bearer token" });
+  const slot = h("div", { id: "sign-in-error" });
+  const form = h("form", { id: "sign-in", class: "panel sign-in" },
+    h("h1", {}, "Sign in to KnowHub"),
+    h("p", {}, "This hub uses tokens. Paste a bearer token from its tokens file (",
+      h("code", {}, "KNOWHUB_TOKENS_FILE"), "). It stays in this browser tab only and is sent with every call."),
+    slot, h("div", { class: "row" }, input, h("button", { type: "submit", class: "primary" }, "Sign in")));
+  if (refusal) slot.append(refused(refusal));
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const token = input.value.trim();
+    if (!token) return;
+    signIn(token);
+    try {
+      await call("knowledge", "ListKnowledge", { page_size: 1 });
+    } catch (error) {
+      if (error.code === "UNAUTHENTICATED") return; // the sign-in screen is shown again, saying so
+    }
+    render();
+  });
+  main.replaceChildren(form);
+  input.focus();
+}
+
+function refused(error) {
+  return h("div", { class: "error", role: "alert" }, h("strong", {}, "The hub did not accept this token. "),
+    `Check it and try again, or ask for a new one. (${error.code}: ${error.message})`);
+}
+
+window.addEventListener(UNAUTHENTICATED_EVENT, (event) => {
+  signOut();
+  showSignIn(event.detail);
 });
+setHubToken(await localHubToken());
 window.addEventListener("hashchange", render);
-showTokenState();
 render();
