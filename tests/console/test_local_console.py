@@ -75,7 +75,8 @@ def test_the_console_of_a_local_hub_needs_no_token(
                                 types=["tool"])
     console = Console(browser, url, artifacts).open("/knowledge", None)  # type: ignore[arg-type]
     console.wait(".page-knowledge", "local console note")
-    assert console.driver.find_element("id", "token-state").text == "local hub"
+    assert console.driver.find_element("id", "token-state").text == "local hub (no token needed)"
+    assert console.find_all("#sign-in") == []
     console.screenshot("local-hub-knowledge")
     assert console.errors() == []  # no script or style the CSP refused
 
