@@ -188,8 +188,7 @@ async function showFailedJobs(panel) {
 
 // ---- Memory documents ----------------------------------------------------------------------
 
-// The agents the token knows of (from its dream runs, schedules and traces) to choose
-// from, the token's own agent first.
+// The agents the token knows of (from its dream runs, schedules and traces), by name.
 async function knownAgents() {
   const lists = await Promise.allSettled([
     callAll("dream", "ListDreamRuns", { page_size: 100 }, "runs", 2),
@@ -201,8 +200,9 @@ async function knownAgents() {
 }
 
 async function showDocuments(panel) {
-  const agent = h("select", { id: "documents-agent" }, h("option", { value: "" }, "the token's own agent"),
-    (await knownAgents()).map((name) => h("option", { value: name }, name)));
+  // The first agent known is shown first; "" asks for the token's own agent.
+  const agent = h("select", { id: "documents-agent" }, (await knownAgents()).map((name) => h("option", { value: name }, name)),
+    h("option", { value: "" }, "the token's own agent"));
   const results = h("div", { id: "documents" });
   const show = async () => {
     const documents = await guarded(results, () => callAll("dream", "ListMemoryDocuments",
