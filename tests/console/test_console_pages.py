@@ -16,6 +16,7 @@ from tests.console.console import Console
 from tests.console.seed import ANSWER, EVOLVED, SECRET, Seeded
 from tests.dream.support import Queue, private_context, wait_until
 from tests.support.harness import Harness
+from tests.support.openai_stub import OpenAIStub
 
 
 @pytest.fixture
@@ -33,15 +34,16 @@ def count(console: Console, name: str) -> str:
 
 
 def test_the_overview_shows_configuration_counts_failures_and_links(
-        console: Console, seeded: Seeded) -> None:
+        console: Console, seeded: Seeded, console_llm: OpenAIStub) -> None:
     console.open("", "token-admin")  # the landing page
     console.wait("#counts")
     assert int(count(console, "records")) >= 1
     assert int(count(console, "traces")) >= 2
     assert int(count(console, "failed_jobs")) == seeded.failed_job_count
     console.wait("#recent-errors", "historian job")
-    # The test gateway is made without the hub's settings: it says so rather than guess.
-    console.wait("#main", "configuration is not known here")
+    configuration = console.wait("#configuration", "tokens (KNOWHUB_TOKENS_FILE)")
+    assert f"{console_llm.base_url.split('/v1')[0]}" in configuration.text  # the model's host
+    assert "off (BM25 only)" in configuration.text
     docs = console.wait("#api-docs-link")
     assert docs.get_attribute("href").endswith("/docs/")
     console.screenshot("overview")

@@ -286,7 +286,7 @@ function resourcesSection(ids) {
 function resourceCard(id) {
   const card = h("div", { class: "card resource", "data-resource-id": id }, loading(`Loading ${id}…`));
   guarded(card, () => call("resource", "GetResource", { id })).then((response) => {
-    if (response) card.replaceChildren(...resourceDetails(response.resource));
+    if (response) card.replaceChildren(h("div", {}, resourceDetails(response.resource)));
   });
   return card;
 }

@@ -51,7 +51,7 @@ function showEvents(panel, params, open) {
     const response = await guarded(results, () => call("dream", "SearchEvents", body));
     if (!response) return;
     const hits = response.hits || [];
-    results.append((response.warnings || []).map((warning) => h("p", { class: "notice" }, warning)),
+    results.append(...(response.warnings || []).map((warning) => h("p", { class: "notice" }, warning)),
       hits.length ? table(["When", "Event", "Subject", "Perspective", "Score"], hits.map((hit) => eventRow(hit, open)))
         : empty("No events match."));
   });

@@ -106,12 +106,12 @@ async function renderTrace(view, at) {
   const trace = data.trace || {};
   const header = data.header || {};
   const here = { ...at, owner: trace.owner || owner };
-  view.append(
+  view.append(...[
     h("h1", {}, "Trace ", h("span", { class: "trace-id" }, trace.trace_id || trace_id)),
     jobHeader(here, header, trace),
     evaluationPanel(here, data),
-    windowBar(here, data),
-    h("nav", { class: "tabs" }, Object.entries(TABS).map(([name, [title]]) =>
+    windowBar(here, data)].filter(Boolean),
+  h("nav", { class: "tabs" }, Object.entries(TABS).map(([name, [title]]) =>
       h("a", { href: traceHash(trace_id, { ...here, tab: name, job: job_id }), class: name === tab ? "active" : "", "data-tab": name }, title))));
   const body = h("div", { class: `tab tab-${tab}`, "data-tab": tab });
   view.append(body);
