@@ -261,21 +261,21 @@ def _seed_paths(found: dict[str, Descriptor]) -> dict[str, Any]:
 
 
 def _overview_path() -> dict[str, Any]:
-    part_error = {"type": "object", "properties": {"error": ERROR["properties"]["error"]}}
-    count = {"oneOf": [_obj(count={"type": "integer"}, more={"type": "boolean"}), part_error]}
+    part_error = _obj(error=ERROR["properties"]["error"])
+    count = {"anyOf": [_obj(count={"type": "integer"}, more={"type": "boolean"}), part_error]}
     error_item = _obj(what={"type": "string"}, id={"type": "string"},
                       message={"type": "string"}, time={"type": "string"})
     text = {"type": "string"}
     return {"/api/overview": {"get": _operation(
         "The console's overview: the hub's configuration (never a secret), counts of what "
         "the token sees (up to 1,000 each; more: at least that many) and recent failures",
-        _obj(configuration={"oneOf": [_obj(mode=text, model=text, embeddings=text,
+        _obj(configuration={"anyOf": [_obj(mode=text, model=text, embeddings=text,
                                            storage=text,
                                            metrics_port={"type": ["integer", "null"]}),
                                       {"type": "null"}]},
              counts=_obj(records=count, traces=count, pending_reviews=count,
                          failed_jobs=count),
-             recent_errors={"oneOf": [_obj(items={"type": "array", "items": error_item}),
+             recent_errors={"anyOf": [_obj(items={"type": "array", "items": error_item}),
                                       part_error]},
              knowledge_types={"type": "array", "items": text},
              links={"type": "object", "additionalProperties": text}),

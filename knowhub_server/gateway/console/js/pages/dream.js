@@ -108,14 +108,14 @@ function runRow(run) {
     h("td", {}, run.agent_id || ""),
     h("td", {}, badge(status), run.reason ? h("div", { class: "muted" }, run.reason) : null,
       num(run.attempts) > 1 ? h("div", { class: "muted" }, `${num(run.attempts)} attempts`) : null),
-    h("td", {}, phaseNames(run.phases)),
+    h("td", { class: "phases" }, phaseNames(run.phases)),
     h("td", { class: "counts" }, Object.entries(counts).filter(([, value]) => value).map(([name, value]) =>
       h("div", {}, `${name.replace(/_/g, " ")}: ${value}`))),
     h("td", {}, (run.failures || []).map((failure) =>
       h("div", {}, `${PHASES[failure.phase] || failure.phase}${failure.trace_id ? ` ${failure.trace_id}` : ""}: ${failure.reason}`))),
-    h("td", { class: "nowrap" }, when(run.created_at)),
-    h("td", { class: "nowrap" }, when(run.started_at)),
-    h("td", { class: "nowrap" }, when(run.finished_at)));
+    h("td", { class: "when" }, when(run.created_at)),
+    h("td", { class: "when" }, when(run.started_at)),
+    h("td", { class: "when" }, when(run.finished_at)));
 }
 
 // ---- Schedules ---------------------------------------------------------------------------

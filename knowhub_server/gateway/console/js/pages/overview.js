@@ -18,7 +18,7 @@ export async function render(view) {
   const data = await guarded(slot, overview);
   if (!data) return;
   slot.append(
-    h("div", { class: "counts", id: "counts" }, COUNTS.map(([key, title, hash]) => countTile(data.counts[key], title, hash, key))),
+    h("div", { class: "count-tiles", id: "counts" }, COUNTS.map(([key, title, hash]) => countTile(data.counts[key], title, hash, key))),
     h("div", { class: "grid2" }, configuration(data.configuration), recentErrors(data.recent_errors)),
     section("Links", h("ul", { class: "links" },
       h("li", {}, h("a", { href: data.links.api_docs, id: "api-docs-link" }, "API documentation (Swagger UI)"),
