@@ -25,11 +25,13 @@ from knowhub._transport import AsyncTransport
 from knowhub.models.base import TimeLike, to_timestamp
 from knowhub.models.memory import (
     EventResults,
+    EventsPage,
     FailedJobsPage,
     Memo,
     Profile,
     ProfileHit,
     ProfileRevision,
+    ProfilesPage,
     RememberResult,
 )
 from knowhub.v1 import dream_pb2, dream_pb2_grpc
@@ -80,6 +82,20 @@ class AsyncMemoryAPI:
         return await self._transport.call(self._stub.SearchEvents, request,
                                           EventResults.from_proto)
 
+    async def list_events(self, target_user_id: str | None = None,
+                          target_group_id: str | None = None, time_from: TimeLike = None,
+                          time_to: TimeLike = None, scope: str | None = None,
+                          limit: int = 20, page_token: str = "") -> EventsPage:
+        """Events newest first without a query, isolated as in `search_events` (a user's,
+        a group's, or with neither every event of the scopes) and time-filtered; one page
+        of `limit` (1-100), `next_page_token` for the next."""
+        request = dream_pb2.ListEventsRequest(
+            target_user_id=target_user_id or "", target_group_id=target_group_id or "",
+            time_from=to_timestamp(time_from), time_to=to_timestamp(time_to),
+            scope=scope or "", page_size=limit, page_token=page_token)
+        return await self._transport.call(self._stub.ListEvents, request,
+                                          EventsPage.from_proto)
+
     async def search_for_prompt(self, question: str, context: Mapping[str, Any], *,
                                 mentioned: bool = False, top_k: int | None = None,
                                 scope: str | None = None,
@@ -112,6 +128,16 @@ class AsyncMemoryAPI:
             query=query, top_k=top_k, scope=scope or "", entity_type=entity_type_value(entity_type))
         return await self._transport.call(self._stub.SearchProfiles, request,
                                           lambda r: [ProfileHit.from_proto(h) for h in r.hits])
+
+    async def list_profiles(self, entity_type: str | None = None, scope: str | None = None,
+                            limit: int = 20, page_token: str = "") -> ProfilesPage:
+        """The profiles of the scopes the caller sees (of one entity type, or both), one
+        page of `limit` (1-100); `next_page_token` for the next."""
+        request = dream_pb2.ListProfilesRequest(
+            entity_type=entity_type_value(entity_type), scope=scope or "", page_size=limit,
+            page_token=page_token)
+        return await self._transport.call(self._stub.ListProfiles, request,
+                                          ProfilesPage.from_proto)
 
     async def profile_revisions(self, entity_type: str, entity_id: str,
                                 scope: str | None = None) -> list[ProfileRevision]:
