@@ -4,6 +4,7 @@ recall with a similarity in 0..1, and profile revisions under optimistic concurr
 from __future__ import annotations
 
 import functools
+import math
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -205,9 +206,12 @@ def _point_cursor(cursor: object) -> str:
 
 def _event_cursor(cursor: object) -> tuple[float, list[str]]:
     try:
-        return float(cursor["v"]), [str(i) for i in cursor["ids"]]  # type: ignore[index]
+        value, ids = float(cursor["v"]), [str(i) for i in cursor["ids"]]  # type: ignore[index]
     except (KeyError, TypeError, ValueError) as exc:
         raise InvalidArgument("page_token", "is not a token this service issued") from exc
+    if not math.isfinite(value):
+        raise InvalidArgument("page_token", "is not a token this service issued")
+    return value, ids
 
 
 # ---- Profiles ----------------------------------------------------------------------------
