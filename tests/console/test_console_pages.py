@@ -1,7 +1,7 @@
 """The console's working pages in headless Chromium against a real hub with tokens: the
 overview, knowledge created, scored, evolved, asked about and deleted, a secret saved and
-read on demand (and refused to whom the server refuses it), memory browsed from the events
-to memos and profiles, and signing in and out."""
+read on demand (and refused to whom the server refuses it), memory listed and browsed from
+the events to memos and profiles, and signing in and out."""
 
 from __future__ import annotations
 
@@ -155,11 +155,16 @@ def test_memory_is_browsed_from_events_to_memos_and_profiles(
     admin.memory.remember("Talked tea with user 10001", context=private_context())
     hub[1].wait_drained()
     console.open("/memory", "token-admin")
+    newest = console.wait("#event-results .memory-event")  # listed, newest first, no query
+    assert "Talked tea with user 10001" in newest.text
+    assert "UTC" in newest.text or "GMT" in newest.text  # the time with its zone
+    console.wait("#profile-results .profile-row", "user 10001")  # profiles listed, no query
+    console.screenshot("memory-list")
+
     console.wait("#events-query").send_keys("tea")
     console.wait("#events-user").send_keys("10001")
-    console.click("#memory-events button", "Search")
-    event = console.wait(".memory-event", "tea")
-    assert "UTC" in event.text or "GMT" in event.text  # the time with its zone
+    console.click("#memory-events button", "Show")
+    event = console.wait("#event-results .memory-event", "talked about tea")
     console.click("button.subject", "user 10001", within=event)
     console.wait("#memo-list .memo", "Talked tea with user 10001")
     profile = console.wait("#profiles .profile", "revision 2")
@@ -174,8 +179,8 @@ def test_memory_is_browsed_from_events_to_memos_and_profiles(
     assert (restored.revision, restored.summary) == (3, "Likes tea.")
 
     console.wait("#profile-query").send_keys("tea")
-    console.click("#profiles button", "Search")
-    console.wait(".profile-hit", "user 10001")
+    console.click("#profiles button", "Show")
+    console.wait("#profile-results .profile-row", "user 10001")
     assert console.errors() == []
 
 

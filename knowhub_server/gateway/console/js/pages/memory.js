@@ -1,6 +1,7 @@
-// Memory: the historian's events (search, narrowed to a user or a group and a time span),
-// a conversation's recent memos, and profiles with their revisions and restore. A subject
-// named in a result opens its memos and profile, so no id needs typing.
+// Memory: the historian's events (newest first, or searched; narrowed to a user or a group
+// and a time span), a conversation's recent memos, and the profiles (listed or searched)
+// with their revisions and restore. A subject named in an event opens its memos and
+// profile, so no id needs typing.
 
 import { call } from "../api.js";
 import {
@@ -16,11 +17,11 @@ export async function render(view, args, params = new URLSearchParams()) {
   view.append(h("h1", {}, "Memory"), events, h("div", { class: "grid2" }, memos, profiles));
   const open = (subject) => {
     showMemos(memos, subject);
-    showProfileSearch(profiles, subject);
+    showProfiles(profiles, subject);
   };
-  showEvents(events, params, open);
   showMemos(memos, null);
-  showProfileSearch(profiles, null);
+  showProfiles(profiles, null);
+  await showEvents(events, params, open);
 }
 
 // ---- Events ----------------------------------------------------------------------------
@@ -29,36 +30,64 @@ function localInput(id, title) {
   return h("input", { id, type: "datetime-local", title, step: 1 });
 }
 
-function showEvents(panel, params, open) {
-  const query = h("input", { id: "events-query", type: "search", size: 36, required: true,
-    placeholder: "what to look for (required)", value: params.get("q") || "" });
-  const user = h("input", { id: "events-user", placeholder: "user id", size: 14, value: params.get("user") || "" });
-  const group = h("input", { id: "events-group", placeholder: "group id", size: 14, value: params.get("group") || "" });
+const PAGE = 25;
+
+async function showEvents(panel, params, open) {
+  const query = h("input", { id: "events-query", type: "search", size: 30,
+    placeholder: "search text (empty: newest first)", value: params.get("q") || "" });
+  const user = h("input", { id: "events-user", placeholder: "user id", size: 12, value: params.get("user") || "" });
+  const group = h("input", { id: "events-group", placeholder: "group id", size: 12, value: params.get("group") || "" });
   const from = localInput("events-from", "from (your time zone)");
   const to = localInput("events-to", "to (your time zone)");
-  const top = h("select", { id: "events-top" }, [12, 25, 50, 100].map((n) => h("option", { value: n }, `top ${n}`)));
   const results = h("div", { id: "event-results" });
   const form = h("form", { class: "row" }, query, h("span", { class: "muted" }, "subject"), user, group,
-    h("span", { class: "muted" }, "from"), from, h("span", { class: "muted" }, "to"), to, top,
-    h("button", { type: "submit", class: "primary" }, "Search"));
-  form.addEventListener("submit", async (event) => {
-    event.preventDefault();
-    const body = { query: query.value.trim(), target_user_id: user.value.trim(), target_group_id: group.value.trim(),
-      top_k: Number(top.value) };
-    if (from.value) body.time_from = new Date(from.value).toISOString();
-    if (to.value) body.time_to = new Date(to.value).toISOString();
-    results.replaceChildren(loading());
-    const response = await guarded(results, () => call("dream", "SearchEvents", body));
-    if (!response) return;
-    const hits = response.hits || [];
-    results.append(...(response.warnings || []).map((warning) => h("p", { class: "notice" }, warning)),
-      hits.length ? table(["When", "Event", "Subject", "Perspective", "Score"], hits.map((hit) => eventRow(hit, open)))
-        : empty("No events match."));
-  });
+    h("span", { class: "muted" }, "from"), from, h("span", { class: "muted" }, "to"), to,
+    h("button", { type: "submit", class: "primary" }, "Show"));
+  const show = () => {
+    const filters = { target_user_id: user.value.trim(), target_group_id: group.value.trim() };
+    if (from.value) filters.time_from = new Date(from.value).toISOString();
+    if (to.value) filters.time_to = new Date(to.value).toISOString();
+    return query.value.trim() ? searchEvents(results, { ...filters, query: query.value.trim(), top_k: 50 }, open)
+      : listEvents(results, filters, open);
+  };
+  form.addEventListener("submit", (event) => { event.preventDefault(); show(); });
   panel.replaceChildren(h("h2", {}, "Events"),
     h("p", { class: "muted" }, "What the historian stored from agents' memos and observations. Times in your time zone; "
       + "a subject narrows to what that user said (with a group: in that group) or to one group's events."),
     form, results);
+  await show();
+}
+
+const EVENT_HEADERS = ["When", "Event", "Subject", "Perspective"];
+
+async function searchEvents(results, body, open) {
+  results.replaceChildren(loading());
+  const response = await guarded(results, () => call("dream", "SearchEvents", body));
+  if (!response) return;
+  const hits = response.hits || [];
+  results.append(...(response.warnings || []).map((warning) => h("p", { class: "notice" }, warning)),
+    hits.length ? table([...EVENT_HEADERS, "Score"], hits.map((hit) => eventRow(hit.event, open, (hit.score ?? 0).toFixed(3))))
+      : empty("No events match."));
+}
+
+async function listEvents(results, filters, open) {
+  results.replaceChildren(loading());
+  const rows = h("tbody");
+  const slot = h("div");
+  const more = button("More", () => next(), { hidden: true, class: "more-events" });
+  let page_token = "";
+  const next = async () => {
+    more.disabled = true;
+    const response = await guarded(slot, () => call("dream", "ListEvents", { ...filters, page_size: PAGE, page_token }));
+    if (!response) return;
+    rows.append(...(response.events || []).map((event) => eventRow(event, open)));
+    page_token = response.next_page_token || "";
+    more.disabled = !page_token;
+    more.hidden = !page_token;
+  };
+  results.replaceChildren(h("table", {}, h("thead", {}, h("tr", {}, EVENT_HEADERS.map((title) => h("th", {}, title)))), rows), slot, more);
+  await next();
+  if (!rows.children.length && !slot.children.length) results.replaceChildren(empty("No events yet."));
 }
 
 function subjectLinks(event, open) {
@@ -69,14 +98,13 @@ function subjectLinks(event, open) {
   return [user, group ? [" ", group] : null];
 }
 
-function eventRow(hit, open) {
-  const event = hit.event;
+function eventRow(event, open, score) {
   return h("tr", { class: "memory-event", "data-event-id": event.event_id },
     h("td", { class: "nowrap" }, when(event.timestamp)),
     h("td", {}, event.text, event.is_absolute ? null : h("div", { class: "muted" }, badge("not absolute", "pending"), ` ${event.warning || ""}`)),
     h("td", {}, subjectLinks(event, open), h("div", { class: "muted" }, event.scope || "")),
     h("td", {}, event.perspective || ""),
-    h("td", {}, (hit.score ?? 0).toFixed(3)));
+    score === undefined ? null : h("td", {}, score));
 }
 
 // ---- Memos ---------------------------------------------------------------------------------
@@ -106,24 +134,52 @@ function showMemos(panel, subject) {
 
 // ---- Profiles ------------------------------------------------------------------------------
 
-function showProfileSearch(panel, subject) {
-  const query = h("input", { id: "profile-query", type: "search", placeholder: "search profiles", size: 24 });
+function profileRow(profile, detail, score) {
+  return h("tr", { class: "profile-row", "data-entity-id": profile.entity_id },
+    h("td", {}, button(`${short(profile.entity_type, "ENTITY_TYPE_")} ${profile.entity_id}`,
+      () => showProfile(detail, profile.entity_type, profile.entity_id, profile.scope), { class: "link open-profile" })),
+    h("td", {}, profile.name || ""), h("td", {}, profile.revision || 0),
+    h("td", { class: "nowrap" }, score === undefined ? when(profile.updated_at) : score.toFixed(3)));
+}
+
+function showProfiles(panel, subject) {
+  const query = h("input", { id: "profile-query", type: "search", placeholder: "search profiles (empty: list them)", size: 26 });
+  const type = h("select", { id: "profile-type" }, h("option", { value: "" }, "users and groups"),
+    h("option", { value: "ENTITY_TYPE_USER" }, "users"), h("option", { value: "ENTITY_TYPE_GROUP" }, "groups"));
   const results = h("div", { id: "profile-results" });
   const detail = h("div", { id: "profile-detail" });
-  const search = h("form", { class: "row" }, query, h("button", { type: "submit" }, "Search"));
-  search.addEventListener("submit", async (event) => {
-    event.preventDefault();
-    const response = await guarded(results, () => call("dream", "SearchProfiles", { query: query.value.trim(), top_k: 20 }));
+  const form = h("form", { class: "row" }, query, type, h("button", { type: "submit" }, "Show"));
+  const entity = () => (type.value ? { entity_type: type.value } : {});
+  const search = async () => {
+    const response = await guarded(results, () => call("dream", "SearchProfiles", { query: query.value.trim(), top_k: 20, ...entity() }));
     if (!response) return;
     const hits = response.hits || [];
-    results.append(hits.length ? table(["Profile", "Name", "Revision", "Score", ""], hits.map((hit) =>
-      h("tr", { class: "profile-hit" }, h("td", {}, `${short(hit.profile.entity_type, "ENTITY_TYPE_")} ${hit.profile.entity_id}`),
-        h("td", {}, hit.profile.name || ""), h("td", {}, hit.profile.revision || 0), h("td", {}, (hit.score || 0).toFixed(3)),
-        h("td", {}, button("Open", () => showProfile(detail, hit.profile.entity_type, hit.profile.entity_id, hit.profile.scope))))))
+    results.append(hits.length ? table(["Profile", "Name", "Revision", "Score"], hits.map((hit) => profileRow(hit.profile, detail, hit.score || 0)))
       : empty("No profile matches."));
-  });
-  panel.replaceChildren(h("h2", {}, "Profiles"),
-    h("p", { class: "muted" }, "Search them, or open a subject from the events."), search, results, detail);
+  };
+  const list = async () => {
+    const rows = h("tbody");
+    const slot = h("div");
+    const more = button("More", () => next(), { hidden: true, class: "more-profiles" });
+    let page_token = "";
+    const next = async () => {
+      more.disabled = true;
+      const response = await guarded(slot, () => call("dream", "ListProfiles", { ...entity(), page_size: PAGE, page_token }));
+      if (!response) return;
+      rows.append(...(response.profiles || []).map((profile) => profileRow(profile, detail)));
+      page_token = response.next_page_token || "";
+      more.disabled = !page_token;
+      more.hidden = !page_token;
+    };
+    results.replaceChildren(h("table", {}, h("thead", {}, h("tr", {}, ["Profile", "Name", "Revision", "Updated"].map((t) => h("th", {}, t)))), rows), slot, more);
+    await next();
+    if (!rows.children.length && !slot.children.length) results.replaceChildren(empty("No profiles yet."));
+  };
+  const show = () => (query.value.trim() ? search() : list());
+  form.addEventListener("submit", (event) => { event.preventDefault(); show(); });
+  type.addEventListener("change", show);
+  panel.replaceChildren(h("h2", {}, "Profiles"), form, results, detail);
+  show();
   if (subject) showProfile(detail, subject.type, subject.id, "");
 }
 
