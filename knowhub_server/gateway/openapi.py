@@ -269,7 +269,9 @@ def _overview_path() -> dict[str, Any]:
     return {"/api/overview": {"get": _operation(
         "The console's overview: the hub's configuration (never a secret), counts of what "
         "the token sees (up to 1,000 each; more: at least that many) and recent failures",
-        _obj(configuration={"anyOf": [_obj(mode=text, model=text, embeddings=text,
+        _obj(configuration={"anyOf": [_obj(mode=text, model=text,
+                                           model_configured={"type": "boolean"},
+                                           embeddings=text,
                                            storage=text,
                                            metrics_port={"type": ["integer", "null"]}),
                                       {"type": "null"}]},

@@ -36,6 +36,7 @@ class HubFacts:
 
     mode: str
     model: str
+    model_configured: bool
     embeddings: str
     storage: str
     metrics_port: int | None
@@ -43,7 +44,7 @@ class HubFacts:
     @classmethod
     def of(cls, settings: CommonSettings) -> HubFacts:
         return cls(mode=_mode(settings), model=_model(settings),
-                   embeddings=_embeddings(settings), storage=_storage(settings),
+                   model_configured=bool(settings.llm_base_url), embeddings=_embeddings(settings), storage=_storage(settings),
                    metrics_port=settings.metrics_port)
 
 

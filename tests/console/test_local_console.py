@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from knowhub_server.common.config import CommonSettings
 from knowhub_server.gateway.app import GatewayServer, create_app
+from knowhub_server.gateway.overview import HubFacts
 from knowhub_server.gateway.translation import SERVICES
 from tests.console.console import Console
 from tests.dream.support import wait_until
@@ -22,7 +24,8 @@ from tests.support.harness import Harness
 def local(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Harness, str]]:
     """A hub without a tokens file and its gateway (as `knowhub up` runs them)."""
     hub = Harness(tmp_path_factory.mktemp("local-console") / "data").start()
-    app = create_app(dict.fromkeys(SERVICES, hub.address), 30.0, local_token=hub.local_token)
+    app = create_app(dict.fromkeys(SERVICES, hub.address), 30.0, local_token=hub.local_token,
+                     facts=HubFacts.of(CommonSettings(data_dir=hub.data_dir)))
     gateway = GatewayServer(app, "127.0.0.1", 0)
     gateway.start()
     yield hub, gateway.url
@@ -77,6 +80,7 @@ def test_the_console_of_a_local_hub_needs_no_token(
     console.wait(".page-knowledge", "local console note")
     assert console.driver.find_element("id", "token-state").text == "local hub (no token needed)"
     assert console.find_all("#sign-in") == []
+    console.wait("#ask-off", "KNOWHUB_LLM_BASE_URL")  # no model: Ask says what it needs
     console.screenshot("local-hub-knowledge")
     assert console.errors() == []  # no script or style the CSP refused
 

@@ -51,10 +51,11 @@ def test_the_configuration_never_holds_a_secret(tmp_path: Path) -> None:
     for secret in ("pa55", "k1", "sk-secret", "sk-embed", "qk", "redispass", "user:"):
         assert secret not in text
     assert facts.model == "gpt-4o-mini at https://llm.example:8443"
+    assert facts.model_configured
     assert facts.embeddings.startswith("hybrid (BM25 and dense), text-embedding-3-small at "
                                        "http://embed.example")
     assert facts.mode == "tokens (KNOWHUB_TOKENS_FILE)"
     assert facts.storage.startswith("Qdrant at http://qd:6333, Redis server")
     local = HubFacts.of(CommonSettings(data_dir=tmp_path))
     assert local.mode.startswith("local") and local.embeddings == "off (BM25 only)"
-    assert local.model.startswith("none")
+    assert local.model.startswith("none") and not local.model_configured

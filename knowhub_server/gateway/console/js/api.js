@@ -91,14 +91,15 @@ export function overview() {
   return request(OVERVIEW_URL, {}, "overview");
 }
 
-// The knowledge types, as the gateway lists them (read once).
-let typesPromise = null;
-export function knowledgeTypes() {
-  typesPromise ||= overview().then((data) => data.knowledge_types || [], (error) => {
-    typesPromise = null;
+// The overview, read once per page load for what the pages need of it (the knowledge
+// types, whether a model is configured).
+let hubPromise = null;
+export function hubFacts() {
+  hubPromise ||= overview().catch((error) => {
+    hubPromise = null;
     throw error;
   });
-  return typesPromise;
+  return hubPromise;
 }
 
 // Every item of a paged list RPC (`field` of each page), following next_page_token up to

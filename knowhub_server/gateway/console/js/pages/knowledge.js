@@ -4,7 +4,7 @@
 // linked resources (secure bodies only on an explicit reveal, which the server authorizes).
 // The knowledge types come from the gateway.
 
-import { call, knowledgeTypes } from "../api.js";
+import { call, hubFacts } from "../api.js";
 import { resourceDetails } from "../resources-shared.js";
 import {
   badge, button, empty, fields, guarded, h, link, list, loading, pre, section, table, tags, when,
@@ -18,7 +18,8 @@ export async function render(view, args) {
 // ---- Search and list -----------------------------------------------------------------
 
 async function renderBrowser(view) {
-  const knownTypes = await knowledgeTypes();
+  const facts = await hubFacts();
+  const knownTypes = facts.knowledge_types || [];
   const query = h("input", { id: "knowledge-query", type: "search", placeholder: "search knowledge", size: 40 });
   const type = h("select", { id: "knowledge-type" }, h("option", { value: "" }, "any type"),
     knownTypes.map((name) => h("option", { value: name }, name)));
@@ -36,13 +37,18 @@ async function renderBrowser(view) {
     : listPages(results, { page_size: 25, types: types(), order_by: order.value }));
   form.addEventListener("submit", (event) => { event.preventDefault(); browse(); });
   for (const control of [type, order]) control.addEventListener("change", browse);
-  view.append(h("h1", {}, "Knowledge"), askBox(), form, results, createForm(knownTypes));
+  view.append(h("h1", {}, "Knowledge"), askBox(facts.configuration), form, results, createForm(knownTypes));
   await browse();
 }
 
 // ---- Ask and create ---------------------------------------------------------------------
 
-function askBox() {
+// Ask needs the hub's model; without one the box says so rather than fail on use.
+function askBox(configuration) {
+  if (configuration && !configuration.model_configured) {
+    return section("Ask", h("p", { class: "muted", id: "ask-off" },
+      "Ask needs a model: set KNOWHUB_LLM_BASE_URL (see the local models guide) and restart the hub."));
+  }
   const question = h("input", { id: "ask-query", type: "search", size: 60, placeholder: "ask a question: the answer cites the knowledge it used" });
   const answer = h("div", { id: "ask-answer" });
   const form = h("form", { class: "row" }, question, h("button", { type: "submit" }, "Ask"));
@@ -126,7 +132,9 @@ async function listPages(results, body) {
   results.replaceChildren(h("table", {},
     h("thead", {}, h("tr", {}, [...RECORD_HEADERS, "Updated"].map((title) => h("th", {}, title)))), rows), more);
   await next();
-  if (!rows.children.length && !results.querySelector(".error")) results.prepend(empty("No knowledge visible to this token."));
+  if (!rows.children.length && !results.querySelector(".error")) {
+    results.prepend(empty("No knowledge visible to this token yet: save some below, or let agents save it."));
+  }
 }
 
 // ---- One record ----------------------------------------------------------------------
