@@ -44,7 +44,8 @@ class HubFacts:
     @classmethod
     def of(cls, settings: CommonSettings) -> HubFacts:
         return cls(mode=_mode(settings), model=_model(settings),
-                   model_configured=bool(settings.llm_base_url), embeddings=_embeddings(settings), storage=_storage(settings),
+                   model_configured=bool(settings.llm_base_url),
+                   embeddings=_embeddings(settings), storage=_storage(settings),
                    metrics_port=settings.metrics_port)
 
 
