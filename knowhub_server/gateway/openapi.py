@@ -267,14 +267,15 @@ def _overview_path() -> dict[str, Any]:
                       message={"type": "string"}, time={"type": "string"})
     text = {"type": "string"}
     return {"/api/overview": {"get": _operation(
-        "The console's overview: the hub's configuration (never a secret), counts of what "
+        "The console's overview: the hub's configuration (never a secret; admins only), "
+        "counts of what "
         "the token sees (up to 1,000 each; more: at least that many) and recent failures",
         _obj(configuration={"anyOf": [_obj(mode=text, model=text,
                                            model_configured={"type": "boolean"},
                                            embeddings=text,
                                            storage=text,
                                            metrics_port={"type": ["integer", "null"]}),
-                                      {"type": "null"}]},
+                                      part_error, {"type": "null"}]},
              counts=_obj(records=count, traces=count, pending_reviews=count,
                          failed_jobs=count),
              recent_errors={"anyOf": [_obj(items={"type": "array", "items": error_item}),

@@ -1,10 +1,11 @@
 """GET /api/overview: what the console's landing page shows, in one read-only call.
 
 The hub's configuration as the process serving the gateway reads it (never a key or a
-password), and counts and recent failures read through the services with the caller's
-own token, so a caller sees the counts of what it may see and nothing without a valid
-token. A count stops at COUNT_LIMIT ("at least" beyond it); a part the token may not read
-(a service disabled, a role missing) carries its error instead of a number.
+password; for admins only, as it names hosts and paths), and counts and recent failures
+read through the services with the caller's own token, so a caller sees the counts of
+what it may see and nothing without a valid token. A count stops at COUNT_LIMIT ("at
+least" beyond it); a part the token may not read (a service disabled, a role missing)
+carries its error instead of a number.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from urllib.parse import urlsplit
 from google.protobuf.message import Message
 from knowhub import errors
 from knowhub.tools import KNOWLEDGE_TYPES
-from knowhub.v1 import cognition_pb2, dream_pb2, knowledge_pb2
+from knowhub.v1 import cognition_pb2, dream_pb2, knowledge_pb2, resource_pb2
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
@@ -125,6 +126,20 @@ async def _recent_errors(call: Call) -> dict[str, Any]:
     return {"items": items[:RECENT_ERRORS]}
 
 
+async def _configuration(call: Call, facts: HubFacts | None) -> dict[str, Any] | None:
+    """The facts, for a caller the resource service lets read its audit log (admins)."""
+    if facts is None:
+        return None
+    try:
+        await call("resource", "ListAuditEvents", resource_pb2.ListAuditEventsRequest(page_size=1))
+    except errors.KnowHubError as error:
+        if error.code == "UNAUTHENTICATED":
+            raise
+        return error_body(errors.PermissionDenied(
+            "PERMISSION_DENIED", "configuration: shown to admins only"))
+    return asdict(facts)
+
+
 def overview_route(facts: HubFacts | None) -> Callable[[Request], Awaitable[Response]]:
     async def overview(request: Request) -> Response:
         Query(request, ())
@@ -151,7 +166,7 @@ def overview_route(facts: HubFacts | None) -> Callable[[Request], Awaitable[Resp
                 dream_pb2.ListFailedJobsRequest(page_size=PAGE_SIZE), "jobs")),
         }
         return JSONResponse({
-            "configuration": asdict(facts) if facts is not None else None,
+            "configuration": await _configuration(call, facts),
             "counts": counts,
             "recent_errors": await _part(_recent_errors(call)),
             "knowledge_types": list(KNOWLEDGE_TYPES),

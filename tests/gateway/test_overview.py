@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from pathlib import Path
+from typing import Any
+
+import httpx
 
 from knowhub_server.common.config import CommonSettings
+from knowhub_server.gateway.app import GatewayServer, create_app
 from knowhub_server.gateway.overview import HubFacts
+from knowhub_server.gateway.translation import SERVICES
 from tests.gateway.conftest import Gateway
+from tests.support.harness import Harness
 
 
 def test_without_a_valid_token_nothing_is_told(gateway: Gateway) -> None:
@@ -59,3 +66,23 @@ def test_the_configuration_never_holds_a_secret(tmp_path: Path) -> None:
     local = HubFacts.of(CommonSettings(data_dir=tmp_path))
     assert local.mode.startswith("local") and local.embeddings == "off (BM25 only)"
     assert local.model.startswith("none") and not local.model_configured
+
+
+def test_the_configuration_is_for_admins_only(hub: Harness, tmp_path: Path) -> None:
+    facts = HubFacts.of(CommonSettings(data_dir=tmp_path, tokens_file=tmp_path / "t.json"))
+    server = GatewayServer(create_app(dict.fromkeys(SERVICES, hub.address), 30.0,
+                                      facts=facts), "127.0.0.1", 0)
+    server.start()
+    try:
+        with httpx.Client(base_url=server.url, timeout=30) as client:
+            def configuration(who: str) -> Any:
+                response = client.get("/api/overview",
+                                      headers={"Authorization": f"Bearer token-{who}"})
+                assert response.status_code == 200, response.text
+                return response.json()["configuration"]
+
+            assert configuration("admin") == asdict(facts)
+            assert configuration("alice") == {"error": {
+                "code": "PERMISSION_DENIED", "message": "configuration: shown to admins only"}}
+    finally:
+        server.stop()

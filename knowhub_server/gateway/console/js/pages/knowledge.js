@@ -45,7 +45,7 @@ async function renderBrowser(view) {
 
 // Ask needs the hub's model; without one the box says so rather than fail on use.
 function askBox(configuration) {
-  if (configuration && !configuration.model_configured) {
+  if (configuration && configuration.model_configured === false) {
     return section("Ask", h("p", { class: "muted", id: "ask-off" },
       "Ask needs a model: set KNOWHUB_LLM_BASE_URL (see the local models guide) and restart the hub."));
   }

@@ -38,6 +38,7 @@ function configuration(config) {
   if (!config) {
     return section("Configuration", empty("This gateway runs without the hub's settings (its configuration is not known here)."));
   }
+  if (config.error) return section("Configuration", empty("The hub's configuration is shown to admins only."));
   return h("section", { class: "panel", id: "configuration" }, h("h2", {}, "Configuration"),
     fields([
       ["Mode", config.mode],
@@ -62,7 +63,7 @@ function recentErrors(part) {
 }
 
 function metricsLink(config) {
-  if (!config || !config.metrics_port) return null;
+  if (!config || !config.metrics_port) return null;  // unknown, hidden or off
   const url = `${location.protocol}//${location.hostname}:${config.metrics_port}/metrics`;
   return h("li", {}, h("a", { href: url }, "Prometheus metrics"), ` (${url})`);
 }
