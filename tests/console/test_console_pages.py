@@ -101,6 +101,7 @@ def test_a_secret_is_saved_and_read_only_on_demand(
         console: Console, alice: KnowHub) -> None:
     console.open("/resources", "token-alice")
     console.wait(".resource-row", "Staging console login")
+    console.click("#new-resource summary")
     form = console.wait("form.save-resource")
     console.wait('input[name="id"]', within=form).send_keys("creds/console/api")
     console.wait('input[name="title"]', within=form).send_keys("Console API key")

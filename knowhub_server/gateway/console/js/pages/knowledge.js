@@ -37,7 +37,7 @@ async function renderBrowser(view) {
     : listPages(results, { page_size: 25, types: types(), order_by: order.value }));
   form.addEventListener("submit", (event) => { event.preventDefault(); browse(); });
   for (const control of [type, order]) control.addEventListener("change", browse);
-  view.append(h("h1", {}, "Knowledge"), askBox(facts.configuration), form, results, createForm(knownTypes));
+  view.append(h("h1", {}, "Knowledge"), askBox(facts.configuration), createForm(knownTypes), form, results);
   await browse();
 }
 

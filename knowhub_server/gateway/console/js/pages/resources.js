@@ -39,7 +39,7 @@ async function renderList(view) {
   form.addEventListener("submit", (event) => { event.preventDefault(); show(); });
   type.addEventListener("change", show);
   const audit = h("section", { class: "panel", id: "audit-log" });
-  view.append(h("h1", {}, "Resources"), form, results, saveForm(), audit);
+  view.append(h("h1", {}, "Resources"), saveForm(), form, results, audit);
   await show();
   await showAudit(audit, "");
 }
@@ -111,7 +111,8 @@ function saveForm(resource) {
     if (location.hash === resourceHash(saved.resource.id)) window.dispatchEvent(new HashChangeEvent("hashchange"));
     else location.hash = resourceHash(saved.resource.id);
   });
-  return section(resource ? "New version" : "New resource", form);
+  if (resource) return section("New version", form);
+  return h("details", { class: "panel", id: "new-resource" }, h("summary", {}, h("strong", {}, "New resource")), form);
 }
 
 // ---- One resource --------------------------------------------------------------------------
