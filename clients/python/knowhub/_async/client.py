@@ -55,7 +55,8 @@ class AsyncKnowHub:
         self.dream = AsyncDreamAPI(transport(dream))
 
     async def close(self) -> None:
-        """Closes the client's channels."""
+        """Closes the client's channels; `with KnowHub() as kh:` closes them at the end of the block.
+        """
         for transport in self._transports.values():
             await transport.close()
 
