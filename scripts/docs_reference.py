@@ -384,20 +384,30 @@ def _tool_type(schema: dict[str, Any]) -> str:
     return f"`{kind}`"
 
 
+def _limits(field: dict[str, Any]) -> str:
+    low, high = field.get("minimum"), field.get("maximum")
+    said = [f"{low} to {high}" if low is not None and high is not None else
+            f"at least {low}" if low is not None else f"at most {high}" if high is not None
+            else ""]
+    said += [f"{word} {field[key]} {unit}" for key, word, unit in
+             (("minItems", "at least", "items"), ("maxItems", "at most", "items"),
+              ("maxLength", "at most", "characters")) if key in field]
+    return "; ".join(part for part in said if part)
+
+
 def _tool_parameters(schema: dict[str, Any], prefix: str = "") -> Iterator[str]:
     """A row per parameter; an object's own fields follow it as `parent.field`."""
     required = set(schema.get("required", []))
     for name, field in schema.get("properties", {}).items():
-        limits = [f"{word} {field[key]}" for key, word in
-                  (("minimum", "min"), ("maximum", "max"), ("minItems", "at least"),
-                   ("maxItems", "at most"), ("maxLength", "max length")) if key in field]
+        meaning = "; ".join(part for part in (field.get("description", "").rstrip("."),
+                                              _limits(field)) if part)
         default = f"`{json.dumps(field['default'])}`" if "default" in field else ""
         yield (f"| `{prefix}{name}` | {_tool_type(field)} | "
-               f"{'yes' if name in required else ''} | {default} | "
-               f"{_cell(' '.join([field.get('description', ''), *limits]).strip())} |")
+               f"{'yes' if name in required else ''} | {default} | {_cell(meaning)} |")
         item = field.get("items", field)
         if item.get("type") == "object" and "properties" in item:
-            yield from _tool_parameters(item, f"{prefix}{name}{'[]' if item is not field else ''}.")
+            inner = f"{prefix}{name}{'[]' if item is not field else ''}."
+            yield from _tool_parameters(item, inner)
 
 
 def _tool_section(name: str, description: str, parameters: dict[str, Any]) -> list[str]:

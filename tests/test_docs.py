@@ -14,9 +14,11 @@ import sys
 from collections.abc import Iterator
 from html import unescape
 from pathlib import Path
+from typing import Any
 
+import griffe
 import pytest
-from knowhub import KnowHub
+from knowhub import KnowHub, channels, tools
 from knowhub.v1 import cognition_pb2, dream_pb2, knowledge_pb2, resource_pb2
 from pydantic_settings import BaseSettings
 
@@ -120,6 +122,10 @@ def sdk_methods() -> list[tuple[str, object]]:
     return found
 
 
+# What calls nothing on the hub (or, as call_tool, returns its errors), so raises none.
+NO_HUB_ERRORS = {"close", "__init__", "openai_tools", "call_tool", "open_channel"}
+
+
 def test_every_public_sdk_method_is_documented(site: Path) -> None:
     html = (site / "reference" / "sdk" / "index.html").read_text(encoding="utf-8")
     methods = sdk_methods()
@@ -128,6 +134,43 @@ def test_every_public_sdk_method_is_documented(site: Path) -> None:
         "SDK methods without a docstring"
     assert not [name for name, _ in methods if f'id="{name}"' not in html], \
         "SDK methods missing from the reference"
+
+
+def _sections(member: object) -> dict[str, list[Any]]:
+    """The Google-style docstring's sections as mkdocstrings reads them, by kind."""
+    parsed = griffe.Docstring(inspect.getdoc(member) or "").parse("google", warnings=False)
+    found: dict[str, list[Any]] = {}
+    for section in parsed:
+        value = section.value if isinstance(section.value, list) else [section.value]
+        found.setdefault(section.kind.value, []).extend(value)
+    return found
+
+
+def sdk_functions() -> list[tuple[str, object]]:
+    """Every public method, the client's constructor and the public functions of the SDK."""
+    return [*sdk_methods(), ("knowhub.KnowHub.__init__", KnowHub.__init__),
+            *[(f"knowhub.tools.{f.__name__}", f)
+              for f in (tools.openai_tools, tools.run_tool, tools.call_tool)],
+            ("knowhub.channels.open_channel", channels.open_channel)]
+
+
+@pytest.mark.parametrize(("name", "member"), sdk_functions(),
+                         ids=[n for n, _ in sdk_functions()])
+def test_every_public_sdk_method_documents_its_parameters_return_and_errors(
+        name: str, member: Any) -> None:
+    """Args name every parameter, Returns says what comes back (unless nothing does),
+    Raises names the errors the hub answers with (a method that calls the hub)."""
+    sections = _sections(member)
+    signature = inspect.signature(member)
+    wanted = [("**" if p.kind is p.VAR_KEYWORD else "*" if p.kind is p.VAR_POSITIONAL else "")
+              + p.name for p in signature.parameters.values() if p.name != "self"]
+    named = {parameter.name for parameter in sections.get("parameters", [])}
+    assert not [p for p in wanted if p not in named], f"{name}: Args misses them"
+    assert not named - set(wanted), f"{name}: Args names parameters it does not have"
+    if signature.return_annotation not in (None, "None") and not name.endswith("__init__"):
+        assert sections.get("returns") or sections.get("yields"), f"{name}: no Returns"
+    if name.rsplit(".", 1)[-1] not in NO_HUB_ERRORS:
+        assert sections.get("raises"), f"{name}: no Raises"
 
 
 def test_no_user_facing_text_names_a_seed(site: Path) -> None:

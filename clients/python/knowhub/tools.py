@@ -218,7 +218,12 @@ _SCHEMAS = [
 
 
 def openai_tools() -> list[dict[str, Any]]:
-    """The tool definitions for `tools=` of an OpenAI-compatible chat completion."""
+    """The tool definitions for `tools=` of an OpenAI-compatible chat completion.
+
+    Returns:
+        A fresh copy of the function schemas, one per tool (the OpenAI tools reference
+        lists them).
+    """
     return copy.deepcopy(_SCHEMAS)
 
 
@@ -262,17 +267,37 @@ _RUNNERS: dict[str, Callable[[KnowHub, dict[str, Any]], dict[str, Any]]] = {
 
 
 def run_tool(kh: KnowHub, name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
-    """Runs tool `name` (one of `openai_tools()`) against a blocking `KnowHub`: the result
-    as JSON-ready data. Raises `KnowHubError` for a call the hub refused, and TypeError or
-    ValueError for arguments the SDK cannot send."""
+    """Runs one tool against a blocking `KnowHub`, raising what the call raises.
+
+    Args:
+        kh: The client that makes the call.
+        name: One of the tools of `openai_tools()`.
+        arguments: The tool's arguments, as its schema names them.
+
+    Returns:
+        The result as JSON-ready data.
+
+    Raises:
+        KnowHubError: The hub refused the call (its subclass names the gRPC status).
+        TypeError: An argument the tool does not take.
+        ValueError: An argument the SDK cannot send.
+        KeyError: An unknown tool name.
+    """
     return _RUNNERS[name](kh, dict(arguments))
 
 
 def call_tool(kh: KnowHub, name: str, arguments: str | dict[str, Any]) -> dict[str, Any]:
-    """Runs one tool call of the model against a blocking `KnowHub`.
+    """Runs one tool call of the model against a blocking `KnowHub`; never raises for
+    the call's own failures, so the model can read what went wrong and try again.
 
-    Returns the result as JSON-ready data, or {"error": {"code", "message"}} for a call
-    the hub refused, so the model can read what went wrong and try again.
+    Args:
+        kh: The client that makes the call.
+        name: The tool the model called.
+        arguments: Its arguments, as the JSON text the model wrote or a dict.
+
+    Returns:
+        The result as JSON-ready data, or `{"error": {"code", "message"}}` for a call
+        the hub refused, an unknown tool or arguments that do not fit.
     """
     if name not in _RUNNERS:
         return {"error": {"code": "NOT_FOUND", "message": f"unknown tool {name!r}"}}

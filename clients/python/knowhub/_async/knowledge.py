@@ -251,7 +251,8 @@ class AsyncKnowledgeAPI:
             One result per item, in order: the updated record, or the item's error.
 
         Raises:
-            InvalidArgument: The list is empty or too long (each item's own errors are in its result).
+            InvalidArgument: The list is empty or too long (an item's own error is in
+                its result).
         """
         request = knowledge_pb2.BatchUpdateKnowledgeRequest(
             feedback_list=[feedback_message(item) for item in feedback_list])
