@@ -25,6 +25,7 @@ from pydantic_settings import BaseSettings
 from knowhub_server import cli
 from knowhub_server import settings_catalog as catalog
 from knowhub_server.gateway import openapi
+from knowhub_server.mcp import tools as mcp_tools
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -97,11 +98,41 @@ def test_every_rpc_is_in_the_grpc_reference(site: Path) -> None:
     assert not [rpc for rpc in rpcs if rpc not in page]
 
 
-def test_every_route_is_in_the_rest_reference(site: Path) -> None:
+def test_every_route_is_in_the_rest_reference_with_its_example(site: Path) -> None:
     page = page_text(site, "reference/rest")
-    routes = [f"{method.upper()} {path}" for path, item in openapi.document()["paths"].items()
-              for method in item]
-    assert not [route for route in routes if route not in page]
+    html = (site / "reference" / "rest" / "index.html").read_text(encoding="utf-8")
+    assert 'href="http://127.0.0.1:8080/docs/"' in html  # Swagger UI of a running hub
+    operations = [(f"{method.upper()} {path}", operation)
+                  for path, item in openapi.document()["paths"].items()
+                  for method, operation in item.items()]
+    sections = re.split(r"\n(?=(?:GET|POST|PUT|DELETE) /\S*¶)", page)
+    by_route = {section.split("¶", 1)[0].strip(): section for section in sections[1:]}
+    for route, operation in operations:
+        assert route in by_route, f"{route} has no section"
+        section = by_route[route]
+        assert "Example" in section and "curl -s -X " + route.split()[0] in section, route
+        for parameter in operation.get("parameters", []):
+            assert f"{parameter['name']}" in section, (route, parameter["name"])
+        body = operation.get("requestBody", {}).get("content", {}).get("application/json")
+        if body and "example" in body:
+            first = next(iter(body["example"]), None)
+            assert first is None or f'"{first}"' in section, (route, first)
+
+
+def tool_schemas() -> list[dict[str, Any]]:
+    return [schema["function"] for schema in tools.openai_tools()]
+
+
+@pytest.mark.parametrize("page", ["reference/mcp", "reference/openai-tools"])
+def test_every_agent_tool_and_parameter_is_in_the_tool_references(site: Path,
+                                                                   page: str) -> None:
+    text = page_text(site, page)
+    assert len(tool_schemas()) == len(mcp_tools.TOOLS) > 10
+    for tool in mcp_tools.TOOLS:
+        assert tool.name in text
+        section = text.split(f"{tool.name}¶", 1)[1]
+        missing = [name for name in tool.input_schema["properties"] if name not in section]
+        assert not missing, f"{tool.name}: {missing}"
 
 
 def sdk_methods() -> list[tuple[str, object]]:
