@@ -240,6 +240,18 @@ def field_comments() -> dict[str, dict[str, str]]:
     return found
 
 
+def rpc_descriptions() -> dict[str, str]:
+    """{"Service.Method": the RPC's proto comment} of every RPC."""
+    found = {}
+    for file in proto_files().file:
+        comments = _comments(file)
+        for s_index, service in enumerate(file.service):
+            for m_index, method in enumerate(service.method):
+                found[f"{service.name}.{method.name}"] = comments.get((6, s_index, 2, m_index),
+                                                                       "")
+    return found
+
+
 def _schema_type(schema: dict[str, Any]) -> str:
     """A JSON schema as a short type: a message links to the gRPC reference."""
     if "$ref" in schema:
@@ -294,7 +306,7 @@ def curl_example(method: str, path: str, operation: dict[str, Any]) -> str:
         if parameter["in"] == "path":
             path = path.replace(f"{{{parameter['name']}}}", str(value))
         elif value not in ("", None):
-            query.append(f"{parameter['name']}={urllib.parse.quote(str(value), safe=',:')}")
+            query.append(f"{parameter['name']}={urllib.parse.quote_plus(str(value), safe=',:')}")
     url = GATEWAY + path + ("?" + "&".join(query) if query else "")
     lines = [f"curl -s -X {method} {_shell_quote(url)} \\",
              '  -H "Authorization: Bearer $TOKEN"']
@@ -306,11 +318,14 @@ def curl_example(method: str, path: str, operation: dict[str, Any]) -> str:
 
 
 def _route_section(method: str, path: str, operation: dict[str, Any],
-                   comments: dict[str, dict[str, str]]) -> list[str]:
-    parts = [f"### `{method} {path}`\n", f"`{operation['operationId']}`: "
-             f"{operation.get('summary', '')}\n"]
-    if operation.get("description"):
-        parts.append(operation["description"] + "\n")
+                   comments: dict[str, dict[str, str]],
+                   rpc_comments: dict[str, str]) -> list[str]:
+    name, summary = operation["operationId"], operation.get("summary", "")
+    parts = [f"### `{method} {path}`\n",
+             (summary if summary.startswith(name) else f"`{name}`: {summary}") + "\n"]
+    for text in (rpc_comments.get(summary, ""), operation.get("description", "")):
+        if text:
+            parts.append(text + "\n")
     if operation.get("parameters"):
         parts += ["**Parameters**\n", "| name | in | type | meaning |", "|---|---|---|---|"]
         parts += [f"| `{p['name']}` | {p['in']}{' (required)' if p['required'] else ''} | "
@@ -336,7 +351,7 @@ def _route_section(method: str, path: str, operation: dict[str, Any],
 
 def rest_page() -> str:
     info = openapi.document()["info"]
-    comments = field_comments()
+    comments, rpc_comments = field_comments(), rpc_descriptions()
     by_tag: dict[str, list[tuple[str, str, dict[str, Any]]]] = {}
     for method, path, operation in routes():
         by_tag.setdefault(operation["tags"][0], []).append((method, path, operation))
@@ -362,7 +377,7 @@ def rest_page() -> str:
     for tag, found in by_tag.items():
         parts.append(f"## {tag}\n")
         for method, path, operation in found:
-            parts += _route_section(method, path, operation, comments)
+            parts += _route_section(method, path, operation, comments, rpc_comments)
     return "\n".join(parts) + "\n"
 
 
