@@ -123,6 +123,25 @@ def tool_schemas() -> list[dict[str, Any]]:
     return [schema["function"] for schema in tools.openai_tools()]
 
 
+def undescribed(schema: dict[str, Any], prefix: str = "") -> list[str]:
+    """The parameters of a tool schema (nested ones too) without a description."""
+    found = []
+    for name, field in schema.get("properties", {}).items():
+        if not field.get("description"):
+            found.append(prefix + name)
+        item = field.get("items", field)
+        if item.get("type") == "object":
+            found += undescribed(item, f"{prefix}{name}.")
+    return found
+
+
+@pytest.mark.parametrize("tool", tool_schemas(), ids=lambda tool: tool["name"])
+def test_every_agent_tool_parameter_says_what_it_is(tool: dict[str, Any]) -> None:
+    """The model reads these descriptions, and the tool references show them."""
+    assert tool["description"]
+    assert not undescribed(tool["parameters"])
+
+
 @pytest.mark.parametrize("page", ["reference/mcp", "reference/openai-tools"])
 def test_every_agent_tool_and_parameter_is_in_the_tool_references(site: Path,
                                                                    page: str) -> None:
