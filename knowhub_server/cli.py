@@ -274,6 +274,7 @@ def _up(settings: CommonSettings, args: argparse.Namespace) -> int:
 
     if args.processes < 1:
         raise ValueError(f"--processes must be at least 1, not {args.processes}")
+    _check_ports(settings, args)
     away = split(args.processes, gateway=HubGateway.enabled())
     with hold_data_dir(settings.data_dir, "knowhub up"):
         if away:  # the children it starts share the data directory it holds
@@ -281,6 +282,18 @@ def _up(settings: CommonSettings, args: argparse.Namespace) -> int:
         gateway = [HubGateway(settings, args.gateway_port)] if HubGateway.enabled() else []
         serve_forever(KnowHubServer(Runtime.open(settings), list(SERVICE_MODULES)), gateway)
     return 0
+
+
+def _check_ports(settings: CommonSettings, args: argparse.Namespace) -> None:
+    """The ports `knowhub up` binds are free, before it creates anything."""
+    from knowhub_server.common.http import check_free
+    from knowhub_server.gateway.app import HubGateway, hub_gateway_port
+    from knowhub_server.gateway.config import GatewaySettings
+
+    check_free(settings.host, settings.port, "the gRPC port", "--port, KNOWHUB_PORT")
+    if HubGateway.enabled():
+        check_free(GatewaySettings().gateway_host, hub_gateway_port(settings, args.gateway_port),
+                   "the gateway's port", "--gateway-port, KNOWHUB_GATEWAY_PORT")
 
 
 def _up_in_processes(settings: CommonSettings, args: argparse.Namespace,
@@ -333,9 +346,11 @@ def _serve(settings: CommonSettings, args: argparse.Namespace) -> int:
 
         return serve_gateway(CommonSettings(), args.host, args.port)
     from knowhub_server.common.data_lock import hold_data_dir
+    from knowhub_server.common.http import check_free
     from knowhub_server.common.runtime import Runtime
     from knowhub_server.common.server import KnowHubServer, serve_forever
 
+    check_free(settings.host, settings.port, "the gRPC port", "--port, KNOWHUB_PORT")
     with hold_data_dir(settings.data_dir, f"knowhub serve {args.service}"):
         serve_forever(KnowHubServer(Runtime.open(settings), [args.service]))
     return 0
@@ -459,7 +474,7 @@ def _backup(settings: CommonSettings, args: argparse.Namespace) -> int:
                 else:
                     manifest = json.loads(answer.backup.manifest_json)
         except grpc.RpcError as error:
-            failure = from_rpc_error(error)
+            failure = from_rpc_error(error, address, ca is not None)
             print(f"knowhub: backup failed: {failure.code}: {failure.message}",
                   file=sys.stderr)
             return 1

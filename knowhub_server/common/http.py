@@ -51,6 +51,18 @@ def listen(host: str, port: int) -> socket.socket:
     return sock
 
 
+def check_free(host: str, port: int, what: str, option: str) -> None:
+    """RuntimeError, saying what to do, if host:port cannot be listened on now (port 0
+    always can): checked before a command creates anything."""
+    if port == 0:
+        return
+    try:
+        listen(host, port).close()
+    except RuntimeError as exc:
+        raise RuntimeError(f"{what}: {exc}; stop what holds it, or choose another port "
+                           f"({option})") from None
+
+
 def _bracketed(host: str) -> str:
     host = host.lower()
     return f"[{host}]" if ":" in host and not host.startswith("[") else host

@@ -28,6 +28,7 @@ from knowhub_server.common.http import HostGuard, HostPolicy, listen, server_con
 from knowhub_server.common.rpc import LOCAL_MODE_TRAILER
 from knowhub_server.mcp import tools
 from knowhub_server.mcp.config import McpSettings
+from knowhub_server.mcp.http_guard import TokenSessions
 
 log = logging.getLogger(__name__)
 
@@ -127,7 +128,8 @@ def serve_http(settings: McpSettings, hubs: HubClients) -> None:
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False))
     log.info("MCP server for hub %s on http://%s:%d%s", settings.target, settings.mcp_host,
              port, MCP_PATH)
-    uvicorn.Server(server_config(HostGuard(app, policy, "KNOWHUB_MCP"),
+    guarded = HostGuard(TokenSessions(app, hubs.for_token), policy, "KNOWHUB_MCP")
+    uvicorn.Server(server_config(guarded,
                                  settings.connection_limits, lifespan="on")
                    ).run(sockets=[sock])
 
