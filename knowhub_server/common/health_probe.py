@@ -41,7 +41,8 @@ def check(address: str, service: str, *, tls_ca: bytes | None = None,
                 return False, f"{what}: not served there (NOT_FOUND)"
             details = error.details() if hasattr(error, "details") else ""
             problem = connection_problem(address, details or "", tls_ca is not None)
-            return False, f"{what}: {problem or f'unreachable ({code.name}: {details})'}"
+            line = f"{what}: unreachable ({code.name}: {details})"
+            return False, f"{line}: {problem}" if problem else line
     status = health_pb2.HealthCheckResponse.ServingStatus.Name(response.status)
     serving = response.status == health_pb2.HealthCheckResponse.SERVING
     return serving, f"{what}: {status}"

@@ -89,7 +89,8 @@ def from_rpc_error(error: grpc.RpcError, target: str | None = None,
     if code == grpc.StatusCode.RESOURCE_EXHAUSTED:
         return ResourceExhausted(code.name, details or "", _pushback_seconds(error))
     if code == grpc.StatusCode.UNAVAILABLE and target:
-        details = connection_problem(target, details or "", tls) or details
+        problem = connection_problem(target, details or "", tls)
+        details = f"{problem} ({details})" if problem else details
     return _BY_CODE.get(code, KnowHubError)(code.name, details or "")
 
 
@@ -103,15 +104,14 @@ def connection_problem(target: str, details: str, tls: bool) -> str | None:
     say the connection failed (None: they say something else)."""
     if any(sign in details for sign in _REFUSED):
         return (f"no KnowHub hub answers at {target}: start one with `knowhub up`, or "
-                f"give the address of yours (KNOWHUB_TARGET, --target, target=) [{details}]")
+                "give the address of yours (KNOWHUB_TARGET, --target, target=)")
     if tls and any(sign in details for sign in _TLS):
         return (f"TLS with {target} failed: the hub does not speak TLS there, or its "
-                "certificate is not signed by the CA given (KNOWHUB_TLS_CA_FILE, tls_ca=) "
-                f"[{details}]")
+                "certificate is not signed by the CA given (KNOWHUB_TLS_CA_FILE, tls_ca=)")
     if not tls and ("Socket closed" in details or "Connection reset" in details):
         return (f"the hub at {target} closed the connection: if it serves TLS "
                 "(KNOWHUB_TLS_CERT_FILE), connect with TLS and its CA (KNOWHUB_TLS_CA_FILE, "
-                f"tls_ca=) [{details}]")
+                "tls_ca=)")
     return None
 
 
