@@ -246,19 +246,20 @@ class ConnectionLimits:
     idle_seconds: float
 
 
-def guarded_h11(limits: ConnectionLimits) -> type[asyncio.Protocol]:
+def guarded_h11(limits: ConnectionLimits) -> type[H11Protocol]:
     """uvicorn's h11 protocol with `limits`: uvicorn itself times out idle keep-alive
     connections only, so a client that connects and sends nothing, or sends its headers a
     byte at a time, would hold its socket (a file descriptor) for ever."""
-    cap = connection_cap(limits.max_connections)
+    limit = connection_cap(limits.max_connections)
 
     class GuardedH11Protocol(H11Protocol):
+        cap = limit
         _header_timer: asyncio.TimerHandle | None = None
         _waiting_for: object = None
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
-            if len(self.connections) > cap:
+            if len(self.connections) > self.cap:
                 transport.abort()  # before any byte is read: it costs nothing more
                 return
             self._await_request()
@@ -298,6 +299,11 @@ def guarded_h11(limits: ConnectionLimits) -> type[asyncio.Protocol]:
 
 
 def server_config(app: ASGIApp, limits: ConnectionLimits, **options: Any) -> uvicorn.Config:
-    """uvicorn's configuration of an HTTP server of the hub, with `limits`."""
-    return uvicorn.Config(app, http=guarded_h11(limits), timeout_keep_alive=limits.idle_seconds,
-                          log_config=None, **options)
+    """uvicorn's configuration of an HTTP server of the hub, with `limits`. The backlog
+    is also how many connections asyncio accepts at once before their protocols (which
+    close those beyond the cap) run: a quarter of the cap keeps a flood's burst of
+    accepted sockets within the server's share of descriptors."""
+    protocol = guarded_h11(limits)
+    backlog = min(2048, max(16, protocol.cap // 4))
+    return uvicorn.Config(app, http=protocol, timeout_keep_alive=limits.idle_seconds,
+                          backlog=backlog, log_config=None, **options)

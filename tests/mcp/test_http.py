@@ -4,7 +4,9 @@ of the bearer token its requests carry."""
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -191,3 +193,14 @@ def test_one_client_per_token_the_most_recently_used_kept() -> None:
     assert hubs.for_token("token-alice") is alice
     assert hubs.for_token("token-bob") is not bob
     hubs.close()
+
+
+def test_a_client_that_never_sends_its_headers_is_cut_off(hub: Harness) -> None:
+    """MCP over HTTP meets slow clients as the gateway does (tests/gateway/test_connections.py)."""
+    with mcp_http(hub, "127.0.0.1", KNOWHUB_MCP_HEADER_TIMEOUT_SECONDS="1") as url:
+        port = int(url.split(":")[2].split("/")[0])
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as silent:
+            silent.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # and no more
+            start = time.monotonic()
+            assert silent.recv(1024) == b""
+            assert time.monotonic() - start < 5
