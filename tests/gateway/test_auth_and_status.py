@@ -80,7 +80,10 @@ def test_unreachable_service_is_503() -> None:
     running = start_gateway(dict.fromkeys(SERVICES, closed), timeout=5)
     try:
         _error(running.get("/api/knowledge"), 503, "UNAVAILABLE")
-        _error(running.rpc("dream", "ListSchedules"), 503, "UNAVAILABLE")
+        answer = running.rpc("dream", "ListSchedules")
+        _error(answer, 503, "UNAVAILABLE")
+        assert answer.json()["error"]["message"].startswith(
+            f"no KnowHub hub answers at {closed}: start one with `knowhub up`")
     finally:
         running.stop()
 
