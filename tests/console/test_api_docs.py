@@ -52,6 +52,7 @@ def test_the_page_loads_only_the_gateways_own_files() -> None:
 def test_swagger_ui_renders_and_calls_the_api_through_the_session(
         browser: Any, local_gateway: tuple[str, str]) -> None:
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
 
     url, code = local_gateway
     browser.get(f"{url}/?login={code}")
@@ -66,6 +67,10 @@ def test_swagger_ui_renders_and_calls_the_api_through_the_session(
     wait_until(lambda: operation.find_elements(By.CSS_SELECTOR, ".try-out__btn"),
                what="the Try it out button")
     operation.find_element(By.CSS_SELECTOR, ".try-out__btn").click()
+    # the document's example lists one team's records; this hub's record is in no team
+    scopes = operation.find_element(By.CSS_SELECTOR, "tr[data-param-name='scopes'] input")
+    scopes.send_keys(Keys.CONTROL, "a")
+    scopes.send_keys(Keys.BACKSPACE)  # as a person would: Swagger UI sees the change
     operation.find_element(By.CSS_SELECTOR, ".execute").click()
     wait_until(lambda: operation.find_elements(By.CSS_SELECTOR, ".live-responses-table"),
                what="the live response", timeout=30)
