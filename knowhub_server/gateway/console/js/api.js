@@ -42,6 +42,11 @@ export function usesSession() {
   return !savedToken() && session.signed_in;
 }
 
+// Whether this gateway fronts a local hub whose console is not signed in (and no token typed in).
+export function needsSignIn() {
+  return !savedToken() && session.local && !session.signed_in;
+}
+
 // Whether this gateway fronts a local hub (signed in with links), and whether the session is open.
 export async function loadSession() {
   try {
