@@ -24,7 +24,8 @@ from starlette.responses import JSONResponse, Response
 
 from knowhub_server.common.config import CommonSettings
 from knowhub_server.gateway.routes import Query
-from knowhub_server.gateway.translation import caller_token, error_body, find_rpc
+from knowhub_server.gateway.session import request_token
+from knowhub_server.gateway.translation import error_body, find_rpc
 
 PAGE_SIZE = 100
 COUNT_LIMIT = 1000
@@ -143,7 +144,7 @@ async def _configuration(call: Call, facts: HubFacts | None) -> dict[str, Any] |
 def overview_route(facts: HubFacts | None) -> Callable[[Request], Awaitable[Response]]:
     async def overview(request: Request) -> Response:
         Query(request, ())
-        token = caller_token(request.headers.get("authorization"))
+        token = request_token(request)  # a bearer token, else the console session's
         backend = request.app.state.backend
 
         async def call(service: str, method: str, message: Message) -> Any:

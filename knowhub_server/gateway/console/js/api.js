@@ -1,15 +1,33 @@
 // The gateway's JSON API: POST /api/v1/{service}/{Method} with proto3 JSON bodies, named
 // as in the .proto files (snake_case), enums by name, and the console's GET /api/overview.
-// The bearer token a person signs in with is kept in sessionStorage (gone with the tab)
-// and sent with every call; a hub without tokens hands its console a token of its own
-// (local.js), kept in memory only. A call the hub refuses as UNAUTHENTICATED tells the
-// shell (the "knowhub:unauthenticated" event), which asks for a token again.
+// A hub with a tokens file: the bearer token a person signs in with is kept in
+// sessionStorage (gone with the tab) and sent with every call. A local hub (no tokens
+// file) signs its console in with the one-time link `knowhub up` prints: the gateway sets
+// an HttpOnly cookie and puts the session's secret in the fragment of the console's URL;
+// the secret is kept in this origin's storage (no other port reads it) and sent as
+// X-KnowHub-Session. The console never holds a local hub's token. A call the hub refuses
+// as UNAUTHENTICATED tells the shell (the "knowhub:unauthenticated" event), which shows
+// its sign-in screen again.
 
 const API_BASE = new URL("../../api/v1/", import.meta.url);
 const OVERVIEW_URL = new URL("../../api/overview", import.meta.url);
+const SESSION_URL = new URL("../../api/session", import.meta.url);
 const TOKEN_KEY = "knowhub.console.token";
+const SESSION_KEY = "knowhub.console.session";
 export const UNAUTHENTICATED_EVENT = "knowhub:unauthenticated";
-let hubToken = "";
+let session = { local: false, signed_in: false };
+
+(function takeSessionFromUrl() {
+  const match = location.hash.match(/^#session=([A-Za-z0-9_-]+)$/);
+  if (!match) return;
+  localStorage.setItem(SESSION_KEY, match[1]);
+  history.replaceState(null, "", location.pathname + location.search);
+})();
+
+function sessionHeaders() {
+  const secret = localStorage.getItem(SESSION_KEY);
+  return secret ? { "X-KnowHub-Session": secret } : {};
+}
 
 export class ApiError extends Error {
   constructor(code, message, status) {
@@ -24,25 +42,45 @@ export function savedToken() {
   return sessionStorage.getItem(TOKEN_KEY) || "";
 }
 
-export function getToken() {
-  return savedToken() || hubToken;
+// Whether this gateway fronts a local hub, which signs its console in with links.
+export function isLocal() {
+  return session.local;
 }
 
-export function usesHubToken() {
-  return !savedToken() && Boolean(hubToken);
+// Whether the console acts through a local hub's session.
+export function usesSession() {
+  return session.local && session.signed_in;
 }
 
-// The token a local hub gave its console (see local.js); "" when the hub uses tokens.
-export function setHubToken(token) {
-  hubToken = token || "";
+// Whether the console can call the hub: a local hub's session, else a token signed in with.
+export function signedIn() {
+  return session.local ? session.signed_in : Boolean(savedToken());
+}
+
+// Whether this gateway fronts a local hub, and whether the console's session is open.
+export async function loadSession() {
+  try {
+    const response = await fetch(SESSION_URL, { headers: sessionHeaders() });
+    session = response.ok ? await response.json() : { local: false, signed_in: false };
+  } catch {
+    session = { local: false, signed_in: false };
+  }
+  return session;
 }
 
 export function signIn(token) {
   sessionStorage.setItem(TOKEN_KEY, token);
 }
 
-export function signOut() {
+// Forgets the token signed in with, and ends a local hub's session at the gateway.
+export async function signOut() {
   sessionStorage.removeItem(TOKEN_KEY);
+  if (!localStorage.getItem(SESSION_KEY)) return;
+  await fetch(SESSION_URL, {
+    method: "DELETE", headers: { "Content-Type": "application/json", ...sessionHeaders() },
+  }).catch(() => null);
+  localStorage.removeItem(SESSION_KEY);
+  session = { ...session, signed_in: false };
 }
 
 function errorOf(response, data, text) {
@@ -53,8 +91,8 @@ function errorOf(response, data, text) {
 }
 
 async function request(url, init, what) {
-  const headers = { ...(init.headers || {}) };
-  const token = getToken();
+  const headers = { ...(init.headers || {}), ...sessionHeaders() };
+  const token = savedToken();
   if (token) headers.Authorization = `Bearer ${token}`;
   let response;
   try {

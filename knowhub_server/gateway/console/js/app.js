@@ -2,10 +2,9 @@
 // (#/page/arg/...?name=value).
 
 import {
-  UNAUTHENTICATED_EVENT, call, savedToken, setHubToken, signIn, signOut, usesHubToken,
+  UNAUTHENTICATED_EVENT, call, isLocal, loadSession, signIn, signOut, signedIn, usesSession,
 } from "./api.js";
 import { errorBox, h } from "./dom.js";
-import { localHubToken } from "./local.js";
 import * as dream from "./pages/dream.js";
 import * as knowledge from "./pages/knowledge.js";
 import * as memory from "./pages/memory.js";
@@ -33,7 +32,7 @@ function route() {
 // Renders the current route into a fresh view. A view replaced while its page is still
 // loading is detached, so late answers land nowhere.
 async function render() {
-  if (!savedToken() && !usesHubToken()) {
+  if (!signedIn()) {
     showSignIn();
     return;
   }
@@ -54,20 +53,38 @@ async function render() {
 
 function showAccount() {
   document.body.classList.remove("signed-out");
-  if (savedToken()) {
-    account.replaceChildren(h("span", { class: "muted", id: "token-state" }, "signed in with a token"),
-      h("button", { type: "button", id: "sign-out", onclick: () => { signOut(); render(); } }, "Sign out"));
-  } else {
-    account.replaceChildren(h("span", { class: "muted", id: "token-state" }, "local hub (no token needed)"));
-  }
+  const state = usesSession() ? "local hub (signed in with a link)" : "signed in with a token";
+  account.replaceChildren(h("span", { class: "muted", id: "token-state" }, state),
+    h("button", { type: "button", id: "sign-out", onclick: async () => { await signOut(); render(); } },
+      "Sign out"));
 }
 
-// The sign-in screen: a token from the hub's tokens file; `refusal` says why the last one
-// did not work.
+// The sign-in screen: a local hub's says where its sign-in link is; a hub with tokens asks
+// for one from its tokens file. `refusal` says why the last attempt did not work.
 function showSignIn(refusal) {
   renderCount++;
   document.body.classList.add("signed-out");
   account.replaceChildren();
+  main.replaceChildren(isLocal() ? localSignIn(refusal) : tokenSignIn(refusal));
+  main.querySelector("input")?.focus();
+}
+
+function localSignIn(refusal) {
+  const panel = h("div", { id: "local-sign-in", class: "panel sign-in" },
+    h("h1", {}, "Sign in to KnowHub"),
+    h("p", {}, "This is a local hub (no tokens file): its console signs in with a one-time link. ",
+      "Open the link ", h("code", {}, "knowhub up"), " printed, or run ", h("code", {}, "knowhub console-link"),
+      " on this machine for a new one."),
+    h("p", { class: "muted" }, "A link works once, within minutes; the session it opens lasts until you sign out, ",
+      "it expires, or the hub stops."));
+  if (refusal) {
+    panel.append(h("div", { class: "error", role: "alert" }, h("strong", {}, "The session ended. "),
+      `Open a new sign-in link. (${refusal.code}: ${refusal.message})`));
+  }
+  return panel;
+}
+
+function tokenSignIn(refusal) {
   const input = h("input", { id: "sign-in-token", type: "password", autocomplete: "off", size: 48,
     placeholder: "paste a bearer token", required: true, "aria-label": "bearer token" });
   const slot = h("div", { id: "sign-in-error" });
@@ -89,8 +106,7 @@ function showSignIn(refusal) {
     }
     render();
   });
-  main.replaceChildren(form);
-  input.focus();
+  return form;
 }
 
 function refused(error) {
@@ -98,10 +114,10 @@ function refused(error) {
     `Check it and try again, or ask for a new one. (${error.code}: ${error.message})`);
 }
 
-window.addEventListener(UNAUTHENTICATED_EVENT, (event) => {
-  signOut();
+window.addEventListener(UNAUTHENTICATED_EVENT, async (event) => {
+  await signOut();
   showSignIn(event.detail);
 });
-setHubToken(await localHubToken());
+await loadSession();
 window.addEventListener("hashchange", render);
 render();
