@@ -177,8 +177,26 @@ class MemoryAPI:
         page_token: str = "",
     ) -> EventsPage:
         """Events newest first without a query, isolated as in `search_events` (a user's,
-        a group's, or with neither every event of the scopes) and time-filtered; one page
-        of `limit` (1-100), `next_page_token` for the next."""
+        a group's, or with neither every event of the scopes) and time-filtered.
+
+        Args:
+            target_user_id: Only this user's events (with target_group_id: what the user said
+                in that group).
+            target_group_id: Only this group's events.
+            time_from: Only events at or after this time (datetime, ISO 8601 or epoch seconds).
+            time_to: Only events at or before this time.
+            scope: List only this scope; every scope the caller can see by default.
+            limit: How many events a page holds, 1 to 100.
+            page_token: The `next_page_token` of the previous page; "" for the first.
+
+        Returns:
+            One page of events, newest first, and `next_page_token` ("" after the last).
+
+        Raises:
+            InvalidArgument: A limit out of range, an invalid id, time_from after time_to,
+                or a page token this listing did not give.
+            PermissionDenied: A scope the caller cannot see.
+        """
         request = dream_pb2.ListEventsRequest(
             target_user_id=target_user_id or "",
             target_group_id=target_group_id or "",
@@ -289,8 +307,22 @@ class MemoryAPI:
         limit: int = 20,
         page_token: str = "",
     ) -> ProfilesPage:
-        """The profiles of the scopes the caller sees (of one entity type, or both), one
-        page of `limit` (1-100); `next_page_token` for the next."""
+        """The profiles of the scopes the caller sees, without a query.
+
+        Args:
+            entity_type: Only "user" or only "group" profiles; both when None.
+            scope: List only this scope; every scope the caller can see by default.
+            limit: How many profiles a page holds, 1 to 100.
+            page_token: The `next_page_token` of the previous page; "" for the first.
+
+        Returns:
+            One page of profiles and `next_page_token` ("" after the last).
+
+        Raises:
+            InvalidArgument: An unknown entity type, a limit out of range, or a page token
+                this listing did not give.
+            PermissionDenied: A scope the caller cannot see.
+        """
         request = dream_pb2.ListProfilesRequest(
             entity_type=entity_type_value(entity_type),
             scope=scope or "",
