@@ -4,14 +4,17 @@ recall with a similarity in 0..1, and profile revisions under optimistic concurr
 from __future__ import annotations
 
 import functools
+import math
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from qdrant_edge import SparseVector
 
+from knowhub_server.common import paging
 from knowhub_server.common.embedding import Bm25Encoder, DenseEmbedder
-from knowhub_server.common.errors import Busy, Unavailable
+from knowhub_server.common.errors import Busy, InvalidArgument, Unavailable
 from knowhub_server.common.metrics import Metrics
 from knowhub_server.common.vector_backlog import (
     PENDING,
@@ -26,7 +29,9 @@ from knowhub_server.common.vectors import (
     CollectionSchema,
     Condition,
     Eq,
+    HasKey,
     HybridFusion,
+    Order,
     Range,
     Record,
     StoreMismatch,
@@ -149,6 +154,11 @@ def reindex(store: VectorStore, embedder: DenseEmbedder | None,
 
 # ---- Events ------------------------------------------------------------------------------
 
+def event_from_payload(payload: dict[str, Any]) -> CognitiveEvent:
+    """The event a stored payload holds (without the mark of an owed vector)."""
+    return CognitiveEvent(**{k: v for k, v in payload.items() if k != PENDING})
+
+
 class EventCandidate:
     """A recalled event: similarity and time at once, the event decoded on first use."""
 
@@ -159,8 +169,7 @@ class EventCandidate:
 
     @functools.cached_property
     def event(self) -> CognitiveEvent:
-        payload = self._recalled.record.payload
-        return CognitiveEvent(**{k: v for k, v in payload.items() if k != PENDING})
+        return event_from_payload(self._recalled.record.payload)
 
 
 def event_where(scopes: Sequence[str], isolation: Isolation, time_from: float | None,
@@ -200,6 +209,43 @@ class EventStore:
     def recall(self, query: str, where: Where, limit: int) -> list[EventCandidate]:
         return [EventCandidate(r) for r in recall(self._collection, self._vectors,
                                                   self._fusion, query, where, limit)]
+
+    def page(self, where: Where, page_size: int,
+             page_token: str) -> tuple[list[CognitiveEvent], str]:
+        """One page newest first, and the next token: a keyset cursor (the last timestamp
+        and the events already returned with it), tied to the filter."""
+        start_from, seen = _event_cursor(paging.read_token(page_token, where)) \
+            if page_token else (None, [])
+        must_not = where.must_not + ((HasKey(tuple(seen)),) if seen else ())
+        page, _ = self._collection.scroll(
+            Where(must=where.must, must_not=must_not, should=where.should), page_size + 1,
+            order=Order("timestamp_epoch", descending=True, start_from=start_from))
+        events = [event_from_payload(r.payload) for r in page[:page_size]]
+        if len(page) <= page_size:
+            return events, ""
+        last = events[-1].timestamp_epoch
+        ties = [e.event_id for e in events if e.timestamp_epoch == last]
+        if start_from == last:
+            ties = seen + ties
+        return events, paging.write_token({"v": last, "ids": ties}, where)
+
+
+def _point_cursor(cursor: object) -> str:
+    """An unordered listing's cursor: the point id (a UUID) the engine resumes at."""
+    try:
+        return str(uuid.UUID(cursor))  # type: ignore[arg-type]
+    except (TypeError, ValueError, AttributeError) as exc:
+        raise InvalidArgument("page_token", "is not a token this service issued") from exc
+
+
+def _event_cursor(cursor: object) -> tuple[float, list[str]]:
+    try:
+        value, ids = float(cursor["v"]), [str(i) for i in cursor["ids"]]  # type: ignore[index]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise InvalidArgument("page_token", "is not a token this service issued") from exc
+    if not math.isfinite(value):
+        raise InvalidArgument("page_token", "is not a token this service issued")
+    return value, ids
 
 
 # ---- Profiles ----------------------------------------------------------------------------
@@ -269,6 +315,13 @@ class ProfileStore:
         return VectorBacklog(PROFILES, self._collection, self._vectors.embedder,
                              lambda payload: _profile_record(payload).profile.indexed_text,
                              metrics)
+
+    def page(self, where: Where, page_size: int, page_token: str) -> tuple[list[Profile], str]:
+        """One page in the store's own stable order, and the next token."""
+        cursor = _point_cursor(paging.read_token(page_token, where)) if page_token else None
+        page, after = self._collection.scroll(where, page_size, cursor=cursor)
+        return ([_profile_record(r.payload).profile for r in page],
+                paging.write_token(after, where) if after else "")
 
     def _record(self, record: ProfileRecord) -> Record:
         profile = record.profile
