@@ -256,7 +256,12 @@ def qualify_legacy_names(store: VectorStore, embedder: DenseEmbedder | None,
             source=replace(record.source,
                            agent_id=qualified(namespace, record.source.agent_id)),
             resource_ids=[resource_keys.get(r, r) for r in record.resource_ids])
-        return to_payload(after) if after != record else None
+        if after == record:
+            return None
+        rewritten = to_payload(after)
+        if PENDING in payload:  # its vector is still owed: rewrite_payloads keeps the vectors
+            rewritten[PENDING] = payload[PENDING]
+        return rewritten
 
     return rewrite_payloads(store.open(knowledge_schema(embedder)), moved)
 
