@@ -46,3 +46,10 @@ class KnowledgeSettings(HubSettings):
     slim_similarity: float = Field(
         0.8, gt=0, le=1.0, description="Token Jaccard similarity that makes two records "
         "near-duplicates for slim.")
+    knowledge_retention_hours: float = Field(
+        720.0, ge=0.0, le=87_600.0, description="How long a deleted knowledge record can "
+        "be brought back (UndeleteKnowledge) before it is purged for good; 0 purges at the "
+        "next sweep.")
+    knowledge_purge_interval_seconds: float = Field(
+        300.0, gt=0.0, le=86_400.0, description="How often each knowledge process erases "
+        "the deleted records whose retention has passed.")

@@ -63,6 +63,7 @@ class Source:
     submitted_by: str = ""
     timestamp: float = 0.0
     message_id: str = ""
+    trace_id: str = ""
 
 
 @dataclass
@@ -84,12 +85,25 @@ def quality_score(score: int, helpful: int, harmful: int) -> float:
     return float(score + helpful - 2 * harmful)
 
 
+# The fields an edit may write (UpdateKnowledge's update_mask), in the record's order.
+EDITABLE_FIELDS = ("task", "content", "tags", "types", "scopes", "resource_ids")
+
+
 @dataclass
-class ContentVersion:
+class KnowledgeVersion:
+    """A record's editable fields as they were before one change replaced them."""
+
     content: str
     replaced_at: float
-    reason: str  # "evolve" or "slim"
-    feedback: str = ""
+    reason: str  # "edit", "evolve" or "slim"
+    feedback: str = ""  # why: the evolve feedback or the edit's note
+    task: str = ""
+    types: list[str] = field(default_factory=list)
+    tags: dict[str, str] = field(default_factory=dict)
+    scopes: list[str] = field(default_factory=list)
+    resource_ids: list[str] = field(default_factory=list)
+    changed_by: str = ""
+    changed_fields: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -108,7 +122,7 @@ class Knowledge:
     resource_ids: list[str] = field(default_factory=list)
     source: Source = field(default_factory=Source)
     eval: Eval = field(default_factory=Eval)
-    versions: list[ContentVersion] = field(default_factory=list)
+    versions: list[KnowledgeVersion] = field(default_factory=list)
     applied_requests: list[str] = field(default_factory=list)
     absorbed_ids: list[str] = field(default_factory=list)  # records slim folded into this one
 
@@ -152,12 +166,32 @@ def add_case(record: Knowledge, case: Case, *, helpful: bool) -> None:
     record.eval.confidence = confidence(record.eval.helpful, record.eval.harmful)
 
 
-def replace_content(record: Knowledge, content: str, at: float, reason: str,
-                    feedback: str = "") -> None:
-    """Sets new content and keeps the previous one in the record's versions."""
-    record.versions.insert(0, ContentVersion(record.content, at, reason, feedback))
+@dataclass(frozen=True)
+class Change:
+    """Who changes a record's editable fields, how and why."""
+
+    reason: str  # "edit", "evolve" or "slim"
+    by: str = ""  # `user:ID`, or `agent:ID` acting for an agent
+    why: str = ""
+
+
+def change_fields(record: Knowledge, values: dict[str, object], at: float,
+                  change: Change) -> list[str]:
+    """Writes `values` (editable field -> new value) and keeps the record's state before
+    as a version; returns the fields that really changed (no version when none did)."""
+    changed = [name for name in EDITABLE_FIELDS
+               if name in values and values[name] != getattr(record, name)]
+    if not changed:
+        return []
+    record.versions.insert(0, KnowledgeVersion(
+        content=record.content, replaced_at=at, reason=change.reason, feedback=change.why,
+        task=record.task, types=list(record.types), tags=dict(record.tags),
+        scopes=list(record.scopes), resource_ids=list(record.resource_ids),
+        changed_by=change.by, changed_fields=changed))
     del record.versions[VERSIONS_KEEP:]
-    record.content = content
+    for name in changed:
+        setattr(record, name, values[name])
+    return changed
 
 
 def remember_request(record: Knowledge, request_id: str) -> None:
@@ -183,6 +217,32 @@ class Draft:
     message_id: str = ""
     resource_ids: list[str] = field(default_factory=list)
     request_id: str = ""
+    allow_duplicate: bool = False  # save even when the same record exists
+
+
+@dataclass
+class Edit:
+    """An edit as the caller sent it: the fields UpdateKnowledge's update_mask names (or
+    those its `knowledge` sets, without a mask), their new values, and why."""
+
+    paths: list[str]
+    task: str = ""
+    content: str = ""
+    tags: dict[str, str] = field(default_factory=dict)
+    types: list[str] = field(default_factory=list)
+    scopes: list[str] = field(default_factory=list)
+    resource_ids: list[str] = field(default_factory=list)
+    record_id: str = ""  # the id its `knowledge` names, if any
+    note: str = ""
+
+    @property
+    def fields(self) -> list[str]:
+        """The fields it writes (`*` is all of them)."""
+        return list(EDITABLE_FIELDS) if self.paths == ["*"] else list(self.paths)
+
+    def values(self) -> dict[str, object]:
+        """The fields it writes and their values."""
+        return {name: getattr(self, name) for name in self.fields}
 
 
 @dataclass
@@ -194,11 +254,17 @@ class Feedback:
     score: int | None = None
     evolve_feedback: str = ""
     request_id: str = ""
+    edit: Edit | None = None
 
     @property
     def empty(self) -> bool:
         return (self.helpful_case is None and self.harmful_case is None
-                and self.score is None and not self.evolve_feedback)
+                and self.score is None and not self.evolve_feedback and self.edit is None)
+
+    @property
+    def feedback_only(self) -> bool:
+        """Only cases: what a delegated grant may send."""
+        return self.score is None and not self.evolve_feedback and self.edit is None
 
 
 def validate_types(types: list[str], field_name: str, *, required: bool) -> list[str]:
@@ -241,6 +307,8 @@ def validate_source(source: Source, prefix: str) -> None:
                               f"id: use {AGENT_NAME_RULE}")
     check.text(source.submitted_by, f"{prefix}.submitted_by", NAME_MAX)
     check.text(source.message_id, f"{prefix}.message_id", NAME_MAX)
+    if source.trace_id:
+        check.trace_id(source.trace_id, f"{prefix}.trace_id")
     check.items(source.urls, f"{prefix}.urls", URLS_MAX, unique=False)
     for index, value in enumerate(source.urls):
         check.url(value, f"{prefix}.urls[{index}]")
@@ -255,11 +323,16 @@ def validate_case(case: Case, prefix: str) -> Case:
     return case
 
 
-def validate_feedback(feedback: Feedback, prefix: str = "") -> Feedback:
+def validate_feedback(feedback: Feedback, knowledge_id: str, prefix: str = "") -> Feedback:
     if feedback.empty:
         raise InvalidArgument(
             f"{prefix}add_helpful_case", "nothing to update: give add_helpful_case, "
-            "add_harmful_case, update_score or evolve_feedback")
+            "add_harmful_case, update_score, evolve_feedback, or knowledge with update_mask")
+    if feedback.edit is not None:
+        if feedback.evolve_feedback:
+            raise InvalidArgument(f"{prefix}update_mask", "cannot be combined with "
+                                  "evolve_feedback: both change the content")
+        validate_edit(feedback.edit, knowledge_id, prefix)
     if feedback.helpful_case is not None:
         validate_case(feedback.helpful_case, f"{prefix}add_helpful_case")
     if feedback.harmful_case is not None:
@@ -269,6 +342,40 @@ def validate_feedback(feedback: Feedback, prefix: str = "") -> Feedback:
     check.text(feedback.evolve_feedback, f"{prefix}evolve_feedback", FEEDBACK_MAX)
     check.text(feedback.request_id, f"{prefix}request_id", NAME_MAX)
     return feedback
+
+
+def validate_edit(edit: Edit, knowledge_id: str, prefix: str = "") -> Edit:
+    """The mask names editable fields, and each one is valid as a save checks it; scopes
+    may not become empty."""
+    check.text(edit.note, f"{prefix}change_note", FEEDBACK_MAX)
+    if edit.record_id and edit.record_id != knowledge_id:
+        raise InvalidArgument(f"{prefix}knowledge.id", f"{edit.record_id!r} is not the id "
+                              f"being updated ({knowledge_id!r})")
+    if not edit.paths:
+        raise InvalidArgument(f"{prefix}update_mask", "names no field to edit")
+    for index, path in enumerate(edit.paths):
+        if path not in EDITABLE_FIELDS and edit.paths != ["*"]:
+            raise InvalidArgument(f"{prefix}update_mask.paths[{index}]", f"{path[:100]!r} "
+                                  f"cannot be edited: use {', '.join(EDITABLE_FIELDS)} or *")
+    named = f"{prefix}knowledge."
+    written = edit.fields
+    if "task" in written:
+        check.text(edit.task, f"{named}task", TASK_MAX, required=True)
+    if "content" in written:
+        check.text(edit.content, f"{named}content", CONTENT_MAX, required=True)
+    if "types" in written:
+        validate_types(edit.types, f"{named}types", required=True)
+    if "tags" in written:
+        check.string_map(edit.tags, f"{named}tags", TAGS_MAX, TAG_KEY_MAX, TAG_VALUE_MAX)
+    if "scopes" in written:
+        check.items(edit.scopes, f"{named}scopes", SCOPES_MAX, required=True)
+        for index, value in enumerate(edit.scopes):
+            validate_scope(value, f"{named}scopes[{index}]")
+    if "resource_ids" in written:
+        check.items(edit.resource_ids, f"{named}resource_ids", RESOURCE_IDS_MAX)
+        for index, value in enumerate(edit.resource_ids):
+            check.resource_id(value, f"{named}resource_ids[{index}]")
+    return edit
 
 
 def validate_knowledge_id(value: str, field_name: str = "id") -> str:
@@ -298,7 +405,7 @@ def new_knowledge(draft: Draft, principal: Principal, at: float, prefix: str = "
     source = Source(name=given.name, category=given.category or "exp", urls=list(given.urls),
                     agent_id=agent,
                     submitted_by=given.submitted_by, timestamp=given.timestamp or at,
-                    message_id=given.message_id or message_id)
+                    message_id=given.message_id or message_id, trace_id=given.trace_id)
     score = draft.score if draft.score is not None else DEFAULT_SCORE
     return Knowledge(
         id=new_knowledge_id(at), task=draft.task, content=draft.content,
