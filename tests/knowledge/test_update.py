@@ -27,7 +27,7 @@ CASE: dict[str, Any] = {
 def save(client: KnowHub, **fields: Any) -> Knowledge:
     values: dict[str, Any] = {"task": "rotate the API keys", "types": ["strategy"],
                               "content": "rotate them monthly and revoke the old ones",
-                              "scopes": ["org:acme"]}
+                              "scopes": ["org:acme"], "allow_duplicate": True}
     values.update(fields)
     return client.knowledge.save(**values)
 

@@ -5,16 +5,19 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 from knowhub._requests.knowledge import (
     SLIM_TIMEOUT,
     case_message,
+    edit_request,
     feedback_message,
     list_request,
     save_request,
 )
 from knowhub._transport import Transport
+from knowhub.models.base import from_timestamp
 from knowhub.models.knowledge import (
     Answer,
     Case,
@@ -51,9 +54,14 @@ class KnowledgeAPI:
         message_id: str = "",
         resource_ids: Sequence[str] | None = None,
         request_id: str | None = None,
+        trace_id: str = "",
+        allow_duplicate: bool = False,
     ) -> Knowledge:
-        """Saves new knowledge (knowledge_save). With `request_id`, a retried call returns
-        the record the first one created instead of saving it twice."""
+        """Saves new knowledge (knowledge_save). When a record of the same owner and scopes
+        already holds this task and content (ignoring case and spacing), nothing is written
+        and that record is returned, unless `allow_duplicate` (`save_unless_exists` says
+        which happened). With `request_id`, a retried call returns the record the first
+        one created instead of saving it twice."""
         request = save_request(
             task,
             content,
@@ -70,6 +78,8 @@ class KnowledgeAPI:
             message_id=message_id,
             resource_ids=resource_ids,
             request_id=request_id,
+            trace_id=trace_id,
+            allow_duplicate=allow_duplicate,
         )
         return self._transport.call(
             self._stub.SaveKnowledge, request, lambda r: Knowledge.from_proto(r.knowledge)
@@ -78,10 +88,10 @@ class KnowledgeAPI:
     def save_unless_exists(
         self, task: str, content: str, types: Sequence[str], **save_arguments: Any
     ) -> SavedKnowledge:
-        """`save`, unless a record of the same owner and scopes already holds this task
-        and content (ignoring case and spacing): then that record, with `existing`."""
+        """`save`, telling whether a record of the same owner and scopes already held this
+        task and content (ignoring case and spacing): then `knowledge` is that record and
+        `existing` is true."""
         request = save_request(task, content, types, **save_arguments)
-        request.reuse_existing = True
         return self._transport.call(self._stub.SaveKnowledge, request, SavedKnowledge.from_proto)
 
     def save_many(self, items: Sequence[Mapping[str, Any]]) -> builtins.list[Knowledge]:
@@ -188,12 +198,49 @@ class KnowledgeAPI:
             lambda r: [FeedbackResult.from_proto(x) for x in r.results],
         )
 
-    def delete(self, knowledge_id: str) -> None:
-        """Deletes a record (its owner, the user who created it, or an admin)."""
-        self._transport.call(
+    def edit(
+        self,
+        knowledge_id: str,
+        *,
+        task: str | None = None,
+        content: str | None = None,
+        tags: Mapping[str, str] | None = None,
+        types: Sequence[str] | None = None,
+        scopes: Sequence[str] | None = None,
+        resource_ids: Sequence[str] | None = None,
+        note: str = "",
+    ) -> Knowledge:
+        """Writes the fields given (the others stay), keeping the record's state before as
+        a version with who edited it and `note` (why). Owner, creator or admin."""
+        request = edit_request(
+            knowledge_id,
+            task=task,
+            content=content,
+            tags=tags,
+            types=types,
+            scopes=scopes,
+            resource_ids=resource_ids,
+            note=note,
+        )
+        return self._transport.call(
+            self._stub.UpdateKnowledge, request, lambda r: Knowledge.from_proto(r.knowledge)
+        )
+
+    def delete(self, knowledge_id: str) -> datetime | None:
+        """Deletes a record (its owner, the user who created it, or an admin); returns when
+        it will be purged: `undelete` brings it back until then."""
+        return self._transport.call(
             self._stub.DeleteKnowledge,
             knowledge_pb2.DeleteKnowledgeRequest(id=knowledge_id),
-            lambda r: None,
+            lambda r: from_timestamp(r.purge_time),
+        )
+
+    def undelete(self, knowledge_id: str) -> Knowledge:
+        """Restores a deleted record, with its id, counters and versions."""
+        return self._transport.call(
+            self._stub.UndeleteKnowledge,
+            knowledge_pb2.UndeleteKnowledgeRequest(id=knowledge_id),
+            lambda r: Knowledge.from_proto(r.knowledge),
         )
 
     def slim(self, model: str | None = None, dry_run: bool = False) -> SlimReport:
@@ -206,7 +253,7 @@ class KnowledgeAPI:
         )
 
     def versions(self, knowledge_id: str) -> builtins.list[KnowledgeVersion]:
-        """Earlier contents replaced by evolve or slim, newest first."""
+        """Earlier states replaced by edits, evolve or slim, newest first."""
         return self._transport.call(
             self._stub.ListKnowledgeVersions,
             knowledge_pb2.ListKnowledgeVersionsRequest(id=knowledge_id),

@@ -4,6 +4,7 @@ Each model converts to and from its proto message by field name (`from_proto`,
 `to_proto`); `to_dict()` gives the JSON shape the tools and the gateway answer with.
 """
 
+from knowhub.models.admin import Erasure, ServiceErasure
 from knowhub.models.base import (
     EnumNames,
     Model,
@@ -135,6 +136,7 @@ __all__ = [
     "DreamRunPage",
     "DreamSchedule",
     "EnumNames",
+    "Erasure",
     "Eval",
     "EvaluationOutcome",
     "EvaluationPrompt",
@@ -185,6 +187,7 @@ __all__ = [
     "SchedulePage",
     "SearchHit",
     "SearchResults",
+    "ServiceErasure",
     "SlimGroup",
     "SlimReport",
     "Source",

@@ -47,6 +47,7 @@ class Source(ProtoModel[knowledge_pb2.Source]):
     submitted_by: str = ""
     timestamp: datetime | None = None
     message_id: str = ""
+    trace_id: str = ""
 
 
 @dataclass
@@ -173,7 +174,17 @@ class SlimReport(ProtoModel[knowledge_pb2.SlimKnowledgeResponse]):
 
 @dataclass
 class KnowledgeVersion(ProtoModel[knowledge_pb2.KnowledgeVersion]):
+    """A record's editable fields before one change (`reason`: edit, evolve or slim) by
+    `changed_by` replaced them; `feedback` says why."""
+
     content: str
     replaced_at: datetime | None
     reason: str
     feedback: str
+    task: str = ""
+    types: list[str] = field(default_factory=list)
+    tags: dict[str, str] = field(default_factory=dict)
+    scopes: list[str] = field(default_factory=list)
+    resource_ids: list[str] = field(default_factory=list)
+    changed_by: str = ""
+    changed_fields: list[str] = field(default_factory=list)

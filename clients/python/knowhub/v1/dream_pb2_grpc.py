@@ -281,8 +281,8 @@ class DreamServiceServicer:
     def ForgetDreamSubject(self, request, context):
         """Erases what dream holds about a subject, for good (part of
         AdminService.ForgetSubject): memory events it is the subject or the sender of, its
-        memos and profile; for an agent also its memory documents, schedules and runs. An
-        admin, or a user about itself.
+        memos, profile and historian jobs; for an agent also its memory documents and
+        schedules, for a user the schedules it made. An admin, or a user about itself.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

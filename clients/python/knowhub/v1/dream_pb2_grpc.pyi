@@ -88,8 +88,8 @@ class DreamServiceStub:
     ForgetDreamSubject: _grpc.UnaryUnaryMultiCallable[_dream_pb2.ForgetDreamSubjectRequest, _dream_pb2.ForgetDreamSubjectResponse]
     """Erases what dream holds about a subject, for good (part of
     AdminService.ForgetSubject): memory events it is the subject or the sender of, its
-    memos and profile; for an agent also its memory documents, schedules and runs. An
-    admin, or a user about itself.
+    memos, profile and historian jobs; for an agent also its memory documents and
+    schedules, for a user the schedules it made. An admin, or a user about itself.
     """
 
 @_typing.type_check_only
@@ -152,8 +152,8 @@ class DreamServiceAsyncStub(DreamServiceStub):
     ForgetDreamSubject: _aio.UnaryUnaryMultiCallable[_dream_pb2.ForgetDreamSubjectRequest, _dream_pb2.ForgetDreamSubjectResponse]  # type: ignore[assignment]
     """Erases what dream holds about a subject, for good (part of
     AdminService.ForgetSubject): memory events it is the subject or the sender of, its
-    memos and profile; for an agent also its memory documents, schedules and runs. An
-    admin, or a user about itself.
+    memos, profile and historian jobs; for an agent also its memory documents and
+    schedules, for a user the schedules it made. An admin, or a user about itself.
     """
 
 class DreamServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -321,8 +321,8 @@ class DreamServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_dream_pb2.ForgetDreamSubjectResponse, _abc.Awaitable[_dream_pb2.ForgetDreamSubjectResponse]]:
         """Erases what dream holds about a subject, for good (part of
         AdminService.ForgetSubject): memory events it is the subject or the sender of, its
-        memos and profile; for an agent also its memory documents, schedules and runs. An
-        admin, or a user about itself.
+        memos, profile and historian jobs; for an agent also its memory documents and
+        schedules, for a user the schedules it made. An admin, or a user about itself.
         """
 
 def add_DreamServiceServicer_to_server(servicer: DreamServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
