@@ -65,13 +65,16 @@ class AsyncDreamAPI:
     async def schedule(self, every_minutes: int | None = None, cron: str | None = None, *,
                        agent_id: str | None = None, time_zone: str | None = None,
                        phases: Sequence[str] | None = None,
-                       start_time: TimeLike = None) -> DreamSchedule:
+                       start_time: TimeLike = None,
+                       allow_duplicate: bool = False) -> DreamSchedule:
         """Runs the agent's dream every N minutes or on a five-field cron expression (in
-        `time_zone`, UTC by default), from `start_time` on."""
+        `time_zone`, UTC by default), from `start_time` on. When the agent already has an
+        equal schedule of this caller (cadence, time zone, phases, and start_time when
+        given), that one is returned and nothing is added, unless `allow_duplicate`."""
         request = dream_pb2.ScheduleDreamRequest(
             agent_id=agent_id or "", every_minutes=every_minutes or 0, cron=cron or "",
             time_zone=time_zone or "", phases=phase_values(phases),
-            start_time=to_timestamp(start_time))
+            start_time=to_timestamp(start_time), allow_duplicate=allow_duplicate)
         return await self._transport.call(self._stub.ScheduleDream, request,
                                           lambda r: DreamSchedule.from_proto(r.schedule))
 
