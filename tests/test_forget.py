@@ -152,3 +152,33 @@ def test_an_admin_forgets_an_agent(hub: Harness) -> None:
         alice.knowledge.get(bots.id)
     assert alice.knowledge.get(own.id).id == own.id
     assert list(alice.dream.schedules()) == []
+
+
+def test_the_command_line_manages_knowledge_and_forgets(
+        hub: Harness, capsys: pytest.CaptureFixture[str]) -> None:
+    carol = hub.client("carol")
+    record = carol.knowledge.save("renew the cert", "use certbot", types=["tool"])
+    as_carol = ["--target", hub.address, "--token", "token-carol"]
+
+    assert knowhub_cli(["knowledge", "edit", record.id, "--content", "use certbot renew",
+                        "--tag", "domain=ops", "--note", "the subcommand", *as_carol]) == 0
+    assert f"{record.id} edited" in capsys.readouterr().out
+    assert carol.knowledge.get(record.id).tags == {"domain": "ops"}
+    assert knowhub_cli(["knowledge", "versions", record.id, *as_carol]) == 0
+    assert "edit of content, tags by user:carol: the subcommand" in capsys.readouterr().out
+    assert knowhub_cli(["knowledge", "delete", record.id, *as_carol]) == 0
+    assert "knowhub knowledge undelete" in capsys.readouterr().out
+    assert knowhub_cli(["knowledge", "undelete", record.id, *as_carol]) == 0
+    assert carol.knowledge.get(record.id).content == "use certbot renew"
+    assert knowhub_cli(["knowledge", "edit", record.id, "--type", "recipe", *as_carol]) == 1
+    assert "knowledge.types[0]" in capsys.readouterr().err
+
+    with pytest.raises(SystemExit):  # --yes is required
+        knowhub_cli(["forget", "user:carol", *as_carol])
+    assert knowhub_cli(["forget", "user:alice", "--yes", *as_carol]) == 1
+    assert "PERMISSION_DENIED" in capsys.readouterr().err
+    assert knowhub_cli(["forget", "user:carol", "--yes", *as_carol]) == 0
+    out = capsys.readouterr().out
+    assert "knowledge: 1 knowledge, 0 deleted_knowledge" in out and "1 items erased" in out
+    with pytest.raises(errors.NotFound):
+        carol.knowledge.get(record.id)
