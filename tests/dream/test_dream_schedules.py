@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 from knowhub import KnowHub
-from knowhub.v1 import dream_pb2
 
 from knowhub_server.common.redis_store import connect, keyspace
 from knowhub_server.dream.runs.domain import DreamRun
@@ -97,11 +96,9 @@ def test_an_equal_schedule_is_returned_rather_than_added(dream_server: Harness) 
     alice, dave = dream_server.client("alice"), dream_server.client("dave")
     first = alice.dream.schedule(cron="30 2 * * *", time_zone="Europe/Paris")
     again = alice.dream.schedule(cron="30 2 * * *", time_zone="Europe/Paris")
-    raw = alice.dream._stub.ScheduleDream(dream_pb2.ScheduleDreamRequest(
-        cron="30 2 * * *", time_zone="Europe/Paris"),
-        metadata=(("authorization", "Bearer token-alice"),))
-    assert again.schedule_id == first.schedule_id == raw.schedule.schedule_id
-    assert raw.existing is True
+    told = alice.dream.schedule_unless_exists(cron="30 2 * * *", time_zone="Europe/Paris")
+    assert again.schedule_id == first.schedule_id == told.schedule.schedule_id
+    assert told.existing is True
     others = [alice.dream.schedule(cron="30 2 * * *"),  # another time zone
               alice.dream.schedule(cron="30 2 * * *", time_zone="Europe/Paris",
                                    phases=["per_trace_reflect"]),

@@ -222,13 +222,11 @@ def test_saving_the_same_knowledge_again_returns_the_record(hub: Harness) -> Non
     assert len({first.id, duplicate.id, other_scope.id, other_text.id}) == 4
 
     # A batch says which of its records existed.
-    response = alice.knowledge._stub.BatchSaveKnowledge(pb.BatchSaveKnowledgeRequest(requests=[
-        pb.SaveKnowledgeRequest(task=TASK, content=CONTENT, types=["strategy"],
-                                scopes=["user:alice"]),
-        pb.SaveKnowledgeRequest(task="a new task", content="new", types=["plan"])]),
-        metadata=(("authorization", "Bearer token-alice"),))
-    assert list(response.existing) == [True, False]
-    assert response.knowledge[0].id == other_scope.id
+    saved = alice.knowledge.save_many([
+        {"task": TASK, "content": CONTENT, "types": ["strategy"], "scopes": ["user:alice"]},
+        {"task": "a new task", "content": "new", "types": ["plan"]}])
+    assert saved.existing == [True, False]
+    assert saved[0].id == other_scope.id
 
 
 def test_source_trace_id_is_kept(hub: Harness) -> None:

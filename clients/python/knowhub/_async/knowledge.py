@@ -25,6 +25,7 @@ from knowhub.models.knowledge import (
     KnowledgeVersion,
     Page,
     SavedKnowledge,
+    SavedKnowledgeList,
     SearchResults,
     SlimReport,
 )
@@ -67,14 +68,14 @@ class AsyncKnowledgeAPI:
         return await self._transport.call(self._stub.SaveKnowledge, request,
                                           SavedKnowledge.from_proto)
 
-    async def save_many(self, items: Sequence[Mapping[str, Any]]) -> builtins.list[Knowledge]:
+    async def save_many(self, items: Sequence[Mapping[str, Any]]) -> SavedKnowledgeList:
         """Saves up to 500 records at once; each item takes `save`'s keyword arguments.
-        Nothing is written unless every item is valid."""
+        Nothing is written unless every item is valid. The records in order; `existing`
+        says which were there already (nothing written for them)."""
         request = knowledge_pb2.BatchSaveKnowledgeRequest(
             requests=[save_request(**item) for item in items])
-        return await self._transport.call(
-            self._stub.BatchSaveKnowledge, request,
-            lambda r: [Knowledge.from_proto(k) for k in r.knowledge])
+        return await self._transport.call(self._stub.BatchSaveKnowledge, request,
+                                          SavedKnowledgeList.from_proto)
 
     async def get(self, knowledge_id: str) -> Knowledge:
         """One record the caller can see (NotFound otherwise), with its eval histories."""

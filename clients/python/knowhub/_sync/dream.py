@@ -26,6 +26,7 @@ from knowhub.models.dream import (
     DreamSchedule,
     MemoryDocument,
     MemoryDocumentPage,
+    ScheduledDream,
     SchedulePage,
 )
 from knowhub.v1 import dream_pb2, dream_pb2_grpc
@@ -92,6 +93,30 @@ class DreamAPI:
         `time_zone`, UTC by default), from `start_time` on. When the agent already has an
         equal schedule of this caller (cadence, time zone, phases, and start_time when
         given), that one is returned and nothing is added, unless `allow_duplicate`."""
+        scheduled = self.schedule_unless_exists(
+            every_minutes,
+            cron,
+            agent_id=agent_id,
+            time_zone=time_zone,
+            phases=phases,
+            start_time=start_time,
+            allow_duplicate=allow_duplicate,
+        )
+        return scheduled.schedule
+
+    def schedule_unless_exists(
+        self,
+        every_minutes: int | None = None,
+        cron: str | None = None,
+        *,
+        agent_id: str | None = None,
+        time_zone: str | None = None,
+        phases: Sequence[str] | None = None,
+        start_time: TimeLike = None,
+        allow_duplicate: bool = False,
+    ) -> ScheduledDream:
+        """`schedule`, telling whether the agent already had an equal schedule of this
+        caller: then `schedule` is that one and `existing` is true."""
         request = dream_pb2.ScheduleDreamRequest(
             agent_id=agent_id or "",
             every_minutes=every_minutes or 0,
@@ -101,9 +126,7 @@ class DreamAPI:
             start_time=to_timestamp(start_time),
             allow_duplicate=allow_duplicate,
         )
-        return self._transport.call(
-            self._stub.ScheduleDream, request, lambda r: DreamSchedule.from_proto(r.schedule)
-        )
+        return self._transport.call(self._stub.ScheduleDream, request, ScheduledDream.from_proto)
 
     def schedules(
         self, agent_id: str | None = None, limit: int = 20, page_token: str = ""

@@ -70,6 +70,7 @@ from knowhub.models.dream import (
     MemoryDocument,
     MemoryDocumentPage,
     MemoryDocumentRevision,
+    ScheduledDream,
     SchedulePage,
 )
 from knowhub.models.knowledge import (
@@ -81,6 +82,7 @@ from knowhub.models.knowledge import (
     KnowledgeVersion,
     Page,
     SavedKnowledge,
+    SavedKnowledgeList,
     SearchHit,
     SearchResults,
     SlimGroup,
@@ -184,7 +186,9 @@ __all__ = [
     "ResourceVersion",
     "SavedExtraction",
     "SavedKnowledge",
+    "SavedKnowledgeList",
     "SchedulePage",
+    "ScheduledDream",
     "SearchHit",
     "SearchResults",
     "ServiceErasure",

@@ -138,6 +138,13 @@ class SavedKnowledge(ProtoModel[knowledge_pb2.SaveKnowledgeResponse]):
     existing: bool
 
 
+class SavedKnowledgeList(ProtoList[Knowledge, knowledge_pb2.BatchSaveKnowledgeResponse]):
+    """The records of a batch save, in order; `existing[i]` says record i was there
+    already (the same task and content, owner and scopes) and nothing was written for it."""
+
+    existing: list[bool] = []  # noqa: RUF012 (read from the response, one per record)
+
+
 class Page(ProtoList[Knowledge, knowledge_pb2.ListKnowledgeResponse]):
     """One page of a list; pass `next_page_token` back for the next ("" at the end)."""
 
