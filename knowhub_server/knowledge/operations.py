@@ -1,4 +1,5 @@
-"""The knowledge use cases: save, read, search, feedback, evolve, delete, slim."""
+"""The knowledge use cases: save, read, search, feedback, evolve, edit, delete and
+undelete, slim, forget."""
 
 from __future__ import annotations
 

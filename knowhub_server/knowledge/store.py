@@ -14,7 +14,7 @@ from qdrant_edge import SparseVector
 from knowhub_server.common import paging
 from knowhub_server.common.auth import LegacyNames
 from knowhub_server.common.embedding import Bm25Encoder, DenseEmbedder
-from knowhub_server.common.errors import InvalidArgument
+from knowhub_server.common.errors import AlreadyExists, InvalidArgument
 from knowhub_server.common.scopes import qualified, qualified_scope
 from knowhub_server.common.vectors import (
     DENSE,
@@ -306,7 +306,11 @@ class KnowledgeStore:
 
     def restore(self, record: Knowledge) -> Knowledge:
         """Makes a deleted record live again (as it was, if a crash left it live too)."""
-        self.insert([record])
+        if not self.insert([record])[0]:
+            live = self.get(record.id)
+            if live is None or live.created_at != record.created_at:
+                raise AlreadyExists(f"another record took the id {record.id!r}; the deleted "
+                                    "one cannot come back under it")
         self._deleted.delete([record.id])
         restored = self.get(record.id)
         assert restored is not None, "just written"
