@@ -13,6 +13,9 @@ import pytest
 from knowhub import KnowHub, errors
 
 from knowhub_server.cli import main as knowhub_cli
+from knowhub_server.common.redis_store import connect
+from knowhub_server.dream.runs.domain import DocumentUpdate
+from knowhub_server.dream.runs.store import DreamStore
 from tests.dream.dreaming import write_dream_tokens
 from tests.dream.support import FAST_HISTORIAN, private_context, wait_until
 from tests.support.harness import Harness
@@ -182,3 +185,26 @@ def test_the_command_line_manages_knowledge_and_forgets(
     assert "knowledge: 1 knowledge, 0 deleted_knowledge" in out and "1 items erased" in out
     with pytest.raises(errors.NotFound):
         carol.knowledge.get(record.id)
+
+
+def test_forgetting_an_agent_erases_its_memory_documents(redis_url: str,
+                                                         redis_prefix: str) -> None:
+    """The documents dream integration wrote, with their kept revisions and the outbox;
+    another agent's stay."""
+    store = DreamStore(lambda: connect(redis_url), redis_prefix)
+    for agent in ("night_crawler", "day_crawler"):
+        for revision in range(2):
+            seen = store.documents(agent)
+            store.apply_plan(agent, f"run-{revision}", [
+                DocumentUpdate("MEMORY.md", f"{agent} notes, revision {revision}"),
+                DocumentUpdate("people/bob.md", f"bob, as {agent} knows him")],
+                seen, at=1_000.0 + revision, keep=5, outbox_field=f"run-{revision}:0",
+                outbox={"trace-1": ["1-0"]})
+    assert store.revisions("night_crawler", "MEMORY.md")
+
+    assert store.erase_documents("night_crawler") == 2
+    assert store.documents("night_crawler") == {}
+    assert store.revisions("night_crawler", "MEMORY.md") == []
+    assert store.outbox("night_crawler") == {}
+    assert set(store.documents("day_crawler")) == {"MEMORY.md", "people/bob.md"}
+    assert store.erase_documents("night_crawler") == 0
