@@ -13,7 +13,11 @@ import pytest
 from knowhub import KnowHub, errors
 
 from knowhub_server.cli import main as knowhub_cli
+from knowhub_server.common.edge_store import EdgeStore
 from knowhub_server.common.redis_store import connect
+from knowhub_server.common.vectors import HybridFusion
+from knowhub_server.dream.memory.domain import Profile, ProfileRecord
+from knowhub_server.dream.memory.store import MemoryVectors, ProfileStore
 from knowhub_server.dream.runs.domain import DocumentUpdate
 from knowhub_server.dream.runs.store import DreamStore
 from tests.dream.dreaming import write_dream_tokens
@@ -208,3 +212,28 @@ def test_forgetting_an_agent_erases_its_memory_documents(redis_url: str,
     assert store.outbox("night_crawler") == {}
     assert set(store.documents("day_crawler")) == {"MEMORY.md", "people/bob.md"}
     assert store.erase_documents("night_crawler") == 0
+
+
+def test_forgetting_a_user_erases_its_profiles_in_the_scopes_asked(tmp_path: Path) -> None:
+    """A user's profile in every scope (an admin's forget) or in the caller's scopes (its
+    own); a group's profile and another user's stay."""
+    vectors = EdgeStore(tmp_path / "qdrant")
+    memory = MemoryVectors(None)
+    profiles = ProfileStore(vectors, memory, HybridFusion(10, 0.5))
+
+    def profile(scope: str, entity_type: str, entity_id: str) -> ProfileRecord:
+        return ProfileRecord(Profile(scope, entity_type, entity_id, entity_id, ["tea"],
+                                     f"{entity_id} likes green tea", 1.0, "e-1"))
+
+    for scope in ("org:acme", "org:globex", "user:carol"):
+        assert profiles.create(profile(scope, "user", "carol"))
+    assert profiles.create(profile("org:acme", "user", "alice"))
+    assert profiles.create(profile("org:acme", "group", "carol"))  # a group named so
+
+    assert profiles.erase_of(frozenset({"carol"}), frozenset({"org:acme", "user:carol"})) == 2
+    assert profiles.get("org:globex", "user", "carol") is not None
+    assert profiles.erase_of(frozenset({"carol"}), None) == 1
+    assert [profiles.get(s, "user", "carol") for s in ("org:acme", "org:globex")] == [None] * 2
+    assert profiles.get("org:acme", "user", "alice") is not None
+    assert profiles.get("org:acme", "group", "carol") is not None
+    vectors.close()
