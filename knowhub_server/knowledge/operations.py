@@ -220,7 +220,7 @@ class KnowledgeOperations:
         try:
             states = self._links.states(principal, [principal.qualify(r) for _, r in links])
         except Unavailable as exc:
-            raise Unavailable(f"resource_ids cannot be checked, so nothing was written: "
+            raise Unavailable(f"resource_ids cannot be checked, so nothing was saved: "
                               f"{exc.message}") from None
         for field_name, resource_id in links:
             state = states.get(principal.qualify(resource_id), MISSING)
