@@ -38,6 +38,7 @@ from knowhub_server.knowledge.domain import (
     Feedback,
     Knowledge,
     add_case,
+    cast_ballot,
     fold_into,
     near_duplicate_groups,
     new_knowledge,
@@ -267,10 +268,11 @@ class KnowledgeOperations:
         else:
             recalled, routed = self._store.recall(query, where, candidates), False
         visible = principal.visible_scopes
-        ranked = sorted((c for c in recalled[:candidates] if c.quality_score >= 0),
-                        key=lambda c: (-c.quality_score, not c.is_user_profile,
+        quality = {id(c): c.quality_for(principal.voters) for c in recalled[:candidates]}
+        ranked = sorted((c for c in recalled[:candidates] if quality[id(c)] >= 0),
+                        key=lambda c: (-quality[id(c)], not c.is_user_profile,
                                        best_priority(c.scopes, visible), -c.relevance))
-        hits = [SearchHit(c.knowledge, c.quality_score, c.relevance) for c in ranked[:top_k]]
+        hits = [SearchHit(c.knowledge, quality[id(c)], c.relevance) for c in ranked[:top_k]]
         self._mark_unavailable_resources(principal, hits)
         return SearchResult(hits, routed)
 
@@ -303,7 +305,9 @@ class KnowledgeOperations:
             try:
                 text = prompts.read_answer(self._llm.complete(
                     prompts.ASK_SYSTEM[self._language],
-                    prompts.ask_prompt(query, records, self._language), purpose="ask"))
+                    prompts.ask_prompt(query, records,
+                                       [principal.show_scope(k.owner) for k in records],
+                                       self._language), purpose="ask"))
             except LLMError as exc:
                 raise Unavailable(f"the LLM did not answer (nothing was logged): {exc}") from exc
             cited = prompts.cited_ids(text, [k.id for k in records])
@@ -365,6 +369,11 @@ class KnowledgeOperations:
         if feedback.request_id:  # so no one else can claim a key first, and void this call
             feedback = replace(feedback, request_id=request_key(principal, feedback.request_id))
         current = self._visible(principal, knowledge_id)
+        if feedback.score is not None and not principal.may_modify(current.owner,
+                                                                   current.creator):
+            raise PermissionDenied(f"{prefix}update_score: only the owner "
+                                   f"({principal.show_scope(current.owner)}) or an admin may "
+                                   "set the author's score")
         if feedback.evolve_feedback:
             if not principal.may_modify(current.owner, current.creator):
                 raise PermissionDenied(f"only the owner ({principal.show_scope(current.owner)}) "
@@ -374,13 +383,15 @@ class KnowledgeOperations:
                                          "KNOWHUB_LLM_BASE_URL (nothing was changed)")
         if feedback.request_id and feedback.request_id in current.applied_requests:
             return current
+        ballot = _Ballot(principal.user_scope, principal.voters,
+                         self._settings.feedback_untraced_max, prefix)
         for _ in range(3):
             content = self._evolve(current, feedback.evolve_feedback) \
                 if feedback.evolve_feedback else None
             try:
                 return self._store.update(
                     knowledge_id, lambda record, c=content, basis=current.content:
-                    _apply_feedback(record, feedback, c, basis))
+                    _apply_feedback(record, feedback, c, basis, ballot))
             except _AlreadyApplied as done:
                 return done.record
             except _ContentMoved as moved:
@@ -497,8 +508,24 @@ def request_key(principal: Principal, request_id: str) -> str:
     return f"{principal.user_scope}:{request_id}"
 
 
+@dataclass(frozen=True)
+class _Ballot:
+    """Who adds a case: the user it counts once per trace for, its community of voters,
+    and how many cases without a trace it may add."""
+
+    user: str
+    voters: str
+    untraced_max: int
+    prefix: str
+
+    def count(self, record: Knowledge, case: Case, *, helpful: bool, at: float) -> None:
+        field_name = f"{self.prefix}add_{'helpful' if helpful else 'harmful'}_case"
+        if cast_ballot(record, self.user, case.trace_id, self.untraced_max, field_name):
+            add_case(record, _stamped(case, at), helpful=helpful, voters=self.voters)
+
+
 def _apply_feedback(record: Knowledge, feedback: Feedback, content: str | None,
-                    basis: str) -> Knowledge:
+                    basis: str, ballot: _Ballot) -> Knowledge:
     """One update, applied to the freshest copy of the record inside the CAS loop."""
     if feedback.request_id and feedback.request_id in record.applied_requests:
         raise _AlreadyApplied(record)
@@ -506,9 +533,9 @@ def _apply_feedback(record: Knowledge, feedback: Feedback, content: str | None,
         raise _ContentMoved(record)
     at = now()
     if feedback.helpful_case is not None:
-        add_case(record, _stamped(feedback.helpful_case, at), helpful=True)
+        ballot.count(record, feedback.helpful_case, helpful=True, at=at)
     if feedback.harmful_case is not None:
-        add_case(record, _stamped(feedback.harmful_case, at), helpful=False)
+        ballot.count(record, feedback.harmful_case, helpful=False, at=at)
     if feedback.score is not None:
         record.eval.score = feedback.score
     if content is not None:
