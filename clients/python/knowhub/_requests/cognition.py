@@ -62,8 +62,8 @@ def knowledge_block(hits: Sequence[SearchHit], language_name: str | None = None)
     text it quotes."""
     chosen = language(language_name)
     owner_label, task_label, content_label = _ENTRY_LABELS[chosen]
-    lines = [f"{KNOWLEDGE_HEADING[chosen]} ({_COUNT[chosen].format(n=len(hits))}; "
-             f"{_QUOTED_NOTE[chosen]}):"]
+    note = f"; {_QUOTED_NOTE[chosen]}" if hits else ""
+    lines = [f"{KNOWLEDGE_HEADING[chosen]} ({_COUNT[chosen].format(n=len(hits))}{note}):"]
     for number, hit in enumerate(hits, 1):
         k = hit.knowledge
         lines += [f"{number}. [{k.id}] {owner_label}: {k.owner}",
