@@ -240,8 +240,8 @@ def test_cases_without_a_trace_are_bounded_sdk(start_hub: StartHub) -> None:
     for _ in range(2):
         carol.knowledge.update(record, add_harmful_case=case())
     with pytest.raises(errors.FailedPrecondition,
-                       match="add_helpful_case: .*KNOWHUB_FEEDBACK_UNTRACED_MAX"):
-        carol.knowledge.update(record, add_helpful_case=case(), update_score=None)
+                       match=r"add_helpful_case: .*KNOWHUB_FEEDBACK_UNTRACED_MAX"):
+        carol.knowledge.update(record, add_helpful_case=case())
     results = carol.knowledge.batch_update([
         {"knowledge_id": record, "is_helpful": False, "case": case()},
         {"knowledge_id": record, "is_helpful": False, "case": case(trace())}])
