@@ -518,10 +518,13 @@ class _Ballot:
     untraced_max: int
     prefix: str
 
-    def count(self, record: Knowledge, case: Case, *, helpful: bool, at: float) -> None:
+    def count(self, record: Knowledge, case: Case, *, helpful: bool, at: float) -> bool:
+        """Adds the case if it counts; whether it did."""
         field_name = f"{self.prefix}add_{'helpful' if helpful else 'harmful'}_case"
-        if cast_ballot(record, self.user, case.trace_id, self.untraced_max, field_name):
-            add_case(record, _stamped(case, at), helpful=helpful, voters=self.voters)
+        if not cast_ballot(record, self.user, case.trace_id, self.untraced_max, field_name):
+            return False
+        add_case(record, _stamped(case, at), helpful=helpful, voters=self.voters)
+        return True
 
 
 def _apply_feedback(record: Knowledge, feedback: Feedback, content: str | None,
@@ -532,10 +535,11 @@ def _apply_feedback(record: Knowledge, feedback: Feedback, content: str | None,
     if content is not None and record.content != basis:
         raise _ContentMoved(record)
     at = now()
-    if feedback.helpful_case is not None:
-        ballot.count(record, feedback.helpful_case, helpful=True, at=at)
-    if feedback.harmful_case is not None:
-        ballot.count(record, feedback.harmful_case, helpful=False, at=at)
+    counted = [ballot.count(record, case, helpful=helpful, at=at)
+               for case, helpful in ((feedback.helpful_case, True),
+                                     (feedback.harmful_case, False)) if case is not None]
+    if counted and not any(counted) and feedback.score is None and content is None:
+        raise _AlreadyApplied(record)  # this user's trace counted already: nothing to write
     if feedback.score is not None:
         record.eval.score = feedback.score
     if content is not None:
