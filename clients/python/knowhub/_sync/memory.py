@@ -51,10 +51,29 @@ class MemoryAPI:
         scope: str | None = None,
         request_id: str | None = None,
     ) -> RememberResult:
-        """Records the memo and hands the observations to the historian; returns at once.
-        `context` holds user_id (required), group_id, sender_id, request_type ("group"
-        when a group_id is given, else "private"), source_message and recent_messages.
-        With `request_id`, a retry records nothing and returns the first call's result."""
+        """Records this turn's memo and hands the observations to the historian, which rewrites
+        them into events that stand on their own (the memory_remember tool); returns at once.
+
+        Args:
+            memo: What the agent did this turn, briefly (at most 4,000 characters).
+            observations: Up to 20 new facts about the user or group, each its own event.
+            context: The conversation: user_id (required), group_id, sender_id, request_type
+                ("group" when a group_id is given, else "private"), source_message and
+                recent_messages.
+            force: Store a rewrite that fails the absolutization check.
+            scope: The memory's scope; the caller's org scope, else its user scope, by default.
+            request_id: An idempotency key: a retry records nothing and returns the first
+                call's result.
+
+        Returns:
+            The memo's id and the historian job's id ("" when nothing was queued).
+
+        Raises:
+            InvalidArgument: No user_id, or too many or blank observations; the message
+                names the field.
+            PermissionDenied: A scope the caller cannot see.
+            FailedPrecondition: Memory is disabled on this hub (KNOWHUB_MEMORY_ENABLED=false).
+        """
         request = dream_pb2.RememberRequest(
             memo=memo,
             observations=list(observations or []),
@@ -74,8 +93,22 @@ class MemoryAPI:
         limit: int = 0,
         scope: str | None = None,
     ) -> list[Memo]:
-        """The conversation's last memos, oldest first (the group's when group_id is
-        given, else the user's private one)."""
+        """The conversation's last memos, oldest first (the memory_recent_memos tool).
+
+        Args:
+            user_id: The user, for a private conversation.
+            group_id: The group, for a group conversation.
+            request_type: "group" or "private"; "group" when group_id is given, else "private".
+            limit: How many memos; the hub's KNOWHUB_MEMORY_RECENT_MEMOS_INJECT_K when 0.
+            scope: The memory's scope; the caller's org scope, else its user scope, by default.
+
+        Returns:
+            The memos, oldest first.
+
+        Raises:
+            InvalidArgument: A private request without user_id, or a group one without group_id.
+            PermissionDenied: A scope the caller cannot see.
+        """
         request = dream_pb2.RecentMemosRequest(
             request_type=request_type_value(request_type, group_id),
             user_id=user_id,
@@ -98,8 +131,27 @@ class MemoryAPI:
         mode: str = "tool",
         scope: str | None = None,
     ) -> EventResults:
-        """Cognitive events isolated by group or user, time-filtered, reranked by time
-        decay (`mode` "auto" for prompt injection)."""
+        """Searches the events the historian stored (the memory_search_events tool), isolated by
+        user or group, filtered by time, reranked by time decay.
+
+        Args:
+            query: The search text (required, at most 2,000 characters).
+            target_user_id: Only this user's events (with target_group_id: what the user said
+                in that group).
+            target_group_id: Only this group's events.
+            top_k: How many hits, 1 to 100; 12 in "tool" mode and 3 in "auto" mode by default.
+            time_from: Only events at or after this time (datetime, ISO 8601 or epoch seconds).
+            time_to: Only events at or before this time.
+            mode: "tool" (an agent's explicit search) or "auto" (injection into a prompt).
+            scope: Search only this scope; every scope the caller can see by default.
+
+        Returns:
+            The hits, best first, each with its event and score.
+
+        Raises:
+            InvalidArgument: An empty query, or top_k or mode out of range.
+            PermissionDenied: A scope the caller cannot see.
+        """
         request = dream_pb2.SearchEventsRequest(
             query=query,
             target_user_id=target_user_id or "",
@@ -122,10 +174,26 @@ class MemoryAPI:
         scope: str | None = None,
         language: str | None = None,
     ) -> EventResults:
-        """Automatic injection: the events to put in this turn's prompt. The
-        query is the current <message><content> of `question` (else all of it), with a
-        line of context when it is short (`auto_inject_query`); the search is in auto
-        mode, within the conversation of `context` (its group, else its user)."""
+        """Automatic injection: the events to put into this turn's prompt. The query is the
+        current `<message><content>` of `question` (else all of it), with a line of context
+        when it is short; the search runs in "auto" mode within the conversation of `context`
+        (its group, else its user).
+
+        Args:
+            question: The turn's input as the agent received it.
+            context: The conversation, as in `remember` (user_id, group_id, ...).
+            mentioned: Whether the agent was mentioned in a group message.
+            top_k: How many hits; 3 by default in "auto" mode.
+            scope: Search only this scope; every scope the caller can see by default.
+            language: The language of the context line ("zh" or "en"); KNOWHUB_LANGUAGE by default.
+
+        Returns:
+            The hits, best first.
+
+        Raises:
+            InvalidArgument: As in `search_events`.
+            PermissionDenied: A scope the caller cannot see.
+        """
         query = auto_inject_query(question, context, mentioned=mentioned, language_name=language)
         group_id = str(context.get("group_id") or "")
         return self.search_events(
@@ -138,7 +206,20 @@ class MemoryAPI:
         )
 
     def get_profile(self, entity_type: str, entity_id: str, scope: str | None = None) -> Profile:
-        """The profile of a user or a group."""
+        """The profile of a user or a group (the memory_get_profile tool).
+
+        Args:
+            entity_type: "user" or "group".
+            entity_id: The user's or group's id.
+            scope: The memory's scope; the caller's org scope, else its user scope, by default.
+
+        Returns:
+            The profile, with its Markdown text.
+
+        Raises:
+            NotFound: No profile of this entity in the scope.
+            PermissionDenied: A scope the caller cannot see.
+        """
         request = dream_pb2.GetProfileRequest(
             entity_type=entity_type_value(entity_type), entity_id=entity_id, scope=scope or ""
         )
@@ -153,7 +234,21 @@ class MemoryAPI:
         top_k: int | None = None,
         scope: str | None = None,
     ) -> list[ProfileHit]:
-        """Profiles by relevance to `query`, of one entity type or both."""
+        """Profiles by relevance to a query (the memory_search_profiles tool).
+
+        Args:
+            query: The search text (required, at most 2,000 characters).
+            entity_type: Only "user" or only "group" profiles; both when None.
+            top_k: How many hits, 1 to 100; KNOWHUB_MEMORY_PROFILE_TOP_K by default.
+            scope: Search only this scope; every scope the caller can see by default.
+
+        Returns:
+            The hits, best first, each with its profile and score.
+
+        Raises:
+            InvalidArgument: An empty query or top_k out of range.
+            PermissionDenied: A scope the caller cannot see.
+        """
         request = dream_pb2.SearchProfilesRequest(
             query=query, top_k=top_k, scope=scope or "", entity_type=entity_type_value(entity_type)
         )
@@ -164,7 +259,20 @@ class MemoryAPI:
     def profile_revisions(
         self, entity_type: str, entity_id: str, scope: str | None = None
     ) -> list[ProfileRevision]:
-        """The profile's earlier revisions, newest first."""
+        """The earlier revisions of a profile, kept when the historian rewrote it.
+
+        Args:
+            entity_type: "user" or "group".
+            entity_id: The user's or group's id.
+            scope: The memory's scope; the caller's org scope, else its user scope, by default.
+
+        Returns:
+            The revisions, newest first.
+
+        Raises:
+            NotFound: No profile of this entity in the scope.
+            PermissionDenied: A scope the caller cannot see.
+        """
         request = dream_pb2.ListProfileRevisionsRequest(
             entity_type=entity_type_value(entity_type), entity_id=entity_id, scope=scope or ""
         )
@@ -177,7 +285,22 @@ class MemoryAPI:
     def restore_profile(
         self, entity_type: str, entity_id: str, revision: int, scope: str | None = None
     ) -> Profile:
-        """Makes an earlier revision current again."""
+        """Makes an earlier revision of a profile current again (the current one is kept as a
+        revision).
+
+        Args:
+            entity_type: "user" or "group".
+            entity_id: The user's or group's id.
+            revision: The revision to restore, as `profile_revisions` lists it.
+            scope: The memory's scope; the caller's org scope, else its user scope, by default.
+
+        Returns:
+            The profile as restored.
+
+        Raises:
+            NotFound: No such profile, or the revision is no longer kept.
+            PermissionDenied: A scope the caller cannot see.
+        """
         request = dream_pb2.RestoreProfileRevisionRequest(
             entity_type=entity_type_value(entity_type),
             entity_id=entity_id,
@@ -189,12 +312,34 @@ class MemoryAPI:
         )
 
     def failed_jobs(self, limit: int = 20, page_token: str = "") -> FailedJobsPage:
-        """Historian jobs that failed past their retries, newest first."""
+        """Historian jobs that failed past their retries, newest first (every one for an admin,
+        else those of scopes the caller can see).
+
+        Args:
+            limit: Jobs per page, 1 to 100.
+            page_token: The previous page's `next_page_token`; "" for the first page.
+
+        Returns:
+            One page of failed jobs, with their errors, and its `next_page_token`.
+
+        Raises:
+            InvalidArgument: A limit out of range or a stale page_token.
+        """
         request = dream_pb2.ListFailedJobsRequest(page_size=limit, page_token=page_token)
         return self._transport.call(self._stub.ListFailedJobs, request, FailedJobsPage.from_proto)
 
     def retry_failed_job(self, job_id: str) -> str:
-        """Puts a failed job back on the historian queue; returns its id."""
+        """Puts a failed historian job back on the queue.
+
+        Args:
+            job_id: A job id from `failed_jobs`.
+
+        Returns:
+            The job's id.
+
+        Raises:
+            NotFound: No failed job with this id that the caller can see.
+        """
         return self._transport.call(
             self._stub.RetryFailedJob,
             dream_pb2.RetryFailedJobRequest(job_id=job_id),
