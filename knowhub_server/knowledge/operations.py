@@ -268,11 +268,12 @@ class KnowledgeOperations:
         else:
             recalled, routed = self._store.recall(query, where, candidates), False
         visible = principal.visible_scopes
-        quality = {id(c): c.quality_for(principal.voters) for c in recalled[:candidates]}
-        ranked = sorted((c for c in recalled[:candidates] if quality[id(c)] >= 0),
-                        key=lambda c: (-quality[id(c)], not c.is_user_profile,
+        # Votes count for the voter's organisation: rank by the caller's organisation's.
+        recalled = [c.seen_by(principal.voters) for c in recalled[:candidates]]
+        ranked = sorted((c for c in recalled if c.quality_score >= 0),
+                        key=lambda c: (-c.quality_score, not c.is_user_profile,
                                        best_priority(c.scopes, visible), -c.relevance))
-        hits = [SearchHit(c.knowledge, quality[id(c)], c.relevance) for c in ranked[:top_k]]
+        hits = [SearchHit(c.knowledge, c.quality_score, c.relevance) for c in ranked[:top_k]]
         self._mark_unavailable_resources(principal, hits)
         return SearchResult(hits, routed)
 

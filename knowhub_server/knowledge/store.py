@@ -141,14 +141,21 @@ class Candidate:
     def knowledge(self) -> Knowledge:
         return self._load()
 
-    def quality_for(self, voters: str) -> float:
-        """The quality `voters` rank the record by: from the indexed fields, decoding the
-        record only when other communities' cases must be left out."""
+    @functools.cached_property
+    def quality_score(self) -> float:
+        """From the indexed fields, without decoding the record."""
         f = self.fields
-        voted = f.get("voted_by") or ()
-        if any(v != voters for v in voted):
-            return self.knowledge.eval.seen_by(voters).quality_score
         return quality_score(f["score"], f["helpful"], f["harmful"])
+
+    def seen_by(self, voters: str) -> Candidate:
+        """The candidate as `voters` rank it: its helpful and harmful fields without the
+        cases other communities added (`counted_by`). Only a record that has such cases
+        is decoded."""
+        if all(v == voters for v in self.fields.get("voted_by") or ()):
+            return self
+        counters = self.knowledge.eval.seen_by(voters)
+        return Candidate({**self.fields, "helpful": counters.helpful,
+                          "harmful": counters.harmful}, self.relevance, lambda: self.knowledge)
 
     @property
     def scopes(self) -> list[str]:

@@ -17,6 +17,7 @@ from knowhub import KnowHub, errors
 from knowhub.cognition import knowledge_block
 from mcp import Client
 
+from knowhub_server.knowledge.domain import Eval
 from tests.conftest import StartHub
 from tests.gateway.conftest import Gateway, gateway_for
 from tests.mcp.conftest import data, error_text, stdio_server
@@ -398,3 +399,17 @@ def test_slim_groups_the_same_types_rest_and_mcp(hub: Harness) -> None:
         [sorted([made["tool"], made["tool_better"]])]
     kept = hub.client("alice").knowledge.get(report["groups"][0]["kept_id"])
     assert (kept.eval.score, kept.eval.helpful, kept.eval.harmful) == (5, 4, 1)
+
+
+# ---- The counts an organisation ranks by --------------------------------------------------
+
+def test_an_organisation_ranks_by_all_cases_but_other_organisations() -> None:
+    legacy = Eval(score=3, helpful=6, harmful=2)  # stored before counts per organisation
+    seen = legacy.seen_by("org:acme")
+    assert (seen.helpful, seen.harmful) == (6, 2)
+    voted = Eval(score=3, helpful=6, harmful=3,
+                 votes={"org:acme": [2, 1], "org:globex": [3, 0], "user:solo": [0, 2]})
+    acme = voted.seen_by("org:acme")
+    assert (acme.helpful, acme.harmful, acme.quality_score) == (3, 1, 4.0)
+    assert (voted.seen_by("org:initech").helpful, voted.seen_by("org:initech").harmful) == (1, 1)
+    assert acme.confidence == pytest.approx(3 / 5)
