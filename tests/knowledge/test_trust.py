@@ -411,5 +411,5 @@ def test_an_organisation_ranks_by_all_cases_but_other_organisations() -> None:
                  votes={"org:acme": [2, 1], "org:globex": [3, 0], "user:solo": [0, 2]})
     acme = voted.seen_by("org:acme")
     assert (acme.helpful, acme.harmful, acme.quality_score) == (3, 1, 4.0)
-    assert (voted.seen_by("org:initech").helpful, voted.seen_by("org:initech").harmful) == (1, 1)
+    assert (voted.seen_by("org:initech").helpful, voted.seen_by("org:initech").harmful) == (1, 0)
     assert acme.confidence == pytest.approx(3 / 5)
