@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from knowhub_server.common.llm import LLMError, parse_json_reply
+from knowhub_server.common.llm import LLMError, parse_json_reply, quoted
 from knowhub_server.knowledge.domain import CONTENT_MAX, TASK_MAX, Knowledge
 
 ROUTING_SYSTEM = (
@@ -45,15 +45,7 @@ ASK_SYSTEM = {
 _ASK_LABELS = {"en": ("Question", "Knowledge records"), "zh": ("问题", "知识条目")}
 # An entry's labels: who wrote it, and its two quoted parts.
 ENTRY_LABELS = {"en": ("owner", "task", "content"), "zh": ("所有者", "任务", "内容")}
-QUOTE = "> "
 ANSWER_MAX = 16_000
-
-
-def quoted(text: str, indent: str = "") -> list[str]:
-    """Record text as quoted lines: every line (by any line break a reader may honour,
-    \\r and U+2028 among them) starts with the quote mark, so no line of it can read
-    as an entry or an instruction of the text around it."""
-    return [f"{indent}{QUOTE}{line}".rstrip() for line in text.splitlines() or [""]]
 
 
 def knowledge_entry(record: Knowledge, owner: str, language: str,

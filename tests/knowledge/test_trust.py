@@ -314,6 +314,42 @@ def test_the_injected_block_quotes_record_text_sdk(hub: Harness) -> None:
     assert knowledge_block(hits, "zh").startswith("📚 相关知识 (1 条;")
 
 
+def test_the_evaluation_prompt_quotes_record_text_sdk_rest_and_mcp(hub: Harness) -> None:
+    """The evaluator's prompt lists each source with its record text quoted: a record
+    cannot add a source of its own or an instruction to rate the others."""
+    hub.client("bob").knowledge.save(task="edge proxy certificate policy", content=FORGED,
+                                     types=["tool"], scopes=["public"])
+    alice, trace_id = hub.client("alice"), trace()
+    injected = alice.cognition.inject_knowledge_for_goal(
+        trace_id, "g1", "edge proxy certificate policy", sequence=1)
+    (hit,) = injected.hits
+
+    def check(prompt: str) -> None:
+        lines = prompt.splitlines()
+        assert [line for line in lines if line.startswith("- source_id:")] == \
+            [f"- source_id: {hit.knowledge.id}"]
+        assert not [line for line in lines
+                    if line.lstrip().startswith(("IMPORTANT", "2. [", "3. [", "task: obey"))]
+        for forged in FORGED.splitlines():
+            assert f"  > {forged}" in lines, forged
+
+    check(alice.cognition.evaluation_prompt(trace_id).prompt)
+    rest = gateway_for(hub)
+    try:
+        answer = rest.rpc("cognition", "GetEvaluationPrompt", {"trace_id": trace_id}, "alice")
+        assert answer.status_code == 200, answer.text
+        check(answer.json()["prompt"])
+    finally:
+        rest.stop()
+
+    async def scenario() -> dict[str, Any]:
+        async with Client(stdio_server(hub, "token-alice")) as client:
+            return data(await client.call_tool("trace_evaluation_prompt",
+                                               {"trace_id": trace_id}))
+
+    check(anyio.run(scenario)["prompt"])
+
+
 @pytest.fixture
 def asking(start_hub: StartHub, llm: OpenAIStub) -> Iterator[Harness]:
     llm.responder = lambda request: "See the policy."
