@@ -1,13 +1,28 @@
 // The gateway's JSON API: POST /api/v1/{service}/{Method} with proto3 JSON bodies, named
 // as in the .proto files (snake_case), enums by name.
-// The bearer token is kept in localStorage and sent with every call. Without one, a
-// gateway in front of a local hub (no tokens file) hands its console the hub's local
-// token; a page on another origin cannot ask for it.
+// A bearer token typed in is kept in localStorage and sent with every call. A local hub
+// (no tokens file) signs its console in with the one-time link `knowhub up` prints: the
+// gateway sets an HttpOnly cookie and puts the session's secret in the fragment of the
+// console's URL; the secret is kept in this origin's storage (no other port reads it) and
+// sent as X-KnowHub-Session. The console never holds the hub's token.
 
 const API_BASE = new URL("../../api/v1/", import.meta.url);
-const LOCAL_TOKEN_URL = new URL("../../api/local-token", import.meta.url);
+const SESSION_URL = new URL("../../api/session", import.meta.url);
 const TOKEN_KEY = "knowhub.console.token";
-let localToken = "";
+const SESSION_KEY = "knowhub.console.session";
+let session = { local: false, signed_in: false };
+
+(function takeSessionFromUrl() {
+  const match = location.hash.match(/^#session=([A-Za-z0-9_-]+)$/);
+  if (!match) return;
+  localStorage.setItem(SESSION_KEY, match[1]);
+  history.replaceState(null, "", location.pathname + location.search);
+})();
+
+function sessionHeaders() {
+  const secret = localStorage.getItem(SESSION_KEY);
+  return secret ? { "X-KnowHub-Session": secret } : {};
+}
 
 export class ApiError extends Error {
   constructor(code, message, status) {
@@ -22,22 +37,33 @@ export function savedToken() {
   return localStorage.getItem(TOKEN_KEY) || "";
 }
 
-export function getToken() {
-  return savedToken() || localToken;
+// Whether the console acts through a local hub's session (and no token typed in).
+export function usesSession() {
+  return !savedToken() && session.signed_in;
 }
 
-export function usesLocalToken() {
-  return !savedToken() && Boolean(localToken);
+// Whether this gateway fronts a local hub whose console is not signed in (and no token typed in).
+export function needsSignIn() {
+  return !savedToken() && session.local && !session.signed_in;
 }
 
-// Asks the gateway for the local hub's token (none when the hub uses a tokens file).
-export async function loadLocalToken() {
+// Whether this gateway fronts a local hub (signed in with links), and whether the session is open.
+export async function loadSession() {
   try {
-    const response = await fetch(LOCAL_TOKEN_URL, { headers: { "X-KnowHub-Console": "1" } });
-    localToken = response.ok ? (await response.json()).token || "" : "";
+    const response = await fetch(SESSION_URL, { headers: sessionHeaders() });
+    session = response.ok ? await response.json() : { local: false, signed_in: false };
   } catch {
-    localToken = "";
+    session = { local: false, signed_in: false };
   }
+  return session;
+}
+
+export async function signOut() {
+  await fetch(SESSION_URL, {
+    method: "DELETE", headers: { "Content-Type": "application/json", ...sessionHeaders() },
+  }).catch(() => null);
+  localStorage.removeItem(SESSION_KEY);
+  session = { ...session, signed_in: false };
 }
 
 export function setToken(token) {
@@ -55,8 +81,8 @@ function errorOf(response, data, text) {
 // Calls one RPC and returns its response message as a plain object. Unset message and
 // optional fields are absent, so callers read them with fallbacks.
 export async function call(service, method, body = {}) {
-  const headers = { "Content-Type": "application/json" };
-  const token = getToken();
+  const headers = { "Content-Type": "application/json", ...sessionHeaders() };
+  const token = savedToken();
   if (token) headers.Authorization = `Bearer ${token}`;
   let response;
   try {

@@ -1,6 +1,6 @@
 // The console's shell: the token form, the nav and a hash router (#/page/arg/...?name=value).
 
-import { loadLocalToken, savedToken, setToken, usesLocalToken } from "./api.js";
+import { loadSession, needsSignIn, savedToken, setToken, signOut, usesSession } from "./api.js";
 import { errorBox, h } from "./dom.js";
 import * as dream from "./pages/dream.js";
 import * as knowledge from "./pages/knowledge.js";
@@ -40,15 +40,23 @@ async function render() {
 }
 
 function showTokenState() {
-  const state = savedToken() ? "token saved" : usesLocalToken() ? "local hub" : "no token";
+  const state = savedToken() ? "token saved" : usesSession() ? "local hub"
+    : needsSignIn() ? "sign in: open the link `knowhub up` printed (or run `knowhub console-link`)"
+    : "no token";
   document.getElementById("token-state").textContent = state;
+  document.getElementById("sign-out").hidden = !usesSession();
 }
 
-await loadLocalToken();
+await loadSession();
 document.getElementById("token-input").value = savedToken();
 document.getElementById("token-form").addEventListener("submit", (event) => {
   event.preventDefault();
   setToken(document.getElementById("token-input").value.trim());
+  showTokenState();
+  render();
+});
+document.getElementById("sign-out").addEventListener("click", async () => {
+  await signOut();
   showTokenState();
   render();
 });
