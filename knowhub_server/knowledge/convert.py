@@ -3,7 +3,8 @@
 Every conversion goes field by field name. A record's messages are built from their
 fields (`*_fields`, nested messages as dicts): protobuf builds a nested message from a
 dict in place but copies a message passed in, and searches and batches convert many.
-Agent and resource names leave as the `viewer` reads them (bare when of its own org).
+Agent and resource names leave as the `viewer` reads them (bare when of its own org),
+and a record's helpful and harmful counts as they rank it for the viewer's organisation.
 """
 
 from __future__ import annotations
@@ -125,7 +126,8 @@ def knowledge_fields(record: Knowledge, viewer: Principal) -> dict[str, object]:
         "owner": viewer.show_scope(record.owner), "content": record.content,
         "resource_ids": [viewer.show(r) for r in record.resource_ids],
         "source": source_fields(record.source, viewer),
-        "eval": eval_fields(record.eval), "created_at": timestamp_fields(record.created_at),
+        "eval": eval_fields(record.eval.seen_by(viewer.voters)),
+        "created_at": timestamp_fields(record.created_at),
         "updated_at": timestamp_fields(record.updated_at),
     }
 

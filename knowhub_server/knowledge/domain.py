@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import secrets
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from knowhub_server.common import validation as check
-from knowhub_server.common.auth import Principal
-from knowhub_server.common.errors import InvalidArgument, PermissionDenied
+from knowhub_server.common.auth import PUBLISHER_ROLE, Principal
+from knowhub_server.common.errors import FailedPrecondition, InvalidArgument, PermissionDenied
 from knowhub_server.common.scopes import (
     AGENT_NAME_RULE,
+    PUBLIC,
     is_valid_agent_name,
     validate_owner,
     validate_scope,
@@ -42,6 +43,7 @@ DEFAULT_PAGE_SIZE = 10
 HISTORY_KEEP = 100  # cases kept per history; the counters keep counting
 VERSIONS_KEEP = 20  # earlier contents kept per record
 REQUEST_IDS_KEEP = 200  # idempotency keys remembered per record
+TRACED_BALLOTS_KEEP = 2_000  # (user, trace) pairs remembered per record, newest kept
 
 
 @dataclass
@@ -74,10 +76,27 @@ class Eval:
     confidence: float = 0.5
     helpful_history: list[Case] = field(default_factory=list)
     harmful_history: list[Case] = field(default_factory=list)
+    # Cases added by each community of voters (`Principal.voters`): [helpful, harmful].
+    votes: dict[str, list[int]] = field(default_factory=dict)
 
     @property
     def quality_score(self) -> float:
         return quality_score(self.score, self.helpful, self.harmful)
+
+    def seen_by(self, voters: str) -> Eval:
+        """The counters as `voters` rank the record by (see `counted_by`)."""
+        helpful, harmful = counted_by(self.helpful, self.harmful, self.votes, voters)
+        return replace(self, helpful=helpful, harmful=harmful,
+                       confidence=confidence(helpful, harmful))
+
+
+def counted_by(helpful: int, harmful: int, votes: dict[str, list[int]],
+               voters: str) -> tuple[int, int]:
+    """The helpful and harmful counts that move a record for `voters`: all of them but
+    those other communities added. The initial helpful, and cases from before counts
+    were kept per community, count for everyone."""
+    others = [v for k, v in votes.items() if k != voters]
+    return helpful - sum(v[0] for v in others), harmful - sum(v[1] for v in others)
 
 
 def quality_score(score: int, helpful: int, harmful: int) -> float:
@@ -125,6 +144,9 @@ class Knowledge:
     versions: list[KnowledgeVersion] = field(default_factory=list)
     applied_requests: list[str] = field(default_factory=list)
     absorbed_ids: list[str] = field(default_factory=list)  # records slim folded into this one
+    # Whose cases counted: "<user scope> <trace id>" -> 1 for a case with a trace,
+    # "<user scope>" -> how many without one (`cast_ballot`).
+    ballots: dict[str, int] = field(default_factory=dict)
 
     @property
     def indexed_text(self) -> str:
@@ -155,15 +177,44 @@ def new_knowledge_id(at: float) -> str:
     return f"knowledge-{day}-{secrets.token_hex(6)}"
 
 
-def add_case(record: Knowledge, case: Case, *, helpful: bool) -> None:
+def add_case(record: Knowledge, case: Case, *, helpful: bool, voters: str) -> None:
+    """Adds the case and counts it, for everyone and for the caller's `voters`."""
     history = record.eval.helpful_history if helpful else record.eval.harmful_history
     history.append(case)
     del history[:-HISTORY_KEEP]
+    tally = record.eval.votes.setdefault(voters, [0, 0])
     if helpful:
         record.eval.helpful += 1
+        tally[0] += 1
     else:
         record.eval.harmful += 1
+        tally[1] += 1
     record.eval.confidence = confidence(record.eval.helpful, record.eval.harmful)
+
+
+def cast_ballot(record: Knowledge, user: str, trace_id: str, untraced_max: int,
+                field_name: str) -> bool:
+    """Whether a case `user` adds counts: the first for a trace does (the others of the
+    same trace do not), and at most `untraced_max` without a trace; one more of those is
+    FAILED_PRECONDITION."""
+    ballots = record.ballots
+    if not trace_id:
+        cast = ballots.get(user, 0)
+        if cast >= untraced_max:
+            raise FailedPrecondition(
+                f"{field_name}: this caller already added {cast} case(s) without a trace_id "
+                f"to this record, the most KNOWHUB_FEEDBACK_UNTRACED_MAX allows; give the "
+                "case's trace_id (each trace counts once)")
+        ballots[user] = cast + 1
+        return True
+    key = f"{user} {trace_id}"
+    if key in ballots:
+        return False
+    ballots[key] = 1
+    traced = [k for k in ballots if " " in k]
+    for old in traced[:-TRACED_BALLOTS_KEEP]:
+        del ballots[old]
+    return True
 
 
 @dataclass(frozen=True)
@@ -390,11 +441,7 @@ def new_knowledge(draft: Draft, principal: Principal, at: float, prefix: str = "
     what the caller may write; its agent and resource names qualified by their org."""
     agent = principal.acting_agent(draft.source.agent_id, f"{prefix}source.agent_id")
     scopes = [principal.qualify_scope(s) for s in draft.scopes] or [principal.default_scope]
-    for index, value in enumerate(scopes):
-        if value not in principal.visible_scopes and not principal.is_admin:
-            raise PermissionDenied(f"{prefix}scopes[{index}]: cannot write into "
-                                   f"{principal.show_scope(value)!r}, a scope the caller "
-                                   "cannot see")
+    check_writable_scopes(principal, scopes, f"{prefix}scopes")
     owner = principal.qualify_scope(draft.owner) if draft.owner else \
         principal.default_owner(agent)
     if owner not in principal.identities(agent) and not principal.is_admin:
@@ -417,6 +464,20 @@ def new_knowledge(draft: Draft, principal: Principal, at: float, prefix: str = "
     )
 
 
+def check_writable_scopes(principal: Principal, scopes: list[str], field_name: str) -> None:
+    """A caller writes only into scopes it can see, and into `public` (every
+    organisation's) only with the publisher role: others would otherwise place text in
+    every tenant's searches and prompts."""
+    for index, value in enumerate(scopes):
+        if value not in principal.visible_scopes and not principal.is_admin:
+            raise PermissionDenied(f"{field_name}[{index}]: cannot write into "
+                                   f"{principal.show_scope(value)!r}, a scope the caller "
+                                   "cannot see")
+        if value == PUBLIC and not principal.has_role(PUBLISHER_ROLE):
+            raise PermissionDenied(f"{field_name}[{index}]: writing into 'public' needs the "
+                                   f"{PUBLISHER_ROLE!r} role (the tokens file's roles)")
+
+
 # ---- Slim: near-duplicate groups and folding ---------------------------------------------
 
 def jaccard(a: frozenset[int], b: frozenset[int]) -> float:
@@ -427,11 +488,15 @@ def jaccard(a: frozenset[int], b: frozenset[int]) -> float:
 
 def near_duplicate_groups(records: list[Knowledge], tokens: list[frozenset[int]],
                           threshold: float) -> list[list[Knowledge]]:
-    """Groups of two or more records with the same owner and scopes whose token sets are
-    at least `threshold` similar (transitively), each group best record first."""
-    by_owner_scopes: dict[tuple[str, tuple[str, ...]], list[int]] = {}
+    """Groups of two or more records with the same owner, scopes and types whose token
+    sets are at least `threshold` similar (transitively), each group best record first.
+    Records of other types or scopes are never merged: the merged record would lose a
+    type or widen who reads the other's text."""
+    by_owner_scopes: dict[tuple[str, tuple[str, ...], tuple[str, ...]], list[int]] = {}
     for index, record in enumerate(records):
-        by_owner_scopes.setdefault((record.owner, tuple(sorted(record.scopes))), []).append(index)
+        key = (record.owner, tuple(sorted(set(record.scopes))),
+               tuple(sorted(set(record.types))))
+        by_owner_scopes.setdefault(key, []).append(index)
     parent = list(range(len(records)))
 
     def root(i: int) -> int:
@@ -458,10 +523,18 @@ def _best_first(record: Knowledge) -> tuple[float, float, str]:
 
 
 def fold_into(kept: Knowledge, others: list[Knowledge]) -> None:
-    """Adds the others' counters, cases, resources and tags to `kept` (its own tags win)."""
+    """Adds the others' counters, cases, resources and tags to `kept` (its own tags win);
+    it keeps the highest author's score of them all."""
     for other in others:
+        kept.eval.score = max(kept.eval.score, other.eval.score)
         kept.eval.helpful += other.eval.helpful
         kept.eval.harmful += other.eval.harmful
+        for voters, (helpful, harmful) in other.eval.votes.items():
+            tally = kept.eval.votes.setdefault(voters, [0, 0])
+            tally[0] += helpful
+            tally[1] += harmful
+        for ballot, count in other.ballots.items():
+            kept.ballots[ballot] = max(kept.ballots.get(ballot, 0), count)
         kept.eval.helpful_history += other.eval.helpful_history
         kept.eval.harmful_history += other.eval.harmful_history
         kept.resource_ids += [r for r in other.resource_ids if r not in kept.resource_ids]

@@ -42,7 +42,9 @@ from knowhub_server.knowledge.domain import (
     Knowledge,
     KnowledgeVersion,
     add_case,
+    cast_ballot,
     change_fields,
+    check_writable_scopes,
     fold_into,
     near_duplicate_groups,
     new_knowledge,
@@ -285,7 +287,9 @@ class KnowledgeOperations:
         else:
             recalled, routed = self._store.recall(query, where, candidates), False
         visible = principal.visible_scopes
-        ranked = sorted((c for c in recalled[:candidates] if c.quality_score >= 0),
+        # Votes count for the voter's organisation: rank by the caller's organisation's.
+        recalled = [c.seen_by(principal.voters) for c in recalled[:candidates]]
+        ranked = sorted((c for c in recalled if c.quality_score >= 0),
                         key=lambda c: (-c.quality_score, not c.is_user_profile,
                                        best_priority(c.scopes, visible), -c.relevance))
         hits = [SearchHit(c.knowledge, c.quality_score, c.relevance) for c in ranked[:top_k]]
@@ -321,7 +325,9 @@ class KnowledgeOperations:
             try:
                 text = prompts.read_answer(self._llm.complete(
                     prompts.ASK_SYSTEM[self._language],
-                    prompts.ask_prompt(query, records, self._language), purpose="ask"))
+                    prompts.ask_prompt(query, records,
+                                       [principal.show_scope(k.owner) for k in records],
+                                       self._language), purpose="ask"))
             except LLMError as exc:
                 raise Unavailable(f"the LLM did not answer (nothing was logged): {exc}") from exc
             cited = prompts.cited_ids(text, [k.id for k in records])
@@ -383,6 +389,11 @@ class KnowledgeOperations:
         if feedback.request_id:  # so no one else can claim a key first, and void this call
             feedback = replace(feedback, request_id=request_key(principal, feedback.request_id))
         current = self._visible(principal, knowledge_id)
+        if feedback.score is not None and not principal.may_modify(current.owner,
+                                                                   current.creator):
+            raise PermissionDenied(f"{prefix}update_score: only the owner "
+                                   f"({principal.show_scope(current.owner)}) or an admin may "
+                                   "set the author's score")
         rewrites = feedback.evolve_feedback or feedback.edit is not None
         if rewrites and not principal.may_modify(current.owner, current.creator):
             action = "evolve" if feedback.evolve_feedback else "edit"
@@ -395,13 +406,15 @@ class KnowledgeOperations:
         if feedback.request_id and feedback.request_id in current.applied_requests:
             return current
         by = principal.default_owner(principal.acting_agent(""))
+        ballot = _Ballot(principal.user_scope, principal.voters,
+                         self._settings.feedback_untraced_max, prefix)
         for _ in range(3):
             content = self._evolve(current, feedback.evolve_feedback) \
                 if feedback.evolve_feedback else None
             try:
                 return self._store.update(
                     knowledge_id, lambda record, c=content, basis=current.content:
-                    _apply_feedback(record, feedback, _Write(c, basis, edits, by)))
+                    _apply_feedback(record, feedback, _Write(c, basis, edits, by), ballot))
             except _AlreadyApplied as done:
                 return done.record
             except _ContentMoved as moved:
@@ -414,11 +427,7 @@ class KnowledgeOperations:
         values = edit.values()
         if "scopes" in values:
             scopes = [principal.qualify_scope(s) for s in edit.scopes]
-            for index, value in enumerate(scopes):
-                if value not in principal.visible_scopes and not principal.is_admin:
-                    raise PermissionDenied(f"knowledge.scopes[{index}]: cannot write into "
-                                           f"{principal.show_scope(value)!r}, a scope the "
-                                           "caller cannot see")
+            check_writable_scopes(principal, scopes, "knowledge.scopes")
             values["scopes"] = scopes
         if "resource_ids" in values:
             self._check_links(principal, [(f"knowledge.resource_ids[{i}]", r)
@@ -581,7 +590,27 @@ class _Write:
     by: str
 
 
-def _apply_feedback(record: Knowledge, feedback: Feedback, write: _Write) -> Knowledge:
+@dataclass(frozen=True)
+class _Ballot:
+    """Who adds a case: the user it counts once per trace for, its community of voters,
+    and how many cases without a trace it may add."""
+
+    user: str
+    voters: str
+    untraced_max: int
+    prefix: str
+
+    def count(self, record: Knowledge, case: Case, *, helpful: bool, at: float) -> bool:
+        """Adds the case if it counts; whether it did."""
+        field_name = f"{self.prefix}add_{'helpful' if helpful else 'harmful'}_case"
+        if not cast_ballot(record, self.user, case.trace_id, self.untraced_max, field_name):
+            return False
+        add_case(record, _stamped(case, at), helpful=helpful, voters=self.voters)
+        return True
+
+
+def _apply_feedback(record: Knowledge, feedback: Feedback, write: _Write,
+                    ballot: _Ballot) -> Knowledge:
     """One update, applied to the freshest copy of the record inside the CAS loop."""
     if feedback.request_id and feedback.request_id in record.applied_requests:
         raise _AlreadyApplied(record)
@@ -589,10 +618,12 @@ def _apply_feedback(record: Knowledge, feedback: Feedback, write: _Write) -> Kno
     if content is not None and record.content != write.basis:
         raise _ContentMoved(record)
     at = now()
-    if feedback.helpful_case is not None:
-        add_case(record, _stamped(feedback.helpful_case, at), helpful=True)
-    if feedback.harmful_case is not None:
-        add_case(record, _stamped(feedback.harmful_case, at), helpful=False)
+    counted = [ballot.count(record, case, helpful=helpful, at=at)
+               for case, helpful in ((feedback.helpful_case, True),
+                                     (feedback.harmful_case, False)) if case is not None]
+    if counted and not any(counted) and feedback.score is None and content is None \
+            and not write.edits:
+        raise _AlreadyApplied(record)  # this user's trace counted already: nothing to write
     if feedback.score is not None:
         record.eval.score = feedback.score
     if content is not None:

@@ -58,13 +58,13 @@ def knowledge_schema(embedder: DenseEmbedder | None) -> CollectionSchema:
         name=COLLECTION,
         dense_dim=embedder.dim if embedder else None,
         embedding_model=embedder.model if embedder else None,
-        keyword_fields=("scopes", "types"),
+        keyword_fields=("scopes", "types", "voted_by"),
         tenant_field="scopes",
         integer_fields=("score", "helpful", "harmful"),
         float_fields=tuple(ORDER_FIELDS.values()),
         # Seed 001's search results carry the eval counters only.
         bulk_fields=("helpful_history", "harmful_history", "versions", "applied_requests",
-                     "absorbed_ids"),
+                     "absorbed_ids", "ballots"),
     )
 
 
@@ -89,7 +89,11 @@ def to_payload(record: Knowledge) -> dict[str, Any]:
         "updated_at": record.updated_at, "tags": record.tags, "message_id": record.message_id,
         "resource_ids": record.resource_ids, "source": vars(record.source),
         "eval": {"score": evaluation.score, "helpful": evaluation.helpful,
-                 "harmful": evaluation.harmful, "confidence": evaluation.confidence},
+                 "harmful": evaluation.harmful, "confidence": evaluation.confidence,
+                 "votes": evaluation.votes},
+        # The communities whose cases count apart (Eval.votes): a search by anyone else
+        # decodes the record to leave them out.
+        "voted_by": sorted(k for k, v in evaluation.votes.items() if any(v)),
         # Native copies: stage 2 ranks on them without decoding the record.
         "score": evaluation.score, "helpful": evaluation.helpful,
         "harmful": evaluation.harmful,
@@ -99,6 +103,7 @@ def to_payload(record: Knowledge) -> dict[str, Any]:
         "versions": [vars(v) for v in record.versions],
         "applied_requests": record.applied_requests,
         "absorbed_ids": record.absorbed_ids,
+        "ballots": record.ballots,
     }
 
 
@@ -116,10 +121,12 @@ def from_payload(payload: dict[str, Any]) -> Knowledge:
             harmful=evaluation["harmful"], confidence=evaluation["confidence"],
             helpful_history=[Case(**c) for c in payload.get("helpful_history", ())],
             harmful_history=[Case(**c) for c in payload.get("harmful_history", ())],
+            votes=evaluation.get("votes", {}),
         ),
         versions=[KnowledgeVersion(**v) for v in payload.get("versions", ())],
         applied_requests=payload.get("applied_requests", []),
         absorbed_ids=payload.get("absorbed_ids", []),
+        ballots=payload.get("ballots", {}),
     )
 
 
@@ -148,6 +155,16 @@ class Candidate:
         """From the indexed fields, without decoding the record."""
         f = self.fields
         return quality_score(f["score"], f["helpful"], f["harmful"])
+
+    def seen_by(self, voters: str) -> Candidate:
+        """The candidate as `voters` rank it: its helpful and harmful fields without the
+        cases other communities added (`counted_by`). Only a record that has such cases
+        is decoded."""
+        if all(v == voters for v in self.fields.get("voted_by") or ()):
+            return self
+        counters = self.knowledge.eval.seen_by(voters)
+        return Candidate({**self.fields, "helpful": counters.helpful,
+                          "harmful": counters.harmful}, self.relevance, lambda: self.knowledge)
 
     @property
     def scopes(self) -> list[str]:

@@ -102,13 +102,16 @@ def test_update_counts_feedback_and_maps_refusals(gateway: Gateway) -> None:
     path = f"/api/knowledge/{record['id']}"
     response = gateway.put(path, "carol", json={
         "add_helpful_case": {"task": "crawl A", "outcome": "logged in",
-                             "timestamp": "2026-03-05T12:00:00Z"},
-        "update_score": 5})
+                             "timestamp": "2026-03-05T12:00:00Z"}})
     assert response.status_code == 200, response.text
     updated = response.json()
     assert set(updated) == KNOWLEDGE_KEYS
     assert updated["eval"]["helpful"] == 2
-    assert updated["eval"]["score"] == 5
+    assert updated["eval"]["score"] == 3
+    not_owner = gateway.put(path, "carol", json={"update_score": 5})
+    assert not_owner.status_code == 403
+    assert not_owner.json()["error"]["message"].startswith("update_score: only the owner")
+    assert gateway.put(path, "alice", json={"update_score": 5}).json()["eval"]["score"] == 5
     assert updated["eval"]["helpful_history"][-1]["outcome"] == "logged in"
     assert updated["eval"]["helpful_history"][-1]["timestamp"] == "2026-03-05T12:00:00Z"
     harmful = gateway.put(path, "alice", json={"add_harmful_case": {

@@ -62,8 +62,8 @@ def knowledge_writers(kh: KnowHub, count: int, address: str) -> list[Writer]:
 
     def feedback(record_id: str) -> Callable[[int], Any]:
         def update(n: int) -> int:
-            kh.knowledge.update(record_id, add_helpful_case={"task": f"case {n}",
-                                                             "outcome": "helped"})
+            kh.knowledge.update(record_id, add_helpful_case={
+                "task": f"case {n}", "outcome": "helped", "trace_id": f"trace-crash-{n}"})
             return n
         return update
 

@@ -92,7 +92,8 @@ _SCHEMAS = [
                   "tags": {"type": "object", "additionalProperties": {"type": "string"},
                            "description": "Labels, e.g. {\"domain\": \"crawling\"}."},
                   "scopes": {**_SCOPES, "description": "Who may see it: user:ID, agent:ID, "
-                             "project:ID, team:ID, org:ID or public; default: your org."},
+                             "project:ID, team:ID, org:ID or public (publishers only); "
+                             "default: your org."},
                   "owner": {"type": "string", "description": "Who may change it: user:ID or "
                             "agent:ID, one of yours; default: you."},
                   "source_name": {"type": "string",
