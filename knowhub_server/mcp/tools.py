@@ -20,7 +20,7 @@ from knowhub.tools import openai_tools, run_tool
 _READ_ONLY = {"knowledge_search", "knowledge_list", "resource_get", "memory_search_events",
               "memory_recent_memos", "memory_get_profile", "memory_search_profiles",
               "trace_evaluation_prompt"}
-_DESTRUCTIVE = {"knowledge_slim", "trace_delete"}
+_DESTRUCTIVE = {"knowledge_slim", "knowledge_delete", "trace_delete"}
 
 TOOLS: list[types.Tool] = [
     types.Tool(name=function["name"], description=function["description"],

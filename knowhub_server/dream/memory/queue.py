@@ -20,7 +20,7 @@ import redis
 
 from knowhub_server.common.errors import InvalidArgument, NotFound
 from knowhub_server.common.redis_store import keyspace
-from knowhub_server.dream.memory.domain import FailedJob, Job, Memo
+from knowhub_server.dream.memory.domain import PRIVATE, FailedJob, Job, Memo
 from knowhub_server.dream.streams import Delivery, JobStream, decoded, text
 
 GROUP = "historian"
@@ -152,6 +152,47 @@ class HistorianQueue(JobStream):
                 raise NotFound(f"failed job {job_id!r} not found")
             lower = f"({text(batch[-1][0])}"
 
+
+    # ---- Forgetting people ---------------------------------------------------------------
+
+    def erase_about(self, people: frozenset[str],
+                    scopes: frozenset[str] | None) -> dict[str, int]:
+        """Erases the memos `people` sent or that sit in their private lists, and the
+        queued and failed jobs of conversations with them, in `scopes` (all when None)."""
+        client = self._client()
+        memos = 0
+        for key in client.scan_iter(match=f"{self._memos}*", count=500):
+            scope, _, conversation = text(key)[len(self._memos):].rpartition(":")
+            scope, _, kind = scope.rpartition(":")
+            if scopes is not None and scope not in scopes:
+                continue
+            private = kind == PRIVATE and conversation in people
+            for raw in client.lrange(key, 0, -1):
+                if private or Memo.from_json(raw).sender_id in people:
+                    memos += client.lrem(key, 0, raw)
+        jobs = sum(self._erase_jobs(client, stream, people, scopes)
+                   for stream in (self.jobs, self.failed))
+        return {"memos": memos, "jobs": jobs}
+
+    def _erase_jobs(self, client: redis.Redis, stream: str, people: frozenset[str],
+                    scopes: frozenset[str] | None) -> int:
+        erased, lower = 0, "-"
+        while True:
+            batch = client.xrange(stream, min=lower, max="+", count=_SCAN_BATCH)
+            doomed = []
+            for entry_id, raw in batch:
+                try:
+                    job = Job.from_json(decoded(raw).get("job", ""))
+                except ValueError:
+                    continue
+                about = {job.context.user_id, job.context.sender_id}
+                if (scopes is None or job.scope in scopes) and people.intersection(about):
+                    doomed.append(entry_id)
+            if doomed:
+                erased += client.xdel(stream, *doomed)
+            if len(batch) < _SCAN_BATCH:
+                return erased
+            lower = f"({text(batch[-1][0])}"
 
 def failed_job(fields: dict[str, str]) -> FailedJob:
     """A failed stream entry; `job` is None when the job itself could not be read."""

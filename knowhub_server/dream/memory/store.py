@@ -210,6 +210,12 @@ class EventStore:
         return [EventCandidate(r) for r in recall(self._collection, self._vectors,
                                                   self._fusion, query, where, limit)]
 
+    def erase_about(self, people: frozenset[str], scopes: frozenset[str] | None) -> int:
+        """Erases the events whose user or sender is one of `people`, in `scopes` (every
+        scope when None); returns how many."""
+        return erase_matching(self._collection, scopes, lambda payload: bool(
+            people.intersection((payload.get("user_id"), payload.get("sender_id")))))
+
     def page(self, where: Where, page_size: int,
              page_token: str) -> tuple[list[CognitiveEvent], str]:
         """One page newest first, and the next token: a keyset cursor (the last timestamp
@@ -267,6 +273,22 @@ def _profile_record(payload: dict[str, Any]) -> ProfileRecord:
     return ProfileRecord(Profile(**fields), revisions, merged)
 
 
+def erase_matching(collection: VectorCollection, scopes: frozenset[str] | None,
+                   matches: Callable[[dict[str, Any]], bool]) -> int:
+    """Deletes the records in `scopes` (all when None) whose payload `matches`."""
+    where = Where(must=(AnyOf("scope", tuple(sorted(scopes))),)) if scopes is not None \
+        else Where()
+    keys, cursor = [], None
+    while True:
+        page, cursor = collection.scroll(where, 256, cursor=cursor)
+        keys += [r.key for r in page if matches(r.payload)]
+        if cursor is None:
+            break
+    for start in range(0, len(keys), 256):
+        collection.delete(keys[start:start + 256])
+    return len(keys)
+
+
 def profile_where(scopes: Sequence[str], entity_type: str) -> Where:
     must: list[Condition] = [AnyOf("scope", tuple(scopes))]
     if entity_type:
@@ -315,6 +337,12 @@ class ProfileStore:
         return VectorBacklog(PROFILES, self._collection, self._vectors.embedder,
                              lambda payload: _profile_record(payload).profile.indexed_text,
                              metrics)
+
+    def erase_of(self, entity_ids: frozenset[str], scopes: frozenset[str] | None) -> int:
+        """Erases the user profiles of `entity_ids` (with their revisions) in `scopes`
+        (every scope when None); returns how many."""
+        return erase_matching(self._collection, scopes, lambda payload: (
+            payload.get("entity_type") == "user" and payload.get("entity_id") in entity_ids))
 
     def page(self, where: Where, page_size: int, page_token: str) -> tuple[list[Profile], str]:
         """One page in the store's own stable order, and the next token."""

@@ -89,6 +89,12 @@ class DreamServiceStub:
     """An agent's memory documents (what dream integration writes), by path."""
     GetMemoryDocument: _grpc.UnaryUnaryMultiCallable[_dream_pb2.GetMemoryDocumentRequest, _dream_pb2.GetMemoryDocumentResponse]
     """One memory document, current or an earlier kept revision, with its revisions."""
+    ForgetDreamSubject: _grpc.UnaryUnaryMultiCallable[_dream_pb2.ForgetDreamSubjectRequest, _dream_pb2.ForgetDreamSubjectResponse]
+    """Erases what dream holds about a subject, for good (part of
+    AdminService.ForgetSubject): memory events it is the subject or the sender of, its
+    memos, profile and historian jobs; for an agent also its memory documents and
+    schedules, for a user the schedules it made. An admin, or a user about itself.
+    """
 
 @_typing.type_check_only
 class DreamServiceAsyncStub(DreamServiceStub):
@@ -151,6 +157,12 @@ class DreamServiceAsyncStub(DreamServiceStub):
     """An agent's memory documents (what dream integration writes), by path."""
     GetMemoryDocument: _aio.UnaryUnaryMultiCallable[_dream_pb2.GetMemoryDocumentRequest, _dream_pb2.GetMemoryDocumentResponse]  # type: ignore[assignment]
     """One memory document, current or an earlier kept revision, with its revisions."""
+    ForgetDreamSubject: _aio.UnaryUnaryMultiCallable[_dream_pb2.ForgetDreamSubjectRequest, _dream_pb2.ForgetDreamSubjectResponse]  # type: ignore[assignment]
+    """Erases what dream holds about a subject, for good (part of
+    AdminService.ForgetSubject): memory events it is the subject or the sender of, its
+    memos, profile and historian jobs; for an agent also its memory documents and
+    schedules, for a user the schedules it made. An admin, or a user about itself.
+    """
 
 class DreamServiceServicer(metaclass=_abc_1.ABCMeta):
     """Cognitive memory: short-term memos, the background historian that turns
@@ -324,5 +336,17 @@ class DreamServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_dream_pb2.GetMemoryDocumentResponse, _abc.Awaitable[_dream_pb2.GetMemoryDocumentResponse]]:
         """One memory document, current or an earlier kept revision, with its revisions."""
+
+    @_abc_1.abstractmethod
+    def ForgetDreamSubject(
+        self,
+        request: _dream_pb2.ForgetDreamSubjectRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_dream_pb2.ForgetDreamSubjectResponse, _abc.Awaitable[_dream_pb2.ForgetDreamSubjectResponse]]:
+        """Erases what dream holds about a subject, for good (part of
+        AdminService.ForgetSubject): memory events it is the subject or the sender of, its
+        memos, profile and historian jobs; for an agent also its memory documents and
+        schedules, for a user the schedules it made. An admin, or a user about itself.
+        """
 
 def add_DreamServiceServicer_to_server(servicer: DreamServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
