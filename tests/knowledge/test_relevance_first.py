@@ -184,7 +184,8 @@ def test_harmful_feedback_demotes_a_record_among_the_relevant_ones(minilm_hub: H
     first = kh.knowledge.save(task="Renew the TLS certificate with certbot",
                               content="certbot renew --nginx", types=["tool"], score=5)
     second = kh.knowledge.save(task="Renew the TLS certificate with certbot",
-                               content="certbot renew --nginx", types=["tool"], score=3)
+                               content="certbot renew --nginx", types=["tool"], score=3,
+                               allow_duplicate=True)  # the same text: the same relevance
     assert [h.knowledge.id for h in kh.knowledge.search("certbot")] == [first.id, second.id]
     kh.knowledge.update(first.id, add_harmful_case={"task": "renew", "outcome": "broke it"})
     hits = kh.knowledge.search("certbot")
