@@ -30,6 +30,9 @@ from knowhub_server.common.vectors import (
     point_id,
 )
 from knowhub_server.dream.memory.domain import (
+    DELETED,
+    PERSPECTIVE_SENDER,
+    SUPERSEDED,
     CognitiveEvent,
     Isolation,
     Profile,
@@ -46,7 +49,8 @@ def events_schema(embedder: DenseEmbedder | None) -> CollectionSchema:
     return CollectionSchema(
         name=EVENTS, dense_dim=embedder.dim if embedder else None,
         embedding_model=embedder.model if embedder else None,
-        keyword_fields=("scope", "user_id", "group_id", "perspective"), tenant_field="scope",
+        keyword_fields=("scope", "user_id", "group_id", "perspective", "state"),
+        tenant_field="scope",
         float_fields=("timestamp_epoch",), bulk_fields=("observation",))
 
 
@@ -140,7 +144,9 @@ class EventCandidate:
 
 
 def event_where(scopes: Sequence[str], isolation: Isolation, time_from: float | None,
-                time_to: float | None) -> Where:
+                time_to: float | None, *, include_history: bool = False) -> Where:
+    """The events a search may see; current facts only unless `include_history` (events
+    written before states existed have none, and are current)."""
     must: list[Condition] = [AnyOf("scope", tuple(scopes)),
                              Eq("perspective", isolation.perspective)]
     if isolation.group_id:
@@ -149,7 +155,15 @@ def event_where(scopes: Sequence[str], isolation: Isolation, time_from: float | 
         must.append(Eq("user_id", isolation.user_id))
     if time_from is not None or time_to is not None:
         must.append(Range("timestamp_epoch", gte=time_from, lte=time_to))
-    return Where(must=tuple(must))
+    hidden = (DELETED,) if include_history else (SUPERSEDED, DELETED)
+    return Where(must=tuple(must), must_not=(AnyOf("state", hidden),))
+
+
+def subject_where(scope: str, user_id: str) -> Where:
+    """A subject's current facts: the sender copies of what they said, in one scope."""
+    return Where(must=(Eq("scope", scope), Eq("perspective", PERSPECTIVE_SENDER),
+                       Eq("user_id", user_id)),
+                 must_not=(AnyOf("state", (SUPERSEDED, DELETED)),))
 
 
 class EventStore:
@@ -169,6 +183,46 @@ class EventStore:
     def recall(self, query: str, where: Where, limit: int) -> list[EventCandidate]:
         return [EventCandidate(r) for r in recall(self._collection, self._vectors,
                                                   self._fusion, query, where, limit)]
+
+    def get(self, event_ids: Sequence[str]) -> list[CognitiveEvent]:
+        """The events that exist among `event_ids`, in that order."""
+        found = {r.key: CognitiveEvent(**r.payload)
+                 for r in self._collection.retrieve(list(event_ids))}
+        return [found[i] for i in event_ids if i in found]
+
+    def change(self, event_ids: Sequence[str],
+               change: Callable[[CognitiveEvent], CognitiveEvent]) -> list[CognitiveEvent]:
+        """Applies `change` to each existing event with optimistic concurrency; new
+        vectors when the text changed. Returns the changed events."""
+        changed = []
+        for key in [e.event_id for e in self.get(event_ids)]:
+            def apply(current: Record) -> Record:
+                before = CognitiveEvent(**current.payload)
+                after = change(before)
+                vectors = current.vectors if after.text == before.text \
+                    else self._vectors.for_texts([after.text])[0]
+                return Record(key=current.key, payload=dict(vars(after)), vectors=vectors)
+
+            changed.append(CognitiveEvent(
+                **self._collection.compare_and_set(key, apply).payload))
+        return changed
+
+    def in_state(self, state: str, limit: int) -> list[CognitiveEvent]:
+        page, _ = self._collection.scroll(Where(must=(Eq("state", state),)), limit)
+        return [CognitiveEvent(**r.payload) for r in page]
+
+    def delete(self, event_ids: Sequence[str]) -> None:
+        self._collection.delete(list(event_ids))
+
+    def erase(self, where: Where) -> int:
+        """Removes every event `where` matches (e.g. a subject's); returns how many."""
+        erased = 0
+        while True:
+            page, _ = self._collection.scroll(where, 256)
+            if not page:
+                return erased
+            self._collection.delete([r.key for r in page])
+            erased += len(page)
 
 
 # ---- Profiles ----------------------------------------------------------------------------
@@ -226,9 +280,19 @@ class ProfileStore:
         return _profile_record(self._collection.compare_and_set(key, apply).payload)
 
     def recall(self, query: str, where: Where, limit: int) -> list[tuple[Profile, float]]:
+        """The matching profiles, best first; a profile sharing nothing with the query
+        (similarity 0) is no match."""
         return [(_profile_record(r.record.payload).profile, r.similarity)
                 for r in recall(self._collection, self._vectors, self._fusion, query, where,
-                                limit)]
+                                limit) if r.similarity > 0]
+
+    def delete(self, scope: str, entity_type: str, entity_id: str) -> bool:
+        """Removes the profile with its revisions; False when there was none."""
+        key = profile_key(scope, entity_type, entity_id)
+        if self._collection.get(key) is None:
+            return False
+        self._collection.delete([key])
+        return True
 
     def _record(self, record: ProfileRecord) -> Record:
         profile = record.profile
