@@ -165,6 +165,7 @@ class CognitiveEvent:
     superseded_by: str = ""  # the newer event (its sender copy); empty when retracted
     supersedes: str = ""  # the event this one replaced
     deleted_at: float | None = None
+    purge_at: float | None = None
     edited_at: float | None = None
     written_by: str = ""  # the Remember caller's user scope: who may edit or delete it
 

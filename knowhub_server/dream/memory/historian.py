@@ -65,7 +65,6 @@ from knowhub_server.dream.streams import Checkpoint, Delivery, PoolThread, Strea
 log = logging.getLogger("knowhub.historian")
 
 MERGE_ATTEMPTS = 3
-PURGE_BATCH = 1000
 
 
 class Released(Exception):
@@ -135,9 +134,9 @@ class JobProcessor:
 
     def purge_deleted(self) -> int:
         """Removes the deleted events whose retention window has passed."""
-        before = now() - self._settings.memory_delete_retention_hours * 3600
-        expired = [e.event_id for e in self._events.in_state(DELETED, PURGE_BATCH)
-                   if e.deleted_at is not None and e.deleted_at <= before]
+        at = now()
+        expired = [e.event_id for e in self._events.in_state(DELETED)
+                   if e.purge_at is not None and e.purge_at <= at]
         if expired:
             self._events.delete(expired)
             log.info("purged %d deleted memory events", len(expired))

@@ -4,7 +4,7 @@ recall with a similarity in 0..1, and profile revisions under optimistic concurr
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -207,9 +207,14 @@ class EventStore:
                 **self._collection.compare_and_set(key, apply).payload))
         return changed
 
-    def in_state(self, state: str, limit: int) -> list[CognitiveEvent]:
-        page, _ = self._collection.scroll(Where(must=(Eq("state", state),)), limit)
-        return [CognitiveEvent(**r.payload) for r in page]
+    def in_state(self, state: str) -> Iterator[CognitiveEvent]:
+        cursor = None
+        while True:
+            page, cursor = self._collection.scroll(Where(must=(Eq("state", state),)), 256,
+                                                   cursor=cursor)
+            yield from (CognitiveEvent(**r.payload) for r in page)
+            if cursor is None:
+                return
 
     def delete(self, event_ids: Sequence[str]) -> None:
         self._collection.delete(list(event_ids))
