@@ -145,3 +145,31 @@ class DreamAPI:
         return self._transport.call(
             self._stub.GetMemoryDocument, request, MemoryDocument.from_response
         )
+
+    def write_document(
+        self,
+        path: str,
+        content: str,
+        *,
+        append: bool = False,
+        expected_revision: int | None = None,
+        agent_id: str | None = None,
+    ) -> MemoryDocument:
+        """Creates or rewrites one of the agent's memory documents (with `append`, adds
+        `content` at its end); the replaced revision is kept. `expected_revision` (0: must
+        not exist yet) refuses the write if someone else wrote first."""
+        request = dream_pb2.WriteMemoryDocumentRequest(
+            agent_id=agent_id or "",
+            path=path,
+            content=content,
+            mode="DOCUMENT_WRITE_MODE_APPEND" if append else "DOCUMENT_WRITE_MODE_REPLACE",
+            expected_revision=expected_revision,
+        )
+        return self._transport.call(
+            self._stub.WriteMemoryDocument, request, lambda r: MemoryDocument.from_proto(r.document)
+        )
+
+    def delete_document(self, path: str, agent_id: str | None = None) -> str:
+        """Deletes one of the agent's memory documents with its kept revisions."""
+        request = dream_pb2.DeleteMemoryDocumentRequest(agent_id=agent_id or "", path=path)
+        return self._transport.call(self._stub.DeleteMemoryDocument, request, lambda r: r.path)
