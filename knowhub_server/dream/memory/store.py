@@ -197,9 +197,8 @@ class EventStore:
         changed = []
         for key in [e.event_id for e in self.get(event_ids)]:
             def apply(current: Record) -> Record:
-                before = CognitiveEvent(**current.payload)
-                after = change(before)
-                vectors = current.vectors if after.text == before.text \
+                after = change(CognitiveEvent(**current.payload))
+                vectors = current.vectors if after.text == current.payload["text"] \
                     else self._vectors.for_texts([after.text])[0]
                 return Record(key=current.key, payload=dict(vars(after)), vectors=vectors)
 

@@ -97,9 +97,9 @@ if tonumber(ARGV[2]) >= 0 and revision ~= tonumber(ARGV[2]) then
 end
 local content = ARGV[4]
 if ARGV[3] == 'append' and old and old.content ~= '' then
-  content = old.content .. '\n' .. ARGV[4]
+  content = old.content .. '\\n' .. ARGV[4]
 end
-local chars = select(2, string.gsub(content, '[^\128-\191]', ''))
+local chars = select(2, string.gsub(content, '[^\\128-\\191]', ''))
 if chars > tonumber(ARGV[8]) then return 'too-long:' .. chars end
 local doc = cjson.encode({content = content, revision = revision + 1,
                           updated_at = tonumber(ARGV[5]), run_id = '', written_by = ARGV[7]})
