@@ -1,8 +1,9 @@
 """The agent tools as OpenAI function-calling schemas, and their execution: the
 knowledge tools (and knowledge_ask, resource_save / resource_get), the memory
 tools (memory_remember, memory_search_events, memory_recent_memos, memory_get_profile,
-memory_search_profiles) and the trace tools (trace_evaluation_prompt,
-trace_submit_evaluation, trace_delete).
+memory_search_profiles), the agent's own memory documents (memory_documents_list,
+memory_document_read, memory_document_append, memory_document_rewrite) and the trace
+tools (trace_evaluation_prompt, trace_submit_evaluation, trace_delete).
 
     tools = knowhub.tools.openai_tools()                 # pass to chat.completions.create
     result = knowhub.tools.call_tool(kh, name, arguments)  # run the model's tool call
@@ -48,6 +49,9 @@ _CONTEXT = {
     },
     "required": ["user_id"],
 }
+
+_DOCUMENT_PATH = {"type": "string", "description": "e.g. people/alice.md: /-separated "
+                  "segments of letters, digits, _ - and ., not starting with a dot."}
 
 
 def _function(name: str, description: str, properties: dict[str, Any],
@@ -165,6 +169,9 @@ _SCHEMAS = [
              "context": _CONTEXT,
              "force": {"type": "boolean", "default": False, "description": "Store a rewrite "
                        "that fails the absolutization check (entity ids must still match)."},
+             "wait": {"type": "number", "minimum": 0, "maximum": 60, "default": 0,
+                      "description": "Seconds to wait for the background work to finish; "
+                      "the result's job then says what was stored."},
          }, ["context"]),
         ("memory_search_events", "Recall past events (what happened, who said what) by "
          "meaning, newest first among equally relevant ones; time_from / time_to filter "
@@ -192,7 +199,30 @@ _SCHEMAS = [
              "query": {"type": "string"},
              "entity_type": {"type": "string", "enum": ["user", "group"]},
              "top_k": {"type": "integer", "minimum": 1, "maximum": 100},
-         }, ["query"]))],
+         }, ["query"]),
+        ("memory_documents_list", "List your own memory documents (Markdown notes you "
+         "keep across conversations) by path.", {
+             "include_content": {"type": "boolean", "default": False},
+         }, []),
+        ("memory_document_read", "Read one of your memory documents (its current revision, "
+         "or an earlier kept one).", {
+             "path": _DOCUMENT_PATH,
+             "revision": {"type": "integer", "minimum": 0, "description": "An earlier "
+                          "revision; the current one by default."},
+         }, ["path"]),
+        ("memory_document_append", "Add lines at the end of one of your memory documents "
+         "(created when missing). The previous revision is kept.", {
+             "path": _DOCUMENT_PATH,
+             "content": {"type": "string", "minLength": 1, "maxLength": 50000},
+         }, ["path", "content"]),
+        ("memory_document_rewrite", "Replace the whole content of one of your memory "
+         "documents (created when missing). The previous revision is kept. Pass the "
+         "revision you read as expected_revision so a concurrent change is not lost.", {
+             "path": _DOCUMENT_PATH,
+             "content": {"type": "string", "minLength": 1, "maxLength": 50000},
+             "expected_revision": {"type": "integer", "minimum": 0, "description": "The "
+                                   "revision you read (0: the document must not exist)."},
+         }, ["path", "content"]))],
     _function("trace_evaluation_prompt", "The prompt for evaluating the knowledge your "
               "trace's queries returned (those still waiting for a verdict); empty when "
               "none waits. Answer it, then give the answer to trace_submit_evaluation.", {
@@ -253,6 +283,12 @@ _RUNNERS: dict[str, Callable[[KnowHub, dict[str, Any]], dict[str, Any]]] = {
     "memory_get_profile": lambda kh, args: kh.memory.get_profile(**args).to_dict(),
     "memory_search_profiles": lambda kh, args: _listed("hits",
                                                        kh.memory.search_profiles(**args)),
+    "memory_documents_list": lambda kh, args: _listed("documents",
+                                                      kh.dream.documents(**args)),
+    "memory_document_read": lambda kh, args: kh.dream.document(**args).to_dict(),
+    "memory_document_append": lambda kh, args: kh.dream.write_document(
+        **args, append=True).to_dict(),
+    "memory_document_rewrite": lambda kh, args: kh.dream.write_document(**args).to_dict(),
     "trace_evaluation_prompt": lambda kh, args: kh.cognition.evaluation_prompt(
         **args).to_dict(),
     "trace_submit_evaluation": lambda kh, args: kh.cognition.submit_evaluation(
