@@ -16,7 +16,6 @@ from tests.dream.support import (
     PROFILE,
     RECONCILE,
     REWRITE,
-    Queue,
     decide,
     group_context,
     memory_settings,

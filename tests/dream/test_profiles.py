@@ -16,8 +16,8 @@ from tests.conftest import StartHub
 from tests.dream.support import (
     FAST_HISTORIAN,
     PROFILE,
-    REWRITE,
     RECONCILE,
+    REWRITE,
     Queue,
     decide,
     group_context,
