@@ -122,8 +122,8 @@ def _profile(kh: KnowHub, args: argparse.Namespace) -> int:
         return _print(kh.memory.update_profile(
             args.entity_type, args.entity_id, name=args.name, tags=args.tags,
             summary=args.summary, scope=args.scope).to_dict())
-    kh.memory.delete_profile(args.entity_type, args.entity_id, scope=args.scope)
-    return _print({"deleted": f"{args.entity_type} {args.entity_id}"})
+    return _print(kh.memory.delete_profile(args.entity_type, args.entity_id,
+                                           scope=args.scope).to_dict())
 
 
 @connected

@@ -10,7 +10,9 @@ from typing import Any
 
 import pytest
 from knowhub import KnowHub, errors
+from pydantic import ValidationError
 
+from knowhub_server.dream.memory.config import MemorySettings
 from tests.conftest import StartHub
 from tests.dream.support import (
     PROFILE,
@@ -357,7 +359,7 @@ def test_profiles_are_edited_with_a_mask_and_deleted(hub_with: Callable[..., Har
         alice.memory.update_profile("user", "10001")
     with pytest.raises(errors.InvalidArgument, match="summary"):
         alice.memory.update_profile("user", "10001", summary=" ")
-    alice.memory.delete_profile("user", "10001")
+    assert alice.memory.delete_profile("user", "10001") == retagged
     with pytest.raises(errors.NotFound):
         alice.memory.get_profile("user", "10001")
     with pytest.raises(errors.NotFound):
@@ -400,3 +402,11 @@ def test_an_agent_reads_appends_and_rewrites_its_own_documents(
         alice.dream.document("notes/people.md")
     assert [d.path for d in alice.dream.documents()] == ["big.md"]
     assert re.fullmatch(r"y{49999}", alice.dream.document("big.md").content)
+
+
+def test_the_rerank_multiplier_is_at_least_two(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KNOWHUB_MEMORY_RERANK_CANDIDATE_MULTIPLIER", "1")
+    with pytest.raises(ValidationError, match="memory_rerank_candidate_multiplier"):
+        MemorySettings()
+    monkeypatch.setenv("KNOWHUB_MEMORY_RERANK_CANDIDATE_MULTIPLIER", "2")
+    assert MemorySettings().memory_rerank_candidate_multiplier == 2

@@ -388,10 +388,12 @@ class MemoryOperations:
         return self._profiles.update(current.scope, entity_type, entity_id, change).profile
 
     def delete_profile(self, principal: Principal, *, entity_type: str, entity_id: str,
-                       scope: str) -> None:
+                       scope: str) -> Profile:
+        """Removes the profile with its revisions; returns it as it was."""
         current = self._profile_record(principal, entity_type, entity_id, scope).profile
         if not self._profiles.delete(current.scope, entity_type, entity_id):
             raise NotFound(f"no profile of {entity_type} {entity_id!r} in {current.scope}")
+        return current
 
     def profile_revisions(self, principal: Principal, *, entity_type: str, entity_id: str,
                           scope: str) -> list[ProfileRevision]:

@@ -185,8 +185,7 @@ class MemoryServicer:
     @unary
     def DeleteProfile(self, request: dream_pb2.DeleteProfileRequest,
                       principal: Principal) -> dream_pb2.DeleteProfileResponse:
-        entity_type = ENTITY_TYPES.name(request.entity_type, "entity_type")
-        self._memory.delete_profile(principal, entity_type=entity_type,
-                                    entity_id=request.entity_id, scope=request.scope)
-        return dream_pb2.DeleteProfileResponse(entity_type=request.entity_type,
-                                               entity_id=request.entity_id)
+        profile = self._memory.delete_profile(
+            principal, entity_type=ENTITY_TYPES.name(request.entity_type, "entity_type"),
+            entity_id=request.entity_id, scope=request.scope)
+        return dream_pb2.DeleteProfileResponse(profile=profile_to_proto(profile, principal))

@@ -178,11 +178,12 @@ class AsyncMemoryAPI:
                                           lambda r: Profile.from_proto(r.profile))
 
     async def delete_profile(self, entity_type: str, entity_id: str,
-                             scope: str | None = None) -> None:
-        """Deletes a profile with its revisions."""
+                             scope: str | None = None) -> Profile:
+        """Deletes a profile with its revisions; returns it as it was."""
         request = dream_pb2.DeleteProfileRequest(
             entity_type=entity_type_value(entity_type), entity_id=entity_id, scope=scope or "")
-        await self._transport.call(self._stub.DeleteProfile, request, lambda r: None)
+        return await self._transport.call(self._stub.DeleteProfile, request,
+                                          lambda r: Profile.from_proto(r.profile))
 
     async def get_profile(self, entity_type: str, entity_id: str,
                           scope: str | None = None) -> Profile:

@@ -264,12 +264,14 @@ class MemoryAPI:
             self._stub.UpdateProfile, request, lambda r: Profile.from_proto(r.profile)
         )
 
-    def delete_profile(self, entity_type: str, entity_id: str, scope: str | None = None) -> None:
-        """Deletes a profile with its revisions."""
+    def delete_profile(self, entity_type: str, entity_id: str, scope: str | None = None) -> Profile:
+        """Deletes a profile with its revisions; returns it as it was."""
         request = dream_pb2.DeleteProfileRequest(
             entity_type=entity_type_value(entity_type), entity_id=entity_id, scope=scope or ""
         )
-        self._transport.call(self._stub.DeleteProfile, request, lambda r: None)
+        return self._transport.call(
+            self._stub.DeleteProfile, request, lambda r: Profile.from_proto(r.profile)
+        )
 
     def get_profile(self, entity_type: str, entity_id: str, scope: str | None = None) -> Profile:
         """The profile of a user or a group."""

@@ -628,12 +628,10 @@ class DeleteProfileRequest(_message.Message):
     def __init__(self, entity_type: _Optional[_Union[EntityType, str]] = ..., entity_id: _Optional[str] = ..., scope: _Optional[str] = ...) -> None: ...
 
 class DeleteProfileResponse(_message.Message):
-    __slots__ = ("entity_type", "entity_id")
-    ENTITY_TYPE_FIELD_NUMBER: _ClassVar[int]
-    ENTITY_ID_FIELD_NUMBER: _ClassVar[int]
-    entity_type: EntityType
-    entity_id: str
-    def __init__(self, entity_type: _Optional[_Union[EntityType, str]] = ..., entity_id: _Optional[str] = ...) -> None: ...
+    __slots__ = ("profile",)
+    PROFILE_FIELD_NUMBER: _ClassVar[int]
+    profile: Profile
+    def __init__(self, profile: _Optional[_Union[Profile, _Mapping]] = ...) -> None: ...
 
 class DreamRunCounts(_message.Message):
     __slots__ = ("traces_considered", "traces_reflected", "traces_failed", "reflections_written", "reflections_integrated", "reflections_consumed", "documents_created", "documents_updated", "llm_calls")
