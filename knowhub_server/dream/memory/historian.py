@@ -114,7 +114,10 @@ class JobProcessor:
             if rewrite.warning and self._llm is not None:
                 log.warning("job %s: is_absolute=false for item %s: %s", job.job_id, index,
                             rewrite.warning)
-            decision = self._reconcile(job, index, rewrite.text, checkpoint)
+            # A memo records what the assistant did, not a fact about the subject.
+            decision = self._reconcile(job, index, rewrite.text, checkpoint) \
+                if job.observations else Decision(-1, ADD, event_id(job.job_id, index,
+                                                                     PERSPECTIVE_SENDER))
             outcome.decisions.append(decision)
             if decision.action in (ADD, UPDATE):
                 events = events_for(job, index, rewrite.text, is_absolute=rewrite.is_absolute,

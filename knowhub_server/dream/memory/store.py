@@ -49,7 +49,7 @@ def events_schema(embedder: DenseEmbedder | None) -> CollectionSchema:
     return CollectionSchema(
         name=EVENTS, dense_dim=embedder.dim if embedder else None,
         embedding_model=embedder.model if embedder else None,
-        keyword_fields=("scope", "user_id", "group_id", "perspective", "state"),
+        keyword_fields=("scope", "user_id", "sender_id", "group_id", "perspective", "state"),
         tenant_field="scope",
         float_fields=("timestamp_epoch",), bulk_fields=("observation",))
 
@@ -217,6 +217,12 @@ class EventStore:
 
     def delete(self, event_ids: Sequence[str]) -> None:
         self._collection.delete(list(event_ids))
+
+    def erase_subject(self, scopes: Sequence[str], subject_id: str) -> int:
+        """Removes every event, in any state, about or from `subject_id` (its user_id or
+        sender_id) in `scopes`; returns how many."""
+        return self.erase(Where(must=(AnyOf("scope", tuple(scopes)),),
+                                should=(Eq("user_id", subject_id), Eq("sender_id", subject_id))))
 
     def erase(self, where: Where) -> int:
         """Removes every event `where` matches (e.g. a subject's); returns how many."""
