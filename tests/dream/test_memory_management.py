@@ -163,6 +163,9 @@ def test_without_an_llm_an_exact_duplicate_is_a_no_op(hub_with: Callable[..., Ha
     assert [(d.action, d.target_event_id) for d in again.job.decisions] == [
         ("noop", f"{first.job_id}_0_sender")]
     assert again.job.event_ids == []
+    restated = alice.memory.get_event(f"{first.job_id}_0_sender")
+    assert restated.confirmed_at is not None  # counts as recent as its restatement
+    assert restated.confirmed_at.timestamp() == pytest.approx(T0 + DAY)
     other = remember(alice, "User 10001 moved to Berlin", T0 + 2 * DAY)
     assert other.job.decisions[0].action == "add"  # no LLM: a change is a new fact
     assert sorted(texts(alice.memory.search_events("User 10001", target_user_id="10001"))) == [

@@ -56,7 +56,8 @@ def event_to_proto(event: CognitiveEvent, viewer: Principal) -> dream_pb2.Cognit
         superseded_by=event.superseded_by, supersedes=event.supersedes,
         deleted_at=optional_timestamp(event.deleted_at or 0),
         purge_at=optional_timestamp(event.purge_at or 0),
-        edited_at=optional_timestamp(event.edited_at or 0))
+        edited_at=optional_timestamp(event.edited_at or 0),
+        confirmed_at=optional_timestamp(event.confirmed_at or 0))
 
 
 def decision_to_proto(decision: Decision) -> dream_pb2.MemoryDecision:

@@ -164,6 +164,7 @@ class CognitiveEvent:
     superseded_at: float | None = None
     superseded_by: str = ""  # the newer event (its sender copy); empty when retracted
     supersedes: str = ""  # the event this one replaced
+    confirmed_at: float | None = None  # the last time a no-op restated this fact
     deleted_at: float | None = None
     purge_at: float | None = None
     edited_at: float | None = None

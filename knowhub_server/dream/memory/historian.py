@@ -129,6 +129,8 @@ class JobProcessor:
                 outcome.event_ids += [e.event_id for e in events]
             if decision.action in (UPDATE, RETRACT):
                 self._supersede(decision.target_event_id, job.timestamp, decision.event_id)
+            if decision.action == NOOP and decision.target_event_id:
+                self._confirm(decision.target_event_id, job.timestamp)
             if decision.action != NOOP:
                 changes.append(_profile_note(decision, rewrite.text))
         if job.observations and self._llm is not None and changes:
@@ -184,6 +186,15 @@ class JobProcessor:
         old = shown[target].event_id if target >= 0 else ""
         return Decision(position, action, new_id if action in (ADD, UPDATE) else "", old,
                         reason)
+
+    def _confirm(self, event_id_: str, at: float) -> None:
+        """A restated fact: time decay counts it as recent as `at`."""
+        def change(event: CognitiveEvent) -> CognitiveEvent:
+            if at > max(event.timestamp_epoch, event.confirmed_at or 0.0):
+                event.confirmed_at = at
+            return event
+
+        self._events.change(sibling_ids(event_id_), change)
 
     def _supersede(self, old_event_id: str, at: float, by: str) -> None:
         """Marks every copy of the old fact superseded from `at`, pointing at the new one."""

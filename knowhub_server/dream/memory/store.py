@@ -51,7 +51,7 @@ def events_schema(embedder: DenseEmbedder | None) -> CollectionSchema:
         embedding_model=embedder.model if embedder else None,
         keyword_fields=("scope", "user_id", "sender_id", "group_id", "perspective", "state"),
         tenant_field="scope",
-        float_fields=("timestamp_epoch",), bulk_fields=("observation",))
+        float_fields=("timestamp_epoch", "confirmed_at"), bulk_fields=("observation",))
 
 
 def profiles_schema(embedder: DenseEmbedder | None) -> CollectionSchema:
@@ -136,7 +136,9 @@ class EventCandidate:
     def __init__(self, recalled: Recalled) -> None:
         self._recalled = recalled
         self.similarity = recalled.similarity
-        self.timestamp: float = recalled.fields["timestamp_epoch"]
+        # A fact restated later counts as recent as its last restatement.
+        self.timestamp: float = max(recalled.fields["timestamp_epoch"],
+                                    recalled.fields.get("confirmed_at") or 0.0)
 
     @functools.cached_property
     def event(self) -> CognitiveEvent:

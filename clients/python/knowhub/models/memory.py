@@ -81,6 +81,7 @@ class CognitiveEvent(ProtoModel[dream_pb2.CognitiveEvent]):
     deleted_at: datetime | None = None
     purge_at: datetime | None = None
     edited_at: datetime | None = None
+    confirmed_at: datetime | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The event's metadata: timestamp_utc (ISO), timestamp_local and timestamp_epoch."""

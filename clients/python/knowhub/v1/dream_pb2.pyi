@@ -246,7 +246,7 @@ class RecentMemosResponse(_message.Message):
     def __init__(self, memos: _Optional[_Iterable[_Union[Memo, _Mapping]]] = ...) -> None: ...
 
 class CognitiveEvent(_message.Message):
-    __slots__ = ("event_id", "text", "user_id", "group_id", "sender_id", "timestamp", "timestamp_local", "request_type", "perspective", "is_absolute", "schema_version", "scope", "warning", "job_id", "state", "superseded_at", "superseded_by", "supersedes", "deleted_at", "purge_at", "edited_at")
+    __slots__ = ("event_id", "text", "user_id", "group_id", "sender_id", "timestamp", "timestamp_local", "request_type", "perspective", "is_absolute", "schema_version", "scope", "warning", "job_id", "state", "superseded_at", "superseded_by", "supersedes", "deleted_at", "purge_at", "edited_at", "confirmed_at")
     EVENT_ID_FIELD_NUMBER: _ClassVar[int]
     TEXT_FIELD_NUMBER: _ClassVar[int]
     USER_ID_FIELD_NUMBER: _ClassVar[int]
@@ -268,6 +268,7 @@ class CognitiveEvent(_message.Message):
     DELETED_AT_FIELD_NUMBER: _ClassVar[int]
     PURGE_AT_FIELD_NUMBER: _ClassVar[int]
     EDITED_AT_FIELD_NUMBER: _ClassVar[int]
+    CONFIRMED_AT_FIELD_NUMBER: _ClassVar[int]
     event_id: str
     text: str
     user_id: str
@@ -289,7 +290,8 @@ class CognitiveEvent(_message.Message):
     deleted_at: _timestamp_pb2.Timestamp
     purge_at: _timestamp_pb2.Timestamp
     edited_at: _timestamp_pb2.Timestamp
-    def __init__(self, event_id: _Optional[str] = ..., text: _Optional[str] = ..., user_id: _Optional[str] = ..., group_id: _Optional[str] = ..., sender_id: _Optional[str] = ..., timestamp: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., timestamp_local: _Optional[str] = ..., request_type: _Optional[str] = ..., perspective: _Optional[str] = ..., is_absolute: _Optional[bool] = ..., schema_version: _Optional[str] = ..., scope: _Optional[str] = ..., warning: _Optional[str] = ..., job_id: _Optional[str] = ..., state: _Optional[_Union[EventState, str]] = ..., superseded_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., superseded_by: _Optional[str] = ..., supersedes: _Optional[str] = ..., deleted_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., purge_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., edited_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    confirmed_at: _timestamp_pb2.Timestamp
+    def __init__(self, event_id: _Optional[str] = ..., text: _Optional[str] = ..., user_id: _Optional[str] = ..., group_id: _Optional[str] = ..., sender_id: _Optional[str] = ..., timestamp: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., timestamp_local: _Optional[str] = ..., request_type: _Optional[str] = ..., perspective: _Optional[str] = ..., is_absolute: _Optional[bool] = ..., schema_version: _Optional[str] = ..., scope: _Optional[str] = ..., warning: _Optional[str] = ..., job_id: _Optional[str] = ..., state: _Optional[_Union[EventState, str]] = ..., superseded_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., superseded_by: _Optional[str] = ..., supersedes: _Optional[str] = ..., deleted_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., purge_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., edited_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., confirmed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class SearchEventsRequest(_message.Message):
     __slots__ = ("query", "target_user_id", "target_group_id", "top_k", "time_from", "time_to", "mode", "scope", "include_history")
