@@ -15,7 +15,7 @@ PROTOS := $(wildcard protos/knowhub/v1/*.proto)
 GENERATED := clients/python/knowhub/v1
 SYNC_SDK := clients/python/knowhub/_sync
 
-.PHONY: setup run test bench reliability lint typecheck docs proto proto-check sdk-sync \
+.PHONY: setup run test test-fast bench reliability lint typecheck docs proto proto-check sdk-sync \
 	sdk-sync-check vendor-js
 
 setup: $(DEV_STAMP)
@@ -38,15 +38,22 @@ $(DEV_STAMP): pyproject.toml clients/python/pyproject.toml | $(BIN)/python
 run: $(HUB_STAMP)
 	$(BIN)/knowhub up $(ARGS)
 
+# Tests run in parallel, one worker per core (JOBS=1 runs them in one process);
+# ARGS narrows them, e.g. `make test ARGS=tests/knowledge`.
+JOBS ?= auto
 test: setup
-	$(BIN)/pytest -q $(ARGS)
+	$(BIN)/pytest -q -n $(JOBS) --dist loadgroup $(ARGS)
+
+# The quick tests for the change at hand: no browser, docs, reliability or deploy tests.
+test-fast: setup
+	$(BIN)/pytest -q -n $(JOBS) --dist loadgroup -m "not slow and not browser and not docs" $(ARGS)
 
 bench: setup
 	$(BIN)/python -m bench $(ARGS)
 
 # The reliability suite at full size (CI runs it small as part of `make test`).
 reliability: setup
-	KNOWHUB_RELIABILITY=full $(BIN)/pytest -q tests/reliability $(ARGS)
+	KNOWHUB_RELIABILITY=full $(BIN)/pytest -q --timeout 3600 tests/reliability $(ARGS)
 
 lint: setup
 	$(BIN)/ruff check .

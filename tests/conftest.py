@@ -39,6 +39,32 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
                              scope="session")
 
 
+# Markers by folder, so that `-m "not slow and not browser"` picks the quick tests.
+_MARKS_BY_PATH = {
+    "tests/console/": ("browser",),
+    "tests/docs/": ("docs",),
+    "tests/test_docs.py": ("docs",),
+    "tests/examples/": ("docs",),
+    "tests/reliability/": ("slow",),
+    "tests/deploy/": ("slow",),
+}
+# Tests that start a hub on the default ports when those are free: one worker runs them all,
+# so that two workers never both find the ports free and race for them.
+_DEFAULT_PORT_TESTS = ("tests/docs/", "tests/examples/")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    root = Path(str(config.rootpath))
+    for item in items:
+        where = Path(str(item.path)).relative_to(root).as_posix()
+        for prefix, marks in _MARKS_BY_PATH.items():
+            if where.startswith(prefix):
+                for mark in marks:
+                    item.add_marker(mark)
+        if where.startswith(_DEFAULT_PORT_TESTS):
+            item.add_marker(pytest.mark.xdist_group("default-ports"))
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     if _RAM_BASETEMP in config.stash:
         shutil.rmtree(config.stash[_RAM_BASETEMP], ignore_errors=True)

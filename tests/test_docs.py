@@ -14,15 +14,18 @@ import sys
 from collections.abc import Iterator
 from html import unescape
 from pathlib import Path
+from typing import Any
 
+import griffe
 import pytest
-from knowhub import KnowHub
+from knowhub import KnowHub, channels, tools
 from knowhub.v1 import cognition_pb2, dream_pb2, knowledge_pb2, resource_pb2
 from pydantic_settings import BaseSettings
 
 from knowhub_server import cli
 from knowhub_server import settings_catalog as catalog
 from knowhub_server.gateway import openapi
+from knowhub_server.mcp import tools as mcp_tools
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -95,11 +98,60 @@ def test_every_rpc_is_in_the_grpc_reference(site: Path) -> None:
     assert not [rpc for rpc in rpcs if rpc not in page]
 
 
-def test_every_route_is_in_the_rest_reference(site: Path) -> None:
+def test_every_route_is_in_the_rest_reference_with_its_example(site: Path) -> None:
     page = page_text(site, "reference/rest")
-    routes = [f"{method.upper()} {path}" for path, item in openapi.document()["paths"].items()
-              for method in item]
-    assert not [route for route in routes if route not in page]
+    html = (site / "reference" / "rest" / "index.html").read_text(encoding="utf-8")
+    assert 'href="http://127.0.0.1:8080/docs/"' in html  # Swagger UI of a running hub
+    operations = [(f"{method.upper()} {path}", operation)
+                  for path, item in openapi.document()["paths"].items()
+                  for method, operation in item.items()]
+    sections = re.split(r"\n(?=(?:GET|POST|PUT|DELETE) /\S*¶)", page)
+    by_route = {section.split("¶", 1)[0].strip(): section for section in sections[1:]}
+    for route, operation in operations:
+        assert route in by_route, f"{route} has no section"
+        section = by_route[route]
+        assert "Example" in section and "curl -s -X " + route.split()[0] in section, route
+        for parameter in operation.get("parameters", []):
+            assert f"{parameter['name']}" in section, (route, parameter["name"])
+        body = operation.get("requestBody", {}).get("content", {}).get("application/json")
+        if body and "example" in body:
+            first = next(iter(body["example"]), None)
+            assert first is None or f'"{first}"' in section, (route, first)
+
+
+def tool_schemas() -> list[dict[str, Any]]:
+    return [schema["function"] for schema in tools.openai_tools()]
+
+
+def undescribed(schema: dict[str, Any], prefix: str = "") -> list[str]:
+    """The parameters of a tool schema (nested ones too) without a description."""
+    found = []
+    for name, field in schema.get("properties", {}).items():
+        if not field.get("description"):
+            found.append(prefix + name)
+        item = field.get("items", field)
+        if item.get("type") == "object":
+            found += undescribed(item, f"{prefix}{name}.")
+    return found
+
+
+@pytest.mark.parametrize("tool", tool_schemas(), ids=lambda tool: tool["name"])
+def test_every_agent_tool_parameter_says_what_it_is(tool: dict[str, Any]) -> None:
+    """The model reads these descriptions, and the tool references show them."""
+    assert tool["description"]
+    assert not undescribed(tool["parameters"])
+
+
+@pytest.mark.parametrize("page", ["reference/mcp", "reference/openai-tools"])
+def test_every_agent_tool_and_parameter_is_in_the_tool_references(site: Path,
+                                                                   page: str) -> None:
+    text = page_text(site, page)
+    assert len(tool_schemas()) == len(mcp_tools.TOOLS) > 10
+    for tool in mcp_tools.TOOLS:
+        assert tool.name in text
+        section = text.split(f"{tool.name}¶", 1)[1]
+        missing = [name for name in tool.input_schema["properties"] if name not in section]
+        assert not missing, f"{tool.name}: {missing}"
 
 
 def sdk_methods() -> list[tuple[str, object]]:
@@ -120,6 +172,10 @@ def sdk_methods() -> list[tuple[str, object]]:
     return found
 
 
+# What calls nothing on the hub (or, as call_tool, returns its errors), so raises none.
+NO_HUB_ERRORS = {"close", "__init__", "openai_tools", "call_tool", "open_channel"}
+
+
 def test_every_public_sdk_method_is_documented(site: Path) -> None:
     html = (site / "reference" / "sdk" / "index.html").read_text(encoding="utf-8")
     methods = sdk_methods()
@@ -128,6 +184,43 @@ def test_every_public_sdk_method_is_documented(site: Path) -> None:
         "SDK methods without a docstring"
     assert not [name for name, _ in methods if f'id="{name}"' not in html], \
         "SDK methods missing from the reference"
+
+
+def _sections(member: object) -> dict[str, list[Any]]:
+    """The Google-style docstring's sections as mkdocstrings reads them, by kind."""
+    parsed = griffe.Docstring(inspect.getdoc(member) or "").parse("google", warnings=False)
+    found: dict[str, list[Any]] = {}
+    for section in parsed:
+        value = section.value if isinstance(section.value, list) else [section.value]
+        found.setdefault(section.kind.value, []).extend(value)
+    return found
+
+
+def sdk_functions() -> list[tuple[str, object]]:
+    """Every public method, the client's constructor and the public functions of the SDK."""
+    return [*sdk_methods(), ("knowhub.KnowHub.__init__", KnowHub.__init__),
+            *[(f"knowhub.tools.{f.__name__}", f)
+              for f in (tools.openai_tools, tools.run_tool, tools.call_tool)],
+            ("knowhub.channels.open_channel", channels.open_channel)]
+
+
+@pytest.mark.parametrize(("name", "member"), sdk_functions(),
+                         ids=[n for n, _ in sdk_functions()])
+def test_every_public_sdk_method_documents_its_parameters_return_and_errors(
+        name: str, member: Any) -> None:
+    """Args name every parameter, Returns says what comes back (unless nothing does),
+    Raises names the errors the hub answers with (a method that calls the hub)."""
+    sections = _sections(member)
+    signature = inspect.signature(member)
+    wanted = [("**" if p.kind is p.VAR_KEYWORD else "*" if p.kind is p.VAR_POSITIONAL else "")
+              + p.name for p in signature.parameters.values() if p.name != "self"]
+    named = {parameter.name for parameter in sections.get("parameters", [])}
+    assert not [p for p in wanted if p not in named], f"{name}: Args misses them"
+    assert not named - set(wanted), f"{name}: Args names parameters it does not have"
+    if signature.return_annotation not in (None, "None") and not name.endswith("__init__"):
+        assert sections.get("returns") or sections.get("yields"), f"{name}: no Returns"
+    if name.rsplit(".", 1)[-1] not in NO_HUB_ERRORS:
+        assert sections.get("raises"), f"{name}: no Raises"
 
 
 def test_no_user_facing_text_names_a_seed(site: Path) -> None:

@@ -2,12 +2,19 @@
 
 Edge runs the Qdrant engine in-process over a shard in a temporary directory; Remote runs
 qdrant-client against `QdrantClient(":memory:")`. Every test here must pass on both.
+
+With `KNOWHUB_TEST_QDRANT_URL` set (e.g. `http://127.0.0.1:6333`), every test also runs
+against that Qdrant server ("server"), each under collection names of its own that it
+removes as it ends.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import math
+import os
+import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
@@ -16,6 +23,7 @@ from typing import Any
 
 import pytest
 import qdrant_edge as qe
+from qdrant_client import QdrantClient
 from qdrant_edge import SparseVector
 
 from knowhub_server.common.edge_store import EdgeStore, dense_search_params
@@ -62,18 +70,51 @@ class Backend:
     store: VectorStore
 
     def reopen(self) -> VectorStore:
-        """The same data through a fresh store (Edge) or the same client (in-memory)."""
-        if self.kind == "edge":
+        """The same data through a fresh store (Edge, server) or the same client
+        (in-memory)."""
+        if self.kind != "remote":
             self.store.close()
-            self.store = EdgeStore(self.root)
+            self.store = open_store(self.kind, self.root)
         return self.store
 
 
-ADAPTERS = ["edge", "remote"]
+QDRANT_SERVER_URL = os.environ.get("KNOWHUB_TEST_QDRANT_URL", "")
+ADAPTERS = ["edge", "remote"] + (["server"] if QDRANT_SERVER_URL else [])
 
 
-def open_store(kind: str, root: Path) -> VectorStore:
-    return EdgeStore(root) if kind == "edge" else RemoteStore.connect(":memory:")
+SESSION_PREFIX = f"knowhub_test_{uuid.uuid4().hex[:8]}_"
+
+
+def server_prefix(root: Path) -> str:
+    """Collection names of one store's own on the shared Qdrant server (the same for a
+    store opened again on the same root)."""
+    return f"{SESSION_PREFIX}{hashlib.sha1(str(root).encode()).hexdigest()[:10]}_"
+
+
+def open_store(kind: str, root: Path, tuning: IndexTuning | None = None) -> VectorStore:
+    extra: dict[str, Any] = {"tuning": tuning} if tuning else {}
+    if kind == "edge":
+        return EdgeStore(root, **extra)
+    if kind == "server":
+        client = QdrantClient(url=QDRANT_SERVER_URL, timeout=10)
+        return RemoteStore(client, prefix=server_prefix(root), **extra)
+    return RemoteStore.connect(":memory:", **extra)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _drop_server_collections() -> Iterator[None]:
+    """Removes what this module's tests created on the Qdrant server."""
+    yield
+    if not QDRANT_SERVER_URL:
+        return
+    client = QdrantClient(url=QDRANT_SERVER_URL, timeout=10)
+    for alias in client.get_aliases().aliases:
+        if alias.alias_name.startswith(SESSION_PREFIX):
+            client.delete_alias(alias.alias_name)
+    for collection in client.get_collections().collections:
+        if collection.name.startswith(SESSION_PREFIX):
+            client.delete_collection(collection.name)
+    client.close()
 
 
 @pytest.fixture(params=ADAPTERS)
@@ -350,10 +391,11 @@ def test_hybrid_fusion_is_the_same_over_both_adapters(tmp_path: Path) -> None:
         results.append(HybridFusion(pool=2, dense_weight=0.55).search(
             collection, Where(), BM25.query("chrome login grid"), [1.0, 0.2, 0.0, 0.1], 6))
         store.close()
-    edge, remote = results
-    assert [p for p, _ in edge] == [p for p, _ in remote]
-    assert all(math.isclose(a, b, abs_tol=1e-5) for (_, a), (_, b) in zip(edge, remote,
-                                                                         strict=True))
+    edge, *others = results
+    for other in others:
+        assert [p for p, _ in edge] == [p for p, _ in other]
+        assert all(math.isclose(a, b, abs_tol=1e-5) for (_, a), (_, b) in zip(edge, other,
+                                                                             strict=True))
 
 
 def test_search_without_payload_returns_point_ids_only(corpus: VectorCollection) -> None:
@@ -740,8 +782,7 @@ def test_bm25_statistics_come_from_the_corpus_only_with_tenant_idf(
     it (KNOWHUB_VECTOR_TENANT_IDF=false), they move them: the leak the setting trades."""
     root = tmp_path / "qdrant"
     tuning = IndexTuning(tenant_idf=tenant_idf)
-    store = EdgeStore(root, tuning) if kind == "edge" else RemoteStore.connect(":memory:",
-                                                                                tuning=tuning)
+    store = open_store(kind, root, tuning)
     things = store.open(SCHEMA)
     things.put([record("a", "selenium login with chrome", tag="web"),
                 record("b", "grid setup", tag="web")])

@@ -25,7 +25,6 @@ MEMORY_TYPES = ("memory_read", "memory_write")
 # The events of one job: the runtime's, and the memory and plan events that may name it.
 JOB_TYPES = (*RUNTIME_TYPES, *MEMORY_TYPES, "plan_evolution")
 CHOICE_TYPES = ("decision_made", "tool_selected")
-TOOL_TYPES = ("tool_selected", "tool_result_summarized")
 StepKey = tuple[str, str | int]
 
 

@@ -125,20 +125,6 @@ class HostPolicy:
             return found is not None and found == split_host(host or "")
         return self._names_this_server(found, port)
 
-    def exact_hosts(self, port: int) -> list[str]:
-        """The accepted Host values as exact ones and `name:*` patterns (the MCP
-        library's form)."""
-        hosts = {f"{n}:{port}" for n in self.names}
-        for host in self.hosts:
-            found = split_host(host)
-            hosts |= {host} if found is not None and found[1] is not None \
-                else {host, f"{host}:*"}
-        return sorted(hosts)
-
-    def exact_origins(self, port: int) -> list[str]:
-        """The accepted Origin values: http:// and each own name, and the allowed ones."""
-        return sorted({f"http://{n}:{port}" for n in self.names} | self.origins)
-
     def refusal(self, host: str | None, origin: str | None, port: int,
                 settings: str) -> tuple[int, str] | None:
         """The HTTP status and message refusing a request with these headers (None: it

@@ -15,6 +15,7 @@ from google.protobuf.message import Message
 from knowhub.knowledge import ORDERS
 from knowhub.v1 import cognition_pb2, knowledge_pb2, resource_pb2
 
+from knowhub_server.gateway import openapi_examples
 from knowhub_server.gateway.translation import RPCS, SERVICES, Rpc
 
 Schema = dict[str, Any]
@@ -221,9 +222,10 @@ def _seed_paths(found: dict[str, Descriptor]) -> dict[str, Any]:
                     _param("limit", "query", {"type": "integer"}, "1-100, default 10"),
                     _param("types", "query", list_text, "comma-separated knowledge types"),
                     _param("scopes", "query", list_text, "comma-separated scopes"),
-                    _param("page_token", "query", {"type": "string"}),
-                    _param("order", "query", {"type": "string",
-                                              "enum": list(ORDERS.names)})]),
+                    _param("page_token", "query", {"type": "string"},
+                           "next_page_token of the previous page; empty for the first"),
+                    _param("order", "query", {"type": "string", "enum": list(ORDERS.names)},
+                           "updated (newest first, the default) or confidence")]),
             "post": _operation(
                 "knowledge_save", knowledge, status="201",
                 operation_id="knowledge_save",
@@ -232,7 +234,7 @@ def _seed_paths(found: dict[str, Descriptor]) -> dict[str, Any]:
             "knowledge_update: feedback, score, evolution", knowledge,
             operation_id="knowledge_update",
             body=_without(_message(knowledge_pb2.UpdateKnowledgeRequest.DESCRIPTOR, found), "id"),
-            parameters=[_param("id", "path", {"type": "string"})])},
+            parameters=[_param("id", "path", {"type": "string"}, "the record's id")])},
         "/api/knowledge/batch_update": {"post": _operation(
             "knowledge_batch_update: each item on its own",
             _obj(results={"type": "array",
@@ -247,7 +249,8 @@ def _seed_paths(found: dict[str, Descriptor]) -> dict[str, Any]:
             "resource_get: one resource (secure_body on request)",
             ref(resource_pb2.Resource), operation_id="resource_get",
             parameters=[_param("id", "path", {"type": "string"}, "path-like, may hold /"),
-                        _param("include_secure", "query", {"type": "boolean"}),
+                        _param("include_secure", "query", {"type": "boolean"},
+                               "with the decrypted secure_body, when allowed (audited)"),
                         _param("version", "query", {"type": "integer"},
                                "a kept version; the latest by default")])},
         "/api/traces/{tid}/extractions/{eid}/review": {"post": _operation(
@@ -255,9 +258,25 @@ def _seed_paths(found: dict[str, Descriptor]) -> dict[str, Any]:
             ref(cognition_pb2.Extraction), operation_id="extraction_review",
             body=_without(_message(cognition_pb2.ReviewExtractionRequest.DESCRIPTOR, found),
                           "trace_id", "extraction_id"),
-            parameters=[_param("tid", "path", {"type": "string"}),
-                        _param("eid", "path", {"type": "string"})])},
+            parameters=[_param("tid", "path", {"type": "string"}, "the trace's id"),
+                        _param("eid", "path", {"type": "string"},
+                               "the extraction's id (pending-...)")])},
     }
+
+
+def _with_examples(paths: dict[str, Any]) -> dict[str, Any]:
+    """Each operation's request body and URL parameters with their example."""
+    for item in paths.values():
+        for operation in item.values():
+            name = operation["operationId"]
+            if "requestBody" in operation and name in openapi_examples.BODIES:
+                operation["requestBody"]["content"]["application/json"]["example"] = (
+                    openapi_examples.BODIES[name])
+            values = openapi_examples.PARAMETERS.get(name, {})
+            for parameter in operation.get("parameters", []):
+                if parameter["name"] in values:
+                    parameter["example"] = values[parameter["name"]]
+    return paths
 
 
 @functools.cache
@@ -275,7 +294,7 @@ def document() -> dict[str, Any]:
                  "description": "The agent tools' knowledge API, the review call, and every "
                                 "RPC of the " + ", ".join(SERVICES) + " services at "
                                 "POST /api/v1/{service}/{Method} (proto3 JSON)."},
-        "paths": paths,
+        "paths": _with_examples(paths),
         "components": {"schemas": schemas, "securitySchemes": {
             "bearer": {"type": "http", "scheme": "bearer",
                        "description": "The same tokens as gRPC (KNOWHUB_TOKENS_FILE)."}}},

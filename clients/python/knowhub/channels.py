@@ -97,8 +97,16 @@ def read_ca(tls_ca: TlsCA | None) -> bytes | None:
 
 def open_channel(target: str, *, tls: bool = False,
                  tls_ca: TlsCA | None = None) -> grpc.Channel:
-    """A blocking channel; TLS when `tls` or `tls_ca` is given (without `tls_ca` the
-    system's root certificates verify the server)."""
+    """A blocking gRPC channel with the SDK's options, for the generated stubs.
+
+    Args:
+        target: The hub's `host:port` (or a `dns:///name:port` target).
+        tls: Speak TLS, verifying the server with the system's root certificates.
+        tls_ca: Speak TLS, verifying the server with this CA (PEM bytes or a file's path).
+
+    Returns:
+        The channel.
+    """
     if tls or tls_ca is not None:
         credentials = grpc.ssl_channel_credentials(root_certificates=read_ca(tls_ca))
         return grpc.secure_channel(target, credentials, CHANNEL_OPTIONS)

@@ -27,25 +27,41 @@ _CASE = {
     "type": "object",
     "description": "One use of the knowledge and how it went.",
     "properties": {
-        "task": {"type": "string"},
-        "outcome": {"type": "string"},
-        "reason": {"type": "string"},
-        "trace_id": {"type": "string"},
-        "timestamp": {"type": "string", "description": "ISO 8601"},
+        "task": {"type": "string", "description": "The task it was used for."},
+        "outcome": {"type": "string", "description": "What happened."},
+        "reason": {"type": "string", "description": "Why it helped or harmed."},
+        "trace_id": {"type": "string", "description": "Your trace where it was used."},
+        "timestamp": {"type": "string", "description": "When: ISO 8601; now by default."},
     },
 }
-_TYPES = {"type": "array", "items": {"type": "string", "enum": KNOWLEDGE_TYPES}}
+_FEEDBACK = {
+    "type": "object",
+    "properties": {
+        "knowledge_id": {"type": "string", "description": "The record's id."},
+        "is_helpful": {"type": "boolean", "description": "Whether it helped."},
+        "case": _CASE,
+    },
+    "required": ["knowledge_id", "is_helpful"],
+}
+_TYPES = {"type": "array", "items": {"type": "string", "enum": KNOWLEDGE_TYPES},
+          "description": "Only these knowledge types."}
+_TOP_K = {"type": "integer", "minimum": 1, "maximum": 100, "description": "How many results."}
+_MIN_SCORE = {"type": "integer", "minimum": 1, "maximum": 5, "default": 3,
+              "description": "Leave out records their author rated lower."}
+_SCOPES = {"type": "array", "items": {"type": "string"},
+           "description": "user:ID, agent:ID, project:ID, team:ID, org:ID or public."}
 _CONTEXT = {
     "type": "object",
     "description": "The conversation the turn belongs to.",
     "properties": {
-        "user_id": {"type": "string"},
+        "user_id": {"type": "string", "description": "The user you talk with."},
         "group_id": {"type": "string", "description": "Empty in a private chat."},
-        "sender_id": {"type": "string"},
-        "sender_name": {"type": "string"},
-        "group_name": {"type": "string"},
+        "sender_id": {"type": "string", "description": "Who sent the message."},
+        "sender_name": {"type": "string", "description": "The sender's display name."},
+        "group_name": {"type": "string", "description": "The group's display name."},
         "source_message": {"type": "string", "description": "The message this turn answers."},
-        "recent_messages": {"type": "array", "items": {"type": "string"}},
+        "recent_messages": {"type": "array", "items": {"type": "string"},
+                            "description": "The messages before it, oldest first."},
     },
     "required": ["user_id"],
 }
@@ -66,69 +82,76 @@ _SCHEMAS = [
     _function("knowledge_search", "Search the knowledge base for experience relevant to a "
               "task. Returns the best records, most useful first.", {
                   "query": {"type": "string", "description": "What you need to know."},
-                  "top_k": {"type": "integer", "minimum": 1, "maximum": 100, "default": 5},
-                  "min_score": {"type": "integer", "minimum": 1, "maximum": 5, "default": 3},
-                  "types": {**_TYPES, "description": "Only these knowledge types."},
+                  "top_k": {**_TOP_K, "default": 5},
+                  "min_score": _MIN_SCORE,
+                  "types": _TYPES,
               }, ["query"]),
     _function("knowledge_save", "Save new knowledge: the situation (task) and what was "
               "learned (content).", {
                   "task": {"type": "string", "description": "In what situation, for what goal."},
                   "content": {"type": "string", "description": "The knowledge itself."},
-                  "types": {**_TYPES, "minItems": 1},
-                  "tags": {"type": "object", "additionalProperties": {"type": "string"}},
-                  "scopes": {"type": "array", "items": {"type": "string"},
-                             "description": "user:ID, agent:ID, project:ID, team:ID, org:ID "
-                                            "or public; default: your org."},
-                  "owner": {"type": "string"},
-                  "source_name": {"type": "string"},
+                  "types": {**_TYPES, "minItems": 1, "description": "What kind of knowledge."},
+                  "tags": {"type": "object", "additionalProperties": {"type": "string"},
+                           "description": "Labels, e.g. {\"domain\": \"crawling\"}."},
+                  "scopes": {**_SCOPES, "description": "Who may see it: user:ID, agent:ID, "
+                             "project:ID, team:ID, org:ID or public; default: your org."},
+                  "owner": {"type": "string", "description": "Who may change it: user:ID or "
+                            "agent:ID, one of yours; default: you."},
+                  "source_name": {"type": "string",
+                                  "description": "The tool or resource it came from."},
                   "source_category": {"type": "string", "default": "exp",
                                       "description": "paper, exp, skill, book, ..."},
-                  "urls": {"type": "array", "items": {"type": "string"}},
+                  "urls": {"type": "array", "items": {"type": "string"},
+                           "description": "Reference URLs (http or https)."},
                   "agent_id": {"type": "string", "description": "The agent you act for, if your "
                                "token lets you act for several; default: your token's."},
-                  "submitted_by": {"type": "string"},
-                  "score": {"type": "integer", "minimum": 1, "maximum": 5, "default": 3},
-                  "message_id": {"type": "string"},
-                  "resource_ids": {"type": "array", "items": {"type": "string"}},
+                  "submitted_by": {"type": "string",
+                                   "description": "The person responsible for the agent."},
+                  "score": {"type": "integer", "minimum": 1, "maximum": 5, "default": 3,
+                            "description": "How good you rate it."},
+                  "message_id": {"type": "string",
+                                 "description": "The message it came from."},
+                  "resource_ids": {"type": "array", "items": {"type": "string"},
+                                   "description": "Ids of resources it refers to."},
               }, ["task", "content", "types"]),
     _function("knowledge_ask", "Ask the knowledge base a question: it searches, and its "
               "LLM answers from the records found, citing their ids. Give trace_id (and the "
               "message sequence) to log the question for evaluation later.", {
                   "query": {"type": "string", "description": "The question."},
-                  "top_k": {"type": "integer", "minimum": 1, "maximum": 100, "default": 5},
-                  "min_score": {"type": "integer", "minimum": 1, "maximum": 5, "default": 3},
-                  "types": {**_TYPES, "description": "Only these knowledge types."},
+                  "top_k": {**_TOP_K, "default": 5},
+                  "min_score": _MIN_SCORE,
+                  "types": _TYPES,
                   "trace_id": {"type": "string", "description": "Your trace, to log the "
                                "question and answer as its query event."},
                   "sequence": {"type": "integer", "minimum": 0,
                                "description": "The message sequence the question belongs to."},
-                  "goal_id": {"type": "string"},
+                  "goal_id": {"type": "string",
+                              "description": "The goal of your trace it serves."},
               }, ["query"]),
     _function("knowledge_update", "Record whether a knowledge record helped or harmed, "
               "rescore it, or evolve its content with feedback.", {
-                  "knowledge_id": {"type": "string"},
-                  "add_helpful_case": _CASE,
-                  "add_harmful_case": _CASE,
-                  "update_score": {"type": "integer", "minimum": 1, "maximum": 5},
+                  "knowledge_id": {"type": "string", "description": "The record's id."},
+                  "add_helpful_case": {**_CASE, "description": "A use where it helped."},
+                  "add_harmful_case": {**_CASE, "description": "A use where it harmed."},
+                  "update_score": {"type": "integer", "minimum": 1, "maximum": 5,
+                                   "description": "A new rating, for records you own."},
                   "evolve_feedback": {"type": "string",
                                       "description": "How the content should improve."},
               }, ["knowledge_id"]),
     _function("knowledge_batch_update", "Report for several knowledge records whether each "
               "helped.", {
-                  "feedback_list": {"type": "array", "items": {
-                      "type": "object",
-                      "properties": {"knowledge_id": {"type": "string"},
-                                     "is_helpful": {"type": "boolean"}, "case": _CASE},
-                      "required": ["knowledge_id", "is_helpful"]}},
+                  "feedback_list": {"type": "array", "description": "One item per record.",
+                                    "items": _FEEDBACK},
               }, ["feedback_list"]),
     _function("knowledge_list", "List saved knowledge, newest first.", {
-        "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 10},
+        "limit": {**_TOP_K, "default": 10, "description": "How many records."},
         "types": _TYPES,
-        "scopes": {"type": "array", "items": {"type": "string"}},
+        "scopes": {**_SCOPES, "description": "Only records in these scopes."},
     }, []),
     _function("knowledge_slim", "Merge near-duplicate knowledge records.", {
         "model": {"type": "string", "description": "LLM model for merging."},
-        "dry_run": {"type": "boolean", "default": False},
+        "dry_run": {"type": "boolean", "default": False,
+                    "description": "Only report what would be merged."},
     }, []),
     _function("resource_save", "Save a resource (code snippet, credential or cookie) that "
               "knowledge can refer to by its id in resource_ids. Put passwords, tokens and "
@@ -136,15 +159,15 @@ _SCHEMAS = [
                   "id": {"type": "string", "description": "Path-like id of lowercase "
                          "letters, digits and _ - . separated by /, e.g. "
                          "code/selenium/undetected_login or credentials/website_a."},
-                  "title": {"type": "string"},
+                  "title": {"type": "string", "description": "A short title."},
                   "body": {"type": "string", "description": "The public part: code, or how "
                            "to use the secret."},
                   "secure_body": {"type": "string", "description": "The secret part."},
                   "content_type": {"type": "string", "enum": RESOURCE_CONTENT_TYPES,
-                                   "default": "text"},
+                                   "default": "text", "description": "What it holds."},
                   "metadata": {"type": "object", "description": "e.g. {\"language\": "
                                "\"python\"} or {\"acquired_at\": \"...\"}"},
-                  "scopes": {"type": "array", "items": {"type": "string"}},
+                  "scopes": {**_SCOPES, "description": "Who may see it; default: your org."},
                   "expires_at": {"type": "string", "description": "ISO 8601; when a "
                                  "cookie or credential stops working."},
                   "expected_version": {"type": "integer", "minimum": 0, "description":
@@ -153,8 +176,9 @@ _SCHEMAS = [
               }, ["id", "title", "body"]),
     _function("resource_get", "Read a resource by id; include_secure also returns its "
               "secure_body, if you are allowed to see it.", {
-                  "id": {"type": "string"},
-                  "include_secure": {"type": "boolean", "default": False},
+                  "id": {"type": "string", "description": "The resource's id."},
+                  "include_secure": {"type": "boolean", "default": False,
+                                     "description": "Also return its secure_body."},
                   "version": {"type": "integer", "minimum": 1,
                               "description": "An earlier version; the latest by default."},
               }, ["id"]),
@@ -179,30 +203,34 @@ _SCHEMAS = [
              "query": {"type": "string", "description": "Keywords or a description."},
              "target_user_id": {"type": "string", "description": "Only this user's events."},
              "target_group_id": {"type": "string", "description": "Only this group's."},
-             "top_k": {"type": "integer", "minimum": 1, "maximum": 100},
+             "top_k": _TOP_K,
              "time_from": {"type": "string", "description": "ISO 8601"},
              "time_to": {"type": "string", "description": "ISO 8601"},
          }, ["query"]),
         ("memory_recent_memos", "The last memos of a conversation (short-term memory), "
          "oldest first.", {
-             "user_id": {"type": "string"},
+             "user_id": {"type": "string", "description": "The user of a private chat."},
              "group_id": {"type": "string", "description": "A group chat's; else the user's "
                           "private conversation."},
-             "limit": {"type": "integer", "minimum": 0},
+             "limit": {"type": "integer", "minimum": 0,
+                       "description": "How many memos; the hub's default when 0."},
          }, []),
         ("memory_get_profile", "Read the profile of a user or a group.", {
-            "entity_type": {"type": "string", "enum": ["user", "group"]},
-            "entity_id": {"type": "string"},
+            "entity_type": {"type": "string", "enum": ["user", "group"],
+                            "description": "A user's or a group's profile."},
+            "entity_id": {"type": "string", "description": "The user's or group's id."},
         }, ["entity_type", "entity_id"]),
         ("memory_search_profiles", "Find users or groups whose profile matches a "
          "description.", {
-             "query": {"type": "string"},
-             "entity_type": {"type": "string", "enum": ["user", "group"]},
-             "top_k": {"type": "integer", "minimum": 1, "maximum": 100},
+             "query": {"type": "string", "description": "The description to match."},
+             "entity_type": {"type": "string", "enum": ["user", "group"],
+                             "description": "Only users or only groups; both by default."},
+             "top_k": _TOP_K,
          }, ["query"]),
         ("memory_documents_list", "List your own memory documents (Markdown notes you "
          "keep across conversations) by path.", {
-             "include_content": {"type": "boolean", "default": False},
+             "include_content": {"type": "boolean", "default": False,
+                                 "description": "Also return each document's content."},
          }, []),
         ("memory_document_read", "Read one of your memory documents (its current revision, "
          "or an earlier kept one).", {
@@ -213,13 +241,15 @@ _SCHEMAS = [
         ("memory_document_append", "Add lines at the end of one of your memory documents "
          "(created when missing). The previous revision is kept.", {
              "path": _DOCUMENT_PATH,
-             "content": {"type": "string", "minLength": 1, "maxLength": 50000},
+             "content": {"type": "string", "minLength": 1, "maxLength": 50000,
+                         "description": "The lines to add (Markdown)."},
          }, ["path", "content"]),
         ("memory_document_rewrite", "Replace the whole content of one of your memory "
          "documents (created when missing). The previous revision is kept. Pass the "
          "revision you read as expected_revision so a concurrent change is not lost.", {
              "path": _DOCUMENT_PATH,
-             "content": {"type": "string", "minLength": 1, "maxLength": 50000},
+             "content": {"type": "string", "minLength": 1, "maxLength": 50000,
+                         "description": "The whole new content (Markdown)."},
              "expected_revision": {"type": "integer", "minimum": 0, "description": "The "
                                    "revision you read (0: the document must not exist)."},
          }, ["path", "content"]))],
@@ -235,20 +265,26 @@ _SCHEMAS = [
               "queries returned: your answer to trace_evaluation_prompt, as written. An "
               "answer without the evaluation JSON is logged and reported (parse_failed); "
               "nothing fails.", {
-                  "trace_id": {"type": "string"},
+                  "trace_id": {"type": "string", "description": "Your trace."},
                   "raw_text": {"type": "string", "description": "Your answer, with "
                                "{\"evaluations\": [...]} as the prompt asks."},
                   "trigger": {"type": "string", "enum": ["goal_completion", "compression",
-                                                         "task_completion"]},
+                                                         "task_completion"],
+                              "description": "The point the evaluation was made at."},
               }, ["trace_id"]),
     _function("trace_delete", "Delete one of your traces with its whole log.", {
-        "trace_id": {"type": "string"},
+        "trace_id": {"type": "string", "description": "The trace to delete."},
     }, ["trace_id"]),
 ]
 
 
 def openai_tools() -> list[dict[str, Any]]:
-    """The tool definitions for `tools=` of an OpenAI-compatible chat completion."""
+    """The tool definitions for `tools=` of an OpenAI-compatible chat completion.
+
+    Returns:
+        A fresh copy of the function schemas, one per tool (the OpenAI tools reference
+        lists them).
+    """
     return copy.deepcopy(_SCHEMAS)
 
 
@@ -298,17 +334,37 @@ _RUNNERS: dict[str, Callable[[KnowHub, dict[str, Any]], dict[str, Any]]] = {
 
 
 def run_tool(kh: KnowHub, name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
-    """Runs tool `name` (one of `openai_tools()`) against a blocking `KnowHub`: the result
-    as JSON-ready data. Raises `KnowHubError` for a call the hub refused, and TypeError or
-    ValueError for arguments the SDK cannot send."""
+    """Runs one tool against a blocking `KnowHub`, raising what the call raises.
+
+    Args:
+        kh: The client that makes the call.
+        name: One of the tools of `openai_tools()`.
+        arguments: The tool's arguments, as its schema names them.
+
+    Returns:
+        The result as JSON-ready data.
+
+    Raises:
+        KnowHubError: The hub refused the call (its subclass names the gRPC status).
+        TypeError: An argument the tool does not take.
+        ValueError: An argument the SDK cannot send.
+        KeyError: An unknown tool name.
+    """
     return _RUNNERS[name](kh, dict(arguments))
 
 
 def call_tool(kh: KnowHub, name: str, arguments: str | dict[str, Any]) -> dict[str, Any]:
-    """Runs one tool call of the model against a blocking `KnowHub`.
+    """Runs one tool call of the model against a blocking `KnowHub`; never raises for
+    the call's own failures, so the model can read what went wrong and try again.
 
-    Returns the result as JSON-ready data, or {"error": {"code", "message"}} for a call
-    the hub refused, so the model can read what went wrong and try again.
+    Args:
+        kh: The client that makes the call.
+        name: The tool the model called.
+        arguments: Its arguments, as the JSON text the model wrote or a dict.
+
+    Returns:
+        The result as JSON-ready data, or `{"error": {"code", "message"}}` for a call
+        the hub refused, an unknown tool or arguments that do not fit.
     """
     if name not in _RUNNERS:
         return {"error": {"code": "NOT_FOUND", "message": f"unknown tool {name!r}"}}

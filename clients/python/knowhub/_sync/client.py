@@ -43,6 +43,22 @@ class KnowHub:
         tls: bool = False,
         tls_ca: TlsCA | None = None,
     ) -> None:
+        """Connects to the hub (the channels open on the first call).
+
+        Args:
+            target: The hub's `host:port`, or a `dns:///name:port` target to spread calls
+                over every replica behind a name; `KNOWHUB_TARGET`, else 127.0.0.1:50051,
+                by default.
+            token: The bearer token; `KNOWHUB_TOKEN`, else a local hub's token from its
+                data directory, by default; "" sends none.
+            knowledge: The knowledge service's own address, when it runs apart (compose).
+            resource: The resource service's own address.
+            cognition: The cognition service's own address.
+            dream: The dream service's own address (memory and dream runs).
+            timeout: Seconds each call may take.
+            tls: Speak TLS, verifying the hub with the system's root certificates.
+            tls_ca: Speak TLS, verifying the hub with this CA (PEM bytes or a file's path).
+        """
         self._transports: dict[str, Transport] = {}
         ca = read_ca(tls_ca)  # read once, for every channel
         target = target or default_target()
@@ -64,7 +80,9 @@ class KnowHub:
         self.dream = DreamAPI(transport(dream))
 
     def close(self) -> None:
-        """Closes the client's channels."""
+        """Closes the client's channels (`with KnowHub() as kh:` closes them at the
+        end of the block).
+        """
         for transport in self._transports.values():
             transport.close()
 

@@ -42,8 +42,25 @@ class DreamAPI:
         trace_ids: Sequence[str] | None = None,
         phases: Sequence[str] | None = None,
     ) -> DreamRun:
-        """Queues a dream run of the agent (the token's by default) over the traces the
-        caller may read (or `trace_ids`); returns it queued. Both phases by default."""
+        """Queues a dream run: reflections over the agent's traces, integrated into its memory
+        documents.
+
+        Args:
+            agent_id: The agent, one the caller's token may act as (any, for an admin);
+                the token's own by default.
+            trace_ids: Only these traces; every trace of the agent the caller may read by default.
+            phases: "per_trace_reflect" and/or "cross_trace_integrate"; both by default.
+
+        Returns:
+            The run, queued; follow it with `get_run`.
+
+        Raises:
+            InvalidArgument: An unknown phase or a malformed id.
+            NotFound: A trace of `trace_ids` the caller cannot read.
+            PermissionDenied: An agent the caller's token may not act as.
+            FailedPrecondition: The dream service has no token with the dreamer role
+                (KNOWHUB_DREAM_SERVICE_TOKEN).
+        """
         request = dream_pb2.RunDreamRequest(
             agent_id=agent_id or "", trace_ids=list(trace_ids or []), phases=phase_values(phases)
         )
@@ -52,8 +69,17 @@ class DreamAPI:
         )
 
     def get_run(self, run_id: str) -> DreamRun:
-        """One dream run: its status (queued, running, done, skipped, failed), counts and
-        failures."""
+        """One dream run.
+
+        Args:
+            run_id: The run's id (`dream-...`).
+
+        Returns:
+            The run: its status (queued, running, done, skipped, failed), counts and failures.
+
+        Raises:
+            NotFound: No run with this id that the caller can see.
+        """
         return self._transport.call(
             self._stub.GetDreamRun,
             dream_pb2.GetDreamRunRequest(run_id=run_id),
@@ -67,8 +93,20 @@ class DreamAPI:
         limit: int = 20,
         page_token: str = "",
     ) -> DreamRunPage:
-        """The runs the caller requested (every run for an admin), newest first; only
-        `agent_id`'s, only those in `status` (queued, running, done, skipped, failed)."""
+        """The runs the caller requested (every run, for an admin), newest first.
+
+        Args:
+            agent_id: Only this agent's runs.
+            status: Only runs in this status: queued, running, done, skipped or failed.
+            limit: Runs per page, 1 to 100.
+            page_token: The previous page's `next_page_token`; "" for the first page.
+
+        Returns:
+            One page of runs and its `next_page_token`.
+
+        Raises:
+            InvalidArgument: An unknown status, a limit out of range or a stale page_token.
+        """
         request = dream_pb2.ListDreamRunsRequest(
             agent_id=agent_id or "",
             status=run_status(status),
@@ -87,8 +125,25 @@ class DreamAPI:
         phases: Sequence[str] | None = None,
         start_time: TimeLike = None,
     ) -> DreamSchedule:
-        """Runs the agent's dream every N minutes or on a five-field cron expression (in
-        `time_zone`, UTC by default), from `start_time` on."""
+        """Runs the agent's dream on a schedule: every N minutes, or on a cron expression.
+
+        Args:
+            every_minutes: Run every this many minutes (give this or `cron`).
+            cron: A five-field cron expression, e.g. "0 3 * * *" for 03:00 every day.
+            agent_id: The agent, one the caller's token may act as (any, for an admin);
+                the token's own by default.
+            time_zone: The IANA time zone of `cron`, e.g. "Europe/Paris"; UTC by default.
+            phases: "per_trace_reflect" and/or "cross_trace_integrate"; both by default.
+            start_time: The first run's earliest time; now by default.
+
+        Returns:
+            The schedule, with its id and next run time.
+
+        Raises:
+            InvalidArgument: Both or neither of every_minutes and cron, a malformed cron
+                expression or an unknown time zone.
+            PermissionDenied: An agent the caller's token may not act as.
+        """
         request = dream_pb2.ScheduleDreamRequest(
             agent_id=agent_id or "",
             every_minutes=every_minutes or 0,
@@ -104,14 +159,36 @@ class DreamAPI:
     def schedules(
         self, agent_id: str | None = None, limit: int = 20, page_token: str = ""
     ) -> SchedulePage:
-        """The caller's schedules (every one for an admin), oldest first."""
+        """The caller's dream schedules (every one, for an admin), oldest first.
+
+        Args:
+            agent_id: Only this agent's schedules.
+            limit: Schedules per page, 1 to 100.
+            page_token: The previous page's `next_page_token`; "" for the first page.
+
+        Returns:
+            One page of schedules and its `next_page_token`.
+
+        Raises:
+            InvalidArgument: A limit out of range or a stale page_token.
+        """
         request = dream_pb2.ListSchedulesRequest(
             agent_id=agent_id or "", page_size=limit, page_token=page_token
         )
         return self._transport.call(self._stub.ListSchedules, request, SchedulePage.from_proto)
 
     def delete_schedule(self, schedule_id: str) -> str:
-        """Removes one of the caller's dream schedules; returns its id."""
+        """Removes one of the caller's dream schedules.
+
+        Args:
+            schedule_id: The schedule's id (`schedule-...`).
+
+        Returns:
+            The removed schedule's id.
+
+        Raises:
+            NotFound: No schedule with this id that the caller can see.
+        """
         return self._transport.call(
             self._stub.DeleteSchedule,
             dream_pb2.DeleteScheduleRequest(schedule_id=schedule_id),
@@ -125,7 +202,22 @@ class DreamAPI:
         limit: int = 20,
         page_token: str = "",
     ) -> MemoryDocumentPage:
-        """The agent's memory documents by path (content only with `include_content`)."""
+        """The agent's memory documents (what its dream runs wrote), by path.
+
+        Args:
+            agent_id: The agent, one the caller's token may act as (any, for an admin);
+                the token's own by default.
+            include_content: Include each document's content.
+            limit: Documents per page, 1 to 100.
+            page_token: The previous page's `next_page_token`; "" for the first page.
+
+        Returns:
+            One page of documents and its `next_page_token`.
+
+        Raises:
+            InvalidArgument: A limit out of range or a stale page_token.
+            PermissionDenied: An agent the caller's token may not act as.
+        """
         request = dream_pb2.ListMemoryDocumentsRequest(
             agent_id=agent_id or "",
             include_content=include_content,
@@ -137,8 +229,21 @@ class DreamAPI:
         )
 
     def document(self, path: str, agent_id: str | None = None, revision: int = 0) -> MemoryDocument:
-        """A memory document with its content (an earlier kept revision when given) and
-        the list of its kept revisions."""
+        """One memory document with its content and the list of its kept revisions.
+
+        Args:
+            path: The document's path, e.g. "MEMORY.md".
+            agent_id: The agent, one the caller's token may act as (any, for an admin);
+                the token's own by default.
+            revision: An earlier kept revision; the current content when 0.
+
+        Returns:
+            The document.
+
+        Raises:
+            NotFound: No such document, or the revision is no longer kept.
+            PermissionDenied: An agent the caller's token may not act as.
+        """
         request = dream_pb2.GetMemoryDocumentRequest(
             agent_id=agent_id or "", path=path, revision=revision
         )
@@ -155,9 +260,26 @@ class DreamAPI:
         expected_revision: int | None = None,
         agent_id: str | None = None,
     ) -> MemoryDocument:
-        """Creates or rewrites one of the agent's memory documents (with `append`, adds
-        `content` at its end); the replaced revision is kept. `expected_revision` (0: must
-        not exist yet) refuses the write if someone else wrote first."""
+        """Creates or rewrites one of the agent's memory documents, or appends to it; the
+        replaced revision is kept.
+
+        Args:
+            path: The document's path, e.g. "people/alice.md".
+            content: The new content, or with `append` the lines to add (the document holds
+                at most 50,000 characters).
+            append: Add `content` at the end rather than replace the document.
+            expected_revision: Write only if the document is at this revision (0: only if it
+                does not exist yet).
+            agent_id: The agent; the caller's token's agent by default.
+
+        Returns:
+            The new current revision, with its content.
+
+        Raises:
+            InvalidArgument: A bad path, or too much content.
+            PermissionDenied: Another agent's documents (only the agent itself or an admin).
+            FailedPrecondition: The document is no longer at expected_revision.
+        """
         request = dream_pb2.WriteMemoryDocumentRequest(
             agent_id=agent_id or "",
             path=path,
@@ -170,6 +292,18 @@ class DreamAPI:
         )
 
     def delete_document(self, path: str, agent_id: str | None = None) -> str:
-        """Deletes one of the agent's memory documents with its kept revisions."""
+        """Deletes one of the agent's memory documents with its kept revisions.
+
+        Args:
+            path: The document's path.
+            agent_id: The agent; the caller's token's agent by default.
+
+        Returns:
+            The path deleted.
+
+        Raises:
+            NotFound: The agent has no such document.
+            PermissionDenied: Another agent's documents (only the agent itself or an admin).
+        """
         request = dream_pb2.DeleteMemoryDocumentRequest(agent_id=agent_id or "", path=path)
         return self._transport.call(self._stub.DeleteMemoryDocument, request, lambda r: r.path)

@@ -52,8 +52,35 @@ class KnowledgeAPI:
         resource_ids: Sequence[str] | None = None,
         request_id: str | None = None,
     ) -> Knowledge:
-        """Saves new knowledge (knowledge_save). With `request_id`, a retried call returns
-        the record the first one created instead of saving it twice."""
+        """Saves new knowledge (the knowledge_save tool).
+
+        Args:
+            task: The situation it applies to (required, at most 2,000 characters).
+            content: The knowledge itself (required, at most 65,536 characters).
+            types: At least one of user_profile, strategy, tool, usecase, definition, plan.
+            tags: Up to 32 key/value labels, e.g. `{"domain": "crawling"}`.
+            scopes: Who may see it: `user:ID`, `agent:ID`, `project:ID`, `team:ID`, `org:ID`
+                or `public`; the caller's org scope (else its user scope) by default.
+            owner: `agent:ID` or `user:ID`, one of the caller's own identities (any, for an
+                admin); the acting agent, else the caller's user, by default.
+            source_name: The tool or resource the knowledge came from.
+            source_category: paper, exp, skill, book, ...
+            urls: Reference URLs (http or https).
+            agent_id: The agent that created it, one the caller's token may act as.
+            submitted_by: The person responsible for the agent.
+            score: The author's rating, 1 to 5.
+            message_id: The message the knowledge came from.
+            resource_ids: Up to 32 resources (visible, not deleted) the knowledge refers to.
+            request_id: An idempotency key: a retried call with the same key returns the record
+                the first one created instead of saving it twice.
+
+        Returns:
+            The saved record, with its id.
+
+        Raises:
+            InvalidArgument: A field is missing or out of range; the message names it.
+            PermissionDenied: A scope the caller may not write, or another's owner.
+        """
         request = save_request(
             task,
             content,
@@ -78,15 +105,39 @@ class KnowledgeAPI:
     def save_unless_exists(
         self, task: str, content: str, types: Sequence[str], **save_arguments: Any
     ) -> SavedKnowledge:
-        """`save`, unless a record of the same owner and scopes already holds this task
-        and content (ignoring case and spacing): then that record, with `existing`."""
+        """`save`, unless a record of the same owner and scopes already holds this task and
+        content (ignoring case and spacing).
+
+        Args:
+            task: As in `save`.
+            content: As in `save`.
+            types: As in `save`.
+            **save_arguments: Any other argument of `save`.
+
+        Returns:
+            The new record, or the one already there with `existing` true.
+
+        Raises:
+            InvalidArgument: As in `save`.
+            PermissionDenied: As in `save`.
+        """
         request = save_request(task, content, types, **save_arguments)
         request.reuse_existing = True
         return self._transport.call(self._stub.SaveKnowledge, request, SavedKnowledge.from_proto)
 
     def save_many(self, items: Sequence[Mapping[str, Any]]) -> builtins.list[Knowledge]:
-        """Saves up to 500 records at once; each item takes `save`'s keyword arguments.
-        Nothing is written unless every item is valid."""
+        """Saves up to 500 records in one call; nothing is written unless every item is valid.
+
+        Args:
+            items: One mapping per record, each holding `save`'s keyword arguments.
+
+        Returns:
+            The saved records, in the order of `items`.
+
+        Raises:
+            InvalidArgument: An item is invalid; the message names it (`requests[3].task`).
+            PermissionDenied: As in `save`.
+        """
         request = knowledge_pb2.BatchSaveKnowledgeRequest(
             requests=[save_request(**item) for item in items]
         )
@@ -97,7 +148,17 @@ class KnowledgeAPI:
         )
 
     def get(self, knowledge_id: str) -> Knowledge:
-        """One record the caller can see (NotFound otherwise), with its eval histories."""
+        """One record with its evaluation histories.
+
+        Args:
+            knowledge_id: The record's id.
+
+        Returns:
+            The record.
+
+        Raises:
+            NotFound: No record with this id that the caller can see.
+        """
         return self._transport.call(
             self._stub.GetKnowledge,
             knowledge_pb2.GetKnowledgeRequest(id=knowledge_id),
@@ -112,15 +173,42 @@ class KnowledgeAPI:
         order: str = "updated",
         page_token: str = "",
     ) -> Page:
-        """Lists visible knowledge (knowledge_list), newest first or, with
-        order="confidence", by confidence then helpful."""
+        """Lists the knowledge the caller can see (the knowledge_list tool).
+
+        Args:
+            limit: Records per page, 1 to 100.
+            types: Only records with at least one of these types.
+            scopes: Only records in one of these scopes.
+            order: "updated" (newest first) or "confidence" (by confidence, then helpful).
+            page_token: The previous page's `next_page_token`; "" for the first page.
+
+        Returns:
+            One page of records; its `next_page_token` is "" on the last page.
+
+        Raises:
+            InvalidArgument: A limit out of range, an unknown type or order, or a stale page_token.
+        """
         request = list_request(limit, types, scopes, order, page_token)
         return self._transport.call(self._stub.ListKnowledge, request, Page.from_proto)
 
     def search(
         self, query: str, top_k: int = 5, min_score: int = 3, types: Sequence[str] | None = None
     ) -> SearchResults:
-        """Two-stage search (knowledge_search): hits best first."""
+        """Two-stage search (the knowledge_search tool): recall by BM25, or hybrid BM25 and dense
+        vectors when embeddings are on, then a rerank by how useful each record proved.
+
+        Args:
+            query: What the agent needs to know (required, at most 2,000 characters).
+            top_k: How many hits, 1 to 100.
+            min_score: 1 to 5: records the author rated lower are left out.
+            types: Only records with at least one of these types.
+
+        Returns:
+            The hits, best first; each has the record, its `quality_score` and `relevance`.
+
+        Raises:
+            InvalidArgument: An empty query, or top_k, min_score or a type out of range.
+        """
         request = knowledge_pb2.SearchKnowledgeRequest(
             query=query, top_k=top_k, min_score=min_score, types=list(types or [])
         )
@@ -137,9 +225,27 @@ class KnowledgeAPI:
         sequence: int = 0,
         goal_id: str = "",
     ) -> Answer:
-        """Asks the hub (knowledge_ask): it searches, and its LLM answers from the hits,
-        citing their ids. With `trace_id`, the question and answer are logged to that
-        trace as its query event at `sequence`, for evaluation later."""
+        """Asks the hub (the knowledge_ask tool): it searches, and its LLM answers from the hits,
+        citing their ids.
+
+        Args:
+            query: The question (required, at most 2,000 characters).
+            top_k: How many hits the answer may draw on, 1 to 100.
+            min_score: 1 to 5: records the author rated lower are left out.
+            types: Only records with at least one of these types.
+            trace_id: A trace of the caller's: the question and answer are logged there as its
+                query event, so the knowledge used can be evaluated later.
+            sequence: The query event's sequence number in the trace.
+            goal_id: The goal of the trace the question serves.
+
+        Returns:
+            The answer, the ids it cites, the hits it was given and the logged event's id.
+
+        Raises:
+            InvalidArgument: As in `search`.
+            FailedPrecondition: The hub has no LLM configured (KNOWHUB_LLM_BASE_URL).
+            Unavailable: The LLM could not be reached.
+        """
         request = knowledge_pb2.AskKnowledgeRequest(
             query=query,
             top_k=top_k,
@@ -160,8 +266,26 @@ class KnowledgeAPI:
         evolve_feedback: str | None = None,
         request_id: str | None = None,
     ) -> Knowledge:
-        """Feedback and evolution (knowledge_update). `request_id` makes a retried call
-        count once."""
+        """Feedback and evolution of one record (the knowledge_update tool).
+
+        Args:
+            knowledge_id: The record's id.
+            add_helpful_case: A use where it helped: `{task, outcome, reason, trace_id,
+                timestamp, query_sequence}` or a `Case`; counts one more helpful.
+            add_harmful_case: A use where it harmed, in the same shape; counts one more harmful.
+            update_score: The author's new rating, 1 to 5.
+            evolve_feedback: What to change: the hub's LLM rewrites the content with it (the
+                old content is kept as a version).
+            request_id: An idempotency key: a retried call with the same key counts once.
+
+        Returns:
+            The record as updated.
+
+        Raises:
+            NotFound: No record with this id that the caller can see.
+            PermissionDenied: `evolve_feedback` on a record the caller does not own.
+            FailedPrecondition: `evolve_feedback` on a hub without an LLM.
+        """
         request = knowledge_pb2.UpdateKnowledgeRequest(
             id=knowledge_id,
             add_helpful_case=case_message(add_helpful_case),
@@ -177,8 +301,19 @@ class KnowledgeAPI:
     def batch_update(
         self, feedback_list: Sequence[Mapping[str, Any]]
     ) -> builtins.list[FeedbackResult]:
-        """knowledge_batch_update: items of {knowledge_id, is_helpful, case}. Each item
-        succeeds or fails on its own."""
+        """Feedback on many records at once (the knowledge_batch_update tool); each item succeeds
+        or fails on its own.
+
+        Args:
+            feedback_list: Items of `{knowledge_id, is_helpful, case, request_id}`.
+
+        Returns:
+            One result per item, in order: the updated record, or the item's error.
+
+        Raises:
+            InvalidArgument: The list is empty or too long (an item's own error is in
+                its result).
+        """
         request = knowledge_pb2.BatchUpdateKnowledgeRequest(
             feedback_list=[feedback_message(item) for item in feedback_list]
         )
@@ -189,7 +324,15 @@ class KnowledgeAPI:
         )
 
     def delete(self, knowledge_id: str) -> None:
-        """Deletes a record (its owner, the user who created it, or an admin)."""
+        """Deletes a record (its owner, the user who created it, or an admin).
+
+        Args:
+            knowledge_id: The record's id.
+
+        Raises:
+            NotFound: No record with this id that the caller can see.
+            PermissionDenied: The caller may see the record but not delete it.
+        """
         self._transport.call(
             self._stub.DeleteKnowledge,
             knowledge_pb2.DeleteKnowledgeRequest(id=knowledge_id),
@@ -197,7 +340,21 @@ class KnowledgeAPI:
         )
 
     def slim(self, model: str | None = None, dry_run: bool = False) -> SlimReport:
-        """Merges near-duplicates (knowledge_slim); `dry_run` only reports."""
+        """Merges near-duplicates among the records the caller may change (the
+        knowledge_slim tool); the merged ones are removed and their feedback added to the
+        record kept. With an LLM the contents are merged by it, else the kept record's
+        content stays.
+
+        Args:
+            model: The LLM model that merges the contents; the hub's default when None.
+            dry_run: Only report the groups it would merge.
+
+        Returns:
+            The groups merged (or to merge): the record kept and those removed in each.
+
+        Raises:
+            FailedPrecondition: A `model` named on a hub without an LLM.
+        """
         return self._transport.call(
             self._stub.SlimKnowledge,
             knowledge_pb2.SlimKnowledgeRequest(model=model or "", dry_run=dry_run),
@@ -206,7 +363,17 @@ class KnowledgeAPI:
         )
 
     def versions(self, knowledge_id: str) -> builtins.list[KnowledgeVersion]:
-        """Earlier contents replaced by evolve or slim, newest first."""
+        """The earlier contents of a record, replaced by evolution or by a slim merge.
+
+        Args:
+            knowledge_id: The record's id.
+
+        Returns:
+            The versions, newest first.
+
+        Raises:
+            NotFound: No record with this id that the caller can see.
+        """
         return self._transport.call(
             self._stub.ListKnowledgeVersions,
             knowledge_pb2.ListKnowledgeVersionsRequest(id=knowledge_id),
