@@ -16,7 +16,7 @@ from tests.dream.support import wait_until
 from tests.mcp.conftest import KNOWHUB, data, error_text, server_env, stdio_server
 from tests.support.harness import Harness
 
-TOOL_COUNT = 21
+TOOL_COUNT = 26
 
 
 def test_lists_every_tool_with_the_sdks_schemas(hub: Harness) -> None:
@@ -32,9 +32,10 @@ def test_lists_every_tool_with_the_sdks_schemas(hub: Harness) -> None:
             "knowledge_batch_update", "knowledge_list", "knowledge_slim",
             "resource_save", "resource_get", "memory_remember", "memory_search_events",
             "memory_recent_memos", "memory_get_profile", "memory_search_profiles",
-            "memory_documents_list", "memory_document_read", "memory_document_append",
-            "memory_document_rewrite", "trace_evaluation_prompt", "trace_submit_evaluation",
-            "trace_delete"])
+            "memory_job", "memory_edit_event", "memory_delete_event", "memory_undelete_event",
+            "memory_edit_profile", "memory_documents_list", "memory_document_read",
+            "memory_document_append", "memory_document_rewrite", "trace_evaluation_prompt",
+            "trace_submit_evaluation", "trace_delete"])
         assert len(by_name) == TOOL_COUNT
         for name, function in expected.items():
             assert by_name[name].input_schema == function["parameters"]
@@ -44,9 +45,10 @@ def test_lists_every_tool_with_the_sdks_schemas(hub: Harness) -> None:
                              "memory_search_events", "memory_recent_memos",
                              "memory_get_profile", "memory_search_profiles",
                              "memory_documents_list", "memory_document_read",
-                             "trace_evaluation_prompt"}
+                             "memory_job", "trace_evaluation_prompt"}
         assert by_name["knowledge_slim"].annotations.destructive_hint is True
         assert by_name["trace_delete"].annotations.destructive_hint is True
+        assert by_name["memory_delete_event"].annotations.destructive_hint is True
 
     anyio.run(scenario)
 
@@ -357,15 +359,47 @@ def test_an_agent_keeps_its_own_memory_documents(hub: Harness) -> None:
     assert hub.client("alice").dream.document("people/null.md").written_by == "user:alice"
 
 
-def test_remember_waits_for_its_job(hub: Harness) -> None:
+def test_an_agent_follows_its_job_and_corrects_its_memory(hub: Harness) -> None:
+    """memory_remember waits for its job; memory_job reads it again; the event it stored
+    is edited, deleted (hidden from search) and brought back; another user may not."""
     async def scenario() -> dict[str, Any]:
-        async with Client(stdio_server(hub, "token-alice")) as client:
-            return data(await client.call_tool("memory_remember", {
+        async with Client(stdio_server(hub, "token-alice")) as alice, \
+                Client(stdio_server(hub, "token-carol")) as carol:
+            remembered = data(await alice.call_tool("memory_remember", {
                 "context": {"user_id": "10009"}, "wait": 20,
                 "observations": ["User 10009 repairs clocks"]}))
+            job = data(await alice.call_tool("memory_job",
+                                             {"job_id": remembered["job_id"]}))
+            event_id = job["decisions"][0]["event_id"]
+            edited = data(await alice.call_tool("memory_edit_event", {
+                "event_id": event_id, "text": "User 10009 repairs antique clocks"}))
+            refused = error_text(await carol.call_tool("memory_delete_event",
+                                                       {"event_id": event_id}))
+            deleted = data(await alice.call_tool("memory_delete_event",
+                                                 {"event_id": event_id}))
+            hidden = data(await alice.call_tool("memory_search_events", {
+                "query": "clocks", "target_user_id": "10009"}))
+            back = data(await alice.call_tool("memory_undelete_event",
+                                              {"event_id": event_id}))
+            found = data(await alice.call_tool("memory_search_events", {
+                "query": "clocks", "target_user_id": "10009"}))
+            profile = error_text(await alice.call_tool("memory_edit_profile", {
+                "entity_type": "user", "entity_id": "10009", "summary": "Repairs clocks."}))
+            return {"remembered": remembered, "job": job, "edited": edited,
+                    "refused": refused, "deleted": deleted, "hidden": hidden, "back": back,
+                    "found": found, "profile": profile}
 
-    remembered = anyio.run(scenario)
-    job = remembered["job"]
-    assert job["state"] == "done" and job["job_id"] == remembered["job_id"]
+    seen = anyio.run(scenario)
+    job = seen["remembered"]["job"]
+    assert job["state"] == "done" and job["job_id"] == seen["remembered"]["job_id"]
+    assert seen["job"] == job
     assert [d["action"] for d in job["decisions"]] == ["add"]
     assert len(job["event_ids"]) == 2  # the sender's and the global copy
+    assert seen["edited"]["text"] == "User 10009 repairs antique clocks"
+    assert seen["refused"].startswith("PERMISSION_DENIED")
+    assert seen["deleted"]["state"] == "deleted" and seen["deleted"]["purge_at"]
+    assert seen["hidden"]["results"] == []
+    assert seen["back"]["state"] == "current"
+    assert [h["event"]["text"] for h in seen["found"]["results"]] == [
+        "User 10009 repairs antique clocks"]
+    assert seen["profile"].startswith("NOT_FOUND")  # no profile without an LLM merge

@@ -1,7 +1,8 @@
 """The agent tools as OpenAI function-calling schemas, and their execution: the
 knowledge tools (and knowledge_ask, resource_save / resource_get), the memory
 tools (memory_remember, memory_search_events, memory_recent_memos, memory_get_profile,
-memory_search_profiles), the agent's own memory documents (memory_documents_list,
+memory_search_profiles, memory_job, memory_edit_event, memory_delete_event,
+memory_undelete_event, memory_edit_profile), the agent's own memory documents (memory_documents_list,
 memory_document_read, memory_document_append, memory_document_rewrite) and the trace
 tools (trace_evaluation_prompt, trace_submit_evaluation, trace_delete).
 
@@ -68,6 +69,9 @@ _CONTEXT = {
 
 _DOCUMENT_PATH = {"type": "string", "description": "e.g. people/alice.md: /-separated "
                   "segments of letters, digits, _ - and ., not starting with a dot."}
+
+_EVENT_ID = {"type": "string", "description": "The event's id, as memory_search_events or "
+             "memory_job gave it."}
 
 
 def _function(name: str, description: str, properties: dict[str, Any],
@@ -227,6 +231,37 @@ _SCHEMAS = [
                              "description": "Only users or only groups; both by default."},
              "top_k": _TOP_K,
          }, ["query"]),
+        ("memory_job", "Follow a memory_remember call: whether its background job is "
+         "pending, processing, done or failed, the events it stored and what it decided "
+         "for each observation (add, update of an older fact, delete, or nothing new).", {
+             "job_id": {"type": "string", "description": "The job_id memory_remember "
+                        "returned."},
+         }, ["job_id"]),
+        ("memory_edit_event", "Correct the text of an event you remembered (every copy of "
+         "it follows).", {
+             "event_id": _EVENT_ID,
+             "text": {"type": "string", "minLength": 1, "maxLength": 2000,
+                      "description": "The corrected text, standing on its own (names and "
+                      "dates, no pronouns or relative times)."},
+         }, ["event_id", "text"]),
+        ("memory_delete_event", "Delete an event you remembered that is wrong; "
+         "memory_undelete_event brings it back for a while (until its purge_at).", {
+             "event_id": _EVENT_ID,
+         }, ["event_id"]),
+        ("memory_undelete_event", "Bring back an event you deleted.", {
+            "event_id": _EVENT_ID,
+        }, ["event_id"]),
+        ("memory_edit_profile", "Correct a user's or group's profile: the fields given are "
+         "set, the others stay; the previous revision is kept.", {
+             "entity_type": {"type": "string", "enum": ["user", "group"],
+                             "description": "A user's or a group's profile."},
+             "entity_id": {"type": "string", "description": "The user's or group's id."},
+             "name": {"type": "string", "description": "The new name."},
+             "tags": {"type": "array", "items": {"type": "string"},
+                      "description": "The new tags, replacing the old ones."},
+             "summary": {"type": "string", "description": "The new profile body "
+                         "(Markdown)."},
+         }, ["entity_type", "entity_id"]),
         ("memory_documents_list", "List your own memory documents (Markdown notes you "
          "keep across conversations) by path.", {
              "include_content": {"type": "boolean", "default": False,
@@ -319,6 +354,11 @@ _RUNNERS: dict[str, Callable[[KnowHub, dict[str, Any]], dict[str, Any]]] = {
     "memory_get_profile": lambda kh, args: kh.memory.get_profile(**args).to_dict(),
     "memory_search_profiles": lambda kh, args: _listed("hits",
                                                        kh.memory.search_profiles(**args)),
+    "memory_job": lambda kh, args: kh.memory.job(**args).to_dict(),
+    "memory_edit_event": lambda kh, args: kh.memory.update_event(**args).to_dict(),
+    "memory_delete_event": lambda kh, args: kh.memory.delete_event(**args).to_dict(),
+    "memory_undelete_event": lambda kh, args: kh.memory.undelete_event(**args).to_dict(),
+    "memory_edit_profile": lambda kh, args: kh.memory.update_profile(**args).to_dict(),
     "memory_documents_list": lambda kh, args: _listed("documents",
                                                       kh.dream.documents(**args)),
     "memory_document_read": lambda kh, args: kh.dream.document(**args).to_dict(),
