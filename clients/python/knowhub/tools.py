@@ -2,9 +2,10 @@
 knowledge tools (and knowledge_ask, resource_save / resource_get), the memory
 tools (memory_remember, memory_search_events, memory_recent_memos, memory_get_profile,
 memory_search_profiles, memory_job, memory_edit_event, memory_delete_event,
-memory_undelete_event, memory_edit_profile), the agent's own memory documents (memory_documents_list,
-memory_document_read, memory_document_append, memory_document_rewrite) and the trace
-tools (trace_evaluation_prompt, trace_submit_evaluation, trace_delete).
+memory_undelete_event, memory_edit_profile), the agent's own memory documents
+(memory_documents_list, memory_document_read, memory_document_append,
+memory_document_rewrite) and the trace tools (trace_evaluation_prompt,
+trace_submit_evaluation, trace_delete).
 
     tools = knowhub.tools.openai_tools()                 # pass to chat.completions.create
     result = knowhub.tools.call_tool(kh, name, arguments)  # run the model's tool call
