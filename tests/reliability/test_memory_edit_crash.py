@@ -1,7 +1,7 @@
 """kill -9 the hub while memory is being edited and deleted, restart it on the same data
-directory, and find every acknowledged change there: each edited event holds its last
-acknowledged text (or the one in flight when the kill came), each acknowledged delete is
-still a delete (undoable), and each acknowledged memory document write is its current
+directory, and find every acknowledged change there: each edited event and memo holds its
+last acknowledged text (or the one in flight when the kill came), each acknowledged delete
+is still a delete (undoable), and each acknowledged memory document write is its current
 revision or an earlier kept one of a later write."""
 
 from __future__ import annotations
@@ -46,6 +46,14 @@ def editor(kh: KnowHub, event_id: str, w: int) -> Callable[[int], Any]:
     return edit
 
 
+def memo_editor(kh: KnowHub, job_id: str, w: int) -> Callable[[int], Any]:
+    def edit(n: int) -> str:
+        text = f"memo {w} edit {n}"
+        kh.memory.update_memo(job_id, text, user_id=f"{40000 + w}")
+        return text
+    return edit
+
+
 def deleter(kh: KnowHub, w: int) -> Callable[[int], Any]:
     def delete(n: int) -> str:
         event_id = remembered(kh, f"{30000 + w}", f"User {30000 + w} fact {n}")
@@ -69,14 +77,17 @@ def test_kill_9_while_editing_memory_loses_no_acknowledged_change(
     with KnowHub(server.address, token="token-alice", timeout=CLIENT_TIMEOUT) as kh:
         targets = [remembered(kh, f"{20000 + w}", f"User {20000 + w} original")
                    for w in range(count)]
+        memos = [kh.memory.remember(f"memo {w}", context={"user_id": f"{40000 + w}"}).job_id
+                 for w in range(count)]
         edits = [Writer(f"edit-{w}", editor(kh, targets[w], w)) for w in range(count)]
+        memo_edits = [Writer(f"memo-{w}", memo_editor(kh, memos[w], w)) for w in range(count)]
         deletes = [Writer(f"delete-{w}", deleter(kh, w)) for w in range(count)]
         documents = [Writer(f"doc-{w}", documenter(kh, w)) for w in range(count)]
-        threads = edits + deletes + documents
+        threads = edits + memo_edits + deletes + documents
         for writer in threads:
             writer.start()
         wait_until(lambda: all(sum(len(w.acknowledged) for w in group) >= kill_after
-                               for group in (edits, documents))
+                               for group in (edits, memo_edits, documents))
                    and sum(len(w.acknowledged) for w in deletes) >= count,
                    scale.pick(60, 600), "acknowledged edits, deletes and writes")
         server.kill()
@@ -94,6 +105,10 @@ def test_kill_9_while_editing_memory_loses_no_acknowledged_change(
             acknowledged = writer.acknowledged
             in_flight = f"User {20000 + w} edit number {len(acknowledged)}"
             assert kh.memory.get_event(event_id).text in (acknowledged[-1], in_flight)
+        for w, writer in enumerate(memo_edits):
+            [memo] = kh.memory.recent_memos(user_id=f"{40000 + w}")
+            assert memo.text in (writer.acknowledged[-1],
+                                 f"memo {w} edit {len(writer.acknowledged)}")
         deleted = [event_id for writer in deletes for event_id in writer.acknowledged]
         for event_id in deleted:
             assert kh.memory.get_event(event_id).state == "deleted", event_id
@@ -109,6 +124,8 @@ def test_kill_9_while_editing_memory_loses_no_acknowledged_change(
                     == content
     edited = sum(len(w.acknowledged) for w in edits)
     written = sum(len(w.acknowledged) for w in documents)
+    memo_count = sum(len(w.acknowledged) for w in memo_edits)
     figures(f"kill -9 during memory edits: {edited} acknowledged event edits, "
+            f"{memo_count} memo edits, "
             f"{len(deleted)} deletes, {written} document writes, all found; restart to "
             f"serving {ready:.2f}s")
