@@ -177,7 +177,7 @@ def _parser() -> argparse.ArgumentParser:
         "backup", help="write a backup of a running hub into a new directory on its machine "
         "(admin token)")
     backup.add_argument("--to", type=Path, required=True, metavar="DIR",
-                        help="the directory to create (it must not exist, or be empty)")
+                        help="the directory to create (it must not exist yet)")
     add_client_options(backup)
     backup.set_defaults(run=_backup)
 
@@ -207,6 +207,14 @@ def _parser() -> argparse.ArgumentParser:
     generate = key_commands.add_parser("generate",
                                        help="print a new random key for KNOWHUB_MASTER_KEY")
     generate.set_defaults(run=_generate_key)
+
+    link = commands.add_parser(
+        "console-link", help="print a one-time sign-in link to the console of the local hub "
+        "of this data directory (one that runs without a tokens file)")
+    _data_dir_option(link)
+    link.add_argument("--url", help="the gateway's address (default "
+                      "http://KNOWHUB_GATEWAY_HOST:KNOWHUB_GATEWAY_PORT)")
+    link.set_defaults(run=_console_link)
 
     health = commands.add_parser(
         "health", help="check that a server is serving (gRPC health); exit 0 only if so")
@@ -268,6 +276,7 @@ def _up(settings: CommonSettings, args: argparse.Namespace) -> int:
 
     if args.processes < 1:
         raise ValueError(f"--processes must be at least 1, not {args.processes}")
+    _check_ports(settings, args)
     away = split(args.processes, gateway=HubGateway.enabled())
     with hold_data_dir(settings.data_dir, "knowhub up"):
         if away:  # the children it starts share the data directory it holds
@@ -275,6 +284,18 @@ def _up(settings: CommonSettings, args: argparse.Namespace) -> int:
         gateway = [HubGateway(settings, args.gateway_port)] if HubGateway.enabled() else []
         serve_forever(KnowHubServer(Runtime.open(settings), list(SERVICE_MODULES)), gateway)
     return 0
+
+
+def _check_ports(settings: CommonSettings, args: argparse.Namespace) -> None:
+    """The ports `knowhub up` binds are free, before it creates anything."""
+    from knowhub_server.common.http import check_free
+    from knowhub_server.gateway.app import HubGateway, hub_gateway_port
+    from knowhub_server.gateway.config import GatewaySettings
+
+    check_free(settings.host, settings.port, "the gRPC port", "--port, KNOWHUB_PORT")
+    if HubGateway.enabled():
+        check_free(GatewaySettings().gateway_host, hub_gateway_port(settings, args.gateway_port),
+                   "the gateway's port", "--gateway-port, KNOWHUB_GATEWAY_PORT")
 
 
 def _up_in_processes(settings: CommonSettings, args: argparse.Namespace,
@@ -287,7 +308,8 @@ def _up_in_processes(settings: CommonSettings, args: argparse.Namespace,
     from knowhub_server.common.processes import ChildProcess, child_env
     from knowhub_server.common.runtime import Runtime, make_private_data_dir
     from knowhub_server.common.server import KnowHubServer, serve_forever
-    from knowhub_server.gateway.app import hub_gateway_port
+    from knowhub_server.gateway.app import hub_gateway_port, sign_in_line
+    from knowhub_server.gateway.config import GatewaySettings
 
     make_private_data_dir(settings.data_dir)
     settings.delegation_key_file = (settings.delegation_key_file
@@ -308,7 +330,9 @@ def _up_in_processes(settings: CommonSettings, args: argparse.Namespace,
                 for service in services_away]
     if GATEWAY in away:
         port = hub_gateway_port(settings, args.gateway_port)
-        children.append(ChildProcess(GATEWAY, [GATEWAY, "--port", str(port)], env))
+        children.append(ChildProcess(GATEWAY, [GATEWAY, "--port", str(port)], env,
+                                     note=functools.partial(sign_in_line, settings=settings,
+                                                            own=GatewaySettings())))
     serve_forever(server, children)
     return 1 if any(child.failed for child in children) else 0
 
@@ -324,11 +348,20 @@ def _serve(settings: CommonSettings, args: argparse.Namespace) -> int:
 
         return serve_gateway(CommonSettings(), args.host, args.port)
     from knowhub_server.common.data_lock import hold_data_dir
+    from knowhub_server.common.http import check_free
     from knowhub_server.common.runtime import Runtime
     from knowhub_server.common.server import KnowHubServer, serve_forever
 
+    check_free(settings.host, settings.port, "the gRPC port", "--port, KNOWHUB_PORT")
     with hold_data_dir(settings.data_dir, f"knowhub serve {args.service}"):
         serve_forever(KnowHubServer(Runtime.open(settings), [args.service]))
+    return 0
+
+
+def _console_link(settings: CommonSettings, args: argparse.Namespace) -> int:
+    from knowhub_server.gateway.app import console_link
+
+    print(console_link(settings, args.url))
     return 0
 
 
@@ -443,7 +476,7 @@ def _backup(settings: CommonSettings, args: argparse.Namespace) -> int:
                 else:
                     manifest = json.loads(answer.backup.manifest_json)
         except grpc.RpcError as error:
-            failure = from_rpc_error(error)
+            failure = from_rpc_error(error, address, ca is not None)
             print(f"knowhub: backup failed: {failure.code}: {failure.message}",
                   file=sys.stderr)
             return 1

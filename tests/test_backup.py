@@ -163,8 +163,8 @@ def test_backup_refusals(tmp_path: Path, hub_settings: dict[str, Any],
             capsys.readouterr().err
         assert main(["backup", "--to", str(taken), "--target", hub.address,
                      "--token", "token-admin"]) == 1
-        assert f"INVALID_ARGUMENT: destination: {taken} exists and is not an empty " \
-            "directory" in capsys.readouterr().err
+        assert f"INVALID_ARGUMENT: destination: {taken} exists: give a new directory, " \
+            "the backup creates it" in capsys.readouterr().err
         assert not (tmp_path / "b").exists() and sorted(taken.iterdir()) == [taken / "x"]
     finally:
         hub.stop()

@@ -13,6 +13,7 @@ from knowhub.v1 import admin_pb2, admin_pb2_grpc
 
 from knowhub_server.common.auth import Authenticator, Principal
 from knowhub_server.common.backup import (
+    LOCAL_TOKEN,
     BackupError,
     HubStores,
     check_destination,
@@ -82,7 +83,7 @@ class AdminServicer(admin_pb2_grpc.AdminServiceServicer):
             gate=runtime.vectors.gate,
             redis=runtime.redis() if runtime.redis_may_hold_data else None,
             redis_prefix=settings.redis_prefix,
-            files={"local_token": settings.data_dir / "local_token", **runtime.backup_files})
+            files={LOCAL_TOKEN: settings.data_dir / LOCAL_TOKEN, **runtime.backup_files})
 
 
 def _json(value: object) -> str:

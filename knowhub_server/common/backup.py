@@ -11,6 +11,12 @@ A backup directory holds:
 - `manifest.json`: the format, the versions of KnowHub, Redis and the Qdrant engine, the
   time, each collection's schema and record count, the Redis key count and the files.
 
+A backup is written into a directory it creates itself (an existing one is refused, so
+no one else holds a file open in it or planted a link there), every file created anew
+and never through a link. A restore takes only the names a backup can hold (the
+collections' names, the files below) and writes each under the new data directory, again
+creating every file anew and following no link, in the backup or in the data directory.
+
 One instant's state, as a crash at that instant would leave it: the collections' writes
 wait (their write gate is closed) from the start of the backup to the end of the
 collections' copy, and Redis holds every client's writes (CLIENT PAUSE WRITE) while its
@@ -24,7 +30,9 @@ import contextlib
 import dataclasses
 import json
 import os
+import re
 import shutil
+import stat
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
@@ -50,6 +58,13 @@ REDIS_FILE = "redis.jsonl"
 COLLECTIONS = "collections"
 FILES = "files"
 PAGE = 256
+LOCAL_TOKEN = "local_token"
+KEY_FILE = "keys/master-keys.json"  # where a restore puts the master key file
+# The files a backup holds (name in the data directory).
+FILE_NAMES = frozenset({LOCAL_TOKEN, KEY_FILE})
+# What a collection's name may be: it names a file of the backup and a shard directory.
+COLLECTION_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
+_NO_FOLLOW = os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 # The longest Redis holds writes while its keys are read; writers wait (up to their
 # command timeout) rather than fail.
 PAUSE_MILLISECONDS = 30_000
@@ -73,51 +88,133 @@ class HubStores:
     files: dict[str, Path]  # name in the data directory -> where the file is
 
 
+class PrivateDir:
+    """A directory this process made (0700), reached through its descriptor: files made
+    in it are new (O_EXCL) and no name in it is followed as a link."""
+
+    def __init__(self, descriptor: int, path: Path) -> None:
+        self.fd = descriptor
+        self.path = path
+
+    @classmethod
+    def create(cls, path: Path) -> PrivateDir:
+        """Makes `path` (it must not exist) and opens it; BackupError otherwise."""
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            raise BackupError(f"{path} exists: give a new directory, the backup creates "
+                              "it") from None
+        except OSError as exc:
+            raise BackupError(f"cannot create {path}: {exc.strerror}") from None
+        return cls._open(path, os.open, path)
+
+    @classmethod
+    def _open(cls, path: Path, opener: Callable[..., int], name: Any,
+              **where: Any) -> PrivateDir:
+        descriptor = opener(name, os.O_RDONLY | os.O_DIRECTORY | _NO_FOLLOW, **where)
+        info = os.fstat(descriptor)
+        if info.st_uid != os.geteuid() or stat.S_IMODE(info.st_mode) & 0o077:
+            os.close(descriptor)  # replaced by someone else's between mkdir and open
+            raise BackupError(f"{path} is not a private directory of this account")
+        return cls(descriptor, path)
+
+    @classmethod
+    def existing(cls, path: Path) -> PrivateDir:
+        """`path`, a private directory of this account (not a link)."""
+        try:
+            return cls._open(path, os.open, path)
+        except OSError as exc:
+            raise BackupError(f"cannot open {path}: {exc.strerror}") from None
+
+    def subdir(self, name: str) -> PrivateDir:
+        """The directory `name` in this one, made if it is not there (never a link)."""
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(name, 0o700, dir_fd=self.fd)
+        return self._open(self.path / name, os.open, name, dir_fd=self.fd)
+
+    def at(self, relative: str) -> tuple[PrivateDir, str]:
+        """The directory holding `relative` (a/b/c: a/b, made as needed) and its last name."""
+        *parents, name = relative.split("/")
+        directory = self
+        for part in parents:
+            directory = directory.subdir(part)
+        return directory, name
+
+    @contextlib.contextmanager
+    def new_file(self, name: str, binary: bool = False) -> Iterator[Any]:
+        """A file made anew here, 0600, for writing."""
+        descriptor = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NO_FOLLOW, 0o600,
+                             dir_fd=self.fd)
+        with os.fdopen(descriptor, "wb" if binary else "w",
+                       **({} if binary else {"encoding": "utf-8"})) as file:
+            yield file
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+
 def check_destination(destination: Path) -> None:
-    """A new or empty directory whose parent exists; else BackupError."""
+    """An absolute path that does not exist yet, in an existing directory; else
+    BackupError."""
     if not destination.is_absolute():
         raise BackupError(f"{str(destination)!r} is not an absolute path")
-    if destination.exists() and (not destination.is_dir() or any(destination.iterdir())):
-        raise BackupError(f"{destination} exists and is not an empty directory")
+    if os.path.lexists(destination):
+        raise BackupError(f"{destination} exists: give a new directory, the backup "
+                          "creates it")
     if not destination.parent.is_dir():
         raise BackupError(f"{destination.parent} is not a directory")
 
 
 def write_backup(stores: HubStores, destination: Path, progress: Progress) -> dict[str, Any]:
-    """Writes the backup into `destination` (see check_destination); returns the manifest.
-    A failed backup leaves no directory behind."""
+    """Writes the backup into `destination`, which it creates (see check_destination);
+    returns the manifest. A failed backup leaves no directory behind."""
     check_destination(destination)
-    destination.mkdir(mode=0o700, exist_ok=True)
+    unknown = sorted(set(stores.files) - FILE_NAMES)
+    if unknown:
+        raise BackupError(f"files: {unknown[0]!r} is not a file a backup holds")
+    root = PrivateDir.create(destination)
     try:
-        with stores.gate.closed():
-            created_at = datetime.now(timezone.utc).isoformat()
-            redis_part = _write_redis(stores, destination, progress)
-            collections = [_write_collection(c, destination, progress)
-                           for c in stores.collections]
-        manifest = {
-            "format": FORMAT,
-            "created_at": created_at,
-            "versions": {"knowhub": installed_version(),
-                         "qdrant_edge": installed_version("qdrant-edge-py")},
-            "collections": collections,
-            "redis": redis_part,
-            "files": _copy_files(stores.files, destination / FILES, progress),
-        }
-        if stores.redis is not None:
-            manifest["versions"]["redis"] = stores.redis.info("server")["redis_version"]
-        _write_json(destination / MANIFEST, manifest)
+        return _write_backup(stores, root, progress)
     except BaseException:
         shutil.rmtree(destination, ignore_errors=True)
         raise
+    finally:
+        root.close()
+
+
+def _write_backup(stores: HubStores, root: PrivateDir, progress: Progress) -> dict[str, Any]:
+    with stores.gate.closed():
+        created_at = datetime.now(timezone.utc).isoformat()
+        redis_part = _write_redis(stores, root, progress)
+        collections = root.subdir(COLLECTIONS)
+        try:
+            written = [_write_collection(c, collections, progress)
+                       for c in stores.collections]
+        finally:
+            collections.close()
+    manifest = {
+        "format": FORMAT,
+        "created_at": created_at,
+        "versions": {"knowhub": installed_version(),
+                     "qdrant_edge": installed_version("qdrant-edge-py")},
+        "collections": written,
+        "redis": redis_part,
+        "files": _copy_files(stores.files, root, progress),
+    }
+    if stores.redis is not None:
+        manifest["versions"]["redis"] = stores.redis.info("server")["redis_version"]
+    with root.new_file(MANIFEST) as file:
+        file.write(json.dumps(manifest, ensure_ascii=False, indent=2) + "\n")
     return manifest
 
 
-def _write_collection(collection: VectorCollection, destination: Path,
+def _write_collection(collection: VectorCollection, directory: PrivateDir,
                       progress: Progress) -> dict[str, Any]:
     name = collection.schema.name
+    if not COLLECTION_NAME.fullmatch(name):
+        raise BackupError(f"collection {name!r}: not a name a backup can hold")
     total, done, cursor = collection.count(Where()), 0, None
-    (destination / COLLECTIONS).mkdir(exist_ok=True)
-    with _private_file(destination / COLLECTIONS / f"{name}.jsonl") as file:
+    with directory.new_file(f"{name}.jsonl") as file:
         while True:
             page, cursor = collection.scroll(Where(), PAGE, cursor=cursor, with_vectors=True)
             for record in page:
@@ -130,9 +227,9 @@ def _write_collection(collection: VectorCollection, destination: Path,
     return {"name": name, "schema": schema, "records": done}
 
 
-def _write_redis(stores: HubStores, destination: Path, progress: Progress) -> dict[str, Any]:
+def _write_redis(stores: HubStores, root: PrivateDir, progress: Progress) -> dict[str, Any]:
     keys: list[bytes] = []
-    with _private_file(destination / REDIS_FILE) as file:
+    with root.new_file(REDIS_FILE) as file:
         if stores.redis is not None:
             with _writes_paused(stores.redis):
                 keys = sorted(key for pattern in hub_key_patterns(stores.redis_prefix)
@@ -166,40 +263,94 @@ def _write_keys(client: redis.Redis, keys: list[bytes], file: Any) -> None:
                                "dump": _b64(dumped)}) + "\n")
 
 
-def _copy_files(files: dict[str, Path], destination: Path,
-                progress: Progress) -> list[str]:
+def _copy_files(files: dict[str, Path], root: PrivateDir, progress: Progress) -> list[str]:
     present = {name: path for name, path in files.items() if path.is_file()}
-    for done, (name, path) in enumerate(sorted(present.items()), start=1):
-        target = destination / name
-        target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        shutil.copy2(path, target)
-        progress("files", done, len(present))
+    if not present:
+        return []
+    directory = root.subdir(FILES)
+    try:
+        for done, (name, path) in enumerate(sorted(present.items()), start=1):
+            _copy_into(_read_no_link(path), directory, name)
+            progress("files", done, len(present))
+    finally:
+        directory.close()
     return sorted(present)
+
+
+def _read_no_link(path: Path) -> bytes:
+    """The bytes of a regular file at `path`, not through a link at its last name."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | _NO_FOLLOW)
+    except OSError as exc:
+        raise BackupError(f"{path}: cannot read it without following a link "
+                          f"({exc.strerror})") from None
+    with os.fdopen(descriptor, "rb") as file:
+        if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+            raise BackupError(f"{path} is not a regular file")
+        return file.read()
+
+
+def _copy_into(data: bytes, root: PrivateDir, relative: str) -> None:
+    directory, name = root.at(relative)
+    try:
+        with directory.new_file(name, binary=True) as file:
+            file.write(data)
+    finally:
+        if directory is not root:
+            directory.close()
 
 
 def read_manifest(source: Path) -> dict[str, Any]:
     """The manifest of the backup in `source`; BackupError when it is not one this
-    version can restore."""
+    version can restore, or names anything a backup cannot hold."""
     try:
-        manifest: dict[str, Any] = json.loads((source / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+        manifest = json.loads(_read_no_link(source / MANIFEST).decode("utf-8"))
+    except (BackupError, ValueError) as exc:
         raise BackupError(f"{source} is not a KnowHub backup: cannot read {MANIFEST} "
                           f"({exc})") from exc
-    if manifest.get("format") != FORMAT:
-        raise BackupError(f"{source} is a backup of format {manifest.get('format')!r}; "
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        found = manifest.get("format") if isinstance(manifest, dict) else None
+        raise BackupError(f"{source} is a backup of format {found!r}; "
                           f"this version restores format {FORMAT}")
+    return manifest
+
+
+def _checked(manifest: dict[str, Any]) -> dict[str, Any]:
+    """The manifest, if every name in it is one a backup can hold; else BackupError."""
+    files, collections = manifest.get("files"), manifest.get("collections")
+    redis_part = manifest.get("redis")
+    if not isinstance(files, list) or not isinstance(collections, list) \
+            or not isinstance(redis_part, dict) or type(redis_part.get("keys")) is not int:
+        raise BackupError(f"{MANIFEST}: files, collections and redis.keys are required")
+    for name in files:
+        if name not in FILE_NAMES:
+            raise BackupError(f"{MANIFEST}: files: {str(name)[:200]!r} is not a file a "
+                              f"backup holds (only {', '.join(sorted(FILE_NAMES))})")
+    fields = {f.name for f in dataclasses.fields(CollectionSchema)}
+    for entry in collections:
+        name = entry.get("name") if isinstance(entry, dict) else None
+        if not isinstance(name, str) or not COLLECTION_NAME.fullmatch(name):
+            raise BackupError(f"{MANIFEST}: collections: {str(name)[:200]!r} is not a "
+                              "collection name")
+        schema = entry.get("schema")
+        if not isinstance(schema, dict) or schema.get("name") != name \
+                or not set(schema) <= fields or type(entry.get("records")) is not int:
+            raise BackupError(f"{MANIFEST}: collections: {name}: schema and records do not "
+                              "describe this collection")
     return manifest
 
 
 def restore_backup(source: Path, data_dir: Path, progress: Progress) -> dict[str, Any]:
     """Brings the backup in `source` into `data_dir`, which must be new or empty (the
-    caller holds it): embedded Qdrant shards, an embedded Redis, the files. Returns the
-    manifest."""
-    manifest = read_manifest(source)
-    for name in manifest["files"]:
-        target = data_dir / name
-        target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        shutil.copy2(source / FILES / name, target)
+    caller holds it and made it private): embedded Qdrant shards, an embedded Redis, the
+    files. Returns the manifest."""
+    manifest = _checked(read_manifest(source))
+    root = PrivateDir.existing(data_dir)
+    try:
+        for name in manifest["files"]:
+            _copy_into(_read_no_link(source / FILES / name), root, name)
+    finally:
+        root.close()
     store = EdgeStore(data_dir / "qdrant")
     try:
         for entry in manifest["collections"]:
@@ -247,7 +398,12 @@ def _restore_redis(source: Path, directory: Path, expected: int, progress: Progr
 
 def _pages(path: Path) -> Iterator[list[dict[str, Any]]]:
     page: list[dict[str, Any]] = []
-    with path.open(encoding="utf-8") as file:
+    try:
+        descriptor = os.open(path, os.O_RDONLY | _NO_FOLLOW)
+    except OSError as exc:
+        raise BackupError(f"{path}: cannot read it without following a link "
+                          f"({exc.strerror})") from None
+    with os.fdopen(descriptor, encoding="utf-8") as file:
         for line in file:
             page.append(json.loads(line))
             if len(page) == PAGE:
@@ -277,15 +433,3 @@ def _vector_json(vector: Any) -> Any:
 
 def _b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
-
-
-@contextlib.contextmanager
-def _private_file(path: Path) -> Iterator[Any]:
-    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(descriptor, "w", encoding="utf-8") as file:
-        yield file
-
-
-def _write_json(path: Path, value: Any) -> None:
-    with _private_file(path) as file:
-        file.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")

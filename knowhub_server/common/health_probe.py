@@ -5,6 +5,7 @@ from __future__ import annotations
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from knowhub.channels import open_channel
+from knowhub.errors import connection_problem
 
 from knowhub_server.common.server import SERVICE_MODULES
 
@@ -39,7 +40,9 @@ def check(address: str, service: str, *, tls_ca: bytes | None = None,
             if code == grpc.StatusCode.NOT_FOUND:
                 return False, f"{what}: not served there (NOT_FOUND)"
             details = error.details() if hasattr(error, "details") else ""
-            return False, f"{what}: unreachable ({code.name}: {details})"
+            problem = connection_problem(address, details or "", tls_ca is not None)
+            line = f"{what}: unreachable ({code.name}: {details})"
+            return False, f"{line}: {problem}" if problem else line
     status = health_pb2.HealthCheckResponse.ServingStatus.Name(response.status)
     serving = response.status == health_pb2.HealthCheckResponse.SERVING
     return serving, f"{what}: {status}"

@@ -1,5 +1,5 @@
-"""The HTTP servers' (the gateway's, MCP's over HTTP) listening socket, and which Host
-and Origin headers they accept.
+"""The HTTP servers' (the gateway's, MCP's over HTTP) listening socket, which Host and
+Origin headers they accept, and how many connections they hold and for how long.
 
 Every local port is reachable by any web page in the user's browser. A page on another
 origin can send requests (a form post, a `no-cors` fetch) though it cannot read the
@@ -11,14 +11,20 @@ one, is this server itself or an origin the settings allow.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
+import resource
 import socket
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlsplit
 
+import uvicorn
 from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from knowhub_server.common.auth import LOOPBACK_HOSTS
 
@@ -43,6 +49,18 @@ def listen(host: str, port: int) -> socket.socket:
         raise RuntimeError(f"cannot listen on {host}:{port}: {exc} (is the port in use?)") \
             from exc
     return sock
+
+
+def check_free(host: str, port: int, what: str, option: str) -> None:
+    """RuntimeError, saying what to do, if host:port cannot be listened on now (port 0
+    always can): checked before a command creates anything."""
+    if port == 0:
+        return
+    try:
+        listen(host, port).close()
+    except RuntimeError as exc:
+        raise RuntimeError(f"{what}: {exc}; stop what holds it, or choose another port "
+                           f"({option})") from None
 
 
 def _bracketed(host: str) -> str:
@@ -169,3 +187,109 @@ def request_refusal(policy: HostPolicy, scope: Scope,
     if refused is not None:
         log.warning("refused %s %s: %s", scope["method"], scope["path"], refused[1])
     return refused
+
+
+# ---- Connections ---------------------------------------------------------------------------
+
+# Of the process's open-file limit, the share one HTTP server's connections may hold: the
+# rest stays for the gRPC server beside it, its stores and the other HTTP server.
+FD_SHARE = 4
+_limit_raised = False
+
+
+def raise_open_files_limit() -> int:
+    """Raises this process's soft limit of open files to its hard limit (once); returns the
+    soft limit."""
+    global _limit_raised
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if not _limit_raised:
+        _limit_raised = True
+        target = hard if hard != resource.RLIM_INFINITY else max(soft, 1 << 20)
+        if target > soft:
+            with contextlib.suppress(ValueError, OSError):
+                resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+                soft = target
+    return soft
+
+
+def connection_cap(requested: int) -> int:
+    """`requested`, or less when the open-file limit leaves less than that to one server."""
+    budget = max(16, raise_open_files_limit() // FD_SHARE)
+    if requested > budget:
+        log.warning("at most %d HTTP connections (of %d asked): the open-file limit leaves "
+                    "no more beside the gRPC server", budget, requested)
+    return min(requested, budget)
+
+
+@dataclass(frozen=True)
+class ConnectionLimits:
+    """How an HTTP server treats connections: at most `max_connections` open (more are
+    closed at once), `header_seconds` to send a request's headers (from the connect, or
+    from the end of the previous answer), `idle_seconds` kept open between requests."""
+
+    max_connections: int
+    header_seconds: float
+    idle_seconds: float
+
+
+def guarded_h11(limits: ConnectionLimits) -> type[H11Protocol]:
+    """uvicorn's h11 protocol with `limits`: uvicorn itself times out idle keep-alive
+    connections only, so a client that connects and sends nothing, or sends its headers a
+    byte at a time, would hold its socket (a file descriptor) for ever."""
+    limit = connection_cap(limits.max_connections)
+
+    class GuardedH11Protocol(H11Protocol):
+        cap = limit
+        _header_timer: asyncio.TimerHandle | None = None
+        _waiting_for: object = None
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            if len(self.connections) > self.cap:
+                transport.abort()  # before any byte is read: it costs nothing more
+                return
+            self._await_request()
+
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            if self._header_timer is not None and self.cycle is not self._waiting_for:
+                self._stop_timer()  # a request's headers arrived
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            if not self.transport.is_closing():
+                self._await_request()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._stop_timer()
+            super().connection_lost(exc)
+
+        def _await_request(self) -> None:
+            self._stop_timer()
+            self._waiting_for = self.cycle
+            self._header_timer = self.loop.call_later(limits.header_seconds, self._too_slow)
+
+        def _too_slow(self) -> None:
+            self._header_timer = None
+            waiting = self.cycle is self._waiting_for and \
+                (self.cycle is None or self.cycle.response_complete)
+            if waiting and not self.transport.is_closing():
+                self.transport.abort()
+
+        def _stop_timer(self) -> None:
+            if self._header_timer is not None:
+                self._header_timer.cancel()
+                self._header_timer = None
+
+    return GuardedH11Protocol
+
+
+def server_config(app: ASGIApp, limits: ConnectionLimits, **options: Any) -> uvicorn.Config:
+    """uvicorn's configuration of an HTTP server of the hub, with `limits`. The backlog
+    is also how many connections asyncio accepts at once before their protocols (which
+    close those beyond the cap) run: a quarter of the cap keeps a flood's burst of
+    accepted sockets within the server's share of descriptors."""
+    protocol = guarded_h11(limits)
+    backlog = min(2048, max(16, protocol.cap // 4))
+    return uvicorn.Config(app, http=protocol, timeout_keep_alive=limits.idle_seconds,
+                          backlog=backlog, log_config=None, **options)

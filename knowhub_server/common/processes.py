@@ -79,13 +79,15 @@ class ChildProcess:
     `reached` learns where the child listens before the hub announces itself."""
 
     def __init__(self, what: str, argv: list[str], env: Callable[[], Mapping[str, str]],
-                 reached: Callable[[str], None] | None = None) -> None:
+                 reached: Callable[[str], None] | None = None,
+                 note: Callable[[str], str | None] | None = None) -> None:
         self.what = what
         self.address = ""
         self.failed = False
         self._argv = argv
         self._env = env
         self._reached = reached
+        self._note = note  # a further line to print, given the child's address
         self._process: subprocess.Popen[str] | None = None
         self._stopping = threading.Event()
 
@@ -103,7 +105,9 @@ class ChildProcess:
             self._reached(self.address)
         threading.Thread(target=self._watch, name=f"knowhub-{self.what}",
                          daemon=True).start()
-        return f"{line.rstrip()} (process {self._process.pid})"
+        note = self._note(self.address) if self._note is not None else None
+        line = f"{line.rstrip()} (process {self._process.pid})"
+        return f"{line}\n{note}" if note else line
 
     def _await_listening(self) -> tuple[str, str]:
         """The child's listening line and the address in it."""

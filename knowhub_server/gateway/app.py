@@ -25,13 +25,22 @@ from starlette.staticfiles import StaticFiles
 
 from knowhub_server.common.auth import LOOPBACK_HOSTS
 from knowhub_server.common.config import CommonSettings
-from knowhub_server.common.http import HostPolicy, listen
+from knowhub_server.common.http import ConnectionLimits, HostPolicy, listen, server_config
 from knowhub_server.common.server import stop_on_signal
 from knowhub_server.common.tls import peer_ca
 from knowhub_server.gateway import openapi
 from knowhub_server.gateway.config import GatewaySettings
-from knowhub_server.gateway.guard import RequestGuard, local_token_route
+from knowhub_server.gateway.guard import RequestGuard
+from knowhub_server.gateway.overview import HubFacts, overview_route
 from knowhub_server.gateway.routes import ROUTES
+from knowhub_server.gateway.session import (
+    COOKIE,
+    SECRET_HEADER,
+    Sessions,
+    login_url,
+    mint_login_code,
+    request_token,
+)
 from knowhub_server.gateway.translation import SERVICES, Backend, error_body, http_status
 
 log = logging.getLogger(__name__)
@@ -75,19 +84,54 @@ async def _openapi(_request: Request) -> Response:
     return JSONResponse(openapi.document())
 
 
-async def _home(_request: Request) -> Response:
-    return RedirectResponse("/console/", status_code=302)
+async def _home(request: Request) -> Response:
+    """The console; with `?login=<code>`, a sign-in link: the session's cookie, and its
+    secret in the fragment of the console's URL (which no server log or Referer carries)."""
+    code = request.query_params.get("login")
+    if code is None:
+        return RedirectResponse("/console/", status_code=302)
+    sessions: Sessions = request.app.state.sessions
+    cookie, session = sessions.sign_in(code)
+    response = RedirectResponse(f"/console/#session={session.secret}", status_code=303)
+    response.set_cookie(COOKIE, cookie, max_age=int(sessions.session_seconds), path="/",
+                        httponly=True, samesite="strict")
+    return response
+
+
+async def _session_state(request: Request) -> Response:
+    """GET /api/session: whether this gateway signs in with links (a local hub) and
+    whether the request's session is open."""
+    sessions: Sessions = request.app.state.sessions
+    try:
+        signed_in = request_token(request) is not None
+    except errors.Unauthenticated:
+        signed_in = False
+    return JSONResponse({"local": sessions.local, "signed_in": signed_in})
+
+
+async def _sign_out(request: Request) -> Response:
+    """DELETE /api/session: ends the request's console session."""
+    sessions: Sessions = request.app.state.sessions
+    cookie = request.cookies.get(COOKIE)
+    if cookie:
+        sessions.sign_out(cookie, request.headers.get(SECRET_HEADER))
+    response = JSONResponse({})
+    response.delete_cookie(COOKIE, path="/", httponly=True, samesite="strict")
+    return response
 
 
 LOOPBACK_POLICY = HostPolicy.for_bind("127.0.0.1")
 
 
 def create_app(targets: Mapping[str, str], timeout: float, tls_ca: bytes | None = None, *,
-               policy: HostPolicy = LOOPBACK_POLICY, local_token: str | None = None
-               ) -> Starlette:
+               policy: HostPolicy = LOOPBACK_POLICY, local_token: str | None = None,
+               own: GatewaySettings | None = None,
+               facts: HubFacts | None = None) -> Starlette:
     """The gateway; `targets` gives each service's gRPC address, `tls_ca` the CA that
     verifies them when they speak TLS, `policy` the Host and Origin headers it answers,
-    `local_token` the hub's local token (local mode), which its console gets."""
+    `local_token` the hub's local token (local mode), which console sessions act with,
+    `facts` the configuration its overview reports."""
+    own = own or GatewaySettings()
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -100,16 +144,21 @@ def create_app(targets: Mapping[str, str], timeout: float, tls_ca: bytes | None 
     routes = [
         Route("/", _home, methods=["GET"]),
         Route("/openapi.json", _openapi, methods=["GET"]),
-        Route("/api/local-token", local_token_route(local_token), methods=["GET"]),
+        Route("/api/session", _session_state, methods=["GET"]),
+        Route("/api/session", _sign_out, methods=["DELETE"]),
+        Route("/api/overview", overview_route(facts), methods=["GET"]),
         *ROUTES,
         Mount("/console", app=StaticFiles(directory=CONSOLE_DIR, html=True), name="console"),
         Mount("/docs", app=StaticFiles(directory=API_DOCS_DIR, html=True), name="docs"),
     ]
-    return Starlette(routes=routes, lifespan=lifespan,
-                     middleware=[Middleware(RequestGuard, policy=policy)],
-                     exception_handlers={errors.KnowHubError: _knowhub_error,
-                                         HTTPException: _http_error,
-                                         Exception: _unexpected_error})
+    app = Starlette(routes=routes, lifespan=lifespan,
+                    middleware=[Middleware(RequestGuard, policy=policy)],
+                    exception_handlers={errors.KnowHubError: _knowhub_error,
+                                        HTTPException: _http_error,
+                                        Exception: _unexpected_error})
+    app.state.sessions = Sessions(local_token, own.gateway_login_seconds,
+                                  own.gateway_session_seconds)
+    return app
 
 
 def hub_address(settings: CommonSettings, port: int) -> str:
@@ -129,12 +178,13 @@ def service_targets(settings: CommonSettings) -> dict[str, str]:
 class GatewayServer:
     """uvicorn serving the gateway in a thread of its own, with its own event loop."""
 
-    def __init__(self, app: Starlette, host: str, port: int) -> None:
+    def __init__(self, app: Starlette, host: str, port: int,
+                 limits: ConnectionLimits | None = None) -> None:
         self.host = host
         self.port = port
-        self._server = uvicorn.Server(uvicorn.Config(
-            app, log_config=None, log_level="warning", access_log=False, lifespan="on",
-            timeout_graceful_shutdown=5))
+        self._server = uvicorn.Server(server_config(
+            app, limits or GatewaySettings().connection_limits, log_level="warning",
+            access_log=False, lifespan="on", timeout_graceful_shutdown=5))
         self._thread: threading.Thread | None = None
 
     @property
@@ -184,10 +234,38 @@ def _local_token(settings: CommonSettings) -> str | None:
     return None if settings.tokens_file else read_local_token(settings.data_dir)
 
 
-def _listening(gateway: GatewayServer) -> str:
-    return (f"KnowHub gateway listening on {gateway.url} "
+def _listening(gateway: GatewayServer, settings: CommonSettings, own: GatewaySettings) -> str:
+    line = (f"KnowHub gateway listening on {gateway.url} "
             f"(console {gateway.url}/console/, API docs {gateway.url}/docs/, "
             f"OpenAPI {gateway.url}/openapi.json)")
+    sign_in = sign_in_line(gateway.url, settings, own)
+    return f"{line}\n{sign_in}" if sign_in else line
+
+
+def console_link(settings: CommonSettings, url: str | None = None) -> str:
+    """`knowhub console-link`: a fresh sign-in link to the console of the local hub of
+    `settings.data_dir`, at `url` (default: the gateway's settings)."""
+    own = GatewaySettings()
+    if url is None:
+        host = own.gateway_host
+        url = f"http://{f'[{host}]' if ':' in host else host}:{own.gateway_port}"
+    line = sign_in_line(url, settings, own)
+    if line is None:
+        raise ValueError(f"no local token in {settings.data_dir}: a hub with a tokens file "
+                         "signs in with a token (paste it into the console), and a local "
+                         "hub writes its token at its first start")
+    return line
+
+
+def sign_in_line(url: str, settings: CommonSettings, own: GatewaySettings) -> str | None:
+    """The console's one-time sign-in link for a local hub (None with a tokens file)."""
+    token = _local_token(settings)
+    if token is None:
+        return None
+    code = mint_login_code(token, own.gateway_login_seconds)
+    minutes = max(1, round(own.gateway_login_seconds / 60))
+    return (f"Open the console: {login_url(url, code)} (works once, within {minutes} min; "
+            "`knowhub console-link` prints another)")
 
 
 def serve_gateway(settings: CommonSettings, host: str | None = None,
@@ -199,11 +277,12 @@ def serve_gateway(settings: CommonSettings, host: str | None = None,
     _check_binding(settings, host)
     targets = service_targets(settings)
     app = create_app(targets, own.gateway_timeout_seconds, peer_ca(settings),
-                     policy=_policy(own, host), local_token=_local_token(settings))
-    gateway = GatewayServer(app, host, port)
+                     policy=_policy(own, host), local_token=_local_token(settings), own=own,
+                     facts=HubFacts.of(settings))
+    gateway = GatewayServer(app, host, port, own.connection_limits)
     stop = stop_on_signal()
     gateway.start()
-    print(_listening(gateway), flush=True)
+    print(_listening(gateway, settings, own), flush=True)
     print("services: " + ", ".join(f"{s} at {a}" for s, a in targets.items()), flush=True)
     stop.wait()
     gateway.stop()
@@ -242,10 +321,12 @@ class HubGateway:
         targets = dict.fromkeys(SERVICES, hub_address(self._settings, hub_port))
         app = create_app(targets, self._own.gateway_timeout_seconds, peer_ca(self._settings),
                          policy=_policy(self._own, self._host),
-                         local_token=_local_token(self._settings))
-        self._gateway = GatewayServer(app, self._host, self._port)
+                         local_token=_local_token(self._settings), own=self._own,
+                         facts=HubFacts.of(self._settings))
+        self._gateway = GatewayServer(app, self._host, self._port,
+                                      self._own.connection_limits)
         self._gateway.start()
-        return _listening(self._gateway)
+        return _listening(self._gateway, self._settings, self._own)
 
     def stop(self) -> None:
         if self._gateway is not None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from knowhub_server.common.config import HubSettings
+from knowhub_server.common.http import ConnectionLimits
 from knowhub_server.common.listing import CommaList
 
 
@@ -26,3 +27,25 @@ class GatewaySettings(HubSettings):
         default_factory=list, description="Origins of other web pages that may call the "
         "gateway from a browser, comma-separated (e.g. `https://tools.example.com`). Its "
         "own console's origin is always allowed; any other is refused.")
+    gateway_login_seconds: float = Field(
+        900.0, gt=0, le=86400, description="How long a console sign-in link of a local hub "
+        "(printed by `knowhub up` and `knowhub console-link`) stays valid; each works once.")
+    gateway_session_seconds: float = Field(
+        43200.0, gt=0, le=30 * 86400, description="How long a console session a sign-in link "
+        "started lasts (sessions also end when the gateway stops, or on sign-out).")
+    gateway_max_connections: int = Field(
+        1000, ge=1, description="Most connections the gateway keeps open; more are closed at "
+        "once. Never more than a quarter of the process's open-file limit (raised to its "
+        "hard limit at start), so the gRPC server beside it keeps descriptors.")
+    gateway_header_timeout_seconds: float = Field(
+        10.0, gt=0, le=600, description="Time a client has to send a request's headers, "
+        "from connecting or from the end of the previous answer; then the connection closes.")
+    gateway_idle_timeout_seconds: float = Field(
+        5.0, gt=0, le=3600, description="How long an idle keep-alive connection to the "
+        "gateway stays open between requests.")
+
+    @property
+    def connection_limits(self) -> ConnectionLimits:
+        return ConnectionLimits(self.gateway_max_connections,
+                                self.gateway_header_timeout_seconds,
+                                self.gateway_idle_timeout_seconds)

@@ -1,6 +1,5 @@
 """What every HTTP request meets before a route: the Host and Origin checks, JSON-only
-writes, the body size limit, and the security headers of every answer. And the route
-that hands the console the local token.
+writes, the body size limit, and the security headers of every answer.
 
 A web page on another origin can send a "simple" cross-origin request (a form post with
 `Content-Type: text/plain`, a `no-cors` fetch) without asking first; requiring
@@ -11,11 +10,7 @@ stops pages of other origins outright.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-
-from knowhub import errors
 from starlette.datastructures import Headers, MutableHeaders
-from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -34,9 +29,6 @@ SECURITY_HEADERS = {
     "Referrer-Policy": "no-referrer",
     "Cross-Origin-Resource-Policy": "same-origin",
 }
-# The console asks for the local token with this header: a page on another origin cannot
-# send it without a CORS preflight, which this gateway never approves.
-CONSOLE_HEADER = "x-knowhub-console"
 
 
 def _refusal(status: int, message: str, *, code: str) -> Response:
@@ -108,19 +100,3 @@ def _limited(receive: Receive) -> Receive:
         return message
 
     return receiving
-
-
-def local_token_route(token: str | None) -> Callable[[Request], Awaitable[Response]]:
-    """GET /api/local-token: the local token, for the console this gateway serves (only
-    to a request carrying the console's header); "" when the hub uses a tokens file, so
-    the console asks its user for one."""
-
-    async def local_token(request: Request) -> Response:
-        site = request.headers.get("sec-fetch-site", "same-origin")
-        if request.headers.get(CONSOLE_HEADER) != "1" or site != "same-origin":
-            raise errors.PermissionDenied("PERMISSION_DENIED", f"{CONSOLE_HEADER}: only the "
-                                          "console of this gateway may ask for its token")
-        return JSONResponse({"token": token or ""})
-
-    return local_token
-

@@ -264,6 +264,31 @@ def _seed_paths(found: dict[str, Descriptor]) -> dict[str, Any]:
     }
 
 
+def _overview_path() -> dict[str, Any]:
+    part_error = _obj(error=ERROR["properties"]["error"])
+    count = {"anyOf": [_obj(count={"type": "integer"}, more={"type": "boolean"}), part_error]}
+    error_item = _obj(what={"type": "string"}, id={"type": "string"},
+                      message={"type": "string"}, time={"type": "string"})
+    text = {"type": "string"}
+    return {"/api/overview": {"get": _operation(
+        "The console's overview: the hub's configuration (never a secret; admins only), "
+        "counts of what "
+        "the token sees (up to 1,000 each; more: at least that many) and recent failures",
+        _obj(configuration={"anyOf": [_obj(mode=text, model=text,
+                                           model_configured={"type": "boolean"},
+                                           embeddings=text,
+                                           storage=text,
+                                           metrics_port={"type": ["integer", "null"]}),
+                                      part_error, {"type": "null"}]},
+             counts=_obj(records=count, traces=count, pending_reviews=count,
+                         failed_jobs=count),
+             recent_errors={"anyOf": [_obj(items={"type": "array", "items": error_item}),
+                                      part_error]},
+             knowledge_types={"type": "array", "items": text},
+             links={"type": "object", "additionalProperties": text}),
+        tag="console", operation_id="overview")}}
+
+
 def _with_examples(paths: dict[str, Any]) -> dict[str, Any]:
     """Each operation's request body and URL parameters with their example."""
     for item in paths.values():
@@ -285,7 +310,7 @@ def document() -> dict[str, Any]:
     paths: dict[str, Any] = {
         f"/api/v1/{rpc.service}/{rpc.name}": {"post": _rpc_operation(rpc, found)}
         for rpc in RPCS.values()}
-    paths = {**_seed_paths(found), **paths}
+    paths = {**_seed_paths(found), **_overview_path(), **paths}
     search_hit = _search_hit(found)
     schemas = {**_proto_components(found), "SearchHit": search_hit, "Error": ERROR}
     return {

@@ -21,10 +21,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from knowhub_server.gateway.session import request_token
 from knowhub_server.gateway.translation import (
     Backend,
     Rpc,
-    caller_token,
     error_body,
     find_rpc,
     invalid,
@@ -94,7 +94,7 @@ def _backend(request: Request) -> Backend:
 
 
 async def _call(request: Request, service: str, method: str, message: Message) -> Any:
-    token = caller_token(request.headers.get("authorization"))
+    token = request_token(request)
     return await _backend(request).call(find_rpc(service, method), message, token)
 
 
@@ -213,7 +213,7 @@ async def call_rpc(request: Request) -> Response:
     Query(request, ())
     rpc = find_rpc(request.path_params["service"], request.path_params["method"])
     message = await _body(request, rpc.request_class)
-    token = caller_token(request.headers.get("authorization"))
+    token = request_token(request)
     if rpc.streaming:
         return await _stream(_backend(request), rpc, message, token,
                              request.app.state.closing)

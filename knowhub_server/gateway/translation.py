@@ -207,7 +207,8 @@ class Backend:
             return await method(request, metadata=auth.bearer_metadata(token),
                                 timeout=self._deadline(rpc))
         except grpc.RpcError as error:
-            raise errors.from_rpc_error(error) from None
+            raise errors.from_rpc_error(error, self._targets[rpc.service],
+                                        self._tls_ca is not None) from None
 
     def stream(self, rpc: Rpc, request: Message, token: str | None) -> grpc.aio.UnaryStreamCall:
         """A server-streaming call without deadline; the caller reads and cancels it."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from knowhub_server.common.config import HubSettings
+from knowhub_server.common.http import ConnectionLimits
 from knowhub_server.common.listing import CommaList
 
 
@@ -29,3 +30,17 @@ class McpSettings(HubSettings):
         default_factory=list, description="Origins of web pages that may call the MCP "
         "HTTP transport from a browser, comma-separated (e.g. a browser-based MCP client's "
         "`http://localhost:6274`); any other origin is refused.")
+    mcp_max_connections: int = Field(
+        1000, ge=1, description="Most connections the MCP HTTP transport keeps open; more "
+        "are closed at once (never more than a quarter of the open-file limit).")
+    mcp_header_timeout_seconds: float = Field(
+        10.0, gt=0, le=600, description="Time an MCP HTTP client has to send a request's "
+        "headers, from connecting or from the end of the previous answer.")
+    mcp_idle_timeout_seconds: float = Field(
+        30.0, gt=0, le=3600, description="How long an idle keep-alive MCP HTTP connection "
+        "stays open between requests (an answer that streams is not idle).")
+
+    @property
+    def connection_limits(self) -> ConnectionLimits:
+        return ConnectionLimits(self.mcp_max_connections, self.mcp_header_timeout_seconds,
+                                self.mcp_idle_timeout_seconds)

@@ -24,10 +24,11 @@ from starlette.requests import Request
 
 from knowhub_server.common.auth import LOOPBACK_HOSTS, bearer_token
 from knowhub_server.common.errors import ServiceError
-from knowhub_server.common.http import HostGuard, HostPolicy, listen
+from knowhub_server.common.http import HostGuard, HostPolicy, listen, server_config
 from knowhub_server.common.rpc import LOCAL_MODE_TRAILER
 from knowhub_server.mcp import tools
 from knowhub_server.mcp.config import McpSettings
+from knowhub_server.mcp.http_guard import TokenSessions
 
 log = logging.getLogger(__name__)
 
@@ -127,8 +128,10 @@ def serve_http(settings: McpSettings, hubs: HubClients) -> None:
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False))
     log.info("MCP server for hub %s on http://%s:%d%s", settings.target, settings.mcp_host,
              port, MCP_PATH)
-    uvicorn.Server(uvicorn.Config(HostGuard(app, policy, "KNOWHUB_MCP"), log_config=None,
-                                  lifespan="on")).run(sockets=[sock])
+    guarded = HostGuard(TokenSessions(app, hubs.for_token), policy, "KNOWHUB_MCP")
+    uvicorn.Server(server_config(guarded,
+                                 settings.connection_limits, lifespan="on")
+                   ).run(sockets=[sock])
 
 
 def open_hub_problem(target: str) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from knowhub.v1 import resource_pb2, resource_pb2_grpc
 
 from knowhub_server.common.auth import Authenticator, Principal
+from knowhub_server.common.backup import KEY_FILE
 from knowhub_server.common.convert import item_error
 from knowhub_server.common.errors import ServiceError
 from knowhub_server.common.rpc import unary
@@ -141,16 +142,13 @@ def register(server: ServiceHost, runtime: Runtime) -> str:
     return SERVICE_NAME
 
 
-MASTER_KEY_BACKUP_NAME = "keys/master-keys.json"  # where a restore puts the key file
-
-
 def keyring(settings: ResourceSettings, runtime: Runtime, store: ResourceStore) -> Keyring:
     """The master keys. A key file is created only when this process alone writes the
     store and no secure_body is stored yet: a missing file then means lost keys, not a
     first start."""
     key_file = settings.master_key_file or runtime.settings.data_dir / "keys" / \
         "master-keys.json"
-    runtime.backup_files[MASTER_KEY_BACKUP_NAME] = key_file
+    runtime.backup_files[KEY_FILE] = key_file
     if store.shared:
         why_not = ("every replica of a shared Qdrant store must use the same key: set "
                    "KNOWHUB_MASTER_KEY (or KNOWHUB_MASTER_KEY_FILE)")

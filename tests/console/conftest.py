@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from knowhub_server.common.config import CommonSettings
 from knowhub_server.gateway.app import GatewayServer, create_app
+from knowhub_server.gateway.overview import HubFacts
 from knowhub_server.gateway.translation import SERVICES
 from tests.console.seed import ConsoleLLM, Seeded, seed
 from tests.dream.dreaming import FAST, write_dream_tokens
@@ -70,7 +72,10 @@ def seeded(hub: tuple[Harness, Queue], console_llm: OpenAIStub) -> Seeded:
 @pytest.fixture(scope="module")
 def gateway(hub: tuple[Harness, Queue]) -> Iterator[str]:
     """The gateway, serving the console, on a free loopback port; yields its base URL."""
-    app = create_app({service: hub[0].address for service in SERVICES}, timeout=30.0)
+    harness = hub[0]
+    settings = CommonSettings(data_dir=harness.data_dir, **harness.settings)
+    app = create_app({service: harness.address for service in SERVICES}, timeout=30.0,
+                     facts=HubFacts.of(settings))
     server = GatewayServer(app, "127.0.0.1", 0)
     server.start()
     yield server.url

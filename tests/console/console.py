@@ -22,11 +22,12 @@ class Console:
         self.artifacts = artifacts
 
     def open(self, hash_path: str, token: str | None) -> Console:
-        """Loads the console at `#hash_path` with `token` in localStorage, from scratch."""
+        """Loads the console at `#hash_path` signed in with `token` (in sessionStorage, as
+        the sign-in screen keeps it), from scratch."""
         self.driver.get(f"{self.base_url}/console/#/none")
         self.driver.execute_script(
-            "localStorage.clear();"
-            " if (arguments[0]) localStorage.setItem(arguments[1], arguments[0]);",
+            "sessionStorage.clear(); localStorage.clear();"
+            " if (arguments[0]) sessionStorage.setItem(arguments[1], arguments[0]);",
             token or "", TOKEN_KEY)
         self.driver.get("about:blank")
         self.errors()  # forget what the loads before this one logged

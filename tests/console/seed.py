@@ -7,6 +7,7 @@ historian job."""
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,10 +33,11 @@ TRACE = "trace-console-1"
 RUNTIME_TRACE = "trace-console-runtime"
 EVOLVED = "Open the staging console with the shared login; rotate it after use."
 ORIGINAL = "Open the staging console with the shared login."
+ANSWER = "Log in with the shared login, then rotate it."
 
 
 class ConsoleLLM:
-    """The scripted LLM for every service: knowledge evolve, the historian's rewrites and
+    """The scripted LLM for every service: knowledge evolve and ask, the historian's rewrites and
     profile merges (queued answers), and dream reflections and plans."""
 
     def __init__(self) -> None:
@@ -43,8 +45,12 @@ class ConsoleLLM:
         self.merges: list[ToolCalls] = []
 
     def __call__(self, request: dict[str, Any]) -> Any:
-        if request["messages"][0]["content"] == knowledge_prompts.EVOLVE_SYSTEM:
+        system = request["messages"][0]["content"]
+        if system == knowledge_prompts.EVOLVE_SYSTEM:
             return json.dumps({"content": EVOLVED})
+        if system == knowledge_prompts.ASK_SYSTEM["en"]:  # cite the first record given
+            cited = re.search(r"^\[([^\]]+)\]", request["messages"][1]["content"], re.M)
+            return f"{ANSWER} [{cited.group(1) if cited else 'none'}]"
         if request.get("tools"):
             if tool_of(request) == REWRITE:
                 observation = prompt_of(request).split("Observation to rewrite:\n", 1)[1]

@@ -263,7 +263,7 @@ def test_the_tools_tab_draws_the_tool_graph_with_call_details(
     assert console.errors() == []
 
 
-def test_the_dream_page_shows_runs_schedules_failed_jobs_and_profiles(
+def test_the_dream_page_shows_runs_schedules_failed_jobs_and_documents(
         console: Console, seeded: Seeded, hub: tuple[Harness, Queue]) -> None:
     console.open("/dream", "token-admin")
     console.wait(f'.schedule-row[data-schedule-id="{seeded.schedule_id}"]', "every 600 min")
@@ -299,21 +299,13 @@ def test_the_dream_page_shows_runs_schedules_failed_jobs_and_profiles(
     wait_until(lambda: run_ids(console)[:1] not in ([], *([r] for r in shown)),
                what="the new run at the top of the list")  # (the list is empty reloading)
 
-    console.wait("#profile-query").send_keys("tea")
-    console.click("#profiles button", "Search")
-    console.click(".profile-hit button", "Open")
-    profile = console.wait(".profile", "revision 2")
-    assert "Likes green tea, no sugar." in profile.text
-    console.wait('.revision[data-revision="1"]', "Likes tea.")
+    Select(console.wait("#documents-agent")).select_by_value("alice_bot")  # known from its runs
+    console.wait("#documents .document")
     console.screenshot("dream")
     assert console.errors() == []
 
     console.click("button.retry", within=job)
     console.wait(".failed-job", "requeued")
-    console.click("button.restore", "Restore revision 1")
-    console.wait(".profile", "revision 3")
-    restored = hub[0].client("admin").memory.get_profile("user", "10001")
-    assert (restored.revision, restored.summary) == (3, "Likes tea.")
     assert console.errors() == []
 
 
@@ -322,15 +314,3 @@ def run_ids(console: Console) -> list[str]:
     return list(console.driver.execute_script(
         "return [...document.querySelectorAll('#run-list .run-row')]"
         ".map((row) => row.dataset.runId)"))
-
-
-def test_a_bad_token_is_shown_as_a_readable_error(console: Console) -> None:
-    console.open("/knowledge", None)
-    form_token = console.wait("#token-input")
-    form_token.send_keys("not-a-token")
-    console.click("#token-form button")
-    console.wait("#main .error", "UNAUTHENTICATED")
-    console.screenshot("error-bad-token")
-    stored = console.driver.execute_script(
-        "return localStorage.getItem('knowhub.console.token')")
-    assert stored == "not-a-token"

@@ -62,15 +62,28 @@ def test_the_async_client_speaks_tls_too(tls_hub: Harness, cert: CertFiles) -> N
     assert asyncio.run(save_and_get()) == "async tls"
 
 
-def test_a_plaintext_client_or_an_untrusted_ca_gets_unavailable(
-        tls_hub: Harness, tmp_path: Path) -> None:
+def test_a_plaintext_client_or_an_untrusted_ca_gets_unavailable_saying_so(
+        tls_hub: Harness, tmp_path: Path, start_hub: StartHub) -> None:
     with KnowHub(tls_hub.address, token="token-alice", timeout=5) as plain, \
-            pytest.raises(errors.Unavailable):
+            pytest.raises(errors.Unavailable) as closed:
         plain.knowledge.list()
+    assert closed.value.message.startswith(
+        f"the hub at {tls_hub.address} closed the connection: if it serves TLS"), \
+        closed.value.message
     stranger = self_signed(tmp_path / "other", "other")
     with KnowHub(tls_hub.address, token="token-alice", tls_ca=stranger.cert,
-                 timeout=5) as wrong, pytest.raises(errors.Unavailable):
+                 timeout=5) as wrong, pytest.raises(errors.Unavailable) as untrusted:
         wrong.knowledge.list()
+    assert untrusted.value.message.startswith(f"TLS with {tls_hub.address} failed: the hub "
+                                              "does not speak TLS there, or its certificate "
+                                              "is not signed by the CA given"), \
+        untrusted.value.message
+    plaintext_hub = start_hub()
+    with KnowHub(plaintext_hub.address, token="token-alice", tls_ca=stranger.cert,
+                 timeout=5) as tls_client, pytest.raises(errors.Unavailable) as mismatch:
+        tls_client.knowledge.list()
+    assert mismatch.value.message.startswith(f"TLS with {plaintext_hub.address} failed"), \
+        mismatch.value.message
 
 
 def test_an_unreadable_ca_is_named_by_the_client(tmp_path: Path) -> None:

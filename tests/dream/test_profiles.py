@@ -248,3 +248,53 @@ def test_profile_validation(stub: dream_pb2_grpc.DreamServiceStub, method: str,
     call: Callable[..., Any] = getattr(stub, method)
     code, message = failure(lambda: call(request_message, metadata=bearer("alice")))
     assert (code, message.split(":")[0]) == ("INVALID_ARGUMENT", field), message
+
+
+def test_profiles_are_listed_page_by_page_within_visible_scopes(
+        hub: Harness, alice: KnowHub, queue: Queue, merges: Merges) -> None:
+    observe(alice, queue, merges, "Null (QQ 10001) maintains a Rust compiler",
+            profile_update("user", "10001", "Maintains a Rust compiler."),
+            profile_update("group", "20002", "Talks about Rust compilers."))
+    observe(hub.client("bob"), queue, merges, "User 10001 of globex likes Rust too",
+            profile_update("user", "10001", "Globex's Rust fan."))
+    listed, token = [], ""
+    while True:
+        page = alice.memory.list_profiles(limit=1, page_token=token)
+        assert len(page) <= 1
+        listed += page
+        token = page.next_page_token
+        if not token:
+            break
+    assert sorted((p.entity_type, p.entity_id, p.summary) for p in listed) == [
+        ("group", "20002", "Talks about Rust compilers."),
+        ("user", "10001", "Maintains a Rust compiler.")]
+    users = alice.memory.list_profiles(entity_type="user", limit=100)
+    assert [p.entity_id for p in users] == ["10001"]
+    assert [p.summary for p in hub.client("bob").memory.list_profiles()] == [
+        "Globex's Rust fan."]
+    with pytest.raises(errors.PermissionDenied):
+        hub.client("bob").memory.list_profiles(scope="org:acme")
+    with pytest.raises(errors.InvalidArgument, match="page_token"):
+        alice.memory.list_profiles(entity_type="user", page_token=page_after(alice))
+
+
+def page_after(alice: KnowHub) -> str:
+    """A token of the unfiltered listing (other filters: refused)."""
+    return alice.memory.list_profiles(limit=1).next_page_token
+
+
+LIST_INVALID = [
+    (dream_pb2.ListProfilesRequest(entity_type=9), "entity_type"),
+    (dream_pb2.ListProfilesRequest(page_size=101), "page_size"),
+    (dream_pb2.ListProfilesRequest(page_token="nonsense"), "page_token"),
+    (dream_pb2.ListProfilesRequest(scope="nope"), "scope"),
+]
+
+
+@pytest.mark.parametrize(("request_message", "field"), LIST_INVALID,
+                         ids=[f for _, f in LIST_INVALID])
+def test_list_profiles_validation(stub: dream_pb2_grpc.DreamServiceStub,
+                                  request_message: Any, field: str) -> None:
+    code, message = failure(lambda: stub.ListProfiles(request_message,
+                                                      metadata=bearer("alice")))
+    assert (code, message.split(":")[0]) == ("INVALID_ARGUMENT", field), message

@@ -230,3 +230,51 @@ def test_search_events_validation(server: Harness, fields: dict[str, Any],
         code, message = failure(lambda: stub.SearchEvents(
             dream_pb2.SearchEventsRequest(**fields), metadata=bearer("alice")))
     assert (code, message.split(":")[0]) == ("INVALID_ARGUMENT", field), message
+
+
+# ---- ListEvents: browsing without a query ---------------------------------------------------
+
+def every_event(kh: KnowHub, limit: int = 3, **filters: Any) -> list[Any]:
+    events, token = [], ""
+    while True:
+        page = kh.memory.list_events(limit=limit, page_token=token, **filters)
+        events += page
+        token = page.next_page_token
+        if not token:
+            return events
+
+
+def test_events_are_listed_newest_first_isolated_like_search(
+        server: Harness, alice: KnowHub) -> None:
+    listed = every_event(alice, limit=4)
+    times = [e.timestamp for e in listed]
+    assert times == sorted(times, reverse=True)
+    assert {e.perspective for e in listed} == {"global"}
+    assert len({e.event_id for e in listed}) == len(listed)
+    assert "The 30001 group of globex plans a hiking trip to Mount Fuji" not in [
+        e.text for e in listed]  # another organisation's
+    assert "User 40003 keeps a secret hiking plan" in [e.text for e in listed]
+    assert [e.text for e in every_event(alice, target_user_id="40010")] == [
+        "User 40010 visited the aquarium"] * 3
+    assert [e.text for e in every_event(alice, target_group_id="30002")] == [
+        "The 30002 group plans a hiking trip to Mount Hua"]
+    recent = every_event(alice, target_user_id="40010", time_from=NOW - 15 * DAY)
+    assert len(recent) == 2
+    carol = server.client("carol")  # same organisation, not alice's private scope
+    assert "User 40003 keeps a secret hiking plan" not in [e.text for e in every_event(carol)]
+
+
+def test_listing_events_refuses_what_search_refuses(server: Harness) -> None:
+    bob = server.client("bob")
+    with pytest.raises(errors.PermissionDenied):
+        bob.memory.list_events(scope="org:acme")
+    with grpc.insecure_channel(server.address) as channel:
+        stub = dream_pb2_grpc.DreamServiceStub(channel)
+        for fields, field in [
+                (dict(page_size=101), "page_size"), (dict(page_size=-1), "page_size"),
+                (dict(target_user_id="a b"), "target_user_id"),
+                (dict(time_from={"seconds": 100}, time_to={"seconds": 10}), "time_from"),
+                (dict(page_token="nonsense"), "page_token"), (dict(scope="team"), "scope")]:
+            code, message = failure(lambda f=fields: stub.ListEvents(  # type: ignore[misc]
+                dream_pb2.ListEventsRequest(**f), metadata=bearer("alice")))
+            assert (code, message.split(":")[0]) == ("INVALID_ARGUMENT", field), message

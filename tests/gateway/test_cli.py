@@ -40,6 +40,15 @@ def gateway_url(process: subprocess.Popen[str]) -> str:
     raise AssertionError(f"no gateway line; stderr: {process.communicate()[1]}")
 
 
+def sign_in_link(process: subprocess.Popen[str]) -> str:
+    """The console's one-time link, on the line after the gateway's."""
+    assert process.stdout is not None
+    line = process.stdout.readline()
+    match = re.search(r"Open the console: (http://\S+\?login=[\w-]+) \(works once", line)
+    assert match, line
+    return match.group(1)
+
+
 def stop(process: subprocess.Popen[str]) -> str:
     process.send_signal(signal.SIGTERM)
     out, _err = process.communicate(timeout=60)
@@ -52,11 +61,14 @@ def test_up_serves_the_gateway_on_its_own_port(tmp_path: Path) -> None:
     url = gateway_url(process)
     try:
         note = {"task": "t", "content": "c", "types": ["tool"]}
+        link = sign_in_link(process)
+        assert link.startswith(f"{url}/?login=")
         assert httpx.post(f"{url}/api/knowledge", json=note, timeout=30).status_code == 401
-        token = httpx.get(f"{url}/api/local-token", headers={"X-KnowHub-Console": "1"},
-                          timeout=30).json()["token"]
-        assert token == (tmp_path / "hub" / "local_token").read_text().strip()
-        headers = {"Authorization": f"Bearer {token}"}
+        signed_in = httpx.get(link, timeout=30)
+        assert signed_in.status_code == 303, signed_in.text
+        secret = signed_in.headers["location"].removeprefix("/console/#session=")
+        headers = {"X-KnowHub-Session": secret,
+                   "Cookie": f"knowhub_session={signed_in.cookies['knowhub_session']}"}
         saved = httpx.post(f"{url}/api/knowledge", json=note, headers=headers, timeout=30)
         assert saved.status_code == 201, saved.text
         found = httpx.get(f"{url}/api/knowledge/search", params={"q": "t c"}, timeout=30,
@@ -126,3 +138,40 @@ def test_where_the_gateway_finds_the_services() -> None:
     targets = service_targets(CommonSettings(port=6000, knowledge_address="k.internal:50051"))
     assert targets == {"knowledge": "k.internal:50051", "resource": "127.0.0.1:6000",
                        "cognition": "127.0.0.1:6000", "dream": "127.0.0.1:6000"}
+
+
+@pytest.mark.parametrize("busy", ["grpc", "gateway"])
+def test_up_checks_its_ports_before_it_creates_anything(tmp_path: Path, busy: str) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        ports = ["--port", port] if busy == "grpc" else ["--port", "0", "--gateway-port", port]
+        process = knowhub("up", "--data-dir", str(tmp_path / "hub"), *ports)
+        _out, err = process.communicate(timeout=60)
+    assert process.returncode == 1
+    what, option = (("the gRPC port", "--port") if busy == "grpc"
+                    else ("the gateway's port", "--gateway-port"))
+    assert err.startswith(f"knowhub: {what}: cannot listen on 127.0.0.1:{port}"), err
+    assert option in err and "E1126" not in err and "add_port" not in err
+    assert not (tmp_path / "hub").exists()  # no data directory, no master key
+
+
+def test_console_link_prints_a_link_only_the_token_holder_can_make(tmp_path: Path) -> None:
+    from knowhub_server.gateway.session import Sessions
+
+    data_dir = tmp_path / "hub"
+    data_dir.mkdir()
+    (data_dir / "local_token").write_text("the-local-token\n")
+    made = subprocess.run([sys.executable, "-m", "knowhub_server.cli", "console-link",
+                           "--data-dir", str(data_dir), "--url", "http://127.0.0.1:9999"],
+                          capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert made.returncode == 0, made.stderr
+    match = re.search(r"http://127\.0\.0\.1:9999/\?login=([\w-]+) ", made.stdout)
+    assert match, made.stdout
+    sessions = Sessions("the-local-token", 900, 3600)
+    assert sessions.sign_in(match.group(1))[1].token == "the-local-token"
+    missing = subprocess.run([sys.executable, "-m", "knowhub_server.cli", "console-link",
+                              "--data-dir", str(tmp_path / "none")],
+                             capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert missing.returncode == 1 and "no local token in" in missing.stderr

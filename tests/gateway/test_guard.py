@@ -82,43 +82,11 @@ def test_dns_rebinding_cannot_read_a_secret(local_gateway: Gateway) -> None:
             response = local_gateway.client.get(path, headers=headers)
             assert response.status_code == 421, (host, response.text)
             assert "s3cret-password" not in response.text
-        token = local_gateway.client.get("/api/local-token", headers={
-            "Host": host, "X-KnowHub-Console": "1"})
-        assert token.status_code == 421
-        assert local_gateway.hub.local_token not in token.text
+        session = local_gateway.client.get("/api/session", headers={"Host": host})
+        assert session.status_code == 421
     own = local_gateway.client.get(path, headers=with_token(
         local_gateway, Host=f"localhost:{port_of(local_gateway)}"))
     assert own.json()["secure_body"] == "s3cret-password"
-
-
-def test_only_the_console_itself_gets_the_local_token(local_gateway: Gateway) -> None:
-    assert local_gateway.hub is not None
-    token = local_gateway.hub.local_token
-    refused = [
-        {},  # no console header: a script tag or an image
-        {"X-KnowHub-Console": "1", "Sec-Fetch-Site": "cross-site"},
-        {"X-KnowHub-Console": "1", "Sec-Fetch-Site": "same-site"},
-        {"X-KnowHub-Console": "1", "Origin": EVIL},
-    ]
-    for headers in refused:
-        response = local_gateway.client.get("/api/local-token", headers=headers)
-        assert response.status_code in (403,), (headers, response.text)
-        assert token not in response.text
-        assert "access-control-allow-origin" not in response.headers
-    given = local_gateway.client.get("/api/local-token", headers={
-        "X-KnowHub-Console": "1", "Sec-Fetch-Site": "same-origin"})
-    assert given.json() == {"token": token}
-    assert given.headers["cache-control"] == "no-store"
-    # the preflight a cross-origin fetch with the console's header needs is never approved
-    preflight = local_gateway.client.options("/api/local-token", headers={
-        "Origin": EVIL, "Access-Control-Request-Method": "GET",
-        "Access-Control-Request-Headers": "x-knowhub-console"})
-    assert "access-control-allow-origin" not in preflight.headers
-
-
-def test_a_gateway_with_tokens_has_no_local_token(gateway: Gateway) -> None:
-    response = gateway.get("/api/local-token", headers={"X-KnowHub-Console": "1"})
-    assert response.json() == {"token": ""}
 
 
 def test_allowed_origins_and_hosts_widen_the_checks(hub: Harness) -> None:

@@ -4,12 +4,15 @@ of the bearer token its requests carry."""
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
 import anyio
 import httpx
+import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
@@ -56,38 +59,71 @@ def test_tools_over_streamable_http_run_as_the_callers_token(
     assert hub.client("alice").knowledge.get(saved_id).task == "Page the on-call engineer"
 
 
-def test_an_unknown_or_missing_token_is_refused(hub: Harness, http_url: str) -> None:
+INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-06-18", "capabilities": {},
+    "clientInfo": {"name": "raw", "version": "1"}}}
+ACCEPT = "application/json, text/event-stream"
+
+
+def post(url: str, body: dict[str, Any], authorization: str | None = None,
+         session: str | None = None) -> httpx.Response:
+    headers = {"Accept": ACCEPT}
+    if authorization:
+        headers["Authorization"] = authorization
+    if session:
+        headers["mcp-session-id"] = session
+    return httpx.post(url, json=body, headers=headers, timeout=30)
+
+
+def test_without_a_valid_token_the_answer_is_401_with_www_authenticate(
+        hub: Harness, http_url: str) -> None:
     """The server's own KNOWHUB_TOKEN (admin's, in the fixture) is never lent to HTTP
-    callers: they call the hub with their own token or none."""
+    callers; a request without a token the hub knows is HTTP 401, so that a client can
+    ask its user for one, before any tool is listed or called."""
+    for authorization, message, error in (
+            (None, "missing bearer token: send 'Authorization: Bearer <token>'",
+             "invalid_request"),
+            ("Bearer token-mallory", "unknown bearer token", "invalid_token"),
+            ("Basic YWxpY2U6cHc=", "Authorization: expected 'Bearer <token>'",
+             "invalid_request"),
+            (b"Bearer t\xf6ken-alice", "Authorization: malformed token", "invalid_request")):
+        headers: Any = {"Accept": ACCEPT}
+        if authorization:
+            headers["Authorization"] = authorization
+        response = httpx.post(http_url, json=INITIALIZE, headers=headers, timeout=30)
+        assert response.status_code == 401, (authorization, response.text)
+        assert response.headers["www-authenticate"] == \
+            f'Bearer realm="knowhub", error="{error}"'
+        assert response.json()["error"]["message"] == f"UNAUTHENTICATED: {message}"
+
     async def scenario() -> None:
-        async with connect(http_url, "token-mallory") as mallory:
-            assert error_text(await mallory.call_tool("knowledge_list", {})) == \
-                "UNAUTHENTICATED: unknown bearer token"
-            message = error_text(await mallory.call_tool("knowledge_save", {
-                "task": "t", "content": "c", "types": ["tool"]}))
-            assert message.startswith("UNAUTHENTICATED")
-        async with connect(http_url, None) as anonymous:
-            message = error_text(await anonymous.call_tool("knowledge_list", {}))
-            assert message.startswith("UNAUTHENTICATED: missing bearer token")
+        with pytest.raises(Exception):  # noqa: B017 - the client's own error for a 401
+            async with connect(http_url, "token-mallory") as mallory:
+                await mallory.call_tool("knowledge_list", {})
 
     anyio.run(scenario)
     assert len(hub.client("admin").knowledge.list(limit=100)) == 0
 
 
-def test_a_malformed_authorization_header_is_refused_naming_it(
-        hub: Harness, http_url: str) -> None:
-    """Not Bearer, or a token gRPC metadata cannot carry: UNAUTHENTICATED, not INTERNAL."""
-    async def scenario() -> list[str]:
-        messages = []
-        for header in ("Basic YWxpY2U6cHc=", b"Bearer t\xf6ken-alice"):
-            async with connect(http_url, None, authorization=header) as caller:
-                messages.append(error_text(await caller.call_tool("knowledge_save", {
-                    "task": "t", "content": "c", "types": ["tool"]})))
-        return messages
-
-    assert anyio.run(scenario) == ["UNAUTHENTICATED: Authorization: expected 'Bearer <token>'",
-                                   "UNAUTHENTICATED: Authorization: malformed token"]
-    assert len(hub.client("admin").knowledge.list(limit=100)) == 0
+def test_a_session_belongs_to_the_token_that_opened_it(hub: Harness, http_url: str) -> None:
+    """Another client's session id, with another token or none, neither ends nor uses
+    that session."""
+    opened = post(http_url, INITIALIZE, "Bearer token-alice")
+    assert opened.status_code == 200, opened.text
+    session = opened.headers["mcp-session-id"]
+    ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+    for authorization in ("Bearer token-bob", "Bearer token-carol"):
+        ended = httpx.delete(http_url, headers={"Authorization": authorization,
+                                                "mcp-session-id": session}, timeout=30)
+        assert ended.status_code == 404, ended.text
+        assert post(http_url, ping, authorization, session).status_code == 404
+    anonymous = httpx.delete(http_url, headers={"mcp-session-id": session}, timeout=30)
+    assert anonymous.status_code == 401
+    assert post(http_url, ping, "Bearer token-alice", session).status_code == 200
+    own = httpx.delete(http_url, headers={"Authorization": "Bearer token-alice",
+                                          "mcp-session-id": session}, timeout=30)
+    assert own.status_code in (200, 204), own.text
+    assert post(http_url, ping, "Bearer token-alice", session).status_code == 404
 
 
 def test_a_request_from_another_host_name_is_refused(http_url: str) -> None:
@@ -124,11 +160,9 @@ def test_beyond_loopback_only_in_front_of_a_hub_that_requires_tokens(
         async def scenario() -> None:
             async with connect(url, "token-alice") as alice:
                 assert data(await alice.call_tool("knowledge_list", {}))["count"] == 0
-            async with connect(url, None) as anonymous:
-                assert error_text(await anonymous.call_tool("knowledge_list", {})) \
-                    .startswith("UNAUTHENTICATED")
 
         anyio.run(scenario)
+        assert post(url, INITIALIZE).status_code == 401
 
 
 def test_no_token_is_lent_in_front_of_a_local_hub(tmp_path: Path) -> None:
@@ -138,19 +172,16 @@ def test_no_token_is_lent_in_front_of_a_local_hub(tmp_path: Path) -> None:
     local.client().resources.save("credentials/db", "db", "how", secure_body="s3cret")
     try:
         with mcp_http(local, "127.0.0.1", KNOWHUB_DATA_DIR=str(local.data_dir)) as url:
-            async def scenario() -> tuple[str, dict[str, Any]]:
-                async with connect(url, None) as anonymous:
-                    refused = error_text(await anonymous.call_tool(
-                        "resource_get", {"id": "credentials/db", "include_secure": True}))
+            async def scenario() -> dict[str, Any]:
                 async with connect(url, local.local_token) as owner:
-                    allowed = data(await owner.call_tool(
+                    return data(await owner.call_tool(
                         "resource_get", {"id": "credentials/db", "include_secure": True}))
-                return refused, allowed
 
-            refused, allowed = anyio.run(scenario)
+            refused = post(url, INITIALIZE)
+            allowed = anyio.run(scenario)
     finally:
         local.stop()
-    assert refused.startswith("UNAUTHENTICATED") and "s3cret" not in refused
+    assert refused.status_code == 401 and "s3cret" not in refused.text
     assert allowed["secure_body"] == "s3cret"
 
 
@@ -162,3 +193,14 @@ def test_one_client_per_token_the_most_recently_used_kept() -> None:
     assert hubs.for_token("token-alice") is alice
     assert hubs.for_token("token-bob") is not bob
     hubs.close()
+
+
+def test_a_client_that_never_sends_its_headers_is_cut_off(hub: Harness) -> None:
+    """MCP over HTTP meets slow clients as the gateway does (tests/gateway/test_connections.py)."""
+    with mcp_http(hub, "127.0.0.1", KNOWHUB_MCP_HEADER_TIMEOUT_SECONDS="1") as url:
+        port = int(url.split(":")[2].split("/")[0])
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as silent:
+            silent.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # and no more
+            start = time.monotonic()
+            assert silent.recv(1024) == b""
+            assert time.monotonic() - start < 5

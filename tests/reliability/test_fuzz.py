@@ -370,6 +370,9 @@ def templates(seeds: Seeds) -> dict[str, list[dict[str, Any]]]:
                           "timeFrom": "2020-01-01T00:00:00Z", "mode": "SEARCH_MODE_AUTO"}],
         "GetProfile": [profile],
         "SearchProfiles": [{"query": "tea", "entityType": "ENTITY_TYPE_GROUP", "topK": 3}],
+        "ListEvents": [{"targetGroupId": GROUP, "pageSize": 2,
+                        "timeFrom": "2020-01-01T00:00:00Z"}],
+        "ListProfiles": [{"entityType": "ENTITY_TYPE_GROUP", "pageSize": 2}],
         "ListProfileRevisions": [profile],
         "RestoreProfileRevision": [{**profile, "revision": 1}],
         "ListFailedJobs": [{"pageSize": 5}],
@@ -545,7 +548,8 @@ def test_forged_page_tokens_and_hostile_json_are_invalid_argument(
     so), answered at once (a NaN cursor once panicked the engine, and the call never
     answered)."""
     listings = {"KnowledgeService.ListKnowledge": [LIST_TEMPLATES["ListKnowledge"], {}],
-                "CognitionService.ListTraces": [{}], "ResourceService.ListResources": [{}]}
+                "CognitionService.ListTraces": [{}], "ResourceService.ListResources": [{}],
+                "DreamService.ListEvents": [{}], "DreamService.ListProfiles": [{}]}
     for name, requests in listings.items():
         for request in requests:
             for token in seeds.forged_tokens:

@@ -43,9 +43,10 @@ class Stream(Iterator[T]):
     """The answers of a server-streaming call, parsed. `cancel()` (from any thread, or
     leaving a `with` block) ends it: iteration then stops without an error."""
 
-    def __init__(self, call: Answers[Response],
-                 parse: Callable[[Response], T]) -> None:
+    def __init__(self, call: Answers[Response], parse: Callable[[Response], T],
+                 failure: Callable[[grpc.RpcError], Exception] = from_rpc_error) -> None:
         self._next: Callable[[], T] = lambda: parse(next(call))
+        self._failure = failure
         self._cancel = call.cancel
         self._cancelled = False
 
@@ -55,7 +56,7 @@ class Stream(Iterator[T]):
         except grpc.RpcError as error:
             if self._cancelled:
                 raise StopIteration from None
-            raise from_rpc_error(error) from None
+            raise self._failure(error) from None
 
     def cancel(self) -> None:
         self._cancelled = True
@@ -72,7 +73,9 @@ class AsyncStream(AsyncIterator[T], Generic[T]):
     """The asyncio counterpart of Stream."""
 
     def __init__(self, call: grpc.aio.UnaryStreamCall[Request, Response],
-                 parse: Callable[[Response], T]) -> None:
+                 parse: Callable[[Response], T],
+                 failure: Callable[[grpc.RpcError], Exception] = from_rpc_error) -> None:
+        self._failure = failure
         async def read() -> T:
             response = await call.read()
             if response is grpc.aio.EOF:
@@ -89,7 +92,7 @@ class AsyncStream(AsyncIterator[T], Generic[T]):
         except grpc.RpcError as error:
             if self._cancelled:
                 raise StopAsyncIteration from None
-            raise from_rpc_error(error) from None
+            raise self._failure(error) from None
 
     def cancel(self) -> None:
         self._cancelled = True
@@ -110,6 +113,10 @@ class Transport:
         self.channel = open_channel(target, tls=tls, tls_ca=tls_ca)
         self._metadata = _metadata(token)
         self.timeout = timeout
+        self._target, self._tls = target, tls or tls_ca is not None
+
+    def _failure(self, error: grpc.RpcError) -> Exception:
+        return from_rpc_error(error, self._target, self._tls)
 
     def call(self, method: grpc.UnaryUnaryMultiCallable[Request, Response], request: Request,
              parse: Callable[[Response], T], timeout: float | None = None) -> T:
@@ -117,13 +124,13 @@ class Transport:
             response = method(request, metadata=self._metadata,
                               timeout=timeout or self.timeout)
         except grpc.RpcError as error:
-            raise from_rpc_error(error) from None
+            raise self._failure(error) from None
         return parse(response)
 
     def stream(self, method: grpc.UnaryStreamMultiCallable[Request, Response],
                request: Request, parse: Callable[[Response], T]) -> Stream[T]:
         """A server-streaming call, without deadline, until it is cancelled."""
-        return Stream(method(request, metadata=self._metadata), parse)
+        return Stream(method(request, metadata=self._metadata), parse, self._failure)
 
     def close(self) -> None:
         self.channel.close()
@@ -137,6 +144,10 @@ class AsyncTransport:
         self.channel = open_aio_channel(target, tls=tls, tls_ca=tls_ca)
         self._metadata = _metadata(token)
         self.timeout = timeout
+        self._target, self._tls = target, tls or tls_ca is not None
+
+    def _failure(self, error: grpc.RpcError) -> Exception:
+        return from_rpc_error(error, self._target, self._tls)
 
     async def call(self, method: grpc.aio.UnaryUnaryMultiCallable[Request, Response],
                    request: Request, parse: Callable[[Response], T],
@@ -145,13 +156,13 @@ class AsyncTransport:
             response = await method(request, metadata=self._metadata,
                                     timeout=timeout or self.timeout)
         except grpc.RpcError as error:
-            raise from_rpc_error(error) from None
+            raise self._failure(error) from None
         return parse(response)
 
     def stream(self, method: grpc.aio.UnaryStreamMultiCallable[Request, Response],
                request: Request, parse: Callable[[Response], T]) -> AsyncStream[T]:
         """A server-streaming call, without deadline, until it is cancelled."""
-        return AsyncStream(method(request, metadata=self._metadata), parse)
+        return AsyncStream(method(request, metadata=self._metadata), parse, self._failure)
 
     async def close(self) -> None:
         await self.channel.close()

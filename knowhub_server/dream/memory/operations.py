@@ -338,6 +338,20 @@ class MemoryOperations:
         _require_writer(principal, event.written_by, "event")
         return event
 
+    def list_events(self, principal: Principal, *, target_user_id: str, target_group_id: str,
+                    time_from: float | None, time_to: float | None, scope: str,
+                    page_size: int, page_token: str) -> tuple[list[CognitiveEvent], str]:
+        self._require_enabled()
+        validate_id(target_user_id, "target_user_id", required=False)
+        validate_id(target_group_id, "target_group_id", required=False)
+        page_size = page_size or DEFAULT_PAGE_SIZE
+        check.int_range(page_size, "page_size", 1, PAGE_SIZE_MAX)
+        if time_from is not None and time_to is not None and time_from > time_to:
+            raise InvalidArgument("time_from", "is after time_to")
+        where = event_where(searched_scopes(principal, scope),
+                            isolation(target_user_id, target_group_id), time_from, time_to)
+        return self._events.page(where, page_size, page_token)
+
     # -- profiles --
 
     def get_profile(self, principal: Principal, *, entity_type: str, entity_id: str,
@@ -394,6 +408,16 @@ class MemoryOperations:
         if not self._profiles.delete(current.scope, entity_type, entity_id):
             raise NotFound(f"no profile of {entity_type} {entity_id!r} in {current.scope}")
         return current
+
+    def list_profiles(self, principal: Principal, *, entity_type: str, scope: str,
+                      page_size: int, page_token: str) -> tuple[list[Profile], str]:
+        self._require_enabled()
+        if entity_type:
+            validate_entity_type(entity_type, "entity_type")
+        page_size = page_size or DEFAULT_PAGE_SIZE
+        check.int_range(page_size, "page_size", 1, PAGE_SIZE_MAX)
+        where = profile_where(searched_scopes(principal, scope), entity_type)
+        return self._profiles.page(where, page_size, page_token)
 
     def profile_revisions(self, principal: Principal, *, entity_type: str, entity_id: str,
                           scope: str) -> list[ProfileRevision]:

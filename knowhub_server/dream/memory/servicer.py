@@ -68,6 +68,18 @@ class MemoryServicer:
             warnings=result.warnings)
 
     @unary
+    def ListEvents(self, request: dream_pb2.ListEventsRequest,
+                   principal: Principal) -> dream_pb2.ListEventsResponse:
+        events, token = self._memory.list_events(
+            principal, target_user_id=request.target_user_id,
+            target_group_id=request.target_group_id,
+            time_from=from_timestamp(request.time_from, "time_from"),
+            time_to=from_timestamp(request.time_to, "time_to"), scope=request.scope,
+            page_size=request.page_size, page_token=request.page_token)
+        return dream_pb2.ListEventsResponse(
+            events=[event_to_proto(e, principal) for e in events], next_page_token=token)
+
+    @unary
     def GetProfile(self, request: dream_pb2.GetProfileRequest,
                    principal: Principal) -> dream_pb2.GetProfileResponse:
         profile = self._memory.get_profile(
@@ -84,6 +96,15 @@ class MemoryServicer:
             top_k=request.top_k if request.HasField("top_k") else None, scope=request.scope)
         return dream_pb2.SearchProfilesResponse(
             hits=[profile_hit_to_proto(p, score, principal) for p, score in hits])
+
+    @unary
+    def ListProfiles(self, request: dream_pb2.ListProfilesRequest,
+                     principal: Principal) -> dream_pb2.ListProfilesResponse:
+        profiles, token = self._memory.list_profiles(
+            principal, entity_type=ENTITY_TYPES.name(request.entity_type, "entity_type"),
+            scope=request.scope, page_size=request.page_size, page_token=request.page_token)
+        return dream_pb2.ListProfilesResponse(
+            profiles=[profile_to_proto(p, principal) for p in profiles], next_page_token=token)
 
     @unary
     def ListProfileRevisions(self, request: dream_pb2.ListProfileRevisionsRequest,

@@ -4,13 +4,17 @@ recall with a similarity in 0..1, and profile revisions under optimistic concurr
 from __future__ import annotations
 
 import functools
+import math
+import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from qdrant_edge import SparseVector
 
+from knowhub_server.common import paging
 from knowhub_server.common.embedding import Bm25Encoder, DenseEmbedder
+from knowhub_server.common.errors import InvalidArgument
 from knowhub_server.common.vectors import (
     DENSE,
     SPARSE,
@@ -18,7 +22,9 @@ from knowhub_server.common.vectors import (
     CollectionSchema,
     Condition,
     Eq,
+    HasKey,
     HybridFusion,
+    Order,
     Range,
     Record,
     StoreMismatch,
@@ -236,6 +242,43 @@ class EventStore:
             self._collection.delete([r.key for r in page])
             erased += len(page)
 
+    def page(self, where: Where, page_size: int,
+             page_token: str) -> tuple[list[CognitiveEvent], str]:
+        """One page newest first, and the next token: a keyset cursor (the last timestamp
+        and the events already returned with it), tied to the filter."""
+        start_from, seen = _event_cursor(paging.read_token(page_token, where)) \
+            if page_token else (None, [])
+        must_not = where.must_not + ((HasKey(tuple(seen)),) if seen else ())
+        page, _ = self._collection.scroll(
+            Where(must=where.must, must_not=must_not, should=where.should), page_size + 1,
+            order=Order("timestamp_epoch", descending=True, start_from=start_from))
+        events = [CognitiveEvent(**r.payload) for r in page[:page_size]]
+        if len(page) <= page_size:
+            return events, ""
+        last = events[-1].timestamp_epoch
+        ties = [e.event_id for e in events if e.timestamp_epoch == last]
+        if start_from == last:
+            ties = seen + ties
+        return events, paging.write_token({"v": last, "ids": ties}, where)
+
+
+def _point_cursor(cursor: object) -> str:
+    """An unordered listing's cursor: the point id (a UUID) the engine resumes at."""
+    try:
+        return str(uuid.UUID(cursor))  # type: ignore[arg-type]
+    except (TypeError, ValueError, AttributeError) as exc:
+        raise InvalidArgument("page_token", "is not a token this service issued") from exc
+
+
+def _event_cursor(cursor: object) -> tuple[float, list[str]]:
+    try:
+        value, ids = float(cursor["v"]), [str(i) for i in cursor["ids"]]  # type: ignore[index]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise InvalidArgument("page_token", "is not a token this service issued") from exc
+    if not math.isfinite(value):
+        raise InvalidArgument("page_token", "is not a token this service issued")
+    return value, ids
+
 
 # ---- Profiles ----------------------------------------------------------------------------
 
@@ -305,6 +348,13 @@ class ProfileStore:
             return False
         self._collection.delete([key])
         return True
+
+    def page(self, where: Where, page_size: int, page_token: str) -> tuple[list[Profile], str]:
+        """One page in the store's own stable order, and the next token."""
+        cursor = _point_cursor(paging.read_token(page_token, where)) if page_token else None
+        page, after = self._collection.scroll(where, page_size, cursor=cursor)
+        return ([_profile_record(r.payload).profile for r in page],
+                paging.write_token(after, where) if after else "")
 
     def _record(self, record: ProfileRecord) -> Record:
         profile = record.profile

@@ -29,12 +29,14 @@ from knowhub.models.base import TimeLike, to_timestamp
 from knowhub.models.memory import (
     CognitiveEvent,
     EventResults,
+    EventsPage,
     FailedJobsPage,
     Memo,
     MemoryJob,
     Profile,
     ProfileHit,
     ProfileRevision,
+    ProfilesPage,
     RememberResult,
 )
 from knowhub.v1 import dream_pb2, dream_pb2_grpc
@@ -163,6 +165,38 @@ class AsyncMemoryAPI:
             include_history=include_history)
         return await self._transport.call(self._stub.SearchEvents, request,
                                           EventResults.from_proto)
+
+    async def list_events(self, target_user_id: str | None = None,
+                          target_group_id: str | None = None, time_from: TimeLike = None,
+                          time_to: TimeLike = None, scope: str | None = None,
+                          limit: int = 20, page_token: str = "") -> EventsPage:
+        """Events newest first without a query, isolated as in `search_events` (a user's,
+        a group's, or with neither every event of the scopes) and time-filtered.
+
+        Args:
+            target_user_id: Only this user's events (with target_group_id: what the user said
+                in that group).
+            target_group_id: Only this group's events.
+            time_from: Only events at or after this time (datetime, ISO 8601 or epoch seconds).
+            time_to: Only events at or before this time.
+            scope: List only this scope; every scope the caller can see by default.
+            limit: How many events a page holds, 1 to 100.
+            page_token: The `next_page_token` of the previous page; "" for the first.
+
+        Returns:
+            One page of events, newest first, and `next_page_token` ("" after the last).
+
+        Raises:
+            InvalidArgument: A limit out of range, an invalid id, time_from after time_to,
+                or a page token this listing did not give.
+            PermissionDenied: A scope the caller cannot see.
+        """
+        request = dream_pb2.ListEventsRequest(
+            target_user_id=target_user_id or "", target_group_id=target_group_id or "",
+            time_from=to_timestamp(time_from), time_to=to_timestamp(time_to),
+            scope=scope or "", page_size=limit, page_token=page_token)
+        return await self._transport.call(self._stub.ListEvents, request,
+                                          EventsPage.from_proto)
 
     async def search_for_prompt(self, question: str, context: Mapping[str, Any], *,
                                 mentioned: bool = False, top_k: int | None = None,
@@ -419,6 +453,30 @@ class AsyncMemoryAPI:
             query=query, top_k=top_k, scope=scope or "", entity_type=entity_type_value(entity_type))
         return await self._transport.call(self._stub.SearchProfiles, request,
                                           lambda r: [ProfileHit.from_proto(h) for h in r.hits])
+
+    async def list_profiles(self, entity_type: str | None = None, scope: str | None = None,
+                            limit: int = 20, page_token: str = "") -> ProfilesPage:
+        """The profiles of the scopes the caller sees, without a query.
+
+        Args:
+            entity_type: Only "user" or only "group" profiles; both when None.
+            scope: List only this scope; every scope the caller can see by default.
+            limit: How many profiles a page holds, 1 to 100.
+            page_token: The `next_page_token` of the previous page; "" for the first.
+
+        Returns:
+            One page of profiles and `next_page_token` ("" after the last).
+
+        Raises:
+            InvalidArgument: An unknown entity type, a limit out of range, or a page token
+                this listing did not give.
+            PermissionDenied: A scope the caller cannot see.
+        """
+        request = dream_pb2.ListProfilesRequest(
+            entity_type=entity_type_value(entity_type), scope=scope or "", page_size=limit,
+            page_token=page_token)
+        return await self._transport.call(self._stub.ListProfiles, request,
+                                          ProfilesPage.from_proto)
 
     async def profile_revisions(self, entity_type: str, entity_id: str,
                                 scope: str | None = None) -> list[ProfileRevision]:

@@ -91,6 +91,7 @@ from knowhub.models.memory import (
     CognitiveEvent,
     EventHit,
     EventResults,
+    EventsPage,
     FailedJob,
     FailedJobsPage,
     Memo,
@@ -99,6 +100,7 @@ from knowhub.models.memory import (
     Profile,
     ProfileHit,
     ProfileRevision,
+    ProfilesPage,
     RememberResult,
 )
 from knowhub.models.resources import (
@@ -144,6 +146,7 @@ __all__ = [
     "Event",
     "EventHit",
     "EventResults",
+    "EventsPage",
     "ExportPage",
     "Extraction",
     "ExtractionPage",
@@ -175,6 +178,7 @@ __all__ = [
     "Profile",
     "ProfileHit",
     "ProfileRevision",
+    "ProfilesPage",
     "ProtoList",
     "ProtoModel",
     "ReasoningStep",

@@ -149,6 +149,18 @@ class FailedJob(ProtoModel[dream_pb2.FailedJob]):
     observations: list[str]
 
 
+class EventsPage(ProtoList[CognitiveEvent, dream_pb2.ListEventsResponse]):
+    """One page of events, newest first; pass `next_page_token` back for the next."""
+
+    next_page_token: str = ""
+
+
+class ProfilesPage(ProtoList[Profile, dream_pb2.ListProfilesResponse]):
+    """One page of profiles; pass `next_page_token` back for the next."""
+
+    next_page_token: str = ""
+
+
 class FailedJobsPage(ProtoList[FailedJob, dream_pb2.ListFailedJobsResponse]):
     """One page of failed jobs, newest first; pass `next_page_token` back for the next."""
 

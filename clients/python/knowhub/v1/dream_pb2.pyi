@@ -333,6 +333,32 @@ class SearchEventsResponse(_message.Message):
     warnings: _containers.RepeatedScalarFieldContainer[str]
     def __init__(self, hits: _Optional[_Iterable[_Union[EventHit, _Mapping]]] = ..., warnings: _Optional[_Iterable[str]] = ...) -> None: ...
 
+class ListEventsRequest(_message.Message):
+    __slots__ = ("target_user_id", "target_group_id", "time_from", "time_to", "scope", "page_size", "page_token")
+    TARGET_USER_ID_FIELD_NUMBER: _ClassVar[int]
+    TARGET_GROUP_ID_FIELD_NUMBER: _ClassVar[int]
+    TIME_FROM_FIELD_NUMBER: _ClassVar[int]
+    TIME_TO_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    target_user_id: str
+    target_group_id: str
+    time_from: _timestamp_pb2.Timestamp
+    time_to: _timestamp_pb2.Timestamp
+    scope: str
+    page_size: int
+    page_token: str
+    def __init__(self, target_user_id: _Optional[str] = ..., target_group_id: _Optional[str] = ..., time_from: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., time_to: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., scope: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class ListEventsResponse(_message.Message):
+    __slots__ = ("events", "next_page_token")
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    events: _containers.RepeatedCompositeFieldContainer[CognitiveEvent]
+    next_page_token: str
+    def __init__(self, events: _Optional[_Iterable[_Union[CognitiveEvent, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
 class Profile(_message.Message):
     __slots__ = ("entity_type", "entity_id", "name", "tags", "summary", "markdown", "updated_at", "source_event_id", "revision", "scope", "reason")
     ENTITY_TYPE_FIELD_NUMBER: _ClassVar[int]
@@ -386,6 +412,26 @@ class SearchProfilesRequest(_message.Message):
     top_k: int
     scope: str
     def __init__(self, query: _Optional[str] = ..., entity_type: _Optional[_Union[EntityType, str]] = ..., top_k: _Optional[int] = ..., scope: _Optional[str] = ...) -> None: ...
+
+class ListProfilesRequest(_message.Message):
+    __slots__ = ("entity_type", "scope", "page_size", "page_token")
+    ENTITY_TYPE_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    entity_type: EntityType
+    scope: str
+    page_size: int
+    page_token: str
+    def __init__(self, entity_type: _Optional[_Union[EntityType, str]] = ..., scope: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class ListProfilesResponse(_message.Message):
+    __slots__ = ("profiles", "next_page_token")
+    PROFILES_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    profiles: _containers.RepeatedCompositeFieldContainer[Profile]
+    next_page_token: str
+    def __init__(self, profiles: _Optional[_Iterable[_Union[Profile, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class ProfileHit(_message.Message):
     __slots__ = ("profile", "score")

@@ -63,6 +63,11 @@ class DreamServiceStub:
                 request_serializer=knowhub_dot_v1_dot_dream__pb2.SearchEventsRequest.SerializeToString,
                 response_deserializer=knowhub_dot_v1_dot_dream__pb2.SearchEventsResponse.FromString,
                 _registered_method=True)
+        self.ListEvents = channel.unary_unary(
+                '/knowhub.v1.DreamService/ListEvents',
+                request_serializer=knowhub_dot_v1_dot_dream__pb2.ListEventsRequest.SerializeToString,
+                response_deserializer=knowhub_dot_v1_dot_dream__pb2.ListEventsResponse.FromString,
+                _registered_method=True)
         self.GetProfile = channel.unary_unary(
                 '/knowhub.v1.DreamService/GetProfile',
                 request_serializer=knowhub_dot_v1_dot_dream__pb2.GetProfileRequest.SerializeToString,
@@ -72,6 +77,11 @@ class DreamServiceStub:
                 '/knowhub.v1.DreamService/SearchProfiles',
                 request_serializer=knowhub_dot_v1_dot_dream__pb2.SearchProfilesRequest.SerializeToString,
                 response_deserializer=knowhub_dot_v1_dot_dream__pb2.SearchProfilesResponse.FromString,
+                _registered_method=True)
+        self.ListProfiles = channel.unary_unary(
+                '/knowhub.v1.DreamService/ListProfiles',
+                request_serializer=knowhub_dot_v1_dot_dream__pb2.ListProfilesRequest.SerializeToString,
+                response_deserializer=knowhub_dot_v1_dot_dream__pb2.ListProfilesResponse.FromString,
                 _registered_method=True)
         self.ListProfileRevisions = channel.unary_unary(
                 '/knowhub.v1.DreamService/ListProfileRevisions',
@@ -229,6 +239,13 @@ class DreamServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListEvents(self, request, context):
+        """Events newest first, isolated like SearchEvents, without a query: to browse them.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def GetProfile(self, request, context):
         """One user's or group's profile.
         """
@@ -238,6 +255,13 @@ class DreamServiceServicer:
 
     def SearchProfiles(self, request, context):
         """Profiles most relevant to a query.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListProfiles(self, request, context):
+        """The profiles of the scopes the caller can see, a page at a time, without a query.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -429,6 +453,11 @@ def add_DreamServiceServicer_to_server(servicer, server):
                     request_deserializer=knowhub_dot_v1_dot_dream__pb2.SearchEventsRequest.FromString,
                     response_serializer=knowhub_dot_v1_dot_dream__pb2.SearchEventsResponse.SerializeToString,
             ),
+            'ListEvents': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListEvents,
+                    request_deserializer=knowhub_dot_v1_dot_dream__pb2.ListEventsRequest.FromString,
+                    response_serializer=knowhub_dot_v1_dot_dream__pb2.ListEventsResponse.SerializeToString,
+            ),
             'GetProfile': grpc.unary_unary_rpc_method_handler(
                     servicer.GetProfile,
                     request_deserializer=knowhub_dot_v1_dot_dream__pb2.GetProfileRequest.FromString,
@@ -438,6 +467,11 @@ def add_DreamServiceServicer_to_server(servicer, server):
                     servicer.SearchProfiles,
                     request_deserializer=knowhub_dot_v1_dot_dream__pb2.SearchProfilesRequest.FromString,
                     response_serializer=knowhub_dot_v1_dot_dream__pb2.SearchProfilesResponse.SerializeToString,
+            ),
+            'ListProfiles': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListProfiles,
+                    request_deserializer=knowhub_dot_v1_dot_dream__pb2.ListProfilesRequest.FromString,
+                    response_serializer=knowhub_dot_v1_dot_dream__pb2.ListProfilesResponse.SerializeToString,
             ),
             'ListProfileRevisions': grpc.unary_unary_rpc_method_handler(
                     servicer.ListProfileRevisions,
@@ -661,6 +695,33 @@ class DreamService:
             _registered_method=True)
 
     @staticmethod
+    def ListEvents(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/knowhub.v1.DreamService/ListEvents',
+            knowhub_dot_v1_dot_dream__pb2.ListEventsRequest.SerializeToString,
+            knowhub_dot_v1_dot_dream__pb2.ListEventsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
     def GetProfile(request,
             target,
             options=(),
@@ -704,6 +765,33 @@ class DreamService:
             '/knowhub.v1.DreamService/SearchProfiles',
             knowhub_dot_v1_dot_dream__pb2.SearchProfilesRequest.SerializeToString,
             knowhub_dot_v1_dot_dream__pb2.SearchProfilesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListProfiles(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/knowhub.v1.DreamService/ListProfiles',
+            knowhub_dot_v1_dot_dream__pb2.ListProfilesRequest.SerializeToString,
+            knowhub_dot_v1_dot_dream__pb2.ListProfilesResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -55,10 +55,14 @@ class DreamServiceStub:
     """The last memos of a conversation, oldest first."""
     SearchEvents: _grpc.UnaryUnaryMultiCallable[_dream_pb2.SearchEventsRequest, _dream_pb2.SearchEventsResponse]
     """Events most relevant to a query, isolated by group or user, reranked by time decay."""
+    ListEvents: _grpc.UnaryUnaryMultiCallable[_dream_pb2.ListEventsRequest, _dream_pb2.ListEventsResponse]
+    """Events newest first, isolated like SearchEvents, without a query: to browse them."""
     GetProfile: _grpc.UnaryUnaryMultiCallable[_dream_pb2.GetProfileRequest, _dream_pb2.GetProfileResponse]
     """One user's or group's profile."""
     SearchProfiles: _grpc.UnaryUnaryMultiCallable[_dream_pb2.SearchProfilesRequest, _dream_pb2.SearchProfilesResponse]
     """Profiles most relevant to a query."""
+    ListProfiles: _grpc.UnaryUnaryMultiCallable[_dream_pb2.ListProfilesRequest, _dream_pb2.ListProfilesResponse]
+    """The profiles of the scopes the caller can see, a page at a time, without a query."""
     ListProfileRevisions: _grpc.UnaryUnaryMultiCallable[_dream_pb2.ListProfileRevisionsRequest, _dream_pb2.ListProfileRevisionsResponse]
     """The earlier revisions of a profile that updates replaced, newest first."""
     RestoreProfileRevision: _grpc.UnaryUnaryMultiCallable[_dream_pb2.RestoreProfileRevisionRequest, _dream_pb2.RestoreProfileRevisionResponse]
@@ -147,10 +151,14 @@ class DreamServiceAsyncStub(DreamServiceStub):
     """The last memos of a conversation, oldest first."""
     SearchEvents: _aio.UnaryUnaryMultiCallable[_dream_pb2.SearchEventsRequest, _dream_pb2.SearchEventsResponse]  # type: ignore[assignment]
     """Events most relevant to a query, isolated by group or user, reranked by time decay."""
+    ListEvents: _aio.UnaryUnaryMultiCallable[_dream_pb2.ListEventsRequest, _dream_pb2.ListEventsResponse]  # type: ignore[assignment]
+    """Events newest first, isolated like SearchEvents, without a query: to browse them."""
     GetProfile: _aio.UnaryUnaryMultiCallable[_dream_pb2.GetProfileRequest, _dream_pb2.GetProfileResponse]  # type: ignore[assignment]
     """One user's or group's profile."""
     SearchProfiles: _aio.UnaryUnaryMultiCallable[_dream_pb2.SearchProfilesRequest, _dream_pb2.SearchProfilesResponse]  # type: ignore[assignment]
     """Profiles most relevant to a query."""
+    ListProfiles: _aio.UnaryUnaryMultiCallable[_dream_pb2.ListProfilesRequest, _dream_pb2.ListProfilesResponse]  # type: ignore[assignment]
+    """The profiles of the scopes the caller can see, a page at a time, without a query."""
     ListProfileRevisions: _aio.UnaryUnaryMultiCallable[_dream_pb2.ListProfileRevisionsRequest, _dream_pb2.ListProfileRevisionsResponse]  # type: ignore[assignment]
     """The earlier revisions of a profile that updates replaced, newest first."""
     RestoreProfileRevision: _aio.UnaryUnaryMultiCallable[_dream_pb2.RestoreProfileRevisionRequest, _dream_pb2.RestoreProfileRevisionResponse]  # type: ignore[assignment]
@@ -256,6 +264,14 @@ class DreamServiceServicer(metaclass=_abc_1.ABCMeta):
         """Events most relevant to a query, isolated by group or user, reranked by time decay."""
 
     @_abc_1.abstractmethod
+    def ListEvents(
+        self,
+        request: _dream_pb2.ListEventsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_dream_pb2.ListEventsResponse, _abc.Awaitable[_dream_pb2.ListEventsResponse]]:
+        """Events newest first, isolated like SearchEvents, without a query: to browse them."""
+
+    @_abc_1.abstractmethod
     def GetProfile(
         self,
         request: _dream_pb2.GetProfileRequest,
@@ -270,6 +286,14 @@ class DreamServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_dream_pb2.SearchProfilesResponse, _abc.Awaitable[_dream_pb2.SearchProfilesResponse]]:
         """Profiles most relevant to a query."""
+
+    @_abc_1.abstractmethod
+    def ListProfiles(
+        self,
+        request: _dream_pb2.ListProfilesRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_dream_pb2.ListProfilesResponse, _abc.Awaitable[_dream_pb2.ListProfilesResponse]]:
+        """The profiles of the scopes the caller can see, a page at a time, without a query."""
 
     @_abc_1.abstractmethod
     def ListProfileRevisions(

@@ -31,10 +31,11 @@ export function num(value) {
   return Number(value || 0);
 }
 
+// A time in the browser's zone, with the zone named: "26/11/2026, 23:40:12 UTC".
 export function when(timestamp) {
   if (!timestamp) return "—";
   const date = new Date(timestamp);
-  return Number.isNaN(date.getTime()) ? String(timestamp) : date.toLocaleString();
+  return Number.isNaN(date.getTime()) ? String(timestamp) : date.toLocaleString(undefined, { timeZoneName: "short" });
 }
 
 export function badge(text, kind = text) {

@@ -1,6 +1,8 @@
 // Directed graphs drawn as SVG. The vendored dagre (vendor/dagre, from the npm registry)
-// lays the nodes out in ranks and routes the edges; the nodes are focusable buttons that
-// call `onSelect(id)`. Text goes in as text nodes, never as markup.
+// lays the nodes out in ranks and routes the edges, each edge's label beside its line; the
+// nodes are focusable buttons that call `onSelect(id)`. The drawing zooms (the wheel, or
+// + and −) and pans (drag the background); Fit shows it whole again. Text goes in as text
+// nodes, never as markup.
 
 import dagre from "../vendor/dagre/dagre.esm.js";
 import { h } from "./dom.js";
@@ -11,6 +13,9 @@ const LINE_FONT = "11px system-ui, -apple-system, 'Segoe UI', sans-serif";
 const PAD = 10;
 const MIN_WIDTH = 90;
 const MAX_WIDTH = 240;
+const MAX_HEIGHT = 600;
+const ZOOM_STEP = 1.25;
+const LABEL_OFFSET = 6;
 let graphCount = 0;
 let measure;
 
@@ -57,15 +62,15 @@ export function graph({ nodes, edges, rankdir = "TB", name = "graph", selected, 
   const drawn = edges.filter((edge) => boxes.has(edge.from) && boxes.has(edge.to));
   for (const edge of drawn) {
     const label = edge.label ? String(edge.label) : "";
-    layout.setEdge(edge.from, edge.to, label ? { label, labelpos: "c", width: textWidth(label, LINE_FONT) + 8, height: 14 } : {});
+    layout.setEdge(edge.from, edge.to, label ? { label, labelpos: "r", labeloffset: LABEL_OFFSET, width: textWidth(label, LINE_FONT) + 4, height: 14 } : {});
   }
   dagre.layout(layout);
   const size = layout.graph();
   const arrow = `graph-arrow-${id}`;
+  const full = { x: 0, y: 0, w: Math.ceil(size.width), h: Math.ceil(size.height) };
   const picture = svg("svg", {
     class: `graph graph-${name}`, "data-graph": name, role: "group", "aria-label": name,
-    viewBox: `0 0 ${Math.ceil(size.width)} ${Math.ceil(size.height)}`,
-    width: Math.ceil(size.width), height: Math.ceil(size.height),
+    viewBox: `0 0 ${full.w} ${full.h}`, width: "100%", height: Math.min(full.h, MAX_HEIGHT),
   }, svg("defs", {}, svg("marker", {
     id: arrow, viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 9, markerHeight: 9,
     markerUnits: "userSpaceOnUse", orient: "auto-start-reverse",
@@ -102,5 +107,51 @@ export function graph({ nodes, edges, rankdir = "TB", name = "graph", selected, 
     picture.append(element);
   }
   if (selected && elements.has(selected)) elements.get(selected).classList.add("selected");
-  return h("div", { class: "graph-box" }, picture);
+  picture.style.maxWidth = `${full.w}px`;
+  return h("div", { class: "graph-box" }, zoomable(picture, full), picture);
+}
+
+// Zoom and pan by changing the SVG's viewBox; returns the toolbar (+, −, Fit).
+function zoomable(picture, full) {
+  let view = { ...full };
+  const show = () => picture.setAttribute("viewBox", [view.x, view.y, view.w, view.h].map((n) => n.toFixed(1)).join(" "));
+  // Zooms by `factor` (> 1: in) around the point (fx, fy), as fractions of the view.
+  const zoom = (factor, fx = 0.5, fy = 0.5) => {
+    const w = Math.min(full.w * 4, Math.max(full.w / 20, view.w / factor));
+    const h = view.h * (w / view.w);
+    view = { x: view.x + (view.w - w) * fx, y: view.y + (view.h - h) * fy, w, h };
+    show();
+  };
+  const scale = () => {
+    const box = picture.getBoundingClientRect();
+    return Math.max(view.w / (box.width || 1), view.h / (box.height || 1));
+  };
+  picture.addEventListener("wheel", (event) => {
+    event.preventDefault();
+    const box = picture.getBoundingClientRect();
+    zoom(event.deltaY < 0 ? ZOOM_STEP : 1 / ZOOM_STEP, (event.clientX - box.left) / box.width, (event.clientY - box.top) / box.height);
+  }, { passive: false });
+  let drag = null;
+  picture.addEventListener("pointerdown", (event) => {
+    if (event.button !== 0 || event.target.closest(".graph-node")) return;
+    drag = { x: event.clientX, y: event.clientY, view: { ...view }, scale: scale() };
+    picture.setPointerCapture(event.pointerId);
+    picture.classList.add("panning");
+  });
+  picture.addEventListener("pointermove", (event) => {
+    if (!drag) return;
+    view = { ...drag.view, x: drag.view.x - (event.clientX - drag.x) * drag.scale, y: drag.view.y - (event.clientY - drag.y) * drag.scale };
+    show();
+  });
+  const stop = () => {
+    drag = null;
+    picture.classList.remove("panning");
+  };
+  picture.addEventListener("pointerup", stop);
+  picture.addEventListener("pointercancel", stop);
+  const tool = (text, title, action, cls) => h("button", { type: "button", title, class: cls, onclick: action }, text);
+  return h("div", { class: "graph-tools" },
+    tool("+", "zoom in", () => zoom(ZOOM_STEP), "zoom-in"), tool("−", "zoom out", () => zoom(1 / ZOOM_STEP), "zoom-out"),
+    tool("Fit", "show the whole graph", () => { view = { ...full }; show(); }, "zoom-fit"),
+    h("span", { class: "muted" }, "wheel to zoom, drag to pan"));
 }

@@ -1,9 +1,9 @@
-// Dream: runs and their status, schedules, failed historian jobs with retry, profiles with
-// revisions and restore, and an agent's memory documents.
+// Dream: runs and their status, schedules, failed historian jobs with retry, and the
+// memory documents of the agents the token knows of. (Profiles are on the memory page.)
 
 import { call, callAll } from "../api.js";
 import {
-  badge, button, empty, fields, guarded, h, list, loading, num, pre, section, table, when,
+  badge, button, empty, guarded, h, loading, num, pre, table, when,
 } from "../dom.js";
 
 const PHASES = {
@@ -19,14 +19,12 @@ export async function render(view) {
   const runs = h("section", { class: "panel", id: "runs" });
   const schedules = h("section", { class: "panel", id: "schedules" });
   const failed = h("section", { class: "panel", id: "failed-jobs" });
-  const profiles = h("section", { class: "panel", id: "profiles" });
   const documents = h("section", { class: "panel", id: "documents" });
-  view.append(h("h1", {}, "Dream"), runs, schedules, failed, profiles, documents);
+  view.append(h("h1", {}, "Dream"), runs, schedules, failed, documents);
   // A schedule starting now fires at once: its run shows after the list is reloaded.
   const reloadRuns = await showRuns(runs);
   await Promise.all([showSchedules(schedules, reloadRuns), showFailedJobs(failed)]);
-  showProfiles(profiles);
-  showDocuments(documents);
+  await showDocuments(documents);
 }
 
 // ---- Runs ------------------------------------------------------------------------------
@@ -110,14 +108,14 @@ function runRow(run) {
     h("td", {}, run.agent_id || ""),
     h("td", {}, badge(status), run.reason ? h("div", { class: "muted" }, run.reason) : null,
       num(run.attempts) > 1 ? h("div", { class: "muted" }, `${num(run.attempts)} attempts`) : null),
-    h("td", {}, phaseNames(run.phases)),
-    h("td", {}, Object.entries(counts).filter(([, value]) => value).map(([name, value]) =>
+    h("td", { class: "phases" }, phaseNames(run.phases)),
+    h("td", { class: "counts" }, Object.entries(counts).filter(([, value]) => value).map(([name, value]) =>
       h("div", {}, `${name.replace(/_/g, " ")}: ${value}`))),
     h("td", {}, (run.failures || []).map((failure) =>
       h("div", {}, `${PHASES[failure.phase] || failure.phase}${failure.trace_id ? ` ${failure.trace_id}` : ""}: ${failure.reason}`))),
-    h("td", {}, when(run.created_at)),
-    h("td", {}, when(run.started_at)),
-    h("td", {}, when(run.finished_at)));
+    h("td", { class: "when" }, when(run.created_at)),
+    h("td", { class: "when" }, when(run.started_at)),
+    h("td", { class: "when" }, when(run.finished_at)));
 }
 
 // ---- Schedules ---------------------------------------------------------------------------
@@ -188,77 +186,34 @@ async function showFailedJobs(panel) {
     : empty("No failed jobs."));
 }
 
-// ---- Profiles ------------------------------------------------------------------------------
-
-function showProfiles(panel) {
-  const query = h("input", { id: "profile-query", type: "search", placeholder: "search profiles", size: 30 });
-  const entity_type = h("select", { id: "profile-type" },
-    h("option", { value: "ENTITY_TYPE_USER" }, "user"), h("option", { value: "ENTITY_TYPE_GROUP" }, "group"));
-  const entity_id = h("input", { id: "profile-id", placeholder: "user or group id", size: 20 });
-  const results = h("div", { id: "profile-results" });
-  const detail = h("div", { id: "profile-detail" });
-  const search = h("form", { class: "row" }, query, h("button", { type: "submit" }, "Search"));
-  const open = h("form", { class: "row" }, entity_type, entity_id, h("button", { type: "submit" }, "Open"));
-  search.addEventListener("submit", async (event) => {
-    event.preventDefault();
-    const response = await guarded(results, () => call("dream", "SearchProfiles", { query: query.value.trim(), top_k: 20 }));
-    if (!response) return;
-    const hits = response.hits || [];
-    results.append(hits.length ? table(["Profile", "Name", "Revision", "Score", ""], hits.map((hit) =>
-      h("tr", { class: "profile-hit" }, h("td", {}, `${short(hit.profile.entity_type, "ENTITY_TYPE_")} ${hit.profile.entity_id}`),
-        h("td", {}, hit.profile.name || ""), h("td", {}, hit.profile.revision || 0), h("td", {}, (hit.score || 0).toFixed(3)),
-        h("td", {}, button("Open", () => showProfile(detail, hit.profile.entity_type, hit.profile.entity_id, hit.profile.scope))))))
-      : empty("No profile matches."));
-  });
-  open.addEventListener("submit", (event) => {
-    event.preventDefault();
-    showProfile(detail, entity_type.value, entity_id.value.trim(), "");
-  });
-  panel.replaceChildren(h("h2", {}, "Profiles"), search, open, results, detail);
-}
-
-async function showProfile(detail, entity_type, entity_id, scope) {
-  detail.replaceChildren(loading());
-  const key = { entity_type, entity_id, scope };
-  const data = await guarded(detail, () => Promise.all([
-    call("dream", "GetProfile", key), call("dream", "ListProfileRevisions", key)]));
-  if (!data) return;
-  const [{ profile }, { revisions = [] }] = data;
-  const slot = h("div");
-  detail.append(h("div", { class: "card profile", "data-entity-id": profile.entity_id },
-    h("div", { class: "row" }, h("strong", {}, profile.name || profile.entity_id),
-      badge(`revision ${profile.revision || 0}`, "ok"), h("span", { class: "muted" }, profile.reason || "")),
-    fields([["Tags", list(profile.tags)], ["Scope", profile.scope || ""], ["Updated", when(profile.updated_at)],
-      ["From event", profile.source_event_id || ""]]),
-    pre(profile.markdown, { class: "profile-markdown" }),
-    h("h3", {}, "Earlier revisions"), slot,
-    revisions.length ? revisions.map((item) => h("div", { class: "card revision", "data-revision": item.profile.revision },
-      h("div", { class: "row" }, h("strong", {}, `Revision ${item.profile.revision}`),
-        h("span", { class: "muted" }, `replaced ${when(item.replaced_at)}`),
-        button(`Restore revision ${item.profile.revision}`, async () => {
-          const restored = await guarded(slot, () => call("dream", "RestoreProfileRevision",
-            { ...key, scope: scope || profile.scope, revision: item.profile.revision }));
-          if (restored) showProfile(detail, entity_type, entity_id, scope);
-        }, { class: "restore" })),
-      pre(item.profile.summary)))
-      : empty("No earlier revisions.")));
-}
-
 // ---- Memory documents ----------------------------------------------------------------------
 
-function showDocuments(panel) {
-  const agent = h("input", { id: "documents-agent", placeholder: "agent id (default: the token's)", size: 26 });
-  const results = h("div");
-  const form = h("form", { class: "row" }, agent, h("button", { type: "submit" }, "Show documents"));
-  form.addEventListener("submit", async (event) => {
-    event.preventDefault();
+// The agents the token knows of (from its dream runs, schedules and traces), by name.
+async function knownAgents() {
+  const lists = await Promise.allSettled([
+    callAll("dream", "ListDreamRuns", { page_size: 100 }, "runs", 2),
+    callAll("dream", "ListSchedules", { page_size: 100 }, "schedules", 2),
+    callAll("cognition", "ListTraces", { page_size: 100 }, "traces", 2)]);
+  const agents = lists.flatMap((result) => (result.status === "fulfilled" ? result.value : []))
+    .map((item) => item.agent_id).filter(Boolean);
+  return [...new Set(agents)].sort();
+}
+
+async function showDocuments(panel) {
+  // The first agent known is shown first; "" asks for the token's own agent.
+  const agent = h("select", { id: "documents-agent" }, (await knownAgents()).map((name) => h("option", { value: name }, name)),
+    h("option", { value: "" }, "the token's own agent"));
+  const results = h("div", { id: "documents" });
+  const show = async () => {
     const documents = await guarded(results, () => callAll("dream", "ListMemoryDocuments",
-      { agent_id: agent.value.trim(), include_content: true, page_size: 100 }, "documents"));
+      { agent_id: agent.value, include_content: true, page_size: 100 }, "documents"));
     if (!documents) return;
-    results.append(h("div", {}, documents.length ? documents.map((document) => h("div", { class: "card document" },
-      h("div", { class: "row" }, h("strong", {}, document.path), badge(`revision ${document.revision || 0}`, "ok"),
+    results.append(h("div", {}, documents.length ? documents.map((document) => h("details", { class: "card document" },
+      h("summary", { class: "row" }, h("strong", {}, document.path), badge(`revision ${document.revision || 0}`, "ok"),
         h("span", { class: "muted" }, `${num(document.size)} characters · run ${document.run_id || "?"} · ${when(document.updated_at)}`)),
       pre(document.content))) : empty("No memory documents for this agent.")));
-  });
-  panel.replaceChildren(h("h2", {}, "Memory documents"), form, results);
+  };
+  agent.addEventListener("change", show);
+  panel.replaceChildren(h("h2", {}, "Memory documents"), h("div", { class: "row" }, "Agent", agent), results);
+  await show();
 }

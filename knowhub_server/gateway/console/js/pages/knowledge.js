@@ -1,13 +1,14 @@
-// Knowledge: search and browse; one record with its eval history (helpful / harmful
-// cases over time), the versions evolve and slim replaced, and its linked resources
-// (secure bodies only on an explicit reveal, which the server authorizes).
+// Knowledge: search and browse, an Ask box (the LLM's answer citing the hits), and a form
+// to save a new record; one record with its eval history (helpful / harmful cases over
+// time), the versions evolve and slim replaced, a score and evolve form, Delete, and its
+// linked resources (secure bodies only on an explicit reveal, which the server authorizes).
+// The knowledge types come from the gateway.
 
-import { call } from "../api.js";
+import { call, hubFacts } from "../api.js";
+import { resourceDetails } from "../resources-shared.js";
 import {
   badge, button, empty, fields, guarded, h, link, list, loading, pre, section, table, tags, when,
 } from "../dom.js";
-
-const TYPES = ["user_profile", "strategy", "tool", "usecase", "definition", "plan"];
 
 export async function render(view, args) {
   if (args.length) await renderRecord(view, args[0]);
@@ -17,9 +18,11 @@ export async function render(view, args) {
 // ---- Search and list -----------------------------------------------------------------
 
 async function renderBrowser(view) {
+  const facts = await hubFacts();
+  const knownTypes = facts.knowledge_types || [];
   const query = h("input", { id: "knowledge-query", type: "search", placeholder: "search knowledge", size: 40 });
   const type = h("select", { id: "knowledge-type" }, h("option", { value: "" }, "any type"),
-    TYPES.map((name) => h("option", { value: name }, name)));
+    knownTypes.map((name) => h("option", { value: name }, name)));
   const min_score = h("select", { id: "knowledge-min-score", title: "search: leave out records scored below" },
     [1, 2, 3, 4, 5].map((n) => h("option", { value: n }, `min score ${n}`)));
   const order = h("select", { id: "knowledge-order" },
@@ -34,8 +37,54 @@ async function renderBrowser(view) {
     : listPages(results, { page_size: 25, types: types(), order_by: order.value }));
   form.addEventListener("submit", (event) => { event.preventDefault(); browse(); });
   for (const control of [type, order]) control.addEventListener("change", browse);
-  view.append(h("h1", {}, "Knowledge"), form, results);
+  view.append(h("h1", {}, "Knowledge"), askBox(facts.configuration), createForm(knownTypes), form, results);
   await browse();
+}
+
+// ---- Ask and create ---------------------------------------------------------------------
+
+// Ask needs the hub's model; without one the box says so rather than fail on use.
+function askBox(configuration) {
+  if (configuration && configuration.model_configured === false) {
+    return section("Ask", h("p", { class: "muted", id: "ask-off" },
+      "Ask needs a model: set KNOWHUB_LLM_BASE_URL (see the local models guide) and restart the hub."));
+  }
+  const question = h("input", { id: "ask-query", type: "search", size: 60, placeholder: "ask a question: the answer cites the knowledge it used" });
+  const answer = h("div", { id: "ask-answer" });
+  const form = h("form", { class: "row" }, question, h("button", { type: "submit" }, "Ask"));
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    if (!question.value.trim()) return;
+    answer.replaceChildren(loading("Asking…"));
+    const response = await guarded(answer, () => call("knowledge", "AskKnowledge", { query: question.value.trim() }));
+    if (!response) return;
+    const hits = response.hits || [];
+    answer.append(h("div", { class: "card answer" }, pre(response.answer || "(no answer)", { class: "answer-text" }),
+      h("div", { class: "muted" }, "Cited: ", (response.cited_ids || []).length
+        ? response.cited_ids.map((id) => [link(`#/knowledge/${encodeURIComponent(id)}`, (hits.find((hit) => hit.knowledge.id === id) || { knowledge: { task: id } }).knowledge.task || id), " "])
+        : "nothing")));
+  });
+  return section("Ask", form, answer);
+}
+
+function createForm(knownTypes) {
+  const task = h("input", { name: "task", required: true, placeholder: "the task this knowledge helps with" });
+  const content = h("textarea", { name: "content", required: true, placeholder: "what to know or do" });
+  const boxes = knownTypes.map((name) => h("label", { class: "check" }, h("input", { type: "checkbox", name: "types", value: name }), ` ${name}`));
+  const score = h("select", { name: "score" }, [1, 2, 3, 4, 5].map((n) => h("option", { value: n, selected: n === 3 }, `score ${n}`)));
+  const slot = h("div");
+  const form = h("form", { class: "edit", id: "create-knowledge" },
+    h("label", {}, "Task"), task, h("label", {}, "Content"), content,
+    h("label", {}, "Types"), h("div", { class: "row" }, boxes), h("label", {}, "Score"), score, slot,
+    h("div", { class: "actions" }, h("button", { type: "submit", class: "primary" }, "Save knowledge")));
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const chosen = boxes.map((label) => label.querySelector("input")).filter((box) => box.checked).map((box) => box.value);
+    const saved = await guarded(slot, () => call("knowledge", "SaveKnowledge",
+      { task: task.value.trim(), content: content.value, types: chosen, score: Number(score.value) }));
+    if (saved) location.hash = `#/knowledge/${encodeURIComponent(saved.knowledge.id)}`;
+  });
+  return h("details", { class: "panel", id: "new-knowledge" }, h("summary", {}, h("strong", {}, "New knowledge")), form);
 }
 
 function recordRow(record, extra = []) {
@@ -83,7 +132,9 @@ async function listPages(results, body) {
   results.replaceChildren(h("table", {},
     h("thead", {}, h("tr", {}, [...RECORD_HEADERS, "Updated"].map((title) => h("th", {}, title)))), rows), more);
   await next();
-  if (!rows.children.length) results.prepend(empty("No knowledge visible to this token."));
+  if (!rows.children.length && !results.querySelector(".error")) {
+    results.prepend(empty("No knowledge visible to this token yet: save some below, or let agents save it."));
+  }
 }
 
 // ---- One record ----------------------------------------------------------------------
@@ -114,6 +165,7 @@ async function renderRecord(view, id) {
         ["Created", when(record.created_at)],
         ["Updated", when(record.updated_at)],
       ])),
+    editSection(record),
     evalSection(evaluation),
     await versionsSection(record),
     resourcesSection(record.resource_ids || []));
@@ -198,20 +250,40 @@ async function versionsSection(record) {
         pre(version.content)))
       : h("p", { class: "muted" }, "No earlier versions: evolve and slim keep the content they replace here.")));
   }
-  panel.append(evolveForm(record));
   return panel;
 }
 
-function evolveForm(record) {
-  const feedback = h("input", { name: "feedback", size: 60, placeholder: "what to change (the LLM rewrites the content)" });
-  const slot = h("div");
-  const form = h("form", { class: "row" }, feedback, h("button", { type: "submit" }, "Evolve"), slot);
-  form.addEventListener("submit", async (event) => {
+const reload = () => window.dispatchEvent(new HashChangeEvent("hashchange"));
+
+// UpdateKnowledge as it is: a new score, or evolve (the LLM rewrites the content from
+// feedback, keeping the old content as a version); and DeleteKnowledge.
+function editSection(record) {
+  const score = h("select", { name: "score" }, [1, 2, 3, 4, 5].map((n) =>
+    h("option", { value: n, selected: n === ((record.eval || {}).score ?? 0) }, `score ${n}`)));
+  const scoreSlot = h("div");
+  const scoreForm = h("form", { class: "row", id: "score-form" }, h("strong", {}, "Score"), score, h("button", { type: "submit" }, "Set score"), scoreSlot);
+  scoreForm.addEventListener("submit", async (event) => {
     event.preventDefault();
-    const done = await guarded(slot, () => call("knowledge", "UpdateKnowledge", { id: record.id, evolve_feedback: feedback.value }));
-    if (done) window.dispatchEvent(new HashChangeEvent("hashchange"));
+    if (await guarded(scoreSlot, () => call("knowledge", "UpdateKnowledge", { id: record.id, update_score: Number(score.value) }))) reload();
   });
-  return form;
+  const feedback = h("input", { name: "feedback", size: 60, placeholder: "what to change (the LLM rewrites the content)" });
+  const evolveSlot = h("div");
+  const evolve = h("form", { class: "row", id: "evolve-form" }, h("strong", {}, "Evolve"), feedback, h("button", { type: "submit" }, "Evolve"), evolveSlot);
+  evolve.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    if (await guarded(evolveSlot, () => call("knowledge", "UpdateKnowledge", { id: record.id, evolve_feedback: feedback.value }))) reload();
+  });
+  const deleteSlot = h("div");
+  const remove = button("Delete", async (event) => {
+    if (event.target.dataset.confirm !== "1") {
+      event.target.dataset.confirm = "1";
+      event.target.textContent = "Delete: click again to confirm";
+      return;
+    }
+    if (await guarded(deleteSlot, () => call("knowledge", "DeleteKnowledge", { id: record.id }))) location.hash = "#/knowledge";
+  }, { class: "danger delete-knowledge" });
+  return h("section", { class: "panel", id: "edit" }, h("h2", {}, "Edit"), scoreForm, evolve,
+    h("div", { class: "row" }, remove, deleteSlot));
 }
 
 function resourcesSection(ids) {
@@ -222,37 +294,8 @@ function resourcesSection(ids) {
 function resourceCard(id) {
   const card = h("div", { class: "card resource", "data-resource-id": id }, loading(`Loading ${id}…`));
   guarded(card, () => call("resource", "GetResource", { id })).then((response) => {
-    if (response) fillResource(card, response.resource);
+    if (response) card.replaceChildren(h("div", {}, resourceDetails(response.resource)));
   });
   return card;
 }
 
-function fillResource(card, resource) {
-  const secret = h("div", { class: "secure" });
-  if (resource.has_secure_body) {
-    secret.append(h("span", { class: "muted secure-hidden" }, "Secure body hidden. "),
-      button("Reveal secure body", () => reveal(secret, resource.id, resource.version), { class: "reveal" }));
-  }
-  card.replaceChildren(
-    h("div", { class: "row" }, h("strong", {}, resource.title), h("span", { class: "muted" }, resource.id),
-      badge((resource.content_type || "").replace("RESOURCE_CONTENT_TYPE_", "").toLowerCase() || "text"),
-      resource.expired ? badge("expired", "failed") : null, resource.deleted ? badge("deleted", "failed") : null),
-    pre(resource.body, { class: "resource-body" }),
-    fields([
-      ["Version", resource.version || "1"],
-      ["Owner", resource.owner],
-      ["Scopes", list(resource.scopes)],
-      ["Expires", resource.expires_at ? when(resource.expires_at) : "never"],
-      ["Secure body", resource.has_secure_body ? "yes" : "none"],
-    ]),
-    secret);
-}
-
-// Asks for the secure body with include_secure; the server decides (and audits the read).
-async function reveal(slot, id, version) {
-  const response = await guarded(slot, () => call("resource", "GetResource", { id, include_secure: true, version }));
-  if (!response) return;
-  slot.replaceChildren(h("h3", {}, "Secure body"), pre(response.resource.secure_body || "", { class: "secret secure-body" }),
-    button("Hide", () => { slot.replaceChildren(h("span", { class: "muted secure-hidden" }, "Secure body hidden. "),
-      button("Reveal secure body", () => reveal(slot, id, version), { class: "reveal" })); }));
-}

@@ -54,15 +54,45 @@ async function renderList(view) {
   view.append(h("h1", {}, "Traces"), form, slot);
   const traces = await guarded(slot, () => callAll("cognition", "ListTraces", { page_size: 100 }, "traces", 5));
   if (!traces) return;
-  slot.append(traces.length ? table(
-    ["Trace", "Task", "Agent", "Owner", "Events", "Pending evaluations", "Updated"],
-    traces.map((trace) => h("tr", { class: "trace-row", "data-trace-id": trace.trace_id, "data-owner": trace.owner },
-      h("td", {}, link(traceHash(trace.trace_id, { owner: trace.owner }), trace.trace_id)), h("td", {}, trace.task || ""),
-      h("td", {}, trace.agent_id || ""), h("td", {}, trace.owner || ""), h("td", {}, num(trace.event_count)),
-      h("td", { class: "pending-evaluations" }, trace.pending_evaluations || 0,
-        trace.abandoned_evaluations ? [" ", badge("evaluator gave up", "failed")] : ""),
-      h("td", {}, when(trace.updated_at)))))
-    : empty("No traces visible to this token."));
+  if (!traces.length) {
+    slot.append(empty("No traces visible to this token."));
+    return;
+  }
+  const text = h("input", { id: "trace-filter", type: "search", size: 30, placeholder: "filter: id, task, agent, owner" });
+  const agent = h("select", { id: "trace-agent" }, h("option", { value: "" }, "every agent"),
+    [...new Set(traces.map((trace) => trace.agent_id).filter(Boolean))].sort().map((name) => h("option", { value: name }, name)));
+  const waiting = h("select", { id: "trace-evaluation" }, h("option", { value: "" }, "any evaluation"),
+    h("option", { value: "pending" }, "evaluations pending"), h("option", { value: "abandoned" }, "evaluator gave up"));
+  const shown = h("span", { class: "muted", id: "trace-count" });
+  const rows = traces.map((trace) => [trace, traceRow(trace)]);
+  const apply = () => {
+    const words = text.value.trim().toLowerCase().split(/\s+/).filter(Boolean);
+    let count = 0;
+    for (const [trace, row] of rows) {
+      const haystack = [trace.trace_id, trace.task, trace.agent_id, trace.owner].join(" ").toLowerCase();
+      const visible = words.every((word) => haystack.includes(word)) && (!agent.value || trace.agent_id === agent.value)
+        && (waiting.value !== "pending" || num(trace.pending_evaluations) > 0)
+        && (waiting.value !== "abandoned" || num(trace.abandoned_evaluations) > 0);
+      row.hidden = !visible;
+      count += visible ? 1 : 0;
+    }
+    shown.textContent = `${count} of ${traces.length} traces`;
+  };
+  text.addEventListener("input", apply);
+  agent.addEventListener("change", apply);
+  waiting.addEventListener("change", apply);
+  slot.append(h("div", { class: "row" }, text, agent, waiting, shown),
+    table(["Trace", "Task", "Agent", "Owner", "Events", "Pending evaluations", "Updated"], rows.map(([, row]) => row)));
+  apply();
+}
+
+function traceRow(trace) {
+  return h("tr", { class: "trace-row", "data-trace-id": trace.trace_id, "data-owner": trace.owner },
+    h("td", {}, link(traceHash(trace.trace_id, { owner: trace.owner }), trace.trace_id)), h("td", {}, trace.task || ""),
+    h("td", {}, trace.agent_id || ""), h("td", {}, trace.owner || ""), h("td", {}, num(trace.event_count)),
+    h("td", { class: "pending-evaluations" }, trace.pending_evaluations || 0,
+      trace.abandoned_evaluations ? [" ", badge("evaluator gave up", "failed")] : ""),
+    h("td", { class: "nowrap" }, when(trace.updated_at)));
 }
 
 async function renderTrace(view, at) {
@@ -76,12 +106,12 @@ async function renderTrace(view, at) {
   const trace = data.trace || {};
   const header = data.header || {};
   const here = { ...at, owner: trace.owner || owner };
-  view.append(
+  view.append(...[
     h("h1", {}, "Trace ", h("span", { class: "trace-id" }, trace.trace_id || trace_id)),
     jobHeader(here, header, trace),
     evaluationPanel(here, data),
-    windowBar(here, data),
-    h("nav", { class: "tabs" }, Object.entries(TABS).map(([name, [title]]) =>
+    windowBar(here, data)].filter(Boolean),
+  h("nav", { class: "tabs" }, Object.entries(TABS).map(([name, [title]]) =>
       h("a", { href: traceHash(trace_id, { ...here, tab: name, job: job_id }), class: name === tab ? "active" : "", "data-tab": name }, title))));
   const body = h("div", { class: `tab tab-${tab}`, "data-tab": tab });
   view.append(body);
@@ -302,8 +332,8 @@ async function eventsTab(body, data, { trace_id, owner }) {
       { trace_id, owner, types: type.value ? [type.value] : [], page_size: 100, page_token }));
     if (!response) return;
     rows.append(...(response.events || []).map((event) => h("details", { class: "raw-event" },
-      h("summary", {}, h("span", { class: "kind" }, event.event_id), h("span", { class: "kind" }, eventType(event).type),
-        describe(event)), json(event))));
+      h("summary", {}, h("span", { class: "event-id" }, event.event_id), h("span", { class: "kind" }, eventType(event).type),
+        h("span", { class: "event-text" }, describe(event)), h("span", { class: "muted event-time" }, when(event.timestamp))), json(event))));
     page_token = response.next_page_token || "";
     more.hidden = !page_token;
   };
