@@ -198,6 +198,11 @@ def test_a_changed_fact_supersedes_the_old_one_from_its_time(
         assert old.superseded_at is not None
         assert old.superseded_at.timestamp() == pytest.approx(T0 + 30 * DAY)
     assert texts(alice.memory.search_events("Paris")) == []
+    listed = alice.memory.list_events(target_user_id="10001")
+    assert [e.text for e in listed] == ["User 10001 lives in Berlin"]
+    listed = alice.memory.list_events(target_user_id="10001", include_history=True)
+    assert [(e.text, e.state) for e in listed] == [
+        ("User 10001 lives in Berlin", "current"), ("User 10001 lives in Paris", "superseded")]
 
 
 def test_a_retraction_supersedes_without_storing_and_a_noop_stores_nothing(

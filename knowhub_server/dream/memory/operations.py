@@ -340,7 +340,8 @@ class MemoryOperations:
 
     def list_events(self, principal: Principal, *, target_user_id: str, target_group_id: str,
                     time_from: float | None, time_to: float | None, scope: str,
-                    page_size: int, page_token: str) -> tuple[list[CognitiveEvent], str]:
+                    page_size: int, page_token: str,
+                    include_history: bool = False) -> tuple[list[CognitiveEvent], str]:
         self._require_enabled()
         validate_id(target_user_id, "target_user_id", required=False)
         validate_id(target_group_id, "target_group_id", required=False)
@@ -349,7 +350,8 @@ class MemoryOperations:
         if time_from is not None and time_to is not None and time_from > time_to:
             raise InvalidArgument("time_from", "is after time_to")
         where = event_where(searched_scopes(principal, scope),
-                            isolation(target_user_id, target_group_id), time_from, time_to)
+                            isolation(target_user_id, target_group_id), time_from, time_to,
+                            include_history=include_history)
         return self._events.page(where, page_size, page_token)
 
     # -- profiles --

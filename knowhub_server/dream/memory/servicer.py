@@ -75,7 +75,8 @@ class MemoryServicer:
             target_group_id=request.target_group_id,
             time_from=from_timestamp(request.time_from, "time_from"),
             time_to=from_timestamp(request.time_to, "time_to"), scope=request.scope,
-            page_size=request.page_size, page_token=request.page_token)
+            page_size=request.page_size, page_token=request.page_token,
+            include_history=request.include_history)
         return dream_pb2.ListEventsResponse(
             events=[event_to_proto(e, principal) for e in events], next_page_token=token)
 

@@ -169,9 +169,10 @@ class AsyncMemoryAPI:
     async def list_events(self, target_user_id: str | None = None,
                           target_group_id: str | None = None, time_from: TimeLike = None,
                           time_to: TimeLike = None, scope: str | None = None,
-                          limit: int = 20, page_token: str = "") -> EventsPage:
-        """Events newest first without a query, isolated as in `search_events` (a user's,
-        a group's, or with neither every event of the scopes) and time-filtered.
+                          limit: int = 20, page_token: str = "",
+                          include_history: bool = False) -> EventsPage:
+        """Current events newest first without a query, isolated as in `search_events` (a
+        user's, a group's, or with neither every event of the scopes) and time-filtered.
 
         Args:
             target_user_id: Only this user's events (with target_group_id: what the user said
@@ -182,6 +183,7 @@ class AsyncMemoryAPI:
             scope: List only this scope; every scope the caller can see by default.
             limit: How many events a page holds, 1 to 100.
             page_token: The `next_page_token` of the previous page; "" for the first.
+            include_history: Also list superseded events (facts a newer one replaced).
 
         Returns:
             One page of events, newest first, and `next_page_token` ("" after the last).
@@ -194,7 +196,8 @@ class AsyncMemoryAPI:
         request = dream_pb2.ListEventsRequest(
             target_user_id=target_user_id or "", target_group_id=target_group_id or "",
             time_from=to_timestamp(time_from), time_to=to_timestamp(time_to),
-            scope=scope or "", page_size=limit, page_token=page_token)
+            scope=scope or "", page_size=limit, page_token=page_token,
+            include_history=include_history)
         return await self._transport.call(self._stub.ListEvents, request,
                                           EventsPage.from_proto)
 

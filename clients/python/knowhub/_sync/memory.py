@@ -215,9 +215,10 @@ class MemoryAPI:
         scope: str | None = None,
         limit: int = 20,
         page_token: str = "",
+        include_history: bool = False,
     ) -> EventsPage:
-        """Events newest first without a query, isolated as in `search_events` (a user's,
-        a group's, or with neither every event of the scopes) and time-filtered.
+        """Current events newest first without a query, isolated as in `search_events` (a
+        user's, a group's, or with neither every event of the scopes) and time-filtered.
 
         Args:
             target_user_id: Only this user's events (with target_group_id: what the user said
@@ -228,6 +229,7 @@ class MemoryAPI:
             scope: List only this scope; every scope the caller can see by default.
             limit: How many events a page holds, 1 to 100.
             page_token: The `next_page_token` of the previous page; "" for the first.
+            include_history: Also list superseded events (facts a newer one replaced).
 
         Returns:
             One page of events, newest first, and `next_page_token` ("" after the last).
@@ -245,6 +247,7 @@ class MemoryAPI:
             scope=scope or "",
             page_size=limit,
             page_token=page_token,
+            include_history=include_history,
         )
         return self._transport.call(self._stub.ListEvents, request, EventsPage.from_proto)
 

@@ -334,7 +334,7 @@ class SearchEventsResponse(_message.Message):
     def __init__(self, hits: _Optional[_Iterable[_Union[EventHit, _Mapping]]] = ..., warnings: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class ListEventsRequest(_message.Message):
-    __slots__ = ("target_user_id", "target_group_id", "time_from", "time_to", "scope", "page_size", "page_token")
+    __slots__ = ("target_user_id", "target_group_id", "time_from", "time_to", "scope", "page_size", "page_token", "include_history")
     TARGET_USER_ID_FIELD_NUMBER: _ClassVar[int]
     TARGET_GROUP_ID_FIELD_NUMBER: _ClassVar[int]
     TIME_FROM_FIELD_NUMBER: _ClassVar[int]
@@ -342,6 +342,7 @@ class ListEventsRequest(_message.Message):
     SCOPE_FIELD_NUMBER: _ClassVar[int]
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    INCLUDE_HISTORY_FIELD_NUMBER: _ClassVar[int]
     target_user_id: str
     target_group_id: str
     time_from: _timestamp_pb2.Timestamp
@@ -349,7 +350,8 @@ class ListEventsRequest(_message.Message):
     scope: str
     page_size: int
     page_token: str
-    def __init__(self, target_user_id: _Optional[str] = ..., target_group_id: _Optional[str] = ..., time_from: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., time_to: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., scope: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+    include_history: bool
+    def __init__(self, target_user_id: _Optional[str] = ..., target_group_id: _Optional[str] = ..., time_from: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., time_to: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., scope: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., include_history: _Optional[bool] = ...) -> None: ...
 
 class ListEventsResponse(_message.Message):
     __slots__ = ("events", "next_page_token")
