@@ -24,6 +24,7 @@ from tests.dream.support import (
     PROFILE,
     RECONCILE,
     REWRITE,
+    Queue,
     decide,
     group_context,
     memory_settings,
@@ -203,6 +204,28 @@ def test_a_changed_fact_supersedes_the_old_one_from_its_time(
     listed = alice.memory.list_events(target_user_id="10001", include_history=True)
     assert [(e.text, e.state) for e in listed] == [
         ("User 10001 lives in Berlin", "current"), ("User 10001 lives in Paris", "superseded")]
+
+
+def test_a_redelivered_update_keeps_its_decision(
+        hub_with: Callable[..., Harness], historian: Historian, redis_url: str,
+        redis_prefix: str) -> None:
+    queue = Queue(redis_url, redis_prefix)
+    producer = hub_with({"KNOWHUB_HISTORIAN_WORKERS": "0"})
+    alice = producer.client("alice")
+    paris = alice.memory.remember("", ["User 10001 lives in Paris"],
+                                  context=private_context(timestamp=T0)).job_id
+    berlin = alice.memory.remember("", ["User 10001 lives in Berlin"],
+                                   context=private_context(timestamp=T0 + DAY)).job_id
+    queue.client.xadd(queue.jobs, queue.entries()[-1])  # Berlin's job again, redelivered
+    producer.stop()
+    historian.decisions.append(decide("update", 1))
+    alice = hub_with({"KNOWHUB_HISTORIAN_WORKERS": "1"}).client("alice")
+    queue.wait_drained()
+    job = alice.memory.job(berlin)
+    assert [(d.action, d.target_event_id) for d in job.decisions] == [
+        ("update", f"{paris}_0_sender")]
+    assert alice.memory.get_event(f"{berlin}_0_sender").supersedes == f"{paris}_0_sender"
+    assert alice.memory.get_event(f"{paris}_0_sender").superseded_by == f"{berlin}_0_sender"
 
 
 def test_a_retraction_supersedes_without_storing_and_a_noop_stores_nothing(

@@ -49,6 +49,7 @@ from knowhub_server.dream.memory.domain import (
     gate_hits,
     ids_to_keep,
     normalized_fact,
+    perspectives,
     profile_targets,
     sibling_ids,
     updated_profile,
@@ -110,32 +111,50 @@ class JobProcessor:
         changes = []
         items = list(enumerate(job.observations)) or [(MEMO_INDEX, job.memo)]
         for index, written in items:
-            rewrite = self._absolutize(job, written, checkpoint)
-            if rewrite.warning and self._llm is not None:
-                log.warning("job %s: is_absolute=false for item %s: %s", job.job_id, index,
-                            rewrite.warning)
-            # A memo records what the assistant did, not a fact about the subject.
-            decision = self._reconcile(job, index, rewrite.text, checkpoint) \
-                if job.observations else Decision(-1, ADD, event_id(job.job_id, index,
-                                                                     PERSPECTIVE_SENDER))
+            decision, text = self._stored_before(job, index) \
+                or self._store(job, index, written, checkpoint)
             outcome.decisions.append(decision)
             if decision.action in (ADD, UPDATE):
-                events = events_for(job, index, rewrite.text, is_absolute=rewrite.is_absolute,
-                                    warning=rewrite.warning, observation=written,
-                                    zone=self._settings.memory_timezone,
-                                    supersedes=decision.target_event_id
-                                    if decision.action == UPDATE else "")
-                self._events.put(events)
-                outcome.event_ids += [e.event_id for e in events]
+                outcome.event_ids += [event_id(job.job_id, index, p)
+                                      for p in perspectives(job.context.request_type)]
             if decision.action in (UPDATE, RETRACT):
                 self._supersede(decision.target_event_id, job.timestamp, decision.event_id)
             if decision.action == NOOP and decision.target_event_id:
                 self._confirm(decision.target_event_id, job.timestamp)
             if decision.action != NOOP:
-                changes.append(_profile_note(decision, rewrite.text))
+                changes.append(_profile_note(decision, text))
         if job.observations and self._llm is not None and changes:
             self._merge_profiles(job, changes, checkpoint)
         return outcome
+
+    def _stored_before(self, job: Job, index: int | str) -> tuple[Decision, str] | None:
+        """What an earlier delivery of the job stored for this item, if it got that far:
+        its decision is kept (and its events, which may have been edited since)."""
+        found = self._events.get([event_id(job.job_id, index, PERSPECTIVE_SENDER)])
+        if not found:
+            return None
+        event = found[0]
+        position = index if isinstance(index, int) else -1
+        return Decision(position, UPDATE if event.supersedes else ADD, event.event_id,
+                        event.supersedes, "stored by an earlier delivery"), event.text
+
+    def _store(self, job: Job, index: int | str, written: str,
+               checkpoint: Checkpoint) -> tuple[Decision, str]:
+        """Rewrites the item, reconciles it and stores its events when it adds or updates."""
+        rewrite = self._absolutize(job, written, checkpoint)
+        if rewrite.warning and self._llm is not None:
+            log.warning("job %s: is_absolute=false for item %s: %s", job.job_id, index,
+                        rewrite.warning)
+        # A memo records what the assistant did, not a fact about the subject.
+        decision = self._reconcile(job, index, rewrite.text, checkpoint) if job.observations \
+            else Decision(-1, ADD, event_id(job.job_id, index, PERSPECTIVE_SENDER))
+        if decision.action in (ADD, UPDATE):
+            self._events.put(events_for(
+                job, index, rewrite.text, is_absolute=rewrite.is_absolute,
+                warning=rewrite.warning, observation=written,
+                zone=self._settings.memory_timezone,
+                supersedes=decision.target_event_id if decision.action == UPDATE else ""))
+        return decision, rewrite.text
 
     def purge_deleted(self) -> int:
         """Removes the deleted events whose retention window has passed."""
