@@ -1,7 +1,8 @@
 """The memory's Redis keys: each conversation's short-term memo list, the historian's
-job stream (one consumer group) and its failed stream, and Remember's request ids; all under
-`{<prefix>historian}:`, one hash tag, so on a Redis Cluster the scripts that join them (a
-memo, its job and its request id; a failed job and the job stream) find them in one slot.
+job stream (one consumer group) and its failed stream, Remember's request ids, and each
+job's status (`job:<id>`, for GetMemoryJob); all under `{<prefix>historian}:`, one hash tag,
+so on a Redis Cluster the scripts that join them (a memo, its job, its status and its
+request id; a failed job and the job stream) find them in one slot.
 
 Seed 002's file queue (pending/ processing/ failed/) maps onto streams with the same
 guarantees (see streams.py): a job is pending until a worker acknowledges it; a worker's
@@ -84,7 +85,7 @@ return false
 class HistorianQueue(JobStream):
     def __init__(self, client: Callable[[], redis.Redis], prefix: str, *, memos_keep: int,
                  failed_max_files: int, failed_max_age_days: int,
-                 job_keep_hours: int = 168) -> None:
+                 job_keep_hours: int) -> None:
         base = keyspace(prefix, "historian")
         super().__init__(client, f"{base}jobs", GROUP)
         self.jobs = self.stream
