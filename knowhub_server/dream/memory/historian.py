@@ -2,8 +2,11 @@
 
 A job: each observation is rewritten by the LLM into an absolute event, checked by the
 gate and retried; what still fails is stored as written or as rewritten with
-is_absolute=false and a warning. One event per perspective goes to Qdrant under an id
-derived from the job, so a redelivered job overwrites rather than duplicates. Then the
+is_absolute=false and a warning. The event is then reconciled with the subject's most
+similar current events: added, stored as an update that supersedes an older fact, a
+retraction of one, or a no-op (an exact duplicate without asking the LLM). One event per
+perspective goes to Qdrant under an id derived from the job, so a redelivered job finds
+what it stored rather than storing it twice. Then the
 LLM merges the observations into the sender's and group's profiles by tool calls; a
 profile remembers the jobs merged into it, so a job merges once. Without an LLM, or
 when it fails or answers garbage, events are stored as written and profiles stay as
