@@ -6,11 +6,11 @@ is_absolute=false and a warning. The event is then reconciled with the subject's
 similar current events: added, stored as an update that supersedes an older fact, a
 retraction of one, or a no-op (an exact duplicate without asking the LLM). One event per
 perspective goes to Qdrant under an id derived from the job, so a redelivered job finds
-what it stored rather than storing it twice. Then the
-LLM merges the observations into the sender's and group's profiles by tool calls; a
-profile remembers the jobs merged into it, so a job merges once. Without an LLM, or
-when it fails or answers garbage, events are stored as written and profiles stay as
-they are: nothing is lost. Only store failures make a job fail and retry.
+what it stored rather than storing it twice. Then the LLM merges the observations that
+changed something into the sender's and group's profiles by tool calls; a profile
+remembers the jobs merged into it, so a job merges once. Without an LLM, or when it fails
+or answers garbage, events are stored as written and profiles stay as they are: nothing
+is lost. Only store failures make a job fail and retry.
 """
 
 from __future__ import annotations
