@@ -12,6 +12,7 @@ from bench import (
     dream_memory,
     dream_runs,
     fair_sharing,
+    feedback_curve,
     gateway_latency,
     knowledge_latency,
     locomo_recall,
@@ -37,6 +38,7 @@ def main() -> None:
     knowledge_latency.main(["--sizes", "1000,10000"] if args.quick else [])
     locomo_recall.main([])
     routing.main(["--searches", "100"] if args.quick else [])
+    feedback_curve.main(["--rounds", "4"] if args.quick else [])
     resource_latency.main(["--count", "300"] if args.quick else [])
     cognition_latency.main(["--appends", "500", "--traces", "100"] if args.quick else [])
     dream_memory.main(["--events", "10000", "--jobs", "500"] if args.quick else [])

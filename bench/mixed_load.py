@@ -70,7 +70,10 @@ class Client:
 
     def UpdateKnowledge(self) -> None:
         record = self.rng.choice(self.shared)
-        self.kh.knowledge.update(record, add_helpful_case={"task": "load", "outcome": "ok"})
+        # Each use a trace of its own: a user's cases count once per trace.
+        self.kh.knowledge.update(record, add_helpful_case={
+            "task": "load", "outcome": "ok",
+            "trace_id": f"load-{self.batch}-{self.number}-{self.helpful[record]}"})
         self.helpful[record] += 1
 
     def SaveResource(self) -> None:

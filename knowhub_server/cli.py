@@ -25,6 +25,7 @@ from knowhub_server.common.cli_support import (
 from knowhub_server.common.paths import absolute
 from knowhub_server.common.services import SERVICE_MODULES
 from knowhub_server.dream.cli import add_commands as add_memory_commands
+from knowhub_server.knowledge.cli import add_commands as add_knowledge_commands
 from knowhub_server.mcp.cli import add_command as add_mcp_command
 
 if TYPE_CHECKING:
@@ -163,6 +164,12 @@ def _parser() -> argparse.ArgumentParser:
     _data_dir_option(reindex)
     reindex.set_defaults(run=_reindex)
 
+    compact = commands.add_parser(
+        "compact", help="rewrite the embedded stores without what was deleted, so no "
+        "erased or deleted text stays on disk (server stopped)")
+    _data_dir_option(compact)
+    compact.set_defaults(run=_compact)
+
     migrate = commands.add_parser(
         "migrate-names", help="move the agent and resource names of data stored before "
         "names had organisations into their organisations (server stopped; needs "
@@ -227,6 +234,7 @@ def _parser() -> argparse.ArgumentParser:
 
     add_cognition_commands(commands)
     add_memory_commands(commands)
+    add_knowledge_commands(commands)
     add_mcp_command(commands)
     return parser
 
@@ -398,6 +406,33 @@ def _reindex(settings: CommonSettings, _args: argparse.Namespace) -> int:
                 print(f"{name}: {count} records re-embedded; done", flush=True)
         finally:
             store.close()
+    return 0
+
+
+def _compact(settings: CommonSettings, _args: argparse.Namespace) -> int:
+    from knowhub_server.common.data_lock import hold_data_dir
+    from knowhub_server.common.edge_store import EdgeStore
+    from knowhub_server.common.redis_store import EmbeddedRedis, rewrite_append_only_file
+
+    if not settings.data_dir.is_dir():
+        raise FileNotFoundError(f"there is no data directory {settings.data_dir} to compact")
+    with hold_data_dir(settings.data_dir, "knowhub compact"):
+        if settings.qdrant_url:
+            print("vectors: on a Qdrant server, which compacts on its own; skipped")
+        else:
+            store = EdgeStore(settings.data_dir / "qdrant")
+            for name in store.collection_names():
+                print(f"{name}: {store.compact(name)} records kept", flush=True)
+        if settings.redis_url:
+            print("redis: a server of its own (KNOWHUB_REDIS_URL), which rewrites its "
+                  "append-only file on its own; skipped")
+        elif (settings.data_dir / "redis").is_dir():
+            embedded = EmbeddedRedis(settings.data_dir / "redis").start()
+            try:
+                rewrite_append_only_file(embedded.url)
+            finally:
+                embedded.stop()
+            print("redis: append-only file rewritten", flush=True)
     return 0
 
 

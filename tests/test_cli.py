@@ -82,7 +82,7 @@ def test_slim_reports_the_groups_it_would_merge(hub: Harness,
     kept = admin.knowledge.save(task="log in to site A", content="use the test account",
                                 types=["tool"], scopes=["org:acme"])
     copy = admin.knowledge.save(task="log in to site A", content="use the test account",
-                                types=["tool"], scopes=["org:acme"])
+                                types=["tool"], scopes=["org:acme"], allow_duplicate=True)
     assert main(["slim", "--dry-run", "--target", hub.address, "--token", "token-admin"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[-1] == "2 records examined; 1 groups, 1 records to remove"

@@ -105,7 +105,7 @@ def test_every_route_is_in_the_rest_reference_with_its_example(site: Path) -> No
     operations = [(f"{method.upper()} {path}", operation)
                   for path, item in openapi.document()["paths"].items()
                   for method, operation in item.items()]
-    sections = re.split(r"\n(?=(?:GET|POST|PUT|DELETE) /\S*¶)", page)
+    sections = re.split(r"\n(?=(?:GET|POST|PUT|PATCH|DELETE) /\S*¶)", page)
     by_route = {section.split("¶", 1)[0].strip(): section for section in sections[1:]}
     for route, operation in operations:
         assert route in by_route, f"{route} has no section"

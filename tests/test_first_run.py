@@ -128,8 +128,9 @@ def test_knowhub_up_from_a_fresh_folder_serves_every_service_and_holds_the_folde
     # (the memory events are there once the historian has taken the job)
     assert re.fullmatch(
         f"backup written to {re.escape(str(folder.parent / 'backup'))}: 1 knowledge, 0 "
-        r"knowledge_requests, 1 resources, 1 resource_versions, \d+ memory_events, 0 "
-        r"memory_profiles; \d+ Redis keys; files: keys/master-keys.json, local_token\n", out)
+        r"knowledge_requests, 0 knowledge_deleted, 1 resources, 1 resource_versions, "
+        r"\d+ memory_events, 0 memory_profiles; \d+ Redis keys; files: "
+        r"keys/master-keys.json, local_token\n", out)
     assert err == ""  # no progress bars when not on a terminal
 
     started.process.send_signal(signal.SIGTERM)

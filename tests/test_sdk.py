@@ -39,7 +39,7 @@ SDK_ROOT = Path(__file__).resolve().parents[1] / "clients" / "python"
 KNOWLEDGE_KEYS = {"id", "message_id", "types", "task", "tags", "scopes", "owner", "content",
                   "resource_ids", "source", "eval", "created_at", "updated_at"}
 SOURCE_KEYS = {"name", "category", "urls", "agent_id", "submitted_by", "timestamp",
-               "message_id"}
+               "message_id", "trace_id"}
 EVAL_KEYS = {"score", "helpful", "harmful", "confidence", "helpful_history",
              "harmful_history"}
 CASE_KEYS = {"task", "outcome", "reason", "trace_id", "timestamp", "query_sequence"}
@@ -51,7 +51,7 @@ FULL_SAVE: dict[str, Any] = {
     "scopes": ["org:acme", "project:p1"], "source_name": "selenium notes",
     "source_category": "paper", "urls": ["https://example.com/selenium"],
     "submitted_by": "alice@example.com", "score": 4, "message_id": "msg-123",
-    "resource_ids": ["code/selenium/undetected_login"],
+    "resource_ids": ["code/selenium/undetected_login"], "trace_id": "trace-9",
 }
 
 
@@ -119,7 +119,7 @@ def test_knowledge_to_dict_has_seed_001s_shape(hub: Harness) -> None:
     assert data["source"] | {"timestamp": None} == {
         "name": "selenium notes", "category": "paper", "urls": FULL_SAVE["urls"],
         "agent_id": "alice_bot", "submitted_by": "alice@example.com", "timestamp": None,
-        "message_id": "msg-123"}
+        "message_id": "msg-123", "trace_id": "trace-9"}
     evaluation = data["eval"]
     assert (evaluation["score"], evaluation["helpful"], evaluation["harmful"]) == (4, 2, 0)
     assert evaluation["confidence"] == pytest.approx(2 / 3)
@@ -334,6 +334,8 @@ def test_the_async_client_has_every_method_of_the_blocking_one(hub: Harness) -> 
 TOOL_METHODS = {"knowledge_search": "search", "knowledge_save": "save",
                 "knowledge_update": "update", "knowledge_batch_update": "batch_update",
                 "knowledge_list": "list", "knowledge_slim": "slim", "knowledge_ask": "ask",
+                "knowledge_edit": "edit", "knowledge_delete": "delete",
+                "knowledge_undelete": "undelete",
                 "memory_remember": "remember", "memory_search_events": "search_events",
                 "memory_recent_memos": "recent_memos", "memory_get_profile": "get_profile",
                 "memory_search_profiles": "search_profiles",

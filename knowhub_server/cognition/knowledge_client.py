@@ -89,7 +89,6 @@ class KnowledgeClient:
         already says the same: (the record's id, whether it existed), the first one's on a
         retry. Raises PeerRefused or Unavailable."""
         request = save_request(payload, request_id=request_id)
-        request.reuse_existing = True
         response = call_as(principal, self._knowledge().SaveKnowledge, request)
         return response.knowledge.id, response.existing
 

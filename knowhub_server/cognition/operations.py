@@ -65,6 +65,7 @@ from knowhub_server.common.errors import (
     ResourceExhausted,
     ServiceError,
 )
+from knowhub_server.common.forget import forget_subject, subject_parts
 from knowhub_server.common.paging import read_token, write_token
 from knowhub_server.common.scopes import validate_agent_name, validate_owner
 from knowhub_server.common.times import iso, now
@@ -83,6 +84,8 @@ AGENTS_CACHED = 10_000
 # An append whose guess of the trace's agent was wrong calls again with the right one; the
 # agent is set once, so one more call suffices (two, when the trace was deleted meanwhile).
 REKEYS_MAX = 2
+FORGET_PAGE = 256  # traces a forget deletes per round
+FORGET_ATTEMPTS = 5  # deletes of one changing trace before a forget gives up
 
 
 class TraceAccess:
@@ -309,6 +312,37 @@ class LogOperations:
         log.info("trace %s of %s deleted by %s: %d events, %d extractions", trace_id,
                  ref.owner, principal.user_scope, deleted.events, deleted.extractions)
         return deleted
+
+    def forget(self, principal: Principal, subject: str) -> dict[str, int]:
+        """Deletes every trace of a subject: a user's own traces, or every trace of an
+        agent, as `delete` does each."""
+        stored = forget_subject(principal, subject)
+        kind, entity_id = subject_parts(stored)
+        owner, agent = (stored, None) if kind == "user" else (None, entity_id)
+        erased = {"traces": 0, "events": 0, "extractions": 0}
+        tried: set[TraceRef] = set()
+        while True:
+            refs, _ = self._store.trace_page(owner, agent, None, None, FORGET_PAGE)
+            refs = [r for r in refs if r not in tried]
+            if not refs:
+                return erased
+            for ref in refs:
+                tried.add(ref)
+                deleted = self._delete_retrying(ref)
+                if deleted is not None:
+                    self._access.forget(ref)
+                    erased["traces"] += 1
+                    erased["events"] += deleted.events
+                    erased["extractions"] += deleted.extractions
+
+    def _delete_retrying(self, ref: TraceRef) -> Deleted | None:
+        for _ in range(FORGET_ATTEMPTS):
+            try:
+                return self._store.delete(ref)
+            except Refused:
+                continue
+        raise Aborted(f"trace {ref.trace_id!r} kept changing while being forgotten; try "
+                      "again")
 
     def consume_reflections(self, principal: Principal, trace_id: str, owner: str,
                             event_ids: list[str]) -> int:

@@ -236,6 +236,13 @@ class CognitionServicer(cognition_pb2_grpc.CognitionServiceServicer):
                                                  deleted_extractions=deleted.extractions)
 
 
+    @unary
+    def ForgetCognitionSubject(self, request: cognition_pb2.ForgetCognitionSubjectRequest,
+                               principal: Principal
+                               ) -> cognition_pb2.ForgetCognitionSubjectResponse:
+        return cognition_pb2.ForgetCognitionSubjectResponse(
+            erased=self._log.forget(principal, request.subject))
+
 def register(server: ServiceHost, runtime: Runtime) -> str:
     """Adds the cognition service to `server`; returns its full service name."""
     settings = CognitionSettings()

@@ -3,13 +3,25 @@
 from __future__ import annotations
 
 import json
+import logging
 import queue
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from knowhub.v1 import admin_pb2, admin_pb2_grpc
+from knowhub.v1 import (
+    admin_pb2,
+    admin_pb2_grpc,
+    cognition_pb2,
+    cognition_pb2_grpc,
+    dream_pb2,
+    dream_pb2_grpc,
+    knowledge_pb2,
+    knowledge_pb2_grpc,
+    resource_pb2,
+    resource_pb2_grpc,
+)
 
 from knowhub_server.common.auth import Authenticator, Principal
 from knowhub_server.common.backup import (
@@ -20,11 +32,28 @@ from knowhub_server.common.backup import (
     write_backup,
 )
 from knowhub_server.common.errors import FailedPrecondition, InvalidArgument, PermissionDenied
-from knowhub_server.common.rpc import Live, server_streaming
+from knowhub_server.common.forget import forget_subject
+from knowhub_server.common.peers import call_as
+from knowhub_server.common.rpc import Live, server_streaming, unary
 from knowhub_server.common.runtime import Runtime
+
+log = logging.getLogger(__name__)
 
 SERVICE_NAME = "knowhub.v1.AdminService"
 _DONE = object()
+FORGET_TIMEOUT_SECONDS = 600.0  # a service erasing a subject with much data takes a while
+
+# Each service's forget RPC, in the order ForgetSubject calls them and answers.
+_FORGETS: tuple[tuple[str, Any, str, Any], ...] = (
+    ("knowledge", knowledge_pb2_grpc.KnowledgeServiceStub, "ForgetKnowledgeSubject",
+     knowledge_pb2.ForgetKnowledgeSubjectRequest),
+    ("resource", resource_pb2_grpc.ResourceServiceStub, "ForgetResourceSubject",
+     resource_pb2.ForgetResourceSubjectRequest),
+    ("cognition", cognition_pb2_grpc.CognitionServiceStub, "ForgetCognitionSubject",
+     cognition_pb2.ForgetCognitionSubjectRequest),
+    ("dream", dream_pb2_grpc.DreamServiceStub, "ForgetDreamSubject",
+     dream_pb2.ForgetDreamSubjectRequest),
+)
 
 
 class AdminServicer(admin_pb2_grpc.AdminServiceServicer):
@@ -50,6 +79,23 @@ class AdminServicer(admin_pb2_grpc.AdminServiceServicer):
             yield from self._backup(destination)
         finally:
             self._backing_up.release()
+
+    @unary
+    def ForgetSubject(self, request: admin_pb2.ForgetSubjectRequest,
+                      principal: Principal) -> admin_pb2.ForgetSubjectResponse:
+        """Each service's forget, through its contract, as the caller: each checks the
+        caller may forget the subject, so a refusal here is the services' own."""
+        forget_subject(principal, request.subject)
+        erased = []
+        for service, stub, method, message in _FORGETS:
+            rpc = getattr(stub(self._runtime.peers.channel(service)), method)
+            response = call_as(principal, rpc, message(subject=request.subject),
+                               timeout=FORGET_TIMEOUT_SECONDS)
+            erased.append(admin_pb2.ServiceErasure(service=service,
+                                                   erased=dict(response.erased)))
+        log.info("forgot %s for %s: %s", request.subject, principal.user_scope,
+                 {e.service: dict(e.erased) for e in erased})
+        return admin_pb2.ForgetSubjectResponse(services=erased)
 
     def _backup(self, destination: Path) -> Iterator[admin_pb2.CreateBackupResponse]:
         """Runs the backup in a thread of its own and streams its progress."""

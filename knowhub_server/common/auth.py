@@ -35,6 +35,8 @@ ADMIN = "admin"
 EVALUATOR_ROLE = "evaluator"
 # The dream service's role: reads every trace's log and adds reflections to it.
 DREAMER_ROLE = "dreamer"
+# Writes knowledge into the `public` scope, which every organisation reads.
+PUBLISHER_ROLE = "publisher"
 _TOKEN_CHARACTERS = frozenset(string.ascii_letters + string.digits + string.punctuation)
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
 AGENT_SHOWN = 128  # characters of a refused agent id an error repeats
@@ -85,6 +87,12 @@ class Principal:
 
     def has_role(self, role: str) -> bool:
         return role in self.roles or self.is_admin
+
+    @property
+    def voters(self) -> str:
+        """Whose feedback counts with this caller's: its organisation's (a caller without
+        one is a community of its own). Search ranks by these voters' counters."""
+        return scope("org", self.org_id) if self.org_id else self.user_scope
 
     @property
     def user_scope(self) -> str:

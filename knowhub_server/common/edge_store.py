@@ -354,6 +354,45 @@ class EdgeStore(VectorStore):
         shutil.rmtree(retired)
         return copied
 
+    def compact(self, name: str) -> int:
+        """Rewrites collection `name` (not open in any process) with its live records
+        only: deleted records leave no trace in its segments or its write-ahead log, which
+        otherwise keep them until later writes push them out. Returns the records kept."""
+        path = self.root / name
+        staging = self.root / f"{name}.compact"
+        shutil.rmtree(staging, ignore_errors=True)
+        staging.mkdir()
+        shutil.copy(path / ENGINE_CONFIG_FILE, staging / ENGINE_CONFIG_FILE)
+        old = _load_shard(path)
+        new = qe.EdgeShard.load(str(staging), None)  # empty, with the same layout
+        for field_name, info in old.info().payload_schema.items():
+            new.update(qe.UpdateOperation.create_field_index(field_name, info.params))
+        kept, offset = 0, None
+        while True:
+            points, offset = old.scroll(qe.ScrollRequest(
+                offset=offset, limit=256, with_payload=True, with_vector=True))
+            if points:
+                new.update(qe.UpdateOperation.upsert_points(
+                    [qe.Point(p.id, _vectors(p.vector), p.payload) for p in points]))
+                kept += len(points)
+            if offset is None:
+                break
+        new.optimize()
+        old.close()
+        new.close()
+        shutil.copy(path / MANIFEST_FILE, staging / MANIFEST_FILE)
+        retired = self.root / f"{name}.old"
+        shutil.rmtree(retired, ignore_errors=True)
+        path.rename(retired)
+        staging.rename(path)
+        shutil.rmtree(retired)
+        return kept
+
+    def collection_names(self) -> list[str]:
+        """The collections stored under the root."""
+        return sorted(p.name for p in self.root.iterdir() if (p / MANIFEST_FILE).exists()) \
+            if self.root.is_dir() else []
+
     def opened(self) -> list[VectorCollection]:
         return list({c.schema.name: c for c in self._open}.values())
 

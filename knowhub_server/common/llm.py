@@ -25,6 +25,17 @@ class LLMError(RuntimeError):
     """The LLM could not be reached, timed out, or answered something unusable."""
 
 
+QUOTE = "> "
+
+
+def quoted(text: str, indent: str = "") -> list[str]:
+    """Text a prompt holds as data (a record's task or content), as quoted lines: every
+    line, split at any line break a reader may honour (\\r and U+2028 among them),
+    starts with the quote mark, so no line of it can read as an entry or an instruction
+    of the prompt around it."""
+    return [f"{indent}{QUOTE}{line}".rstrip() for line in text.splitlines() or [""]]
+
+
 def parse_json_reply(text: str) -> Any:
     """Reads JSON from an LLM reply: the whole text, else a ```json block, else the
     outermost {...} or [...] in it (seed 000's three fallbacks). Raises LLMError."""

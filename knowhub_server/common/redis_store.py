@@ -172,6 +172,25 @@ class EmbeddedRedis:
             self._process.wait()
 
 
+def rewrite_append_only_file(url: str, timeout_seconds: float = 600.0) -> None:
+    """Has the Redis at `url` rewrite its append-only file from what it holds now, and
+    waits for it: deleted keys and values leave the file."""
+    client = redis.Redis.from_url(url)
+    try:
+        client.bgrewriteaof()
+        deadline = time.monotonic() + timeout_seconds
+        while True:
+            info = client.info("persistence")
+            if not info.get("aof_rewrite_in_progress") and \
+                    not info.get("aof_rewrite_scheduled"):
+                break
+            if time.monotonic() > deadline:
+                raise TimeoutError("Redis did not finish rewriting its append-only file")
+            time.sleep(0.1)
+    finally:
+        client.close()
+
+
 def connect(url: str, *, failover_seconds: float = 10.0) -> redis.Redis:
     """A client that fails fast when Redis is away and reconnects when it is back; for a
     `redis+cluster://` URL a cluster client that waits out a failover for up to

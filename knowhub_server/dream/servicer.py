@@ -8,8 +8,9 @@ import logging
 
 from knowhub.v1 import dream_pb2, dream_pb2_grpc
 
-from knowhub_server.common.auth import Authenticator
+from knowhub_server.common.auth import Authenticator, Principal
 from knowhub_server.common.redaction import keep_out_of_logs
+from knowhub_server.common.rpc import unary
 from knowhub_server.common.runtime import Runtime
 from knowhub_server.common.server import ServiceHost
 from knowhub_server.common.vectors import HybridFusion
@@ -43,6 +44,13 @@ class DreamServicer(MemoryServicer, RunsServicer, dream_pb2_grpc.DreamServiceSer
         self.authenticator = authenticator
         self._memory = memory
         self._dreams = dreams
+
+    @unary
+    def ForgetDreamSubject(self, request: dream_pb2.ForgetDreamSubjectRequest,
+                           principal: Principal) -> dream_pb2.ForgetDreamSubjectResponse:
+        erased = self._memory.forget(principal, request.subject)
+        erased.update(self._dreams.forget(principal, request.subject))
+        return dream_pb2.ForgetDreamSubjectResponse(erased=erased)
 
 
 def register(server: ServiceHost, runtime: Runtime) -> str:

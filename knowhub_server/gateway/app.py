@@ -170,9 +170,12 @@ def hub_address(settings: CommonSettings, port: int) -> str:
 
 
 def service_targets(settings: CommonSettings) -> dict[str, str]:
-    """Each service at KNOWHUB_<SERVICE>_ADDRESS, else the hub at KNOWHUB_HOST:KNOWHUB_PORT."""
-    return {service: getattr(settings, f"{service}_address", None)
-            or hub_address(settings, settings.port) for service in SERVICES}
+    """Each service at KNOWHUB_<SERVICE>_ADDRESS, else the hub at KNOWHUB_HOST:KNOWHUB_PORT;
+    the admin service, which every server process hosts, where the knowledge service is."""
+    targets = {service: getattr(settings, f"{service}_address", None)
+               or hub_address(settings, settings.port) for service in SERVICES
+               if service != "admin"}
+    return {**targets, "admin": targets["knowledge"]}
 
 
 class GatewayServer:

@@ -13,7 +13,7 @@ from typing import Any
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 from knowhub.knowledge import ORDERS
-from knowhub.v1 import cognition_pb2, knowledge_pb2, resource_pb2
+from knowhub.v1 import admin_pb2, cognition_pb2, knowledge_pb2, resource_pb2
 
 from knowhub_server.gateway import openapi_examples
 from knowhub_server.gateway.translation import RPCS, SERVICES, Rpc
@@ -227,14 +227,45 @@ def _seed_paths(found: dict[str, Descriptor]) -> dict[str, Any]:
                     _param("order", "query", {"type": "string", "enum": list(ORDERS.names)},
                            "updated (newest first, the default) or confidence")]),
             "post": _operation(
-                "knowledge_save", knowledge, status="201",
+                "knowledge_save (201; 200 when the same knowledge of the same owner and "
+                "scopes was there already: that record, nothing written)", knowledge,
+                status="201",
                 operation_id="knowledge_save",
                 body=_ref(knowledge_pb2.SaveKnowledgeRequest.DESCRIPTOR.full_name))},
-        "/api/knowledge/{id}": {"put": _operation(
-            "knowledge_update: feedback, score, evolution", knowledge,
-            operation_id="knowledge_update",
-            body=_without(_message(knowledge_pb2.UpdateKnowledgeRequest.DESCRIPTOR, found), "id"),
+        "/api/knowledge/{id}": {
+            "put": _operation(
+                "knowledge_update: feedback, score, evolution, edits by update_mask",
+                knowledge, operation_id="knowledge_update",
+                body=_without(_message(knowledge_pb2.UpdateKnowledgeRequest.DESCRIPTOR,
+                                       found), "id"),
+                parameters=[_param("id", "path", {"type": "string"}, "the record's id")]),
+            "patch": _operation(
+                "knowledge_edit: write the fields update_mask names (AIP-134), keeping the "
+                "state before as a version", knowledge, operation_id="knowledge_edit",
+                body=knowledge, parameters=[
+                    _param("id", "path", {"type": "string"}, "the record's id"),
+                    _param("update_mask", "query", list_text, "comma-separated: task, "
+                           "content, tags, types, scopes, resource_ids, or *; default: "
+                           "the fields the body sets"),
+                    _param("change_note", "query", {"type": "string"}, "why")]),
+            "delete": _operation(
+                "knowledge_delete: soft delete, undone by undelete until purge_time",
+                ref(knowledge_pb2.DeleteKnowledgeResponse), operation_id="knowledge_delete",
+                parameters=[_param("id", "path", {"type": "string"}, "the record's id")])},
+        "/api/knowledge/{id}/undelete": {"post": _operation(
+            "knowledge_undelete: restore a deleted record", knowledge,
+            operation_id="knowledge_undelete",
             parameters=[_param("id", "path", {"type": "string"}, "the record's id")])},
+        "/api/knowledge/{id}/versions": {"get": _operation(
+            "knowledge_versions: earlier states, newest first",
+            _obj(versions={"type": "array", "items": ref(knowledge_pb2.KnowledgeVersion)}),
+            operation_id="knowledge_versions",
+            parameters=[_param("id", "path", {"type": "string"}, "the record's id")])},
+        "/api/forget": {"post": _operation(
+            "forget: erase everything about a user or an agent in every service (an "
+            "admin, or a user about itself)", ref(admin_pb2.ForgetSubjectResponse),
+            operation_id="forget",
+            body=_ref(admin_pb2.ForgetSubjectRequest.DESCRIPTOR.full_name))},
         "/api/knowledge/batch_update": {"post": _operation(
             "knowledge_batch_update: each item on its own",
             _obj(results={"type": "array",

@@ -36,6 +36,9 @@ BODIES: dict[str, dict[str, Any]] = {
     "knowledge_batch_update": {"feedback_list": [
         {"knowledge_id": KNOWLEDGE_ID, "is_helpful": True, "case": _CASE}]},
     "knowledge_slim": {"dry_run": True},
+    "knowledge_edit": {"content": "Use undetected_chromedriver 3; add random delays.",
+                       "tags": {"domain": "crawling", "site": "a"}},
+    "forget": {"subject": "user:bob"},
     "extraction_review": {"decision": "approve"},
     # knowledge
     "knowledge.SaveKnowledge": {"task": "Log in to site A with Selenium",
@@ -55,6 +58,8 @@ BODIES: dict[str, dict[str, Any]] = {
         {"knowledge_id": KNOWLEDGE_ID, "is_helpful": False,
          "case": {"task": "crawl site A", "outcome": "captcha", "reason": "site changed"}}]},
     "knowledge.DeleteKnowledge": {"id": KNOWLEDGE_ID},
+    "knowledge.UndeleteKnowledge": {"id": KNOWLEDGE_ID},
+    "knowledge.ForgetKnowledgeSubject": {"subject": "user:bob"},
     "knowledge.SlimKnowledge": {"dry_run": True},
     "knowledge.ListKnowledgeVersions": {"id": KNOWLEDGE_ID},
     "knowledge.AskKnowledge": {"query": "how do I log in to site A?", "top_k": 3,
@@ -75,6 +80,7 @@ BODIES: dict[str, dict[str, Any]] = {
     "resource.ListResourceVersions": {"id": TOKEN_REFERENCE},
     "resource.ListAuditEvents": {"resource_id": TOKEN_REFERENCE, "page_size": 50},
     "resource.RotateMasterKey": {},
+    "resource.ForgetResourceSubject": {"subject": "user:bob"},
     # cognition
     "cognition.AppendEvents": {"trace_id": TRACE_ID, "task": "Triage INC-7",
                                "events": [{"message": {"role": "user",
@@ -105,6 +111,7 @@ BODIES: dict[str, dict[str, Any]] = {
                             "trace_id": "triage-inc-7-copy"},
     "cognition.ConsumeReflections": {"trace_id": TRACE_ID, "event_ids": ["1795718756968-3"]},
     "cognition.DeleteTrace": {"trace_id": TRACE_ID},
+    "cognition.ForgetCognitionSubject": {"subject": "user:bob"},
     # dream
     "dream.Remember": {"memo": "Alice prefers answers in French.",
                        "context": {"user_id": "alice", "request_type": "REQUEST_TYPE_PRIVATE"}},
@@ -134,6 +141,10 @@ BODIES: dict[str, dict[str, Any]] = {
     "dream.DeleteSchedule": {"schedule_id": SCHEDULE_ID},
     "dream.ListMemoryDocuments": {"agent_id": "crawler-agent", "include_content": False},
     "dream.GetMemoryDocument": {"agent_id": "crawler-agent", "path": "MEMORY.md"},
+    "dream.ForgetDreamSubject": {"subject": "agent:crawler-agent"},
+    # admin
+    "admin.CreateBackup": {"destination": "/srv/backups/knowhub-2026-11-26"},
+    "admin.ForgetSubject": {"subject": "user:bob"},
 }
 
 # operationId -> {parameter name: example value} of the URL (path and query).
@@ -143,6 +154,11 @@ PARAMETERS: dict[str, dict[str, Any]] = {
     "knowledge_list": {"limit": 10, "types": "tool", "scopes": "team:crawling",
                        "page_token": "", "order": "confidence"},
     "knowledge_update": {"id": KNOWLEDGE_ID},
+    "knowledge_edit": {"id": KNOWLEDGE_ID, "update_mask": "content,tags",
+                       "change_note": "chromedriver 3 is needed since March"},
+    "knowledge_delete": {"id": KNOWLEDGE_ID},
+    "knowledge_undelete": {"id": KNOWLEDGE_ID},
+    "knowledge_versions": {"id": KNOWLEDGE_ID},
     "resource_get": {"id": TOKEN_REFERENCE, "include_secure": True, "version": 2},
     "extraction_review": {"tid": TRACE_ID, "eid": EXTRACTION_ID},
 }

@@ -16,7 +16,7 @@ from typing import Any
 from google.protobuf.message import Message
 from knowhub import errors
 from knowhub.knowledge import ORDERS
-from knowhub.v1 import cognition_pb2, knowledge_pb2, resource_pb2
+from knowhub.v1 import admin_pb2, cognition_pb2, knowledge_pb2, resource_pb2
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
@@ -143,7 +143,9 @@ async def save_knowledge(request: Request) -> Response:
     Query(request, ())
     message = await _body(request, knowledge_pb2.SaveKnowledgeRequest)
     response = await _call(request, "knowledge", "SaveKnowledge", message)
-    return JSONResponse(to_json(response.knowledge), status_code=201)
+    # 200, not 201: the same knowledge was there already, and nothing was written.
+    return JSONResponse(to_json(response.knowledge),
+                        status_code=200 if response.existing else 201)
 
 
 async def update_knowledge(request: Request) -> Response:
@@ -152,6 +154,46 @@ async def update_knowledge(request: Request) -> Response:
                           id=request.path_params["id"])
     response = await _call(request, "knowledge", "UpdateKnowledge", message)
     return JSONResponse(to_json(response.knowledge))
+
+
+async def edit_knowledge(request: Request) -> Response:
+    """PATCH (AIP-134): the body holds the record's new field values, `update_mask` the
+    fields to write (those the body sets when absent), `change_note` why."""
+    query = Query(request, {"update_mask", "change_note"})
+    message = knowledge_pb2.UpdateKnowledgeRequest(
+        id=request.path_params["id"], change_note=query.text("change_note"),
+        knowledge=await _body(request, knowledge_pb2.Knowledge))
+    if query.items("update_mask"):
+        message.update_mask.paths.extend(query.items("update_mask"))
+    response = await _call(request, "knowledge", "UpdateKnowledge", message)
+    return JSONResponse(to_json(response.knowledge))
+
+
+async def delete_knowledge(request: Request) -> Response:
+    Query(request, ())
+    message = knowledge_pb2.DeleteKnowledgeRequest(id=request.path_params["id"])
+    return JSONResponse(to_json(await _call(request, "knowledge", "DeleteKnowledge",
+                                            message)))
+
+
+async def undelete_knowledge(request: Request) -> Response:
+    Query(request, ())
+    message = knowledge_pb2.UndeleteKnowledgeRequest(id=request.path_params["id"])
+    response = await _call(request, "knowledge", "UndeleteKnowledge", message)
+    return JSONResponse(to_json(response.knowledge))
+
+
+async def knowledge_versions(request: Request) -> Response:
+    Query(request, ())
+    message = knowledge_pb2.ListKnowledgeVersionsRequest(id=request.path_params["id"])
+    response = await _call(request, "knowledge", "ListKnowledgeVersions", message)
+    return JSONResponse({"versions": [to_json(v) for v in response.versions]})
+
+
+async def forget_subject(request: Request) -> Response:
+    Query(request, ())
+    message = await _body(request, admin_pb2.ForgetSubjectRequest)
+    return JSONResponse(to_json(await _call(request, "admin", "ForgetSubject", message)))
 
 
 async def batch_update_knowledge(request: Request) -> Response:
@@ -278,6 +320,11 @@ ROUTES = [
     Route("/api/knowledge", list_knowledge, methods=["GET"]),
     Route("/api/knowledge", save_knowledge, methods=["POST"]),
     Route("/api/knowledge/{id}", update_knowledge, methods=["PUT"]),
+    Route("/api/knowledge/{id}", edit_knowledge, methods=["PATCH"]),
+    Route("/api/knowledge/{id}", delete_knowledge, methods=["DELETE"]),
+    Route("/api/knowledge/{id}/undelete", undelete_knowledge, methods=["POST"]),
+    Route("/api/knowledge/{id}/versions", knowledge_versions, methods=["GET"]),
+    Route("/api/forget", forget_subject, methods=["POST"]),
     Route("/api/resource/{id:path}", get_resource, methods=["GET"]),
     Route("/api/traces/{tid}/extractions/{eid}/review", review_extraction, methods=["POST"]),
     Route("/api/v1/{service}/{method}", call_rpc, methods=["POST"]),

@@ -19,7 +19,7 @@ from google.protobuf.message import Message
 from knowhub import errors
 from knowhub.channels import open_aio_channel
 from knowhub.knowledge import SLIM_TIMEOUT
-from knowhub.v1 import cognition_pb2, dream_pb2, knowledge_pb2, resource_pb2
+from knowhub.v1 import admin_pb2, cognition_pb2, dream_pb2, knowledge_pb2, resource_pb2
 
 from knowhub_server.common import auth, json_input
 from knowhub_server.common.errors import ServiceError
@@ -30,6 +30,7 @@ SERVICES: dict[str, ServiceDescriptor] = {
     "resource": resource_pb2.DESCRIPTOR.services_by_name["ResourceService"],
     "cognition": cognition_pb2.DESCRIPTOR.services_by_name["CognitionService"],
     "dream": dream_pb2.DESCRIPTOR.services_by_name["DreamService"],
+    "admin": admin_pb2.DESCRIPTOR.services_by_name["AdminService"],
 }
 
 # google.rpc.Code's HTTP mapping (as grpc-gateway and Google APIs use it). FAILED_PRECONDITION
@@ -42,7 +43,8 @@ HTTP_STATUS: dict[str, int] = {
     "DATA_LOSS": 500, "UNAUTHENTICATED": 401,
 }
 # Calls that legitimately run long get at least this deadline.
-LONG_CALLS: dict[str, float] = {"SlimKnowledge": SLIM_TIMEOUT, "RotateMasterKey": 3600.0}
+LONG_CALLS: dict[str, float] = {"SlimKnowledge": SLIM_TIMEOUT, "RotateMasterKey": 3600.0,
+                                "ForgetSubject": 600.0}
 # The services' own limit on a request (gRPC's default message size).
 MAX_BODY_BYTES = 4 * 1024 * 1024
 _JSON_OPTIONS: dict[str, Any] = {"preserving_proto_field_name": True,

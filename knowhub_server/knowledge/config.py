@@ -43,6 +43,18 @@ class KnowledgeSettings(HubSettings):
     resource_check_timeout_seconds: float = Field(
         5.0, gt=0, description="How long a save or search waits for the resource service "
         "to check resource_ids.")
+    feedback_untraced_max: int = Field(
+        3, ge=0, le=1000, description="Helpful and harmful cases without a trace_id one "
+        "user may add to one record; one more is FAILED_PRECONDITION. A case with a "
+        "trace_id counts once per user, record and trace (later ones of the same trace "
+        "change nothing), so an agent that uses a record in many traces still raises it.")
     slim_similarity: float = Field(
         0.8, gt=0, le=1.0, description="Token Jaccard similarity that makes two records "
         "near-duplicates for slim.")
+    knowledge_retention_hours: float = Field(
+        720.0, ge=0.0, le=87_600.0, description="How long a deleted knowledge record can "
+        "be brought back (UndeleteKnowledge) before it is purged for good; 0 purges at the "
+        "next sweep.")
+    knowledge_purge_interval_seconds: float = Field(
+        300.0, gt=0.0, le=86_400.0, description="How often each knowledge process erases "
+        "the deleted records whose retention has passed.")

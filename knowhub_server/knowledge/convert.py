@@ -3,7 +3,8 @@
 Every conversion goes field by field name. A record's messages are built from their
 fields (`*_fields`, nested messages as dicts): protobuf builds a nested message from a
 dict in place but copies a message passed in, and searches and batches convert many.
-Agent and resource names leave as the `viewer` reads them (bare when of its own org).
+Agent and resource names leave as the `viewer` reads them (bare when of its own org),
+and a record's helpful and harmful counts as they rank it for the viewer's organisation.
 """
 
 from __future__ import annotations
@@ -12,14 +13,17 @@ from knowhub.v1 import knowledge_pb2
 
 from knowhub_server.common.auth import Principal
 from knowhub_server.common.convert import ProtoEnum
+from knowhub_server.common.errors import InvalidArgument
 from knowhub_server.common.times import from_timestamp, timestamp_fields, to_timestamp
 from knowhub_server.knowledge.domain import (
+    EDITABLE_FIELDS,
     Case,
-    ContentVersion,
     Draft,
+    Edit,
     Eval,
     Feedback,
     Knowledge,
+    KnowledgeVersion,
     Source,
 )
 from knowhub_server.knowledge.operations import (
@@ -45,7 +49,7 @@ def draft_from_proto(request: knowledge_pb2.SaveKnowledgeRequest, prefix: str) -
         source=source_from_proto(request.source, f"{prefix}source"),
         score=request.score if request.HasField("score") else None,
         message_id=request.message_id, resource_ids=list(request.resource_ids),
-        request_id=request.request_id,
+        request_id=request.request_id, allow_duplicate=request.allow_duplicate,
     )
 
 
@@ -54,7 +58,7 @@ def source_from_proto(source: knowledge_pb2.Source, prefix: str) -> Source:
         name=source.name, category=source.category, urls=list(source.urls),
         agent_id=source.agent_id, submitted_by=source.submitted_by,
         timestamp=from_timestamp(source.timestamp, f"{prefix}.timestamp") or 0.0,
-        message_id=source.message_id,
+        message_id=source.message_id, trace_id=source.trace_id,
     )
 
 
@@ -72,7 +76,25 @@ def feedback_from_proto(request: knowledge_pb2.UpdateKnowledgeRequest) -> Feedba
         harmful_case=case_from_proto(request.add_harmful_case, "add_harmful_case")
         if request.HasField("add_harmful_case") else None,
         score=request.update_score if request.HasField("update_score") else None,
-        evolve_feedback=request.evolve_feedback, request_id=request.request_id)
+        evolve_feedback=request.evolve_feedback, request_id=request.request_id,
+        edit=edit_from_proto(request))
+
+
+def edit_from_proto(request: knowledge_pb2.UpdateKnowledgeRequest) -> Edit | None:
+    """The edit of the fields update_mask names (AIP-134), or, without a mask, of those
+    `knowledge` sets; None when the request edits nothing."""
+    if not request.HasField("update_mask") and not request.HasField("knowledge"):
+        if request.change_note:
+            raise InvalidArgument("change_note", "is for edits: give knowledge and "
+                                  "update_mask")
+        return None
+    given = request.knowledge
+    paths = list(request.update_mask.paths) if request.HasField("update_mask") else \
+        [name for name in EDITABLE_FIELDS if getattr(given, name)]
+    return Edit(paths=paths, task=given.task, content=given.content, tags=dict(given.tags),
+                types=list(given.types), scopes=list(given.scopes),
+                resource_ids=list(given.resource_ids), record_id=given.id,
+                note=request.change_note)
 
 
 def feedback_item_from_proto(item: knowledge_pb2.KnowledgeFeedback,
@@ -104,7 +126,8 @@ def knowledge_fields(record: Knowledge, viewer: Principal) -> dict[str, object]:
         "owner": viewer.show_scope(record.owner), "content": record.content,
         "resource_ids": [viewer.show(r) for r in record.resource_ids],
         "source": source_fields(record.source, viewer),
-        "eval": eval_fields(record.eval), "created_at": timestamp_fields(record.created_at),
+        "eval": eval_fields(record.eval.seen_by(viewer.voters)),
+        "created_at": timestamp_fields(record.created_at),
         "updated_at": timestamp_fields(record.updated_at),
     }
 
@@ -112,7 +135,8 @@ def knowledge_fields(record: Knowledge, viewer: Principal) -> dict[str, object]:
 def source_fields(source: Source, viewer: Principal) -> dict[str, object]:
     return {"name": source.name, "category": source.category, "urls": source.urls,
             "agent_id": viewer.show(source.agent_id), "submitted_by": source.submitted_by,
-            "timestamp": timestamp_fields(source.timestamp), "message_id": source.message_id}
+            "timestamp": timestamp_fields(source.timestamp), "message_id": source.message_id,
+            "trace_id": source.trace_id}
 
 
 def eval_fields(counters: Eval) -> dict[str, object]:
@@ -128,10 +152,16 @@ def case_fields(case: Case) -> dict[str, object]:
             "query_sequence": case.query_sequence}
 
 
-def version_to_proto(version: ContentVersion) -> knowledge_pb2.KnowledgeVersion:
+def version_to_proto(version: KnowledgeVersion,
+                     viewer: Principal) -> knowledge_pb2.KnowledgeVersion:
     return knowledge_pb2.KnowledgeVersion(
         content=version.content, replaced_at=to_timestamp(version.replaced_at),
-        reason=version.reason, feedback=version.feedback)
+        reason=version.reason, feedback=version.feedback, task=version.task,
+        types=version.types, tags=version.tags,
+        scopes=[viewer.show_scope(s) for s in version.scopes],
+        resource_ids=[viewer.show(r) for r in version.resource_ids],
+        changed_by=viewer.show_scope(version.changed_by) if version.changed_by else "",
+        changed_fields=version.changed_fields)
 
 
 # ---- Results ------------------------------------------------------------------------------

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import secrets
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from knowhub_server.common import validation as check
-from knowhub_server.common.auth import Principal
-from knowhub_server.common.errors import InvalidArgument, PermissionDenied
+from knowhub_server.common.auth import PUBLISHER_ROLE, Principal
+from knowhub_server.common.errors import FailedPrecondition, InvalidArgument, PermissionDenied
 from knowhub_server.common.scopes import (
     AGENT_NAME_RULE,
+    PUBLIC,
     is_valid_agent_name,
     validate_owner,
     validate_scope,
@@ -42,6 +43,7 @@ DEFAULT_PAGE_SIZE = 10
 HISTORY_KEEP = 100  # cases kept per history; the counters keep counting
 VERSIONS_KEEP = 20  # earlier contents kept per record
 REQUEST_IDS_KEEP = 200  # idempotency keys remembered per record
+TRACED_BALLOTS_KEEP = 2_000  # (user, trace) pairs remembered per record, newest kept
 
 
 @dataclass
@@ -63,6 +65,7 @@ class Source:
     submitted_by: str = ""
     timestamp: float = 0.0
     message_id: str = ""
+    trace_id: str = ""
 
 
 @dataclass
@@ -73,10 +76,27 @@ class Eval:
     confidence: float = 0.5
     helpful_history: list[Case] = field(default_factory=list)
     harmful_history: list[Case] = field(default_factory=list)
+    # Cases added by each community of voters (`Principal.voters`): [helpful, harmful].
+    votes: dict[str, list[int]] = field(default_factory=dict)
 
     @property
     def quality_score(self) -> float:
         return quality_score(self.score, self.helpful, self.harmful)
+
+    def seen_by(self, voters: str) -> Eval:
+        """The counters as `voters` rank the record by (see `counted_by`)."""
+        helpful, harmful = counted_by(self.helpful, self.harmful, self.votes, voters)
+        return replace(self, helpful=helpful, harmful=harmful,
+                       confidence=confidence(helpful, harmful))
+
+
+def counted_by(helpful: int, harmful: int, votes: dict[str, list[int]],
+               voters: str) -> tuple[int, int]:
+    """The helpful and harmful counts that move a record for `voters`: all of them but
+    those other communities added. The initial helpful, and cases from before counts
+    were kept per community, count for everyone."""
+    others = [v for k, v in votes.items() if k != voters]
+    return helpful - sum(v[0] for v in others), harmful - sum(v[1] for v in others)
 
 
 def quality_score(score: int, helpful: int, harmful: int) -> float:
@@ -84,12 +104,25 @@ def quality_score(score: int, helpful: int, harmful: int) -> float:
     return float(score + helpful - 2 * harmful)
 
 
+# The fields an edit may write (UpdateKnowledge's update_mask), in the record's order.
+EDITABLE_FIELDS = ("task", "content", "tags", "types", "scopes", "resource_ids")
+
+
 @dataclass
-class ContentVersion:
+class KnowledgeVersion:
+    """A record's editable fields as they were before one change replaced them."""
+
     content: str
     replaced_at: float
-    reason: str  # "evolve" or "slim"
-    feedback: str = ""
+    reason: str  # "edit", "evolve" or "slim"
+    feedback: str = ""  # why: the evolve feedback or the edit's note
+    task: str = ""
+    types: list[str] = field(default_factory=list)
+    tags: dict[str, str] = field(default_factory=dict)
+    scopes: list[str] = field(default_factory=list)
+    resource_ids: list[str] = field(default_factory=list)
+    changed_by: str = ""
+    changed_fields: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -108,9 +141,12 @@ class Knowledge:
     resource_ids: list[str] = field(default_factory=list)
     source: Source = field(default_factory=Source)
     eval: Eval = field(default_factory=Eval)
-    versions: list[ContentVersion] = field(default_factory=list)
+    versions: list[KnowledgeVersion] = field(default_factory=list)
     applied_requests: list[str] = field(default_factory=list)
     absorbed_ids: list[str] = field(default_factory=list)  # records slim folded into this one
+    # Whose cases counted: "<user scope> <trace id>" -> 1 for a case with a trace,
+    # "<user scope>" -> how many without one (`cast_ballot`).
+    ballots: dict[str, int] = field(default_factory=dict)
 
     @property
     def indexed_text(self) -> str:
@@ -141,23 +177,72 @@ def new_knowledge_id(at: float) -> str:
     return f"knowledge-{day}-{secrets.token_hex(6)}"
 
 
-def add_case(record: Knowledge, case: Case, *, helpful: bool) -> None:
+def add_case(record: Knowledge, case: Case, *, helpful: bool, voters: str) -> None:
+    """Adds the case and counts it, for everyone and for the caller's `voters`."""
     history = record.eval.helpful_history if helpful else record.eval.harmful_history
     history.append(case)
     del history[:-HISTORY_KEEP]
+    tally = record.eval.votes.setdefault(voters, [0, 0])
     if helpful:
         record.eval.helpful += 1
+        tally[0] += 1
     else:
         record.eval.harmful += 1
+        tally[1] += 1
     record.eval.confidence = confidence(record.eval.helpful, record.eval.harmful)
 
 
-def replace_content(record: Knowledge, content: str, at: float, reason: str,
-                    feedback: str = "") -> None:
-    """Sets new content and keeps the previous one in the record's versions."""
-    record.versions.insert(0, ContentVersion(record.content, at, reason, feedback))
+def cast_ballot(record: Knowledge, user: str, trace_id: str, untraced_max: int,
+                field_name: str) -> bool:
+    """Whether a case `user` adds counts: the first for a trace does (the others of the
+    same trace do not), and at most `untraced_max` without a trace; one more of those is
+    FAILED_PRECONDITION."""
+    ballots = record.ballots
+    if not trace_id:
+        cast = ballots.get(user, 0)
+        if cast >= untraced_max:
+            raise FailedPrecondition(
+                f"{field_name}: this caller already added {cast} case(s) without a trace_id "
+                f"to this record, the most KNOWHUB_FEEDBACK_UNTRACED_MAX allows; give the "
+                "case's trace_id (each trace counts once)")
+        ballots[user] = cast + 1
+        return True
+    key = f"{user} {trace_id}"
+    if key in ballots:
+        return False
+    ballots[key] = 1
+    traced = [k for k in ballots if " " in k]
+    for old in traced[:-TRACED_BALLOTS_KEEP]:
+        del ballots[old]
+    return True
+
+
+@dataclass(frozen=True)
+class Change:
+    """Who changes a record's editable fields, how and why."""
+
+    reason: str  # "edit", "evolve" or "slim"
+    by: str = ""  # `user:ID`, or `agent:ID` acting for an agent
+    why: str = ""
+
+
+def change_fields(record: Knowledge, values: dict[str, object], at: float,
+                  change: Change) -> list[str]:
+    """Writes `values` (editable field -> new value) and keeps the record's state before
+    as a version; returns the fields that really changed (no version when none did)."""
+    changed = [name for name in EDITABLE_FIELDS
+               if name in values and values[name] != getattr(record, name)]
+    if not changed:
+        return []
+    record.versions.insert(0, KnowledgeVersion(
+        content=record.content, replaced_at=at, reason=change.reason, feedback=change.why,
+        task=record.task, types=list(record.types), tags=dict(record.tags),
+        scopes=list(record.scopes), resource_ids=list(record.resource_ids),
+        changed_by=change.by, changed_fields=changed))
     del record.versions[VERSIONS_KEEP:]
-    record.content = content
+    for name in changed:
+        setattr(record, name, values[name])
+    return changed
 
 
 def remember_request(record: Knowledge, request_id: str) -> None:
@@ -183,6 +268,32 @@ class Draft:
     message_id: str = ""
     resource_ids: list[str] = field(default_factory=list)
     request_id: str = ""
+    allow_duplicate: bool = False  # save even when the same record exists
+
+
+@dataclass
+class Edit:
+    """An edit as the caller sent it: the fields UpdateKnowledge's update_mask names (or
+    those its `knowledge` sets, without a mask), their new values, and why."""
+
+    paths: list[str]
+    task: str = ""
+    content: str = ""
+    tags: dict[str, str] = field(default_factory=dict)
+    types: list[str] = field(default_factory=list)
+    scopes: list[str] = field(default_factory=list)
+    resource_ids: list[str] = field(default_factory=list)
+    record_id: str = ""  # the id its `knowledge` names, if any
+    note: str = ""
+
+    @property
+    def fields(self) -> list[str]:
+        """The fields it writes (`*` is all of them)."""
+        return list(EDITABLE_FIELDS) if self.paths == ["*"] else list(self.paths)
+
+    def values(self) -> dict[str, object]:
+        """The fields it writes and their values."""
+        return {name: getattr(self, name) for name in self.fields}
 
 
 @dataclass
@@ -194,11 +305,17 @@ class Feedback:
     score: int | None = None
     evolve_feedback: str = ""
     request_id: str = ""
+    edit: Edit | None = None
 
     @property
     def empty(self) -> bool:
         return (self.helpful_case is None and self.harmful_case is None
-                and self.score is None and not self.evolve_feedback)
+                and self.score is None and not self.evolve_feedback and self.edit is None)
+
+    @property
+    def feedback_only(self) -> bool:
+        """Only cases: what a delegated grant may send."""
+        return self.score is None and not self.evolve_feedback and self.edit is None
 
 
 def validate_types(types: list[str], field_name: str, *, required: bool) -> list[str]:
@@ -241,6 +358,8 @@ def validate_source(source: Source, prefix: str) -> None:
                               f"id: use {AGENT_NAME_RULE}")
     check.text(source.submitted_by, f"{prefix}.submitted_by", NAME_MAX)
     check.text(source.message_id, f"{prefix}.message_id", NAME_MAX)
+    if source.trace_id:
+        check.trace_id(source.trace_id, f"{prefix}.trace_id")
     check.items(source.urls, f"{prefix}.urls", URLS_MAX, unique=False)
     for index, value in enumerate(source.urls):
         check.url(value, f"{prefix}.urls[{index}]")
@@ -255,11 +374,16 @@ def validate_case(case: Case, prefix: str) -> Case:
     return case
 
 
-def validate_feedback(feedback: Feedback, prefix: str = "") -> Feedback:
+def validate_feedback(feedback: Feedback, knowledge_id: str, prefix: str = "") -> Feedback:
     if feedback.empty:
         raise InvalidArgument(
             f"{prefix}add_helpful_case", "nothing to update: give add_helpful_case, "
-            "add_harmful_case, update_score or evolve_feedback")
+            "add_harmful_case, update_score, evolve_feedback, or knowledge with update_mask")
+    if feedback.edit is not None:
+        if feedback.evolve_feedback:
+            raise InvalidArgument(f"{prefix}update_mask", "cannot be combined with "
+                                  "evolve_feedback: both change the content")
+        validate_edit(feedback.edit, knowledge_id, prefix)
     if feedback.helpful_case is not None:
         validate_case(feedback.helpful_case, f"{prefix}add_helpful_case")
     if feedback.harmful_case is not None:
@@ -269,6 +393,40 @@ def validate_feedback(feedback: Feedback, prefix: str = "") -> Feedback:
     check.text(feedback.evolve_feedback, f"{prefix}evolve_feedback", FEEDBACK_MAX)
     check.text(feedback.request_id, f"{prefix}request_id", NAME_MAX)
     return feedback
+
+
+def validate_edit(edit: Edit, knowledge_id: str, prefix: str = "") -> Edit:
+    """The mask names editable fields, and each one is valid as a save checks it; scopes
+    may not become empty."""
+    check.text(edit.note, f"{prefix}change_note", FEEDBACK_MAX)
+    if edit.record_id and edit.record_id != knowledge_id:
+        raise InvalidArgument(f"{prefix}knowledge.id", f"{edit.record_id!r} is not the id "
+                              f"being updated ({knowledge_id!r})")
+    if not edit.paths:
+        raise InvalidArgument(f"{prefix}update_mask", "names no field to edit")
+    for index, path in enumerate(edit.paths):
+        if path not in EDITABLE_FIELDS and edit.paths != ["*"]:
+            raise InvalidArgument(f"{prefix}update_mask.paths[{index}]", f"{path[:100]!r} "
+                                  f"cannot be edited: use {', '.join(EDITABLE_FIELDS)} or *")
+    named = f"{prefix}knowledge."
+    written = edit.fields
+    if "task" in written:
+        check.text(edit.task, f"{named}task", TASK_MAX, required=True)
+    if "content" in written:
+        check.text(edit.content, f"{named}content", CONTENT_MAX, required=True)
+    if "types" in written:
+        validate_types(edit.types, f"{named}types", required=True)
+    if "tags" in written:
+        check.string_map(edit.tags, f"{named}tags", TAGS_MAX, TAG_KEY_MAX, TAG_VALUE_MAX)
+    if "scopes" in written:
+        check.items(edit.scopes, f"{named}scopes", SCOPES_MAX, required=True)
+        for index, value in enumerate(edit.scopes):
+            validate_scope(value, f"{named}scopes[{index}]")
+    if "resource_ids" in written:
+        check.items(edit.resource_ids, f"{named}resource_ids", RESOURCE_IDS_MAX)
+        for index, value in enumerate(edit.resource_ids):
+            check.resource_id(value, f"{named}resource_ids[{index}]")
+    return edit
 
 
 def validate_knowledge_id(value: str, field_name: str = "id") -> str:
@@ -283,11 +441,7 @@ def new_knowledge(draft: Draft, principal: Principal, at: float, prefix: str = "
     what the caller may write; its agent and resource names qualified by their org."""
     agent = principal.acting_agent(draft.source.agent_id, f"{prefix}source.agent_id")
     scopes = [principal.qualify_scope(s) for s in draft.scopes] or [principal.default_scope]
-    for index, value in enumerate(scopes):
-        if value not in principal.visible_scopes and not principal.is_admin:
-            raise PermissionDenied(f"{prefix}scopes[{index}]: cannot write into "
-                                   f"{principal.show_scope(value)!r}, a scope the caller "
-                                   "cannot see")
+    check_writable_scopes(principal, scopes, f"{prefix}scopes")
     owner = principal.qualify_scope(draft.owner) if draft.owner else \
         principal.default_owner(agent)
     if owner not in principal.identities(agent) and not principal.is_admin:
@@ -298,7 +452,7 @@ def new_knowledge(draft: Draft, principal: Principal, at: float, prefix: str = "
     source = Source(name=given.name, category=given.category or "exp", urls=list(given.urls),
                     agent_id=agent,
                     submitted_by=given.submitted_by, timestamp=given.timestamp or at,
-                    message_id=given.message_id or message_id)
+                    message_id=given.message_id or message_id, trace_id=given.trace_id)
     score = draft.score if draft.score is not None else DEFAULT_SCORE
     return Knowledge(
         id=new_knowledge_id(at), task=draft.task, content=draft.content,
@@ -308,6 +462,20 @@ def new_knowledge(draft: Draft, principal: Principal, at: float, prefix: str = "
         source=source,
         eval=Eval(score=score),
     )
+
+
+def check_writable_scopes(principal: Principal, scopes: list[str], field_name: str) -> None:
+    """A caller writes only into scopes it can see, and into `public` (every
+    organisation's) only with the publisher role: others would otherwise place text in
+    every tenant's searches and prompts."""
+    for index, value in enumerate(scopes):
+        if value not in principal.visible_scopes and not principal.is_admin:
+            raise PermissionDenied(f"{field_name}[{index}]: cannot write into "
+                                   f"{principal.show_scope(value)!r}, a scope the caller "
+                                   "cannot see")
+        if value == PUBLIC and not principal.has_role(PUBLISHER_ROLE):
+            raise PermissionDenied(f"{field_name}[{index}]: writing into 'public' needs the "
+                                   f"{PUBLISHER_ROLE!r} role (the tokens file's roles)")
 
 
 # ---- Slim: near-duplicate groups and folding ---------------------------------------------
@@ -320,11 +488,15 @@ def jaccard(a: frozenset[int], b: frozenset[int]) -> float:
 
 def near_duplicate_groups(records: list[Knowledge], tokens: list[frozenset[int]],
                           threshold: float) -> list[list[Knowledge]]:
-    """Groups of two or more records with the same owner and scopes whose token sets are
-    at least `threshold` similar (transitively), each group best record first."""
-    by_owner_scopes: dict[tuple[str, tuple[str, ...]], list[int]] = {}
+    """Groups of two or more records with the same owner, scopes and types whose token
+    sets are at least `threshold` similar (transitively), each group best record first.
+    Records of other types or scopes are never merged: the merged record would lose a
+    type or widen who reads the other's text."""
+    by_owner_scopes: dict[tuple[str, tuple[str, ...], tuple[str, ...]], list[int]] = {}
     for index, record in enumerate(records):
-        by_owner_scopes.setdefault((record.owner, tuple(sorted(record.scopes))), []).append(index)
+        key = (record.owner, tuple(sorted(set(record.scopes))),
+               tuple(sorted(set(record.types))))
+        by_owner_scopes.setdefault(key, []).append(index)
     parent = list(range(len(records)))
 
     def root(i: int) -> int:
@@ -351,10 +523,18 @@ def _best_first(record: Knowledge) -> tuple[float, float, str]:
 
 
 def fold_into(kept: Knowledge, others: list[Knowledge]) -> None:
-    """Adds the others' counters, cases, resources and tags to `kept` (its own tags win)."""
+    """Adds the others' counters, cases, resources and tags to `kept` (its own tags win);
+    it keeps the highest author's score of them all."""
     for other in others:
+        kept.eval.score = max(kept.eval.score, other.eval.score)
         kept.eval.helpful += other.eval.helpful
         kept.eval.harmful += other.eval.harmful
+        for voters, (helpful, harmful) in other.eval.votes.items():
+            tally = kept.eval.votes.setdefault(voters, [0, 0])
+            tally[0] += helpful
+            tally[1] += harmful
+        for ballot, count in other.ballots.items():
+            kept.ballots[ballot] = max(kept.ballots.get(ballot, 0), count)
         kept.eval.helpful_history += other.eval.helpful_history
         kept.eval.harmful_history += other.eval.harmful_history
         kept.resource_ids += [r for r in other.resource_ids if r not in kept.resource_ids]

@@ -1,4 +1,5 @@
-"""The knowledge use cases: save, read, search, feedback, evolve, delete, slim."""
+"""The knowledge use cases: save, read, search, feedback, evolve, edit, delete and
+undelete, slim, forget."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from knowhub_server.common.errors import (
     ServiceError,
     Unavailable,
 )
+from knowhub_server.common.forget import forget_subject
 from knowhub_server.common.llm import LLM, LLMError
 from knowhub_server.common.scopes import best_priority, validate_scope
 from knowhub_server.common.times import now
@@ -33,17 +35,21 @@ from knowhub_server.knowledge.domain import (
     QUERY_MAX,
     TOP_K_MAX,
     Case,
-    ContentVersion,
+    Change,
     Draft,
+    Edit,
     Feedback,
     Knowledge,
+    KnowledgeVersion,
     add_case,
+    cast_ballot,
+    change_fields,
+    check_writable_scopes,
     fold_into,
     near_duplicate_groups,
     new_knowledge,
     new_knowledge_id,
     remember_request,
-    replace_content,
     validate_case,
     validate_draft,
     validate_feedback,
@@ -137,29 +143,41 @@ class KnowledgeOperations:
 
     # -- save --
 
-    def save(self, principal: Principal, draft: Draft, *, validate_only: bool = False,
-             reuse_existing: bool = False) -> tuple[Knowledge, bool]:
+    def save(self, principal: Principal, draft: Draft, *,
+             validate_only: bool = False) -> tuple[Knowledge, bool]:
         """Saves one draft: (the record, whether it existed already). With `validate_only`,
         checks it as a save would and returns the record it would make, without an id and
-        without writing (AIP-163); with `reuse_existing`, returns the record of the same
-        owner and scopes that already says the same (`same_knowledge`) if there is one."""
-        if validate_only or reuse_existing:
+        without writing (AIP-163)."""
+        if validate_only:
             record = self._prepare(principal, [draft], prefix_items=False)[0]
-            if validate_only:
-                return replace(record, id=""), False
-            existing = self._store.find_same(record)
-            if existing is not None:
-                return existing, True
-        return self.save_batch(principal, [draft], prefix_items=False)[0], False
+            return replace(record, id=""), False
+        records, existed = self.save_batch(principal, [draft], prefix_items=False)
+        return records[0], existed[0]
 
     def save_batch(self, principal: Principal, drafts: list[Draft], *,
-                   prefix_items: bool = True) -> list[Knowledge]:
-        """Validates every draft, then writes them all; ids are unique."""
+                   prefix_items: bool = True) -> tuple[list[Knowledge], list[bool]]:
+        """Validates every draft, then writes them all; ids are unique. A draft that a
+        record of the same owner and scopes already says (`same_knowledge`) is not written
+        unless it allows a duplicate: that record stands in its place. Returns the records
+        and, for each, whether it existed already."""
         if prefix_items:
             check.count(len(drafts), "requests", BATCH_MAX, required=True)
         records = self._prepare(principal, drafts, prefix_items)
         claimed = self._claim_requests(principal, drafts, records)
-        pending = [r for r in records if claimed.get(r.id) is None]
+        existing: dict[str, Knowledge] = {}
+        for draft, record in zip(drafts, records, strict=True):
+            if not draft.allow_duplicate and claimed.get(record.id) is None:
+                same = self._store.find_same(record)
+                if same is not None:
+                    existing[record.id] = same
+        written = self._write_new(records, claimed, existing)
+        return written, [r.id in existing for r in records]
+
+    def _write_new(self, records: list[Knowledge], claimed: dict[str, Knowledge | None],
+                   existing: dict[str, Knowledge]) -> list[Knowledge]:
+        """Inserts the records neither claimed by an earlier request nor already stored;
+        each record's stored version, in order."""
+        pending = [r for r in records if claimed.get(r.id) is None and r.id not in existing]
         for _ in range(5):
             created = self._store.insert(pending)
             failed = [r for r, ok in zip(pending, created, strict=True) if not ok]
@@ -171,7 +189,7 @@ class KnowledgeOperations:
                     record.id = new_knowledge_id(record.created_at)
                     pending.append(record)
             if not pending:
-                return [claimed.get(r.id) or r for r in records]
+                return [claimed.get(r.id) or existing.get(r.id) or r for r in records]
         raise Aborted("could not allocate unique knowledge ids; try again")
 
     def _prepare(self, principal: Principal, drafts: list[Draft],
@@ -191,25 +209,27 @@ class KnowledgeOperations:
 
     def _check_resources(self, principal: Principal, drafts: list[Draft],
                          prefix_items: bool) -> None:
-        """Every resource_id must name a resource the caller can see that is not deleted
-        (an expired one is fine: it is still there)."""
-        wanted = [principal.qualify(i) for d in drafts for i in d.resource_ids]
-        if not wanted:
+        self._check_links(principal, [
+            (f"{f'requests[{index}].' if prefix_items else ''}resource_ids[{position}]", r)
+            for index, draft in enumerate(drafts)
+            for position, r in enumerate(draft.resource_ids)])
+
+    def _check_links(self, principal: Principal, links: list[tuple[str, str]]) -> None:
+        """Every (field, resource id) must name a resource the caller can see that is not
+        deleted (an expired one is fine: it is still there)."""
+        if not links:
             return
         try:
-            states = self._links.states(principal, wanted)
+            states = self._links.states(principal, [principal.qualify(r) for _, r in links])
         except Unavailable as exc:
             raise Unavailable(f"resource_ids cannot be checked, so nothing was saved: "
                               f"{exc.message}") from None
-        for index, draft in enumerate(drafts):
-            prefix = f"requests[{index}]." if prefix_items else ""
-            for position, resource_id in enumerate(draft.resource_ids):
-                state = states.get(principal.qualify(resource_id), MISSING)
-                if state in (MISSING, DELETED):
-                    problem = "is deleted" if state == DELETED else \
-                        "is not a resource the caller can see"
-                    raise InvalidArgument(f"{prefix}resource_ids[{position}]",
-                                          f"{resource_id!r} {problem}")
+        for field_name, resource_id in links:
+            state = states.get(principal.qualify(resource_id), MISSING)
+            if state in (MISSING, DELETED):
+                problem = "is deleted" if state == DELETED else \
+                    "is not a resource the caller can see"
+                raise InvalidArgument(field_name, f"{resource_id!r} {problem}")
 
     def _claim_requests(self, principal: Principal, drafts: list[Draft],
                         records: list[Knowledge]) -> dict[str, Knowledge | None]:
@@ -232,7 +252,7 @@ class KnowledgeOperations:
         validate_knowledge_id(knowledge_id)
         return self._visible(principal, knowledge_id)
 
-    def versions(self, principal: Principal, knowledge_id: str) -> list[ContentVersion]:
+    def versions(self, principal: Principal, knowledge_id: str) -> list[KnowledgeVersion]:
         return self.get(principal, knowledge_id).versions
 
     def list(self, principal: Principal, *, page_size: int, page_token: str,
@@ -267,7 +287,9 @@ class KnowledgeOperations:
         else:
             recalled, routed = self._store.recall(query, where, candidates), False
         visible = principal.visible_scopes
-        ranked = sorted((c for c in recalled[:candidates] if c.quality_score >= 0),
+        # Votes count for the voter's organisation: rank by the caller's organisation's.
+        recalled = [c.seen_by(principal.voters) for c in recalled[:candidates]]
+        ranked = sorted((c for c in recalled if c.quality_score >= 0),
                         key=lambda c: (-c.quality_score, not c.is_user_profile,
                                        best_priority(c.scopes, visible), -c.relevance))
         hits = [SearchHit(c.knowledge, c.quality_score, c.relevance) for c in ranked[:top_k]]
@@ -303,7 +325,9 @@ class KnowledgeOperations:
             try:
                 text = prompts.read_answer(self._llm.complete(
                     prompts.ASK_SYSTEM[self._language],
-                    prompts.ask_prompt(query, records, self._language), purpose="ask"))
+                    prompts.ask_prompt(query, records,
+                                       [principal.show_scope(k.owner) for k in records],
+                                       self._language), purpose="ask"))
             except LLMError as exc:
                 raise Unavailable(f"the LLM did not answer (nothing was logged): {exc}") from exc
             cited = prompts.cited_ids(text, [k.id for k in records])
@@ -356,36 +380,60 @@ class KnowledgeOperations:
     def update(self, principal: Principal, knowledge_id: str, feedback: Feedback,
                prefix: str = "") -> Knowledge:
         validate_knowledge_id(knowledge_id, f"{prefix}id")
-        validate_feedback(feedback, prefix)
+        validate_feedback(feedback, knowledge_id, prefix)
         if principal.delegation is not None:
             cases = [c for c in (feedback.helpful_case, feedback.harmful_case) if c]
             principal.delegation.check_feedback(
                 knowledge_id, trace_ids={c.trace_id for c in cases},
-                cases_only=feedback.score is None and not feedback.evolve_feedback)
+                cases_only=feedback.feedback_only)
         if feedback.request_id:  # so no one else can claim a key first, and void this call
             feedback = replace(feedback, request_id=request_key(principal, feedback.request_id))
         current = self._visible(principal, knowledge_id)
-        if feedback.evolve_feedback:
-            if not principal.may_modify(current.owner, current.creator):
-                raise PermissionDenied(f"only the owner ({principal.show_scope(current.owner)}) "
-                                       "or an admin may evolve this knowledge")
-            if self._llm is None:
-                raise FailedPrecondition("evolve_feedback needs an LLM: set "
-                                         "KNOWHUB_LLM_BASE_URL (nothing was changed)")
+        if feedback.score is not None and not principal.may_modify(current.owner,
+                                                                   current.creator):
+            raise PermissionDenied(f"{prefix}update_score: only the owner "
+                                   f"({principal.show_scope(current.owner)}) or an admin may "
+                                   "set the author's score")
+        rewrites = feedback.evolve_feedback or feedback.edit is not None
+        if rewrites and not principal.may_modify(current.owner, current.creator):
+            action = "evolve" if feedback.evolve_feedback else "edit"
+            raise PermissionDenied(f"only the owner ({principal.show_scope(current.owner)}) "
+                                   f"or an admin may {action} this knowledge")
+        if feedback.evolve_feedback and self._llm is None:
+            raise FailedPrecondition("evolve_feedback needs an LLM: set "
+                                     "KNOWHUB_LLM_BASE_URL (nothing was changed)")
+        edits = self._edit_values(principal, feedback.edit) if feedback.edit else {}
         if feedback.request_id and feedback.request_id in current.applied_requests:
             return current
+        by = principal.default_owner(principal.acting_agent(""))
+        ballot = _Ballot(principal.user_scope, principal.voters,
+                         self._settings.feedback_untraced_max, prefix)
         for _ in range(3):
             content = self._evolve(current, feedback.evolve_feedback) \
                 if feedback.evolve_feedback else None
             try:
                 return self._store.update(
                     knowledge_id, lambda record, c=content, basis=current.content:
-                    _apply_feedback(record, feedback, c, basis))
+                    _apply_feedback(record, feedback, _Write(c, basis, edits, by), ballot))
             except _AlreadyApplied as done:
                 return done.record
             except _ContentMoved as moved:
                 current = moved.record  # evolved meanwhile: evolve the new content
         raise Aborted(f"knowledge {knowledge_id!r} kept changing during evolve; try again")
+
+    def _edit_values(self, principal: Principal, edit: Edit) -> dict[str, object]:
+        """An edit's values as the record keeps them (names qualified), once the caller
+        may write its scopes and use its resources."""
+        values = edit.values()
+        if "scopes" in values:
+            scopes = [principal.qualify_scope(s) for s in edit.scopes]
+            check_writable_scopes(principal, scopes, "knowledge.scopes")
+            values["scopes"] = scopes
+        if "resource_ids" in values:
+            self._check_links(principal, [(f"knowledge.resource_ids[{i}]", r)
+                                          for i, r in enumerate(edit.resource_ids)])
+            values["resource_ids"] = [principal.qualify(r) for r in edit.resource_ids]
+        return values
 
     def _evolve(self, record: Knowledge, feedback: str) -> str:
         assert self._llm is not None
@@ -420,13 +468,46 @@ class KnowledgeOperations:
 
     # -- delete --
 
-    def delete(self, principal: Principal, knowledge_id: str) -> None:
+    def delete(self, principal: Principal, knowledge_id: str) -> float:
+        """Moves the record to the deleted ones; returns when it will be purged."""
         validate_knowledge_id(knowledge_id)
         record = self._visible(principal, knowledge_id)
         if not principal.may_modify(record.owner, record.creator):
             raise PermissionDenied(f"only the owner ({principal.show_scope(record.owner)}) or "
                                    "an admin may delete this knowledge")
-        self._store.delete([knowledge_id])
+        at = now()
+        purge_at = at + self._settings.knowledge_retention_hours * 3600
+        self._store.soft_delete(record, deleted_at=at, purge_at=purge_at)
+        return purge_at
+
+    def undelete(self, principal: Principal, knowledge_id: str) -> Knowledge:
+        """Brings a deleted record back before its purge time."""
+        validate_knowledge_id(knowledge_id)
+        deleted = self._store.deleted(knowledge_id)
+        if deleted is None or principal.visible_scopes.isdisjoint(deleted.record.scopes) \
+                or deleted.purge_at <= now():
+            if self._store.get(knowledge_id) is not None:
+                self._visible(principal, knowledge_id)  # NOT_FOUND unless the caller sees it
+                raise FailedPrecondition(f"knowledge {knowledge_id!r} is not deleted")
+            raise NotFound(f"no deleted knowledge {knowledge_id!r} (never deleted, or "
+                           "purged)")
+        record = deleted.record
+        if not principal.may_modify(record.owner, record.creator):
+            raise PermissionDenied(f"only the owner ({principal.show_scope(record.owner)}) or "
+                                   "an admin may undelete this knowledge")
+        return self._store.restore(record)
+
+    def purge_expired(self) -> int:
+        """Erases the deleted records whose purge time has come; returns how many."""
+        return self._store.purge_deleted(before=now())
+
+    # -- forget --
+
+    def forget(self, principal: Principal, subject: str) -> dict[str, int]:
+        """Erases every record `subject` owns, live or deleted; counts by kind."""
+        owner = forget_subject(principal, subject)
+        live, deleted = self._store.erase_owned(owner)
+        return {"knowledge": live, "deleted_knowledge": deleted}
 
     # -- slim --
 
@@ -446,7 +527,8 @@ class KnowledgeOperations:
             kept, others = group[0], group[1:]
             outcome = SlimGroup(kept.id, [o.id for o in others])
             if not dry_run:
-                self._merge(kept, others, model, outcome)
+                self._merge(kept, others, model, outcome,
+                            principal.default_owner(principal.acting_agent("")))
             report.groups.append(outcome)
         return report
 
@@ -459,7 +541,7 @@ class KnowledgeOperations:
         return [r for r in records if r.id not in absorbed]
 
     def _merge(self, kept: Knowledge, others: list[Knowledge], model: str,
-               outcome: SlimGroup) -> None:
+               outcome: SlimGroup, by: str) -> None:
         merged: tuple[str, str] | None = None
         if self._llm is not None:
             try:
@@ -474,8 +556,8 @@ class KnowledgeOperations:
             fold_into(record, others)
             at = now()
             if merged is not None:
-                record.task = merged[0]
-                replace_content(record, merged[1], at, "slim")
+                change_fields(record, {"task": merged[0], "content": merged[1]}, at,
+                              Change("slim", by))
             record.updated_at = at
             return record
 
@@ -497,22 +579,59 @@ def request_key(principal: Principal, request_id: str) -> str:
     return f"{principal.user_scope}:{request_id}"
 
 
-def _apply_feedback(record: Knowledge, feedback: Feedback, content: str | None,
-                    basis: str) -> Knowledge:
+@dataclass(frozen=True)
+class _Write:
+    """What an update writes besides feedback: evolved content (and the content it was
+    evolved from), edited fields, and who writes them."""
+
+    content: str | None
+    basis: str
+    edits: dict[str, object]
+    by: str
+
+
+@dataclass(frozen=True)
+class _Ballot:
+    """Who adds a case: the user it counts once per trace for, its community of voters,
+    and how many cases without a trace it may add."""
+
+    user: str
+    voters: str
+    untraced_max: int
+    prefix: str
+
+    def count(self, record: Knowledge, case: Case, *, helpful: bool, at: float) -> bool:
+        """Adds the case if it counts; whether it did."""
+        field_name = f"{self.prefix}add_{'helpful' if helpful else 'harmful'}_case"
+        if not cast_ballot(record, self.user, case.trace_id, self.untraced_max, field_name):
+            return False
+        add_case(record, _stamped(case, at), helpful=helpful, voters=self.voters)
+        return True
+
+
+def _apply_feedback(record: Knowledge, feedback: Feedback, write: _Write,
+                    ballot: _Ballot) -> Knowledge:
     """One update, applied to the freshest copy of the record inside the CAS loop."""
     if feedback.request_id and feedback.request_id in record.applied_requests:
         raise _AlreadyApplied(record)
-    if content is not None and record.content != basis:
+    content = write.content
+    if content is not None and record.content != write.basis:
         raise _ContentMoved(record)
     at = now()
-    if feedback.helpful_case is not None:
-        add_case(record, _stamped(feedback.helpful_case, at), helpful=True)
-    if feedback.harmful_case is not None:
-        add_case(record, _stamped(feedback.harmful_case, at), helpful=False)
+    counted = [ballot.count(record, case, helpful=helpful, at=at)
+               for case, helpful in ((feedback.helpful_case, True),
+                                     (feedback.harmful_case, False)) if case is not None]
+    if counted and not any(counted) and feedback.score is None and content is None \
+            and not write.edits:
+        raise _AlreadyApplied(record)  # this user's trace counted already: nothing to write
     if feedback.score is not None:
         record.eval.score = feedback.score
     if content is not None:
-        replace_content(record, content, at, "evolve", feedback.evolve_feedback)
+        change_fields(record, {"content": content}, at,
+                      Change("evolve", write.by, feedback.evolve_feedback))
+    if write.edits:
+        change_fields(record, write.edits, at,
+                      Change("edit", write.by, feedback.edit.note if feedback.edit else ""))
     remember_request(record, feedback.request_id)
     record.updated_at = at
     return record

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import logging
+import threading
+
 from knowhub.v1 import knowledge_pb2, knowledge_pb2_grpc
 
 from knowhub_server.common.auth import Authenticator, Principal
@@ -10,6 +13,7 @@ from knowhub_server.common.errors import InvalidArgument, ServiceError
 from knowhub_server.common.rpc import unary
 from knowhub_server.common.runtime import Runtime
 from knowhub_server.common.server import ServiceHost
+from knowhub_server.common.times import to_timestamp
 from knowhub_server.knowledge.cognition_client import CognitionClient
 from knowhub_server.knowledge.config import KnowledgeSettings
 from knowhub_server.knowledge.convert import (
@@ -29,6 +33,8 @@ from knowhub_server.knowledge.operations import FeedbackItem, KnowledgeOperation
 from knowhub_server.knowledge.resource_client import ResourceClient
 from knowhub_server.knowledge.store import KnowledgeStore, KnowledgeVectors
 
+log = logging.getLogger(__name__)
+
 SERVICE_NAME = knowledge_pb2.DESCRIPTOR.services_by_name["KnowledgeService"].full_name
 
 
@@ -40,11 +46,8 @@ class KnowledgeServicer(knowledge_pb2_grpc.KnowledgeServiceServicer):
     @unary
     def SaveKnowledge(self, request: knowledge_pb2.SaveKnowledgeRequest,
                       principal: Principal) -> knowledge_pb2.SaveKnowledgeResponse:
-        if request.validate_only and request.reuse_existing:
-            raise InvalidArgument("reuse_existing", "cannot be combined with validate_only")
         record, existing = self._ops.save(principal, draft_from_proto(request, ""),
-                                          validate_only=request.validate_only,
-                                          reuse_existing=request.reuse_existing)
+                                          validate_only=request.validate_only)
         return knowledge_pb2.SaveKnowledgeResponse(
             knowledge=knowledge_to_proto(record, principal), existing=existing)
 
@@ -53,13 +56,12 @@ class KnowledgeServicer(knowledge_pb2_grpc.KnowledgeServiceServicer):
                            principal: Principal) -> knowledge_pb2.BatchSaveKnowledgeResponse:
         drafts = [draft_from_proto(r, f"requests[{i}].") for i, r in enumerate(request.requests)]
         for index, item in enumerate(request.requests):
-            for option in ("validate_only", "reuse_existing"):
-                if getattr(item, option):
-                    raise InvalidArgument(f"requests[{index}].{option}", "is for "
-                                          "SaveKnowledge; a batch always saves")
-        records = self._ops.save_batch(principal, drafts)
+            if item.validate_only:
+                raise InvalidArgument(f"requests[{index}].validate_only", "is for "
+                                      "SaveKnowledge; a batch always saves")
+        records, existing = self._ops.save_batch(principal, drafts)
         return knowledge_pb2.BatchSaveKnowledgeResponse(
-            knowledge=[knowledge_fields(r, principal) for r in records])
+            knowledge=[knowledge_fields(r, principal) for r in records], existing=existing)
 
     @unary
     def GetKnowledge(self, request: knowledge_pb2.GetKnowledgeRequest,
@@ -135,8 +137,22 @@ class KnowledgeServicer(knowledge_pb2_grpc.KnowledgeServiceServicer):
     @unary
     def DeleteKnowledge(self, request: knowledge_pb2.DeleteKnowledgeRequest,
                         principal: Principal) -> knowledge_pb2.DeleteKnowledgeResponse:
-        self._ops.delete(principal, request.id)
-        return knowledge_pb2.DeleteKnowledgeResponse()
+        purge_at = self._ops.delete(principal, request.id)
+        return knowledge_pb2.DeleteKnowledgeResponse(purge_time=to_timestamp(purge_at))
+
+    @unary
+    def UndeleteKnowledge(self, request: knowledge_pb2.UndeleteKnowledgeRequest,
+                          principal: Principal) -> knowledge_pb2.UndeleteKnowledgeResponse:
+        record = self._ops.undelete(principal, request.id)
+        return knowledge_pb2.UndeleteKnowledgeResponse(
+            knowledge=knowledge_to_proto(record, principal))
+
+    @unary
+    def ForgetKnowledgeSubject(self, request: knowledge_pb2.ForgetKnowledgeSubjectRequest,
+                               principal: Principal
+                               ) -> knowledge_pb2.ForgetKnowledgeSubjectResponse:
+        return knowledge_pb2.ForgetKnowledgeSubjectResponse(
+            erased=self._ops.forget(principal, request.subject))
 
     @unary
     def SlimKnowledge(self, request: knowledge_pb2.SlimKnowledgeRequest,
@@ -150,7 +166,7 @@ class KnowledgeServicer(knowledge_pb2_grpc.KnowledgeServiceServicer):
                               ) -> knowledge_pb2.ListKnowledgeVersionsResponse:
         versions = self._ops.versions(principal, request.id)
         return knowledge_pb2.ListKnowledgeVersionsResponse(
-            versions=[version_to_proto(v) for v in versions])
+            versions=[version_to_proto(v, principal) for v in versions])
 
 
 def register(server: ServiceHost, runtime: Runtime) -> str:
@@ -162,4 +178,37 @@ def register(server: ServiceHost, runtime: Runtime) -> str:
                                      CognitionClient(runtime.peers), runtime.settings.language)
     knowledge_pb2_grpc.add_KnowledgeServiceServicer_to_server(
         KnowledgeServicer(runtime.authenticator, operations), server)
+    runtime.background.append(Purger(operations, settings.knowledge_purge_interval_seconds))
     return SERVICE_NAME
+
+
+class Purger:
+    """Erases deleted records whose retention passed, every `interval` seconds; a
+    Background of the runtime."""
+
+    def __init__(self, operations: KnowledgeOperations, interval: float) -> None:
+        self._ops = operations
+        self._interval = interval
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="knowledge-purger",
+                                        daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        if self._thread is not None:
+            self._thread.join()
+
+    def _run(self) -> None:
+        while not self._stopping.is_set():
+            try:
+                purged = self._ops.purge_expired()
+                if purged:
+                    log.info("purged %d deleted knowledge records past their retention",
+                             purged)
+            except Exception:  # a store hiccup must not end the sweeps
+                log.exception("purging deleted knowledge failed; trying again later")
+            self._stopping.wait(self._interval)

@@ -14,7 +14,7 @@ from qdrant_edge import SparseVector
 from knowhub_server.common import paging
 from knowhub_server.common.auth import LegacyNames
 from knowhub_server.common.embedding import Bm25Encoder, DenseEmbedder
-from knowhub_server.common.errors import InvalidArgument
+from knowhub_server.common.errors import AlreadyExists, InvalidArgument
 from knowhub_server.common.scopes import qualified, qualified_scope
 from knowhub_server.common.vectors import (
     DENSE,
@@ -38,9 +38,9 @@ from knowhub_server.common.vectors import (
 from knowhub_server.knowledge.config import KnowledgeSettings
 from knowhub_server.knowledge.domain import (
     Case,
-    ContentVersion,
     Eval,
     Knowledge,
+    KnowledgeVersion,
     Source,
     quality_score,
     same_knowledge,
@@ -48,6 +48,8 @@ from knowhub_server.knowledge.domain import (
 
 COLLECTION = "knowledge"
 REQUESTS = "knowledge_requests"  # SaveKnowledge idempotency keys -> the ids they created
+DELETED = "knowledge_deleted"  # soft-deleted records until their purge time
+DELETED_SCHEMA = CollectionSchema(name=DELETED, float_fields=("purge_at",))
 ORDER_FIELDS = {"updated": "updated_at", "confidence": "rank_confidence"}
 
 
@@ -56,13 +58,13 @@ def knowledge_schema(embedder: DenseEmbedder | None) -> CollectionSchema:
         name=COLLECTION,
         dense_dim=embedder.dim if embedder else None,
         embedding_model=embedder.model if embedder else None,
-        keyword_fields=("scopes", "types"),
+        keyword_fields=("scopes", "types", "voted_by"),
         tenant_field="scopes",
         integer_fields=("score", "helpful", "harmful"),
         float_fields=tuple(ORDER_FIELDS.values()),
         # Seed 001's search results carry the eval counters only.
         bulk_fields=("helpful_history", "harmful_history", "versions", "applied_requests",
-                     "absorbed_ids"),
+                     "absorbed_ids", "ballots"),
     )
 
 
@@ -87,7 +89,11 @@ def to_payload(record: Knowledge) -> dict[str, Any]:
         "updated_at": record.updated_at, "tags": record.tags, "message_id": record.message_id,
         "resource_ids": record.resource_ids, "source": vars(record.source),
         "eval": {"score": evaluation.score, "helpful": evaluation.helpful,
-                 "harmful": evaluation.harmful, "confidence": evaluation.confidence},
+                 "harmful": evaluation.harmful, "confidence": evaluation.confidence,
+                 "votes": evaluation.votes},
+        # The communities whose cases count apart (Eval.votes): a search by anyone else
+        # decodes the record to leave them out.
+        "voted_by": sorted(k for k, v in evaluation.votes.items() if any(v)),
         # Native copies: stage 2 ranks on them without decoding the record.
         "score": evaluation.score, "helpful": evaluation.helpful,
         "harmful": evaluation.harmful,
@@ -97,6 +103,7 @@ def to_payload(record: Knowledge) -> dict[str, Any]:
         "versions": [vars(v) for v in record.versions],
         "applied_requests": record.applied_requests,
         "absorbed_ids": record.absorbed_ids,
+        "ballots": record.ballots,
     }
 
 
@@ -114,11 +121,20 @@ def from_payload(payload: dict[str, Any]) -> Knowledge:
             harmful=evaluation["harmful"], confidence=evaluation["confidence"],
             helpful_history=[Case(**c) for c in payload.get("helpful_history", ())],
             harmful_history=[Case(**c) for c in payload.get("harmful_history", ())],
+            votes=evaluation.get("votes", {}),
         ),
-        versions=[ContentVersion(**v) for v in payload.get("versions", ())],
+        versions=[KnowledgeVersion(**v) for v in payload.get("versions", ())],
         applied_requests=payload.get("applied_requests", []),
         absorbed_ids=payload.get("absorbed_ids", []),
+        ballots=payload.get("ballots", {}),
     )
+
+
+@dataclass
+class DeletedKnowledge:
+    record: Knowledge
+    deleted_at: float
+    purge_at: float
 
 
 @dataclass
@@ -139,6 +155,16 @@ class Candidate:
         """From the indexed fields, without decoding the record."""
         f = self.fields
         return quality_score(f["score"], f["helpful"], f["harmful"])
+
+    def seen_by(self, voters: str) -> Candidate:
+        """The candidate as `voters` rank it: its helpful and harmful fields without the
+        cases other communities added (`counted_by`). Only a record that has such cases
+        is decoded."""
+        if all(v == voters for v in self.fields.get("voted_by") or ()):
+            return self
+        counters = self.knowledge.eval.seen_by(voters)
+        return Candidate({**self.fields, "helpful": counters.helpful,
+                          "harmful": counters.harmful}, self.relevance, lambda: self.knowledge)
 
     @property
     def scopes(self) -> list[str]:
@@ -237,6 +263,7 @@ class KnowledgeStore:
         self._fusion = HybridFusion(settings.search_hybrid_pool, settings.search_dense_weight)
         self._collection: VectorCollection = store.open(knowledge_schema(vectors.embedder))
         self._requests: VectorCollection = store.open(CollectionSchema(name=REQUESTS))
+        self._deleted: VectorCollection = store.open(DELETED_SCHEMA)
 
     # -- writes --
 
@@ -274,6 +301,58 @@ class KnowledgeStore:
     def delete(self, knowledge_ids: Sequence[str]) -> None:
         if knowledge_ids:
             self._collection.delete(list(knowledge_ids))
+
+    # -- soft delete --
+    # A deleted record moves to its own collection, so no search, list or count sees it.
+    # The copy is written before the live record goes (and the live one back before the
+    # copy goes), so a crash between the two steps leaves both, never neither: the live
+    # record then stands, and repeating the call finishes it.
+
+    def soft_delete(self, record: Knowledge, *, deleted_at: float, purge_at: float) -> None:
+        payload = {**to_payload(record), "deleted_at": deleted_at, "purge_at": purge_at}
+        self._deleted.put([Record(key=record.id, payload=payload)])
+        self._collection.delete([record.id])
+
+    def deleted(self, knowledge_id: str) -> DeletedKnowledge | None:
+        found = self._deleted.get(knowledge_id)
+        if found is None:
+            return None
+        payload = dict(found.payload)
+        return DeletedKnowledge(from_payload(payload), payload["deleted_at"],
+                                payload["purge_at"])
+
+    def restore(self, record: Knowledge) -> Knowledge:
+        """Makes a deleted record live again (as it was, if a crash left it live too)."""
+        if not self.insert([record])[0]:
+            live = self.get(record.id)
+            if live is None or live.created_at != record.created_at:
+                raise AlreadyExists(f"another record took the id {record.id!r}; the deleted "
+                                    "one cannot come back under it")
+        self._deleted.delete([record.id])
+        restored = self.get(record.id)
+        assert restored is not None, "just written"
+        return restored
+
+    def purge_deleted(self, *, before: float) -> int:
+        """Erases the deleted records whose purge time is before `before`."""
+        expired = Where(must=(Range("purge_at", lt=before),))
+        purged = 0
+        while True:
+            page, _ = self._deleted.scroll(expired, 256)
+            if not page:
+                return purged
+            self._deleted.delete([r.key for r in page])
+            purged += len(page)
+
+    def erase_owned(self, owner: str) -> tuple[int, int]:
+        """Erases every record `owner` owns, live and deleted: (live, deleted) counts."""
+        counts = []
+        for collection in (self._collection, self._deleted):
+            keys = [r.key for r in _scan(collection) if r.payload.get("owner") == owner]
+            for start in range(0, len(keys), 256):
+                collection.delete(keys[start:start + 256])
+            counts.append(len(keys))
+        return counts[0], counts[1]
 
     # -- reads --
 
@@ -350,12 +429,7 @@ class KnowledgeStore:
 
     def scan(self, where: Where) -> Iterator[Knowledge]:
         """Every matching record, in no particular order."""
-        cursor = None
-        while True:
-            page, cursor = self._collection.scroll(where, 256, cursor=cursor)
-            yield from (from_payload(r.payload) for r in page)
-            if cursor is None:
-                return
+        return (from_payload(r.payload) for r in _scan(self._collection, where))
 
     def page(self, where: Where, order: str, page_size: int,
              page_token: str) -> tuple[list[Knowledge], str]:
@@ -380,6 +454,18 @@ class KnowledgeStore:
         if start_from == last_value:
             ties = seen + ties
         return records, paging.write_token({"v": last_value, "ids": ties}, filters)
+
+
+EVERYTHING = Where()
+
+
+def _scan(collection: VectorCollection, where: Where = EVERYTHING) -> Iterator[Record]:
+    cursor = None
+    while True:
+        page, cursor = collection.scroll(where, 256, cursor=cursor)
+        yield from page
+        if cursor is None:
+            return
 
 
 def _sort_value(record: Knowledge, field_name: str) -> float:

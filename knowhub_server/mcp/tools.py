@@ -21,7 +21,7 @@ _READ_ONLY = {"knowledge_search", "knowledge_list", "resource_get", "memory_sear
               "memory_recent_memos", "memory_get_profile", "memory_search_profiles",
               "memory_documents_list", "memory_document_read", "memory_job",
               "trace_evaluation_prompt"}
-_DESTRUCTIVE = {"knowledge_slim", "trace_delete", "memory_delete_event"}
+_DESTRUCTIVE = {"knowledge_slim", "knowledge_delete", "trace_delete", "memory_delete_event"}
 
 TOOLS: list[types.Tool] = [
     types.Tool(name=function["name"], description=function["description"],

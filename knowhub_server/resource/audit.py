@@ -49,7 +49,7 @@ return redis.call('XADD', KEYS[1], '*', unpack(ARGV, 2))
 
 @dataclass
 class AuditEvent:
-    action: str  # save, read_secure, delete, undelete, destroy, rotate_key
+    action: str  # save, read_secure, delete, undelete, destroy, forget, rotate_key
     resource_id: str
     version: int
     outcome: str  # attempt, ok, denied, failed: <CODE>

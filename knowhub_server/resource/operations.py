@@ -25,6 +25,7 @@ from knowhub_server.common.errors import (
     PermissionDenied,
     ServiceError,
 )
+from knowhub_server.common.forget import forget_subject
 from knowhub_server.common.times import now
 from knowhub_server.resource.audit import AuditEvent, AuditLog
 from knowhub_server.resource.config import ResourceSettings
@@ -296,6 +297,25 @@ class ResourceOperations:
         self._audit.note(principal, AuditEvent("destroy", resource_id, head.version, "ok",
                                                detail=f"records={len(keys)}"))
         return len(head.versions)
+
+    def forget(self, principal: Principal, subject: str) -> dict[str, int]:
+        """Erases every resource `subject` owns, as destroy does; each leaves a forget
+        record in the audit trail (which names ids, never content)."""
+        owner = forget_subject(principal, subject)
+        heads = self._store.owned_by(owner)
+        versions = 0
+        for head in heads:
+            self._audit.record(principal, AuditEvent("forget", head.id, head.version,
+                                                     "attempt"),
+                               unless="the subject's remaining resources were not erased")
+            keys = self._store.version_keys(head.id)
+            self._store.delete_versions(keys)
+            self._store.delete_head(head.id)
+            self._audit.note(principal, AuditEvent("forget", head.id, head.version, "ok",
+                                                   detail=f"records={len(keys)}"))
+            versions += len(keys)
+        return {"resources": len(heads), "versions": versions,
+                "audit_tombstones": len(heads)}
 
     # -- audit and keys (admin) --
 

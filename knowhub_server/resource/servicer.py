@@ -108,6 +108,13 @@ class ResourceServicer(resource_pb2_grpc.ResourceServiceServicer):
         return resource_pb2.DestroyResourceResponse(destroyed_versions=erased)
 
     @unary
+    def ForgetResourceSubject(self, request: resource_pb2.ForgetResourceSubjectRequest,
+                              principal: Principal
+                              ) -> resource_pb2.ForgetResourceSubjectResponse:
+        return resource_pb2.ForgetResourceSubjectResponse(
+            erased=self._ops.forget(principal, request.subject))
+
+    @unary
     def ListResourceVersions(self, request: resource_pb2.ListResourceVersionsRequest,
                              principal: Principal
                              ) -> resource_pb2.ListResourceVersionsResponse:

@@ -204,6 +204,16 @@ class ResourceStore:
         return [(head_from_payload(h.record.payload), h.score) for h in hits
                 if h.record is not None]
 
+    def owned_by(self, owner: str) -> list[Head]:
+        """Every resource `owner` owns, deleted or expired ones included."""
+        heads, cursor = [], None
+        while True:
+            page, cursor = self._heads.scroll(Where(), 256, cursor=cursor)
+            heads += [h for h in map(head_from_payload, (r.payload for r in page))
+                      if h.content.owner == owner]
+            if cursor is None:
+                return heads
+
     # -- moving a resource stored under a bare id --
 
     def bare_ids(self) -> list[str]:

@@ -62,9 +62,9 @@ def test_the_prompt_has_seed_000s_sections_and_no_history(server: Harness) -> No
     text = prompt.prompt
     for expected in ("## Mission\nkeep the site up", "## Current goal\nrenew the cert",
                      "## Knowledge queries to evaluate", "query_sequence=3",
-                     "Query: how to renew", "Integrated answer: run certbot renew",
-                     f"source_id: {record.id}", "task: renew TLS certificates",
-                     "content: use certbot", "## What to do", "## Statuses",
+                     "Query: how to renew", "Integrated answer:\n> run certbot renew",
+                     f"source_id: {record.id}\n  task:\n  > renew TLS certificates",
+                     "  content:\n  > use certbot", "## What to do", "## Statuses",
                      "## Output format", '"evaluations"', '"assessments"'):
         assert expected in text
     for status in ("irrelevant", "unused", "helpful", "harmful", "neutral"):
@@ -81,7 +81,7 @@ def test_the_prompt_is_seed_000s_chinese_with_knowhub_language_zh(
     text = alice.cognition.evaluation_prompt(trace_id, goal="renew the cert").prompt
     for expected in ("你是知识评估助手", "## 当前任务(Mission)\nkeep the site up",
                      "## 当前 Goal\nrenew the cert", "## 待评估知识查询", "query_sequence=3",
-                     "查询: how to renew", "整合回答: run certbot renew",
+                     "查询: how to renew", "整合回答:\n> run certbot renew",
                      f"source_id: {record.id}", "## 评估要求", "## 评估分类", "## 输出格式",
                      "知识对任务有实质帮助"):
         assert expected in text

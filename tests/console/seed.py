@@ -77,10 +77,12 @@ def seed(alice: KnowHub, llm: ConsoleLLM, queue: Queue) -> Seeded:
                                     secure_body=SECRET, content_type="credential")
     record = alice.knowledge.save("log in to the staging console", ORIGINAL, ["tool"],
                                   resource_ids=[resource.id], score=4)
-    for outcome, helpful in (("logged in first try", True), ("login expired", False),
-                             ("logged in again", True)):
+    for number, (outcome, helpful) in enumerate((("logged in first try", True),
+                                                 ("login expired", False),
+                                                 ("logged in again", True))):
+        # Each from a deploy of its own: a user's cases count once per trace.
         case = {"task": "deploy to staging", "outcome": outcome, "reason": f"because {outcome}",
-                "trace_id": TRACE}
+                "trace_id": f"trace-console-deploy-{number}"}
         alice.knowledge.update(record.id, **{
             "add_helpful_case" if helpful else "add_harmful_case": case})
     alice.knowledge.update(record.id, evolve_feedback="say to rotate the login")

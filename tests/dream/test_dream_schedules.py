@@ -92,10 +92,31 @@ def test_schedules_are_their_creators_and_the_admins(dream_server: Harness) -> N
     assert failure(lambda: alice.dream.delete_schedule(""))[0] == "INVALID_ARGUMENT"
 
 
+def test_an_equal_schedule_is_returned_rather_than_added(dream_server: Harness) -> None:
+    alice, dave = dream_server.client("alice"), dream_server.client("dave")
+    first = alice.dream.schedule(cron="30 2 * * *", time_zone="Europe/Paris")
+    again = alice.dream.schedule(cron="30 2 * * *", time_zone="Europe/Paris")
+    told = alice.dream.schedule_unless_exists(cron="30 2 * * *", time_zone="Europe/Paris")
+    assert again.schedule_id == first.schedule_id == told.schedule.schedule_id
+    assert told.existing is True
+    others = [alice.dream.schedule(cron="30 2 * * *"),  # another time zone
+              alice.dream.schedule(cron="30 2 * * *", time_zone="Europe/Paris",
+                                   phases=["per_trace_reflect"]),
+              dave.dream.schedule(cron="30 2 * * *", time_zone="Europe/Paris"),  # another
+              alice.dream.schedule(cron="30 2 * * *", time_zone="Europe/Paris",
+                                   allow_duplicate=True)]
+    ids = {first.schedule_id, *(s.schedule_id for s in others)}
+    assert len(ids) == 5
+    for schedule_id in ids:
+        dream_server.client("admin").dream.delete_schedule(schedule_id)
+
+
 def test_schedules_page_and_are_limited_per_agent(dream_server: Harness) -> None:
     admin = dream_server.client("admin")
-    made = [admin.dream.schedule(60, agent_id="bot-many").schedule_id for _ in range(20)]
-    code, text = failure(lambda: admin.dream.schedule(60, agent_id="bot-many"))
+    made = [admin.dream.schedule(60, agent_id="bot-many", allow_duplicate=True).schedule_id
+            for _ in range(20)]
+    code, text = failure(lambda: admin.dream.schedule(60, agent_id="bot-many",
+                                                      allow_duplicate=True))
     assert code == "RESOURCE_EXHAUSTED" and "the limit is 20" in text
 
     listed, token = [], ""

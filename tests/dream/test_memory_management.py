@@ -6,19 +6,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 import pytest
 from knowhub import KnowHub, errors
 from pydantic import ValidationError
 
-from knowhub_server.common.edge_store import EdgeStore
-from knowhub_server.common.vectors import HybridFusion
 from knowhub_server.dream.memory.config import MemorySettings
-from knowhub_server.dream.memory.domain import Context, Job, events_for
-from knowhub_server.dream.memory.store import EventStore, MemoryVectors
 from tests.conftest import StartHub
 from tests.dream.support import (
     PROFILE,
@@ -448,21 +442,3 @@ def test_the_rerank_multiplier_is_at_least_two(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setenv("KNOWHUB_MEMORY_RERANK_CANDIDATE_MULTIPLIER", "2")
     assert MemorySettings().memory_rerank_candidate_multiplier == 2
 
-
-def test_a_subjects_events_are_erased_in_any_state(tmp_path: Path) -> None:
-    """The store's erase by subject (what forgetting a person builds on): every copy of
-    what the subject said or was said about them, in the scopes named, nothing else."""
-    store = EdgeStore(tmp_path)
-    events = EventStore(store, MemoryVectors(None), HybridFusion(50, 0.6))
-    for n, (user, sender, scope) in enumerate([("1", "1", "org:a"), ("2", "9", "org:a"),
-                                               ("3", "3", "org:a"), ("1", "1", "org:b")]):
-        job = Job(f"j{n}", scope, Context("group", user, "g", sender), "", ["x"], False, T0,
-                  "user:a")
-        events.put(events_for(job, 0, f"fact {n}", is_absolute=True, warning="",
-                              observation="x", zone="UTC"))
-    events.change(["j0_0_sender"], lambda e: replace(e, state="deleted"))
-    assert events.erase_subject(["org:a"], "9") == 3  # the sender of j1
-    assert events.erase_subject(["org:a"], "1") == 3  # j0, a deleted copy included
-    left = events.get([f"j{n}_0_{p}" for n in range(4) for p in ("group", "sender", "global")])
-    assert sorted({e.job_id for e in left}) == ["j2", "j3"]
-    store.close()

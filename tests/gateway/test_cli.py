@@ -137,7 +137,8 @@ def test_where_the_gateway_finds_the_services() -> None:
     assert hub_address(CommonSettings(host="10.1.2.3"), 7) == "10.1.2.3:7"
     targets = service_targets(CommonSettings(port=6000, knowledge_address="k.internal:50051"))
     assert targets == {"knowledge": "k.internal:50051", "resource": "127.0.0.1:6000",
-                       "cognition": "127.0.0.1:6000", "dream": "127.0.0.1:6000"}
+                       "cognition": "127.0.0.1:6000", "dream": "127.0.0.1:6000",
+                       "admin": "k.internal:50051"}
 
 
 @pytest.mark.parametrize("busy", ["grpc", "gateway"])

@@ -8,7 +8,7 @@ import time
 from typing import Any
 
 from google.protobuf.message import Message
-from knowhub.v1 import cognition_pb2, dream_pb2, knowledge_pb2, resource_pb2
+from knowhub.v1 import admin_pb2, cognition_pb2, dream_pb2, knowledge_pb2, resource_pb2
 
 from knowhub_server.gateway.translation import RPCS
 from tests.conftest import StartHub
@@ -25,13 +25,14 @@ def ok(response: Any) -> dict[str, Any]:
     return response.json()
 
 
-def test_every_rpc_of_the_four_services_has_a_route() -> None:
+def test_every_rpc_of_the_four_services_and_the_admin_service_has_a_route() -> None:
     expected = {(service, method.name)
                 for service, module, name in (
                     ("knowledge", knowledge_pb2, "KnowledgeService"),
                     ("resource", resource_pb2, "ResourceService"),
                     ("cognition", cognition_pb2, "CognitionService"),
-                    ("dream", dream_pb2, "DreamService"))
+                    ("dream", dream_pb2, "DreamService"),
+                    ("admin", admin_pb2, "AdminService"))
                 for method in module.DESCRIPTOR.services_by_name[name].methods}
     assert set(RPCS) == expected
     assert len(expected) > 50

@@ -102,13 +102,16 @@ def test_update_counts_feedback_and_maps_refusals(gateway: Gateway) -> None:
     path = f"/api/knowledge/{record['id']}"
     response = gateway.put(path, "carol", json={
         "add_helpful_case": {"task": "crawl A", "outcome": "logged in",
-                             "timestamp": "2026-03-05T12:00:00Z"},
-        "update_score": 5})
+                             "timestamp": "2026-03-05T12:00:00Z"}})
     assert response.status_code == 200, response.text
     updated = response.json()
     assert set(updated) == KNOWLEDGE_KEYS
     assert updated["eval"]["helpful"] == 2
-    assert updated["eval"]["score"] == 5
+    assert updated["eval"]["score"] == 3
+    not_owner = gateway.put(path, "carol", json={"update_score": 5})
+    assert not_owner.status_code == 403
+    assert not_owner.json()["error"]["message"].startswith("update_score: only the owner")
+    assert gateway.put(path, "alice", json={"update_score": 5}).json()["eval"]["score"] == 5
     assert updated["eval"]["helpful_history"][-1]["outcome"] == "logged in"
     assert updated["eval"]["helpful_history"][-1]["timestamp"] == "2026-03-05T12:00:00Z"
     harmful = gateway.put(path, "alice", json={"add_harmful_case": {
@@ -183,7 +186,8 @@ def test_list_pages_and_filters(gateway: Gateway) -> None:
 
 def test_slim_dry_run_reports_groups(gateway: Gateway) -> None:
     first = save(gateway, task="the same task", content="the same content here")
-    second = save(gateway, task="the same task", content="the same content here")
+    second = save(gateway, task="the same task", content="the same content here",
+                  allow_duplicate=True)
     response = gateway.post("/api/knowledge/slim", "alice", json={"dry_run": True})
     assert response.status_code == 200, response.text
     report = response.json()
@@ -250,3 +254,42 @@ def test_review_extraction(gateway: Gateway) -> None:
     assert in_body.json()["error"]["message"].startswith("trace_id")
     state = kh.cognition.list_extractions("trace-1")[0]
     assert state.state == "edited"  # the refused reviews changed nothing
+
+
+def test_knowledge_is_edited_deleted_undeleted_and_a_subject_forgotten(
+        gateway: Gateway) -> None:
+    record = save(gateway, tags={"domain": "crawling"})
+    again = gateway.post("/api/knowledge", "alice", json={
+        "task": record["task"], "content": record["content"], "types": ["tool"]})
+    assert again.status_code == 200 and again.json()["id"] == record["id"]
+
+    path = f"/api/knowledge/{record['id']}"
+    edited = gateway.request("PATCH", f"{path}?update_mask=content,tags&change_note=typo",
+                             "alice", json={"content": "use undetected-chromedriver 3",
+                                            "task": "ignored: outside the mask"})
+    assert edited.status_code == 200, edited.text
+    assert edited.json()["content"] == "use undetected-chromedriver 3"
+    assert edited.json()["tags"] == {} and edited.json()["task"] == record["task"]
+    versions = gateway.get(f"{path}/versions", "alice").json()["versions"]
+    assert [(v["reason"], v["feedback"], v["changed_fields"], v["content"])
+            for v in versions] == [("edit", "typo", ["content", "tags"], record["content"])]
+    refused = gateway.request("PATCH", f"{path}?update_mask=owner", "alice", json={})
+    assert refused.status_code == 400 and "update_mask" in refused.text
+    assert gateway.request("PATCH", path, "carol", json={"content": "x"}).status_code == 403
+
+    deleted = gateway.request("DELETE", path, "alice")
+    assert deleted.status_code == 200 and deleted.json()["purge_time"].endswith("Z")
+    assert gateway.rpc("knowledge", "GetKnowledge", {"id": record["id"]},
+                       as_="alice").status_code == 404
+    restored = gateway.post(f"{path}/undelete", "alice")
+    assert restored.status_code == 200 and restored.json()["id"] == record["id"]
+
+    assert gateway.post("/api/forget", "carol", json={"subject": "user:alice"}
+                        ).status_code == 403
+    forgotten = gateway.post("/api/forget", "admin", json={"subject": "agent:alice_bot"})
+    assert forgotten.status_code == 200, forgotten.text
+    services = {s["service"]: s["erased"] for s in forgotten.json()["services"]}
+    assert services["knowledge"]["knowledge"] == 1
+    assert set(services) == {"knowledge", "resource", "cognition", "dream"}
+    assert gateway.rpc("knowledge", "GetKnowledge", {"id": record["id"]},
+                       as_="alice").status_code == 404

@@ -339,9 +339,10 @@ def test_carol_may_give_feedback_but_not_delete_or_evolve(
         clients: dict[str, KnowHub], alices_org_record: Knowledge) -> None:
     carol, record_id = clients["carol"], alices_org_record.id
 
-    rated = carol.knowledge.update(record_id, add_helpful_case={"task": "it helped"},
-                                   update_score=5)
-    assert (rated.eval.helpful, rated.eval.score) == (2, 5)
+    rated = carol.knowledge.update(record_id, add_helpful_case={"task": "it helped"})
+    assert (rated.eval.helpful, rated.eval.score) == (2, 3)
+    with pytest.raises(errors.PermissionDenied, match="update_score"):
+        carol.knowledge.update(record_id, update_score=5)
     results = carol.knowledge.batch_update([{"knowledge_id": record_id, "is_helpful": False}])
     assert results[0].ok and results[0].knowledge is not None
     assert results[0].knowledge.eval.harmful == 1

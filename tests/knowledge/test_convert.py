@@ -16,7 +16,7 @@ from knowhub.v1 import knowledge_pb2
 
 from knowhub_server.common.auth import Principal
 from knowhub_server.knowledge import convert
-from knowhub_server.knowledge.domain import ContentVersion, Knowledge
+from knowhub_server.knowledge.domain import Knowledge, KnowledgeVersion
 from knowhub_server.knowledge.operations import SearchHit, SearchResult, SlimReport
 from knowhub_server.knowledge.resource_client import DELETED, EXPIRED, MISSING
 from knowhub_server.knowledge.store import from_payload, to_payload
@@ -40,7 +40,7 @@ ROUND_TRIPS: dict[str, tuple[Callable[[Any], Any], Callable[[Any], Message]]] = 
 
 # Request fields the servicer reads itself (options of the call, the search's arguments).
 READ_BY_THE_SERVICER = {
-    "SaveKnowledgeRequest": {"validate_only", "reuse_existing"},
+    "SaveKnowledgeRequest": {"validate_only"},
     "UpdateKnowledgeRequest": {"id"},
     "AskKnowledgeRequest": {"query", "top_k", "min_score", "types"},
 }
@@ -60,7 +60,8 @@ def _hit_message(hit: SearchHit) -> knowledge_pb2.SearchHit:
 RECORDS: dict[str, tuple[Callable[[], Any], Callable[[Any], Message]]] = {
     "Knowledge": (lambda: filled_record(Knowledge),
                   lambda record: convert.knowledge_to_proto(record, VIEWER)),
-    "KnowledgeVersion": (lambda: filled_record(ContentVersion), convert.version_to_proto),
+    "KnowledgeVersion": (lambda: filled_record(KnowledgeVersion),
+                         lambda version: convert.version_to_proto(version, VIEWER)),
     "SearchHit": (lambda: filled_record(SearchHit, {"unavailable_resources": [
         ("r-1", MISSING), ("r-2", EXPIRED), ("r-3", DELETED)]}), _hit_message),
     "SlimKnowledgeResponse": (lambda: filled_record(SlimReport), convert.slim_to_proto),

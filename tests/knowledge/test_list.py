@@ -6,6 +6,7 @@ into, or only looks at the relative order of the records it saved itself.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
@@ -73,8 +74,9 @@ def in_order(times: list[datetime | None], *, descending: bool) -> bool:
 
 def rate(client: KnowHub, record: Knowledge, helpful: int, harmful: int) -> Knowledge:
     """Adds helpful and harmful cases, returning the record as it then is."""
-    cases = [{"knowledge_id": record.id, "is_helpful": True}] * helpful + \
-        [{"knowledge_id": record.id, "is_helpful": False}] * harmful
+    cases = [{"knowledge_id": record.id, "is_helpful": kind,
+              "case": {"trace_id": f"trace-{uuid.uuid4().hex}"}}
+             for kind in [True] * helpful + [False] * harmful]
     if cases:
         assert all(r.ok for r in client.knowledge.batch_update(cases))
     return client.knowledge.get(record.id)

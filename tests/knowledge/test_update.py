@@ -3,6 +3,7 @@ knowledge_batch_update, seed 003's eval), through the SDK against real servers."
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
@@ -27,7 +28,7 @@ CASE: dict[str, Any] = {
 def save(client: KnowHub, **fields: Any) -> Knowledge:
     values: dict[str, Any] = {"task": "rotate the API keys", "types": ["strategy"],
                               "content": "rotate them monthly and revoke the old ones",
-                              "scopes": ["org:acme"]}
+                              "scopes": ["org:acme"], "allow_duplicate": True}
     values.update(fields)
     return client.knowledge.save(**values)
 
@@ -39,7 +40,8 @@ def snapshot(client: KnowHub, knowledge_id: str) -> dict[str, Any]:
 
 
 def helpful(n: int = 0) -> dict[str, Any]:
-    return {"task": f"case {n}", "outcome": "worked"}
+    """A case of a trace of its own (a user's cases count once per trace)."""
+    return {"task": f"case {n}", "outcome": "worked", "trace_id": f"trace-{uuid.uuid4().hex}"}
 
 
 # ---- Cases and counters ------------------------------------------------------------------
@@ -200,8 +202,8 @@ def test_a_non_owner_who_sees_the_record_may_give_feedback(hub: Harness) -> None
     alice, carol = hub.client("alice"), hub.client("carol")
     saved = save(alice)
     updated = carol.knowledge.update(saved.id, add_helpful_case=helpful(),
-                                     add_harmful_case=helpful(), update_score=5)
-    assert (updated.eval.helpful, updated.eval.harmful, updated.eval.score) == (2, 1, 5)
+                                     add_harmful_case=helpful())
+    assert (updated.eval.helpful, updated.eval.harmful, updated.eval.score) == (2, 1, 3)
     assert alice.knowledge.get(saved.id).eval == updated.eval
 
 

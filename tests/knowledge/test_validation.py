@@ -8,6 +8,7 @@ fields the SDK fills in itself) go through the generated stub.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -330,7 +331,8 @@ def test_batch_update_reports_a_bad_item_and_applies_the_others(
         alice: KnowHub, existing: Knowledge, item: dict[str, Any], field: str) -> None:
     before = alice.knowledge.get(existing.id)
     results = alice.knowledge.batch_update([
-        {"knowledge_id": existing.id, "is_helpful": True, "case": {"task": "fine"}},
+        {"knowledge_id": existing.id, "is_helpful": True,
+         "case": {"task": "fine", "trace_id": f"trace-{uuid.uuid4().hex}"}},
         {"knowledge_id": existing.id, "is_helpful": False, **item},
     ])
     assert results[0].ok
@@ -347,7 +349,8 @@ def test_batch_update_reports_an_unreadable_timestamp_on_its_item(
         stub: knowledge_pb2_grpc.KnowledgeServiceStub) -> None:
     before = alice.knowledge.get(existing.id)
     response = stub.BatchUpdateKnowledge(pb.BatchUpdateKnowledgeRequest(feedback_list=[
-        pb.KnowledgeFeedback(knowledge_id=existing.id, is_helpful=True),
+        pb.KnowledgeFeedback(knowledge_id=existing.id, is_helpful=True,
+                             case=pb.Case(trace_id=f"trace-{uuid.uuid4().hex}")),
         pb.KnowledgeFeedback(knowledge_id=existing.id, is_helpful=False,
                              case=pb.Case(timestamp=timestamp(-1)))]),
         metadata=bearer("alice"))

@@ -16,7 +16,7 @@ from tests.dream.support import wait_until
 from tests.mcp.conftest import KNOWHUB, data, error_text, server_env, stdio_server
 from tests.support.harness import Harness
 
-TOOL_COUNT = 26
+TOOL_COUNT = 29
 
 
 def test_lists_every_tool_with_the_sdks_schemas(hub: Harness) -> None:
@@ -30,6 +30,7 @@ def test_lists_every_tool_with_the_sdks_schemas(hub: Harness) -> None:
         assert sorted(by_name) == sorted([
             "knowledge_search", "knowledge_ask", "knowledge_save", "knowledge_update",
             "knowledge_batch_update", "knowledge_list", "knowledge_slim",
+            "knowledge_edit", "knowledge_delete", "knowledge_undelete",
             "resource_save", "resource_get", "memory_remember", "memory_search_events",
             "memory_recent_memos", "memory_get_profile", "memory_search_profiles",
             "memory_job", "memory_edit_event", "memory_delete_event", "memory_undelete_event",
@@ -49,6 +50,7 @@ def test_lists_every_tool_with_the_sdks_schemas(hub: Harness) -> None:
         assert by_name["knowledge_slim"].annotations.destructive_hint is True
         assert by_name["trace_delete"].annotations.destructive_hint is True
         assert by_name["memory_delete_event"].annotations.destructive_hint is True
+        assert by_name["knowledge_delete"].annotations.destructive_hint is True
 
     anyio.run(scenario)
 
@@ -120,6 +122,39 @@ def test_every_tool_end_to_end(hub: Harness) -> None:
     assert alice.resources.get("credentials/billing_db").owner == "agent:alice_bot"
 
 
+def test_knowledge_is_saved_once_edited_deleted_and_undeleted_by_tools(hub: Harness) -> None:
+    alice = hub.client("alice")
+
+    async def scenario() -> str:
+        async with Client(stdio_server(hub, "token-alice")) as client:
+            record = {"task": "Renew the staging certificate", "content": "Use certbot.",
+                      "types": ["tool"], "trace_id": "trace-7"}
+            saved = data(await client.call_tool("knowledge_save", record))
+            again = data(await client.call_tool("knowledge_save", record))
+            assert (saved["existing"], again["existing"]) == (False, True)
+            assert again["id"] == saved["id"] and saved["source"]["trace_id"] == "trace-7"
+
+            edited = data(await client.call_tool("knowledge_edit", {
+                "knowledge_id": saved["id"], "content": "Use certbot renew --staging.",
+                "note": "the flag matters"}))
+            assert edited["content"] == "Use certbot renew --staging."
+            refused = await client.call_tool("knowledge_edit", {
+                "knowledge_id": saved["id"], "scopes": ["org:globex"]})
+            assert refused.is_error and "knowledge.scopes[0]" in refused.content[0].text
+
+            deleted = data(await client.call_tool("knowledge_delete",
+                                                   {"knowledge_id": saved["id"]}))
+            assert deleted["purge_time"].endswith("Z")
+            restored = data(await client.call_tool("knowledge_undelete",
+                                                    {"knowledge_id": saved["id"]}))
+            assert restored["content"] == edited["content"]
+        return str(saved["id"])
+
+    knowledge_id = anyio.run(scenario)
+    [version] = alice.knowledge.versions(knowledge_id)
+    assert (version.content, version.feedback) == ("Use certbot.", "the flag matters")
+
+
 def bad_calls(saved_id: str) -> list[tuple[str, dict[str, Any], list[str]]]:
     """Calls the server must refuse: tool, arguments, what the message says."""
     return [
@@ -161,8 +196,8 @@ def test_bad_arguments_are_tool_errors_naming_the_field_and_change_nothing(
                 message = error_text(await client.call_tool(name, arguments))
                 for part in expected:
                     assert part in message, (name, arguments, message)
-            with pytest.raises(MCPError, match="unknown tool 'knowledge_delete'"):
-                await client.call_tool("knowledge_delete", {"knowledge_id": saved.id})
+            with pytest.raises(MCPError, match="unknown tool 'knowledge_destroy'"):
+                await client.call_tool("knowledge_destroy", {"knowledge_id": saved.id})
             # The server is still serving after all of that.
             assert data(await client.call_tool("knowledge_list", {}))["count"] == 1
 

@@ -50,7 +50,7 @@ def scrape_until(harness: Harness, ready: Callable[[Samples], bool],
 
 def save(client: KnowHub) -> str:
     return client.knowledge.save(task="rotate the logs", content="use logrotate",
-                                 types=["tool"]).id
+                                 types=["tool"], allow_duplicate=True).id
 
 
 # ---- RPCs -------------------------------------------------------------------------------

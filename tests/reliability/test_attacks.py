@@ -31,9 +31,10 @@ from tests.support.shared import failure, running_hub, visible_records
 
 ATTACK_PRINCIPALS = {
     **PRINCIPALS,
-    "dave": {"user_id": "dave", "org_id": "acme"},  # no agent
+    "dave": {"user_id": "dave", "org_id": "acme", "roles": ["publisher"]},  # no agent
     # Another org's user whose agent has the name the SDK once gave every save.
-    "erin": {"user_id": "erin", "org_id": "globex", "agent_id": "research_agent"},
+    "erin": {"user_id": "erin", "org_id": "globex", "agent_id": "research_agent",
+             "roles": ["publisher"]},
 }
 
 
@@ -197,11 +198,12 @@ def test_a_pre_claimed_evaluation_key_neither_blocks_nor_fakes_the_verdict(
     (outcome,) = report.outcomes
     assert outcome.feedback == "applied"
     after = alice.knowledge.get(record.id).eval
-    assert (after.helpful, after.harmful) == (2, 1)  # saved with 1, bob's claim, alice's verdict
+    # Saved with 1 and alice's verdict; bob's claim counts for globex only.
+    assert (after.helpful, after.harmful) == (1, 1)
     assert [c.reason for c in after.harmful_history] == ["broke prod"]
     again = bob.knowledge.update(record.id, add_helpful_case={"task": "claim"},
                                  request_id=key)  # bob's own retry still counts once
-    assert again.eval.helpful == 2
+    assert (again.eval.helpful, again.eval.harmful) == (2, 0)
 
 
 # ---- Relevance telling another org's words ----------------------------------------------------

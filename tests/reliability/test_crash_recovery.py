@@ -39,8 +39,9 @@ CLIENT_TIMEOUT = 20.0
 class Case:
     """One service's writes and what must hold after the restart."""
 
-    writers: Callable[[KnowHub, int], list[Writer]]
-    verify: Callable[[KnowHub, list[Writer], Path], str]
+    # (alice's client, how many writers, the server's address for other callers' clients)
+    writers: Callable[[KnowHub, int, str], list[Writer]]
+    verify: Callable[[KnowHub, list[Writer], Path, str], str]
 
 
 @pytest.fixture
@@ -48,9 +49,9 @@ def tokens(tmp_path: Path) -> Path:
     return write_tokens_file(tmp_path)
 
 
-# ---- knowledge: saves, and feedback counted on one record per writer --------------------
+# ---- knowledge: saves, feedback counted on one record, edits, deletes and forgets --------
 
-def knowledge_writers(kh: KnowHub, count: int) -> list[Writer]:
+def knowledge_writers(kh: KnowHub, count: int, address: str) -> list[Writer]:
     def saver(w: int) -> Callable[[int], Any]:
         def save(n: int) -> tuple[str, str, str]:
             task, content = f"crash task w{w} n{n}", f"content marker{w}x{n} " + "x" * 200
@@ -61,18 +62,40 @@ def knowledge_writers(kh: KnowHub, count: int) -> list[Writer]:
 
     def feedback(record_id: str) -> Callable[[int], Any]:
         def update(n: int) -> int:
-            kh.knowledge.update(record_id, add_helpful_case={"task": f"case {n}",
-                                                             "outcome": "helped"})
+            kh.knowledge.update(record_id, add_helpful_case={
+                "task": f"case {n}", "outcome": "helped", "trace_id": f"trace-crash-{n}"})
             return n
         return update
 
     writers = [Writer(f"save-{w}", saver(w)) for w in range(count)]
     target = kh.knowledge.save(task="feedback target", content="counted", types=["tool"])
     writers.append(Writer(f"feedback-{target.id}", feedback(target.id)))
+    edited = kh.knowledge.save(task="edited target", content="edited -1", types=["tool"])
+
+    def edit(n: int) -> int:
+        kh.knowledge.edit(edited.id, content=f"edited {n}", note=f"edit {n}")
+        return n
+
+    writers.append(Writer(f"edit-{edited.id}", edit))
+
+    def save_and_delete(n: int) -> tuple[str, str]:
+        content = f"deleted marker {n}"
+        record = kh.knowledge.save(task=f"deleted task {n}", content=content, types=["tool"])
+        kh.knowledge.delete(record.id)
+        return record.id, content
+
+    def save_and_forget(n: int) -> str:
+        with KnowHub(address, token="token-carol", timeout=CLIENT_TIMEOUT) as carol:
+            record = carol.knowledge.save(task=f"forgotten task {n}", content=f"carol {n}",
+                                          types=["tool"], scopes=["user:carol"])
+            carol.admin.forget("user:carol")
+        return record.id
+
+    writers += [Writer("delete", save_and_delete), Writer("forget", save_and_forget)]
     return writers
 
 
-def verify_knowledge(kh: KnowHub, writers: list[Writer], _data: Path) -> str:
+def verify_knowledge(kh: KnowHub, writers: list[Writer], _data: Path, address: str) -> str:
     records = visible_records(kh)
     saves = [ack for w in writers if w.name.startswith("save-") for ack in w.acknowledged]
     for record_id, task, content in saves:
@@ -87,8 +110,41 @@ def verify_knowledge(kh: KnowHub, writers: list[Writer], _data: Path) -> str:
     acknowledged = len(counter.acknowledged)
     # 1 at creation, one per acknowledged case, maybe one more in flight at the kill
     assert helpful in (1 + acknowledged, 2 + acknowledged)
+    managed = verify_edits_deletes_forgets(kh, {w.name.partition("-")[0]: w for w in writers},
+                                           address)
     return (f"{len(saves)} acknowledged saves and {acknowledged} acknowledged feedback "
-            f"updates, all found; {len(records)} records after restart, none partial")
+            f"updates, all found; {len(records)} records after restart, none partial; "
+            f"{managed}")
+
+
+def verify_edits_deletes_forgets(kh: KnowHub, writers: dict[str, Writer],
+                                 address: str) -> str:
+    """The last acknowledged edit (or the one in flight) is the content, the one before
+    it the newest version; each acknowledged delete can be undone whole; each
+    acknowledged forget left nothing."""
+    editor = writers["edit"]
+    record_id = editor.name.removeprefix("edit-")
+    last = len(editor.acknowledged) - 1
+    record = kh.knowledge.get(record_id)
+    applied = int(record.content.removeprefix("edited "))
+    assert applied in (last, last + 1), f"edit {last} acknowledged, the record has {applied}"
+    newest = kh.knowledge.versions(record_id)[0]
+    assert (newest.content, newest.feedback) == (f"edited {applied - 1}", f"edit {applied}")
+    deletes = writers["delete"].acknowledged
+    for deleted_id, content in deletes:
+        with pytest.raises(errors.NotFound):
+            kh.knowledge.get(deleted_id)
+        assert kh.knowledge.undelete(deleted_id).content == content
+    with KnowHub(address, token="token-carol", timeout=CLIENT_TIMEOUT) as carol:
+        forgets = writers["forget"].acknowledged
+        for forgotten_id in forgets:
+            for call in (carol.knowledge.get, carol.knowledge.undelete):
+                with pytest.raises(errors.NotFound):
+                    call(forgotten_id)
+    assert deletes and forgets, "no delete or forget was acknowledged before the kill"
+    return (f"{len(editor.acknowledged)} acknowledged edits, the last in place with its "
+            f"version; {len(deletes)} acknowledged deletes, each undone whole; "
+            f"{len(forgets)} acknowledged forgets, nothing left")
 
 
 # ---- resource: versions with a secure_body ---------------------------------------------
@@ -96,7 +152,7 @@ def verify_knowledge(kh: KnowHub, writers: list[Writer], _data: Path) -> str:
 VERSIONS_PER_RESOURCE = 3
 
 
-def resource_writers(kh: KnowHub, count: int) -> list[Writer]:
+def resource_writers(kh: KnowHub, count: int, _address: str) -> list[Writer]:
     def saver(w: int) -> Callable[[int], Any]:
         def save(n: int) -> tuple[str, int, str]:
             resource_id = f"crash/w{w}/r{n // VERSIONS_PER_RESOURCE}"
@@ -109,7 +165,7 @@ def resource_writers(kh: KnowHub, count: int) -> list[Writer]:
     return [Writer(f"resource-{w}", saver(w)) for w in range(count)]
 
 
-def verify_resources(kh: KnowHub, writers: list[Writer], _data: Path) -> str:
+def verify_resources(kh: KnowHub, writers: list[Writer], _data: Path, _address: str) -> str:
     acknowledged = [ack for w in writers for ack in w.acknowledged]
     for resource_id, version, secret in acknowledged:
         got = kh.resources.get(resource_id, include_secure=True, version=version)
@@ -134,7 +190,7 @@ def verify_resources(kh: KnowHub, writers: list[Writer], _data: Path) -> str:
 
 # ---- cognition: AppendEvents, and traces deleted whole -----------------------------------
 
-def cognition_writers(kh: KnowHub, count: int) -> list[Writer]:
+def cognition_writers(kh: KnowHub, count: int, _address: str) -> list[Writer]:
     def appender(w: int) -> Callable[[int], Any]:
         def append(n: int) -> tuple[str, int, str]:
             content = f"message {w}-{n}"
@@ -164,7 +220,7 @@ def deleted_trace(writer: int, n: int) -> str:
     return f"crash-deleted-{writer}-{n}"
 
 
-def verify_cognition(kh: KnowHub, writers: list[Writer], data: Path) -> str:
+def verify_cognition(kh: KnowHub, writers: list[Writer], data: Path, _address: str) -> str:
     appenders = [w for w in writers if not w.name.startswith("cognition-delete-")]
     events = 0
     for writer in appenders:
@@ -230,7 +286,7 @@ def stored_keys(redis: redis.Redis, trace_id: str) -> list[str]:
 
 # ---- dream: Remember, then the historian ------------------------------------------------
 
-def dream_writers(kh: KnowHub, count: int) -> list[Writer]:
+def dream_writers(kh: KnowHub, count: int, _address: str) -> list[Writer]:
     def rememberer(w: int) -> Callable[[int], Any]:
         def remember(n: int) -> tuple[str, str, str]:
             user, marker = f"{10000 + w}", f"zq{letters(w)}q{letters(n)}"
@@ -242,7 +298,7 @@ def dream_writers(kh: KnowHub, count: int) -> list[Writer]:
     return [Writer(f"dream-{w}", rememberer(w)) for w in range(count)]
 
 
-def verify_dream(kh: KnowHub, writers: list[Writer], data: Path) -> str:
+def verify_dream(kh: KnowHub, writers: list[Writer], data: Path, _address: str) -> str:
     jobs = connect(f"unix://{data / 'redis' / 'redis.sock'}")
 
     def drained() -> bool:
@@ -305,11 +361,14 @@ def test_kill_9_while_writing_loses_no_acknowledged_write(
     kill_after = int(scale.pick(20, 1000))
     server.start()
     with KnowHub(server.address, token="token-alice", timeout=CLIENT_TIMEOUT) as kh:
-        writers = {name: CASES[name].writers(kh, int(scale.pick(2, 6))) for name in services}
+        writers = {name: CASES[name].writers(kh, int(scale.pick(2, 6)), server.address)
+                   for name in services}
         threads = [w for group in writers.values() for w in group]
         for writer in threads:
             writer.start()
+        # enough writes of each service, and at least one of each kind
         wait_until(lambda: all(sum(len(w.acknowledged) for w in group) >= kill_after
+                               and all(w.acknowledged for w in group)
                                for group in writers.values()),
                    scale.pick(30, 600), f"{kill_after} acknowledged writes per service")
         server.kill()
@@ -323,7 +382,8 @@ def test_kill_9_while_writing_loses_no_acknowledged_write(
     server.start()
     with KnowHub(server.address, token="token-alice", timeout=CLIENT_TIMEOUT) as kh:
         ready = time.monotonic() - restarted
-        summaries = [f"{name}: {CASES[name].verify(kh, writers[name], server.data_dir)}"
+        summaries = [f"{name}: "
+                     f"{CASES[name].verify(kh, writers[name], server.data_dir, server.address)}"
                      for name in services]
     # the Redis the killed process left running was stopped before a new one started
     assert len(redis_servers_of(server.data_dir)) <= 1

@@ -88,6 +88,14 @@ class Who:
     def user_scope(self) -> str:
         return f"user:{self.fields['user_id']}"
 
+    @property
+    def publisher(self) -> bool:
+        """Whether it may write knowledge into `public`."""
+        return "publisher" in self.fields.get("roles", [])
+
+    def may_write(self, scopes: list[str]) -> bool:
+        return self.publisher or "public" not in scopes
+
 
 def make_principals(rng: random.Random, count: int) -> list[Who]:
     """Users in three organisations (some in none), half with an agent from a pool small
@@ -102,6 +110,8 @@ def make_principals(rng: random.Random, count: int) -> list[Who]:
             fields["agent_id"] = rng.choice(agents)
         fields["project_ids"] = rng.sample([f"p{j}" for j in range(6)], rng.randint(0, 2))
         fields["team_ids"] = rng.sample([f"t{j}" for j in range(6)], rng.randint(0, 2))
+        if i % 2:
+            fields["roles"] = ["publisher"]
         principals.append(Who(f"u{i}", fields))
     return principals
 
@@ -131,7 +141,8 @@ def populate(hub: Harness, principals: list[Who], rng: random.Random,
     for who in principals:
         client = hub.client(who.name)
         for i in range(per_principal):
-            scopes = some_scopes(rng, who)
+            scopes = [s for s in some_scopes(rng, who) if who.may_write([s])] or \
+                [who.user_scope]
             record = client.knowledge.save(task=text(rng), content=text(rng), types=["tool"],
                                            scopes=[who.read_scope(s) for s in scopes])
             world.knowledge[record.id] = scopes
@@ -320,7 +331,8 @@ def test_no_write_borrows_an_identity(isolation_hub: tuple[Harness, list[Who], s
         own = who.fields.get("agent_id", "")
         named = rng.choice(["", own, *pool])
         scopes = some_scopes(rng, who)
-        saved = writes.attempt("save", f"{who.fields} naming {named!r}", named in ("", own),
+        allowed = named in ("", own) and who.may_write(scopes)
+        saved = writes.attempt("save", f"{who.fields} naming {named!r} into {scopes}", allowed,
                                lambda w=who, n=named, s=scopes: clients[w.name].knowledge.save(
                                    task=text(rng), content=text(rng), types=["tool"],
                                    scopes=s, agent_id=n))

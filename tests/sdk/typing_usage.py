@@ -8,6 +8,7 @@ needs, so a mistake that stops being an error fails the check too).
 from __future__ import annotations
 
 from collections.abc import Coroutine, Iterator
+from datetime import datetime
 from typing import Any, assert_type
 
 from knowhub import (
@@ -31,7 +32,7 @@ def blocking(kh: KnowHub) -> None:
     assert_type(kh.knowledge.search("q"), SearchResults)
     assert_type(kh.knowledge.list(), Page)
     assert_type(kh.knowledge.versions("k"), list[KnowledgeVersion])
-    assert_type(kh.knowledge.delete("k"), None)
+    assert_type(kh.knowledge.delete("k"), datetime | None)  # the purge time
     assert_type(kh.resources.get("code/x"), Resource)
     assert_type(kh.resources.list(), ResourcePage)
     assert_type(kh.resources.destroy("code/x"), int)

@@ -15,13 +15,15 @@ from knowhub_server.common.runtime import Runtime
 from knowhub_server.common.server import SERVICE_MODULES, KnowHubServer
 
 # Principals of the tests' tokens file: two organisations, roles, projects and teams.
+# alice and bob may publish into `public`; carol may not.
 PRINCIPALS: dict[str, dict[str, Any]] = {
     "alice": {"user_id": "alice", "agent_id": "alice_bot", "org_id": "acme",
-              "project_ids": ["p1"], "team_ids": ["t1"]},
+              "project_ids": ["p1"], "team_ids": ["t1"], "roles": ["publisher"]},
     # No agent by default; may act as either agent by naming it.
     "carol": {"user_id": "carol", "org_id": "acme", "team_ids": ["t1"],
               "agent_ids": ["carol_bot", "carols_helper"]},
-    "bob": {"user_id": "bob", "agent_id": "bob_bot", "org_id": "globex"},
+    "bob": {"user_id": "bob", "agent_id": "bob_bot", "org_id": "globex",
+            "roles": ["publisher"]},
     "admin": {"user_id": "root", "org_id": "acme", "roles": ["admin"]},
 }
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from knowhub._sync.client import KnowHub
 from knowhub.errors import KnowHubError
-from knowhub.models.base import Model
+from knowhub.models.base import Model, iso
 
 KNOWLEDGE_TYPES = ["user_profile", "strategy", "tool", "usecase", "definition", "plan"]
 RESOURCE_CONTENT_TYPES = ["text", "code", "credential", "cookie"]
@@ -92,14 +92,17 @@ _SCHEMAS = [
                   "types": _TYPES,
               }, ["query"]),
     _function("knowledge_save", "Save new knowledge: the situation (task) and what was "
-              "learned (content).", {
+              "learned (content). If you (the same owner, in the same scopes) saved the same "
+              "task and content before, that record is returned (existing: true) and "
+              "nothing is written.", {
                   "task": {"type": "string", "description": "In what situation, for what goal."},
                   "content": {"type": "string", "description": "The knowledge itself."},
                   "types": {**_TYPES, "minItems": 1, "description": "What kind of knowledge."},
                   "tags": {"type": "object", "additionalProperties": {"type": "string"},
                            "description": "Labels, e.g. {\"domain\": \"crawling\"}."},
                   "scopes": {**_SCOPES, "description": "Who may see it: user:ID, agent:ID, "
-                             "project:ID, team:ID, org:ID or public; default: your org."},
+                             "project:ID, team:ID, org:ID or public (publishers only); "
+                             "default: your org."},
                   "owner": {"type": "string", "description": "Who may change it: user:ID or "
                             "agent:ID, one of yours; default: you."},
                   "source_name": {"type": "string",
@@ -118,7 +121,33 @@ _SCHEMAS = [
                                  "description": "The message it came from."},
                   "resource_ids": {"type": "array", "items": {"type": "string"},
                                    "description": "Ids of resources it refers to."},
+                  "trace_id": {"type": "string", "description": "The trace the knowledge "
+                               "came from."},
+                  "allow_duplicate": {"type": "boolean", "default": False, "description":
+                                      "Save a second record even if the same exists."},
               }, ["task", "content", "types"]),
+    _function("knowledge_edit", "Correct one of your knowledge records: write the fields "
+              "given (the others stay). The record keeps its id and counters; its state "
+              "before is kept as a version.", {
+                  "knowledge_id": {"type": "string", "description": "The record to edit."},
+                  "task": {"type": "string", "description": "The new task."},
+                  "content": {"type": "string", "description": "The new content."},
+                  "tags": {"type": "object", "additionalProperties": {"type": "string"},
+                           "description": "The new tags ({} clears them)."},
+                  "types": {**_TYPES, "minItems": 1, "description": "The new types."},
+                  "scopes": {"type": "array", "items": {"type": "string"}, "minItems": 1,
+                             "description": "The new scopes, each one you can see."},
+                  "resource_ids": {"type": "array", "items": {"type": "string"},
+                                   "description": "The new resource ids ([] clears them)."},
+                  "note": {"type": "string", "description": "Why you change it."},
+              }, ["knowledge_id"]),
+    _function("knowledge_delete", "Delete one of your knowledge records. It can be "
+              "restored with knowledge_undelete until its purge_time.", {
+                  "knowledge_id": {"type": "string", "description": "The record to delete."},
+              }, ["knowledge_id"]),
+    _function("knowledge_undelete", "Restore a knowledge record you deleted.", {
+        "knowledge_id": {"type": "string", "description": "The deleted record."},
+    }, ["knowledge_id"]),
     _function("knowledge_ask", "Ask the knowledge base a question: it searches, and its "
               "LLM answers from the records found, citing their ids. Give trace_id (and the "
               "message sequence) to log the question for evaluation later.", {
@@ -324,6 +353,11 @@ def openai_tools() -> list[dict[str, Any]]:
     return copy.deepcopy(_SCHEMAS)
 
 
+def _save(kh: KnowHub, args: dict[str, Any]) -> dict[str, Any]:
+    saved = kh.knowledge.save_unless_exists(**args)
+    return {**saved.knowledge.to_dict(), "existing": saved.existing}
+
+
 def _batch_update(kh: KnowHub, args: dict[str, Any]) -> dict[str, Any]:
     results = kh.knowledge.batch_update(**args)
     return {"results": [r.to_dict() for r in results],
@@ -342,7 +376,11 @@ def _listed(name: str, items: Sequence[Model]) -> dict[str, Any]:
 _RUNNERS: dict[str, Callable[[KnowHub, dict[str, Any]], dict[str, Any]]] = {
     "knowledge_search": lambda kh, args: kh.knowledge.search(**args).to_dict(),
     "knowledge_ask": lambda kh, args: kh.knowledge.ask(**args).to_dict(),
-    "knowledge_save": lambda kh, args: kh.knowledge.save(**args).to_dict(),
+    "knowledge_save": _save,
+    "knowledge_edit": lambda kh, args: kh.knowledge.edit(**args).to_dict(),
+    "knowledge_delete": lambda kh, args: {
+        "purge_time": iso(kh.knowledge.delete(**args))},
+    "knowledge_undelete": lambda kh, args: kh.knowledge.undelete(**args).to_dict(),
     "knowledge_update": lambda kh, args: kh.knowledge.update(**args).to_dict(),
     "knowledge_batch_update": _batch_update,
     "knowledge_list": _list,

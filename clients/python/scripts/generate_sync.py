@@ -27,6 +27,7 @@ RENAMES = {
     "AsyncCognitionAPI": "CognitionAPI",
     "AsyncMemoryAPI": "MemoryAPI",
     "AsyncDreamAPI": "DreamAPI",
+    "AsyncAdminAPI": "AdminAPI",
 }
 
 

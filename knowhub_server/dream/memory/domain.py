@@ -213,6 +213,7 @@ class JobStatus:
     deliveries: int = 0
     event_ids: list[str] = field(default_factory=list)
     decisions: list[Decision] = field(default_factory=list)
+    subjects: list[str] = field(default_factory=list)  # whom the job is about, to forget
 
 
 def event_id(job_id: str, index: int | str, perspective: str) -> str:

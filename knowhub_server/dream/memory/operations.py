@@ -16,6 +16,7 @@ from knowhub_server.common.errors import (
     NotFound,
     PermissionDenied,
 )
+from knowhub_server.common.forget import forget_subject, subject_parts
 from knowhub_server.common.redis_store import reachable
 from knowhub_server.common.times import now
 from knowhub_server.dream.memory.config import MemorySettings
@@ -476,6 +477,18 @@ class MemoryOperations:
         self._on_enqueue()
         return job_id
 
+    def forget(self, principal: Principal, subject: str) -> dict[str, int]:
+        """Erases the events a subject is the user or sender of, its memos, its profile
+        and the historian jobs about it: in every scope for an admin, else in the
+        caller's."""
+        people = memory_ids(principal, forget_subject(principal, subject))
+        scopes = None if principal.is_admin else principal.visible_scopes
+        with reachable("forgetting a subject's memory"):
+            erased = self._queue.erase_about(people, scopes)  # first: no job writes more
+            erased["events"] = self._events.erase_about(people, scopes)
+            erased["profiles"] = self._profiles.erase_of(people, scopes)
+        return erased
+
     def _require_enabled(self) -> None:
         if not self._settings.memory_enabled:
             raise FailedPrecondition("memory is disabled (KNOWHUB_MEMORY_ENABLED=false); "
@@ -487,6 +500,13 @@ def _require_writer(principal: Principal, written_by: str, what: str) -> None:
     if not principal.is_admin and written_by != principal.user_scope:
         raise PermissionDenied(f"only the caller that remembered this {what}, or an admin, "
                                "may change it")
+
+
+def memory_ids(principal: Principal, subject: str) -> frozenset[str]:
+    """The ids a stored subject goes by in conversations: a user's id; an agent's name as
+    stored and as the caller writes it."""
+    _, entity_id = subject_parts(subject)
+    return frozenset({entity_id, principal.show(entity_id)})
 
 
 def _failed_job_visibility(principal: Principal) -> Callable[[FailedJob], bool]:

@@ -25,6 +25,7 @@ from knowhub_server.common.redis_store import keyspace
 from knowhub_server.dream.memory.domain import (
     JOB_FAILED,
     JOB_PENDING,
+    PRIVATE,
     Decision,
     FailedJob,
     Job,
@@ -112,8 +113,7 @@ class HistorianQueue(JobStream):
         With a request_id, `response` is kept under it (per caller, job.written_by) for
         `request_ttl_seconds`; a replay writes nothing and returns the first response."""
         memo_key = self._memo_key(job.scope, job.context.conversation)
-        status = JobStatus(job.job_id, JOB_PENDING, job.scope, job.written_by,
-                           created_at=job.created_at, updated_at=job.created_at)
+        status = _new_status(job, JOB_PENDING)
         first = self._script(_REMEMBER_SCRIPT)(
             keys=[self._request_key(job.written_by, request_id), memo_key, self.jobs,
                   self._statuses + job.job_id],
@@ -148,9 +148,7 @@ class HistorianQueue(JobStream):
                    deliveries: int | None = None, event_ids: list[str] | None = None,
                    decisions: list[Decision] | None = None) -> None:
         """Moves the job's status on (read, change, write: a job has one worker at a time)."""
-        status = self.job_status(job.job_id) or JobStatus(
-            job.job_id, state, job.scope, job.written_by, created_at=job.created_at,
-            updated_at=job.created_at)
+        status = self.job_status(job.job_id) or _new_status(job, state)
         status.state, status.updated_at = state, time.time()
         if error is not None:
             status.error = error[:2000]
@@ -235,6 +233,58 @@ class HistorianQueue(JobStream):
             lower = f"({text(batch[-1][0])}"
 
 
+    # ---- Forgetting people ---------------------------------------------------------------
+
+    def erase_about(self, people: frozenset[str],
+                    scopes: frozenset[str] | None) -> dict[str, int]:
+        """Erases the memos `people` sent or that sit in their private lists, and the
+        queued and failed jobs of conversations with them, in `scopes` (all when None)."""
+        client = self._client()
+        memos = 0
+        for key in client.scan_iter(match=f"{self._memos}*", count=500):
+            scope, _, conversation = text(key)[len(self._memos):].rpartition(":")
+            scope, _, kind = scope.rpartition(":")
+            if scopes is not None and scope not in scopes:
+                continue
+            private = kind == PRIVATE and conversation in people
+            for raw in client.lrange(key, 0, -1):
+                if private or Memo.from_json(raw).sender_id in people:
+                    memos += client.lrem(key, 0, raw)
+        jobs = sum(self._erase_jobs(client, stream, people, scopes)
+                   for stream in (self.jobs, self.failed))
+        self._erase_statuses(client, people, scopes)
+        return {"memos": memos, "jobs": jobs}
+
+    def _erase_statuses(self, client: redis.Redis, people: frozenset[str],
+                        scopes: frozenset[str] | None) -> None:
+        """Drops the statuses of the jobs about `people` (they hold their decisions)."""
+        for key in client.scan_iter(match=f"{self._statuses}*", count=500):
+            raw = client.get(key)
+            status = _status_from_json(raw) if raw else None
+            if status is not None and people.intersection(status.subjects) \
+                    and (scopes is None or status.scope in scopes):
+                client.delete(key)
+
+    def _erase_jobs(self, client: redis.Redis, stream: str, people: frozenset[str],
+                    scopes: frozenset[str] | None) -> int:
+        erased, lower = 0, "-"
+        while True:
+            batch = client.xrange(stream, min=lower, max="+", count=_SCAN_BATCH)
+            doomed = []
+            for entry_id, raw in batch:
+                try:
+                    job = Job.from_json(decoded(raw).get("job", ""))
+                except ValueError:
+                    continue
+                about = {job.context.user_id, job.context.sender_id}
+                if (scopes is None or job.scope in scopes) and people.intersection(about):
+                    doomed.append(entry_id)
+            if doomed:
+                erased += client.xdel(stream, *doomed)
+            if len(batch) < _SCAN_BATCH:
+                return erased
+            lower = f"({text(batch[-1][0])}"
+
 def failed_job(fields: dict[str, str]) -> FailedJob:
     """A failed stream entry; `job` is None when the job itself could not be read."""
     try:
@@ -252,6 +302,13 @@ def _job_of(delivery: Delivery) -> Job | None:
         return Job.from_json(delivery.fields.get("job", ""))
     except ValueError:
         return None
+
+
+def _new_status(job: Job, state: str) -> JobStatus:
+    context = job.context
+    return JobStatus(job.job_id, state, job.scope, job.written_by, created_at=job.created_at,
+                     updated_at=job.created_at,
+                     subjects=sorted({context.user_id, context.sender_id or context.user_id}))
 
 
 def _status_json(status: JobStatus) -> str:

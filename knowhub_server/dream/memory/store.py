@@ -226,21 +226,11 @@ class EventStore:
     def delete(self, event_ids: Sequence[str]) -> None:
         self._collection.delete(list(event_ids))
 
-    def erase_subject(self, scopes: Sequence[str], subject_id: str) -> int:
-        """Removes every event, in any state, about or from `subject_id` (its user_id or
-        sender_id) in `scopes`; returns how many."""
-        return self.erase(Where(must=(AnyOf("scope", tuple(scopes)),),
-                                should=(Eq("user_id", subject_id), Eq("sender_id", subject_id))))
-
-    def erase(self, where: Where) -> int:
-        """Removes every event `where` matches (e.g. a subject's); returns how many."""
-        erased = 0
-        while True:
-            page, _ = self._collection.scroll(where, 256)
-            if not page:
-                return erased
-            self._collection.delete([r.key for r in page])
-            erased += len(page)
+    def erase_about(self, people: frozenset[str], scopes: frozenset[str] | None) -> int:
+        """Erases the events whose user or sender is one of `people`, in `scopes` (every
+        scope when None); returns how many."""
+        return erase_matching(self._collection, scopes, lambda payload: bool(
+            people.intersection((payload.get("user_id"), payload.get("sender_id")))))
 
     def page(self, where: Where, page_size: int,
              page_token: str) -> tuple[list[CognitiveEvent], str]:
@@ -298,6 +288,22 @@ def _profile_record(payload: dict[str, Any]) -> ProfileRecord:
     return ProfileRecord(Profile(**fields), revisions, merged)
 
 
+def erase_matching(collection: VectorCollection, scopes: frozenset[str] | None,
+                   matches: Callable[[dict[str, Any]], bool]) -> int:
+    """Deletes the records in `scopes` (all when None) whose payload `matches`."""
+    where = Where(must=(AnyOf("scope", tuple(sorted(scopes))),)) if scopes is not None \
+        else Where()
+    keys, cursor = [], None
+    while True:
+        page, cursor = collection.scroll(where, 256, cursor=cursor)
+        keys += [r.key for r in page if matches(r.payload)]
+        if cursor is None:
+            break
+    for start in range(0, len(keys), 256):
+        collection.delete(keys[start:start + 256])
+    return len(keys)
+
+
 def profile_where(scopes: Sequence[str], entity_type: str) -> Where:
     must: list[Condition] = [AnyOf("scope", tuple(scopes))]
     if entity_type:
@@ -348,6 +354,12 @@ class ProfileStore:
             return False
         self._collection.delete([key])
         return True
+
+    def erase_of(self, entity_ids: frozenset[str], scopes: frozenset[str] | None) -> int:
+        """Erases the user profiles of `entity_ids` (with their revisions) in `scopes`
+        (every scope when None); returns how many."""
+        return erase_matching(self._collection, scopes, lambda payload: (
+            payload.get("entity_type") == "user" and payload.get("entity_id") in entity_ids))
 
     def page(self, where: Where, page_size: int, page_token: str) -> tuple[list[Profile], str]:
         """One page in the store's own stable order, and the next token."""

@@ -251,6 +251,14 @@ class Schedule:
         return _cron_slot(self.cron, self.time_zone, after, reverse=False)
 
 
+def same_schedule(a: Schedule, b: Schedule, compare_start: bool) -> bool:
+    """Whether two schedules of one agent and requester fire alike: cadence, time zone and
+    phases (and start time when `compare_start`)."""
+    return (a.every_minutes, a.cron, a.time_zone, sorted(a.phases)) == \
+        (b.every_minutes, b.cron, b.time_zone, sorted(b.phases)) and \
+        (not compare_start or a.start_time == b.start_time)
+
+
 def next_run(schedule: Schedule, fired: Fired | None, at: float) -> float | None:
     """When the schedule runs next: its due slot if that has not fired yet (the next tick
     fires it), else its first slot after `at`."""

@@ -17,6 +17,7 @@ from knowhub_server.common.errors import (
     NotFound,
     ResourceExhausted,
 )
+from knowhub_server.common.forget import forget_subject, subject_parts
 from knowhub_server.common.paging import read_token, write_token
 from knowhub_server.common.peers import PeerRefused
 from knowhub_server.common.redis_store import reachable
@@ -39,6 +40,7 @@ from knowhub_server.dream.runs.domain import (
     new_schedule_id,
     next_run,
     path_problem,
+    same_schedule,
     validate_agent_id,
     validate_cadence,
     validate_phases,
@@ -126,8 +128,10 @@ class DreamOperations:
     # -- schedules --
 
     def schedule(self, principal: Principal, *, agent_id: str, every_minutes: int,
-                 cron: str, time_zone: str, phases: list[str],
-                 start_time: float | None) -> ScheduleView:
+                 cron: str, time_zone: str, phases: list[str], start_time: float | None,
+                 allow_duplicate: bool = False) -> tuple[ScheduleView, bool]:
+        """Adds a schedule: (it, False); or, unless `allow_duplicate`, (the equal schedule
+        the agent has from this requester, True)."""
         at = now()
         validate_cadence(every_minutes, cron, time_zone)
         phases = validate_phases(phases)
@@ -144,6 +148,11 @@ class DreamOperations:
         with reachable("adding a dream schedule"):
             mine = [s for s in self._store.all_schedules() if s.agent_id == agent
                     and s.requested_by == schedule.requested_by]
+            same = next((s for s in mine if same_schedule(s, schedule, start_time is not None)),
+                        None)
+            if same is not None and not allow_duplicate:
+                fired = self._store.fired([same.schedule_id]).get(same.schedule_id)
+                return ScheduleView(same, fired, next_run(same, fired, at)), True
             if len(mine) >= SCHEDULES_PER_AGENT_MAX:
                 raise ResourceExhausted(f"agent {principal.show(agent)!r} already has "
                                         f"{len(mine)} schedules "
@@ -151,7 +160,7 @@ class DreamOperations:
                                         f"{SCHEDULES_PER_AGENT_MAX}")
             self._store.add_schedule(schedule)
         self._on_schedule()
-        return ScheduleView(schedule, None, next_run(schedule, None, at))
+        return ScheduleView(schedule, None, next_run(schedule, None, at)), False
 
     def schedules(self, principal: Principal, *, agent_id: str, page_size: int,
                   page_token: str) -> tuple[list[ScheduleView], str]:
@@ -176,6 +185,19 @@ class DreamOperations:
         token = write_token([page[-1].created_at, page[-1].schedule_id], filters) \
             if len(found) > page_size else ""
         return views, token
+
+    def forget(self, principal: Principal, subject: str) -> dict[str, int]:
+        """Erases a subject's dream state: an agent's memory documents and schedules, or
+        the schedules a user made."""
+        stored = forget_subject(principal, subject)
+        kind, entity_id = subject_parts(stored)
+        agent = kind == "agent"
+        with reachable("forgetting a subject's dreams"):
+            documents = self._store.erase_documents(entity_id) if agent else 0
+            doomed = [s.schedule_id for s in self._store.all_schedules()
+                      if (s.agent_id == entity_id if agent else s.requested_by == stored)]
+            schedules = sum(self._store.delete_schedule(i) for i in doomed)
+        return {"documents": documents, "schedules": schedules}
 
     def delete_schedule(self, principal: Principal, schedule_id: str) -> str:
         check.text(schedule_id, "schedule_id", ID_MAX, required=True)

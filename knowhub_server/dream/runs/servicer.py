@@ -52,12 +52,14 @@ class RunsServicer:
     @unary
     def ScheduleDream(self, request: dream_pb2.ScheduleDreamRequest,
                       principal: Principal) -> dream_pb2.ScheduleDreamResponse:
-        view = self._dreams.schedule(
+        view, existing = self._dreams.schedule(
             principal, agent_id=request.agent_id, every_minutes=request.every_minutes,
             cron=request.cron, time_zone=request.time_zone,
             phases=PHASES.names_of(request.phases, "phases"),
-            start_time=from_timestamp(request.start_time, "start_time"))
-        return dream_pb2.ScheduleDreamResponse(schedule=schedule_to_proto(view, principal))
+            start_time=from_timestamp(request.start_time, "start_time"),
+            allow_duplicate=request.allow_duplicate)
+        return dream_pb2.ScheduleDreamResponse(schedule=schedule_to_proto(view, principal),
+                                               existing=existing)
 
     @unary
     def ListSchedules(self, request: dream_pb2.ListSchedulesRequest,

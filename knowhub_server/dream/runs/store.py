@@ -386,6 +386,20 @@ class DreamStore(JobStream):
         self._client().hdel(self._outbox + agent_id, outbox_field)
 
 
+    def erase_documents(self, agent_id: str) -> int:
+        """Erases an agent's memory documents with their kept revisions and its outbox;
+        returns how many documents there were."""
+        client = self._client()
+        paths = [text(p) for p in client.hkeys(self._docs + agent_id)]
+        revisions = [text(k) for k in client.scan_iter(
+            match=f"{self._revisions}{agent_id}:*", count=500)]
+        pipe = client.pipeline(transaction=False)
+        for key in {*revisions, *(f"{self._revisions}{agent_id}:{p}" for p in paths)}:
+            pipe.delete(key)
+        pipe.delete(self._docs + agent_id, self._outbox + agent_id)
+        pipe.execute()
+        return len(paths)
+
     # ---- Names from before agent ids had organisations --------------------------------------
 
     def qualify_legacy_agents(self, names: LegacyNames) -> tuple[int, list[str]]:

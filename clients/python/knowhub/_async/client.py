@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from types import TracebackType
 
+from knowhub._async.admin import AsyncAdminAPI
 from knowhub._async.cognition import AsyncCognitionAPI
 from knowhub._async.dream import AsyncDreamAPI
 from knowhub._async.knowledge import AsyncKnowledgeAPI
@@ -69,6 +70,7 @@ class AsyncKnowHub:
         self.cognition = AsyncCognitionAPI(transport(cognition), self.knowledge)
         self.memory = AsyncMemoryAPI(transport(dream))
         self.dream = AsyncDreamAPI(transport(dream))
+        self.admin = AsyncAdminAPI(transport(None))
 
     async def close(self) -> None:
         """Closes the client's channels (`with KnowHub() as kh:` closes them at the

@@ -21,7 +21,8 @@ def save_request(task: str, content: str, types: Sequence[str], *,
                  agent_id: str = "", submitted_by: str = "", score: int = 3,
                  message_id: str = "", resource_ids: Sequence[str] | None = None,
                  source_timestamp: TimeLike = None,
-                 request_id: str | None = None) -> knowledge_pb2.SaveKnowledgeRequest:
+                 request_id: str | None = None, trace_id: str = "",
+                 allow_duplicate: bool = False) -> knowledge_pb2.SaveKnowledgeRequest:
     """The SaveKnowledgeRequest for knowledge_save's arguments."""
     return knowledge_pb2.SaveKnowledgeRequest(
         task=task, content=content, types=list(types), tags=dict(tags or {}),
@@ -29,9 +30,32 @@ def save_request(task: str, content: str, types: Sequence[str], *,
         source=knowledge_pb2.Source(
             name=source_name, category=source_category, urls=list(urls or []),
             agent_id=agent_id or "", submitted_by=submitted_by, message_id=message_id,
-            timestamp=to_timestamp(source_timestamp)),
+            timestamp=to_timestamp(source_timestamp), trace_id=trace_id or ""),
         score=score, message_id=message_id, resource_ids=list(resource_ids or []),
-        request_id=request_id or "")
+        request_id=request_id or "", allow_duplicate=allow_duplicate)
+
+
+def edit_request(knowledge_id: str, *, task: str | None = None, content: str | None = None,
+                 tags: Mapping[str, str] | None = None, types: Sequence[str] | None = None,
+                 scopes: Sequence[str] | None = None,
+                 resource_ids: Sequence[str] | None = None,
+                 note: str = "") -> knowledge_pb2.UpdateKnowledgeRequest:
+    """An UpdateKnowledgeRequest that writes the fields given (not None), by field mask:
+    an empty tags or resource_ids clears them."""
+    given = {"task": task, "content": content, "tags": tags, "types": types,
+             "scopes": scopes, "resource_ids": resource_ids}
+    paths = [name for name, value in given.items() if value is not None]
+    if not paths:
+        raise ValueError("nothing to edit: give task, content, tags, types, scopes or "
+                         "resource_ids")
+    record = knowledge_pb2.Knowledge(
+        task=task or "", content=content or "", tags=dict(tags or {}),
+        types=list(types or []), scopes=list(scopes or []),
+        resource_ids=list(resource_ids or []))
+    request = knowledge_pb2.UpdateKnowledgeRequest(id=knowledge_id, knowledge=record,
+                                                   change_note=note)
+    request.update_mask.paths.extend(paths)
+    return request
 
 
 def list_request(limit: int, types: Sequence[str] | None, scopes: Sequence[str] | None,

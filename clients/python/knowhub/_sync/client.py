@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from types import TracebackType
 
+from knowhub._sync.admin import AdminAPI
 from knowhub._sync.cognition import CognitionAPI
 from knowhub._sync.dream import DreamAPI
 from knowhub._sync.knowledge import KnowledgeAPI
@@ -78,6 +79,7 @@ class KnowHub:
         self.cognition = CognitionAPI(transport(cognition), self.knowledge)
         self.memory = MemoryAPI(transport(dream))
         self.dream = DreamAPI(transport(dream))
+        self.admin = AdminAPI(transport(None))
 
     def close(self) -> None:
         """Closes the client's channels (`with KnowHub() as kh:` closes them at the

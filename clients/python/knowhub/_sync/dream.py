@@ -26,6 +26,7 @@ from knowhub.models.dream import (
     DreamSchedule,
     MemoryDocument,
     MemoryDocumentPage,
+    ScheduledDream,
     SchedulePage,
 )
 from knowhub.v1 import dream_pb2, dream_pb2_grpc
@@ -124,8 +125,11 @@ class DreamAPI:
         time_zone: str | None = None,
         phases: Sequence[str] | None = None,
         start_time: TimeLike = None,
+        allow_duplicate: bool = False,
     ) -> DreamSchedule:
         """Runs the agent's dream on a schedule: every N minutes, or on a cron expression.
+        When the agent already has an equal schedule of this caller (cadence, time zone,
+        phases, and start_time when given), that one is returned and nothing is added.
 
         Args:
             every_minutes: Run every this many minutes (give this or `cron`).
@@ -135,6 +139,7 @@ class DreamAPI:
             time_zone: The IANA time zone of `cron`, e.g. "Europe/Paris"; UTC by default.
             phases: "per_trace_reflect" and/or "cross_trace_integrate"; both by default.
             start_time: The first run's earliest time; now by default.
+            allow_duplicate: Add the schedule even when an equal one exists.
 
         Returns:
             The schedule, with its id and next run time.
@@ -144,6 +149,47 @@ class DreamAPI:
                 expression or an unknown time zone.
             PermissionDenied: An agent the caller's token may not act as.
         """
+        scheduled = self.schedule_unless_exists(
+            every_minutes,
+            cron,
+            agent_id=agent_id,
+            time_zone=time_zone,
+            phases=phases,
+            start_time=start_time,
+            allow_duplicate=allow_duplicate,
+        )
+        return scheduled.schedule
+
+    def schedule_unless_exists(
+        self,
+        every_minutes: int | None = None,
+        cron: str | None = None,
+        *,
+        agent_id: str | None = None,
+        time_zone: str | None = None,
+        phases: Sequence[str] | None = None,
+        start_time: TimeLike = None,
+        allow_duplicate: bool = False,
+    ) -> ScheduledDream:
+        """`schedule`, telling whether the agent already had an equal schedule of this
+        caller.
+
+        Args:
+            every_minutes: As in `schedule`.
+            cron: As in `schedule`.
+            agent_id: As in `schedule`.
+            time_zone: As in `schedule`.
+            phases: As in `schedule`.
+            start_time: As in `schedule`.
+            allow_duplicate: As in `schedule`.
+
+        Returns:
+            The schedule added, or the equal one already there with `existing` true.
+
+        Raises:
+            InvalidArgument: As in `schedule`.
+            PermissionDenied: As in `schedule`.
+        """
         request = dream_pb2.ScheduleDreamRequest(
             agent_id=agent_id or "",
             every_minutes=every_minutes or 0,
@@ -151,10 +197,9 @@ class DreamAPI:
             time_zone=time_zone or "",
             phases=phase_values(phases),
             start_time=to_timestamp(start_time),
+            allow_duplicate=allow_duplicate,
         )
-        return self._transport.call(
-            self._stub.ScheduleDream, request, lambda r: DreamSchedule.from_proto(r.schedule)
-        )
+        return self._transport.call(self._stub.ScheduleDream, request, ScheduledDream.from_proto)
 
     def schedules(
         self, agent_id: str | None = None, limit: int = 20, page_token: str = ""

@@ -5,16 +5,19 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 from knowhub._requests.knowledge import (
     SLIM_TIMEOUT,
     case_message,
+    edit_request,
     feedback_message,
     list_request,
     save_request,
 )
 from knowhub._transport import Transport
+from knowhub.models.base import from_timestamp
 from knowhub.models.knowledge import (
     Answer,
     Case,
@@ -23,6 +26,7 @@ from knowhub.models.knowledge import (
     KnowledgeVersion,
     Page,
     SavedKnowledge,
+    SavedKnowledgeList,
     SearchResults,
     SlimReport,
 )
@@ -51,8 +55,13 @@ class KnowledgeAPI:
         message_id: str = "",
         resource_ids: Sequence[str] | None = None,
         request_id: str | None = None,
+        trace_id: str = "",
+        allow_duplicate: bool = False,
     ) -> Knowledge:
-        """Saves new knowledge (the knowledge_save tool).
+        """Saves new knowledge (the knowledge_save tool). When a record of the same owner
+        in the same scopes already holds this task and content (ignoring case and
+        spacing), nothing is written and that record is returned (`save_unless_exists`
+        says which happened).
 
         Args:
             task: The situation it applies to (required, at most 2,000 characters).
@@ -73,9 +82,11 @@ class KnowledgeAPI:
             resource_ids: Up to 32 resources (visible, not deleted) the knowledge refers to.
             request_id: An idempotency key: a retried call with the same key returns the record
                 the first one created instead of saving it twice.
+            trace_id: The trace the knowledge came from.
+            allow_duplicate: Save a second record even when the same one exists.
 
         Returns:
-            The saved record, with its id.
+            The saved record, with its id (or the record that already said the same).
 
         Raises:
             InvalidArgument: A field is missing or out of range; the message names it.
@@ -97,6 +108,8 @@ class KnowledgeAPI:
             message_id=message_id,
             resource_ids=resource_ids,
             request_id=request_id,
+            trace_id=trace_id,
+            allow_duplicate=allow_duplicate,
         )
         return self._transport.call(
             self._stub.SaveKnowledge, request, lambda r: Knowledge.from_proto(r.knowledge)
@@ -105,8 +118,8 @@ class KnowledgeAPI:
     def save_unless_exists(
         self, task: str, content: str, types: Sequence[str], **save_arguments: Any
     ) -> SavedKnowledge:
-        """`save`, unless a record of the same owner and scopes already holds this task and
-        content (ignoring case and spacing).
+        """`save`, telling whether a record of the same owner and scopes already held this
+        task and content (ignoring case and spacing).
 
         Args:
             task: As in `save`.
@@ -122,17 +135,17 @@ class KnowledgeAPI:
             PermissionDenied: As in `save`.
         """
         request = save_request(task, content, types, **save_arguments)
-        request.reuse_existing = True
         return self._transport.call(self._stub.SaveKnowledge, request, SavedKnowledge.from_proto)
 
-    def save_many(self, items: Sequence[Mapping[str, Any]]) -> builtins.list[Knowledge]:
+    def save_many(self, items: Sequence[Mapping[str, Any]]) -> SavedKnowledgeList:
         """Saves up to 500 records in one call; nothing is written unless every item is valid.
 
         Args:
             items: One mapping per record, each holding `save`'s keyword arguments.
 
         Returns:
-            The saved records, in the order of `items`.
+            The saved records, in the order of `items`; `existing[i]` is true when record i
+            was there already (nothing was written for it).
 
         Raises:
             InvalidArgument: An item is invalid; the message names it (`requests[3].task`).
@@ -142,9 +155,7 @@ class KnowledgeAPI:
             requests=[save_request(**item) for item in items]
         )
         return self._transport.call(
-            self._stub.BatchSaveKnowledge,
-            request,
-            lambda r: [Knowledge.from_proto(k) for k in r.knowledge],
+            self._stub.BatchSaveKnowledge, request, SavedKnowledgeList.from_proto
         )
 
     def get(self, knowledge_id: str) -> Knowledge:
@@ -323,20 +334,93 @@ class KnowledgeAPI:
             lambda r: [FeedbackResult.from_proto(x) for x in r.results],
         )
 
-    def delete(self, knowledge_id: str) -> None:
-        """Deletes a record (its owner, the user who created it, or an admin).
+    def edit(
+        self,
+        knowledge_id: str,
+        *,
+        task: str | None = None,
+        content: str | None = None,
+        tags: Mapping[str, str] | None = None,
+        types: Sequence[str] | None = None,
+        scopes: Sequence[str] | None = None,
+        resource_ids: Sequence[str] | None = None,
+        note: str = "",
+    ) -> Knowledge:
+        """Writes the fields given and leaves the others (UpdateKnowledge with a field
+        mask); the record's state before is kept as a version, with who and why.
 
         Args:
             knowledge_id: The record's id.
+            task: The new task.
+            content: The new content.
+            tags: The new tags (`{}` clears them).
+            types: The new types.
+            scopes: The new scopes, each one the caller can see.
+            resource_ids: The new resource links (`[]` clears them).
+            note: Why, kept with the version.
+
+        Returns:
+            The record as edited.
+
+        Raises:
+            InvalidArgument: A field is wrong; the message names it (`knowledge.types[0]`).
+            NotFound: No record with this id that the caller can see.
+            PermissionDenied: Not the owner, its creator or an admin; or a scope the caller
+                cannot see.
+        """
+        request = edit_request(
+            knowledge_id,
+            task=task,
+            content=content,
+            tags=tags,
+            types=types,
+            scopes=scopes,
+            resource_ids=resource_ids,
+            note=note,
+        )
+        return self._transport.call(
+            self._stub.UpdateKnowledge, request, lambda r: Knowledge.from_proto(r.knowledge)
+        )
+
+    def delete(self, knowledge_id: str) -> datetime | None:
+        """Deletes a record (its owner, the user who created it, or an admin); `undelete`
+        brings it back until its purge time.
+
+        Args:
+            knowledge_id: The record's id.
+
+        Returns:
+            When the record will be purged for good.
 
         Raises:
             NotFound: No record with this id that the caller can see.
             PermissionDenied: The caller may see the record but not delete it.
         """
-        self._transport.call(
+        return self._transport.call(
             self._stub.DeleteKnowledge,
             knowledge_pb2.DeleteKnowledgeRequest(id=knowledge_id),
-            lambda r: None,
+            lambda r: from_timestamp(r.purge_time),
+        )
+
+    def undelete(self, knowledge_id: str) -> Knowledge:
+        """Restores a deleted record before its purge time, with its id, counters and
+        versions.
+
+        Args:
+            knowledge_id: The record's id.
+
+        Returns:
+            The record, restored.
+
+        Raises:
+            NotFound: No deleted record with this id the caller can see (or it was purged).
+            FailedPrecondition: The record is not deleted.
+            PermissionDenied: Not the owner, its creator or an admin.
+        """
+        return self._transport.call(
+            self._stub.UndeleteKnowledge,
+            knowledge_pb2.UndeleteKnowledgeRequest(id=knowledge_id),
+            lambda r: Knowledge.from_proto(r.knowledge),
         )
 
     def slim(self, model: str | None = None, dry_run: bool = False) -> SlimReport:
@@ -363,7 +447,8 @@ class KnowledgeAPI:
         )
 
     def versions(self, knowledge_id: str) -> builtins.list[KnowledgeVersion]:
-        """The earlier contents of a record, replaced by evolution or by a slim merge.
+        """The earlier states of a record, replaced by edits, evolution or a slim merge,
+        each with who changed it (`changed_by`), which fields and why (`feedback`).
 
         Args:
             knowledge_id: The record's id.

@@ -4,6 +4,7 @@ Each model converts to and from its proto message by field name (`from_proto`,
 `to_proto`); `to_dict()` gives the JSON shape the tools and the gateway answer with.
 """
 
+from knowhub.models.admin import Erasure, ServiceErasure
 from knowhub.models.base import (
     EnumNames,
     Model,
@@ -69,6 +70,7 @@ from knowhub.models.dream import (
     MemoryDocument,
     MemoryDocumentPage,
     MemoryDocumentRevision,
+    ScheduledDream,
     SchedulePage,
 )
 from knowhub.models.knowledge import (
@@ -80,6 +82,7 @@ from knowhub.models.knowledge import (
     KnowledgeVersion,
     Page,
     SavedKnowledge,
+    SavedKnowledgeList,
     SearchHit,
     SearchResults,
     SlimGroup,
@@ -139,6 +142,7 @@ __all__ = [
     "DreamRunPage",
     "DreamSchedule",
     "EnumNames",
+    "Erasure",
     "Eval",
     "EvaluationOutcome",
     "EvaluationPrompt",
@@ -190,9 +194,12 @@ __all__ = [
     "ResourceVersion",
     "SavedExtraction",
     "SavedKnowledge",
+    "SavedKnowledgeList",
     "SchedulePage",
+    "ScheduledDream",
     "SearchHit",
     "SearchResults",
+    "ServiceErasure",
     "SlimGroup",
     "SlimReport",
     "Source",

@@ -69,6 +69,14 @@ class DreamSchedule(ProtoModel[dream_pb2.DreamSchedule]):
     last_run_id: str
 
 
+@dataclass
+class ScheduledDream(ProtoModel[dream_pb2.ScheduleDreamResponse]):
+    """A schedule asked for: the one added, or (`existing`) the equal one the agent had."""
+
+    schedule: DreamSchedule
+    existing: bool
+
+
 class SchedulePage(ProtoList[DreamSchedule, dream_pb2.ListSchedulesResponse]):
     next_page_token: str = ""
 

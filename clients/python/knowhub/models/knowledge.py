@@ -47,6 +47,7 @@ class Source(ProtoModel[knowledge_pb2.Source]):
     submitted_by: str = ""
     timestamp: datetime | None = None
     message_id: str = ""
+    trace_id: str = ""
 
 
 @dataclass
@@ -137,6 +138,13 @@ class SavedKnowledge(ProtoModel[knowledge_pb2.SaveKnowledgeResponse]):
     existing: bool
 
 
+class SavedKnowledgeList(ProtoList[Knowledge, knowledge_pb2.BatchSaveKnowledgeResponse]):
+    """The records of a batch save, in order; `existing[i]` says record i was there
+    already (the same task and content, owner and scopes) and nothing was written for it."""
+
+    existing: list[bool] = []  # noqa: RUF012 (read from the response, one per record)
+
+
 class Page(ProtoList[Knowledge, knowledge_pb2.ListKnowledgeResponse]):
     """One page of a list; pass `next_page_token` back for the next ("" at the end)."""
 
@@ -173,7 +181,17 @@ class SlimReport(ProtoModel[knowledge_pb2.SlimKnowledgeResponse]):
 
 @dataclass
 class KnowledgeVersion(ProtoModel[knowledge_pb2.KnowledgeVersion]):
+    """A record's editable fields before one change (`reason`: edit, evolve or slim) by
+    `changed_by` replaced them; `feedback` says why."""
+
     content: str
     replaced_at: datetime | None
     reason: str
     feedback: str
+    task: str = ""
+    types: list[str] = field(default_factory=list)
+    tags: dict[str, str] = field(default_factory=dict)
+    scopes: list[str] = field(default_factory=list)
+    resource_ids: list[str] = field(default_factory=list)
+    changed_by: str = ""
+    changed_fields: list[str] = field(default_factory=list)

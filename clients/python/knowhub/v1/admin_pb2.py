@@ -24,21 +24,31 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16knowhub/v1/admin.proto\x12\nknowhub.v1\"*\n\x13\x43reateBackupRequest\x12\x13\n\x0b\x64\x65stination\x18\x01 \x01(\t\"v\n\x14\x43reateBackupResponse\x12.\n\x08progress\x18\x01 \x01(\x0b\x32\x1a.knowhub.v1.BackupProgressH\x00\x12$\n\x06\x62\x61\x63kup\x18\x02 \x01(\x0b\x32\x12.knowhub.v1.BackupH\x00\x42\x08\n\x06result\"<\n\x0e\x42\x61\x63kupProgress\x12\r\n\x05stage\x18\x01 \x01(\t\x12\x0c\n\x04\x64one\x18\x02 \x01(\x03\x12\r\n\x05total\x18\x03 \x01(\x03\"4\n\x06\x42\x61\x63kup\x12\x13\n\x0b\x64\x65stination\x18\x01 \x01(\t\x12\x15\n\rmanifest_json\x18\x02 \x01(\t2c\n\x0c\x41\x64minService\x12S\n\x0c\x43reateBackup\x12\x1f.knowhub.v1.CreateBackupRequest\x1a .knowhub.v1.CreateBackupResponse0\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16knowhub/v1/admin.proto\x12\nknowhub.v1\"\'\n\x14\x46orgetSubjectRequest\x12\x0f\n\x07subject\x18\x01 \x01(\t\"\x88\x01\n\x0eServiceErasure\x12\x0f\n\x07service\x18\x01 \x01(\t\x12\x36\n\x06\x65rased\x18\x02 \x03(\x0b\x32&.knowhub.v1.ServiceErasure.ErasedEntry\x1a-\n\x0b\x45rasedEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x03:\x02\x38\x01\"E\n\x15\x46orgetSubjectResponse\x12,\n\x08services\x18\x01 \x03(\x0b\x32\x1a.knowhub.v1.ServiceErasure\"*\n\x13\x43reateBackupRequest\x12\x13\n\x0b\x64\x65stination\x18\x01 \x01(\t\"v\n\x14\x43reateBackupResponse\x12.\n\x08progress\x18\x01 \x01(\x0b\x32\x1a.knowhub.v1.BackupProgressH\x00\x12$\n\x06\x62\x61\x63kup\x18\x02 \x01(\x0b\x32\x12.knowhub.v1.BackupH\x00\x42\x08\n\x06result\"<\n\x0e\x42\x61\x63kupProgress\x12\r\n\x05stage\x18\x01 \x01(\t\x12\x0c\n\x04\x64one\x18\x02 \x01(\x03\x12\r\n\x05total\x18\x03 \x01(\x03\"4\n\x06\x42\x61\x63kup\x12\x13\n\x0b\x64\x65stination\x18\x01 \x01(\t\x12\x15\n\rmanifest_json\x18\x02 \x01(\t2\xb9\x01\n\x0c\x41\x64minService\x12S\n\x0c\x43reateBackup\x12\x1f.knowhub.v1.CreateBackupRequest\x1a .knowhub.v1.CreateBackupResponse0\x01\x12T\n\rForgetSubject\x12 .knowhub.v1.ForgetSubjectRequest\x1a!.knowhub.v1.ForgetSubjectResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'knowhub.v1.admin_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_CREATEBACKUPREQUEST']._serialized_start=38
-  _globals['_CREATEBACKUPREQUEST']._serialized_end=80
-  _globals['_CREATEBACKUPRESPONSE']._serialized_start=82
-  _globals['_CREATEBACKUPRESPONSE']._serialized_end=200
-  _globals['_BACKUPPROGRESS']._serialized_start=202
-  _globals['_BACKUPPROGRESS']._serialized_end=262
-  _globals['_BACKUP']._serialized_start=264
-  _globals['_BACKUP']._serialized_end=316
-  _globals['_ADMINSERVICE']._serialized_start=318
-  _globals['_ADMINSERVICE']._serialized_end=417
+  _globals['_SERVICEERASURE_ERASEDENTRY']._loaded_options = None
+  _globals['_SERVICEERASURE_ERASEDENTRY']._serialized_options = b'8\001'
+  _globals['_FORGETSUBJECTREQUEST']._serialized_start=38
+  _globals['_FORGETSUBJECTREQUEST']._serialized_end=77
+  _globals['_SERVICEERASURE']._serialized_start=80
+  _globals['_SERVICEERASURE']._serialized_end=216
+  _globals['_SERVICEERASURE_ERASEDENTRY']._serialized_start=171
+  _globals['_SERVICEERASURE_ERASEDENTRY']._serialized_end=216
+  _globals['_FORGETSUBJECTRESPONSE']._serialized_start=218
+  _globals['_FORGETSUBJECTRESPONSE']._serialized_end=287
+  _globals['_CREATEBACKUPREQUEST']._serialized_start=289
+  _globals['_CREATEBACKUPREQUEST']._serialized_end=331
+  _globals['_CREATEBACKUPRESPONSE']._serialized_start=333
+  _globals['_CREATEBACKUPRESPONSE']._serialized_end=451
+  _globals['_BACKUPPROGRESS']._serialized_start=453
+  _globals['_BACKUPPROGRESS']._serialized_end=513
+  _globals['_BACKUP']._serialized_start=515
+  _globals['_BACKUP']._serialized_end=567
+  _globals['_ADMINSERVICE']._serialized_start=570
+  _globals['_ADMINSERVICE']._serialized_end=755
 # @@protoc_insertion_point(module_scope)

@@ -26,8 +26,8 @@ if _version_not_supported:
 
 
 class AdminServiceStub:
-    """Operations on a whole hub process rather than on one service's resources: for admins
-    only (a token with the admin role, or the local token).
+    """Operations on a whole hub rather than on one service's resources: for admins (a token
+    with the admin role, or the local token); ForgetSubject also for a user about itself.
     """
 
     def __init__(self, channel):
@@ -41,11 +41,16 @@ class AdminServiceStub:
                 request_serializer=knowhub_dot_v1_dot_admin__pb2.CreateBackupRequest.SerializeToString,
                 response_deserializer=knowhub_dot_v1_dot_admin__pb2.CreateBackupResponse.FromString,
                 _registered_method=True)
+        self.ForgetSubject = channel.unary_unary(
+                '/knowhub.v1.AdminService/ForgetSubject',
+                request_serializer=knowhub_dot_v1_dot_admin__pb2.ForgetSubjectRequest.SerializeToString,
+                response_deserializer=knowhub_dot_v1_dot_admin__pb2.ForgetSubjectResponse.FromString,
+                _registered_method=True)
 
 
 class AdminServiceServicer:
-    """Operations on a whole hub process rather than on one service's resources: for admins
-    only (a token with the admin role, or the local token).
+    """Operations on a whole hub rather than on one service's resources: for admins (a token
+    with the admin role, or the local token); ForgetSubject also for a user about itself.
     """
 
     def CreateBackup(self, request, context):
@@ -53,6 +58,17 @@ class AdminServiceServicer:
         keys under its prefix, its key file and local token, and a manifest with versions)
         into a directory on the server's machine. Streams progress, then the backup.
         `knowhub restore --from DIR` brings it back into an empty data directory.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ForgetSubject(self, request, context):
+        """Erases everything the hub holds about a user or an agent, in every service, through
+        each service's Forget RPC: knowledge it owns, its resources, its traces, the memory
+        events it is the subject or sender of, its memos, profile, memory documents and
+        schedules. Audit records keep a tombstone without content. Safe to repeat: a second
+        call erases nothing more and answers zeros. An admin, or a user about itself.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -66,6 +82,11 @@ def add_AdminServiceServicer_to_server(servicer, server):
                     request_deserializer=knowhub_dot_v1_dot_admin__pb2.CreateBackupRequest.FromString,
                     response_serializer=knowhub_dot_v1_dot_admin__pb2.CreateBackupResponse.SerializeToString,
             ),
+            'ForgetSubject': grpc.unary_unary_rpc_method_handler(
+                    servicer.ForgetSubject,
+                    request_deserializer=knowhub_dot_v1_dot_admin__pb2.ForgetSubjectRequest.FromString,
+                    response_serializer=knowhub_dot_v1_dot_admin__pb2.ForgetSubjectResponse.SerializeToString,
+            ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
             'knowhub.v1.AdminService', rpc_method_handlers)
@@ -75,8 +96,8 @@ def add_AdminServiceServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class AdminService:
-    """Operations on a whole hub process rather than on one service's resources: for admins
-    only (a token with the admin role, or the local token).
+    """Operations on a whole hub rather than on one service's resources: for admins (a token
+    with the admin role, or the local token); ForgetSubject also for a user about itself.
     """
 
     @staticmethod
@@ -96,6 +117,33 @@ class AdminService:
             '/knowhub.v1.AdminService/CreateBackup',
             knowhub_dot_v1_dot_admin__pb2.CreateBackupRequest.SerializeToString,
             knowhub_dot_v1_dot_admin__pb2.CreateBackupResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ForgetSubject(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/knowhub.v1.AdminService/ForgetSubject',
+            knowhub_dot_v1_dot_admin__pb2.ForgetSubjectRequest.SerializeToString,
+            knowhub_dot_v1_dot_admin__pb2.ForgetSubjectResponse.FromString,
             options,
             channel_credentials,
             insecure,

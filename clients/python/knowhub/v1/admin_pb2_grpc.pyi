@@ -27,8 +27,8 @@ GRPC_GENERATED_VERSION: str
 GRPC_VERSION: str
 
 class AdminServiceStub:
-    """Operations on a whole hub process rather than on one service's resources: for admins
-    only (a token with the admin role, or the local token).
+    """Operations on a whole hub rather than on one service's resources: for admins (a token
+    with the admin role, or the local token); ForgetSubject also for a user about itself.
     """
 
     @_typing.overload
@@ -41,11 +41,18 @@ class AdminServiceStub:
     into a directory on the server's machine. Streams progress, then the backup.
     `knowhub restore --from DIR` brings it back into an empty data directory.
     """
+    ForgetSubject: _grpc.UnaryUnaryMultiCallable[_admin_pb2.ForgetSubjectRequest, _admin_pb2.ForgetSubjectResponse]
+    """Erases everything the hub holds about a user or an agent, in every service, through
+    each service's Forget RPC: knowledge it owns, its resources, its traces, the memory
+    events it is the subject or sender of, its memos, profile, memory documents and
+    schedules. Audit records keep a tombstone without content. Safe to repeat: a second
+    call erases nothing more and answers zeros. An admin, or a user about itself.
+    """
 
 @_typing.type_check_only
 class AdminServiceAsyncStub(AdminServiceStub):
-    """Operations on a whole hub process rather than on one service's resources: for admins
-    only (a token with the admin role, or the local token).
+    """Operations on a whole hub rather than on one service's resources: for admins (a token
+    with the admin role, or the local token); ForgetSubject also for a user about itself.
     """
 
     def __init__(self, channel: _aio.Channel) -> None: ...
@@ -55,10 +62,17 @@ class AdminServiceAsyncStub(AdminServiceStub):
     into a directory on the server's machine. Streams progress, then the backup.
     `knowhub restore --from DIR` brings it back into an empty data directory.
     """
+    ForgetSubject: _aio.UnaryUnaryMultiCallable[_admin_pb2.ForgetSubjectRequest, _admin_pb2.ForgetSubjectResponse]  # type: ignore[assignment]
+    """Erases everything the hub holds about a user or an agent, in every service, through
+    each service's Forget RPC: knowledge it owns, its resources, its traces, the memory
+    events it is the subject or sender of, its memos, profile, memory documents and
+    schedules. Audit records keep a tombstone without content. Safe to repeat: a second
+    call erases nothing more and answers zeros. An admin, or a user about itself.
+    """
 
 class AdminServiceServicer(metaclass=_abc_1.ABCMeta):
-    """Operations on a whole hub process rather than on one service's resources: for admins
-    only (a token with the admin role, or the local token).
+    """Operations on a whole hub rather than on one service's resources: for admins (a token
+    with the admin role, or the local token); ForgetSubject also for a user about itself.
     """
 
     @_abc_1.abstractmethod
@@ -71,6 +85,19 @@ class AdminServiceServicer(metaclass=_abc_1.ABCMeta):
         keys under its prefix, its key file and local token, and a manifest with versions)
         into a directory on the server's machine. Streams progress, then the backup.
         `knowhub restore --from DIR` brings it back into an empty data directory.
+        """
+
+    @_abc_1.abstractmethod
+    def ForgetSubject(
+        self,
+        request: _admin_pb2.ForgetSubjectRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_admin_pb2.ForgetSubjectResponse, _abc.Awaitable[_admin_pb2.ForgetSubjectResponse]]:
+        """Erases everything the hub holds about a user or an agent, in every service, through
+        each service's Forget RPC: knowledge it owns, its resources, its traces, the memory
+        events it is the subject or sender of, its memos, profile, memory documents and
+        schedules. Audit records keep a tombstone without content. Safe to repeat: a second
+        call erases nothing more and answers zeros. An admin, or a user about itself.
         """
 
 def add_AdminServiceServicer_to_server(servicer: AdminServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

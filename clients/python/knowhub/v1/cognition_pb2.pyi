@@ -1288,6 +1288,25 @@ class DeleteTraceRequest(_message.Message):
     owner: str
     def __init__(self, trace_id: _Optional[str] = ..., owner: _Optional[str] = ...) -> None: ...
 
+class ForgetCognitionSubjectRequest(_message.Message):
+    __slots__ = ("subject",)
+    SUBJECT_FIELD_NUMBER: _ClassVar[int]
+    subject: str
+    def __init__(self, subject: _Optional[str] = ...) -> None: ...
+
+class ForgetCognitionSubjectResponse(_message.Message):
+    __slots__ = ("erased",)
+    class ErasedEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: int
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[int] = ...) -> None: ...
+    ERASED_FIELD_NUMBER: _ClassVar[int]
+    erased: _containers.ScalarMap[str, int]
+    def __init__(self, erased: _Optional[_Mapping[str, int]] = ...) -> None: ...
+
 class DeleteTraceResponse(_message.Message):
     __slots__ = ("deleted_events", "deleted_extractions")
     DELETED_EVENTS_FIELD_NUMBER: _ClassVar[int]

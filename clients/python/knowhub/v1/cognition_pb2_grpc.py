@@ -140,6 +140,11 @@ class CognitionServiceStub:
                 request_serializer=knowhub_dot_v1_dot_cognition__pb2.DeleteTraceRequest.SerializeToString,
                 response_deserializer=knowhub_dot_v1_dot_cognition__pb2.DeleteTraceResponse.FromString,
                 _registered_method=True)
+        self.ForgetCognitionSubject = channel.unary_unary(
+                '/knowhub.v1.CognitionService/ForgetCognitionSubject',
+                request_serializer=knowhub_dot_v1_dot_cognition__pb2.ForgetCognitionSubjectRequest.SerializeToString,
+                response_deserializer=knowhub_dot_v1_dot_cognition__pb2.ForgetCognitionSubjectResponse.FromString,
+                _registered_method=True)
 
 
 class CognitionServiceServicer:
@@ -315,6 +320,14 @@ class CognitionServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ForgetCognitionSubject(self, request, context):
+        """Erases every trace a subject owns (a user), or every trace of an agent, as DeleteTrace
+        does, for good (part of AdminService.ForgetSubject). An admin, or a user about itself.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_CognitionServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -412,6 +425,11 @@ def add_CognitionServiceServicer_to_server(servicer, server):
                     servicer.DeleteTrace,
                     request_deserializer=knowhub_dot_v1_dot_cognition__pb2.DeleteTraceRequest.FromString,
                     response_serializer=knowhub_dot_v1_dot_cognition__pb2.DeleteTraceResponse.SerializeToString,
+            ),
+            'ForgetCognitionSubject': grpc.unary_unary_rpc_method_handler(
+                    servicer.ForgetCognitionSubject,
+                    request_deserializer=knowhub_dot_v1_dot_cognition__pb2.ForgetCognitionSubjectRequest.FromString,
+                    response_serializer=knowhub_dot_v1_dot_cognition__pb2.ForgetCognitionSubjectResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -938,6 +956,33 @@ class CognitionService:
             '/knowhub.v1.CognitionService/DeleteTrace',
             knowhub_dot_v1_dot_cognition__pb2.DeleteTraceRequest.SerializeToString,
             knowhub_dot_v1_dot_cognition__pb2.DeleteTraceResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ForgetCognitionSubject(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/knowhub.v1.CognitionService/ForgetCognitionSubject',
+            knowhub_dot_v1_dot_cognition__pb2.ForgetCognitionSubjectRequest.SerializeToString,
+            knowhub_dot_v1_dot_cognition__pb2.ForgetCognitionSubjectResponse.FromString,
             options,
             channel_credentials,
             insecure,

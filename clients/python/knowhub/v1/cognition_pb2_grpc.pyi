@@ -118,6 +118,10 @@ class CognitionServiceStub:
     its owner's call, or an admin's. Knowledge committed from it, and feedback already
     applied, stay. The trace id may then name a new trace.
     """
+    ForgetCognitionSubject: _grpc.UnaryUnaryMultiCallable[_cognition_pb2.ForgetCognitionSubjectRequest, _cognition_pb2.ForgetCognitionSubjectResponse]
+    """Erases every trace a subject owns (a user), or every trace of an agent, as DeleteTrace
+    does, for good (part of AdminService.ForgetSubject). An admin, or a user about itself.
+    """
 
 @_typing.type_check_only
 class CognitionServiceAsyncStub(CognitionServiceStub):
@@ -208,6 +212,10 @@ class CognitionServiceAsyncStub(CognitionServiceStub):
     """Deletes a trace with its log, its extractions and its evaluation state, in one step:
     its owner's call, or an admin's. Knowledge committed from it, and feedback already
     applied, stay. The trace id may then name a new trace.
+    """
+    ForgetCognitionSubject: _aio.UnaryUnaryMultiCallable[_cognition_pb2.ForgetCognitionSubjectRequest, _cognition_pb2.ForgetCognitionSubjectResponse]  # type: ignore[assignment]
+    """Erases every trace a subject owns (a user), or every trace of an agent, as DeleteTrace
+    does, for good (part of AdminService.ForgetSubject). An admin, or a user about itself.
     """
 
 class CognitionServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -410,6 +418,16 @@ class CognitionServiceServicer(metaclass=_abc_1.ABCMeta):
         """Deletes a trace with its log, its extractions and its evaluation state, in one step:
         its owner's call, or an admin's. Knowledge committed from it, and feedback already
         applied, stay. The trace id may then name a new trace.
+        """
+
+    @_abc_1.abstractmethod
+    def ForgetCognitionSubject(
+        self,
+        request: _cognition_pb2.ForgetCognitionSubjectRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_cognition_pb2.ForgetCognitionSubjectResponse, _abc.Awaitable[_cognition_pb2.ForgetCognitionSubjectResponse]]:
+        """Erases every trace a subject owns (a user), or every trace of an agent, as DeleteTrace
+        does, for good (part of AdminService.ForgetSubject). An admin, or a user about itself.
         """
 
 def add_CognitionServiceServicer_to_server(servicer: CognitionServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -824,26 +824,49 @@ class DreamSchedule(_message.Message):
     def __init__(self, schedule_id: _Optional[str] = ..., agent_id: _Optional[str] = ..., every_minutes: _Optional[int] = ..., cron: _Optional[str] = ..., time_zone: _Optional[str] = ..., phases: _Optional[_Iterable[_Union[DreamPhase, str]]] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., requested_by: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., next_run_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_fired_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_run_id: _Optional[str] = ...) -> None: ...
 
 class ScheduleDreamRequest(_message.Message):
-    __slots__ = ("agent_id", "every_minutes", "cron", "time_zone", "phases", "start_time")
+    __slots__ = ("agent_id", "every_minutes", "cron", "time_zone", "phases", "start_time", "allow_duplicate")
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     EVERY_MINUTES_FIELD_NUMBER: _ClassVar[int]
     CRON_FIELD_NUMBER: _ClassVar[int]
     TIME_ZONE_FIELD_NUMBER: _ClassVar[int]
     PHASES_FIELD_NUMBER: _ClassVar[int]
     START_TIME_FIELD_NUMBER: _ClassVar[int]
+    ALLOW_DUPLICATE_FIELD_NUMBER: _ClassVar[int]
     agent_id: str
     every_minutes: int
     cron: str
     time_zone: str
     phases: _containers.RepeatedScalarFieldContainer[DreamPhase]
     start_time: _timestamp_pb2.Timestamp
-    def __init__(self, agent_id: _Optional[str] = ..., every_minutes: _Optional[int] = ..., cron: _Optional[str] = ..., time_zone: _Optional[str] = ..., phases: _Optional[_Iterable[_Union[DreamPhase, str]]] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    allow_duplicate: bool
+    def __init__(self, agent_id: _Optional[str] = ..., every_minutes: _Optional[int] = ..., cron: _Optional[str] = ..., time_zone: _Optional[str] = ..., phases: _Optional[_Iterable[_Union[DreamPhase, str]]] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., allow_duplicate: _Optional[bool] = ...) -> None: ...
 
 class ScheduleDreamResponse(_message.Message):
-    __slots__ = ("schedule",)
+    __slots__ = ("schedule", "existing")
     SCHEDULE_FIELD_NUMBER: _ClassVar[int]
+    EXISTING_FIELD_NUMBER: _ClassVar[int]
     schedule: DreamSchedule
-    def __init__(self, schedule: _Optional[_Union[DreamSchedule, _Mapping]] = ...) -> None: ...
+    existing: bool
+    def __init__(self, schedule: _Optional[_Union[DreamSchedule, _Mapping]] = ..., existing: _Optional[bool] = ...) -> None: ...
+
+class ForgetDreamSubjectRequest(_message.Message):
+    __slots__ = ("subject",)
+    SUBJECT_FIELD_NUMBER: _ClassVar[int]
+    subject: str
+    def __init__(self, subject: _Optional[str] = ...) -> None: ...
+
+class ForgetDreamSubjectResponse(_message.Message):
+    __slots__ = ("erased",)
+    class ErasedEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: int
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[int] = ...) -> None: ...
+    ERASED_FIELD_NUMBER: _ClassVar[int]
+    erased: _containers.ScalarMap[str, int]
+    def __init__(self, erased: _Optional[_Mapping[str, int]] = ...) -> None: ...
 
 class ListSchedulesRequest(_message.Message):
     __slots__ = ("agent_id", "page_size", "page_token")

@@ -198,6 +198,11 @@ class DreamServiceStub:
                 request_serializer=knowhub_dot_v1_dot_dream__pb2.DeleteMemoryDocumentRequest.SerializeToString,
                 response_deserializer=knowhub_dot_v1_dot_dream__pb2.DeleteMemoryDocumentResponse.FromString,
                 _registered_method=True)
+        self.ForgetDreamSubject = channel.unary_unary(
+                '/knowhub.v1.DreamService/ForgetDreamSubject',
+                request_serializer=knowhub_dot_v1_dot_dream__pb2.ForgetDreamSubjectRequest.SerializeToString,
+                response_deserializer=knowhub_dot_v1_dot_dream__pb2.ForgetDreamSubjectResponse.FromString,
+                _registered_method=True)
 
 
 class DreamServiceServicer:
@@ -435,6 +440,16 @@ class DreamServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ForgetDreamSubject(self, request, context):
+        """Erases what dream holds about a subject, for good (part of
+        AdminService.ForgetSubject): memory events it is the subject or the sender of, its
+        memos, profile and historian jobs; for an agent also its memory documents and
+        schedules, for a user the schedules it made. An admin, or a user about itself.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_DreamServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -587,6 +602,11 @@ def add_DreamServiceServicer_to_server(servicer, server):
                     servicer.DeleteMemoryDocument,
                     request_deserializer=knowhub_dot_v1_dot_dream__pb2.DeleteMemoryDocumentRequest.FromString,
                     response_serializer=knowhub_dot_v1_dot_dream__pb2.DeleteMemoryDocumentResponse.SerializeToString,
+            ),
+            'ForgetDreamSubject': grpc.unary_unary_rpc_method_handler(
+                    servicer.ForgetDreamSubject,
+                    request_deserializer=knowhub_dot_v1_dot_dream__pb2.ForgetDreamSubjectRequest.FromString,
+                    response_serializer=knowhub_dot_v1_dot_dream__pb2.ForgetDreamSubjectResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1413,6 +1433,33 @@ class DreamService:
             '/knowhub.v1.DreamService/DeleteMemoryDocument',
             knowhub_dot_v1_dot_dream__pb2.DeleteMemoryDocumentRequest.SerializeToString,
             knowhub_dot_v1_dot_dream__pb2.DeleteMemoryDocumentResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ForgetDreamSubject(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/knowhub.v1.DreamService/ForgetDreamSubject',
+            knowhub_dot_v1_dot_dream__pb2.ForgetDreamSubjectRequest.SerializeToString,
+            knowhub_dot_v1_dot_dream__pb2.ForgetDreamSubjectResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -123,6 +123,12 @@ class DreamServiceStub:
     """
     DeleteMemoryDocument: _grpc.UnaryUnaryMultiCallable[_dream_pb2.DeleteMemoryDocumentRequest, _dream_pb2.DeleteMemoryDocumentResponse]
     """Deletes a memory document with its kept revisions. Only the agent itself or an admin."""
+    ForgetDreamSubject: _grpc.UnaryUnaryMultiCallable[_dream_pb2.ForgetDreamSubjectRequest, _dream_pb2.ForgetDreamSubjectResponse]
+    """Erases what dream holds about a subject, for good (part of
+    AdminService.ForgetSubject): memory events it is the subject or the sender of, its
+    memos, profile and historian jobs; for an agent also its memory documents and
+    schedules, for a user the schedules it made. An admin, or a user about itself.
+    """
 
 @_typing.type_check_only
 class DreamServiceAsyncStub(DreamServiceStub):
@@ -219,6 +225,12 @@ class DreamServiceAsyncStub(DreamServiceStub):
     """
     DeleteMemoryDocument: _aio.UnaryUnaryMultiCallable[_dream_pb2.DeleteMemoryDocumentRequest, _dream_pb2.DeleteMemoryDocumentResponse]  # type: ignore[assignment]
     """Deletes a memory document with its kept revisions. Only the agent itself or an admin."""
+    ForgetDreamSubject: _aio.UnaryUnaryMultiCallable[_dream_pb2.ForgetDreamSubjectRequest, _dream_pb2.ForgetDreamSubjectResponse]  # type: ignore[assignment]
+    """Erases what dream holds about a subject, for good (part of
+    AdminService.ForgetSubject): memory events it is the subject or the sender of, its
+    memos, profile and historian jobs; for an agent also its memory documents and
+    schedules, for a user the schedules it made. An admin, or a user about itself.
+    """
 
 class DreamServiceServicer(metaclass=_abc_1.ABCMeta):
     """Cognitive memory: short-term memos, the background historian that turns
@@ -492,5 +504,17 @@ class DreamServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_dream_pb2.DeleteMemoryDocumentResponse, _abc.Awaitable[_dream_pb2.DeleteMemoryDocumentResponse]]:
         """Deletes a memory document with its kept revisions. Only the agent itself or an admin."""
+
+    @_abc_1.abstractmethod
+    def ForgetDreamSubject(
+        self,
+        request: _dream_pb2.ForgetDreamSubjectRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_dream_pb2.ForgetDreamSubjectResponse, _abc.Awaitable[_dream_pb2.ForgetDreamSubjectResponse]]:
+        """Erases what dream holds about a subject, for good (part of
+        AdminService.ForgetSubject): memory events it is the subject or the sender of, its
+        memos, profile and historian jobs; for an agent also its memory documents and
+        schedules, for a user the schedules it made. An admin, or a user about itself.
+        """
 
 def add_DreamServiceServicer_to_server(servicer: DreamServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -1,5 +1,6 @@
 import datetime
 
+from google.protobuf import field_mask_pb2 as _field_mask_pb2
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from knowhub.v1 import common_pb2 as _common_pb2
 from google.protobuf.internal import containers as _containers
@@ -56,7 +57,7 @@ class Knowledge(_message.Message):
     def __init__(self, id: _Optional[str] = ..., message_id: _Optional[str] = ..., types: _Optional[_Iterable[str]] = ..., task: _Optional[str] = ..., tags: _Optional[_Mapping[str, str]] = ..., scopes: _Optional[_Iterable[str]] = ..., owner: _Optional[str] = ..., content: _Optional[str] = ..., resource_ids: _Optional[_Iterable[str]] = ..., source: _Optional[_Union[Source, _Mapping]] = ..., eval: _Optional[_Union[Eval, _Mapping]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class Source(_message.Message):
-    __slots__ = ("name", "category", "urls", "agent_id", "submitted_by", "timestamp", "message_id")
+    __slots__ = ("name", "category", "urls", "agent_id", "submitted_by", "timestamp", "message_id", "trace_id")
     NAME_FIELD_NUMBER: _ClassVar[int]
     CATEGORY_FIELD_NUMBER: _ClassVar[int]
     URLS_FIELD_NUMBER: _ClassVar[int]
@@ -64,6 +65,7 @@ class Source(_message.Message):
     SUBMITTED_BY_FIELD_NUMBER: _ClassVar[int]
     TIMESTAMP_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_ID_FIELD_NUMBER: _ClassVar[int]
+    TRACE_ID_FIELD_NUMBER: _ClassVar[int]
     name: str
     category: str
     urls: _containers.RepeatedScalarFieldContainer[str]
@@ -71,7 +73,8 @@ class Source(_message.Message):
     submitted_by: str
     timestamp: _timestamp_pb2.Timestamp
     message_id: str
-    def __init__(self, name: _Optional[str] = ..., category: _Optional[str] = ..., urls: _Optional[_Iterable[str]] = ..., agent_id: _Optional[str] = ..., submitted_by: _Optional[str] = ..., timestamp: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., message_id: _Optional[str] = ...) -> None: ...
+    trace_id: str
+    def __init__(self, name: _Optional[str] = ..., category: _Optional[str] = ..., urls: _Optional[_Iterable[str]] = ..., agent_id: _Optional[str] = ..., submitted_by: _Optional[str] = ..., timestamp: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., message_id: _Optional[str] = ..., trace_id: _Optional[str] = ...) -> None: ...
 
 class Eval(_message.Message):
     __slots__ = ("score", "helpful", "harmful", "confidence", "helpful_history", "harmful_history")
@@ -106,7 +109,7 @@ class Case(_message.Message):
     def __init__(self, task: _Optional[str] = ..., outcome: _Optional[str] = ..., reason: _Optional[str] = ..., trace_id: _Optional[str] = ..., timestamp: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., query_sequence: _Optional[int] = ...) -> None: ...
 
 class SaveKnowledgeRequest(_message.Message):
-    __slots__ = ("task", "content", "types", "tags", "scopes", "owner", "source", "score", "message_id", "resource_ids", "request_id", "validate_only", "reuse_existing")
+    __slots__ = ("task", "content", "types", "tags", "scopes", "owner", "source", "score", "message_id", "resource_ids", "request_id", "validate_only", "allow_duplicate")
     class TagsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -126,7 +129,7 @@ class SaveKnowledgeRequest(_message.Message):
     RESOURCE_IDS_FIELD_NUMBER: _ClassVar[int]
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     VALIDATE_ONLY_FIELD_NUMBER: _ClassVar[int]
-    REUSE_EXISTING_FIELD_NUMBER: _ClassVar[int]
+    ALLOW_DUPLICATE_FIELD_NUMBER: _ClassVar[int]
     task: str
     content: str
     types: _containers.RepeatedScalarFieldContainer[str]
@@ -139,8 +142,8 @@ class SaveKnowledgeRequest(_message.Message):
     resource_ids: _containers.RepeatedScalarFieldContainer[str]
     request_id: str
     validate_only: bool
-    reuse_existing: bool
-    def __init__(self, task: _Optional[str] = ..., content: _Optional[str] = ..., types: _Optional[_Iterable[str]] = ..., tags: _Optional[_Mapping[str, str]] = ..., scopes: _Optional[_Iterable[str]] = ..., owner: _Optional[str] = ..., source: _Optional[_Union[Source, _Mapping]] = ..., score: _Optional[int] = ..., message_id: _Optional[str] = ..., resource_ids: _Optional[_Iterable[str]] = ..., request_id: _Optional[str] = ..., validate_only: _Optional[bool] = ..., reuse_existing: _Optional[bool] = ...) -> None: ...
+    allow_duplicate: bool
+    def __init__(self, task: _Optional[str] = ..., content: _Optional[str] = ..., types: _Optional[_Iterable[str]] = ..., tags: _Optional[_Mapping[str, str]] = ..., scopes: _Optional[_Iterable[str]] = ..., owner: _Optional[str] = ..., source: _Optional[_Union[Source, _Mapping]] = ..., score: _Optional[int] = ..., message_id: _Optional[str] = ..., resource_ids: _Optional[_Iterable[str]] = ..., request_id: _Optional[str] = ..., validate_only: _Optional[bool] = ..., allow_duplicate: _Optional[bool] = ...) -> None: ...
 
 class SaveKnowledgeResponse(_message.Message):
     __slots__ = ("knowledge", "existing")
@@ -157,10 +160,12 @@ class BatchSaveKnowledgeRequest(_message.Message):
     def __init__(self, requests: _Optional[_Iterable[_Union[SaveKnowledgeRequest, _Mapping]]] = ...) -> None: ...
 
 class BatchSaveKnowledgeResponse(_message.Message):
-    __slots__ = ("knowledge",)
+    __slots__ = ("knowledge", "existing")
     KNOWLEDGE_FIELD_NUMBER: _ClassVar[int]
+    EXISTING_FIELD_NUMBER: _ClassVar[int]
     knowledge: _containers.RepeatedCompositeFieldContainer[Knowledge]
-    def __init__(self, knowledge: _Optional[_Iterable[_Union[Knowledge, _Mapping]]] = ...) -> None: ...
+    existing: _containers.RepeatedScalarFieldContainer[bool]
+    def __init__(self, knowledge: _Optional[_Iterable[_Union[Knowledge, _Mapping]]] = ..., existing: _Optional[_Iterable[bool]] = ...) -> None: ...
 
 class GetKnowledgeRequest(_message.Message):
     __slots__ = ("id",)
@@ -281,20 +286,26 @@ class AskKnowledgeResponse(_message.Message):
     def __init__(self, answer: _Optional[str] = ..., cited_ids: _Optional[_Iterable[str]] = ..., hits: _Optional[_Iterable[_Union[SearchHit, _Mapping]]] = ..., routed: _Optional[bool] = ..., event_id: _Optional[str] = ...) -> None: ...
 
 class UpdateKnowledgeRequest(_message.Message):
-    __slots__ = ("id", "add_helpful_case", "add_harmful_case", "update_score", "evolve_feedback", "request_id")
+    __slots__ = ("id", "add_helpful_case", "add_harmful_case", "update_score", "evolve_feedback", "request_id", "knowledge", "update_mask", "change_note")
     ID_FIELD_NUMBER: _ClassVar[int]
     ADD_HELPFUL_CASE_FIELD_NUMBER: _ClassVar[int]
     ADD_HARMFUL_CASE_FIELD_NUMBER: _ClassVar[int]
     UPDATE_SCORE_FIELD_NUMBER: _ClassVar[int]
     EVOLVE_FEEDBACK_FIELD_NUMBER: _ClassVar[int]
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    KNOWLEDGE_FIELD_NUMBER: _ClassVar[int]
+    UPDATE_MASK_FIELD_NUMBER: _ClassVar[int]
+    CHANGE_NOTE_FIELD_NUMBER: _ClassVar[int]
     id: str
     add_helpful_case: Case
     add_harmful_case: Case
     update_score: int
     evolve_feedback: str
     request_id: str
-    def __init__(self, id: _Optional[str] = ..., add_helpful_case: _Optional[_Union[Case, _Mapping]] = ..., add_harmful_case: _Optional[_Union[Case, _Mapping]] = ..., update_score: _Optional[int] = ..., evolve_feedback: _Optional[str] = ..., request_id: _Optional[str] = ...) -> None: ...
+    knowledge: Knowledge
+    update_mask: _field_mask_pb2.FieldMask
+    change_note: str
+    def __init__(self, id: _Optional[str] = ..., add_helpful_case: _Optional[_Union[Case, _Mapping]] = ..., add_harmful_case: _Optional[_Union[Case, _Mapping]] = ..., update_score: _Optional[int] = ..., evolve_feedback: _Optional[str] = ..., request_id: _Optional[str] = ..., knowledge: _Optional[_Union[Knowledge, _Mapping]] = ..., update_mask: _Optional[_Union[_field_mask_pb2.FieldMask, _Mapping]] = ..., change_note: _Optional[str] = ...) -> None: ...
 
 class UpdateKnowledgeResponse(_message.Message):
     __slots__ = ("knowledge",)
@@ -343,8 +354,41 @@ class DeleteKnowledgeRequest(_message.Message):
     def __init__(self, id: _Optional[str] = ...) -> None: ...
 
 class DeleteKnowledgeResponse(_message.Message):
-    __slots__ = ()
-    def __init__(self) -> None: ...
+    __slots__ = ("purge_time",)
+    PURGE_TIME_FIELD_NUMBER: _ClassVar[int]
+    purge_time: _timestamp_pb2.Timestamp
+    def __init__(self, purge_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class UndeleteKnowledgeRequest(_message.Message):
+    __slots__ = ("id",)
+    ID_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    def __init__(self, id: _Optional[str] = ...) -> None: ...
+
+class UndeleteKnowledgeResponse(_message.Message):
+    __slots__ = ("knowledge",)
+    KNOWLEDGE_FIELD_NUMBER: _ClassVar[int]
+    knowledge: Knowledge
+    def __init__(self, knowledge: _Optional[_Union[Knowledge, _Mapping]] = ...) -> None: ...
+
+class ForgetKnowledgeSubjectRequest(_message.Message):
+    __slots__ = ("subject",)
+    SUBJECT_FIELD_NUMBER: _ClassVar[int]
+    subject: str
+    def __init__(self, subject: _Optional[str] = ...) -> None: ...
+
+class ForgetKnowledgeSubjectResponse(_message.Message):
+    __slots__ = ("erased",)
+    class ErasedEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: int
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[int] = ...) -> None: ...
+    ERASED_FIELD_NUMBER: _ClassVar[int]
+    erased: _containers.ScalarMap[str, int]
+    def __init__(self, erased: _Optional[_Mapping[str, int]] = ...) -> None: ...
 
 class SlimKnowledgeRequest(_message.Message):
     __slots__ = ("model", "dry_run")
@@ -383,16 +427,37 @@ class ListKnowledgeVersionsRequest(_message.Message):
     def __init__(self, id: _Optional[str] = ...) -> None: ...
 
 class KnowledgeVersion(_message.Message):
-    __slots__ = ("content", "replaced_at", "reason", "feedback")
+    __slots__ = ("content", "replaced_at", "reason", "feedback", "task", "types", "tags", "scopes", "resource_ids", "changed_by", "changed_fields")
+    class TagsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
     CONTENT_FIELD_NUMBER: _ClassVar[int]
     REPLACED_AT_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
     FEEDBACK_FIELD_NUMBER: _ClassVar[int]
+    TASK_FIELD_NUMBER: _ClassVar[int]
+    TYPES_FIELD_NUMBER: _ClassVar[int]
+    TAGS_FIELD_NUMBER: _ClassVar[int]
+    SCOPES_FIELD_NUMBER: _ClassVar[int]
+    RESOURCE_IDS_FIELD_NUMBER: _ClassVar[int]
+    CHANGED_BY_FIELD_NUMBER: _ClassVar[int]
+    CHANGED_FIELDS_FIELD_NUMBER: _ClassVar[int]
     content: str
     replaced_at: _timestamp_pb2.Timestamp
     reason: str
     feedback: str
-    def __init__(self, content: _Optional[str] = ..., replaced_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., reason: _Optional[str] = ..., feedback: _Optional[str] = ...) -> None: ...
+    task: str
+    types: _containers.RepeatedScalarFieldContainer[str]
+    tags: _containers.ScalarMap[str, str]
+    scopes: _containers.RepeatedScalarFieldContainer[str]
+    resource_ids: _containers.RepeatedScalarFieldContainer[str]
+    changed_by: str
+    changed_fields: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, content: _Optional[str] = ..., replaced_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., reason: _Optional[str] = ..., feedback: _Optional[str] = ..., task: _Optional[str] = ..., types: _Optional[_Iterable[str]] = ..., tags: _Optional[_Mapping[str, str]] = ..., scopes: _Optional[_Iterable[str]] = ..., resource_ids: _Optional[_Iterable[str]] = ..., changed_by: _Optional[str] = ..., changed_fields: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class ListKnowledgeVersionsResponse(_message.Message):
     __slots__ = ("versions",)

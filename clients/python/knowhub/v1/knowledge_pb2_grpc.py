@@ -75,6 +75,11 @@ class KnowledgeServiceStub:
                 request_serializer=knowhub_dot_v1_dot_knowledge__pb2.DeleteKnowledgeRequest.SerializeToString,
                 response_deserializer=knowhub_dot_v1_dot_knowledge__pb2.DeleteKnowledgeResponse.FromString,
                 _registered_method=True)
+        self.UndeleteKnowledge = channel.unary_unary(
+                '/knowhub.v1.KnowledgeService/UndeleteKnowledge',
+                request_serializer=knowhub_dot_v1_dot_knowledge__pb2.UndeleteKnowledgeRequest.SerializeToString,
+                response_deserializer=knowhub_dot_v1_dot_knowledge__pb2.UndeleteKnowledgeResponse.FromString,
+                _registered_method=True)
         self.SlimKnowledge = channel.unary_unary(
                 '/knowhub.v1.KnowledgeService/SlimKnowledge',
                 request_serializer=knowhub_dot_v1_dot_knowledge__pb2.SlimKnowledgeRequest.SerializeToString,
@@ -89,6 +94,11 @@ class KnowledgeServiceStub:
                 '/knowhub.v1.KnowledgeService/AskKnowledge',
                 request_serializer=knowhub_dot_v1_dot_knowledge__pb2.AskKnowledgeRequest.SerializeToString,
                 response_deserializer=knowhub_dot_v1_dot_knowledge__pb2.AskKnowledgeResponse.FromString,
+                _registered_method=True)
+        self.ForgetKnowledgeSubject = channel.unary_unary(
+                '/knowhub.v1.KnowledgeService/ForgetKnowledgeSubject',
+                request_serializer=knowhub_dot_v1_dot_knowledge__pb2.ForgetKnowledgeSubjectRequest.SerializeToString,
+                response_deserializer=knowhub_dot_v1_dot_knowledge__pb2.ForgetKnowledgeSubjectResponse.FromString,
                 _registered_method=True)
 
 
@@ -133,7 +143,8 @@ class KnowledgeServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def UpdateKnowledge(self, request, context):
-        """Feedback (helpful / harmful cases, score) and LLM evolution of one record.
+        """Feedback (helpful / harmful cases, score), LLM evolution, and edits of the record's
+        task, content, tags, types, scopes and resource links with a field mask (AIP-134).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -147,7 +158,16 @@ class KnowledgeServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def DeleteKnowledge(self, request, context):
-        """Deletes a record. Owner or admin only.
+        """Soft delete (AIP-164): the record disappears from reads, lists and searches at once;
+        UndeleteKnowledge brings it back until its purge_time, when it is erased for good.
+        Owner or admin only.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def UndeleteKnowledge(self, request, context):
+        """Restores a deleted record, with its id, counters and versions, before its purge_time.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -161,7 +181,7 @@ class KnowledgeServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ListKnowledgeVersions(self, request, context):
-        """The earlier contents of a record that evolve or slim replaced, newest first.
+        """The earlier states of a record that edits, evolve or slim replaced, newest first.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -171,6 +191,14 @@ class KnowledgeServiceServicer:
         """Searches, then has the LLM answer the question from the hits, citing their ids; with
         a trace, logs the question as that trace's query event with the answer as its
         response. FAILED_PRECONDITION without an LLM.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ForgetKnowledgeSubject(self, request, context):
+        """Erases every record a subject owns, deleted ones included, for good (part of
+        AdminService.ForgetSubject). An admin, or a user about itself.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -219,6 +247,11 @@ def add_KnowledgeServiceServicer_to_server(servicer, server):
                     request_deserializer=knowhub_dot_v1_dot_knowledge__pb2.DeleteKnowledgeRequest.FromString,
                     response_serializer=knowhub_dot_v1_dot_knowledge__pb2.DeleteKnowledgeResponse.SerializeToString,
             ),
+            'UndeleteKnowledge': grpc.unary_unary_rpc_method_handler(
+                    servicer.UndeleteKnowledge,
+                    request_deserializer=knowhub_dot_v1_dot_knowledge__pb2.UndeleteKnowledgeRequest.FromString,
+                    response_serializer=knowhub_dot_v1_dot_knowledge__pb2.UndeleteKnowledgeResponse.SerializeToString,
+            ),
             'SlimKnowledge': grpc.unary_unary_rpc_method_handler(
                     servicer.SlimKnowledge,
                     request_deserializer=knowhub_dot_v1_dot_knowledge__pb2.SlimKnowledgeRequest.FromString,
@@ -233,6 +266,11 @@ def add_KnowledgeServiceServicer_to_server(servicer, server):
                     servicer.AskKnowledge,
                     request_deserializer=knowhub_dot_v1_dot_knowledge__pb2.AskKnowledgeRequest.FromString,
                     response_serializer=knowhub_dot_v1_dot_knowledge__pb2.AskKnowledgeResponse.SerializeToString,
+            ),
+            'ForgetKnowledgeSubject': grpc.unary_unary_rpc_method_handler(
+                    servicer.ForgetKnowledgeSubject,
+                    request_deserializer=knowhub_dot_v1_dot_knowledge__pb2.ForgetKnowledgeSubjectRequest.FromString,
+                    response_serializer=knowhub_dot_v1_dot_knowledge__pb2.ForgetKnowledgeSubjectResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -463,6 +501,33 @@ class KnowledgeService:
             _registered_method=True)
 
     @staticmethod
+    def UndeleteKnowledge(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/knowhub.v1.KnowledgeService/UndeleteKnowledge',
+            knowhub_dot_v1_dot_knowledge__pb2.UndeleteKnowledgeRequest.SerializeToString,
+            knowhub_dot_v1_dot_knowledge__pb2.UndeleteKnowledgeResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
     def SlimKnowledge(request,
             target,
             options=(),
@@ -533,6 +598,33 @@ class KnowledgeService:
             '/knowhub.v1.KnowledgeService/AskKnowledge',
             knowhub_dot_v1_dot_knowledge__pb2.AskKnowledgeRequest.SerializeToString,
             knowhub_dot_v1_dot_knowledge__pb2.AskKnowledgeResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ForgetKnowledgeSubject(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/knowhub.v1.KnowledgeService/ForgetKnowledgeSubject',
+            knowhub_dot_v1_dot_knowledge__pb2.ForgetKnowledgeSubjectRequest.SerializeToString,
+            knowhub_dot_v1_dot_knowledge__pb2.ForgetKnowledgeSubjectResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -46,19 +46,30 @@ class KnowledgeServiceStub:
     then the quality rerank.
     """
     UpdateKnowledge: _grpc.UnaryUnaryMultiCallable[_knowledge_pb2.UpdateKnowledgeRequest, _knowledge_pb2.UpdateKnowledgeResponse]
-    """Feedback (helpful / harmful cases, score) and LLM evolution of one record."""
+    """Feedback (helpful / harmful cases, score), LLM evolution, and edits of the record's
+    task, content, tags, types, scopes and resource links with a field mask (AIP-134).
+    """
     BatchUpdateKnowledge: _grpc.UnaryUnaryMultiCallable[_knowledge_pb2.BatchUpdateKnowledgeRequest, _knowledge_pb2.BatchUpdateKnowledgeResponse]
     """Helpful / harmful feedback for many records; each item succeeds or fails on its own."""
     DeleteKnowledge: _grpc.UnaryUnaryMultiCallable[_knowledge_pb2.DeleteKnowledgeRequest, _knowledge_pb2.DeleteKnowledgeResponse]
-    """Deletes a record. Owner or admin only."""
+    """Soft delete (AIP-164): the record disappears from reads, lists and searches at once;
+    UndeleteKnowledge brings it back until its purge_time, when it is erased for good.
+    Owner or admin only.
+    """
+    UndeleteKnowledge: _grpc.UnaryUnaryMultiCallable[_knowledge_pb2.UndeleteKnowledgeRequest, _knowledge_pb2.UndeleteKnowledgeResponse]
+    """Restores a deleted record, with its id, counters and versions, before its purge_time."""
     SlimKnowledge: _grpc.UnaryUnaryMultiCallable[_knowledge_pb2.SlimKnowledgeRequest, _knowledge_pb2.SlimKnowledgeResponse]
     """Merges near-duplicate records that share owner and scopes."""
     ListKnowledgeVersions: _grpc.UnaryUnaryMultiCallable[_knowledge_pb2.ListKnowledgeVersionsRequest, _knowledge_pb2.ListKnowledgeVersionsResponse]
-    """The earlier contents of a record that evolve or slim replaced, newest first."""
+    """The earlier states of a record that edits, evolve or slim replaced, newest first."""
     AskKnowledge: _grpc.UnaryUnaryMultiCallable[_knowledge_pb2.AskKnowledgeRequest, _knowledge_pb2.AskKnowledgeResponse]
     """Searches, then has the LLM answer the question from the hits, citing their ids; with
     a trace, logs the question as that trace's query event with the answer as its
     response. FAILED_PRECONDITION without an LLM.
+    """
+    ForgetKnowledgeSubject: _grpc.UnaryUnaryMultiCallable[_knowledge_pb2.ForgetKnowledgeSubjectRequest, _knowledge_pb2.ForgetKnowledgeSubjectResponse]
+    """Erases every record a subject owns, deleted ones included, for good (part of
+    AdminService.ForgetSubject). An admin, or a user about itself.
     """
 
 @_typing.type_check_only
@@ -79,19 +90,30 @@ class KnowledgeServiceAsyncStub(KnowledgeServiceStub):
     then the quality rerank.
     """
     UpdateKnowledge: _aio.UnaryUnaryMultiCallable[_knowledge_pb2.UpdateKnowledgeRequest, _knowledge_pb2.UpdateKnowledgeResponse]  # type: ignore[assignment]
-    """Feedback (helpful / harmful cases, score) and LLM evolution of one record."""
+    """Feedback (helpful / harmful cases, score), LLM evolution, and edits of the record's
+    task, content, tags, types, scopes and resource links with a field mask (AIP-134).
+    """
     BatchUpdateKnowledge: _aio.UnaryUnaryMultiCallable[_knowledge_pb2.BatchUpdateKnowledgeRequest, _knowledge_pb2.BatchUpdateKnowledgeResponse]  # type: ignore[assignment]
     """Helpful / harmful feedback for many records; each item succeeds or fails on its own."""
     DeleteKnowledge: _aio.UnaryUnaryMultiCallable[_knowledge_pb2.DeleteKnowledgeRequest, _knowledge_pb2.DeleteKnowledgeResponse]  # type: ignore[assignment]
-    """Deletes a record. Owner or admin only."""
+    """Soft delete (AIP-164): the record disappears from reads, lists and searches at once;
+    UndeleteKnowledge brings it back until its purge_time, when it is erased for good.
+    Owner or admin only.
+    """
+    UndeleteKnowledge: _aio.UnaryUnaryMultiCallable[_knowledge_pb2.UndeleteKnowledgeRequest, _knowledge_pb2.UndeleteKnowledgeResponse]  # type: ignore[assignment]
+    """Restores a deleted record, with its id, counters and versions, before its purge_time."""
     SlimKnowledge: _aio.UnaryUnaryMultiCallable[_knowledge_pb2.SlimKnowledgeRequest, _knowledge_pb2.SlimKnowledgeResponse]  # type: ignore[assignment]
     """Merges near-duplicate records that share owner and scopes."""
     ListKnowledgeVersions: _aio.UnaryUnaryMultiCallable[_knowledge_pb2.ListKnowledgeVersionsRequest, _knowledge_pb2.ListKnowledgeVersionsResponse]  # type: ignore[assignment]
-    """The earlier contents of a record that evolve or slim replaced, newest first."""
+    """The earlier states of a record that edits, evolve or slim replaced, newest first."""
     AskKnowledge: _aio.UnaryUnaryMultiCallable[_knowledge_pb2.AskKnowledgeRequest, _knowledge_pb2.AskKnowledgeResponse]  # type: ignore[assignment]
     """Searches, then has the LLM answer the question from the hits, citing their ids; with
     a trace, logs the question as that trace's query event with the answer as its
     response. FAILED_PRECONDITION without an LLM.
+    """
+    ForgetKnowledgeSubject: _aio.UnaryUnaryMultiCallable[_knowledge_pb2.ForgetKnowledgeSubjectRequest, _knowledge_pb2.ForgetKnowledgeSubjectResponse]  # type: ignore[assignment]
+    """Erases every record a subject owns, deleted ones included, for good (part of
+    AdminService.ForgetSubject). An admin, or a user about itself.
     """
 
 class KnowledgeServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -145,7 +167,9 @@ class KnowledgeServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _knowledge_pb2.UpdateKnowledgeRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_knowledge_pb2.UpdateKnowledgeResponse, _abc.Awaitable[_knowledge_pb2.UpdateKnowledgeResponse]]:
-        """Feedback (helpful / harmful cases, score) and LLM evolution of one record."""
+        """Feedback (helpful / harmful cases, score), LLM evolution, and edits of the record's
+        task, content, tags, types, scopes and resource links with a field mask (AIP-134).
+        """
 
     @_abc_1.abstractmethod
     def BatchUpdateKnowledge(
@@ -161,7 +185,18 @@ class KnowledgeServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _knowledge_pb2.DeleteKnowledgeRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_knowledge_pb2.DeleteKnowledgeResponse, _abc.Awaitable[_knowledge_pb2.DeleteKnowledgeResponse]]:
-        """Deletes a record. Owner or admin only."""
+        """Soft delete (AIP-164): the record disappears from reads, lists and searches at once;
+        UndeleteKnowledge brings it back until its purge_time, when it is erased for good.
+        Owner or admin only.
+        """
+
+    @_abc_1.abstractmethod
+    def UndeleteKnowledge(
+        self,
+        request: _knowledge_pb2.UndeleteKnowledgeRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_knowledge_pb2.UndeleteKnowledgeResponse, _abc.Awaitable[_knowledge_pb2.UndeleteKnowledgeResponse]]:
+        """Restores a deleted record, with its id, counters and versions, before its purge_time."""
 
     @_abc_1.abstractmethod
     def SlimKnowledge(
@@ -177,7 +212,7 @@ class KnowledgeServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _knowledge_pb2.ListKnowledgeVersionsRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_knowledge_pb2.ListKnowledgeVersionsResponse, _abc.Awaitable[_knowledge_pb2.ListKnowledgeVersionsResponse]]:
-        """The earlier contents of a record that evolve or slim replaced, newest first."""
+        """The earlier states of a record that edits, evolve or slim replaced, newest first."""
 
     @_abc_1.abstractmethod
     def AskKnowledge(
@@ -188,6 +223,16 @@ class KnowledgeServiceServicer(metaclass=_abc_1.ABCMeta):
         """Searches, then has the LLM answer the question from the hits, citing their ids; with
         a trace, logs the question as that trace's query event with the answer as its
         response. FAILED_PRECONDITION without an LLM.
+        """
+
+    @_abc_1.abstractmethod
+    def ForgetKnowledgeSubject(
+        self,
+        request: _knowledge_pb2.ForgetKnowledgeSubjectRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_knowledge_pb2.ForgetKnowledgeSubjectResponse, _abc.Awaitable[_knowledge_pb2.ForgetKnowledgeSubjectResponse]]:
+        """Erases every record a subject owns, deleted ones included, for good (part of
+        AdminService.ForgetSubject). An admin, or a user about itself.
         """
 
 def add_KnowledgeServiceServicer_to_server(servicer: KnowledgeServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -32,6 +32,25 @@ RESOURCE_CONTENT_TYPE_COOKIE: ResourceContentType
 RESOURCE_VIEW_UNSPECIFIED: ResourceView
 RESOURCE_VIEW_BASIC: ResourceView
 
+class ForgetResourceSubjectRequest(_message.Message):
+    __slots__ = ("subject",)
+    SUBJECT_FIELD_NUMBER: _ClassVar[int]
+    subject: str
+    def __init__(self, subject: _Optional[str] = ...) -> None: ...
+
+class ForgetResourceSubjectResponse(_message.Message):
+    __slots__ = ("erased",)
+    class ErasedEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: int
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[int] = ...) -> None: ...
+    ERASED_FIELD_NUMBER: _ClassVar[int]
+    erased: _containers.ScalarMap[str, int]
+    def __init__(self, erased: _Optional[_Mapping[str, int]] = ...) -> None: ...
+
 class Resource(_message.Message):
     __slots__ = ("id", "title", "body", "secure_body", "content_type", "metadata", "scopes", "owner", "expires_at", "version", "created_at", "updated_at", "expired", "has_secure_body", "deleted", "deleted_at")
     ID_FIELD_NUMBER: _ClassVar[int]

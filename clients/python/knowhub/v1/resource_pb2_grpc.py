@@ -93,6 +93,11 @@ class ResourceServiceStub:
                 request_serializer=knowhub_dot_v1_dot_resource__pb2.RotateMasterKeyRequest.SerializeToString,
                 response_deserializer=knowhub_dot_v1_dot_resource__pb2.RotateMasterKeyResponse.FromString,
                 _registered_method=True)
+        self.ForgetResourceSubject = channel.unary_unary(
+                '/knowhub.v1.ResourceService/ForgetResourceSubject',
+                request_serializer=knowhub_dot_v1_dot_resource__pb2.ForgetResourceSubjectRequest.SerializeToString,
+                response_deserializer=knowhub_dot_v1_dot_resource__pb2.ForgetResourceSubjectResponse.FromString,
+                _registered_method=True)
 
 
 class ResourceServiceServicer:
@@ -179,6 +184,15 @@ class ResourceServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ForgetResourceSubject(self, request, context):
+        """Erases every resource a subject owns, all versions, for good, and leaves the audit
+        records about them or by the subject as tombstones without content (part of
+        AdminService.ForgetSubject). An admin, or a user about itself.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ResourceServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -236,6 +250,11 @@ def add_ResourceServiceServicer_to_server(servicer, server):
                     servicer.RotateMasterKey,
                     request_deserializer=knowhub_dot_v1_dot_resource__pb2.RotateMasterKeyRequest.FromString,
                     response_serializer=knowhub_dot_v1_dot_resource__pb2.RotateMasterKeyResponse.SerializeToString,
+            ),
+            'ForgetResourceSubject': grpc.unary_unary_rpc_method_handler(
+                    servicer.ForgetResourceSubject,
+                    request_deserializer=knowhub_dot_v1_dot_resource__pb2.ForgetResourceSubjectRequest.FromString,
+                    response_serializer=knowhub_dot_v1_dot_resource__pb2.ForgetResourceSubjectResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -539,6 +558,33 @@ class ResourceService:
             '/knowhub.v1.ResourceService/RotateMasterKey',
             knowhub_dot_v1_dot_resource__pb2.RotateMasterKeyRequest.SerializeToString,
             knowhub_dot_v1_dot_resource__pb2.RotateMasterKeyResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ForgetResourceSubject(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/knowhub.v1.ResourceService/ForgetResourceSubject',
+            knowhub_dot_v1_dot_resource__pb2.ForgetResourceSubjectRequest.SerializeToString,
+            knowhub_dot_v1_dot_resource__pb2.ForgetResourceSubjectResponse.FromString,
             options,
             channel_credentials,
             insecure,

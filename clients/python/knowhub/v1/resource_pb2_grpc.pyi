@@ -59,6 +59,11 @@ class ResourceServiceStub:
     """The audit trail, newest first. Admin only."""
     RotateMasterKey: _grpc.UnaryUnaryMultiCallable[_resource_pb2.RotateMasterKeyRequest, _resource_pb2.RotateMasterKeyResponse]
     """Makes a fresh master key active and re-wraps every data key under it. Admin only."""
+    ForgetResourceSubject: _grpc.UnaryUnaryMultiCallable[_resource_pb2.ForgetResourceSubjectRequest, _resource_pb2.ForgetResourceSubjectResponse]
+    """Erases every resource a subject owns, all versions, for good, and leaves the audit
+    records about them or by the subject as tombstones without content (part of
+    AdminService.ForgetSubject). An admin, or a user about itself.
+    """
 
 @_typing.type_check_only
 class ResourceServiceAsyncStub(ResourceServiceStub):
@@ -91,6 +96,11 @@ class ResourceServiceAsyncStub(ResourceServiceStub):
     """The audit trail, newest first. Admin only."""
     RotateMasterKey: _aio.UnaryUnaryMultiCallable[_resource_pb2.RotateMasterKeyRequest, _resource_pb2.RotateMasterKeyResponse]  # type: ignore[assignment]
     """Makes a fresh master key active and re-wraps every data key under it. Admin only."""
+    ForgetResourceSubject: _aio.UnaryUnaryMultiCallable[_resource_pb2.ForgetResourceSubjectRequest, _resource_pb2.ForgetResourceSubjectResponse]  # type: ignore[assignment]
+    """Erases every resource a subject owns, all versions, for good, and leaves the audit
+    records about them or by the subject as tombstones without content (part of
+    AdminService.ForgetSubject). An admin, or a user about itself.
+    """
 
 class ResourceServiceServicer(metaclass=_abc_1.ABCMeta):
     """Resources agents keep next to their knowledge: code
@@ -186,5 +196,16 @@ class ResourceServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_resource_pb2.RotateMasterKeyResponse, _abc.Awaitable[_resource_pb2.RotateMasterKeyResponse]]:
         """Makes a fresh master key active and re-wraps every data key under it. Admin only."""
+
+    @_abc_1.abstractmethod
+    def ForgetResourceSubject(
+        self,
+        request: _resource_pb2.ForgetResourceSubjectRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_resource_pb2.ForgetResourceSubjectResponse, _abc.Awaitable[_resource_pb2.ForgetResourceSubjectResponse]]:
+        """Erases every resource a subject owns, all versions, for good, and leaves the audit
+        records about them or by the subject as tombstones without content (part of
+        AdminService.ForgetSubject). An admin, or a user about itself.
+        """
 
 def add_ResourceServiceServicer_to_server(servicer: ResourceServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
