@@ -189,7 +189,7 @@ def test_the_command_line_manages_knowledge_and_forgets(
     assert "PERMISSION_DENIED" in capsys.readouterr().err
     assert knowhub_cli(["forget", "user:carol", "--yes", *as_carol]) == 0
     out = capsys.readouterr().out
-    assert "knowledge: 1 knowledge, 0 deleted_knowledge" in out and "1 items erased" in out
+    assert "knowledge: 0 deleted_knowledge, 1 knowledge" in out and "1 items erased" in out
     with pytest.raises(errors.NotFound):
         carol.knowledge.get(record.id)
 
