@@ -7,6 +7,7 @@ import argparse
 import sys
 
 from bench import (
+    changing_facts,
     cognition_latency,
     dream_memory,
     dream_runs,
@@ -41,6 +42,7 @@ def main() -> None:
     resource_latency.main(["--count", "300"] if args.quick else [])
     cognition_latency.main(["--appends", "500", "--traces", "100"] if args.quick else [])
     dream_memory.main(["--events", "10000", "--jobs", "500"] if args.quick else [])
+    changing_facts.main(["--people", "6"] if args.quick else [])
     dream_runs.main(["--traces", "100", "--calls", "300"] if args.quick else [])
     mcp_latency.main(["--count", "100"] if args.quick else [])
     gateway_latency.main(["--searches", "500"] if args.quick else [])

@@ -24,6 +24,7 @@ from knowhub_server.common.cli_support import (
 )
 from knowhub_server.common.paths import absolute
 from knowhub_server.common.services import SERVICE_MODULES
+from knowhub_server.dream.cli import add_commands as add_memory_commands
 from knowhub_server.knowledge.cli import add_commands as add_knowledge_commands
 from knowhub_server.mcp.cli import add_command as add_mcp_command
 
@@ -232,6 +233,7 @@ def _parser() -> argparse.ArgumentParser:
     health.set_defaults(run=_health)
 
     add_cognition_commands(commands)
+    add_memory_commands(commands)
     add_knowledge_commands(commands)
     add_mcp_command(commands)
     return parser

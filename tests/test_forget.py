@@ -28,7 +28,7 @@ CAROLS = "xylocarpa"  # a word only carol's data holds
 ALICES = "quillwort"  # a word only alice's data holds
 
 
-def carols_data(carol: KnowHub) -> None:
+def carols_data(carol: KnowHub) -> str:
     """Something about carol in every service."""
     kept = carol.knowledge.save(f"{CAROLS} onboarding", f"carol's {CAROLS} checklist",
                                 types=["plan"])
@@ -40,9 +40,10 @@ def carols_data(carol: KnowHub) -> None:
                          secure_body=f"{CAROLS} secret")
     carol.cognition.append_events("trace-carol", [
         {"type": "message", "sequence": 1, "role": "user", "content": f"{CAROLS} question"}])
-    carol.memory.remember(f"{CAROLS} memo", [f"carol keeps a {CAROLS} garden"],
-                          context=private_context("carol"))
+    job_id = carol.memory.remember(f"{CAROLS} memo", [f"carol keeps a {CAROLS} garden"],
+                                   context=private_context("carol")).job_id
     carol.dream.schedule(60, agent_id="carol_bot")
+    return job_id
 
 
 def alices_data(alice: KnowHub) -> str:
@@ -88,7 +89,7 @@ def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Harness]:
 
 def test_a_user_forgets_itself_everywhere(hub: Harness) -> None:
     carol, alice = hub.client("carol"), hub.client("alice")
-    carols_data(carol)
+    carols_job = carols_data(carol)
     alices_id = alices_data(alice)
     wait_until(lambda: carol.memory.search_events(CAROLS)
                and alice.memory.search_events(ALICES), what="the historian")
@@ -103,6 +104,8 @@ def test_a_user_forgets_itself_everywhere(hub: Harness) -> None:
                   "schedules": 1},
     }
     carol_is_gone(hub)
+    with pytest.raises(errors.NotFound):  # the job's status (its decisions) went too
+        hub.client("admin").memory.job(carols_job)
     # Everyone else's data stays.
     assert alice.knowledge.get(alices_id).task == f"{ALICES} setup"
     assert alice.memory.search_events(ALICES)
@@ -186,7 +189,7 @@ def test_the_command_line_manages_knowledge_and_forgets(
     assert "PERMISSION_DENIED" in capsys.readouterr().err
     assert knowhub_cli(["forget", "user:carol", "--yes", *as_carol]) == 0
     out = capsys.readouterr().out
-    assert "knowledge: 1 knowledge, 0 deleted_knowledge" in out and "1 items erased" in out
+    assert "knowledge: 0 deleted_knowledge, 1 knowledge" in out and "1 items erased" in out
     with pytest.raises(errors.NotFound):
         carol.knowledge.get(record.id)
 

@@ -28,6 +28,7 @@ from knowhub import (
     tools,
 )
 from knowhub.cognition import CognitionAPI
+from knowhub.dream import DreamAPI
 from knowhub.knowledge import KnowledgeAPI
 from knowhub.memory import MemoryAPI
 
@@ -339,6 +340,13 @@ TOOL_METHODS = {"knowledge_search": "search", "knowledge_save": "save",
                 "memory_remember": "remember", "memory_search_events": "search_events",
                 "memory_recent_memos": "recent_memos", "memory_get_profile": "get_profile",
                 "memory_search_profiles": "search_profiles",
+                "memory_job": "job", "memory_edit_event": "update_event",
+                "memory_delete_event": "delete_event",
+                "memory_undelete_event": "undelete_event",
+                "memory_edit_profile": "update_profile",
+                "memory_documents_list": "documents", "memory_document_read": "document",
+                "memory_document_append": "write_document",
+                "memory_document_rewrite": "write_document",
                 "trace_evaluation_prompt": "evaluation_prompt",
                 "trace_submit_evaluation": "submit_evaluation", "trace_delete": "delete_trace"}
 TOOL_APIS = {"memory": MemoryAPI, "trace": CognitionAPI}
@@ -360,7 +368,8 @@ def test_openai_tools_are_valid_function_schemas_matching_the_sdk() -> None:
         for spec in properties.values():
             assert spec["type"] in JSON_TYPES
 
-        api = TOOL_APIS.get(function["name"].partition("_")[0], KnowledgeAPI)
+        api = DreamAPI if function["name"].startswith("memory_document") \
+            else TOOL_APIS.get(function["name"].partition("_")[0], KnowledgeAPI)
         signature = inspect.signature(getattr(api, TOOL_METHODS[function["name"]]))
         accepted = {n for n, p in signature.parameters.items() if n != "self"
                     and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}

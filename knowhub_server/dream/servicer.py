@@ -67,7 +67,8 @@ def register(server: ServiceHost, runtime: Runtime) -> str:
     queue = HistorianQueue(runtime.redis, runtime.settings.redis_prefix,
                            memos_keep=settings.memory_recent_memos_keep,
                            failed_max_files=settings.historian_failed_max_files,
-                           failed_max_age_days=settings.historian_failed_max_age_days)
+                           failed_max_age_days=settings.historian_failed_max_age_days,
+                           job_keep_hours=settings.memory_job_keep_hours)
     runtime.watch_streams(queue.jobs, queue.failed)
     historian = Historian(runtime, queue, JobProcessor(events, profiles, runtime.llm, settings),
                           settings)

@@ -101,7 +101,7 @@ def _forget(kh: KnowHub, args: argparse.Namespace) -> int:
     with waiting(f"forgetting {args.subject}"):
         erasure = kh.admin.forget(args.subject)
     for service, counts in erasure.counts.items():
-        print(f"{service}: " + (", ".join(f"{n} {kind}" for kind, n in counts.items())
+        print(f"{service}: " + (", ".join(f"{n} {kind}" for kind, n in sorted(counts.items()))
                                 or "nothing"))
     print(f"{erasure.total} items erased")
     return 0

@@ -19,8 +19,9 @@ from knowhub.tools import openai_tools, run_tool
 # slim (unless dry_run) merges records into others and removes them.
 _READ_ONLY = {"knowledge_search", "knowledge_list", "resource_get", "memory_search_events",
               "memory_recent_memos", "memory_get_profile", "memory_search_profiles",
+              "memory_documents_list", "memory_document_read", "memory_job",
               "trace_evaluation_prompt"}
-_DESTRUCTIVE = {"knowledge_slim", "knowledge_delete", "trace_delete"}
+_DESTRUCTIVE = {"knowledge_slim", "knowledge_delete", "trace_delete", "memory_delete_event"}
 
 TOOLS: list[types.Tool] = [
     types.Tool(name=function["name"], description=function["description"],

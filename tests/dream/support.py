@@ -14,6 +14,7 @@ from tests.support.openai_stub import OpenAIStub, ToolCalls
 
 REWRITE = "submit_rewrite"
 PROFILE = "update_profile"
+RECONCILE = "decide_memory"
 
 
 def memory_settings(redis_url: str, redis_prefix: str, llm: OpenAIStub | None = None,
@@ -62,6 +63,15 @@ class Queue:
 
 def rewrite(text: str) -> ToolCalls:
     return ToolCalls([(REWRITE, {"text": text})])
+
+
+def decide(action: str, target: int | None = None, reason: str = "") -> ToolCalls:
+    """The historian's reconcile answer: add, update, delete or noop (target: the number
+    of the existing fact in its prompt)."""
+    arguments: dict[str, Any] = {"action": action, "reason": reason}
+    if target is not None:
+        arguments["target"] = target
+    return ToolCalls([(RECONCILE, arguments)])
 
 
 def profile_update(entity_type: str, entity_id: str, summary: str, *, name: str = "",

@@ -24,7 +24,7 @@ VIEWER = Principal(user_id="viewer", namespace="")
 PHASE = {"phase": "per_trace_reflect", "phases": ["per_trace_reflect", "cross_trace_integrate"]}
 RECORDS: dict[str, tuple[Callable[[], Any], Callable[[Any], Message]]] = {
     "Memo": (lambda: filled_record(Memo), memory.memo_to_proto),
-    "CognitiveEvent": (lambda: filled_record(CognitiveEvent),
+    "CognitiveEvent": (lambda: filled_record(CognitiveEvent, {"state": "superseded"}),
                        lambda event: memory.event_to_proto(event, VIEWER)),
     "Profile": (lambda: filled_record(Profile, {"entity_type": "user"}),
                 lambda profile: memory.profile_to_proto(profile, VIEWER)),

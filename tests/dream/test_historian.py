@@ -79,7 +79,9 @@ def test_an_observation_becomes_an_absolute_event_per_perspective(
         "group_id": "20002", "sender_id": "10001", "timestamp_utc": "2026-03-02T04:00:00Z",
         "timestamp_local": "2026-03-02T04:00:00+00:00", "request_type": "group",
         "perspective": "group", "is_absolute": True, "schema_version": "final_v1",
-        "scope": "org:acme", "warning": "", "job_id": result.job_id,
+        "scope": "org:acme", "warning": "", "job_id": result.job_id, "state": "current",
+        "superseded_at": None, "superseded_by": "", "supersedes": "", "deleted_at": None,
+        "purge_at": None, "edited_at": None, "confirmed_at": None,
         "timestamp_epoch": 1772424000}
     sender = only_hit(alice, "Rust", target_user_id="10001")
     assert (sender.perspective, sender.text, sender.event_id) == (
@@ -274,5 +276,6 @@ def test_a_job_delivered_twice_overwrites_its_events_and_merges_once(
     assert alice.memory.get_profile("user", "10001").revision == 1
     assert alice.memory.get_profile("group", "20002").revision == 1
     assert alice.memory.profile_revisions("user", "10001") == []
-    assert [tool_of(r) for r in llm.chat_requests] == [REWRITE, PROFILE, REWRITE]
+    # The redelivery finds the events stored: no second rewrite, the profiles merged once.
+    assert [tool_of(r) for r in llm.chat_requests] == [REWRITE, PROFILE]
     assert json.loads(entry["job"])["job_id"] == result.job_id

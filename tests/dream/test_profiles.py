@@ -16,8 +16,10 @@ from tests.conftest import StartHub
 from tests.dream.support import (
     FAST_HISTORIAN,
     PROFILE,
+    RECONCILE,
     REWRITE,
     Queue,
+    decide,
     group_context,
     memory_settings,
     private_context,
@@ -35,7 +37,8 @@ pytestmark = pytest.mark.redis_cluster  # also on a Redis Cluster
 
 class Merges:
     """A responder: every rewrite passes the observation through (the tests write
-    absolute observations); each profile merge answers the next queued tool calls."""
+    absolute observations), every new fact is added; each profile merge answers the next
+    queued tool calls."""
 
     def __init__(self) -> None:
         self.answers: list[ToolCalls] = []
@@ -44,6 +47,8 @@ class Merges:
         if tool_of(request) == REWRITE:
             observation = prompt_of(request).split("Observation to rewrite:\n", 1)[1]
             return rewrite(observation.split("\n\n", 1)[0])
+        if tool_of(request) == RECONCILE:
+            return decide("add")
         return self.answers.pop(0) if self.answers else ToolCalls([])
 
 
@@ -129,7 +134,7 @@ def test_each_update_keeps_the_previous_revision(alice: KnowHub, queue: Queue,
 def test_restore_brings_back_a_revision_and_keeps_the_replaced_one(
         alice: KnowHub, queue: Queue, merges: Merges) -> None:
     for summary in ("Likes tea.", "Likes coffee.", "Likes nothing (a wrong merge)."):
-        observe(alice, queue, merges, "User 10001 talked about drinks",
+        observe(alice, queue, merges, f"User 10001 talked about drinks: {summary}",
                 profile_update("user", "10001", summary, tags=[summary[:5]]),
                 context=private_context())
     restored = alice.memory.restore_profile("user", "10001", revision=2)

@@ -23,8 +23,10 @@ pytestmark = pytest.mark.redis_cluster  # also on a Redis Cluster
 
 DAY = 86_400.0
 NOW = time.time()
+# The same visit on three days is three events here: reconciliation (which would take the
+# later ones, stored as written without an LLM, for exact duplicates) is off.
 ENV = {**FAST_HISTORIAN, "KNOWHUB_MEMORY_AUTO_TOP_K": "2",
-       "KNOWHUB_MEMORY_TOOL_DEFAULT_TOP_K": "4"}
+       "KNOWHUB_MEMORY_TOOL_DEFAULT_TOP_K": "4", "KNOWHUB_MEMORY_RECONCILE_CANDIDATES": "0"}
 
 # (principal, observation, context, days ago, scope)
 MEMORIES: list[tuple[str, str, dict[str, Any], float, str]] = [

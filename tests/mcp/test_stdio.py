@@ -16,7 +16,7 @@ from tests.dream.support import wait_until
 from tests.mcp.conftest import KNOWHUB, data, error_text, server_env, stdio_server
 from tests.support.harness import Harness
 
-TOOL_COUNT = 20
+TOOL_COUNT = 29
 
 
 def test_lists_every_tool_with_the_sdks_schemas(hub: Harness) -> None:
@@ -33,7 +33,10 @@ def test_lists_every_tool_with_the_sdks_schemas(hub: Harness) -> None:
             "knowledge_edit", "knowledge_delete", "knowledge_undelete",
             "resource_save", "resource_get", "memory_remember", "memory_search_events",
             "memory_recent_memos", "memory_get_profile", "memory_search_profiles",
-            "trace_evaluation_prompt", "trace_submit_evaluation", "trace_delete"])
+            "memory_job", "memory_edit_event", "memory_delete_event", "memory_undelete_event",
+            "memory_edit_profile", "memory_documents_list", "memory_document_read",
+            "memory_document_append", "memory_document_rewrite", "trace_evaluation_prompt",
+            "trace_submit_evaluation", "trace_delete"])
         assert len(by_name) == TOOL_COUNT
         for name, function in expected.items():
             assert by_name[name].input_schema == function["parameters"]
@@ -42,9 +45,11 @@ def test_lists_every_tool_with_the_sdks_schemas(hub: Harness) -> None:
         assert read_only == {"knowledge_search", "knowledge_list", "resource_get",
                              "memory_search_events", "memory_recent_memos",
                              "memory_get_profile", "memory_search_profiles",
-                             "trace_evaluation_prompt"}
+                             "memory_documents_list", "memory_document_read",
+                             "memory_job", "trace_evaluation_prompt"}
         assert by_name["knowledge_slim"].annotations.destructive_hint is True
         assert by_name["trace_delete"].annotations.destructive_hint is True
+        assert by_name["memory_delete_event"].annotations.destructive_hint is True
         assert by_name["knowledge_delete"].annotations.destructive_hint is True
 
     anyio.run(scenario)
@@ -339,3 +344,97 @@ def test_over_stdio_a_local_hubs_token_is_found_in_its_data_directory(
     finally:
         local.stop()
     assert (saved["owner"], saved["source"]["agent_id"]) == ("user:local", "")
+
+
+def test_an_agent_keeps_its_own_memory_documents(hub: Harness) -> None:
+    """Read, append and rewrite through MCP: each write keeps the previous revision, a
+    stale rewrite is refused, and the tools reach no other agent's documents."""
+    hub.client("bob").dream.write_document("notes.md", "bob's own")
+
+    async def scenario() -> dict[str, Any]:
+        async with Client(stdio_server(hub, "token-alice")) as client:
+            first = data(await client.call_tool("memory_document_append", {
+                "path": "people/null.md", "content": "- likes Go"}))
+            second = data(await client.call_tool("memory_document_append", {
+                "path": "people/null.md", "content": "- learns Rust"}))
+            stale = error_text(await client.call_tool("memory_document_rewrite", {
+                "path": "people/null.md", "content": "# Null", "expected_revision": 1}))
+            rewritten = data(await client.call_tool("memory_document_rewrite", {
+                "path": "people/null.md", "content": "# Null\n- Go, Rust",
+                "expected_revision": 2}))
+            read = data(await client.call_tool("memory_document_read",
+                                               {"path": "people/null.md"}))
+            earlier = data(await client.call_tool("memory_document_read",
+                                                  {"path": "people/null.md", "revision": 2}))
+            listed = data(await client.call_tool("memory_documents_list", {}))
+            foreign = error_text(await client.call_tool("memory_document_read", {
+                "path": "notes.md", "agent_id": "bob_bot"}))
+            missing = error_text(await client.call_tool("memory_document_read",
+                                                        {"path": "notes.md"}))
+            escape = error_text(await client.call_tool("memory_document_append", {
+                "path": "../bob_bot/notes.md", "content": "x"}))
+            return {"first": first, "second": second, "stale": stale,
+                    "rewritten": rewritten, "read": read, "earlier": earlier,
+                    "listed": listed, "foreign": foreign, "missing": missing,
+                    "escape": escape}
+
+    seen = anyio.run(scenario)
+    assert (seen["first"]["revision"], seen["second"]["content"]) == (
+        1, "- likes Go\n- learns Rust")
+    assert seen["stale"].startswith("FAILED_PRECONDITION")
+    assert seen["rewritten"]["revision"] == 3
+    assert seen["read"]["content"] == "# Null\n- Go, Rust"
+    assert [r["revision"] for r in seen["read"]["revisions"]] == [2, 1]
+    assert seen["earlier"]["content"] == "- likes Go\n- learns Rust"
+    assert [d["path"] for d in seen["listed"]["documents"]] == ["people/null.md"]
+    assert "unknown argument 'agent_id'" in seen["foreign"]
+    assert seen["missing"].startswith("NOT_FOUND")
+    assert seen["escape"].startswith("INVALID_ARGUMENT")
+    assert hub.client("bob").dream.document("notes.md").content == "bob's own"
+    assert hub.client("alice").dream.document("people/null.md").written_by == "user:alice"
+
+
+def test_an_agent_follows_its_job_and_corrects_its_memory(hub: Harness) -> None:
+    """memory_remember waits for its job; memory_job reads it again; the event it stored
+    is edited, deleted (hidden from search) and brought back; another user may not."""
+    async def scenario() -> dict[str, Any]:
+        async with Client(stdio_server(hub, "token-alice")) as alice, \
+                Client(stdio_server(hub, "token-carol")) as carol:
+            remembered = data(await alice.call_tool("memory_remember", {
+                "context": {"user_id": "10009"}, "wait": 20,
+                "observations": ["User 10009 repairs clocks"]}))
+            job = data(await alice.call_tool("memory_job",
+                                             {"job_id": remembered["job_id"]}))
+            event_id = job["decisions"][0]["event_id"]
+            edited = data(await alice.call_tool("memory_edit_event", {
+                "event_id": event_id, "text": "User 10009 repairs antique clocks"}))
+            refused = error_text(await carol.call_tool("memory_delete_event",
+                                                       {"event_id": event_id}))
+            deleted = data(await alice.call_tool("memory_delete_event",
+                                                 {"event_id": event_id}))
+            hidden = data(await alice.call_tool("memory_search_events", {
+                "query": "clocks", "target_user_id": "10009"}))
+            back = data(await alice.call_tool("memory_undelete_event",
+                                              {"event_id": event_id}))
+            found = data(await alice.call_tool("memory_search_events", {
+                "query": "clocks", "target_user_id": "10009"}))
+            profile = error_text(await alice.call_tool("memory_edit_profile", {
+                "entity_type": "user", "entity_id": "10009", "summary": "Repairs clocks."}))
+            return {"remembered": remembered, "job": job, "edited": edited,
+                    "refused": refused, "deleted": deleted, "hidden": hidden, "back": back,
+                    "found": found, "profile": profile}
+
+    seen = anyio.run(scenario)
+    job = seen["remembered"]["job"]
+    assert job["state"] == "done" and job["job_id"] == seen["remembered"]["job_id"]
+    assert seen["job"] == job
+    assert [d["action"] for d in job["decisions"]] == ["add"]
+    assert len(job["event_ids"]) == 2  # the sender's and the global copy
+    assert seen["edited"]["text"] == "User 10009 repairs antique clocks"
+    assert seen["refused"].startswith("PERMISSION_DENIED")
+    assert seen["deleted"]["state"] == "deleted" and seen["deleted"]["purge_at"]
+    assert seen["hidden"]["results"] == []
+    assert seen["back"]["state"] == "current"
+    assert [h["event"]["text"] for h in seen["found"]["results"]] == [
+        "User 10009 repairs antique clocks"]
+    assert seen["profile"].startswith("NOT_FOUND")  # no profile without an LLM merge

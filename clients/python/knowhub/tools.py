@@ -1,7 +1,10 @@
 """The agent tools as OpenAI function-calling schemas, and their execution: the
 knowledge tools (and knowledge_ask, resource_save / resource_get), the memory
 tools (memory_remember, memory_search_events, memory_recent_memos, memory_get_profile,
-memory_search_profiles) and the trace tools (trace_evaluation_prompt,
+memory_search_profiles, memory_job, memory_edit_event, memory_delete_event,
+memory_undelete_event, memory_edit_profile), the agent's own memory documents
+(memory_documents_list, memory_document_read, memory_document_append,
+memory_document_rewrite) and the trace tools (trace_evaluation_prompt,
 trace_submit_evaluation, trace_delete).
 
     tools = knowhub.tools.openai_tools()                 # pass to chat.completions.create
@@ -67,6 +70,12 @@ _CONTEXT = {
     },
     "required": ["user_id"],
 }
+
+_DOCUMENT_PATH = {"type": "string", "description": "e.g. people/alice.md: /-separated "
+                  "segments of letters, digits, _ - and ., not starting with a dot."}
+
+_EVENT_ID = {"type": "string", "description": "The event's id, as memory_search_events or "
+             "memory_job gave it."}
 
 
 def _function(name: str, description: str, properties: dict[str, Any],
@@ -224,6 +233,9 @@ _SCHEMAS = [
              "context": _CONTEXT,
              "force": {"type": "boolean", "default": False, "description": "Store a rewrite "
                        "that fails the absolutization check (entity ids must still match)."},
+             "wait": {"type": "number", "minimum": 0, "maximum": 60, "default": 0,
+                      "description": "Seconds to wait for the background work to finish; "
+                      "the result's job then says what was stored."},
          }, ["context"]),
         ("memory_search_events", "Recall past events (what happened, who said what) by "
          "meaning, newest first among equally relevant ones; time_from / time_to filter "
@@ -254,7 +266,64 @@ _SCHEMAS = [
              "entity_type": {"type": "string", "enum": ["user", "group"],
                              "description": "Only users or only groups; both by default."},
              "top_k": _TOP_K,
-         }, ["query"]))],
+         }, ["query"]),
+        ("memory_job", "Follow a memory_remember call: whether its background job is "
+         "pending, processing, done or failed, the events it stored and what it decided "
+         "for each observation (add, update of an older fact, delete, or nothing new).", {
+             "job_id": {"type": "string", "description": "The job_id memory_remember "
+                        "returned."},
+         }, ["job_id"]),
+        ("memory_edit_event", "Correct the text of an event you remembered (every copy of "
+         "it follows).", {
+             "event_id": _EVENT_ID,
+             "text": {"type": "string", "minLength": 1, "maxLength": 2000,
+                      "description": "The corrected text, standing on its own (names and "
+                      "dates, no pronouns or relative times)."},
+         }, ["event_id", "text"]),
+        ("memory_delete_event", "Delete an event you remembered that is wrong; "
+         "memory_undelete_event brings it back for a while (until its purge_at).", {
+             "event_id": _EVENT_ID,
+         }, ["event_id"]),
+        ("memory_undelete_event", "Bring back an event you deleted.", {
+            "event_id": _EVENT_ID,
+        }, ["event_id"]),
+        ("memory_edit_profile", "Correct a user's or group's profile: the fields given are "
+         "set, the others stay; the previous revision is kept.", {
+             "entity_type": {"type": "string", "enum": ["user", "group"],
+                             "description": "A user's or a group's profile."},
+             "entity_id": {"type": "string", "description": "The user's or group's id."},
+             "name": {"type": "string", "description": "The new name."},
+             "tags": {"type": "array", "items": {"type": "string"},
+                      "description": "The new tags, replacing the old ones."},
+             "summary": {"type": "string", "description": "The new profile body "
+                         "(Markdown)."},
+         }, ["entity_type", "entity_id"]),
+        ("memory_documents_list", "List your own memory documents (Markdown notes you "
+         "keep across conversations) by path.", {
+             "include_content": {"type": "boolean", "default": False,
+                                 "description": "Also return each document's content."},
+         }, []),
+        ("memory_document_read", "Read one of your memory documents (its current revision, "
+         "or an earlier kept one).", {
+             "path": _DOCUMENT_PATH,
+             "revision": {"type": "integer", "minimum": 0, "description": "An earlier "
+                          "revision; the current one by default."},
+         }, ["path"]),
+        ("memory_document_append", "Add lines at the end of one of your memory documents "
+         "(created when missing). The previous revision is kept.", {
+             "path": _DOCUMENT_PATH,
+             "content": {"type": "string", "minLength": 1, "maxLength": 50000,
+                         "description": "The lines to add (Markdown)."},
+         }, ["path", "content"]),
+        ("memory_document_rewrite", "Replace the whole content of one of your memory "
+         "documents (created when missing). The previous revision is kept. Pass the "
+         "revision you read as expected_revision so a concurrent change is not lost.", {
+             "path": _DOCUMENT_PATH,
+             "content": {"type": "string", "minLength": 1, "maxLength": 50000,
+                         "description": "The whole new content (Markdown)."},
+             "expected_revision": {"type": "integer", "minimum": 0, "description": "The "
+                                   "revision you read (0: the document must not exist)."},
+         }, ["path", "content"]))],
     _function("trace_evaluation_prompt", "The prompt for evaluating the knowledge your "
               "trace's queries returned (those still waiting for a verdict); empty when "
               "none waits. Answer it, then give the answer to trace_submit_evaluation.", {
@@ -330,6 +399,17 @@ _RUNNERS: dict[str, Callable[[KnowHub, dict[str, Any]], dict[str, Any]]] = {
     "memory_get_profile": lambda kh, args: kh.memory.get_profile(**args).to_dict(),
     "memory_search_profiles": lambda kh, args: _listed("hits",
                                                        kh.memory.search_profiles(**args)),
+    "memory_job": lambda kh, args: kh.memory.job(**args).to_dict(),
+    "memory_edit_event": lambda kh, args: kh.memory.update_event(**args).to_dict(),
+    "memory_delete_event": lambda kh, args: kh.memory.delete_event(**args).to_dict(),
+    "memory_undelete_event": lambda kh, args: kh.memory.undelete_event(**args).to_dict(),
+    "memory_edit_profile": lambda kh, args: kh.memory.update_profile(**args).to_dict(),
+    "memory_documents_list": lambda kh, args: _listed("documents",
+                                                      kh.dream.documents(**args)),
+    "memory_document_read": lambda kh, args: kh.dream.document(**args).to_dict(),
+    "memory_document_append": lambda kh, args: kh.dream.write_document(
+        **args, append=True).to_dict(),
+    "memory_document_rewrite": lambda kh, args: kh.dream.write_document(**args).to_dict(),
     "trace_evaluation_prompt": lambda kh, args: kh.cognition.evaluation_prompt(
         **args).to_dict(),
     "trace_submit_evaluation": lambda kh, args: kh.cognition.submit_evaluation(

@@ -47,8 +47,8 @@ class MemorySettings(HubSettings):
         0.35, ge=0, le=1, description="Similarity an event needs before time decay "
         "boosts it, so new but unrelated events do not rise.")
     memory_rerank_candidate_multiplier: int = Field(
-        3, ge=1, le=20, description="Candidates recalled per result for the rerank "
-        "(top_k x multiplier); below 2 the rerank is skipped.")
+        3, ge=2, le=20, description="Candidates recalled per result for the time-decay "
+        "rerank (top_k x multiplier); at least 2.")
     memory_search_hybrid_pool: int = Field(
         50, ge=1, le=1000, description="Hybrid search (with an embedding endpoint): "
         "records each of BM25 and dense search recalls as candidates; every candidate is "
@@ -57,6 +57,21 @@ class MemorySettings(HubSettings):
         0.6, ge=0.0, le=1.0, description="Hybrid search: weight of the cosine similarity "
         "in a record's similarity; BM25, divided by the best score the query can reach, gets "
         "the rest (as KNOWHUB_SEARCH_DENSE_WEIGHT for knowledge).")
+
+    memory_delete_retention_hours: float = Field(
+        72.0, gt=0, le=8760, description="How long a deleted memory event can be brought "
+        "back (UndeleteEvent) before the historian purges it.")
+    memory_job_keep_hours: int = Field(
+        168, ge=1, le=8760, description="How long GetMemoryJob can read a historian job's "
+        "status after its last change.")
+
+    # Keeping facts consistent
+    memory_reconcile_candidates: int = Field(
+        5, ge=0, le=50, description="The subject's most similar current events each new "
+        "event is compared with (add, update, delete or no-op); 0 stores every event.")
+    memory_reconcile_min_similarity: float = Field(
+        0.3, ge=0, le=1, description="Similarity an existing event needs to be shown to "
+        "the LLM as possibly the same fact.")
 
     # [cognitive.profile]
     memory_profile_revision_keep: int = Field(5, ge=1, le=100, description="Earlier "

@@ -6,11 +6,13 @@ from knowhub.v1 import dream_pb2
 
 from knowhub_server.common.auth import Principal
 from knowhub_server.common.convert import ProtoEnum
-from knowhub_server.common.times import from_timestamp, to_timestamp
+from knowhub_server.common.times import from_timestamp, optional_timestamp, to_timestamp
 from knowhub_server.dream.memory.domain import (
     CognitiveEvent,
     Context,
+    Decision,
     FailedJob,
+    JobStatus,
     Memo,
     Profile,
     ProfileRevision,
@@ -20,6 +22,9 @@ from knowhub_server.dream.memory.operations import TOOL, EventHit
 REQUEST_TYPES = ProtoEnum(dream_pb2.RequestType)
 ENTITY_TYPES = ProtoEnum(dream_pb2.EntityType)
 SEARCH_MODES = ProtoEnum(dream_pb2.SearchMode, unspecified=TOOL)
+EVENT_STATES = ProtoEnum(dream_pb2.EventState)
+JOB_STATES = ProtoEnum(dream_pb2.MemoryJobState)
+ACTIONS = ProtoEnum(dream_pb2.MemoryAction)
 
 
 def context_from_proto(context: dream_pb2.MemoryContext) -> Context:
@@ -34,7 +39,8 @@ def context_from_proto(context: dream_pb2.MemoryContext) -> Context:
 
 def memo_to_proto(memo: Memo) -> dream_pb2.Memo:
     return dream_pb2.Memo(text=memo.text, created_at=to_timestamp(memo.created_at),
-                          sender_id=memo.sender_id, job_id=memo.job_id)
+                          sender_id=memo.sender_id, job_id=memo.job_id,
+                          edited_at=optional_timestamp(memo.edited_at or 0))
 
 
 def event_to_proto(event: CognitiveEvent, viewer: Principal) -> dream_pb2.CognitiveEvent:
@@ -44,7 +50,30 @@ def event_to_proto(event: CognitiveEvent, viewer: Principal) -> dream_pb2.Cognit
         timestamp=to_timestamp(event.timestamp_epoch), timestamp_local=event.timestamp_local,
         request_type=event.request_type, perspective=event.perspective,
         is_absolute=event.is_absolute, schema_version=event.schema_version,
-        scope=viewer.show_scope(event.scope), warning=event.warning, job_id=event.job_id)
+        scope=viewer.show_scope(event.scope), warning=event.warning, job_id=event.job_id,
+        state=EVENT_STATES.value(event.state),
+        superseded_at=optional_timestamp(event.superseded_at or 0),
+        superseded_by=event.superseded_by, supersedes=event.supersedes,
+        deleted_at=optional_timestamp(event.deleted_at or 0),
+        purge_at=optional_timestamp(event.purge_at or 0),
+        edited_at=optional_timestamp(event.edited_at or 0),
+        confirmed_at=optional_timestamp(event.confirmed_at or 0))
+
+
+def decision_to_proto(decision: Decision) -> dream_pb2.MemoryDecision:
+    return dream_pb2.MemoryDecision(
+        observation_index=decision.observation_index, action=ACTIONS.value(decision.action),
+        event_id=decision.event_id, target_event_id=decision.target_event_id,
+        reason=decision.reason)
+
+
+def job_to_proto(status: JobStatus, viewer: Principal) -> dream_pb2.MemoryJob:
+    return dream_pb2.MemoryJob(
+        job_id=status.job_id, state=JOB_STATES.value(status.state), error=status.error,
+        event_ids=status.event_ids,
+        decisions=[decision_to_proto(d) for d in status.decisions],
+        deliveries=status.deliveries, created_at=to_timestamp(status.created_at),
+        updated_at=to_timestamp(status.updated_at), scope=viewer.show_scope(status.scope))
 
 
 def event_hit_to_proto(hit: EventHit, viewer: Principal) -> dream_pb2.EventHit:

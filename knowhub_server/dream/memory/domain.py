@@ -25,6 +25,14 @@ ENTITY_TYPES = (USER, GROUP_ENTITY)
 PERSPECTIVE_GROUP, PERSPECTIVE_SENDER, PERSPECTIVE_GLOBAL = "group", "sender", "global"
 SCHEMA_VERSION = "final_v1"
 MEMO_INDEX = "m"  # the event index of a memo-only job
+# An event's state: a fact that holds, one a newer fact replaced (or that was retracted),
+# and one deleted (undoable until purged).
+CURRENT, SUPERSEDED, DELETED = "current", "superseded", "deleted"
+# What the historian decides for a new observation against the subject's similar events.
+ADD, UPDATE, RETRACT, NOOP = "add", "update", "delete", "noop"
+ACTIONS = (ADD, UPDATE, RETRACT, NOOP)
+# A job's progress.
+JOB_PENDING, JOB_PROCESSING, JOB_DONE, JOB_FAILED = "pending", "processing", "done", "failed"
 
 # Size limits, documented in the docs (docs/concepts) and in dream.proto.
 MEMO_MAX = 4_000
@@ -121,6 +129,8 @@ class Memo:
     created_at: float
     sender_id: str
     job_id: str
+    written_by: str = ""  # the Remember caller's user scope: who may edit or delete it
+    edited_at: float | None = None
 
     def to_json(self) -> str:
         return _json(vars(self))
@@ -150,6 +160,60 @@ class CognitiveEvent:
     warning: str = ""
     observation: str = ""  # what the caller wrote, before the rewrite
     schema_version: str = SCHEMA_VERSION
+    state: str = CURRENT
+    superseded_at: float | None = None
+    superseded_by: str = ""  # the newer event (its sender copy); empty when retracted
+    supersedes: str = ""  # the event this one replaced
+    confirmed_at: float | None = None  # the last time a no-op restated this fact
+    deleted_at: float | None = None
+    purge_at: float | None = None
+    edited_at: float | None = None
+    written_by: str = ""  # the Remember caller's user scope: who may edit or delete it
+
+    @property
+    def fact_id(self) -> str:
+        """What the copies of one observation (one per perspective) share."""
+        return self.event_id.rsplit("_", 1)[0]
+
+
+def sibling_ids(event_id_: str) -> list[str]:
+    """The ids of every perspective's copy of the event's observation."""
+    fact = event_id_.rsplit("_", 1)[0]
+    return [f"{fact}_{p}" for p in (PERSPECTIVE_GROUP, PERSPECTIVE_SENDER,
+                                    PERSPECTIVE_GLOBAL)]
+
+
+def normalized_fact(text: str) -> str:
+    """What makes two event texts the same fact: case, spacing and the final stop aside."""
+    return " ".join(text.casefold().split()).rstrip(".。!！ ")
+
+
+@dataclass
+class Decision:
+    """What the historian did with one observation (index -1: a memo-only job)."""
+
+    observation_index: int
+    action: str
+    event_id: str = ""
+    target_event_id: str = ""
+    reason: str = ""
+
+
+@dataclass
+class JobStatus:
+    """A historian job as GetMemoryJob shows it."""
+
+    job_id: str
+    state: str
+    scope: str
+    written_by: str
+    created_at: float
+    updated_at: float
+    error: str = ""
+    deliveries: int = 0
+    event_ids: list[str] = field(default_factory=list)
+    decisions: list[Decision] = field(default_factory=list)
+    subjects: list[str] = field(default_factory=list)  # whom the job is about, to forget
 
 
 def event_id(job_id: str, index: int | str, perspective: str) -> str:
@@ -170,7 +234,7 @@ def local_time(seconds: float, zone: str) -> str:
 
 
 def events_for(job: Job, index: int | str, text: str, *, is_absolute: bool, warning: str,
-               observation: str, zone: str) -> list[CognitiveEvent]:
+               observation: str, zone: str, supersedes: str = "") -> list[CognitiveEvent]:
     """One event per perspective of the job's conversation."""
     context, at = job.context, job.timestamp
     return [CognitiveEvent(
@@ -180,7 +244,8 @@ def events_for(job: Job, index: int | str, text: str, *, is_absolute: bool, warn
         timestamp_utc=iso(at), timestamp_local=local_time(at, zone),
         request_type=context.request_type, perspective=perspective,
         is_absolute=is_absolute, job_id=job.job_id, warning=warning,
-        observation=observation) for perspective in perspectives(context.request_type)]
+        observation=observation, supersedes=supersedes, written_by=job.written_by)
+        for perspective in perspectives(context.request_type)]
 
 
 # ---- The absolutization gate (seed 002) ---------------------------------------------------

@@ -24,6 +24,7 @@ from knowhub_server.dream.memory.domain import (
 
 REWRITE_TOOL = "submit_rewrite"
 PROFILE_TOOL = "update_profile"
+RECONCILE_TOOL = "decide_memory"
 
 REWRITE_SYSTEM = (
     "You are the historian of a chat assistant's memory. Rewrite one observation as an "
@@ -46,6 +47,26 @@ PROFILE_SYSTEM = (
     "contradict. Skip a profile (call nothing for it) when the events hold nothing "
     "durable about it or contradict it without certainty."
 )
+
+RECONCILE_SYSTEM = (
+    "You keep a chat assistant's memory of a person consistent. Compare a new fact with "
+    "the person's existing facts (numbered) and decide one action: add (new information "
+    "that replaces nothing), update (it changes one existing fact, e.g. a new city, job "
+    "or preference: name that fact as target), delete (it says one existing fact no "
+    "longer holds and adds nothing to store: name it as target), or noop (an existing "
+    f"fact already says this). Answer by calling {RECONCILE_TOOL}."
+)
+
+RECONCILE_TOOLS = [{"type": "function", "function": {
+    "name": RECONCILE_TOOL,
+    "description": "Decide what the new fact does to the existing ones.",
+    "parameters": {"type": "object", "properties": {
+        "action": {"type": "string", "enum": ["add", "update", "delete", "noop"]},
+        "target": {"type": "integer", "description": "The number of the existing fact "
+                   "updated, deleted or already holding this (not for add)."},
+        "reason": {"type": "string", "description": "Why, in one short sentence."},
+    }, "required": ["action"]},
+}}]
 
 REWRITE_TOOLS = [{"type": "function", "function": {
     "name": REWRITE_TOOL,
@@ -95,6 +116,31 @@ def rewrite_prompt(job: Job, observation: str, zone: str, feedback: str = "") ->
         prompt += (f"\n\nYour previous rewrite was rejected by the absolutization gate "
                    f"({feedback}). Fix each point.")
     return prompt
+
+
+def reconcile_prompt(new_text: str, at: float, existing: Sequence[tuple[str, float]],
+                     zone: str) -> str:
+    facts = "\n".join(f"{n}. ({local_time(when, zone)}) {text}"
+                      for n, (text, when) in enumerate(existing, 1))
+    return (f"New fact ({local_time(at, zone)}):\n{new_text}\n\n"
+            f"Existing facts of the same person:\n{facts}")
+
+
+def read_decision(calls: Sequence[ToolCall], candidates: int) -> tuple[str, int, str]:
+    """(action, target index or -1, reason) of the first usable call."""
+    for call in calls:
+        if call.name != RECONCILE_TOOL:
+            continue
+        action, target = call.arguments.get("action"), call.arguments.get("target")
+        reason = call.arguments.get("reason")
+        reason = reason[:500] if isinstance(reason, str) else ""
+        if action == "add":
+            return action, -1, reason
+        if action in ("update", "delete", "noop") and isinstance(target, int) \
+                and not isinstance(target, bool) and 1 <= target <= candidates:
+            return action, target - 1, reason
+    raise LLMError(f"the LLM did not call {RECONCILE_TOOL} with an action and a valid "
+                   "target")
 
 
 def read_rewrite(calls: Sequence[ToolCall]) -> str:

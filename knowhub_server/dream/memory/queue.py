@@ -1,7 +1,8 @@
 """The memory's Redis keys: each conversation's short-term memo list, the historian's
-job stream (one consumer group) and its failed stream, and Remember's request ids; all under
-`{<prefix>historian}:`, one hash tag, so on a Redis Cluster the scripts that join them (a
-memo, its job and its request id; a failed job and the job stream) find them in one slot.
+job stream (one consumer group) and its failed stream, Remember's request ids, and each
+job's status (`job:<id>`, for GetMemoryJob); all under `{<prefix>historian}:`, one hash tag,
+so on a Redis Cluster the scripts that join them (a memo, its job, its status and its
+request id; a failed job and the job stream) find them in one slot.
 
 Seed 002's file queue (pending/ processing/ failed/) maps onto streams with the same
 guarantees (see streams.py): a job is pending until a worker acknowledges it; a worker's
@@ -12,6 +13,7 @@ moved, with its error, to the failed stream.
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from collections.abc import Callable
@@ -20,12 +22,38 @@ import redis
 
 from knowhub_server.common.errors import InvalidArgument, NotFound
 from knowhub_server.common.redis_store import keyspace
-from knowhub_server.dream.memory.domain import PRIVATE, FailedJob, Job, Memo
+from knowhub_server.dream.memory.domain import (
+    JOB_FAILED,
+    JOB_PENDING,
+    PRIVATE,
+    Decision,
+    FailedJob,
+    Job,
+    JobStatus,
+    Memo,
+)
 from knowhub_server.dream.streams import Delivery, JobStream, decoded, text
 
 GROUP = "historian"
 _ENTRY_ID = re.compile(r"\d+-\d+")
 _SCAN_BATCH = 200
+# Rewrites the memo of job ARGV[1] in a conversation's list (KEYS[1]): ARGV[2] is the new
+# entry, or '' to remove it. Returns the old entry, or false when no memo has that job.
+_MEMO_SCRIPT = """
+local items = redis.call('LRANGE', KEYS[1], 0, -1)
+for i, item in ipairs(items) do
+  if cjson.decode(item)['job_id'] == ARGV[1] then
+    if ARGV[2] == '' then
+      redis.call('LSET', KEYS[1], i - 1, '__deleted__')
+      redis.call('LREM', KEYS[1], 1, '__deleted__')
+    else
+      redis.call('LSET', KEYS[1], i - 1, ARGV[2])
+    end
+    return item
+  end
+end
+return false
+"""
 # Moves a failed entry back onto the job stream, if it is still there (one retry wins).
 _RETRY_SCRIPT = """
 if #redis.call('XRANGE', KEYS[1], ARGV[1], ARGV[1]) == 0 then return 0 end
@@ -38,12 +66,14 @@ return 1
 # (ARGV[1], for ARGV[2] seconds). Then the memo (ARGV[3], when given) joins its list
 # (KEYS[2], the last ARGV[4] kept) and the job (ARGV[5]) joins the stream (KEYS[3]). Without
 # a request id KEYS[1] is unused, but still a key of this area: a cluster routes by it.
+# The job's status (ARGV[7], pending) goes to KEYS[4] for ARGV[8] seconds.
 _REMEMBER_SCRIPT = """
 if ARGV[6] == '1' then
   local first = redis.call('GET', KEYS[1])
   if first then return first end
   redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
 end
+redis.call('SET', KEYS[4], ARGV[7], 'EX', ARGV[8])
 if ARGV[3] ~= '' then
   redis.call('RPUSH', KEYS[2], ARGV[3])
   redis.call('LTRIM', KEYS[2], -tonumber(ARGV[4]), -1)
@@ -55,13 +85,16 @@ return false
 
 class HistorianQueue(JobStream):
     def __init__(self, client: Callable[[], redis.Redis], prefix: str, *, memos_keep: int,
-                 failed_max_files: int, failed_max_age_days: int) -> None:
+                 failed_max_files: int, failed_max_age_days: int,
+                 job_keep_hours: int) -> None:
         base = keyspace(prefix, "historian")
         super().__init__(client, f"{base}jobs", GROUP)
         self.jobs = self.stream
         self.failed = f"{base}failed"
         self._memos = f"{base}memos:"
         self._requests = f"{base}remember-request:"
+        self._statuses = f"{base}job:"
+        self._job_keep_seconds = job_keep_hours * 3600
         self._memos_keep = memos_keep
         self._failed_max = failed_max_files
         self._failed_age_ms = failed_max_age_days * 86_400_000
@@ -80,15 +113,53 @@ class HistorianQueue(JobStream):
         With a request_id, `response` is kept under it (per caller, job.written_by) for
         `request_ttl_seconds`; a replay writes nothing and returns the first response."""
         memo_key = self._memo_key(job.scope, job.context.conversation)
+        status = _new_status(job, JOB_PENDING)
         first = self._script(_REMEMBER_SCRIPT)(
-            keys=[self._request_key(job.written_by, request_id), memo_key, self.jobs],
+            keys=[self._request_key(job.written_by, request_id), memo_key, self.jobs,
+                  self._statuses + job.job_id],
             args=[response, request_ttl_seconds, memo.to_json() if memo else "",
-                  self._memos_keep, job.to_json(), "1" if request_id else ""])
+                  self._memos_keep, job.to_json(), "1" if request_id else "",
+                  _status_json(status), self._job_keep_seconds])
         return text(first) if first is not None else None
 
     def recent_memos(self, scope: str, conversation: str, limit: int) -> list[Memo]:
         raw = self._client().lrange(self._memo_key(scope, conversation), -limit, -1)
         return [Memo.from_json(item) for item in raw]
+
+    def memo(self, scope: str, conversation: str, job_id: str) -> Memo | None:
+        raw = self._client().lrange(self._memo_key(scope, conversation), 0, -1)
+        return next((m for m in map(Memo.from_json, raw) if m.job_id == job_id), None)
+
+    def replace_memo(self, scope: str, conversation: str, job_id: str,
+                     memo: Memo | None) -> bool:
+        """Replaces (or with None removes) the memo of `job_id`, in one step; False when
+        the conversation holds no memo of that job."""
+        old = self._script(_MEMO_SCRIPT)(keys=[self._memo_key(scope, conversation)],
+                                         args=[job_id, memo.to_json() if memo else ""])
+        return old is not None
+
+    # ---- Job statuses ----------------------------------------------------------------
+
+    def job_status(self, job_id: str) -> JobStatus | None:
+        raw = self._client().get(self._statuses + job_id)
+        return _status_from_json(raw) if raw else None
+
+    def set_status(self, job: Job, state: str, *, error: str | None = None,
+                   deliveries: int | None = None, event_ids: list[str] | None = None,
+                   decisions: list[Decision] | None = None) -> None:
+        """Moves the job's status on (read, change, write: a job has one worker at a time)."""
+        status = self.job_status(job.job_id) or _new_status(job, state)
+        status.state, status.updated_at = state, time.time()
+        if error is not None:
+            status.error = error[:2000]
+        if deliveries is not None:
+            status.deliveries = deliveries
+        if event_ids is not None:
+            status.event_ids = event_ids
+        if decisions is not None:
+            status.decisions = decisions
+        self._client().set(self._statuses + job.job_id, _status_json(status),
+                           ex=self._job_keep_seconds)
 
     # ---- Settling a delivered job ---------------------------------------------------
 
@@ -96,6 +167,9 @@ class HistorianQueue(JobStream):
         """Puts the job back at the end of the stream, `deliveries` used so far."""
         fields = {**delivery.fields, "attempt": str(deliveries), "last_error": error[:2000]}
         self.move(delivery, self.jobs, fields)
+        job = _job_of(delivery)
+        if job is not None:
+            self.set_status(job, JOB_PENDING, error=error)
 
     def fail(self, delivery: Delivery, job_id: str, scope: str, error: str) -> None:
         fields = {**delivery.fields, "attempt": str(delivery.deliveries),
@@ -103,6 +177,9 @@ class HistorianQueue(JobStream):
                   "failed_at": str(time.time())}
         self.move(delivery, self.failed, fields)
         self.trim_failed()
+        job = _job_of(delivery)
+        if job is not None:
+            self.set_status(job, JOB_FAILED, error=error, deliveries=delivery.deliveries)
 
     def trim_failed(self) -> None:
         """Drops failed jobs past the age limit, then the oldest past the count limit."""
@@ -147,6 +224,9 @@ class HistorianQueue(JobStream):
                     requeued["attempt"] = "0"
                     args = [text(entry_id)] + [x for kv in requeued.items() for x in kv]
                     if client.eval(_RETRY_SCRIPT, 2, self.failed, self.jobs, *args):
+                        job = failed_job(fields).job
+                        if job is not None:
+                            self.set_status(job, JOB_PENDING, error="")
                         return
             if len(batch) < _SCAN_BATCH:
                 raise NotFound(f"failed job {job_id!r} not found")
@@ -172,7 +252,18 @@ class HistorianQueue(JobStream):
                     memos += client.lrem(key, 0, raw)
         jobs = sum(self._erase_jobs(client, stream, people, scopes)
                    for stream in (self.jobs, self.failed))
+        self._erase_statuses(client, people, scopes)
         return {"memos": memos, "jobs": jobs}
+
+    def _erase_statuses(self, client: redis.Redis, people: frozenset[str],
+                        scopes: frozenset[str] | None) -> None:
+        """Drops the statuses of the jobs about `people` (they hold their decisions)."""
+        for key in client.scan_iter(match=f"{self._statuses}*", count=500):
+            raw = client.get(key)
+            status = _status_from_json(raw) if raw else None
+            if status is not None and people.intersection(status.subjects) \
+                    and (scopes is None or status.scope in scopes):
+                client.delete(key)
 
     def _erase_jobs(self, client: redis.Redis, stream: str, people: frozenset[str],
                     scopes: frozenset[str] | None) -> int:
@@ -203,3 +294,29 @@ def failed_job(fields: dict[str, str]) -> FailedJob:
     return FailedJob(job_id=fields.get("job_id", ""), error=fields.get("error", ""),
                      deliveries=int(fields.get("attempt", "0") or 0),
                      failed_at=float(fields.get("failed_at", "0") or 0), job=job)
+
+
+def _job_of(delivery: Delivery) -> Job | None:
+    """The delivered job; None when it cannot be read (it has no status to follow)."""
+    try:
+        return Job.from_json(delivery.fields.get("job", ""))
+    except ValueError:
+        return None
+
+
+def _new_status(job: Job, state: str) -> JobStatus:
+    context = job.context
+    return JobStatus(job.job_id, state, job.scope, job.written_by, created_at=job.created_at,
+                     updated_at=job.created_at,
+                     subjects=sorted({context.user_id, context.sender_id or context.user_id}))
+
+
+def _status_json(status: JobStatus) -> str:
+    return json.dumps({**vars(status), "decisions": [vars(d) for d in status.decisions]},
+                      ensure_ascii=False)
+
+
+def _status_from_json(raw: str | bytes) -> JobStatus:
+    data = json.loads(raw)
+    decisions = [Decision(**d) for d in data.pop("decisions", [])]
+    return JobStatus(**data, decisions=decisions)

@@ -15,6 +15,7 @@ from knowhub_server.dream.memory.convert import (
     event_hit_to_proto,
     event_to_proto,
     failed_job_to_proto,
+    job_to_proto,
     memo_to_proto,
     profile_hit_to_proto,
     profile_revision_to_proto,
@@ -35,10 +36,12 @@ class MemoryServicer:
         result = self._memory.remember(
             principal, memo=request.memo, observations=list(request.observations),
             context=context_from_proto(request.context), force=request.force,
-            scope=request.scope, request_id=request.request_id)
-        return dream_pb2.RememberResponse(job_id=result.job_id, enqueued=result.enqueued,
-                                          memo_recorded=result.memo_recorded,
-                                          warnings=result.warnings)
+            scope=request.scope, request_id=request.request_id,
+            wait_seconds=request.wait_timeout.ToTimedelta().total_seconds())
+        return dream_pb2.RememberResponse(
+            job_id=result.job_id, enqueued=result.enqueued,
+            memo_recorded=result.memo_recorded, warnings=result.warnings,
+            job=job_to_proto(result.job, principal) if result.job else None)
 
     @unary
     def RecentMemos(self, request: dream_pb2.RecentMemosRequest,
@@ -58,7 +61,8 @@ class MemoryServicer:
             top_k=request.top_k if request.HasField("top_k") else None,
             time_from=from_timestamp(request.time_from, "time_from"),
             time_to=from_timestamp(request.time_to, "time_to"),
-            mode=SEARCH_MODES.name(request.mode, "mode"), scope=request.scope)
+            mode=SEARCH_MODES.name(request.mode, "mode"), scope=request.scope,
+            include_history=request.include_history)
         return dream_pb2.SearchEventsResponse(
             hits=[event_hit_to_proto(h, principal) for h in result.hits],
             warnings=result.warnings)
@@ -71,7 +75,8 @@ class MemoryServicer:
             target_group_id=request.target_group_id,
             time_from=from_timestamp(request.time_from, "time_from"),
             time_to=from_timestamp(request.time_to, "time_to"), scope=request.scope,
-            page_size=request.page_size, page_token=request.page_token)
+            page_size=request.page_size, page_token=request.page_token,
+            include_history=request.include_history)
         return dream_pb2.ListEventsResponse(
             events=[event_to_proto(e, principal) for e in events], next_page_token=token)
 
@@ -136,3 +141,73 @@ class MemoryServicer:
                        principal: Principal) -> dream_pb2.RetryFailedJobResponse:
         job_id = self._memory.retry_failed_job(principal, request.job_id)
         return dream_pb2.RetryFailedJobResponse(job_id=job_id)
+
+    @unary
+    def GetMemoryJob(self, request: dream_pb2.GetMemoryJobRequest,
+                     principal: Principal) -> dream_pb2.GetMemoryJobResponse:
+        return dream_pb2.GetMemoryJobResponse(
+            job=job_to_proto(self._memory.job(principal, request.job_id), principal))
+
+    @unary
+    def GetEvent(self, request: dream_pb2.GetEventRequest,
+                 principal: Principal) -> dream_pb2.GetEventResponse:
+        event = self._memory.get_event(principal, event_id=request.event_id,
+                                       scope=request.scope)
+        return dream_pb2.GetEventResponse(event=event_to_proto(event, principal))
+
+    @unary
+    def UpdateEvent(self, request: dream_pb2.UpdateEventRequest,
+                    principal: Principal) -> dream_pb2.UpdateEventResponse:
+        event = self._memory.update_event(principal, event_id=request.event_id,
+                                          scope=request.scope, text=request.text)
+        return dream_pb2.UpdateEventResponse(event=event_to_proto(event, principal))
+
+    @unary
+    def DeleteEvent(self, request: dream_pb2.DeleteEventRequest,
+                    principal: Principal) -> dream_pb2.DeleteEventResponse:
+        event = self._memory.delete_event(principal, event_id=request.event_id,
+                                          scope=request.scope)
+        return dream_pb2.DeleteEventResponse(event=event_to_proto(event, principal))
+
+    @unary
+    def UndeleteEvent(self, request: dream_pb2.UndeleteEventRequest,
+                      principal: Principal) -> dream_pb2.UndeleteEventResponse:
+        event = self._memory.undelete_event(principal, event_id=request.event_id,
+                                            scope=request.scope)
+        return dream_pb2.UndeleteEventResponse(event=event_to_proto(event, principal))
+
+    @unary
+    def UpdateMemo(self, request: dream_pb2.UpdateMemoRequest,
+                   principal: Principal) -> dream_pb2.UpdateMemoResponse:
+        memo = self._memory.update_memo(
+            principal, request_type=REQUEST_TYPES.name(request.request_type, "request_type"),
+            user_id=request.user_id, group_id=request.group_id, scope=request.scope,
+            job_id=request.job_id, text=request.text)
+        return dream_pb2.UpdateMemoResponse(memo=memo_to_proto(memo))
+
+    @unary
+    def DeleteMemo(self, request: dream_pb2.DeleteMemoRequest,
+                   principal: Principal) -> dream_pb2.DeleteMemoResponse:
+        job_id = self._memory.delete_memo(
+            principal, request_type=REQUEST_TYPES.name(request.request_type, "request_type"),
+            user_id=request.user_id, group_id=request.group_id, scope=request.scope,
+            job_id=request.job_id)
+        return dream_pb2.DeleteMemoResponse(job_id=job_id)
+
+    @unary
+    def UpdateProfile(self, request: dream_pb2.UpdateProfileRequest,
+                      principal: Principal) -> dream_pb2.UpdateProfileResponse:
+        profile = self._memory.update_profile(
+            principal, entity_type=ENTITY_TYPES.name(request.entity_type, "entity_type"),
+            entity_id=request.entity_id, scope=request.scope,
+            mask=list(request.update_mask.paths), name=request.name, tags=list(request.tags),
+            summary=request.summary)
+        return dream_pb2.UpdateProfileResponse(profile=profile_to_proto(profile, principal))
+
+    @unary
+    def DeleteProfile(self, request: dream_pb2.DeleteProfileRequest,
+                      principal: Principal) -> dream_pb2.DeleteProfileResponse:
+        profile = self._memory.delete_profile(
+            principal, entity_type=ENTITY_TYPES.name(request.entity_type, "entity_type"),
+            entity_id=request.entity_id, scope=request.scope)
+        return dream_pb2.DeleteProfileResponse(profile=profile_to_proto(profile, principal))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import math
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,6 +43,9 @@ from knowhub_server.common.vectors import (
     point_id,
 )
 from knowhub_server.dream.memory.domain import (
+    DELETED,
+    PERSPECTIVE_SENDER,
+    SUPERSEDED,
     CognitiveEvent,
     Isolation,
     Profile,
@@ -59,9 +62,9 @@ def events_schema(embedder: DenseEmbedder | None) -> CollectionSchema:
     return CollectionSchema(
         name=EVENTS, dense_dim=embedder.dim if embedder else None,
         embedding_model=embedder.model if embedder else None,
-        keyword_fields=("scope", "user_id", "group_id", "perspective"), tenant_field="scope",
-        integer_fields=(PENDING,), float_fields=("timestamp_epoch",),
-        bulk_fields=("observation",))
+        keyword_fields=("scope", "user_id", "sender_id", "group_id", "perspective", "state"),
+        tenant_field="scope", integer_fields=(PENDING,),
+        float_fields=("timestamp_epoch", "confirmed_at"), bulk_fields=("observation",))
 
 
 def profiles_schema(embedder: DenseEmbedder | None) -> CollectionSchema:
@@ -165,7 +168,9 @@ class EventCandidate:
     def __init__(self, recalled: Recalled) -> None:
         self._recalled = recalled
         self.similarity = recalled.similarity
-        self.timestamp: float = recalled.fields["timestamp_epoch"]
+        # A fact restated later counts as recent as its last restatement.
+        self.timestamp: float = max(recalled.fields["timestamp_epoch"],
+                                    recalled.fields.get("confirmed_at") or 0.0)
 
     @functools.cached_property
     def event(self) -> CognitiveEvent:
@@ -173,7 +178,9 @@ class EventCandidate:
 
 
 def event_where(scopes: Sequence[str], isolation: Isolation, time_from: float | None,
-                time_to: float | None) -> Where:
+                time_to: float | None, *, include_history: bool = False) -> Where:
+    """The events a search may see; current facts only unless `include_history` (events
+    written before states existed have none, and are current)."""
     must: list[Condition] = [AnyOf("scope", tuple(scopes)),
                              Eq("perspective", isolation.perspective)]
     if isolation.group_id:
@@ -182,7 +189,15 @@ def event_where(scopes: Sequence[str], isolation: Isolation, time_from: float | 
         must.append(Eq("user_id", isolation.user_id))
     if time_from is not None or time_to is not None:
         must.append(Range("timestamp_epoch", gte=time_from, lte=time_to))
-    return Where(must=tuple(must))
+    hidden = (DELETED,) if include_history else (SUPERSEDED, DELETED)
+    return Where(must=tuple(must), must_not=(AnyOf("state", hidden),))
+
+
+def subject_where(scope: str, user_id: str) -> Where:
+    """A subject's current facts: the sender copies of what they said, in one scope."""
+    return Where(must=(Eq("scope", scope), Eq("perspective", PERSPECTIVE_SENDER),
+                       Eq("user_id", user_id)),
+                 must_not=(AnyOf("state", (SUPERSEDED, DELETED)),))
 
 
 class EventStore:
@@ -209,6 +224,40 @@ class EventStore:
     def recall(self, query: str, where: Where, limit: int) -> list[EventCandidate]:
         return [EventCandidate(r) for r in recall(self._collection, self._vectors,
                                                   self._fusion, query, where, limit)]
+
+    def get(self, event_ids: Sequence[str]) -> list[CognitiveEvent]:
+        """The events that exist among `event_ids`, in that order."""
+        found = {r.key: event_from_payload(r.payload)
+                 for r in self._collection.retrieve(list(event_ids))}
+        return [found[i] for i in event_ids if i in found]
+
+    def change(self, event_ids: Sequence[str],
+               change: Callable[[CognitiveEvent], CognitiveEvent]) -> list[CognitiveEvent]:
+        """Applies `change` to each existing event with optimistic concurrency; new
+        vectors when the text changed. Returns the changed events."""
+        changed = []
+        for key in [e.event_id for e in self.get(event_ids)]:
+            def apply(current: Record) -> Record:
+                after = change(event_from_payload(current.payload))
+                vectors = current.vectors if after.text == current.payload["text"] \
+                    else self._vectors.for_saving([after.text])[0]
+                return self._vectors.stored(current.key, dict(vars(after)), vectors)
+
+            changed.append(event_from_payload(
+                self._collection.compare_and_set(key, apply).payload))
+        return changed
+
+    def in_state(self, state: str) -> Iterator[CognitiveEvent]:
+        cursor = None
+        while True:
+            page, cursor = self._collection.scroll(Where(must=(Eq("state", state),)), 256,
+                                                   cursor=cursor)
+            yield from (event_from_payload(r.payload) for r in page)
+            if cursor is None:
+                return
+
+    def delete(self, event_ids: Sequence[str]) -> None:
+        self._collection.delete(list(event_ids))
 
     def erase_about(self, people: frozenset[str], scopes: frozenset[str] | None) -> int:
         """Erases the events whose user or sender is one of `people`, in `scopes` (every
@@ -326,9 +375,19 @@ class ProfileStore:
         return _profile_record(self._collection.compare_and_set(key, apply).payload)
 
     def recall(self, query: str, where: Where, limit: int) -> list[tuple[Profile, float]]:
+        """The matching profiles, best first; a profile sharing nothing with the query
+        (similarity 0) is no match."""
         return [(_profile_record(r.record.payload).profile, r.similarity)
                 for r in recall(self._collection, self._vectors, self._fusion, query, where,
-                                limit)]
+                                limit) if r.similarity > 0]
+
+    def delete(self, scope: str, entity_type: str, entity_id: str) -> bool:
+        """Removes the profile with its revisions; False when there was none."""
+        key = profile_key(scope, entity_type, entity_id)
+        if self._collection.get(key) is None:
+            return False
+        self._collection.delete([key])
+        return True
 
     def backlog(self, metrics: Metrics) -> VectorBacklog | None:
         """The task that writes the dense vectors of profiles stored without them."""

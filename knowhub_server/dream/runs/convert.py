@@ -8,7 +8,7 @@ from knowhub.v1 import dream_pb2
 from knowhub_server.common.auth import Principal
 from knowhub_server.common.convert import ProtoEnum
 from knowhub_server.common.times import optional_timestamp, to_timestamp
-from knowhub_server.dream.runs.domain import DreamRun, MemoryDocument
+from knowhub_server.dream.runs.domain import REPLACE, DreamRun, MemoryDocument
 from knowhub_server.dream.runs.operations import ScheduleView
 
 PHASES = ProtoEnum(dream_pb2.DreamPhase)
@@ -42,10 +42,14 @@ def schedule_to_proto(view: ScheduleView, viewer: Principal) -> dream_pb2.DreamS
     return message
 
 
+WRITE_MODES = ProtoEnum(dream_pb2.DocumentWriteMode, unspecified=REPLACE)
+
+
 def document_to_proto(document: MemoryDocument, viewer: Principal, *,
                       with_content: bool) -> dream_pb2.MemoryDocument:
     return dream_pb2.MemoryDocument(
         agent_id=viewer.show(document.agent_id), path=document.path,
         content=document.content if with_content else "", revision=document.revision,
         updated_at=to_timestamp(document.updated_at), run_id=document.run_id,
-        size=len(document.content))
+        size=len(document.content), written_by=viewer.show_scope(document.written_by)
+        if document.written_by else "")

@@ -37,6 +37,8 @@ START_AHEAD_MAX_SECONDS = 366 * 86_400
 SCHEDULES_PER_AGENT_MAX = 20
 PATH_MAX = 200
 PATH_DEPTH_MAX = 8
+DOCUMENT_MAX = 50_000  # characters of a document an agent or admin writes
+REPLACE, APPEND = "replace", "append"
 REFLECTION_SUMMARY_MAX = 65_536  # cognition's limit of a reflection's summary
 _PATH_SEGMENT = re.compile(r"(?!\.)[\w.\-]+")
 
@@ -315,6 +317,7 @@ class MemoryDocument:
     revision: int
     updated_at: float
     run_id: str
+    written_by: str = ""  # `user:ID` for WriteMemoryDocument, empty for dream
 
 
 @dataclass

@@ -25,6 +25,7 @@ from knowhub_server.common.times import now
 from knowhub_server.dream.runs.cognition_client import CognitionClient, TraceInfo
 from knowhub_server.dream.runs.config import RunsSettings
 from knowhub_server.dream.runs.domain import (
+    DOCUMENT_MAX,
     ID_MAX,
     PAGE_SIZE_MAX,
     SCHEDULES_PER_AGENT_MAX,
@@ -243,6 +244,43 @@ class DreamOperations:
             raise NotFound(f"revision {revision} of {path!r} is not kept (the last "
                            f"{self._settings.dream_document_revision_keep} are)")
         return earlier, revisions
+
+    def write_document(self, principal: Principal, *, agent_id: str, path: str,
+                       content: str, mode: str, expected_revision: int | None
+                       ) -> MemoryDocument:
+        """Creates, replaces or appends to one of the agent's documents, keeping the
+        replaced revision; `expected_revision` (0: must not exist) guards a rewrite."""
+        agent = self._agent_for(principal, agent_id)
+        problem = path_problem(path)
+        if problem:
+            raise InvalidArgument("path", problem)
+        check.text(content, "content", DOCUMENT_MAX, required=True)
+        if expected_revision is not None:
+            check.int_range(expected_revision, "expected_revision", 0, 2**31 - 1)
+        with reachable("writing a memory document"):
+            written = self._store.write_document(
+                agent, path, content, mode=mode, expected=expected_revision, at=now(),
+                keep=self._settings.dream_document_revision_keep,
+                writer=principal.user_scope, max_chars=DOCUMENT_MAX)
+        if isinstance(written, MemoryDocument):
+            return written
+        kind, _, value = written.partition(":")
+        if kind == "moved":
+            raise FailedPrecondition(f"expected_revision: {path!r} is at revision {value}, "
+                                     f"not {expected_revision}; read it again")
+        raise InvalidArgument("content", f"the document would hold {value} characters; at "
+                              f"most {DOCUMENT_MAX}")
+
+    def delete_document(self, principal: Principal, *, agent_id: str, path: str) -> str:
+        agent = self._agent_for(principal, agent_id)
+        problem = path_problem(path)
+        if problem:
+            raise InvalidArgument("path", problem)
+        with reachable("deleting a memory document"):
+            if not self._store.delete_document(agent, path):
+                raise NotFound(f"agent {principal.show(agent)!r} has no memory document "
+                               f"{path!r}")
+        return path
 
     # -- rights --
 

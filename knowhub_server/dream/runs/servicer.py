@@ -10,6 +10,7 @@ from knowhub_server.common.times import from_timestamp, to_timestamp
 from knowhub_server.dream.runs.convert import (
     PHASES,
     STATUSES,
+    WRITE_MODES,
     document_to_proto,
     run_to_proto,
     schedule_to_proto,
@@ -97,3 +98,20 @@ class RunsServicer:
                 revision=r.document.revision, updated_at=to_timestamp(r.document.updated_at),
                 replaced_at=to_timestamp(r.replaced_at), run_id=r.document.run_id)
                 for r in revisions])
+
+    @unary
+    def WriteMemoryDocument(self, request: dream_pb2.WriteMemoryDocumentRequest,
+                            principal: Principal) -> dream_pb2.WriteMemoryDocumentResponse:
+        document = self._dreams.write_document(
+            principal, agent_id=request.agent_id, path=request.path, content=request.content,
+            mode=WRITE_MODES.name(request.mode, "mode"),
+            expected_revision=request.expected_revision
+            if request.HasField("expected_revision") else None)
+        return dream_pb2.WriteMemoryDocumentResponse(
+            document=document_to_proto(document, principal, with_content=True))
+
+    @unary
+    def DeleteMemoryDocument(self, request: dream_pb2.DeleteMemoryDocumentRequest,
+                             principal: Principal) -> dream_pb2.DeleteMemoryDocumentResponse:
+        return dream_pb2.DeleteMemoryDocumentResponse(path=self._dreams.delete_document(
+            principal, agent_id=request.agent_id, path=request.path))

@@ -83,6 +83,35 @@ return ''
 """
 
 
+# One agent's or admin's write of a document (KEYS[1] the documents, KEYS[2] its kept
+# revisions). ARGV: the path, the expected revision (-1: any), the mode, the content, the
+# time, the revisions kept, the writer, the largest size. Returns the new document, or an
+# error marker: `moved:<revision>` or `too-long:<size>`.
+_WRITE = """
+local current = redis.call('HGET', KEYS[1], ARGV[1])
+local old = nil
+local revision = 0
+if current then old = cjson.decode(current); revision = old.revision end
+if tonumber(ARGV[2]) >= 0 and revision ~= tonumber(ARGV[2]) then
+  return 'moved:' .. revision
+end
+local content = ARGV[4]
+if ARGV[3] == 'append' and old and old.content ~= '' then
+  content = old.content .. '\\n' .. ARGV[4]
+end
+local chars = select(2, string.gsub(content, '[^\\128-\\191]', ''))
+if chars > tonumber(ARGV[8]) then return 'too-long:' .. chars end
+local doc = cjson.encode({content = content, revision = revision + 1,
+                          updated_at = tonumber(ARGV[5]), run_id = '', written_by = ARGV[7]})
+if current then
+  redis.call('LPUSH', KEYS[2], '{"replaced_at":' .. ARGV[5] .. ',"document":' .. current .. '}')
+  redis.call('LTRIM', KEYS[2], 0, tonumber(ARGV[6]) - 1)
+end
+redis.call('HSET', KEYS[1], ARGV[1], doc)
+return doc
+"""
+
+
 class DocumentsMoved(Exception):
     """A document changed since the plan was made."""
 
@@ -325,6 +354,27 @@ class DreamStore(JobStream):
                                                                       ensure_ascii=False)]))
         if moved:
             raise DocumentsMoved(moved)
+
+    def write_document(self, agent_id: str, path: str, content: str, *, mode: str,
+                       expected: int | None, at: float, keep: int, writer: str,
+                       max_chars: int) -> MemoryDocument | str:
+        """Writes one document in one step, keeping the replaced revision; returns it, or
+        `moved:<revision>` when `expected` is not the current revision (0: none), or
+        `too-long:<characters>` when it would hold more than `max_chars`."""
+        raw = text(self._script(_WRITE)(
+            keys=[self._docs + agent_id, f"{self._revisions}{agent_id}:{path}"],
+            args=[path, -1 if expected is None else expected, mode, content, repr(at), keep,
+                  writer, max_chars]))
+        if raw.startswith(("moved:", "too-long:")):
+            return raw
+        return _document(agent_id, path, raw)
+
+    def delete_document(self, agent_id: str, path: str) -> bool:
+        """Removes the document and its kept revisions; False when there was none."""
+        pipe = self._client().pipeline(transaction=True)
+        pipe.hdel(self._docs + agent_id, path)
+        pipe.delete(f"{self._revisions}{agent_id}:{path}")
+        return bool(pipe.execute()[0])
 
     def outbox(self, agent_id: str) -> dict[str, dict[str, list[str]]]:
         """Reflections integrated but not consumed yet: by outbox field, their event ids

@@ -245,3 +245,51 @@ class AsyncDreamAPI:
                                                      revision=revision)
         return await self._transport.call(self._stub.GetMemoryDocument, request,
                                           MemoryDocument.from_response)
+
+    async def write_document(self, path: str, content: str, *, append: bool = False,
+                             expected_revision: int | None = None,
+                             agent_id: str | None = None) -> MemoryDocument:
+        """Creates or rewrites one of the agent's memory documents, or appends to it; the
+        replaced revision is kept.
+
+        Args:
+            path: The document's path, e.g. "people/alice.md".
+            content: The new content, or with `append` the lines to add (the document holds
+                at most 50,000 characters).
+            append: Add `content` at the end rather than replace the document.
+            expected_revision: Write only if the document is at this revision (0: only if it
+                does not exist yet).
+            agent_id: The agent; the caller's token's agent by default.
+
+        Returns:
+            The new current revision, with its content.
+
+        Raises:
+            InvalidArgument: A bad path, or too much content.
+            PermissionDenied: Another agent's documents (only the agent itself or an admin).
+            FailedPrecondition: The document is no longer at expected_revision.
+        """
+        request = dream_pb2.WriteMemoryDocumentRequest(
+            agent_id=agent_id or "", path=path, content=content,
+            mode="DOCUMENT_WRITE_MODE_APPEND" if append else "DOCUMENT_WRITE_MODE_REPLACE",
+            expected_revision=expected_revision)
+        return await self._transport.call(self._stub.WriteMemoryDocument, request,
+                                          lambda r: MemoryDocument.from_proto(r.document))
+
+    async def delete_document(self, path: str, agent_id: str | None = None) -> str:
+        """Deletes one of the agent's memory documents with its kept revisions.
+
+        Args:
+            path: The document's path.
+            agent_id: The agent; the caller's token's agent by default.
+
+        Returns:
+            The path deleted.
+
+        Raises:
+            NotFound: The agent has no such document.
+            PermissionDenied: Another agent's documents (only the agent itself or an admin).
+        """
+        request = dream_pb2.DeleteMemoryDocumentRequest(agent_id=agent_id or "", path=path)
+        return await self._transport.call(self._stub.DeleteMemoryDocument, request,
+                                          lambda r: r.path)

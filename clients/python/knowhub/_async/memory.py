@@ -14,6 +14,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from google.protobuf.duration_pb2 import Duration
+from google.protobuf.field_mask_pb2 import FieldMask
+
 from knowhub._requests.memory import (
     MODES,
     auto_inject_query,
@@ -24,10 +27,12 @@ from knowhub._requests.memory import (
 from knowhub._transport import AsyncTransport
 from knowhub.models.base import TimeLike, to_timestamp
 from knowhub.models.memory import (
+    CognitiveEvent,
     EventResults,
     EventsPage,
     FailedJobsPage,
     Memo,
+    MemoryJob,
     Profile,
     ProfileHit,
     ProfileRevision,
@@ -44,10 +49,11 @@ class AsyncMemoryAPI:
 
     async def remember(self, memo: str = "", observations: Sequence[str] | None = None, *,
                        context: Mapping[str, Any], force: bool = False,
-                       scope: str | None = None, request_id: str | None = None
-                       ) -> RememberResult:
+                       scope: str | None = None, request_id: str | None = None,
+                       wait: float = 0.0) -> RememberResult:
         """Records this turn's memo and hands the observations to the historian, which rewrites
-        them into events that stand on their own (the memory_remember tool); returns at once.
+        them into events that stand on their own (the memory_remember tool); returns at once,
+        or with `wait` once the job is done or failed or the wait ends.
 
         Args:
             memo: What the agent did this turn, briefly (at most 4,000 characters).
@@ -59,22 +65,45 @@ class AsyncMemoryAPI:
             scope: The memory's scope; the caller's org scope, else its user scope, by default.
             request_id: An idempotency key: a retry records nothing and returns the first
                 call's result.
+            wait: Seconds (at most 60) to wait for the historian to finish the job.
 
         Returns:
-            The memo's id and the historian job's id ("" when nothing was queued).
+            The memo's id and the historian job's id ("" when nothing was queued); with
+            `wait`, the job as it stood when the wait ended (`result.job`).
 
         Raises:
-            InvalidArgument: No user_id, or too many or blank observations; the message
-                names the field.
+            InvalidArgument: No user_id, too many or blank observations, or a wait over 60
+                seconds; the message names the field.
             PermissionDenied: A scope the caller cannot see.
             FailedPrecondition: Memory is disabled on this hub (KNOWHUB_MEMORY_ENABLED=false).
         """
+        timeout = Duration()
+        timeout.FromNanoseconds(int(wait * 1e9))
         request = dream_pb2.RememberRequest(
             memo=memo, observations=list(observations or []),
             context=context_to_proto(context), force=force, scope=scope or "",
-            request_id=request_id or "")
+            request_id=request_id or "", wait_timeout=timeout)
         return await self._transport.call(self._stub.Remember, request,
-                                          RememberResult.from_proto)
+                                          RememberResult.from_proto,
+                                          timeout=self._transport.timeout + wait)
+
+    async def job(self, job_id: str) -> MemoryJob:
+        """A historian job as it progresses (follow what Remember queued).
+
+        Args:
+            job_id: The job_id Remember returned.
+
+        Returns:
+            Its state (pending, processing, done or failed, with the error), the events it
+            wrote and what it decided for each observation (add, update, delete, noop).
+
+        Raises:
+            InvalidArgument: An empty job_id.
+            NotFound: No such job in a scope the caller sees (or its status has expired).
+        """
+        return await self._transport.call(
+            self._stub.GetMemoryJob, dream_pb2.GetMemoryJobRequest(job_id=job_id),
+            lambda r: MemoryJob.from_proto(r.job))
 
     async def recent_memos(self, *, user_id: str = "", group_id: str = "",
                            request_type: str | None = None, limit: int = 0,
@@ -104,7 +133,8 @@ class AsyncMemoryAPI:
     async def search_events(self, query: str, target_user_id: str | None = None,
                             target_group_id: str | None = None, top_k: int | None = None,
                             time_from: TimeLike = None, time_to: TimeLike = None,
-                            mode: str = "tool", scope: str | None = None) -> EventResults:
+                            mode: str = "tool", scope: str | None = None,
+                            include_history: bool = False) -> EventResults:
         """Searches the events the historian stored (the memory_search_events tool), isolated by
         user or group, filtered by time, reranked by time decay.
 
@@ -118,6 +148,7 @@ class AsyncMemoryAPI:
             time_to: Only events at or before this time.
             mode: "tool" (an agent's explicit search) or "auto" (injection into a prompt).
             scope: Search only this scope; every scope the caller can see by default.
+            include_history: Also return superseded events (facts a newer one replaced).
 
         Returns:
             The hits, best first, each with its event and score.
@@ -130,16 +161,18 @@ class AsyncMemoryAPI:
             query=query, target_user_id=target_user_id or "",
             target_group_id=target_group_id or "", top_k=top_k,
             time_from=to_timestamp(time_from), time_to=to_timestamp(time_to),
-            mode=MODES.proto_name(mode, "mode"), scope=scope or "")
+            mode=MODES.proto_name(mode, "mode"), scope=scope or "",
+            include_history=include_history)
         return await self._transport.call(self._stub.SearchEvents, request,
                                           EventResults.from_proto)
 
     async def list_events(self, target_user_id: str | None = None,
                           target_group_id: str | None = None, time_from: TimeLike = None,
                           time_to: TimeLike = None, scope: str | None = None,
-                          limit: int = 20, page_token: str = "") -> EventsPage:
-        """Events newest first without a query, isolated as in `search_events` (a user's,
-        a group's, or with neither every event of the scopes) and time-filtered.
+                          limit: int = 20, page_token: str = "",
+                          include_history: bool = False) -> EventsPage:
+        """Current events newest first without a query, isolated as in `search_events` (a
+        user's, a group's, or with neither every event of the scopes) and time-filtered.
 
         Args:
             target_user_id: Only this user's events (with target_group_id: what the user said
@@ -150,6 +183,7 @@ class AsyncMemoryAPI:
             scope: List only this scope; every scope the caller can see by default.
             limit: How many events a page holds, 1 to 100.
             page_token: The `next_page_token` of the previous page; "" for the first.
+            include_history: Also list superseded events (facts a newer one replaced).
 
         Returns:
             One page of events, newest first, and `next_page_token` ("" after the last).
@@ -162,7 +196,8 @@ class AsyncMemoryAPI:
         request = dream_pb2.ListEventsRequest(
             target_user_id=target_user_id or "", target_group_id=target_group_id or "",
             time_from=to_timestamp(time_from), time_to=to_timestamp(time_to),
-            scope=scope or "", page_size=limit, page_token=page_token)
+            scope=scope or "", page_size=limit, page_token=page_token,
+            include_history=include_history)
         return await self._transport.call(self._stub.ListEvents, request,
                                           EventsPage.from_proto)
 
@@ -197,6 +232,186 @@ class AsyncMemoryAPI:
             query, target_group_id=group_id or None,
             target_user_id=None if group_id else str(context.get("user_id") or "") or None,
             top_k=top_k, mode="auto", scope=scope)
+
+    async def get_event(self, event_id: str, scope: str | None = None) -> CognitiveEvent:
+        """One event in any state: current, superseded, or deleted until it is purged.
+
+        Args:
+            event_id: The event's id (`{job_id}_{index}_{perspective}`).
+            scope: The event's scope; any scope the caller sees by default.
+
+        Returns:
+            The event, with its state and supersession times and links.
+
+        Raises:
+            NotFound: No such event in a scope the caller sees.
+            PermissionDenied: A scope the caller cannot see.
+        """
+        request = dream_pb2.GetEventRequest(event_id=event_id, scope=scope or "")
+        return await self._transport.call(self._stub.GetEvent, request,
+                                          lambda r: CognitiveEvent.from_proto(r.event))
+
+    async def update_event(self, event_id: str, text: str,
+                           scope: str | None = None) -> CognitiveEvent:
+        """Corrects an event's text; every perspective's copy of it follows.
+
+        Args:
+            event_id: Any copy of the event.
+            text: The corrected text (1-2,000 characters), stored as written.
+            scope: The event's scope; any scope the caller sees by default.
+
+        Returns:
+            The copy named, with its new text and edited_at.
+
+        Raises:
+            InvalidArgument: An empty or too long text.
+            NotFound: No such event in a scope the caller sees.
+            PermissionDenied: Not the caller that remembered it, nor an admin.
+            FailedPrecondition: The event is deleted (undelete it first).
+        """
+        request = dream_pb2.UpdateEventRequest(event_id=event_id, text=text, scope=scope or "")
+        return await self._transport.call(self._stub.UpdateEvent, request,
+                                          lambda r: CognitiveEvent.from_proto(r.event))
+
+    async def delete_event(self, event_id: str, scope: str | None = None) -> CognitiveEvent:
+        """Deletes an event and its copies; undelete_event brings it back until purge_at.
+
+        Args:
+            event_id: Any copy of the event.
+            scope: The event's scope; any scope the caller sees by default.
+
+        Returns:
+            The copy named, in state deleted, with deleted_at and purge_at.
+
+        Raises:
+            NotFound: No such event in a scope the caller sees.
+            PermissionDenied: Not the caller that remembered it, nor an admin.
+        """
+        request = dream_pb2.DeleteEventRequest(event_id=event_id, scope=scope or "")
+        return await self._transport.call(self._stub.DeleteEvent, request,
+                                          lambda r: CognitiveEvent.from_proto(r.event))
+
+    async def undelete_event(self, event_id: str, scope: str | None = None) -> CognitiveEvent:
+        """Undoes a delete within the retention window.
+
+        Args:
+            event_id: Any copy of the deleted event.
+            scope: The event's scope; any scope the caller sees by default.
+
+        Returns:
+            The copy named, current again (or superseded, if it was).
+
+        Raises:
+            NotFound: No such event (or it was purged).
+            PermissionDenied: Not the caller that remembered it, nor an admin.
+            FailedPrecondition: The event is not deleted.
+        """
+        request = dream_pb2.UndeleteEventRequest(event_id=event_id, scope=scope or "")
+        return await self._transport.call(self._stub.UndeleteEvent, request,
+                                          lambda r: CognitiveEvent.from_proto(r.event))
+
+    async def update_memo(self, job_id: str, text: str, *, user_id: str = "",
+                          group_id: str = "", request_type: str | None = None,
+                          scope: str | None = None) -> Memo:
+        """Corrects a memo of a conversation's short-term list.
+
+        Args:
+            job_id: The job the memo was remembered with (Memo.job_id).
+            text: The new text (1-4,000 characters).
+            user_id: The user, for a private conversation.
+            group_id: The group, for a group conversation.
+            request_type: "group" or "private"; "group" when group_id is given.
+            scope: The memo's scope; the caller's org scope, else its user scope, by default.
+
+        Returns:
+            The memo, with edited_at.
+
+        Raises:
+            InvalidArgument: An empty text, or a conversation without its id.
+            NotFound: The conversation holds no memo of that job.
+            PermissionDenied: Not the caller that remembered it, nor an admin.
+        """
+        request = dream_pb2.UpdateMemoRequest(
+            request_type=request_type_value(request_type, group_id), user_id=user_id,
+            group_id=group_id, scope=scope or "", job_id=job_id, text=text)
+        return await self._transport.call(self._stub.UpdateMemo, request,
+                                          lambda r: Memo.from_proto(r.memo))
+
+    async def delete_memo(self, job_id: str, *, user_id: str = "", group_id: str = "",
+                          request_type: str | None = None, scope: str | None = None) -> str:
+        """Removes a memo from a conversation's short-term list.
+
+        Args:
+            job_id: The job the memo was remembered with (Memo.job_id).
+            user_id: The user, for a private conversation.
+            group_id: The group, for a group conversation.
+            request_type: "group" or "private"; "group" when group_id is given.
+            scope: The memo's scope; the caller's org scope, else its user scope, by default.
+
+        Returns:
+            The job_id of the memo removed.
+
+        Raises:
+            NotFound: The conversation holds no memo of that job.
+            PermissionDenied: Not the caller that remembered it, nor an admin.
+        """
+        request = dream_pb2.DeleteMemoRequest(
+            request_type=request_type_value(request_type, group_id), user_id=user_id,
+            group_id=group_id, scope=scope or "", job_id=job_id)
+        return await self._transport.call(self._stub.DeleteMemo, request,
+                                          lambda r: r.job_id)
+
+    async def update_profile(self, entity_type: str, entity_id: str, *,
+                             name: str | None = None, tags: Sequence[str] | None = None,
+                             summary: str | None = None,
+                             scope: str | None = None) -> Profile:
+        """Edits a profile: the fields given are set, the others stay; the replaced
+        revision is kept.
+
+        Args:
+            entity_type: "user" or "group".
+            entity_id: The user's or group's id.
+            name: The new name, if given.
+            tags: The new tags (replacing the old ones), if given.
+            summary: The new Markdown body, if given.
+            scope: The profile's scope; the caller's org scope, else its user scope.
+
+        Returns:
+            The new current profile (reason "edit by user:ID").
+
+        Raises:
+            InvalidArgument: No field given, or one out of its limits.
+            NotFound: No such profile in the scope.
+            PermissionDenied: A scope the caller cannot see.
+        """
+        given = {"name": name, "tags": tags, "summary": summary}
+        request = dream_pb2.UpdateProfileRequest(
+            entity_type=entity_type_value(entity_type), entity_id=entity_id,
+            scope=scope or "", name=name or "", tags=list(tags or []), summary=summary or "",
+            update_mask=FieldMask(paths=[k for k, v in given.items() if v is not None]))
+        return await self._transport.call(self._stub.UpdateProfile, request,
+                                          lambda r: Profile.from_proto(r.profile))
+
+    async def delete_profile(self, entity_type: str, entity_id: str,
+                             scope: str | None = None) -> Profile:
+        """Deletes a profile with its kept revisions.
+
+        Args:
+            entity_type: "user" or "group".
+            entity_id: The user's or group's id.
+            scope: The profile's scope; the caller's org scope, else its user scope.
+
+        Returns:
+            The profile as it was.
+
+        Raises:
+            NotFound: No such profile in the scope.
+            PermissionDenied: A scope the caller cannot see.
+        """
+        request = dream_pb2.DeleteProfileRequest(
+            entity_type=entity_type_value(entity_type), entity_id=entity_id, scope=scope or "")
+        return await self._transport.call(self._stub.DeleteProfile, request,
+                                          lambda r: Profile.from_proto(r.profile))
 
     async def get_profile(self, entity_type: str, entity_id: str,
                           scope: str | None = None) -> Profile:

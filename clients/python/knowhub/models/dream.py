@@ -101,6 +101,7 @@ class MemoryDocument(ProtoModel[dream_pb2.MemoryDocument]):
     updated_at: datetime | None
     run_id: str
     size: int
+    written_by: str = ""
     revisions: list[MemoryDocumentRevision] = field(default_factory=list)
 
     @classmethod

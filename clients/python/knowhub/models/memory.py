@@ -11,13 +11,42 @@ from knowhub.v1 import dream_pb2
 
 
 @dataclass
+class MemoryDecision(ProtoModel[dream_pb2.MemoryDecision]):
+    """What the historian did with one observation: action add, update, delete or noop;
+    `event_id` the event stored, `target_event_id` the one superseded or matched."""
+
+    observation_index: int
+    action: str
+    event_id: str
+    target_event_id: str
+    reason: str
+
+
+@dataclass
+class MemoryJob(ProtoModel[dream_pb2.MemoryJob]):
+    """A historian job: state pending, processing, done or failed (with `error`)."""
+
+    job_id: str
+    state: str
+    error: str
+    event_ids: list[str]
+    decisions: list[MemoryDecision]
+    deliveries: int
+    created_at: datetime | None
+    updated_at: datetime | None
+    scope: str
+
+
+@dataclass
 class RememberResult(ProtoModel[dream_pb2.RememberResponse]):
-    """`job_id` is "" when nothing was enqueued (no memo and no observations)."""
+    """`job_id` is "" when nothing was enqueued (no memo and no observations); `job` is
+    set when the call waited for the historian."""
 
     job_id: str
     enqueued: bool
     memo_recorded: bool
     warnings: list[str]
+    job: MemoryJob | None = None
 
 
 @dataclass
@@ -26,6 +55,7 @@ class Memo(ProtoModel[dream_pb2.Memo]):
     created_at: datetime | None
     sender_id: str
     job_id: str
+    edited_at: datetime | None = None
 
 
 @dataclass
@@ -44,6 +74,14 @@ class CognitiveEvent(ProtoModel[dream_pb2.CognitiveEvent]):
     scope: str
     warning: str
     job_id: str
+    state: str = "current"
+    superseded_at: datetime | None = None
+    superseded_by: str = ""
+    supersedes: str = ""
+    deleted_at: datetime | None = None
+    purge_at: datetime | None = None
+    edited_at: datetime | None = None
+    confirmed_at: datetime | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The event's metadata: timestamp_utc (ISO), timestamp_local and timestamp_epoch."""

@@ -1,5 +1,7 @@
 import datetime
 
+from google.protobuf import duration_pb2 as _duration_pb2
+from google.protobuf import field_mask_pb2 as _field_mask_pb2
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
@@ -28,6 +30,29 @@ class SearchMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     SEARCH_MODE_TOOL: _ClassVar[SearchMode]
     SEARCH_MODE_AUTO: _ClassVar[SearchMode]
 
+class EventState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    EVENT_STATE_UNSPECIFIED: _ClassVar[EventState]
+    EVENT_STATE_CURRENT: _ClassVar[EventState]
+    EVENT_STATE_SUPERSEDED: _ClassVar[EventState]
+    EVENT_STATE_DELETED: _ClassVar[EventState]
+
+class MemoryJobState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    MEMORY_JOB_STATE_UNSPECIFIED: _ClassVar[MemoryJobState]
+    MEMORY_JOB_STATE_PENDING: _ClassVar[MemoryJobState]
+    MEMORY_JOB_STATE_PROCESSING: _ClassVar[MemoryJobState]
+    MEMORY_JOB_STATE_DONE: _ClassVar[MemoryJobState]
+    MEMORY_JOB_STATE_FAILED: _ClassVar[MemoryJobState]
+
+class MemoryAction(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    MEMORY_ACTION_UNSPECIFIED: _ClassVar[MemoryAction]
+    MEMORY_ACTION_ADD: _ClassVar[MemoryAction]
+    MEMORY_ACTION_UPDATE: _ClassVar[MemoryAction]
+    MEMORY_ACTION_DELETE: _ClassVar[MemoryAction]
+    MEMORY_ACTION_NOOP: _ClassVar[MemoryAction]
+
 class DreamPhase(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     DREAM_PHASE_UNSPECIFIED: _ClassVar[DreamPhase]
@@ -42,6 +67,12 @@ class DreamRunStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     DREAM_RUN_STATUS_DONE: _ClassVar[DreamRunStatus]
     DREAM_RUN_STATUS_SKIPPED: _ClassVar[DreamRunStatus]
     DREAM_RUN_STATUS_FAILED: _ClassVar[DreamRunStatus]
+
+class DocumentWriteMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    DOCUMENT_WRITE_MODE_UNSPECIFIED: _ClassVar[DocumentWriteMode]
+    DOCUMENT_WRITE_MODE_REPLACE: _ClassVar[DocumentWriteMode]
+    DOCUMENT_WRITE_MODE_APPEND: _ClassVar[DocumentWriteMode]
 REQUEST_TYPE_UNSPECIFIED: RequestType
 REQUEST_TYPE_GROUP: RequestType
 REQUEST_TYPE_PRIVATE: RequestType
@@ -51,6 +82,20 @@ ENTITY_TYPE_GROUP: EntityType
 SEARCH_MODE_UNSPECIFIED: SearchMode
 SEARCH_MODE_TOOL: SearchMode
 SEARCH_MODE_AUTO: SearchMode
+EVENT_STATE_UNSPECIFIED: EventState
+EVENT_STATE_CURRENT: EventState
+EVENT_STATE_SUPERSEDED: EventState
+EVENT_STATE_DELETED: EventState
+MEMORY_JOB_STATE_UNSPECIFIED: MemoryJobState
+MEMORY_JOB_STATE_PENDING: MemoryJobState
+MEMORY_JOB_STATE_PROCESSING: MemoryJobState
+MEMORY_JOB_STATE_DONE: MemoryJobState
+MEMORY_JOB_STATE_FAILED: MemoryJobState
+MEMORY_ACTION_UNSPECIFIED: MemoryAction
+MEMORY_ACTION_ADD: MemoryAction
+MEMORY_ACTION_UPDATE: MemoryAction
+MEMORY_ACTION_DELETE: MemoryAction
+MEMORY_ACTION_NOOP: MemoryAction
 DREAM_PHASE_UNSPECIFIED: DreamPhase
 DREAM_PHASE_PER_TRACE_REFLECT: DreamPhase
 DREAM_PHASE_CROSS_TRACE_INTEGRATE: DreamPhase
@@ -60,6 +105,9 @@ DREAM_RUN_STATUS_RUNNING: DreamRunStatus
 DREAM_RUN_STATUS_DONE: DreamRunStatus
 DREAM_RUN_STATUS_SKIPPED: DreamRunStatus
 DREAM_RUN_STATUS_FAILED: DreamRunStatus
+DOCUMENT_WRITE_MODE_UNSPECIFIED: DocumentWriteMode
+DOCUMENT_WRITE_MODE_REPLACE: DocumentWriteMode
+DOCUMENT_WRITE_MODE_APPEND: DocumentWriteMode
 
 class MemoryContext(_message.Message):
     __slots__ = ("user_id", "group_id", "sender_id", "request_type", "source_message", "recent_messages", "sender_name", "group_name", "timestamp")
@@ -84,44 +132,98 @@ class MemoryContext(_message.Message):
     def __init__(self, user_id: _Optional[str] = ..., group_id: _Optional[str] = ..., sender_id: _Optional[str] = ..., request_type: _Optional[_Union[RequestType, str]] = ..., source_message: _Optional[str] = ..., recent_messages: _Optional[_Iterable[str]] = ..., sender_name: _Optional[str] = ..., group_name: _Optional[str] = ..., timestamp: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class RememberRequest(_message.Message):
-    __slots__ = ("memo", "observations", "context", "force", "scope", "request_id")
+    __slots__ = ("memo", "observations", "context", "force", "scope", "request_id", "wait_timeout")
     MEMO_FIELD_NUMBER: _ClassVar[int]
     OBSERVATIONS_FIELD_NUMBER: _ClassVar[int]
     CONTEXT_FIELD_NUMBER: _ClassVar[int]
     FORCE_FIELD_NUMBER: _ClassVar[int]
     SCOPE_FIELD_NUMBER: _ClassVar[int]
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    WAIT_TIMEOUT_FIELD_NUMBER: _ClassVar[int]
     memo: str
     observations: _containers.RepeatedScalarFieldContainer[str]
     context: MemoryContext
     force: bool
     scope: str
     request_id: str
-    def __init__(self, memo: _Optional[str] = ..., observations: _Optional[_Iterable[str]] = ..., context: _Optional[_Union[MemoryContext, _Mapping]] = ..., force: _Optional[bool] = ..., scope: _Optional[str] = ..., request_id: _Optional[str] = ...) -> None: ...
+    wait_timeout: _duration_pb2.Duration
+    def __init__(self, memo: _Optional[str] = ..., observations: _Optional[_Iterable[str]] = ..., context: _Optional[_Union[MemoryContext, _Mapping]] = ..., force: _Optional[bool] = ..., scope: _Optional[str] = ..., request_id: _Optional[str] = ..., wait_timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class RememberResponse(_message.Message):
-    __slots__ = ("job_id", "enqueued", "memo_recorded", "warnings")
+    __slots__ = ("job_id", "enqueued", "memo_recorded", "warnings", "job")
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     ENQUEUED_FIELD_NUMBER: _ClassVar[int]
     MEMO_RECORDED_FIELD_NUMBER: _ClassVar[int]
     WARNINGS_FIELD_NUMBER: _ClassVar[int]
+    JOB_FIELD_NUMBER: _ClassVar[int]
     job_id: str
     enqueued: bool
     memo_recorded: bool
     warnings: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, job_id: _Optional[str] = ..., enqueued: _Optional[bool] = ..., memo_recorded: _Optional[bool] = ..., warnings: _Optional[_Iterable[str]] = ...) -> None: ...
+    job: MemoryJob
+    def __init__(self, job_id: _Optional[str] = ..., enqueued: _Optional[bool] = ..., memo_recorded: _Optional[bool] = ..., warnings: _Optional[_Iterable[str]] = ..., job: _Optional[_Union[MemoryJob, _Mapping]] = ...) -> None: ...
+
+class MemoryDecision(_message.Message):
+    __slots__ = ("observation_index", "action", "event_id", "target_event_id", "reason")
+    OBSERVATION_INDEX_FIELD_NUMBER: _ClassVar[int]
+    ACTION_FIELD_NUMBER: _ClassVar[int]
+    EVENT_ID_FIELD_NUMBER: _ClassVar[int]
+    TARGET_EVENT_ID_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    observation_index: int
+    action: MemoryAction
+    event_id: str
+    target_event_id: str
+    reason: str
+    def __init__(self, observation_index: _Optional[int] = ..., action: _Optional[_Union[MemoryAction, str]] = ..., event_id: _Optional[str] = ..., target_event_id: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class MemoryJob(_message.Message):
+    __slots__ = ("job_id", "state", "error", "event_ids", "decisions", "deliveries", "created_at", "updated_at", "scope")
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    EVENT_IDS_FIELD_NUMBER: _ClassVar[int]
+    DECISIONS_FIELD_NUMBER: _ClassVar[int]
+    DELIVERIES_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
+    job_id: str
+    state: MemoryJobState
+    error: str
+    event_ids: _containers.RepeatedScalarFieldContainer[str]
+    decisions: _containers.RepeatedCompositeFieldContainer[MemoryDecision]
+    deliveries: int
+    created_at: _timestamp_pb2.Timestamp
+    updated_at: _timestamp_pb2.Timestamp
+    scope: str
+    def __init__(self, job_id: _Optional[str] = ..., state: _Optional[_Union[MemoryJobState, str]] = ..., error: _Optional[str] = ..., event_ids: _Optional[_Iterable[str]] = ..., decisions: _Optional[_Iterable[_Union[MemoryDecision, _Mapping]]] = ..., deliveries: _Optional[int] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., scope: _Optional[str] = ...) -> None: ...
+
+class GetMemoryJobRequest(_message.Message):
+    __slots__ = ("job_id",)
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    job_id: str
+    def __init__(self, job_id: _Optional[str] = ...) -> None: ...
+
+class GetMemoryJobResponse(_message.Message):
+    __slots__ = ("job",)
+    JOB_FIELD_NUMBER: _ClassVar[int]
+    job: MemoryJob
+    def __init__(self, job: _Optional[_Union[MemoryJob, _Mapping]] = ...) -> None: ...
 
 class Memo(_message.Message):
-    __slots__ = ("text", "created_at", "sender_id", "job_id")
+    __slots__ = ("text", "created_at", "sender_id", "job_id", "edited_at")
     TEXT_FIELD_NUMBER: _ClassVar[int]
     CREATED_AT_FIELD_NUMBER: _ClassVar[int]
     SENDER_ID_FIELD_NUMBER: _ClassVar[int]
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    EDITED_AT_FIELD_NUMBER: _ClassVar[int]
     text: str
     created_at: _timestamp_pb2.Timestamp
     sender_id: str
     job_id: str
-    def __init__(self, text: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., sender_id: _Optional[str] = ..., job_id: _Optional[str] = ...) -> None: ...
+    edited_at: _timestamp_pb2.Timestamp
+    def __init__(self, text: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., sender_id: _Optional[str] = ..., job_id: _Optional[str] = ..., edited_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class RecentMemosRequest(_message.Message):
     __slots__ = ("request_type", "user_id", "group_id", "limit", "scope")
@@ -144,7 +246,7 @@ class RecentMemosResponse(_message.Message):
     def __init__(self, memos: _Optional[_Iterable[_Union[Memo, _Mapping]]] = ...) -> None: ...
 
 class CognitiveEvent(_message.Message):
-    __slots__ = ("event_id", "text", "user_id", "group_id", "sender_id", "timestamp", "timestamp_local", "request_type", "perspective", "is_absolute", "schema_version", "scope", "warning", "job_id")
+    __slots__ = ("event_id", "text", "user_id", "group_id", "sender_id", "timestamp", "timestamp_local", "request_type", "perspective", "is_absolute", "schema_version", "scope", "warning", "job_id", "state", "superseded_at", "superseded_by", "supersedes", "deleted_at", "purge_at", "edited_at", "confirmed_at")
     EVENT_ID_FIELD_NUMBER: _ClassVar[int]
     TEXT_FIELD_NUMBER: _ClassVar[int]
     USER_ID_FIELD_NUMBER: _ClassVar[int]
@@ -159,6 +261,14 @@ class CognitiveEvent(_message.Message):
     SCOPE_FIELD_NUMBER: _ClassVar[int]
     WARNING_FIELD_NUMBER: _ClassVar[int]
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    SUPERSEDED_AT_FIELD_NUMBER: _ClassVar[int]
+    SUPERSEDED_BY_FIELD_NUMBER: _ClassVar[int]
+    SUPERSEDES_FIELD_NUMBER: _ClassVar[int]
+    DELETED_AT_FIELD_NUMBER: _ClassVar[int]
+    PURGE_AT_FIELD_NUMBER: _ClassVar[int]
+    EDITED_AT_FIELD_NUMBER: _ClassVar[int]
+    CONFIRMED_AT_FIELD_NUMBER: _ClassVar[int]
     event_id: str
     text: str
     user_id: str
@@ -173,10 +283,18 @@ class CognitiveEvent(_message.Message):
     scope: str
     warning: str
     job_id: str
-    def __init__(self, event_id: _Optional[str] = ..., text: _Optional[str] = ..., user_id: _Optional[str] = ..., group_id: _Optional[str] = ..., sender_id: _Optional[str] = ..., timestamp: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., timestamp_local: _Optional[str] = ..., request_type: _Optional[str] = ..., perspective: _Optional[str] = ..., is_absolute: _Optional[bool] = ..., schema_version: _Optional[str] = ..., scope: _Optional[str] = ..., warning: _Optional[str] = ..., job_id: _Optional[str] = ...) -> None: ...
+    state: EventState
+    superseded_at: _timestamp_pb2.Timestamp
+    superseded_by: str
+    supersedes: str
+    deleted_at: _timestamp_pb2.Timestamp
+    purge_at: _timestamp_pb2.Timestamp
+    edited_at: _timestamp_pb2.Timestamp
+    confirmed_at: _timestamp_pb2.Timestamp
+    def __init__(self, event_id: _Optional[str] = ..., text: _Optional[str] = ..., user_id: _Optional[str] = ..., group_id: _Optional[str] = ..., sender_id: _Optional[str] = ..., timestamp: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., timestamp_local: _Optional[str] = ..., request_type: _Optional[str] = ..., perspective: _Optional[str] = ..., is_absolute: _Optional[bool] = ..., schema_version: _Optional[str] = ..., scope: _Optional[str] = ..., warning: _Optional[str] = ..., job_id: _Optional[str] = ..., state: _Optional[_Union[EventState, str]] = ..., superseded_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., superseded_by: _Optional[str] = ..., supersedes: _Optional[str] = ..., deleted_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., purge_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., edited_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., confirmed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class SearchEventsRequest(_message.Message):
-    __slots__ = ("query", "target_user_id", "target_group_id", "top_k", "time_from", "time_to", "mode", "scope")
+    __slots__ = ("query", "target_user_id", "target_group_id", "top_k", "time_from", "time_to", "mode", "scope", "include_history")
     QUERY_FIELD_NUMBER: _ClassVar[int]
     TARGET_USER_ID_FIELD_NUMBER: _ClassVar[int]
     TARGET_GROUP_ID_FIELD_NUMBER: _ClassVar[int]
@@ -185,6 +303,7 @@ class SearchEventsRequest(_message.Message):
     TIME_TO_FIELD_NUMBER: _ClassVar[int]
     MODE_FIELD_NUMBER: _ClassVar[int]
     SCOPE_FIELD_NUMBER: _ClassVar[int]
+    INCLUDE_HISTORY_FIELD_NUMBER: _ClassVar[int]
     query: str
     target_user_id: str
     target_group_id: str
@@ -193,7 +312,8 @@ class SearchEventsRequest(_message.Message):
     time_to: _timestamp_pb2.Timestamp
     mode: SearchMode
     scope: str
-    def __init__(self, query: _Optional[str] = ..., target_user_id: _Optional[str] = ..., target_group_id: _Optional[str] = ..., top_k: _Optional[int] = ..., time_from: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., time_to: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., mode: _Optional[_Union[SearchMode, str]] = ..., scope: _Optional[str] = ...) -> None: ...
+    include_history: bool
+    def __init__(self, query: _Optional[str] = ..., target_user_id: _Optional[str] = ..., target_group_id: _Optional[str] = ..., top_k: _Optional[int] = ..., time_from: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., time_to: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., mode: _Optional[_Union[SearchMode, str]] = ..., scope: _Optional[str] = ..., include_history: _Optional[bool] = ...) -> None: ...
 
 class EventHit(_message.Message):
     __slots__ = ("event", "similarity", "score")
@@ -214,7 +334,7 @@ class SearchEventsResponse(_message.Message):
     def __init__(self, hits: _Optional[_Iterable[_Union[EventHit, _Mapping]]] = ..., warnings: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class ListEventsRequest(_message.Message):
-    __slots__ = ("target_user_id", "target_group_id", "time_from", "time_to", "scope", "page_size", "page_token")
+    __slots__ = ("target_user_id", "target_group_id", "time_from", "time_to", "scope", "page_size", "page_token", "include_history")
     TARGET_USER_ID_FIELD_NUMBER: _ClassVar[int]
     TARGET_GROUP_ID_FIELD_NUMBER: _ClassVar[int]
     TIME_FROM_FIELD_NUMBER: _ClassVar[int]
@@ -222,6 +342,7 @@ class ListEventsRequest(_message.Message):
     SCOPE_FIELD_NUMBER: _ClassVar[int]
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    INCLUDE_HISTORY_FIELD_NUMBER: _ClassVar[int]
     target_user_id: str
     target_group_id: str
     time_from: _timestamp_pb2.Timestamp
@@ -229,7 +350,8 @@ class ListEventsRequest(_message.Message):
     scope: str
     page_size: int
     page_token: str
-    def __init__(self, target_user_id: _Optional[str] = ..., target_group_id: _Optional[str] = ..., time_from: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., time_to: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., scope: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+    include_history: bool
+    def __init__(self, target_user_id: _Optional[str] = ..., target_group_id: _Optional[str] = ..., time_from: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., time_to: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., scope: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., include_history: _Optional[bool] = ...) -> None: ...
 
 class ListEventsResponse(_message.Message):
     __slots__ = ("events", "next_page_token")
@@ -420,6 +542,146 @@ class RetryFailedJobResponse(_message.Message):
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     job_id: str
     def __init__(self, job_id: _Optional[str] = ...) -> None: ...
+
+class GetEventRequest(_message.Message):
+    __slots__ = ("event_id", "scope")
+    EVENT_ID_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
+    event_id: str
+    scope: str
+    def __init__(self, event_id: _Optional[str] = ..., scope: _Optional[str] = ...) -> None: ...
+
+class GetEventResponse(_message.Message):
+    __slots__ = ("event",)
+    EVENT_FIELD_NUMBER: _ClassVar[int]
+    event: CognitiveEvent
+    def __init__(self, event: _Optional[_Union[CognitiveEvent, _Mapping]] = ...) -> None: ...
+
+class UpdateEventRequest(_message.Message):
+    __slots__ = ("event_id", "scope", "text")
+    EVENT_ID_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    event_id: str
+    scope: str
+    text: str
+    def __init__(self, event_id: _Optional[str] = ..., scope: _Optional[str] = ..., text: _Optional[str] = ...) -> None: ...
+
+class UpdateEventResponse(_message.Message):
+    __slots__ = ("event",)
+    EVENT_FIELD_NUMBER: _ClassVar[int]
+    event: CognitiveEvent
+    def __init__(self, event: _Optional[_Union[CognitiveEvent, _Mapping]] = ...) -> None: ...
+
+class DeleteEventRequest(_message.Message):
+    __slots__ = ("event_id", "scope")
+    EVENT_ID_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
+    event_id: str
+    scope: str
+    def __init__(self, event_id: _Optional[str] = ..., scope: _Optional[str] = ...) -> None: ...
+
+class DeleteEventResponse(_message.Message):
+    __slots__ = ("event",)
+    EVENT_FIELD_NUMBER: _ClassVar[int]
+    event: CognitiveEvent
+    def __init__(self, event: _Optional[_Union[CognitiveEvent, _Mapping]] = ...) -> None: ...
+
+class UndeleteEventRequest(_message.Message):
+    __slots__ = ("event_id", "scope")
+    EVENT_ID_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
+    event_id: str
+    scope: str
+    def __init__(self, event_id: _Optional[str] = ..., scope: _Optional[str] = ...) -> None: ...
+
+class UndeleteEventResponse(_message.Message):
+    __slots__ = ("event",)
+    EVENT_FIELD_NUMBER: _ClassVar[int]
+    event: CognitiveEvent
+    def __init__(self, event: _Optional[_Union[CognitiveEvent, _Mapping]] = ...) -> None: ...
+
+class UpdateMemoRequest(_message.Message):
+    __slots__ = ("request_type", "user_id", "group_id", "scope", "job_id", "text")
+    REQUEST_TYPE_FIELD_NUMBER: _ClassVar[int]
+    USER_ID_FIELD_NUMBER: _ClassVar[int]
+    GROUP_ID_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    request_type: RequestType
+    user_id: str
+    group_id: str
+    scope: str
+    job_id: str
+    text: str
+    def __init__(self, request_type: _Optional[_Union[RequestType, str]] = ..., user_id: _Optional[str] = ..., group_id: _Optional[str] = ..., scope: _Optional[str] = ..., job_id: _Optional[str] = ..., text: _Optional[str] = ...) -> None: ...
+
+class UpdateMemoResponse(_message.Message):
+    __slots__ = ("memo",)
+    MEMO_FIELD_NUMBER: _ClassVar[int]
+    memo: Memo
+    def __init__(self, memo: _Optional[_Union[Memo, _Mapping]] = ...) -> None: ...
+
+class DeleteMemoRequest(_message.Message):
+    __slots__ = ("request_type", "user_id", "group_id", "scope", "job_id")
+    REQUEST_TYPE_FIELD_NUMBER: _ClassVar[int]
+    USER_ID_FIELD_NUMBER: _ClassVar[int]
+    GROUP_ID_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    request_type: RequestType
+    user_id: str
+    group_id: str
+    scope: str
+    job_id: str
+    def __init__(self, request_type: _Optional[_Union[RequestType, str]] = ..., user_id: _Optional[str] = ..., group_id: _Optional[str] = ..., scope: _Optional[str] = ..., job_id: _Optional[str] = ...) -> None: ...
+
+class DeleteMemoResponse(_message.Message):
+    __slots__ = ("job_id",)
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    job_id: str
+    def __init__(self, job_id: _Optional[str] = ...) -> None: ...
+
+class UpdateProfileRequest(_message.Message):
+    __slots__ = ("entity_type", "entity_id", "scope", "update_mask", "name", "tags", "summary")
+    ENTITY_TYPE_FIELD_NUMBER: _ClassVar[int]
+    ENTITY_ID_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
+    UPDATE_MASK_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    TAGS_FIELD_NUMBER: _ClassVar[int]
+    SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    entity_type: EntityType
+    entity_id: str
+    scope: str
+    update_mask: _field_mask_pb2.FieldMask
+    name: str
+    tags: _containers.RepeatedScalarFieldContainer[str]
+    summary: str
+    def __init__(self, entity_type: _Optional[_Union[EntityType, str]] = ..., entity_id: _Optional[str] = ..., scope: _Optional[str] = ..., update_mask: _Optional[_Union[_field_mask_pb2.FieldMask, _Mapping]] = ..., name: _Optional[str] = ..., tags: _Optional[_Iterable[str]] = ..., summary: _Optional[str] = ...) -> None: ...
+
+class UpdateProfileResponse(_message.Message):
+    __slots__ = ("profile",)
+    PROFILE_FIELD_NUMBER: _ClassVar[int]
+    profile: Profile
+    def __init__(self, profile: _Optional[_Union[Profile, _Mapping]] = ...) -> None: ...
+
+class DeleteProfileRequest(_message.Message):
+    __slots__ = ("entity_type", "entity_id", "scope")
+    ENTITY_TYPE_FIELD_NUMBER: _ClassVar[int]
+    ENTITY_ID_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
+    entity_type: EntityType
+    entity_id: str
+    scope: str
+    def __init__(self, entity_type: _Optional[_Union[EntityType, str]] = ..., entity_id: _Optional[str] = ..., scope: _Optional[str] = ...) -> None: ...
+
+class DeleteProfileResponse(_message.Message):
+    __slots__ = ("profile",)
+    PROFILE_FIELD_NUMBER: _ClassVar[int]
+    profile: Profile
+    def __init__(self, profile: _Optional[_Union[Profile, _Mapping]] = ...) -> None: ...
 
 class DreamRunCounts(_message.Message):
     __slots__ = ("traces_considered", "traces_reflected", "traces_failed", "reflections_written", "reflections_integrated", "reflections_consumed", "documents_created", "documents_updated", "llm_calls")
@@ -637,7 +899,7 @@ class DeleteScheduleResponse(_message.Message):
     def __init__(self, schedule_id: _Optional[str] = ...) -> None: ...
 
 class MemoryDocument(_message.Message):
-    __slots__ = ("agent_id", "path", "content", "revision", "updated_at", "run_id", "size")
+    __slots__ = ("agent_id", "path", "content", "revision", "updated_at", "run_id", "size", "written_by")
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     PATH_FIELD_NUMBER: _ClassVar[int]
     CONTENT_FIELD_NUMBER: _ClassVar[int]
@@ -645,6 +907,7 @@ class MemoryDocument(_message.Message):
     UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     SIZE_FIELD_NUMBER: _ClassVar[int]
+    WRITTEN_BY_FIELD_NUMBER: _ClassVar[int]
     agent_id: str
     path: str
     content: str
@@ -652,7 +915,8 @@ class MemoryDocument(_message.Message):
     updated_at: _timestamp_pb2.Timestamp
     run_id: str
     size: int
-    def __init__(self, agent_id: _Optional[str] = ..., path: _Optional[str] = ..., content: _Optional[str] = ..., revision: _Optional[int] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., run_id: _Optional[str] = ..., size: _Optional[int] = ...) -> None: ...
+    written_by: str
+    def __init__(self, agent_id: _Optional[str] = ..., path: _Optional[str] = ..., content: _Optional[str] = ..., revision: _Optional[int] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., run_id: _Optional[str] = ..., size: _Optional[int] = ..., written_by: _Optional[str] = ...) -> None: ...
 
 class ListMemoryDocumentsRequest(_message.Message):
     __slots__ = ("agent_id", "include_content", "page_size", "page_token")
@@ -695,6 +959,40 @@ class MemoryDocumentRevision(_message.Message):
     replaced_at: _timestamp_pb2.Timestamp
     run_id: str
     def __init__(self, revision: _Optional[int] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., replaced_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., run_id: _Optional[str] = ...) -> None: ...
+
+class WriteMemoryDocumentRequest(_message.Message):
+    __slots__ = ("agent_id", "path", "content", "mode", "expected_revision")
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    MODE_FIELD_NUMBER: _ClassVar[int]
+    EXPECTED_REVISION_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    path: str
+    content: str
+    mode: DocumentWriteMode
+    expected_revision: int
+    def __init__(self, agent_id: _Optional[str] = ..., path: _Optional[str] = ..., content: _Optional[str] = ..., mode: _Optional[_Union[DocumentWriteMode, str]] = ..., expected_revision: _Optional[int] = ...) -> None: ...
+
+class WriteMemoryDocumentResponse(_message.Message):
+    __slots__ = ("document",)
+    DOCUMENT_FIELD_NUMBER: _ClassVar[int]
+    document: MemoryDocument
+    def __init__(self, document: _Optional[_Union[MemoryDocument, _Mapping]] = ...) -> None: ...
+
+class DeleteMemoryDocumentRequest(_message.Message):
+    __slots__ = ("agent_id", "path")
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    path: str
+    def __init__(self, agent_id: _Optional[str] = ..., path: _Optional[str] = ...) -> None: ...
+
+class DeleteMemoryDocumentResponse(_message.Message):
+    __slots__ = ("path",)
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    def __init__(self, path: _Optional[str] = ...) -> None: ...
 
 class GetMemoryDocumentResponse(_message.Message):
     __slots__ = ("document", "revisions")

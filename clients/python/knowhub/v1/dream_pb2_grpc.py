@@ -103,6 +103,51 @@ class DreamServiceStub:
                 request_serializer=knowhub_dot_v1_dot_dream__pb2.RetryFailedJobRequest.SerializeToString,
                 response_deserializer=knowhub_dot_v1_dot_dream__pb2.RetryFailedJobResponse.FromString,
                 _registered_method=True)
+        self.GetMemoryJob = channel.unary_unary(
+                '/knowhub.v1.DreamService/GetMemoryJob',
+                request_serializer=knowhub_dot_v1_dot_dream__pb2.GetMemoryJobRequest.SerializeToString,
+                response_deserializer=knowhub_dot_v1_dot_dream__pb2.GetMemoryJobResponse.FromString,
+                _registered_method=True)
+        self.GetEvent = channel.unary_unary(
+                '/knowhub.v1.DreamService/GetEvent',
+                request_serializer=knowhub_dot_v1_dot_dream__pb2.GetEventRequest.SerializeToString,
+                response_deserializer=knowhub_dot_v1_dot_dream__pb2.GetEventResponse.FromString,
+                _registered_method=True)
+        self.UpdateEvent = channel.unary_unary(
+                '/knowhub.v1.DreamService/UpdateEvent',
+                request_serializer=knowhub_dot_v1_dot_dream__pb2.UpdateEventRequest.SerializeToString,
+                response_deserializer=knowhub_dot_v1_dot_dream__pb2.UpdateEventResponse.FromString,
+                _registered_method=True)
+        self.DeleteEvent = channel.unary_unary(
+                '/knowhub.v1.DreamService/DeleteEvent',
+                request_serializer=knowhub_dot_v1_dot_dream__pb2.DeleteEventRequest.SerializeToString,
+                response_deserializer=knowhub_dot_v1_dot_dream__pb2.DeleteEventResponse.FromString,
+                _registered_method=True)
+        self.UndeleteEvent = channel.unary_unary(
+                '/knowhub.v1.DreamService/UndeleteEvent',
+                request_serializer=knowhub_dot_v1_dot_dream__pb2.UndeleteEventRequest.SerializeToString,
+                response_deserializer=knowhub_dot_v1_dot_dream__pb2.UndeleteEventResponse.FromString,
+                _registered_method=True)
+        self.UpdateMemo = channel.unary_unary(
+                '/knowhub.v1.DreamService/UpdateMemo',
+                request_serializer=knowhub_dot_v1_dot_dream__pb2.UpdateMemoRequest.SerializeToString,
+                response_deserializer=knowhub_dot_v1_dot_dream__pb2.UpdateMemoResponse.FromString,
+                _registered_method=True)
+        self.DeleteMemo = channel.unary_unary(
+                '/knowhub.v1.DreamService/DeleteMemo',
+                request_serializer=knowhub_dot_v1_dot_dream__pb2.DeleteMemoRequest.SerializeToString,
+                response_deserializer=knowhub_dot_v1_dot_dream__pb2.DeleteMemoResponse.FromString,
+                _registered_method=True)
+        self.UpdateProfile = channel.unary_unary(
+                '/knowhub.v1.DreamService/UpdateProfile',
+                request_serializer=knowhub_dot_v1_dot_dream__pb2.UpdateProfileRequest.SerializeToString,
+                response_deserializer=knowhub_dot_v1_dot_dream__pb2.UpdateProfileResponse.FromString,
+                _registered_method=True)
+        self.DeleteProfile = channel.unary_unary(
+                '/knowhub.v1.DreamService/DeleteProfile',
+                request_serializer=knowhub_dot_v1_dot_dream__pb2.DeleteProfileRequest.SerializeToString,
+                response_deserializer=knowhub_dot_v1_dot_dream__pb2.DeleteProfileResponse.FromString,
+                _registered_method=True)
         self.RunDream = channel.unary_unary(
                 '/knowhub.v1.DreamService/RunDream',
                 request_serializer=knowhub_dot_v1_dot_dream__pb2.RunDreamRequest.SerializeToString,
@@ -142,6 +187,16 @@ class DreamServiceStub:
                 '/knowhub.v1.DreamService/GetMemoryDocument',
                 request_serializer=knowhub_dot_v1_dot_dream__pb2.GetMemoryDocumentRequest.SerializeToString,
                 response_deserializer=knowhub_dot_v1_dot_dream__pb2.GetMemoryDocumentResponse.FromString,
+                _registered_method=True)
+        self.WriteMemoryDocument = channel.unary_unary(
+                '/knowhub.v1.DreamService/WriteMemoryDocument',
+                request_serializer=knowhub_dot_v1_dot_dream__pb2.WriteMemoryDocumentRequest.SerializeToString,
+                response_deserializer=knowhub_dot_v1_dot_dream__pb2.WriteMemoryDocumentResponse.FromString,
+                _registered_method=True)
+        self.DeleteMemoryDocument = channel.unary_unary(
+                '/knowhub.v1.DreamService/DeleteMemoryDocument',
+                request_serializer=knowhub_dot_v1_dot_dream__pb2.DeleteMemoryDocumentRequest.SerializeToString,
+                response_deserializer=knowhub_dot_v1_dot_dream__pb2.DeleteMemoryDocumentResponse.FromString,
                 _registered_method=True)
         self.ForgetDreamSubject = channel.unary_unary(
                 '/knowhub.v1.DreamService/ForgetDreamSubject',
@@ -245,6 +300,74 @@ class DreamServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetMemoryJob(self, request, context):
+        """A historian job's state: pending, processing, done (with the events it wrote and what
+        it decided for each observation) or failed (with its error).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetEvent(self, request, context):
+        """One event, whatever its state (current, superseded or deleted within the retention
+        window).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def UpdateEvent(self, request, context):
+        """Corrects an event's text; its copies in the other perspectives follow. Only the
+        caller that remembered it, or an admin.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeleteEvent(self, request, context):
+        """Deletes an event (and its copies); UndeleteEvent brings it back within
+        KNOWHUB_MEMORY_DELETE_RETENTION_HOURS, after which it is purged.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def UndeleteEvent(self, request, context):
+        """Undoes a DeleteEvent within the retention window.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def UpdateMemo(self, request, context):
+        """Corrects a memo of a conversation's short-term list.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeleteMemo(self, request, context):
+        """Removes a memo from a conversation's short-term list.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def UpdateProfile(self, request, context):
+        """Edits a profile's name, tags or summary (a field mask says which); the replaced
+        revision is kept as for a merge.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeleteProfile(self, request, context):
+        """Deletes a profile with its revisions.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def RunDream(self, request, context):
         """Queues a dream run for an agent (all its traces the caller may read, or the given
         ones) and returns it at once; a dream worker executes it. Follow it with GetDreamRun.
@@ -297,6 +420,21 @@ class DreamServiceServicer:
 
     def GetMemoryDocument(self, request, context):
         """One memory document, current or an earlier kept revision, with its revisions.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def WriteMemoryDocument(self, request, context):
+        """Creates a memory document, replaces its content, or appends to it; the replaced
+        revision is kept. Only the agent itself or an admin.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeleteMemoryDocument(self, request, context):
+        """Deletes a memory document with its kept revisions. Only the agent itself or an admin.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -370,6 +508,51 @@ def add_DreamServiceServicer_to_server(servicer, server):
                     request_deserializer=knowhub_dot_v1_dot_dream__pb2.RetryFailedJobRequest.FromString,
                     response_serializer=knowhub_dot_v1_dot_dream__pb2.RetryFailedJobResponse.SerializeToString,
             ),
+            'GetMemoryJob': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetMemoryJob,
+                    request_deserializer=knowhub_dot_v1_dot_dream__pb2.GetMemoryJobRequest.FromString,
+                    response_serializer=knowhub_dot_v1_dot_dream__pb2.GetMemoryJobResponse.SerializeToString,
+            ),
+            'GetEvent': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetEvent,
+                    request_deserializer=knowhub_dot_v1_dot_dream__pb2.GetEventRequest.FromString,
+                    response_serializer=knowhub_dot_v1_dot_dream__pb2.GetEventResponse.SerializeToString,
+            ),
+            'UpdateEvent': grpc.unary_unary_rpc_method_handler(
+                    servicer.UpdateEvent,
+                    request_deserializer=knowhub_dot_v1_dot_dream__pb2.UpdateEventRequest.FromString,
+                    response_serializer=knowhub_dot_v1_dot_dream__pb2.UpdateEventResponse.SerializeToString,
+            ),
+            'DeleteEvent': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteEvent,
+                    request_deserializer=knowhub_dot_v1_dot_dream__pb2.DeleteEventRequest.FromString,
+                    response_serializer=knowhub_dot_v1_dot_dream__pb2.DeleteEventResponse.SerializeToString,
+            ),
+            'UndeleteEvent': grpc.unary_unary_rpc_method_handler(
+                    servicer.UndeleteEvent,
+                    request_deserializer=knowhub_dot_v1_dot_dream__pb2.UndeleteEventRequest.FromString,
+                    response_serializer=knowhub_dot_v1_dot_dream__pb2.UndeleteEventResponse.SerializeToString,
+            ),
+            'UpdateMemo': grpc.unary_unary_rpc_method_handler(
+                    servicer.UpdateMemo,
+                    request_deserializer=knowhub_dot_v1_dot_dream__pb2.UpdateMemoRequest.FromString,
+                    response_serializer=knowhub_dot_v1_dot_dream__pb2.UpdateMemoResponse.SerializeToString,
+            ),
+            'DeleteMemo': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteMemo,
+                    request_deserializer=knowhub_dot_v1_dot_dream__pb2.DeleteMemoRequest.FromString,
+                    response_serializer=knowhub_dot_v1_dot_dream__pb2.DeleteMemoResponse.SerializeToString,
+            ),
+            'UpdateProfile': grpc.unary_unary_rpc_method_handler(
+                    servicer.UpdateProfile,
+                    request_deserializer=knowhub_dot_v1_dot_dream__pb2.UpdateProfileRequest.FromString,
+                    response_serializer=knowhub_dot_v1_dot_dream__pb2.UpdateProfileResponse.SerializeToString,
+            ),
+            'DeleteProfile': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteProfile,
+                    request_deserializer=knowhub_dot_v1_dot_dream__pb2.DeleteProfileRequest.FromString,
+                    response_serializer=knowhub_dot_v1_dot_dream__pb2.DeleteProfileResponse.SerializeToString,
+            ),
             'RunDream': grpc.unary_unary_rpc_method_handler(
                     servicer.RunDream,
                     request_deserializer=knowhub_dot_v1_dot_dream__pb2.RunDreamRequest.FromString,
@@ -409,6 +592,16 @@ def add_DreamServiceServicer_to_server(servicer, server):
                     servicer.GetMemoryDocument,
                     request_deserializer=knowhub_dot_v1_dot_dream__pb2.GetMemoryDocumentRequest.FromString,
                     response_serializer=knowhub_dot_v1_dot_dream__pb2.GetMemoryDocumentResponse.SerializeToString,
+            ),
+            'WriteMemoryDocument': grpc.unary_unary_rpc_method_handler(
+                    servicer.WriteMemoryDocument,
+                    request_deserializer=knowhub_dot_v1_dot_dream__pb2.WriteMemoryDocumentRequest.FromString,
+                    response_serializer=knowhub_dot_v1_dot_dream__pb2.WriteMemoryDocumentResponse.SerializeToString,
+            ),
+            'DeleteMemoryDocument': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteMemoryDocument,
+                    request_deserializer=knowhub_dot_v1_dot_dream__pb2.DeleteMemoryDocumentRequest.FromString,
+                    response_serializer=knowhub_dot_v1_dot_dream__pb2.DeleteMemoryDocumentResponse.SerializeToString,
             ),
             'ForgetDreamSubject': grpc.unary_unary_rpc_method_handler(
                     servicer.ForgetDreamSubject,
@@ -738,6 +931,249 @@ class DreamService:
             _registered_method=True)
 
     @staticmethod
+    def GetMemoryJob(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/knowhub.v1.DreamService/GetMemoryJob',
+            knowhub_dot_v1_dot_dream__pb2.GetMemoryJobRequest.SerializeToString,
+            knowhub_dot_v1_dot_dream__pb2.GetMemoryJobResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetEvent(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/knowhub.v1.DreamService/GetEvent',
+            knowhub_dot_v1_dot_dream__pb2.GetEventRequest.SerializeToString,
+            knowhub_dot_v1_dot_dream__pb2.GetEventResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def UpdateEvent(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/knowhub.v1.DreamService/UpdateEvent',
+            knowhub_dot_v1_dot_dream__pb2.UpdateEventRequest.SerializeToString,
+            knowhub_dot_v1_dot_dream__pb2.UpdateEventResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteEvent(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/knowhub.v1.DreamService/DeleteEvent',
+            knowhub_dot_v1_dot_dream__pb2.DeleteEventRequest.SerializeToString,
+            knowhub_dot_v1_dot_dream__pb2.DeleteEventResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def UndeleteEvent(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/knowhub.v1.DreamService/UndeleteEvent',
+            knowhub_dot_v1_dot_dream__pb2.UndeleteEventRequest.SerializeToString,
+            knowhub_dot_v1_dot_dream__pb2.UndeleteEventResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def UpdateMemo(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/knowhub.v1.DreamService/UpdateMemo',
+            knowhub_dot_v1_dot_dream__pb2.UpdateMemoRequest.SerializeToString,
+            knowhub_dot_v1_dot_dream__pb2.UpdateMemoResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteMemo(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/knowhub.v1.DreamService/DeleteMemo',
+            knowhub_dot_v1_dot_dream__pb2.DeleteMemoRequest.SerializeToString,
+            knowhub_dot_v1_dot_dream__pb2.DeleteMemoResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def UpdateProfile(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/knowhub.v1.DreamService/UpdateProfile',
+            knowhub_dot_v1_dot_dream__pb2.UpdateProfileRequest.SerializeToString,
+            knowhub_dot_v1_dot_dream__pb2.UpdateProfileResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteProfile(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/knowhub.v1.DreamService/DeleteProfile',
+            knowhub_dot_v1_dot_dream__pb2.DeleteProfileRequest.SerializeToString,
+            knowhub_dot_v1_dot_dream__pb2.DeleteProfileResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
     def RunDream(request,
             target,
             options=(),
@@ -943,6 +1379,60 @@ class DreamService:
             '/knowhub.v1.DreamService/GetMemoryDocument',
             knowhub_dot_v1_dot_dream__pb2.GetMemoryDocumentRequest.SerializeToString,
             knowhub_dot_v1_dot_dream__pb2.GetMemoryDocumentResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def WriteMemoryDocument(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/knowhub.v1.DreamService/WriteMemoryDocument',
+            knowhub_dot_v1_dot_dream__pb2.WriteMemoryDocumentRequest.SerializeToString,
+            knowhub_dot_v1_dot_dream__pb2.WriteMemoryDocumentResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteMemoryDocument(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/knowhub.v1.DreamService/DeleteMemoryDocument',
+            knowhub_dot_v1_dot_dream__pb2.DeleteMemoryDocumentRequest.SerializeToString,
+            knowhub_dot_v1_dot_dream__pb2.DeleteMemoryDocumentResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -71,6 +71,34 @@ class DreamServiceStub:
     """Historian jobs that failed past their retries, newest first."""
     RetryFailedJob: _grpc.UnaryUnaryMultiCallable[_dream_pb2.RetryFailedJobRequest, _dream_pb2.RetryFailedJobResponse]
     """Puts a failed job back on the historian queue with fresh retries."""
+    GetMemoryJob: _grpc.UnaryUnaryMultiCallable[_dream_pb2.GetMemoryJobRequest, _dream_pb2.GetMemoryJobResponse]
+    """A historian job's state: pending, processing, done (with the events it wrote and what
+    it decided for each observation) or failed (with its error).
+    """
+    GetEvent: _grpc.UnaryUnaryMultiCallable[_dream_pb2.GetEventRequest, _dream_pb2.GetEventResponse]
+    """One event, whatever its state (current, superseded or deleted within the retention
+    window).
+    """
+    UpdateEvent: _grpc.UnaryUnaryMultiCallable[_dream_pb2.UpdateEventRequest, _dream_pb2.UpdateEventResponse]
+    """Corrects an event's text; its copies in the other perspectives follow. Only the
+    caller that remembered it, or an admin.
+    """
+    DeleteEvent: _grpc.UnaryUnaryMultiCallable[_dream_pb2.DeleteEventRequest, _dream_pb2.DeleteEventResponse]
+    """Deletes an event (and its copies); UndeleteEvent brings it back within
+    KNOWHUB_MEMORY_DELETE_RETENTION_HOURS, after which it is purged.
+    """
+    UndeleteEvent: _grpc.UnaryUnaryMultiCallable[_dream_pb2.UndeleteEventRequest, _dream_pb2.UndeleteEventResponse]
+    """Undoes a DeleteEvent within the retention window."""
+    UpdateMemo: _grpc.UnaryUnaryMultiCallable[_dream_pb2.UpdateMemoRequest, _dream_pb2.UpdateMemoResponse]
+    """Corrects a memo of a conversation's short-term list."""
+    DeleteMemo: _grpc.UnaryUnaryMultiCallable[_dream_pb2.DeleteMemoRequest, _dream_pb2.DeleteMemoResponse]
+    """Removes a memo from a conversation's short-term list."""
+    UpdateProfile: _grpc.UnaryUnaryMultiCallable[_dream_pb2.UpdateProfileRequest, _dream_pb2.UpdateProfileResponse]
+    """Edits a profile's name, tags or summary (a field mask says which); the replaced
+    revision is kept as for a merge.
+    """
+    DeleteProfile: _grpc.UnaryUnaryMultiCallable[_dream_pb2.DeleteProfileRequest, _dream_pb2.DeleteProfileResponse]
+    """Deletes a profile with its revisions."""
     RunDream: _grpc.UnaryUnaryMultiCallable[_dream_pb2.RunDreamRequest, _dream_pb2.RunDreamResponse]
     """Queues a dream run for an agent (all its traces the caller may read, or the given
     ones) and returns it at once; a dream worker executes it. Follow it with GetDreamRun.
@@ -89,6 +117,12 @@ class DreamServiceStub:
     """An agent's memory documents (what dream integration writes), by path."""
     GetMemoryDocument: _grpc.UnaryUnaryMultiCallable[_dream_pb2.GetMemoryDocumentRequest, _dream_pb2.GetMemoryDocumentResponse]
     """One memory document, current or an earlier kept revision, with its revisions."""
+    WriteMemoryDocument: _grpc.UnaryUnaryMultiCallable[_dream_pb2.WriteMemoryDocumentRequest, _dream_pb2.WriteMemoryDocumentResponse]
+    """Creates a memory document, replaces its content, or appends to it; the replaced
+    revision is kept. Only the agent itself or an admin.
+    """
+    DeleteMemoryDocument: _grpc.UnaryUnaryMultiCallable[_dream_pb2.DeleteMemoryDocumentRequest, _dream_pb2.DeleteMemoryDocumentResponse]
+    """Deletes a memory document with its kept revisions. Only the agent itself or an admin."""
     ForgetDreamSubject: _grpc.UnaryUnaryMultiCallable[_dream_pb2.ForgetDreamSubjectRequest, _dream_pb2.ForgetDreamSubjectResponse]
     """Erases what dream holds about a subject, for good (part of
     AdminService.ForgetSubject): memory events it is the subject or the sender of, its
@@ -139,6 +173,34 @@ class DreamServiceAsyncStub(DreamServiceStub):
     """Historian jobs that failed past their retries, newest first."""
     RetryFailedJob: _aio.UnaryUnaryMultiCallable[_dream_pb2.RetryFailedJobRequest, _dream_pb2.RetryFailedJobResponse]  # type: ignore[assignment]
     """Puts a failed job back on the historian queue with fresh retries."""
+    GetMemoryJob: _aio.UnaryUnaryMultiCallable[_dream_pb2.GetMemoryJobRequest, _dream_pb2.GetMemoryJobResponse]  # type: ignore[assignment]
+    """A historian job's state: pending, processing, done (with the events it wrote and what
+    it decided for each observation) or failed (with its error).
+    """
+    GetEvent: _aio.UnaryUnaryMultiCallable[_dream_pb2.GetEventRequest, _dream_pb2.GetEventResponse]  # type: ignore[assignment]
+    """One event, whatever its state (current, superseded or deleted within the retention
+    window).
+    """
+    UpdateEvent: _aio.UnaryUnaryMultiCallable[_dream_pb2.UpdateEventRequest, _dream_pb2.UpdateEventResponse]  # type: ignore[assignment]
+    """Corrects an event's text; its copies in the other perspectives follow. Only the
+    caller that remembered it, or an admin.
+    """
+    DeleteEvent: _aio.UnaryUnaryMultiCallable[_dream_pb2.DeleteEventRequest, _dream_pb2.DeleteEventResponse]  # type: ignore[assignment]
+    """Deletes an event (and its copies); UndeleteEvent brings it back within
+    KNOWHUB_MEMORY_DELETE_RETENTION_HOURS, after which it is purged.
+    """
+    UndeleteEvent: _aio.UnaryUnaryMultiCallable[_dream_pb2.UndeleteEventRequest, _dream_pb2.UndeleteEventResponse]  # type: ignore[assignment]
+    """Undoes a DeleteEvent within the retention window."""
+    UpdateMemo: _aio.UnaryUnaryMultiCallable[_dream_pb2.UpdateMemoRequest, _dream_pb2.UpdateMemoResponse]  # type: ignore[assignment]
+    """Corrects a memo of a conversation's short-term list."""
+    DeleteMemo: _aio.UnaryUnaryMultiCallable[_dream_pb2.DeleteMemoRequest, _dream_pb2.DeleteMemoResponse]  # type: ignore[assignment]
+    """Removes a memo from a conversation's short-term list."""
+    UpdateProfile: _aio.UnaryUnaryMultiCallable[_dream_pb2.UpdateProfileRequest, _dream_pb2.UpdateProfileResponse]  # type: ignore[assignment]
+    """Edits a profile's name, tags or summary (a field mask says which); the replaced
+    revision is kept as for a merge.
+    """
+    DeleteProfile: _aio.UnaryUnaryMultiCallable[_dream_pb2.DeleteProfileRequest, _dream_pb2.DeleteProfileResponse]  # type: ignore[assignment]
+    """Deletes a profile with its revisions."""
     RunDream: _aio.UnaryUnaryMultiCallable[_dream_pb2.RunDreamRequest, _dream_pb2.RunDreamResponse]  # type: ignore[assignment]
     """Queues a dream run for an agent (all its traces the caller may read, or the given
     ones) and returns it at once; a dream worker executes it. Follow it with GetDreamRun.
@@ -157,6 +219,12 @@ class DreamServiceAsyncStub(DreamServiceStub):
     """An agent's memory documents (what dream integration writes), by path."""
     GetMemoryDocument: _aio.UnaryUnaryMultiCallable[_dream_pb2.GetMemoryDocumentRequest, _dream_pb2.GetMemoryDocumentResponse]  # type: ignore[assignment]
     """One memory document, current or an earlier kept revision, with its revisions."""
+    WriteMemoryDocument: _aio.UnaryUnaryMultiCallable[_dream_pb2.WriteMemoryDocumentRequest, _dream_pb2.WriteMemoryDocumentResponse]  # type: ignore[assignment]
+    """Creates a memory document, replaces its content, or appends to it; the replaced
+    revision is kept. Only the agent itself or an admin.
+    """
+    DeleteMemoryDocument: _aio.UnaryUnaryMultiCallable[_dream_pb2.DeleteMemoryDocumentRequest, _dream_pb2.DeleteMemoryDocumentResponse]  # type: ignore[assignment]
+    """Deletes a memory document with its kept revisions. Only the agent itself or an admin."""
     ForgetDreamSubject: _aio.UnaryUnaryMultiCallable[_dream_pb2.ForgetDreamSubjectRequest, _dream_pb2.ForgetDreamSubjectResponse]  # type: ignore[assignment]
     """Erases what dream holds about a subject, for good (part of
     AdminService.ForgetSubject): memory events it is the subject or the sender of, its
@@ -272,6 +340,88 @@ class DreamServiceServicer(metaclass=_abc_1.ABCMeta):
         """Puts a failed job back on the historian queue with fresh retries."""
 
     @_abc_1.abstractmethod
+    def GetMemoryJob(
+        self,
+        request: _dream_pb2.GetMemoryJobRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_dream_pb2.GetMemoryJobResponse, _abc.Awaitable[_dream_pb2.GetMemoryJobResponse]]:
+        """A historian job's state: pending, processing, done (with the events it wrote and what
+        it decided for each observation) or failed (with its error).
+        """
+
+    @_abc_1.abstractmethod
+    def GetEvent(
+        self,
+        request: _dream_pb2.GetEventRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_dream_pb2.GetEventResponse, _abc.Awaitable[_dream_pb2.GetEventResponse]]:
+        """One event, whatever its state (current, superseded or deleted within the retention
+        window).
+        """
+
+    @_abc_1.abstractmethod
+    def UpdateEvent(
+        self,
+        request: _dream_pb2.UpdateEventRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_dream_pb2.UpdateEventResponse, _abc.Awaitable[_dream_pb2.UpdateEventResponse]]:
+        """Corrects an event's text; its copies in the other perspectives follow. Only the
+        caller that remembered it, or an admin.
+        """
+
+    @_abc_1.abstractmethod
+    def DeleteEvent(
+        self,
+        request: _dream_pb2.DeleteEventRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_dream_pb2.DeleteEventResponse, _abc.Awaitable[_dream_pb2.DeleteEventResponse]]:
+        """Deletes an event (and its copies); UndeleteEvent brings it back within
+        KNOWHUB_MEMORY_DELETE_RETENTION_HOURS, after which it is purged.
+        """
+
+    @_abc_1.abstractmethod
+    def UndeleteEvent(
+        self,
+        request: _dream_pb2.UndeleteEventRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_dream_pb2.UndeleteEventResponse, _abc.Awaitable[_dream_pb2.UndeleteEventResponse]]:
+        """Undoes a DeleteEvent within the retention window."""
+
+    @_abc_1.abstractmethod
+    def UpdateMemo(
+        self,
+        request: _dream_pb2.UpdateMemoRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_dream_pb2.UpdateMemoResponse, _abc.Awaitable[_dream_pb2.UpdateMemoResponse]]:
+        """Corrects a memo of a conversation's short-term list."""
+
+    @_abc_1.abstractmethod
+    def DeleteMemo(
+        self,
+        request: _dream_pb2.DeleteMemoRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_dream_pb2.DeleteMemoResponse, _abc.Awaitable[_dream_pb2.DeleteMemoResponse]]:
+        """Removes a memo from a conversation's short-term list."""
+
+    @_abc_1.abstractmethod
+    def UpdateProfile(
+        self,
+        request: _dream_pb2.UpdateProfileRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_dream_pb2.UpdateProfileResponse, _abc.Awaitable[_dream_pb2.UpdateProfileResponse]]:
+        """Edits a profile's name, tags or summary (a field mask says which); the replaced
+        revision is kept as for a merge.
+        """
+
+    @_abc_1.abstractmethod
+    def DeleteProfile(
+        self,
+        request: _dream_pb2.DeleteProfileRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_dream_pb2.DeleteProfileResponse, _abc.Awaitable[_dream_pb2.DeleteProfileResponse]]:
+        """Deletes a profile with its revisions."""
+
+    @_abc_1.abstractmethod
     def RunDream(
         self,
         request: _dream_pb2.RunDreamRequest,
@@ -336,6 +486,24 @@ class DreamServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_dream_pb2.GetMemoryDocumentResponse, _abc.Awaitable[_dream_pb2.GetMemoryDocumentResponse]]:
         """One memory document, current or an earlier kept revision, with its revisions."""
+
+    @_abc_1.abstractmethod
+    def WriteMemoryDocument(
+        self,
+        request: _dream_pb2.WriteMemoryDocumentRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_dream_pb2.WriteMemoryDocumentResponse, _abc.Awaitable[_dream_pb2.WriteMemoryDocumentResponse]]:
+        """Creates a memory document, replaces its content, or appends to it; the replaced
+        revision is kept. Only the agent itself or an admin.
+        """
+
+    @_abc_1.abstractmethod
+    def DeleteMemoryDocument(
+        self,
+        request: _dream_pb2.DeleteMemoryDocumentRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_dream_pb2.DeleteMemoryDocumentResponse, _abc.Awaitable[_dream_pb2.DeleteMemoryDocumentResponse]]:
+        """Deletes a memory document with its kept revisions. Only the agent itself or an admin."""
 
     @_abc_1.abstractmethod
     def ForgetDreamSubject(
