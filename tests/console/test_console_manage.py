@@ -168,14 +168,14 @@ def test_a_memory_event_is_edited_deleted_and_restored_with_its_history_and_job(
 
 def test_forgetting_a_user_erases_their_knowledge_and_events(
         console: Console, hub: tuple[Harness, Queue]) -> None:
-    alice, dave, admin = (client(hub, name) for name in ("alice", "dave", "admin"))
+    alice, carol, admin = (client(hub, name) for name in ("alice", "carol", "admin"))
     kept = alice.knowledge.save("alice keeps this", "Alice's own record.", ["tool"])
-    record = dave.knowledge.save("dave's deploy steps", "Dave deploys with make ship.", ["tool"])
-    event = remember(dave, "User dave prefers night shifts", T0, "dave")
-    assert dave.memory.list_events(target_user_id="dave")
+    record = carol.knowledge.save("carol's deploy steps", "Carol deploys with make ship.", ["tool"])
+    event = remember(carol, "User carol prefers night shifts", T0, "carol")
+    assert carol.memory.list_events(target_user_id="carol")
 
-    # Carol is no admin: forgetting alice is refused, as the server says, and nothing goes.
-    console.open("/forget", "token-carol")
+    # Dave is no admin: forgetting alice is refused, as the server says, and nothing goes.
+    console.open("/forget", "token-dave")
     console.wait("#forget-subject").send_keys("user:alice")
     console.click("#forget-form button")
     console.click("#forget-confirm")
@@ -184,14 +184,14 @@ def test_forgetting_a_user_erases_their_knowledge_and_events(
     console.screenshot("console2-forget-refused")
 
     console.open("/forget", "token-admin")
-    console.wait("#forget-subject").send_keys("user:dave")
+    console.wait("#forget-subject").send_keys("user:carol")
     console.click("#forget-form button")
-    review = console.wait("#forget-review", "This erases, for user:dave")
+    review = console.wait("#forget-review", "This erases, for user:carol")
     assert "the records it owns" in review.text and "memory events" in review.text
-    assert dave.knowledge.get(record.id).task == "dave's deploy steps"  # nothing yet
+    assert carol.knowledge.get(record.id).task == "carol's deploy steps"  # nothing yet
     console.screenshot("console2-forget-review")
     console.click("#forget-confirm")
-    done = console.wait("#forget-done", "Forgot user:dave")
+    done = console.wait("#forget-done", "Forgot user:carol")
     knowledge = console.wait('tr.erased[data-service="knowledge"][data-kind="knowledge"]')
     assert knowledge.find_element("css selector", ".erased-count").text == "1"
     dream_rows = console.find_all('tr.erased[data-service="dream"]')
@@ -202,7 +202,7 @@ def test_forgetting_a_user_erases_their_knowledge_and_events(
 
     with pytest.raises(errors.NotFound):
         admin.knowledge.get(record.id)
-    assert admin.memory.list_events(target_user_id="dave", include_history=True) == []
+    assert admin.memory.list_events(target_user_id="carol", include_history=True) == []
     with pytest.raises(errors.NotFound):
         admin.memory.get_event(f"{event}_0_sender")
     wait_until(lambda: alice.knowledge.get(kept.id), what="alice's record, kept")

@@ -136,7 +136,7 @@ function eventState(event, actions) {
 function eventRow(event, actions, score) {
   const row = h("tr", { class: `memory-event state-${short(event.state, "EVENT_STATE_") || "current"}`, "data-event-id": event.event_id });
   const replace = (next) => row.replaceWith(eventRow(next, actions, score));
-  row.append(
+  row.append(...[
     h("td", { class: "nowrap" }, when(event.timestamp)),
     h("td", { class: "event-text" }, h("span", { class: "text" }, event.text), eventState(event, actions)),
     h("td", {}, subjectLinks(event, actions.open), h("div", { class: "muted" }, event.scope || ""),
@@ -144,7 +144,7 @@ function eventRow(event, actions, score) {
         { class: "link job-link", "data-job-id": event.job_id })) : null),
     h("td", {}, event.perspective || ""),
     score === undefined ? null : h("td", {}, score),
-    h("td", { class: "event-actions nowrap" }, eventActions(event, row, replace)));
+    h("td", { class: "event-actions nowrap" }, eventActions(event, row, replace))].filter(Boolean));
   return row;
 }
 
