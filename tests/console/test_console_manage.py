@@ -130,6 +130,7 @@ def test_a_memory_event_is_edited_deleted_and_restored_with_its_history_and_job(
     llm.decisions.append(decide("update", 1, "a new city"))
     berlin = remember(alice, "User 20001 lives in Berlin", T0 + 30 * DAY, "20001")
     old, new = f"{paris}_0_sender", f"{berlin}_0_sender"
+    row = f'.memory-event[data-event-id="{new}"]'
     assert alice.memory.get_event(old).superseded_by == new
 
     console.open("/memory?user=20001", "token-alice")
@@ -147,21 +148,20 @@ def test_a_memory_event_is_edited_deleted_and_restored_with_its_history_and_job(
     assert "a new city" in job.text and "update" in job.text
     console.screenshot("console2-memory-job")
 
-    console.click("button.edit-event", within=console.wait(f'.memory-event[data-event-id="{new}"]'))
-    box = console.wait(f'.memory-event[data-event-id="{new}"] textarea')
-    replace_text(box, "User 20001 lives in Munich <script>x</script>")
-    console.click("button", "Save", within=console.wait(f'.memory-event[data-event-id="{new}"]'))
-    console.wait(f'.memory-event[data-event-id="{new}"] .text', "lives in Munich <script>x</script>")
+    console.click("button.edit-event", within=console.wait(row))
+    replace_text(console.wait(f"{row} textarea"), "User 20001 lives in Munich <script>x</script>")
+    console.click("button", "Save", within=console.wait(row))
+    console.wait(f"{row} .text", "lives in Munich <script>x</script>")
     assert alice.memory.get_event(new).text == "User 20001 lives in Munich <script>x</script>"
 
-    console.click("button.delete-event", within=console.wait(f'.memory-event[data-event-id="{new}"]'))
-    deleted = console.wait(f'.memory-event[data-event-id="{new}"]', "restorable until")
+    console.click("button.delete-event", within=console.wait(row))
+    deleted = console.wait(row, "restorable until")
     assert "UTC" in deleted.text or "GMT" in deleted.text
     assert alice.memory.get_event(new).state == "deleted"
     assert new not in [e.event_id for e in alice.memory.list_events(target_user_id="20001")]
     console.screenshot("console2-memory-deleted")
     console.click("button.undelete-event", within=deleted)
-    console.wait(f'.memory-event[data-event-id="{new}"] button.edit-event')
+    console.wait(f"{row} button.edit-event")
     assert alice.memory.get_event(new).state == "current"
     assert console.errors() == []
 

@@ -31,7 +31,7 @@ export async function render(view) {
   view.append(h("h1", {}, "Forget a subject"), h("section", { class: "panel" },
     h("p", {}, "Erases everything the hub holds about one user or agent, in every service, for good: there is no undo. ",
       "Audit records keep a tombstone without content. An admin may forget anyone; any other user only itself (",
-      h("code", {}, "user:"), "and its own id). Forgetting twice is safe: the second time erases nothing more."),
+      h("code", {}, "user:"), " and its own id). Forgetting twice is safe: the second time erases nothing more."),
     form, step));
 }
 
