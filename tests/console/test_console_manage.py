@@ -16,34 +16,12 @@ from selenium.webdriver.common.keys import Keys
 
 from tests.console.console import Console
 from tests.console.seed import ConsoleLLM
-from tests.dream.support import RECONCILE, Queue, decide, private_context, tool_of, wait_until
+from tests.dream.support import Queue, decide, private_context, wait_until
 from tests.support.harness import Harness
 from tests.support.openai_stub import OpenAIStub
 
 T0 = 1_780_000_000.0
 DAY = 86_400.0
-
-
-class ManagingLLM(ConsoleLLM):
-    """The console's scripted LLM, with the historian's reconcile decisions queued apart
-    (each new fact an add unless a decision is queued)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.decisions: list[Any] = []
-
-    def __call__(self, request: dict[str, Any]) -> Any:
-        if request.get("tools") and tool_of(request) == RECONCILE:
-            return self.decisions.pop(0) if self.decisions else decide("add")
-        return super().__call__(request)
-
-
-@pytest.fixture(scope="module")
-def console_llm() -> Iterator[OpenAIStub]:
-    stub = OpenAIStub().start()
-    stub.responder = ManagingLLM()
-    yield stub
-    stub.stop()
 
 
 @pytest.fixture
@@ -95,8 +73,9 @@ def test_knowledge_is_edited_its_versions_shown_and_a_delete_undone(
     fields = console.wait(".version-fields", within=card).text
     assert sorted(fields.split(", ")) == ["content", "tags", "types"]
     assert "UTC" in card.text or "GMT" in card.text  # when, with its zone
-    console.click("summary", "The record as it was", within=card)
     console.wait(".version-content", "every 90 days", within=card)
+    console.click("summary", "Its other fields as they were", within=card)
+    console.wait(".version-state dd", "tool", within=card)
     console.wait(".panel .tag", "owner: <b>sre</b>")  # markup in a tag stays text
     assert console.find_all("#main b") == []
     console.screenshot("console2-knowledge-versions")
@@ -125,7 +104,7 @@ def test_a_memory_event_is_edited_deleted_and_restored_with_its_history_and_job(
         console: Console, hub: tuple[Harness, Queue], console_llm: OpenAIStub) -> None:
     alice = client(hub, "alice")
     llm = console_llm.responder
-    assert isinstance(llm, ManagingLLM)
+    assert isinstance(llm, ConsoleLLM)
     paris = remember(alice, "User 20001 lives in Paris", T0, "20001")
     llm.decisions.append(decide("update", 1, "a new city"))
     berlin = remember(alice, "User 20001 lives in Berlin", T0 + 30 * DAY, "20001")

@@ -260,15 +260,15 @@ function versionCard(version, number) {
       ["Changed", h("span", { class: "version-fields" }, list(changed))],
       ["Why", h("span", { class: "version-why" }, version.feedback || "")],
     ]),
-    h("details", {}, h("summary", {}, "The record as it was"),
+    pre(version.content, { class: "version-content" }),
+    version.task ? h("details", { class: "version-state" }, h("summary", {}, "Its other fields as they were"),
       fields([
-        ["Task", version.task || undefined],
-        ["Types", version.types ? list(version.types) : undefined],
-        ["Tags", version.tags ? tags(version.tags) : undefined],
-        ["Scopes", version.scopes ? list(version.scopes) : undefined],
-        ["Resources", version.resource_ids ? list(version.resource_ids) : undefined],
-      ]),
-      pre(version.content, { class: "version-content" })));
+        ["Task", version.task],
+        ["Types", list(version.types)],
+        ["Tags", tags(version.tags)],
+        ["Scopes", list(version.scopes)],
+        ["Resources", list(version.resource_ids)],
+      ])) : null);
 }
 
 const reload = () => window.dispatchEvent(new HashChangeEvent("hashchange"));
