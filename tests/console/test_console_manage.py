@@ -16,9 +16,9 @@ from selenium.webdriver.common.keys import Keys
 
 from tests.console.console import Console
 from tests.console.seed import ConsoleLLM
-from tests.dream.support import Queue, decide, private_context, wait_until
+from tests.dream.support import Queue, decide, private_context, profile_update, wait_until
 from tests.support.harness import Harness
-from tests.support.openai_stub import OpenAIStub
+from tests.support.openai_stub import OpenAIStub, ToolCalls
 
 T0 = 1_780_000_000.0
 DAY = 86_400.0
@@ -185,4 +185,71 @@ def test_forgetting_a_user_erases_their_knowledge_and_events(
     with pytest.raises(errors.NotFound):
         admin.memory.get_event(f"{event}_0_sender")
     wait_until(lambda: alice.knowledge.get(kept.id), what="alice's record, kept")
+    assert console.errors() == []
+
+
+def test_a_memo_a_profile_and_a_memory_document_are_edited_and_deleted(
+        console: Console, hub: tuple[Harness, Queue], console_llm: OpenAIStub) -> None:
+    alice = client(hub, "alice")
+    llm = console_llm.responder
+    assert isinstance(llm, ConsoleLLM)
+    llm.merges.append(ToolCalls([profile_update("user", "20002", "Likes coffee.", name="Bo")]))
+    alice.memory.remember("Deployed build 7", ["User 20002 likes coffee"],
+                          context=private_context("20002"), wait=20.0)
+
+    console.open("/memory", "token-alice")
+    console.wait("#memos-id").send_keys("20002")
+    console.click("#memos button", "Show memos")
+    memo = console.wait("#memo-list .memo", "Deployed build 7")
+    console.click("button.edit-memo", within=memo)
+    replace_text(console.wait("#memo-list .memo textarea"), "Deployed build 8")
+    console.click("#memo-list .memo button", "Save")
+    console.wait("#memo-list .memo", "Deployed build 8")
+    assert [m.text for m in alice.memory.recent_memos(user_id="20002")] == ["Deployed build 8"]
+
+    console.click('#profile-results .profile-row[data-entity-id="20002"] button.open-profile')
+    console.wait("#profiles .profile", "revision 1")
+    console.click("#profile-edit summary")
+    replace_text(console.wait('#edit-profile input[name="name"]'), "Bo Li")
+    replace_text(console.wait('#edit-profile textarea[name="summary"]'), "Likes coffee, black.")
+    console.click("#edit-profile button", "Save profile")
+    console.wait("#profiles .profile", "revision 2")
+    profile = alice.memory.get_profile("user", "20002")
+    assert (profile.name, profile.summary) == ("Bo Li", "Likes coffee, black.")
+    console.screenshot("console2-memory-memo-profile")
+
+    console.click("#memo-list .memo button.delete-memo")
+    console.click("#memo-list .memo button.delete-memo", "click again")
+    console.wait("#memo-list", "No memos in this conversation")
+    assert alice.memory.recent_memos(user_id="20002") == []
+    console.click("button.delete-profile")
+    console.click("button.delete-profile", "click again to confirm")
+    console.wait(".profile-deleted", "Deleted the profile of user 20002")
+    with pytest.raises(errors.NotFound):
+        alice.memory.get_profile("user", "20002")
+    assert console.errors() == []
+
+    doc = '.document[data-path="notes/preferences.md"]'
+    console.open("/dream", "token-alice")
+    console.click("#documents summary", "New document")
+    form = console.wait("#new-document")
+    console.wait('input[name="path"]', within=form).send_keys("notes/preferences.md")
+    console.wait('textarea[name="content"]', within=form).send_keys(
+        "Prefers <em>short</em> replies.")
+    console.click("button", "Create document", within=form)
+    card = console.wait(doc, "revision 1")
+    card.find_element("css selector", "summary").click()
+    box = console.wait(f"{doc} textarea")
+    replace_text(box, "Prefers short replies, in French.")
+    console.click(f"{doc} button", "Save document")
+    console.wait(doc, "revision 2")
+    assert alice.dream.document("notes/preferences.md").content == (
+        "Prefers short replies, in French.")
+    console.screenshot("console2-dream-documents")
+    card = console.wait(doc)
+    card.find_element("css selector", "summary").click()
+    console.click(f"{doc} button.delete-document")
+    console.click(f"{doc} button.delete-document", "click again")
+    console.wait("#documents", "No memory documents for this agent")
+    assert alice.dream.documents() == []
     assert console.errors() == []
