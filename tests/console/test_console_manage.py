@@ -222,6 +222,7 @@ def test_a_memo_a_profile_and_a_memory_document_are_edited_and_deleted(
     console.click("#memo-list .memo button.delete-memo", "click again")
     console.wait("#memo-list", "No memos in this conversation")
     assert alice.memory.recent_memos(user_id="20002") == []
+    console.click("#profile-edit summary")  # the profile shown again after the save
     console.click("button.delete-profile")
     console.click("button.delete-profile", "click again to confirm")
     console.wait(".profile-deleted", "Deleted the profile of user 20002")
