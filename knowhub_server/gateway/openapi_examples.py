@@ -17,6 +17,7 @@ EXTRACTION_ID = "pending-3c9a1f0e"
 RUN_ID = "dream-4f1c2b3a5d6e7f8091a2b3c4d5e6f708"
 SCHEDULE_ID = "schedule-8e2d4c6b0a1f3e5d"
 JOB_ID = "job-1"
+EVENT_ID = "job-1_0_sender"
 TOKEN_REFERENCE = "credentials/website_a"
 _CASE = {"task": "crawl site A", "outcome": "logged in on the first try",
          "trace_id": TRACE_ID, "query_sequence": 1}
@@ -141,6 +142,23 @@ BODIES: dict[str, dict[str, Any]] = {
     "dream.DeleteSchedule": {"schedule_id": SCHEDULE_ID},
     "dream.ListMemoryDocuments": {"agent_id": "crawler-agent", "include_content": False},
     "dream.GetMemoryDocument": {"agent_id": "crawler-agent", "path": "MEMORY.md"},
+    "dream.GetMemoryJob": {"job_id": JOB_ID},
+    "dream.GetEvent": {"event_id": EVENT_ID},
+    "dream.UpdateEvent": {"event_id": EVENT_ID, "text": "Alice prefers answers in German."},
+    "dream.DeleteEvent": {"event_id": EVENT_ID},
+    "dream.UndeleteEvent": {"event_id": EVENT_ID},
+    "dream.UpdateMemo": {"request_type": "REQUEST_TYPE_PRIVATE", "user_id": "alice",
+                         "job_id": JOB_ID, "text": "Answered Alice in German."},
+    "dream.DeleteMemo": {"request_type": "REQUEST_TYPE_PRIVATE", "user_id": "alice",
+                         "job_id": JOB_ID},
+    "dream.UpdateProfile": {"entity_type": "ENTITY_TYPE_USER", "entity_id": "alice",
+                            "update_mask": "name,tags", "name": "Alice Martin",
+                            "tags": ["french", "billing"]},
+    "dream.DeleteProfile": {"entity_type": "ENTITY_TYPE_USER", "entity_id": "alice"},
+    "dream.WriteMemoryDocument": {"agent_id": "crawler-agent", "path": "MEMORY.md",
+                                  "content": "Site A needs the shared login.",
+                                  "mode": "DOCUMENT_WRITE_MODE_APPEND"},
+    "dream.DeleteMemoryDocument": {"agent_id": "crawler-agent", "path": "notes/old.md"},
     "dream.ForgetDreamSubject": {"subject": "agent:crawler-agent"},
     # admin
     "admin.CreateBackup": {"destination": "/srv/backups/knowhub-2026-11-26"},
