@@ -216,6 +216,7 @@ def test_a_memo_a_profile_and_a_memory_document_are_edited_and_deleted(
     console.wait("#profiles .profile", "revision 2")
     profile = alice.memory.get_profile("user", "20002")
     assert (profile.name, profile.summary) == ("Bo Li", "Likes coffee, black.")
+    console.wait('#profile-results .profile-row[data-entity-id="20002"]', "Bo Li")  # listed anew
     console.screenshot("console2-memory-memo-profile")
 
     console.click("#memo-list .memo button.delete-memo")
@@ -228,6 +229,8 @@ def test_a_memo_a_profile_and_a_memory_document_are_edited_and_deleted(
     console.wait(".profile-deleted", "Deleted the profile of user 20002")
     with pytest.raises(errors.NotFound):
         alice.memory.get_profile("user", "20002")
+    wait_until(lambda: not console.find_all('.profile-row[data-entity-id="20002"]'),
+               what="the deleted profile gone from the list")
     assert console.errors() == []
 
     doc = '.document[data-path="notes/preferences.md"]'

@@ -332,10 +332,13 @@ function showProfiles(panel, subject) {
   const show = () => (query.value.trim() ? search() : list());
   form.addEventListener("submit", (event) => { event.preventDefault(); show(); });
   type.addEventListener("change", show);
+  detail.addEventListener(PROFILE_CHANGED, show); // the list shows the new name and revision
   panel.replaceChildren(h("h2", {}, "Profiles"), form, results, detail);
   show();
   if (subject) showProfile(detail, subject.type, subject.id, "");
 }
+
+const PROFILE_CHANGED = "knowhub:profile-changed";
 
 async function showProfile(detail, entity_type, entity_id, scope) {
   detail.replaceChildren(loading());
@@ -345,15 +348,21 @@ async function showProfile(detail, entity_type, entity_id, scope) {
   if (!data) return;
   const [{ profile }, { revisions = [] }] = data;
   const slot = h("div");
-  const again = () => showProfile(detail, entity_type, entity_id, scope);
+  const again = () => {
+    detail.dispatchEvent(new Event(PROFILE_CHANGED));
+    return showProfile(detail, entity_type, entity_id, scope);
+  };
   detail.append(h("div", { class: "card profile", "data-entity-id": profile.entity_id },
     h("div", { class: "row" }, h("strong", {}, profile.name || profile.entity_id),
       badge(`revision ${profile.revision || 0}`, "ok"), h("span", { class: "muted" }, profile.reason || "")),
     fields([["Tags", list(profile.tags)], ["Scope", profile.scope || ""], ["Updated", when(profile.updated_at)],
       ["From event", profile.source_event_id || ""]]),
     pre(profile.markdown, { class: "profile-markdown" }),
-    profileEdit({ ...key, scope: scope || profile.scope || "" }, profile, again, () => detail.replaceChildren(
-      h("p", { class: "notice profile-deleted" }, `Deleted the profile of ${short(entity_type, "ENTITY_TYPE_")} ${entity_id}.`))),
+    profileEdit({ ...key, scope: scope || profile.scope || "" }, profile, again, () => {
+      detail.dispatchEvent(new Event(PROFILE_CHANGED));
+      detail.replaceChildren(h("p", { class: "notice profile-deleted" },
+        `Deleted the profile of ${short(entity_type, "ENTITY_TYPE_")} ${entity_id}.`));
+    }),
     h("h3", {}, "Earlier revisions"), slot,
     revisions.length ? revisions.map((item) => h("div", { class: "card revision", "data-revision": item.profile.revision },
       h("div", { class: "row" }, h("strong", {}, `Revision ${item.profile.revision}`),
@@ -361,7 +370,7 @@ async function showProfile(detail, entity_type, entity_id, scope) {
         button(`Restore revision ${item.profile.revision}`, async () => {
           const restored = await guarded(slot, () => call("dream", "RestoreProfileRevision",
             { ...key, scope: scope || profile.scope, revision: item.profile.revision }));
-          if (restored) showProfile(detail, entity_type, entity_id, scope);
+          if (restored) again();
         }, { class: "restore" })),
       pre(item.profile.summary)))
       : empty("No earlier revisions.")));
