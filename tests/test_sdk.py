@@ -147,7 +147,8 @@ def test_search_results_to_dict_is_results_and_count(hub: Harness) -> None:
 
     data = hits.to_dict()
     json.dumps(data)
-    assert set(data) == {"results", "count"}
+    assert set(data) == {"results", "count", "selection"}
+    assert data["selection"] == "recall"
     assert data["count"] == len(data["results"]) == 2
     assert {r["id"] for r in data["results"]} == {first.id, second.id}
     for result, hit in zip(data["results"], hits, strict=True):

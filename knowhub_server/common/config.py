@@ -192,7 +192,19 @@ class CommonSettings(HubSettings):
         "vectors computed in the hub's own process (on the CPU, or a GPU torch can use), so "
         "hybrid search needs no endpoint. Needs the `embed` extra (`pip install "
         "'knowhub[embed]'`); not together with embedding_base_url.")
-    embedding_timeout_seconds: float = Field(30.0, gt=0, description="Timeout of one call.")
+    embedding_timeout_seconds: float = Field(
+        30.0, gt=0, description="Longest wait for one embedding call, its retries "
+        "(KNOWHUB_LLM_MAX_RETRIES) included; a save whose vector is not back by then is "
+        "stored at once and gets its vector later.")
+    embedding_query_timeout_seconds: float = Field(
+        10.0, gt=0, description="Longest wait for a search query's vector, retries "
+        "included; a search that does not get it in time answers from BM25 alone and says "
+        "it is degraded (and the breaker, KNOWHUB_EMBEDDING_BREAKER_SECONDS, spares the "
+        "next searches the wait).")
+    embedding_breaker_seconds: float = Field(
+        30.0, ge=0, description="After an embedding call fails, how long the model is not "
+        "asked again: searches answer from BM25 and saves store their records for a "
+        "background task to embed, without waiting. 0 asks it every time.")
     embedding_query_cache_size: int = Field(
         4096, ge=0, le=1_000_000, description="Query texts whose vectors each process keeps "
         "(least recently used first out), so a repeated search skips the embedding call; "

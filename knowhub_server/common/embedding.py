@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
+import time
 from array import array
 from collections.abc import Sequence
 from pathlib import Path
@@ -23,6 +24,7 @@ from knowhub_server.common.config import CommonSettings
 from knowhub_server.common.errors import Unavailable
 from knowhub_server.common.fairness import ModelLane
 from knowhub_server.common.metrics import Metrics
+from knowhub_server.common.retry import within
 
 log = logging.getLogger(__name__)
 
@@ -55,19 +57,53 @@ class Bm25Encoder:
         return self._model.embed_query(keep_numbers(text))
 
 
+class Breaker:
+    """After a failure, fails every call at once for `cooldown` seconds, so that while a
+    model is down no caller waits for it; the first call after that tries it again."""
+
+    def __init__(self, cooldown: float) -> None:
+        self._cooldown = cooldown
+        self._open_until = 0.0
+        self._last_error = ""
+        self.failing = False  # whether the last call failed
+
+    @property
+    def open(self) -> bool:
+        return time.monotonic() < self._open_until
+
+    def check(self) -> None:
+        if self.open:
+            raise Unavailable(f"the embedding model is failing ({self._last_error}); "
+                              f"not asked again for {self._open_until - time.monotonic():.0f} s")
+
+    def failed(self, error: str) -> None:
+        self._last_error = error[:200]
+        self._open_until = time.monotonic() + self._cooldown
+        self.failing = True
+
+    def succeeded(self) -> None:
+        self._open_until = 0.0
+        self.failing = False
+
+
 class DenseEmbedder:
     """Dense vectors of one embedding model: from an OpenAI-compatible /v1/embeddings
     endpoint (`EndpointEmbedder`), or computed in this process (`LocalEmbedder`).
 
     Search queries go through a bounded LRU cache of this model's query vectors (kept as
     4-byte floats), since agents repeat their queries; record texts are never cached.
-    Calls made while an RPC is handled wait for a slot of the model lane.
+    Calls made while an RPC is handled wait for a slot of the model lane. After a failed
+    call the model is not asked again for `breaker_seconds` (`Breaker`): callers fall back
+    (search to BM25, saves to writing the vector later) at once.
     """
 
     def __init__(self, model: str, dim: int, metrics: Metrics | None = None,
-                 query_cache_size: int = 0, lane: ModelLane | None = None) -> None:
+                 query_cache_size: int = 0, lane: ModelLane | None = None,
+                 breaker_seconds: float = 0.0, query_timeout: float | None = None) -> None:
         self.model = model
         self.dim = dim
+        self.breaker = Breaker(breaker_seconds)
+        self._query_timeout = query_timeout
         self._metrics = metrics or Metrics()
         self._queries: LRUCache[str, array[float]] | None = (
             LRUCache(query_cache_size) if query_cache_size else None)
@@ -92,14 +128,15 @@ class DenseEmbedder:
                 settings.embedding_base_url, settings.embedding_api_key,
                 settings.embedding_model, settings.embedding_dim,
                 settings.embedding_timeout_seconds, settings.llm_max_retries, metrics, cache,
-                lane)
+                lane, breaker_seconds=settings.embedding_breaker_seconds,
+                query_timeout=settings.embedding_query_timeout_seconds)
         return None
 
     def embed_query(self, text: str) -> list[float]:
         """The vector of a search query: from the cache when this text was embedded
         lately, else from the model (and then cached)."""
         if self._queries is None:
-            return self.embed([text])[0]
+            return self.embed([text], timeout=self._query_timeout)[0]
         with self._queries_lock:
             cached = self._queries.get(text)
         lookups = self._metrics.embedding_query_cache
@@ -107,26 +144,34 @@ class DenseEmbedder:
             lookups.labels(self.model, "hit").inc()
             return cached.tolist()
         lookups.labels(self.model, "miss").inc()
-        vector = self.embed([text])[0]
+        vector = self.embed([text], timeout=self._query_timeout)[0]
         with self._queries_lock:
             self._queries[text] = array("f", vector)
         return vector
 
-    def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        """The texts' vectors, in order; Unavailable when the model cannot give them."""
+    def embed(self, texts: Sequence[str], *, timeout: float | None = None
+              ) -> list[list[float]]:
+        """The texts' vectors, in order; Unavailable when the model cannot give them
+        within `timeout` seconds (the configured timeout when None), or failed lately."""
         if not texts:
             return []
-        with self._lane.slot(), self._metrics.embedding_call(self.model, len(texts)):
-            vectors = self._vectors(list(texts))
-            if len(vectors) != len(texts) or any(len(v) != self.dim for v in vectors):
-                raise Unavailable(
-                    f"the embedding model returned {len(vectors)} vectors of size "
-                    f"{len(vectors[0]) if vectors else 0}; expected {len(texts)} of size "
-                    f"{self.dim} (check KNOWHUB_EMBEDDING_DIM)"
-                )
+        self.breaker.check()
+        try:
+            with self._lane.slot(), self._metrics.embedding_call(self.model, len(texts)):
+                vectors = self._vectors(list(texts), timeout)
+                if len(vectors) != len(texts) or any(len(v) != self.dim for v in vectors):
+                    raise Unavailable(
+                        f"the embedding model returned {len(vectors)} vectors of size "
+                        f"{len(vectors[0]) if vectors else 0}; expected {len(texts)} of size "
+                        f"{self.dim} (check KNOWHUB_EMBEDDING_DIM)"
+                    )
+        except Unavailable as exc:
+            self.breaker.failed(exc.message)
+            raise
+        self.breaker.succeeded()
         return vectors
 
-    def _vectors(self, texts: list[str]) -> list[list[float]]:
+    def _vectors(self, texts: list[str], timeout: float | None) -> list[list[float]]:
         raise NotImplementedError
 
     def close(self) -> None:
@@ -138,14 +183,20 @@ class EndpointEmbedder(DenseEmbedder):
 
     def __init__(self, base_url: str, api_key: str, model: str, dim: int,
                  timeout: float, max_retries: int, metrics: Metrics | None = None,
-                 query_cache_size: int = 0, lane: ModelLane | None = None) -> None:
-        super().__init__(model, dim, metrics, query_cache_size, lane)
+                 query_cache_size: int = 0, lane: ModelLane | None = None, *,
+                 breaker_seconds: float = 0.0, query_timeout: float | None = None) -> None:
+        super().__init__(model, dim, metrics, query_cache_size, lane, breaker_seconds,
+                         query_timeout)
+        # Retries are ours (`within`), so that all of them fit in the timeout.
         self._client = openai.OpenAI(base_url=base_url, api_key=api_key, timeout=timeout,
-                                     max_retries=max_retries)
+                                     max_retries=0)
+        self._timeout = timeout
+        self._max_retries = max_retries
 
-    def _vectors(self, texts: list[str]) -> list[list[float]]:
+    def _vectors(self, texts: list[str], timeout: float | None) -> list[list[float]]:
         try:
-            response = self._client.embeddings.create(model=self.model, input=texts)
+            response = within(timeout or self._timeout, self._max_retries, lambda left: (
+                self._client.embeddings.create(model=self.model, input=texts, timeout=left)))
         except openai.OpenAIError as exc:
             raise Unavailable(f"the embedding endpoint failed: {exc}") from exc
         return [item.embedding for item in sorted(response.data, key=lambda d: d.index)]
@@ -181,7 +232,7 @@ class LocalEmbedder(DenseEmbedder):
         log.info("embedding model %s (%d dimensions) loaded in-process from %s",
                  self.model, size, path)
 
-    def _vectors(self, texts: list[str]) -> list[list[float]]:
+    def _vectors(self, texts: list[str], timeout: float | None) -> list[list[float]]:
         try:
             with self._lock:
                 vectors = self._model.encode(texts, batch_size=64, normalize_embeddings=True,

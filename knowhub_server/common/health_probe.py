@@ -7,7 +7,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from knowhub.channels import open_channel
 from knowhub.errors import connection_problem
 
-from knowhub_server.common.server import SERVICE_MODULES
+from knowhub_server.common.server import EMBEDDING_BACKLOG, EMBEDDING_STATE, SERVICE_MODULES
 
 WILDCARD_HOSTS = frozenset({"0.0.0.0", "::", "[::]", ""})
 
@@ -33,8 +33,8 @@ def check(address: str, service: str, *, tls_ca: bytes | None = None,
     with open_channel(address, tls_ca=tls_ca) as channel:
         stub = health_pb2_grpc.HealthStub(channel)
         try:
-            response = stub.Check(health_pb2.HealthCheckRequest(service=health_name(service)),
-                                  timeout=timeout)
+            response, call = stub.Check.with_call(
+                health_pb2.HealthCheckRequest(service=health_name(service)), timeout=timeout)
         except grpc.RpcError as error:
             code = error.code() if hasattr(error, "code") else grpc.StatusCode.UNKNOWN
             if code == grpc.StatusCode.NOT_FOUND:
@@ -45,4 +45,13 @@ def check(address: str, service: str, *, tls_ca: bytes | None = None,
             return False, f"{line}: {problem}" if problem else line
     status = health_pb2.HealthCheckResponse.ServingStatus.Name(response.status)
     serving = response.status == health_pb2.HealthCheckResponse.SERVING
-    return serving, f"{what}: {status}"
+    return serving, f"{what}: {status}{_embedding(dict(call.trailing_metadata() or ()))}"
+
+
+def _embedding(trailer: dict[str, str]) -> str:
+    """What the server said of its embedding model: the records waiting for a vector."""
+    if EMBEDDING_BACKLOG not in trailer:
+        return ""
+    state = "failing" if trailer.get(EMBEDDING_STATE) == "failing" else "answering"
+    return (f"; embedding model {state}, {trailer[EMBEDDING_BACKLOG]} record(s) waiting "
+            "for their vector")

@@ -15,6 +15,7 @@ from knowhub_server.common.config import CommonSettings
 from knowhub_server.common.errors import InvalidArgument
 from knowhub_server.common.fairness import ModelLane
 from knowhub_server.common.metrics import Metrics
+from knowhub_server.common.retry import within
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +84,7 @@ class LLM:
         self.allowed_models = frozenset({model, *allowed_models})
         self._client = openai.OpenAI(base_url=base_url, api_key=api_key, timeout=timeout,
                                      max_retries=max_retries)
+        self._max_retries = max_retries
         self._metrics = metrics or Metrics()
         self._lane = lane or ModelLane(0, 0)
 
@@ -109,20 +111,21 @@ class LLM:
     def complete(self, system: str, user: str, *, purpose: str = "other",
                  model: str | None = None, timeout: float | None = None) -> str:
         """The text of one chat completion. Raises LLMError on any failure, Busy when the
-        model lane is full. `purpose` labels the call in the metrics."""
-        options: dict[str, Any] = {}
-        if timeout is not None:
-            options["timeout"] = timeout
+        model lane is full. `purpose` labels the call in the metrics. `timeout` bounds the
+        whole call, its retries included (without it, each try gets the client's own)."""
         model = self.model_for(model)
+        messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
         with self._lane.slot(), self._metrics.llm_call(purpose, model):
             try:
-                response = self._client.chat.completions.create(
-                    model=model,
-                    messages=[{"role": "system", "content": system},
-                              {"role": "user", "content": user}],
-                    temperature=0,
-                    **options,
-                )
+                if timeout is None:
+                    response = self._client.chat.completions.create(
+                        model=model, messages=messages, temperature=0)  # type: ignore[arg-type]
+                else:
+                    client = self._client.with_options(max_retries=0)
+                    response = within(timeout, self._max_retries, lambda left: (
+                        client.chat.completions.create(
+                            model=model, messages=messages,  # type: ignore[arg-type]
+                            temperature=0, timeout=left)))
             except openai.OpenAIError as exc:
                 raise LLMError(f"the LLM call failed: {exc}") from exc
             if not response.choices or response.choices[0].message.content is None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from wsgiref.simple_server import WSGIServer
 
 import redis
-from prometheus_client import CollectorRegistry, Counter, Histogram, start_http_server
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
@@ -57,6 +57,10 @@ class Metrics:
             "knowhub_embedding_query_cache_lookups", "Search queries looked up in the query "
             "embedding cache, by model and result (hit: no embedding call; miss: one). The "
             "hit rate is hit / (hit + miss).", ["model", "result"], registry=self.registry)
+        self.embedding_backlog = Gauge(
+            "knowhub_embedding_backlog", "Records stored without their dense vector while "
+            "the embedding model failed, by collection; a background task writes the "
+            "vectors when the model answers again.", ["collection"], registry=self.registry)
         self.feedback_verdicts = Counter(
             "knowhub_feedback_verdicts", "Helpful and harmful verdicts of evaluations, by "
             "what became of them on the knowledge: applied, deferred (tried again later) or "

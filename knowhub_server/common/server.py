@@ -27,6 +27,7 @@ from knowhub_server.common.rpc import Undecodable
 from knowhub_server.common.runtime import Runtime
 from knowhub_server.common.services import SERVICE_MODULES
 from knowhub_server.common.tls import server_credentials
+from knowhub_server.common.vector_backlog import VectorBacklog
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +38,9 @@ SERVICE_NAMES = {service: module.DESCRIPTOR.services_by_name[f"{service.title()}
                                                     ("cognition", cognition_pb2),
                                                     ("dream", dream_pb2))}
 GRACE_SECONDS = 10.0
+# Trailing metadata of a health check (see _EmbeddingHealth).
+EMBEDDING_BACKLOG = "knowhub-embedding-backlog"
+EMBEDDING_STATE = "knowhub-embedding"
 # The longest chain of calls between co-hosted services (cognition -> knowledge ->
 # resource): the peer server gets this many threads per public one, so calls waiting on
 # their own sub-calls can never take every thread those sub-calls need.
@@ -100,6 +104,28 @@ def _grpc_server(workers: int, name: str, metrics: Metrics,
                        options=[("grpc.so_reuseport", 0), *channels.SERVER_KEEPALIVE_OPTIONS])
 
 
+class _EmbeddingHealth(health.HealthServicer):
+    """gRPC health that also says, in trailing metadata, how many records wait for their
+    dense vector (EMBEDDING_BACKLOG) and whether the embedding model is failing
+    (EMBEDDING_STATE), for `knowhub health`."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        super().__init__()
+        self._runtime = runtime
+
+    def Check(self, request: health_pb2.HealthCheckRequest,
+              context: grpc.ServicerContext) -> health_pb2.HealthCheckResponse:
+        response = super().Check(request, context)
+        embedder = self._runtime.embedder
+        backlogs = [t for t in self._runtime.background if isinstance(t, VectorBacklog)]
+        if embedder is not None and backlogs:
+            waiting = sum(b.size() for b in backlogs)
+            state = "failing" if embedder.breaker.failing else "ok"
+            context.set_trailing_metadata(((EMBEDDING_BACKLOG, str(waiting)),
+                                           (EMBEDDING_STATE, state)))
+        return response
+
+
 class KnowHubServer:
     """Registers the chosen services on one port and runs them until stopped; calls for
     the `forwarded` services are passed on to where Peers reaches them (see Forwarder).
@@ -128,7 +154,7 @@ class KnowHubServer:
                                     FairShareInterceptor(per_caller))
         self._peer_server = _grpc_server(workers * PEER_CALL_DEPTH, "knowhub-peer",
                                          runtime.metrics)
-        self._health = health.HealthServicer()
+        self._health = _EmbeddingHealth(runtime)
         self._names: list[str] = []
 
     def start(self) -> int:

@@ -35,6 +35,13 @@ def int_range(value: int, field: str, low: int, high: int) -> int:
     return value
 
 
+def number_range(value: float, field: str, low: float, high: float) -> float:
+    """A finite number from `low` to `high` (NaN is neither)."""
+    if not low <= value <= high:
+        raise InvalidArgument(field, f"must be between {low:g} and {high:g}, got {value!r}")
+    return value
+
+
 def count(length: int, field: str, max_items: int, *, required: bool = False) -> int:
     """A repeated field's size: at most `max_items`, and at least one when required."""
     if required and not length:

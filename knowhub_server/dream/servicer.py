@@ -62,6 +62,8 @@ def register(server: ServiceHost, runtime: Runtime) -> str:
                           settings.memory_search_dense_weight)
     events = EventStore(runtime.vectors, vectors, fusion)
     profiles = ProfileStore(runtime.vectors, vectors, fusion)
+    runtime.background += [b for b in (events.backlog(runtime.metrics),
+                                       profiles.backlog(runtime.metrics)) if b is not None]
     queue = HistorianQueue(runtime.redis, runtime.settings.redis_prefix,
                            memos_keep=settings.memory_recent_memos_keep,
                            failed_max_files=settings.historian_failed_max_files,

@@ -13,6 +13,7 @@ from typing import Any
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 from knowhub.knowledge import ORDERS
+from knowhub.models.knowledge import SELECTIONS
 from knowhub.v1 import admin_pb2, cognition_pb2, knowledge_pb2, resource_pb2
 
 from knowhub_server.gateway import openapi_examples
@@ -189,6 +190,9 @@ def _seed_paths(found: dict[str, Descriptor]) -> dict[str, Any]:
 
     knowledge = ref(knowledge_pb2.Knowledge)
     list_text = {"type": "string"}
+    selection = {"type": "string", "enum": list(SELECTIONS.names),
+                 "description": "how the candidates were chosen: routed (by the LLM), "
+                 "recall (above the relevance floor), degraded (BM25 alone)"}
     feedback = {"type": "object", "additionalProperties": False, "properties": {
         "feedback_list": {"type": "array", "items": {"allOf": [
             _message_ref(knowledge_pb2.KnowledgeFeedback.DESCRIPTOR, found),
@@ -197,12 +201,16 @@ def _seed_paths(found: dict[str, Descriptor]) -> dict[str, Any]:
         "/api/knowledge/search": {"get": _operation(
             "knowledge_search: two-stage search, best first",
             _obj(results={"type": "array", "items": _ref("SearchHit")},
-                 count={"type": "integer"}),
+                 count={"type": "integer"}, selection=selection),
             operation_id="knowledge_search", parameters=[
                 _param("q", "query", {"type": "string"}, "the search text", required=True),
                 _param("top_k", "query", {"type": "integer"}, "1-100, default 5"),
                 _param("min_score", "query", {"type": "integer"}, "default 3"),
-                _param("types", "query", list_text, "comma-separated knowledge types")])},
+                _param("types", "query", list_text, "comma-separated knowledge types"),
+                _param("min_relevance", "query", {"type": "number", "minimum": 0,
+                                                  "maximum": 1},
+                       "0-1: only records at least this relevant; default: the hub's "
+                       "floor")])},
         "/api/knowledge/ask": {"post": _operation(
             "knowledge_ask: search, then the LLM's answer citing the hits; with "
             "trace_id, logged as that trace's query event",
@@ -210,7 +218,7 @@ def _seed_paths(found: dict[str, Descriptor]) -> dict[str, Any]:
                  cited_ids={"type": "array", "items": {"type": "string"}},
                  results={"type": "array", "items": _ref("SearchHit")},
                  count={"type": "integer"}, routed={"type": "boolean"},
-                 event_id={"type": "string"}),
+                 selection=selection, event_id={"type": "string"}),
             operation_id="knowledge_ask",
             body=_ref(knowledge_pb2.AskKnowledgeRequest.DESCRIPTOR.full_name))},
         "/api/knowledge": {

@@ -150,7 +150,7 @@ BODIES: dict[str, dict[str, Any]] = {
 # operationId -> {parameter name: example value} of the URL (path and query).
 PARAMETERS: dict[str, dict[str, Any]] = {
     "knowledge_search": {"q": "selenium login", "top_k": 3, "min_score": 3,
-                         "types": "tool,strategy"},
+                         "types": "tool,strategy", "min_relevance": 0.25},
     "knowledge_list": {"limit": 10, "types": "tool", "scopes": "team:crawling",
                        "page_token": "", "order": "confidence"},
     "knowledge_update": {"id": KNOWLEDGE_ID},

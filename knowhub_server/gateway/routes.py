@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 from collections.abc import AsyncIterator, Collection
 from typing import Any
 
 from google.protobuf.message import Message
 from knowhub import errors
 from knowhub.knowledge import ORDERS
+from knowhub.models.knowledge import SELECTIONS
 from knowhub.v1 import admin_pb2, cognition_pb2, knowledge_pb2, resource_pb2
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
@@ -73,6 +75,19 @@ class Query:
             raise invalid(f"{name}: {number} is out of range")
         return number
 
+    def number(self, name: str) -> float | None:
+        """A finite number, or None when not given."""
+        value = self._one(name)
+        if value is None or value == "":
+            return None
+        try:
+            number = float(value)
+        except ValueError:
+            raise invalid(f"{name}: must be a number, not {value!r}") from None
+        if not math.isfinite(number):
+            raise invalid(f"{name}: must be a finite number, not {value!r}")
+        return number
+
     def boolean(self, name: str, default: bool = False) -> bool:
         value = self._one(name)
         if value is None or value == "":
@@ -106,16 +121,17 @@ async def _body(request: Request, message_class: type[Message],
 # ---- Seed 001: knowledge -----------------------------------------------------------------
 
 async def search_knowledge(request: Request) -> Response:
-    query = Query(request, {"q", "top_k", "min_score", "types"})
+    query = Query(request, {"q", "top_k", "min_score", "types", "min_relevance"})
     text = query.text("q")
     if not text.strip():
         raise invalid("q: required (the search text)")
     message = knowledge_pb2.SearchKnowledgeRequest(
         query=text, top_k=query.integer("top_k", 5), min_score=query.integer("min_score", 3),
-        types=query.items("types"))
+        types=query.items("types"), min_relevance=query.number("min_relevance"))
     response = await _call(request, "knowledge", "SearchKnowledge", message)
     results = [search_hit_json(hit) for hit in response.hits]
-    return JSONResponse({"results": results, "count": len(results)})
+    return JSONResponse({"results": results, "count": len(results),
+                         "selection": SELECTIONS.name(response.selection)})
 
 
 def search_hit_json(hit: knowledge_pb2.SearchHit) -> dict[str, Any]:
@@ -217,6 +233,7 @@ async def ask_knowledge(request: Request) -> Response:
     results = [search_hit_json(hit) for hit in response.hits]
     return JSONResponse({"answer": response.answer, "cited_ids": list(response.cited_ids),
                          "results": results, "count": len(results), "routed": response.routed,
+                         "selection": SELECTIONS.name(response.selection),
                          "event_id": response.event_id})
 
 

@@ -39,7 +39,27 @@ class KnowledgeSettings(HubSettings):
         "KNOWHUB_SEARCH_ROUTING_CATALOG_MAX: records recalled (BM25, or hybrid with "
         "embeddings) for the LLM to choose from.")
     search_routing_timeout_seconds: float = Field(
-        5.0, gt=0, description="Routing falls back to recall order after this long.")
+        5.0, gt=0, description="The longest the routing step may take, the LLM's retries "
+        "included; after it, search keeps the records recall finds above the relevance "
+        "floor.")
+    search_min_relevance: float = Field(
+        0.25, ge=0.0, le=1.0, description="Relevance floor of hybrid recall (BM25 and "
+        "dense): without an LLM's pick, a search returns only records at least this "
+        "relevant (0..1), so a question nothing answers gets nothing. The highest floor "
+        "that kept LoCoMo recall@10 within 0.01 of none, for all-MiniLM-L6-v2 at the "
+        "default dense weight (see the benchmarks in the docs); another model needs its "
+        "own. A request's min_relevance overrides it.")
+    search_min_relevance_bm25: float = Field(
+        0.15, ge=0.0, le=1.0, description="Relevance floor when recall is BM25 alone (no "
+        "embedding model, or the model is failing): BM25 over the best score the query "
+        "can reach, 0..1; chosen as KNOWHUB_SEARCH_MIN_RELEVANCE was. A request's "
+        "min_relevance overrides it.")
+    search_relevance_band: float = Field(
+        0.03, ge=0.0, le=1.0, description="Stage 2: records within this much relevance "
+        "of the band's most relevant one are ordered by quality (score + helpful - 2 * "
+        "harmful); quality never lifts a record above one more relevant than that. The "
+        "widest band that kept LoCoMo recall@10 with author scores 3-5 within 0.02 of "
+        "uniform scores (see the benchmarks in the docs).")
     resource_check_timeout_seconds: float = Field(
         5.0, gt=0, description="How long a save or search waits for the resource service "
         "to check resource_ids.")

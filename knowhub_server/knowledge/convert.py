@@ -36,6 +36,8 @@ from knowhub_server.knowledge.operations import (
 
 # The list's orders by their domain names: "updated" (the default) and "confidence".
 ORDERS = ProtoEnum(knowledge_pb2.KnowledgeOrder, unspecified="updated")
+# How a search chose its candidates, by the ranking's names (routed, recall, degraded).
+SELECTIONS = ProtoEnum(knowledge_pb2.Selection)
 # Why a search hit's resource is unavailable, by the resource client's names of its states.
 UNAVAILABLE_REASONS = ProtoEnum(knowledge_pb2.UnavailableResource.Reason)
 

@@ -21,7 +21,7 @@ from knowhub_server.common.errors import (
 )
 from knowhub_server.common.forget import forget_subject
 from knowhub_server.common.llm import LLM, LLMError
-from knowhub_server.common.scopes import best_priority, validate_scope
+from knowhub_server.common.scopes import validate_scope
 from knowhub_server.common.times import now
 from knowhub_server.common.vectors import Where
 from knowhub_server.knowledge import prompts
@@ -56,8 +56,9 @@ from knowhub_server.knowledge.domain import (
     validate_knowledge_id,
     validate_types,
 )
+from knowhub_server.knowledge.ranking import Selection, above, rank
 from knowhub_server.knowledge.resource_client import DELETED, MISSING, USABLE, ResourceClient
-from knowhub_server.knowledge.store import Candidate, KnowledgeStore, visible_where
+from knowhub_server.knowledge.store import Candidate, KnowledgeStore, Recall, visible_where
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +76,11 @@ class SearchHit:
 @dataclass
 class SearchResult:
     hits: list[SearchHit]
-    routed: bool
+    selection: Selection
+
+    @property
+    def routed(self) -> bool:
+        return self.selection is Selection.ROUTED
 
 
 @dataclass
@@ -275,41 +280,59 @@ class KnowledgeOperations:
     # -- search --
 
     def search(self, principal: Principal, query: str, *, top_k: int, min_score: int,
-               types: list[str]) -> SearchResult:
+               types: list[str], min_relevance: float | None = None) -> SearchResult:
+        """Stage 1 keeps the records that answer the query: the LLM's pick when routing
+        gives a usable one, else those recalled at or above the relevance floor
+        (`min_relevance`, else the setting for the kind of relevance recall computed).
+        Stage 2 orders them (`ranking.rank`). A `min_relevance` given applies to the
+        LLM's pick too."""
         check.text(query, "query", QUERY_MAX, required=True)
         check.int_range(top_k, "top_k", 1, TOP_K_MAX)
         check.int_range(min_score, "min_score", 1, 5)
         validate_types(types, "types", required=False)
+        if min_relevance is not None:
+            check.number_range(min_relevance, "min_relevance", 0.0, 1.0)
         where = visible_where(principal.visible_scopes, types=types, min_score=min_score)
         candidates = max(top_k, math.ceil(top_k * self._settings.search_recall_multiplier))
+        routed = None
         if self._llm is not None and self._settings.search_routing:
-            recalled, routed = self._routed(query, where, candidates)
+            recall, routed = self._routed(query, where, candidates)
         else:
-            recalled, routed = self._store.recall(query, where, candidates), False
-        visible = principal.visible_scopes
+            recall = self._store.recall(query, where, candidates)
+        if routed is not None:
+            chosen, selection = above(routed, min_relevance), Selection.ROUTED
+        else:
+            floor = min_relevance if min_relevance is not None else self._floor(recall)
+            chosen = above(recall.candidates[:candidates], floor)
+            selection = Selection.DEGRADED if recall.degraded else Selection.RECALL
         # Votes count for the voter's organisation: rank by the caller's organisation's.
-        recalled = [c.seen_by(principal.voters) for c in recalled[:candidates]]
-        ranked = sorted((c for c in recalled if c.quality_score >= 0),
-                        key=lambda c: (-c.quality_score, not c.is_user_profile,
-                                       best_priority(c.scopes, visible), -c.relevance))
+        ranked = rank([c.seen_by(principal.voters) for c in chosen],
+                      band=self._settings.search_relevance_band,
+                      visible=principal.visible_scopes)
         hits = [SearchHit(c.knowledge, c.quality_score, c.relevance) for c in ranked[:top_k]]
         self._mark_unavailable_resources(principal, hits)
-        return SearchResult(hits, routed)
+        return SearchResult(hits, selection)
 
-    def _routed(self, query: str, where: Where, pick: int) -> tuple[list[Candidate], bool]:
-        """Stage 1 with the LLM: its pick among the caller's whole catalog when that is
-        small enough for one prompt, else among a wide recall; recall order when it gives
-        no usable answer."""
+    def _floor(self, recall: Recall) -> float:
         settings = self._settings
-        recalled = self._store.recall(query, where, max(pick, settings.search_routing_pool))
-        catalog = recalled
+        return settings.search_min_relevance_bm25 if recall.lexical \
+            else settings.search_min_relevance
+
+    def _routed(self, query: str, where: Where, pick: int
+                ) -> tuple[Recall, list[Candidate] | None]:
+        """Stage 1 with the LLM: the recall, and the LLM's pick among the caller's whole
+        catalog when that is small enough for one prompt, else among a wide recall; None
+        when it gives no usable answer within the routing timeout."""
+        settings = self._settings
+        recall = self._store.recall(query, where, max(pick, settings.search_routing_pool))
+        catalog = recall.candidates
         if self._store.count(where) <= settings.search_routing_catalog_max:
-            catalog = self._store.catalog(where, first=recalled)
-        chosen = self._route(query, catalog, pick) if catalog else None
-        return (recalled, False) if chosen is None else (chosen, True)
+            catalog = self._store.catalog(where, first=recall.candidates)
+        return recall, self._route(query, catalog, pick) if catalog else None
 
     def ask(self, principal: Principal, query: str, *, top_k: int, min_score: int,
-            types: list[str], log: QueryLog | None) -> Answer:
+            types: list[str], log: QueryLog | None,
+            min_relevance: float | None = None) -> Answer:
         """Searches, then has the LLM answer from the hits citing their ids; with `log`,
         appends the question and answer to the trace as its query event."""
         if self._llm is None:
@@ -318,7 +341,8 @@ class KnowledgeOperations:
             check.trace_id(log.trace_id)
             check.int_range(log.sequence, "sequence", 0, MAX_SEQUENCE)
             check.text(log.goal_id, "goal_id", NAME_MAX)
-        result = self.search(principal, query, top_k=top_k, min_score=min_score, types=types)
+        result = self.search(principal, query, top_k=top_k, min_score=min_score, types=types,
+                             min_relevance=min_relevance)
         records = [h.knowledge for h in result.hits]
         text, cited = "", []
         if records:
@@ -361,7 +385,8 @@ class KnowledgeOperations:
     def _route(self, query: str, recalled: list[Candidate],
                pick: int) -> list[Candidate] | None:
         """Stage 1: the LLM's choice among the recalled records, or None to keep recall
-        order (no LLM answer in time, or an unusable one)."""
+        order (no LLM answer within the routing timeout, retries included, or an
+        unusable one: no JSON list of ids, or none of the candidates)."""
         assert self._llm is not None
         records = [c.knowledge for c in recalled]
         try:

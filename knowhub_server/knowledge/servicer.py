@@ -18,6 +18,7 @@ from knowhub_server.knowledge.cognition_client import CognitionClient
 from knowhub_server.knowledge.config import KnowledgeSettings
 from knowhub_server.knowledge.convert import (
     ORDERS,
+    SELECTIONS,
     draft_from_proto,
     feedback_from_proto,
     feedback_item_from_proto,
@@ -87,9 +88,11 @@ class KnowledgeServicer(knowledge_pb2_grpc.KnowledgeServiceServicer):
             principal, request.query,
             top_k=request.top_k if request.HasField("top_k") else DEFAULT_TOP_K,
             min_score=request.min_score if request.HasField("min_score") else DEFAULT_MIN_SCORE,
-            types=list(request.types))
-        return knowledge_pb2.SearchKnowledgeResponse(hits=search_hits(result, principal),
-                                                     routed=result.routed)
+            types=list(request.types),
+            min_relevance=request.min_relevance if request.HasField("min_relevance") else None)
+        return knowledge_pb2.SearchKnowledgeResponse(
+            hits=search_hits(result, principal), routed=result.routed,
+            selection=SELECTIONS.value(result.selection.value))
 
     @unary
     def AskKnowledge(self, request: knowledge_pb2.AskKnowledgeRequest,
@@ -101,10 +104,12 @@ class KnowledgeServicer(knowledge_pb2_grpc.KnowledgeServiceServicer):
             principal, request.query,
             top_k=request.top_k if request.HasField("top_k") else DEFAULT_TOP_K,
             min_score=request.min_score if request.HasField("min_score") else DEFAULT_MIN_SCORE,
-            types=list(request.types), log=log)
+            types=list(request.types), log=log,
+            min_relevance=request.min_relevance if request.HasField("min_relevance") else None)
         return knowledge_pb2.AskKnowledgeResponse(
             answer=answer.text, cited_ids=answer.cited_ids, routed=answer.search.routed,
-            hits=search_hits(answer.search, principal), event_id=answer.event_id)
+            hits=search_hits(answer.search, principal), event_id=answer.event_id,
+            selection=SELECTIONS.value(answer.search.selection.value))
 
     @unary
     def UpdateKnowledge(self, request: knowledge_pb2.UpdateKnowledgeRequest,
@@ -173,6 +178,9 @@ def register(server: ServiceHost, runtime: Runtime) -> str:
     """Adds the knowledge service to `server`; returns its full service name."""
     settings = KnowledgeSettings()
     store = KnowledgeStore(runtime.vectors, KnowledgeVectors(runtime.embedder), settings)
+    backlog = store.backlog(runtime.metrics)
+    if backlog is not None:
+        runtime.background.append(backlog)
     links = ResourceClient(runtime.peers, settings.resource_check_timeout_seconds)
     operations = KnowledgeOperations(store, settings, runtime.llm, links,
                                      CognitionClient(runtime.peers), runtime.settings.language)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import heapq
+import logging
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -14,8 +15,15 @@ from qdrant_edge import SparseVector
 from knowhub_server.common import paging
 from knowhub_server.common.auth import LegacyNames
 from knowhub_server.common.embedding import Bm25Encoder, DenseEmbedder
-from knowhub_server.common.errors import AlreadyExists, InvalidArgument
+from knowhub_server.common.errors import AlreadyExists, Busy, InvalidArgument, Unavailable
+from knowhub_server.common.metrics import Metrics
 from knowhub_server.common.scopes import qualified, qualified_scope
+from knowhub_server.common.vector_backlog import (
+    PENDING,
+    VectorBacklog,
+    marked,
+    vectors_now_or_later,
+)
 from knowhub_server.common.vectors import (
     DENSE,
     SPARSE,
@@ -32,6 +40,7 @@ from knowhub_server.common.vectors import (
     Vectors,
     VectorStore,
     Where,
+    bounded_bm25,
     point_id,
     rewrite_payloads,
 )
@@ -45,6 +54,8 @@ from knowhub_server.knowledge.domain import (
     quality_score,
     same_knowledge,
 )
+
+log = logging.getLogger(__name__)
 
 COLLECTION = "knowledge"
 REQUESTS = "knowledge_requests"  # SaveKnowledge idempotency keys -> the ids they created
@@ -60,7 +71,7 @@ def knowledge_schema(embedder: DenseEmbedder | None) -> CollectionSchema:
         embedding_model=embedder.model if embedder else None,
         keyword_fields=("scopes", "types", "voted_by"),
         tenant_field="scopes",
-        integer_fields=("score", "helpful", "harmful"),
+        integer_fields=("score", "helpful", "harmful", PENDING),
         float_fields=tuple(ORDER_FIELDS.values()),
         # Seed 001's search results carry the eval counters only.
         bulk_fields=("helpful_history", "harmful_history", "versions", "applied_requests",
@@ -194,6 +205,17 @@ def _visible_where(visible_scopes: frozenset[str], types: tuple[str, ...],
     return Where(must=tuple(must))
 
 
+@dataclass
+class Recall:
+    """Stage 1's candidates, best first, and how their relevance was computed."""
+
+    candidates: list[Candidate]
+    # BM25 alone because the embedding model failed or was slow (it is configured).
+    degraded: bool = False
+    # Relevance is BM25 over the query's bound (no dense model, or degraded), not hybrid.
+    lexical: bool = True
+
+
 class KnowledgeVectors:
     """The vectors of a record's text: BM25 always, dense when an embedder is configured."""
 
@@ -209,10 +231,22 @@ class KnowledgeVectors:
                 item[DENSE] = dense
         return vectors
 
+    def for_saving(self, records: Sequence[Knowledge]) -> list[Vectors]:
+        """As `for_records`, but without the dense vectors when the model fails within
+        its timeout: the record is saved at once and its vector written later."""
+        texts = [r.indexed_text for r in records]
+        return vectors_now_or_later(self.embedder,
+                                    [{SPARSE: self._bm25.document(t)} for t in texts], texts)
+
+    def stored_payload(self, record: Knowledge, vectors: Vectors) -> dict[str, Any]:
+        return marked(to_payload(record), vectors, self.embedder)
+
     def for_stored(self, records: list[Record]) -> list[Vectors]:
         return self.for_records([from_payload(dict(r.payload)) for r in records])
 
     def for_query(self, query: str) -> tuple[SparseVector, list[float] | None]:
+        """The query's BM25 vector and its dense one (None without a model); Unavailable
+        or Busy when the model cannot give it now."""
         dense = self.embedder.embed_query(query) if self.embedder is not None else None
         return self._bm25.query(query), dense
 
@@ -248,7 +282,12 @@ def qualify_legacy_names(store: VectorStore, embedder: DenseEmbedder | None,
             source=replace(record.source,
                            agent_id=qualified(namespace, record.source.agent_id)),
             resource_ids=[resource_keys.get(r, r) for r in record.resource_ids])
-        return to_payload(after) if after != record else None
+        if after == record:
+            return None
+        rewritten = to_payload(after)
+        if PENDING in payload:  # its vector is still owed: rewrite_payloads keeps the vectors
+            rewritten[PENDING] = payload[PENDING]
+        return rewritten
 
     return rewrite_payloads(store.open(knowledge_schema(embedder)), moved)
 
@@ -265,13 +304,20 @@ class KnowledgeStore:
         self._requests: VectorCollection = store.open(CollectionSchema(name=REQUESTS))
         self._deleted: VectorCollection = store.open(DELETED_SCHEMA)
 
+    def backlog(self, metrics: Metrics) -> VectorBacklog | None:
+        """The task that writes the dense vectors saves could not get in time."""
+        if self.vectors.embedder is None:
+            return None
+        return VectorBacklog(COLLECTION, self._collection, self.vectors.embedder,
+                             lambda payload: from_payload(payload).indexed_text, metrics)
+
     # -- writes --
 
     def insert(self, records: Sequence[Knowledge]) -> list[bool]:
         """Creates the records; False for any whose id already existed (nothing written)."""
-        vectors = self.vectors.for_records(records)
+        vectors = self.vectors.for_saving(records)
         return self._collection.insert([
-            Record(key=r.id, payload=to_payload(r), vectors=v)
+            Record(key=r.id, payload=self.vectors.stored_payload(r, v), vectors=v)
             for r, v in zip(records, vectors, strict=True)
         ])
 
@@ -293,8 +339,9 @@ class KnowledgeStore:
             after = change(before)
             vectors = current.vectors
             if after.indexed_text != text_before or not vectors:
-                vectors = self.vectors.for_records([after])[0]
-            return Record(key=knowledge_id, payload=to_payload(after), vectors=vectors)
+                vectors = self.vectors.for_saving([after])[0]
+            return Record(key=knowledge_id, payload=self.vectors.stored_payload(after, vectors),
+                          vectors=vectors)
 
         return from_payload(self._collection.compare_and_set(knowledge_id, apply).payload)
 
@@ -360,28 +407,37 @@ class KnowledgeStore:
         record = self._collection.get(knowledge_id)
         return from_payload(record.payload) if record else None
 
-    def recall(self, query: str, where: Where, limit: int) -> list[Candidate]:
-        """The `limit` most relevant records, best first, with their relevance.
+    def recall(self, query: str, where: Where, limit: int) -> Recall:
+        """The `limit` most relevant records, best first, with their relevance in 0..1.
 
-        BM25 alone, or hybrid (`HybridFusion`: BM25 over the query's bound and cosine,
-        weighted), and the best records are then read in one call.
+        Hybrid (`HybridFusion`: BM25 over the query's bound and cosine, weighted) with a
+        dense model; BM25 over its bound (`bounded_bm25`) without one, or when the model
+        fails or is slow (degraded). The best records are then read in one call.
         """
-        sparse, dense = self.vectors.for_query(query)
+        sparse = self.vectors.bm25_query(query)
+        try:
+            _, dense = self.vectors.for_query(query)
+        except (Unavailable, Busy) as exc:
+            log.warning("search answered from BM25 alone: %s", exc.message)
+            return Recall(self._lexical(sparse, where, limit), degraded=True)
         if dense is None:
-            feedback = self._settings.search_feedback_docs
-            if feedback:
-                top = self._collection.search(SearchQuery(
-                    where, feedback, sparse=sparse, with_payload=False, with_vectors=True))
-                sparse = self._expanded(sparse, [h.vectors[SPARSE] for h in top])
-            hits = self._collection.search(SearchQuery(where, limit, sparse=sparse))
-            # The stored payload holds the indexed fields: no need to copy them out.
-            return [Candidate(h.stored or {}, h.score,
-                              lambda h=h: from_payload(h.record.payload)) for h in hits]
+            return Recall(self._lexical(sparse, where, limit))
         fused = self._fusion.search(self._collection, where, sparse, dense, limit)
         found = {point_id(r.key): r for r in self._collection.retrieve_points(
             [p for p, _ in fused], with_bulk=False)}
-        return [Candidate(found[p].payload, score, lambda r=found[p]: from_payload(r.payload))
-                for p, score in fused if p in found]
+        return Recall([Candidate(found[p].payload, score,
+                                 lambda r=found[p]: from_payload(r.payload))
+                       for p, score in fused if p in found], lexical=False)
+
+    def _lexical(self, sparse: SparseVector, where: Where, limit: int) -> list[Candidate]:
+        feedback = self._settings.search_feedback_docs
+        if feedback:
+            top = self._collection.search(SearchQuery(
+                where, feedback, sparse=sparse, with_payload=False, with_vectors=True))
+            sparse = self._expanded(sparse, [h.vectors[SPARSE] for h in top])
+        # The stored payload holds the indexed fields: no need to copy them out.
+        return [Candidate(h.stored or {}, similarity, lambda h=h: from_payload(h.record.payload))
+                for h, similarity in bounded_bm25(self._collection, where, sparse, limit)]
 
     def find_same(self, record: Knowledge, candidates: int = 10) -> Knowledge | None:
         """A stored record that `same_knowledge` calls the same as `record`: among the

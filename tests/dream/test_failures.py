@@ -63,13 +63,21 @@ def test_a_poison_job_moves_to_the_failed_jobs_after_its_retries(
 
 
 def test_a_failing_job_is_retried_then_failed_and_can_be_retried_by_hand(
-        start_hub: StartHub, llm: OpenAIStub, settings: dict[str, Any],
-        queue: Queue) -> None:
-    hub = start_hub(env=ONE_RETRY, embedding_base_url=llm.base_url,
-                    embedding_model="stub-embed", embedding_dim=llm.embedding_dim,
-                    llm_max_retries=0, **settings)
+        start_hub: StartHub, settings: dict[str, Any], queue: Queue,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    hub = start_hub(env=ONE_RETRY, **settings)
     alice, bob = hub.client("alice"), hub.client("bob")
-    llm.embeddings_down = True
+    # An embeddings outage no longer fails a job (its vectors are written later): a fault
+    # injected into the job's processing does.
+    assert hub.server is not None
+    [historian] = [t for t in hub.server.runtime.background if isinstance(t, Historian)]
+    processor = historian._processor
+    process = processor.process
+
+    def failing(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("injected failure")
+
+    monkeypatch.setattr(processor, "process", failing)
     result = alice.memory.remember("memo", ["User 10001 likes sailing"],
                                    context=private_context())
     wait_until(lambda: queue.failed_count() == 1, what="the failed job")
@@ -77,12 +85,12 @@ def test_a_failing_job_is_retried_then_failed_and_can_be_retried_by_hand(
     assert (failed.job_id, failed.deliveries, failed.scope) == (result.job_id, 2, "org:acme")
     assert (failed.request_type, failed.user_id) == ("private", "10001")
     assert (failed.memo, failed.observations) == ("memo", ["User 10001 likes sailing"])
-    assert "embedding endpoint failed" in failed.error
+    assert "injected failure" in failed.error
     assert list(bob.memory.failed_jobs()) == []
     with pytest.raises(errors.NotFound):
         bob.memory.retry_failed_job(result.job_id)
 
-    llm.embeddings_down = False
+    monkeypatch.setattr(processor, "process", process)
     assert alice.memory.retry_failed_job(result.job_id) == result.job_id
     queue.wait_drained()
     assert queue.failed_count() == 0

@@ -12,6 +12,7 @@ import pytest
 from knowhub import KnowHub, errors
 from pydantic import ValidationError
 
+from knowhub_server.dream.memory import historian as historian_module
 from knowhub_server.dream.memory.config import MemorySettings
 from tests.conftest import StartHub
 from tests.dream.support import (
@@ -120,20 +121,30 @@ def test_a_job_is_read_only_by_those_who_see_its_scope(hub_with: Callable[..., H
 
 
 def test_a_failing_job_reads_failed_with_its_error_then_pending_on_retry(
-        start_hub: StartHub, llm: OpenAIStub, redis_url: str, redis_prefix: str) -> None:
+        start_hub: StartHub, redis_url: str, redis_prefix: str,
+        monkeypatch: pytest.MonkeyPatch) -> None:
     hub = start_hub(env={"KNOWHUB_HISTORIAN_POLL_INTERVAL_SECONDS": "0.05",
                          "KNOWHUB_HISTORIAN_JOB_MAX_RETRIES": "0"},
-                    embedding_base_url=llm.base_url, embedding_model="stub-embed",
-                    embedding_dim=llm.embedding_dim, redis_url=redis_url,
-                    redis_prefix=redis_prefix)
+                    redis_url=redis_url, redis_prefix=redis_prefix)
     alice = hub.client("alice")
-    llm.embeddings_down = True
+    # An embeddings outage no longer fails a job (its vectors are written later): a fault
+    # injected into the job's processing does.
+    assert hub.server is not None
+    [historian] = [t for t in hub.server.runtime.background
+                   if isinstance(t, historian_module.Historian)]
+    processor = historian._processor
+    process = processor.process
+
+    def failing(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("injected failure")
+
+    monkeypatch.setattr(processor, "process", failing)
     result = alice.memory.remember("", ["User 10001 keeps bees"], context=private_context(),
                                    wait=20)
     assert result.job is not None and result.job.state == "failed"
-    assert "embedding endpoint failed" in result.job.error and result.job.event_ids == []
+    assert "injected failure" in result.job.error and result.job.event_ids == []
     assert alice.memory.job(result.job_id).state == "failed"
-    llm.embeddings_down = False
+    monkeypatch.setattr(processor, "process", process)
     alice.memory.retry_failed_job(result.job_id)
     wait_until(lambda: alice.memory.job(result.job_id).state == "done", what="the retry")
     assert alice.memory.job(result.job_id).error == ""

@@ -69,7 +69,8 @@ def test_search_ranks_by_quality_and_filters(gateway: Gateway) -> None:
                                    "min_score": 3, "types": "tool"})
     assert response.status_code == 200, response.text
     body = response.json()
-    assert set(body) == {"results", "count"}
+    assert set(body) == {"results", "count", "selection"}
+    assert body["selection"] == "recall"
     assert body["count"] == len(body["results"]) == 2
     assert [hit["id"] for hit in body["results"]] == [strong["id"], weak["id"]]
     for hit in body["results"]:

@@ -18,6 +18,7 @@ from knowhub_server.common.auth import Principal
 from knowhub_server.knowledge import convert
 from knowhub_server.knowledge.domain import Knowledge, KnowledgeVersion
 from knowhub_server.knowledge.operations import SearchHit, SearchResult, SlimReport
+from knowhub_server.knowledge.ranking import Selection
 from knowhub_server.knowledge.resource_client import DELETED, EXPIRED, MISSING
 from knowhub_server.knowledge.store import from_payload, to_payload
 from tests.support.messages import (
@@ -42,7 +43,7 @@ ROUND_TRIPS: dict[str, tuple[Callable[[Any], Any], Callable[[Any], Message]]] = 
 READ_BY_THE_SERVICER = {
     "SaveKnowledgeRequest": {"validate_only"},
     "UpdateKnowledgeRequest": {"id"},
-    "AskKnowledgeRequest": {"query", "top_k", "min_score", "types"},
+    "AskKnowledgeRequest": {"query", "top_k", "min_score", "types", "min_relevance"},
 }
 REQUESTS: dict[str, Callable[[Any], Any]] = {
     "SaveKnowledgeRequest": lambda m: convert.draft_from_proto(m, ""),
@@ -54,7 +55,7 @@ REQUESTS: dict[str, Callable[[Any], Any]] = {
 
 def _hit_message(hit: SearchHit) -> knowledge_pb2.SearchHit:
     return knowledge_pb2.SearchKnowledgeResponse(
-        hits=convert.search_hits(SearchResult([hit], routed=True), VIEWER)).hits[0]
+        hits=convert.search_hits(SearchResult([hit], Selection.ROUTED), VIEWER)).hits[0]
 
 
 RECORDS: dict[str, tuple[Callable[[], Any], Callable[[Any], Message]]] = {

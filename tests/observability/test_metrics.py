@@ -215,13 +215,13 @@ def test_llm_and_embedding_calls_are_counted_by_purpose_model_and_outcome(
                  outcome="error") is None
 
     llm.embeddings_down = True
-    with pytest.raises(errors.Unavailable):
-        save(alice)
+    save(alice)  # saved at once, its vector owed
     samples = scrape(hub)
     assert value(samples, "knowhub_embedding_calls_total", model=EMBEDDING_MODEL,
                  outcome="error") == 1
     assert value(samples, "knowhub_embedding_duration_seconds_count",
                  model=EMBEDDING_MODEL) == embedded + 1
+    assert value(samples, "knowhub_embedding_backlog", collection="knowledge") == 1
 
 
 def test_no_label_carries_text_a_caller_chose(start_hub: StartHub, llm: OpenAIStub) -> None:

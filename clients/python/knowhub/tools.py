@@ -50,6 +50,9 @@ _TYPES = {"type": "array", "items": {"type": "string", "enum": KNOWLEDGE_TYPES},
 _TOP_K = {"type": "integer", "minimum": 1, "maximum": 100, "description": "How many results."}
 _MIN_SCORE = {"type": "integer", "minimum": 1, "maximum": 5, "default": 3,
               "description": "Leave out records their author rated lower."}
+_MIN_RELEVANCE = {"type": "number", "minimum": 0, "maximum": 1,
+                  "description": "Only records at least this relevant (0..1); default: the "
+                                 "hub's floor."}
 _SCOPES = {"type": "array", "items": {"type": "string"},
            "description": "user:ID, agent:ID, project:ID, team:ID, org:ID or public."}
 _CONTEXT = {
@@ -85,11 +88,13 @@ def _function(name: str, description: str, properties: dict[str, Any],
 
 _SCHEMAS = [
     _function("knowledge_search", "Search the knowledge base for experience relevant to a "
-              "task. Returns the best records, most useful first.", {
+              "task. Returns the records that answer it, most relevant first (the better rated "
+              "first among equally relevant ones).", {
                   "query": {"type": "string", "description": "What you need to know."},
                   "top_k": {**_TOP_K, "default": 5},
                   "min_score": _MIN_SCORE,
                   "types": _TYPES,
+                  "min_relevance": _MIN_RELEVANCE,
               }, ["query"]),
     _function("knowledge_save", "Save new knowledge: the situation (task) and what was "
               "learned (content). If you (the same owner, in the same scopes) saved the same "
@@ -155,6 +160,7 @@ _SCHEMAS = [
                   "top_k": {**_TOP_K, "default": 5},
                   "min_score": _MIN_SCORE,
                   "types": _TYPES,
+                  "min_relevance": _MIN_RELEVANCE,
                   "trace_id": {"type": "string", "description": "Your trace, to log the "
                                "question and answer as its query event."},
                   "sequence": {"type": "integer", "minimum": 0,

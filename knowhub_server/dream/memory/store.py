@@ -14,7 +14,14 @@ from qdrant_edge import SparseVector
 
 from knowhub_server.common import paging
 from knowhub_server.common.embedding import Bm25Encoder, DenseEmbedder
-from knowhub_server.common.errors import InvalidArgument
+from knowhub_server.common.errors import Busy, InvalidArgument, Unavailable
+from knowhub_server.common.metrics import Metrics
+from knowhub_server.common.vector_backlog import (
+    PENDING,
+    VectorBacklog,
+    marked,
+    vectors_now_or_later,
+)
 from knowhub_server.common.vectors import (
     DENSE,
     SPARSE,
@@ -56,7 +63,7 @@ def events_schema(embedder: DenseEmbedder | None) -> CollectionSchema:
         name=EVENTS, dense_dim=embedder.dim if embedder else None,
         embedding_model=embedder.model if embedder else None,
         keyword_fields=("scope", "user_id", "sender_id", "group_id", "perspective", "state"),
-        tenant_field="scope",
+        tenant_field="scope", integer_fields=(PENDING,),
         float_fields=("timestamp_epoch", "confirmed_at"), bulk_fields=("observation",))
 
 
@@ -65,7 +72,7 @@ def profiles_schema(embedder: DenseEmbedder | None) -> CollectionSchema:
         name=PROFILES, dense_dim=embedder.dim if embedder else None,
         embedding_model=embedder.model if embedder else None,
         keyword_fields=("scope", "entity_type"), tenant_field="scope",
-        bulk_fields=("revisions", "merged_jobs"))
+        integer_fields=(PENDING,), bulk_fields=("revisions", "merged_jobs"))
 
 
 class MemoryVectors:
@@ -82,8 +89,22 @@ class MemoryVectors:
                 item[DENSE] = dense
         return vectors
 
+    def for_saving(self, texts: Sequence[str]) -> list[Vectors]:
+        """As `for_texts`, but without the dense vectors when the model fails within its
+        timeout: the record is stored at once and its vector written later."""
+        return vectors_now_or_later(self.embedder,
+                                    [{SPARSE: self._bm25.document(t)} for t in texts], texts)
+
+    def stored(self, key: str, payload: dict[str, Any], vectors: Vectors) -> Record:
+        return Record(key=key, payload=marked(payload, vectors, self.embedder), vectors=vectors)
+
     def for_query(self, query: str) -> tuple[SparseVector, list[float] | None]:
-        dense = self.embedder.embed_query(query) if self.embedder is not None else None
+        """The query's BM25 vector, and its dense one unless there is no model or it
+        cannot give it now (search then goes by BM25 alone)."""
+        try:
+            dense = self.embedder.embed_query(query) if self.embedder is not None else None
+        except (Unavailable, Busy):
+            dense = None
         return self._bm25.query(query), dense
 
 
@@ -136,6 +157,11 @@ def reindex(store: VectorStore, embedder: DenseEmbedder | None,
 
 # ---- Events ------------------------------------------------------------------------------
 
+def event_from_payload(payload: dict[str, Any]) -> CognitiveEvent:
+    """The event a stored payload holds (without the mark of an owed vector)."""
+    return CognitiveEvent(**{k: v for k, v in payload.items() if k != PENDING})
+
+
 class EventCandidate:
     """A recalled event: similarity and time at once, the event decoded on first use."""
 
@@ -148,7 +174,7 @@ class EventCandidate:
 
     @functools.cached_property
     def event(self) -> CognitiveEvent:
-        return CognitiveEvent(**self._recalled.record.payload)
+        return event_from_payload(self._recalled.record.payload)
 
 
 def event_where(scopes: Sequence[str], isolation: Isolation, time_from: float | None,
@@ -184,9 +210,16 @@ class EventStore:
     def put(self, events: Sequence[CognitiveEvent]) -> None:
         """Writes the events, replacing any with the same ids (a redelivered job's)."""
         texts = list(dict.fromkeys(e.text for e in events))
-        by_text = dict(zip(texts, self._vectors.for_texts(texts), strict=True))
-        self._collection.put([Record(key=e.event_id, payload=dict(vars(e)),
-                                     vectors=by_text[e.text]) for e in events])
+        by_text = dict(zip(texts, self._vectors.for_saving(texts), strict=True))
+        self._collection.put([self._vectors.stored(e.event_id, dict(vars(e)), by_text[e.text])
+                              for e in events])
+
+    def backlog(self, metrics: Metrics) -> VectorBacklog | None:
+        """The task that writes the dense vectors of events stored without them."""
+        if self._vectors.embedder is None:
+            return None
+        return VectorBacklog(EVENTS, self._collection, self._vectors.embedder,
+                             lambda payload: payload["text"], metrics)
 
     def recall(self, query: str, where: Where, limit: int) -> list[EventCandidate]:
         return [EventCandidate(r) for r in recall(self._collection, self._vectors,
@@ -194,7 +227,7 @@ class EventStore:
 
     def get(self, event_ids: Sequence[str]) -> list[CognitiveEvent]:
         """The events that exist among `event_ids`, in that order."""
-        found = {r.key: CognitiveEvent(**r.payload)
+        found = {r.key: event_from_payload(r.payload)
                  for r in self._collection.retrieve(list(event_ids))}
         return [found[i] for i in event_ids if i in found]
 
@@ -205,13 +238,13 @@ class EventStore:
         changed = []
         for key in [e.event_id for e in self.get(event_ids)]:
             def apply(current: Record) -> Record:
-                after = change(CognitiveEvent(**current.payload))
+                after = change(event_from_payload(current.payload))
                 vectors = current.vectors if after.text == current.payload["text"] \
-                    else self._vectors.for_texts([after.text])[0]
-                return Record(key=current.key, payload=dict(vars(after)), vectors=vectors)
+                    else self._vectors.for_saving([after.text])[0]
+                return self._vectors.stored(current.key, dict(vars(after)), vectors)
 
-            changed.append(CognitiveEvent(
-                **self._collection.compare_and_set(key, apply).payload))
+            changed.append(event_from_payload(
+                self._collection.compare_and_set(key, apply).payload))
         return changed
 
     def in_state(self, state: str) -> Iterator[CognitiveEvent]:
@@ -219,7 +252,7 @@ class EventStore:
         while True:
             page, cursor = self._collection.scroll(Where(must=(Eq("state", state),)), 256,
                                                    cursor=cursor)
-            yield from (CognitiveEvent(**r.payload) for r in page)
+            yield from (event_from_payload(r.payload) for r in page)
             if cursor is None:
                 return
 
@@ -242,7 +275,7 @@ class EventStore:
         page, _ = self._collection.scroll(
             Where(must=where.must, must_not=must_not, should=where.should), page_size + 1,
             order=Order("timestamp_epoch", descending=True, start_from=start_from))
-        events = [CognitiveEvent(**r.payload) for r in page[:page_size]]
+        events = [event_from_payload(r.payload) for r in page[:page_size]]
         if len(page) <= page_size:
             return events, ""
         last = events[-1].timestamp_epoch
@@ -282,6 +315,7 @@ def _profile_payload(record: ProfileRecord) -> dict[str, Any]:
 
 def _profile_record(payload: dict[str, Any]) -> ProfileRecord:
     fields = dict(payload)
+    fields.pop(PENDING, None)
     revisions = [ProfileRevision(Profile(**r["profile"]), r["replaced_at"])
                  for r in fields.pop("revisions", ())]
     merged = fields.pop("merged_jobs", [])
@@ -355,6 +389,14 @@ class ProfileStore:
         self._collection.delete([key])
         return True
 
+    def backlog(self, metrics: Metrics) -> VectorBacklog | None:
+        """The task that writes the dense vectors of profiles stored without them."""
+        if self._vectors.embedder is None:
+            return None
+        return VectorBacklog(PROFILES, self._collection, self._vectors.embedder,
+                             lambda payload: _profile_record(payload).profile.indexed_text,
+                             metrics)
+
     def erase_of(self, entity_ids: frozenset[str], scopes: frozenset[str] | None) -> int:
         """Erases the user profiles of `entity_ids` (with their revisions) in `scopes`
         (every scope when None); returns how many."""
@@ -370,6 +412,6 @@ class ProfileStore:
 
     def _record(self, record: ProfileRecord) -> Record:
         profile = record.profile
-        return Record(key=profile_key(profile.scope, profile.entity_type, profile.entity_id),
-                      payload=_profile_payload(record),
-                      vectors=self._vectors.for_texts([profile.indexed_text])[0])
+        return self._vectors.stored(
+            profile_key(profile.scope, profile.entity_type, profile.entity_id),
+            _profile_payload(record), self._vectors.for_saving([profile.indexed_text])[0])

@@ -203,25 +203,40 @@ class KnowledgeAPI:
         return self._transport.call(self._stub.ListKnowledge, request, Page.from_proto)
 
     def search(
-        self, query: str, top_k: int = 5, min_score: int = 3, types: Sequence[str] | None = None
+        self,
+        query: str,
+        top_k: int = 5,
+        min_score: int = 3,
+        types: Sequence[str] | None = None,
+        min_relevance: float | None = None,
     ) -> SearchResults:
-        """Two-stage search (the knowledge_search tool): recall by BM25, or hybrid BM25 and dense
-        vectors when embeddings are on, then a rerank by how useful each record proved.
+        """Two-stage search (the knowledge_search tool): the records that answer the query
+        (the LLM's pick, or recall by BM25, or hybrid BM25 and dense vectors when
+        embeddings are on, above a relevance floor), most relevant first; among records of
+        similar relevance, the better rated (score + helpful - 2 * harmful) first.
 
         Args:
             query: What the agent needs to know (required, at most 2,000 characters).
             top_k: How many hits, 1 to 100.
             min_score: 1 to 5: records the author rated lower are left out.
             types: Only records with at least one of these types.
+            min_relevance: 0 to 1: only records at least this relevant; None for the
+                hub's floor.
 
         Returns:
-            The hits, best first; each has the record, its `quality_score` and `relevance`.
+            The hits, best first; each has the record, its `quality_score` and `relevance`;
+            `selection` says how they were chosen (routed, recall or degraded).
 
         Raises:
-            InvalidArgument: An empty query, or top_k, min_score or a type out of range.
+            InvalidArgument: An empty query, or top_k, min_score, min_relevance or a type
+                out of range.
         """
         request = knowledge_pb2.SearchKnowledgeRequest(
-            query=query, top_k=top_k, min_score=min_score, types=list(types or [])
+            query=query,
+            top_k=top_k,
+            min_score=min_score,
+            types=list(types or []),
+            min_relevance=min_relevance,
         )
         return self._transport.call(self._stub.SearchKnowledge, request, SearchResults.from_proto)
 
@@ -235,6 +250,7 @@ class KnowledgeAPI:
         trace_id: str | None = None,
         sequence: int = 0,
         goal_id: str = "",
+        min_relevance: float | None = None,
     ) -> Answer:
         """Asks the hub (the knowledge_ask tool): it searches, and its LLM answers from the hits,
         citing their ids.
@@ -248,6 +264,7 @@ class KnowledgeAPI:
                 query event, so the knowledge used can be evaluated later.
             sequence: The query event's sequence number in the trace.
             goal_id: The goal of the trace the question serves.
+            min_relevance: As in `search`.
 
         Returns:
             The answer, the ids it cites, the hits it was given and the logged event's id.
@@ -265,6 +282,7 @@ class KnowledgeAPI:
             trace_id=trace_id or "",
             sequence=sequence,
             goal_id=goal_id,
+            min_relevance=min_relevance,
         )
         return self._transport.call(self._stub.AskKnowledge, request, Answer.from_proto)
 

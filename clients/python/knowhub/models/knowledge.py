@@ -7,8 +7,11 @@ from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Any
 
-from knowhub.models.base import ProtoList, ProtoModel, to_timestamp
+from knowhub.models.base import EnumNames, ProtoList, ProtoModel, to_timestamp
 from knowhub.v1 import knowledge_pb2
+
+# How a search chose its candidates: routed, recall or degraded.
+SELECTIONS = EnumNames(knowledge_pb2.Selection.DESCRIPTOR)
 
 
 @dataclass
@@ -105,12 +108,16 @@ class SearchHit(ProtoModel[knowledge_pb2.SearchHit]):
 
 
 class SearchResults(ProtoList[SearchHit, knowledge_pb2.SearchKnowledgeResponse]):
-    """The hits, best first; `routed` tells whether the LLM chose the candidates."""
+    """The hits, best first; `selection` tells how the candidates were chosen: "routed"
+    (the LLM picked them), "recall" (recall above the relevance floor) or "degraded"
+    (BM25 alone: the embedding model failed); `routed` is selection == "routed"."""
 
     routed: bool = False
+    selection: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"results": [h.to_dict() for h in self], "count": len(self)}
+        return {"results": [h.to_dict() for h in self], "count": len(self),
+                "selection": self.selection}
 
 
 @dataclass
@@ -123,11 +130,12 @@ class Answer(ProtoModel[knowledge_pb2.AskKnowledgeResponse]):
     hits: list[SearchHit]
     routed: bool
     event_id: str
+    selection: str = ""  # how the search chose its candidates (see SearchResults)
 
     def to_dict(self) -> dict[str, Any]:
         return {"answer": self.answer, "cited_ids": self.cited_ids,
                 "results": [h.to_dict() for h in self.hits], "routed": self.routed,
-                "event_id": self.event_id}
+                "selection": self.selection, "event_id": self.event_id}
 
 
 @dataclass

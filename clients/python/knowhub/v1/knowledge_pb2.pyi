@@ -16,8 +16,19 @@ class KnowledgeOrder(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     KNOWLEDGE_ORDER_UNSPECIFIED: _ClassVar[KnowledgeOrder]
     KNOWLEDGE_ORDER_CONFIDENCE: _ClassVar[KnowledgeOrder]
+
+class Selection(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    SELECTION_UNSPECIFIED: _ClassVar[Selection]
+    SELECTION_ROUTED: _ClassVar[Selection]
+    SELECTION_RECALL: _ClassVar[Selection]
+    SELECTION_DEGRADED: _ClassVar[Selection]
 KNOWLEDGE_ORDER_UNSPECIFIED: KnowledgeOrder
 KNOWLEDGE_ORDER_CONFIDENCE: KnowledgeOrder
+SELECTION_UNSPECIFIED: Selection
+SELECTION_ROUTED: Selection
+SELECTION_RECALL: Selection
+SELECTION_DEGRADED: Selection
 
 class Knowledge(_message.Message):
     __slots__ = ("id", "message_id", "types", "task", "tags", "scopes", "owner", "content", "resource_ids", "source", "eval", "created_at", "updated_at")
@@ -202,16 +213,18 @@ class ListKnowledgeResponse(_message.Message):
     def __init__(self, knowledge: _Optional[_Iterable[_Union[Knowledge, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class SearchKnowledgeRequest(_message.Message):
-    __slots__ = ("query", "top_k", "min_score", "types")
+    __slots__ = ("query", "top_k", "min_score", "types", "min_relevance")
     QUERY_FIELD_NUMBER: _ClassVar[int]
     TOP_K_FIELD_NUMBER: _ClassVar[int]
     MIN_SCORE_FIELD_NUMBER: _ClassVar[int]
     TYPES_FIELD_NUMBER: _ClassVar[int]
+    MIN_RELEVANCE_FIELD_NUMBER: _ClassVar[int]
     query: str
     top_k: int
     min_score: int
     types: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, query: _Optional[str] = ..., top_k: _Optional[int] = ..., min_score: _Optional[int] = ..., types: _Optional[_Iterable[str]] = ...) -> None: ...
+    min_relevance: float
+    def __init__(self, query: _Optional[str] = ..., top_k: _Optional[int] = ..., min_score: _Optional[int] = ..., types: _Optional[_Iterable[str]] = ..., min_relevance: _Optional[float] = ...) -> None: ...
 
 class SearchHit(_message.Message):
     __slots__ = ("knowledge", "quality_score", "relevance", "unavailable_resources", "resources_unverified")
@@ -246,15 +259,17 @@ class UnavailableResource(_message.Message):
     def __init__(self, resource_id: _Optional[str] = ..., reason: _Optional[_Union[UnavailableResource.Reason, str]] = ...) -> None: ...
 
 class SearchKnowledgeResponse(_message.Message):
-    __slots__ = ("hits", "routed")
+    __slots__ = ("hits", "routed", "selection")
     HITS_FIELD_NUMBER: _ClassVar[int]
     ROUTED_FIELD_NUMBER: _ClassVar[int]
+    SELECTION_FIELD_NUMBER: _ClassVar[int]
     hits: _containers.RepeatedCompositeFieldContainer[SearchHit]
     routed: bool
-    def __init__(self, hits: _Optional[_Iterable[_Union[SearchHit, _Mapping]]] = ..., routed: _Optional[bool] = ...) -> None: ...
+    selection: Selection
+    def __init__(self, hits: _Optional[_Iterable[_Union[SearchHit, _Mapping]]] = ..., routed: _Optional[bool] = ..., selection: _Optional[_Union[Selection, str]] = ...) -> None: ...
 
 class AskKnowledgeRequest(_message.Message):
-    __slots__ = ("query", "top_k", "min_score", "types", "trace_id", "sequence", "goal_id")
+    __slots__ = ("query", "top_k", "min_score", "types", "trace_id", "sequence", "goal_id", "min_relevance")
     QUERY_FIELD_NUMBER: _ClassVar[int]
     TOP_K_FIELD_NUMBER: _ClassVar[int]
     MIN_SCORE_FIELD_NUMBER: _ClassVar[int]
@@ -262,6 +277,7 @@ class AskKnowledgeRequest(_message.Message):
     TRACE_ID_FIELD_NUMBER: _ClassVar[int]
     SEQUENCE_FIELD_NUMBER: _ClassVar[int]
     GOAL_ID_FIELD_NUMBER: _ClassVar[int]
+    MIN_RELEVANCE_FIELD_NUMBER: _ClassVar[int]
     query: str
     top_k: int
     min_score: int
@@ -269,21 +285,24 @@ class AskKnowledgeRequest(_message.Message):
     trace_id: str
     sequence: int
     goal_id: str
-    def __init__(self, query: _Optional[str] = ..., top_k: _Optional[int] = ..., min_score: _Optional[int] = ..., types: _Optional[_Iterable[str]] = ..., trace_id: _Optional[str] = ..., sequence: _Optional[int] = ..., goal_id: _Optional[str] = ...) -> None: ...
+    min_relevance: float
+    def __init__(self, query: _Optional[str] = ..., top_k: _Optional[int] = ..., min_score: _Optional[int] = ..., types: _Optional[_Iterable[str]] = ..., trace_id: _Optional[str] = ..., sequence: _Optional[int] = ..., goal_id: _Optional[str] = ..., min_relevance: _Optional[float] = ...) -> None: ...
 
 class AskKnowledgeResponse(_message.Message):
-    __slots__ = ("answer", "cited_ids", "hits", "routed", "event_id")
+    __slots__ = ("answer", "cited_ids", "hits", "routed", "event_id", "selection")
     ANSWER_FIELD_NUMBER: _ClassVar[int]
     CITED_IDS_FIELD_NUMBER: _ClassVar[int]
     HITS_FIELD_NUMBER: _ClassVar[int]
     ROUTED_FIELD_NUMBER: _ClassVar[int]
     EVENT_ID_FIELD_NUMBER: _ClassVar[int]
+    SELECTION_FIELD_NUMBER: _ClassVar[int]
     answer: str
     cited_ids: _containers.RepeatedScalarFieldContainer[str]
     hits: _containers.RepeatedCompositeFieldContainer[SearchHit]
     routed: bool
     event_id: str
-    def __init__(self, answer: _Optional[str] = ..., cited_ids: _Optional[_Iterable[str]] = ..., hits: _Optional[_Iterable[_Union[SearchHit, _Mapping]]] = ..., routed: _Optional[bool] = ..., event_id: _Optional[str] = ...) -> None: ...
+    selection: Selection
+    def __init__(self, answer: _Optional[str] = ..., cited_ids: _Optional[_Iterable[str]] = ..., hits: _Optional[_Iterable[_Union[SearchHit, _Mapping]]] = ..., routed: _Optional[bool] = ..., event_id: _Optional[str] = ..., selection: _Optional[_Union[Selection, str]] = ...) -> None: ...
 
 class UpdateKnowledgeRequest(_message.Message):
     __slots__ = ("id", "add_helpful_case", "add_harmful_case", "update_score", "evolve_feedback", "request_id", "knowledge", "update_mask", "change_note")

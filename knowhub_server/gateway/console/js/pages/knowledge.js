@@ -107,7 +107,8 @@ async function search(results, body) {
   const response = await guarded(results, () => call("knowledge", "SearchKnowledge", body));
   if (!response) return;
   const hits = response.hits || [];
-  results.append(h("p", { class: "muted" }, `${hits.length} hit(s)${response.routed ? ", routed by the LLM" : ""}`),
+  const chosen = { SELECTION_ROUTED: ", routed by the LLM", SELECTION_DEGRADED: ", from BM25 alone (the embedding model is failing)" };
+  results.append(h("p", { class: "muted" }, `${hits.length} hit(s)${chosen[response.selection] || ""}`),
     hits.length ? table([...RECORD_HEADERS, "Quality", "Relevance", "Updated"],
       hits.map((hit) => recordRow(hit.knowledge, [(hit.quality_score ?? 0).toFixed(2), (hit.relevance ?? 0).toFixed(3)])))
       : empty("Nothing matches."));
