@@ -17,6 +17,8 @@ EXTRACTION_ID = "pending-3c9a1f0e"
 RUN_ID = "dream-4f1c2b3a5d6e7f8091a2b3c4d5e6f708"
 SCHEDULE_ID = "schedule-8e2d4c6b0a1f3e5d"
 JOB_ID = "job-1"
+MEMORY_JOB_ID = "5f0c7a2e9b1d4c3e8a6f2b0d1e9c7a53"
+EVENT_ID = f"{MEMORY_JOB_ID}_0_sender"
 TOKEN_REFERENCE = "credentials/website_a"
 _CASE = {"task": "crawl site A", "outcome": "logged in on the first try",
          "trace_id": TRACE_ID, "query_sequence": 1}
@@ -128,6 +130,22 @@ BODIES: dict[str, dict[str, Any]] = {
     "dream.ListProfileRevisions": {"entity_type": "ENTITY_TYPE_USER", "entity_id": "alice"},
     "dream.RestoreProfileRevision": {"entity_type": "ENTITY_TYPE_USER", "entity_id": "alice",
                                      "revision": 3},
+    "dream.GetMemoryJob": {"job_id": MEMORY_JOB_ID},
+    "dream.GetEvent": {"event_id": EVENT_ID},
+    "dream.UpdateEvent": {"event_id": EVENT_ID, "text": "Alice prefers answers in German."},
+    "dream.DeleteEvent": {"event_id": EVENT_ID},
+    "dream.UndeleteEvent": {"event_id": EVENT_ID},
+    "dream.UpdateMemo": {"request_type": "REQUEST_TYPE_PRIVATE", "user_id": "alice",
+                         "job_id": MEMORY_JOB_ID, "text": "answered in German"},
+    "dream.DeleteMemo": {"request_type": "REQUEST_TYPE_PRIVATE", "user_id": "alice",
+                         "job_id": MEMORY_JOB_ID},
+    "dream.UpdateProfile": {"entity_type": "ENTITY_TYPE_USER", "entity_id": "alice",
+                            "update_mask": "summary", "summary": "Speaks German and French."},
+    "dream.DeleteProfile": {"entity_type": "ENTITY_TYPE_USER", "entity_id": "alice"},
+    "dream.WriteMemoryDocument": {"agent_id": "crawler-agent", "path": "notes.md",
+                                  "content": "Site A logs out after an hour.",
+                                  "mode": "DOCUMENT_WRITE_MODE_APPEND"},
+    "dream.DeleteMemoryDocument": {"agent_id": "crawler-agent", "path": "notes.md"},
     "dream.ListFailedJobs": {"page_size": 20},
     "dream.RetryFailedJob": {"job_id": JOB_ID},
     "dream.RunDream": {"agent_id": "crawler-agent",

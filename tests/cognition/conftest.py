@@ -94,7 +94,10 @@ def query_event(sequence: int, *knowledge: Knowledge | str, text: str = "how to 
 
 def save_knowledge(client: KnowHub, task: str = "log in to the supplier portal",
                    content: str = "use the saved cookie", **fields: Any) -> Knowledge:
-    values: dict[str, Any] = {"types": ["strategy"], "scopes": ["org:acme"], **fields}
+    """A new record each call: tests sharing a hub get records of their own even with the
+    same text (a save equal to an existing record would return that one)."""
+    values: dict[str, Any] = {"types": ["strategy"], "scopes": ["org:acme"],
+                              "allow_duplicate": True, **fields}
     return client.knowledge.save(task=task, content=content, **values)
 
 

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.redis_cluster  # also on a Redis Cluster
 GOAL = "log in to the zephyr supplier portal"
 
 
-def test_a_harmful_record_drops_out_of_the_top_k_by_feedback_alone(
+def test_a_harmful_record_falls_behind_the_others_by_feedback_alone(
         start_redis_hub: StartHub, llm: OpenAIStub) -> None:
     hub = start_redis_hub()
     alice, evaluator = hub.client("alice"), hub.client("eval")
@@ -35,7 +35,7 @@ def test_a_harmful_record_drops_out_of_the_top_k_by_feedback_alone(
     def top_ids(k: int = 3) -> list[str]:
         return [h.knowledge.id for h in alice.knowledge.search(GOAL, top_k=k)]
 
-    assert top_ids()[0] == harmful.id  # quality 5 + 1 beats 3 + 1
+    assert top_ids()[0] == harmful.id  # the most relevant, and quality 5 + 1
     llm.responder = _rate_harmful(harmful.id)
     agent_llm = LLM(llm.base_url, "none", "stub-model", timeout=5, max_retries=0)
     watcher = Watcher(evaluator)
@@ -45,7 +45,7 @@ def test_a_harmful_record_drops_out_of_the_top_k_by_feedback_alone(
         trace_id = new_trace()
         alice.cognition.append_events(trace_id, [], task="order spare parts")
         injection = alice.cognition.inject_knowledge_for_goal(trace_id, "g1", GOAL, sequence=1)
-        retrieved.append(harmful.id in [h.knowledge.id for h in injection.hits])
+        retrieved.append([h.knowledge.id for h in injection.hits].index(harmful.id))
         assert alice.cognition.signal_trigger(trace_id, "goal_completion").published
 
         trigger = watcher.next()
@@ -59,13 +59,13 @@ def test_a_harmful_record_drops_out_of_the_top_k_by_feedback_alone(
         evaluator.cognition.ack_triggers([trigger.trigger_id])
     watcher.stop()
 
-    # Rated harmful twice (quality 6 -> 4 -> 2), it is not retrieved the third time.
-    assert retrieved == [True, True, False]
-    assert harmful.id not in top_ids()
-    assert set(top_ids()) == {o.id for o in others}
+    # First while unrated; once rated harmful (2 x harmful > helpful) it comes after every
+    # other record that answers the goal, and is rated harmful again each time it is used.
+    assert retrieved[0] == 0 and retrieved[1] > 0 and retrieved[2] > 0
+    assert top_ids()[-1] == harmful.id and top_ids()[0] != harmful.id
     final = alice.knowledge.get(harmful.id).eval
-    assert (final.helpful, final.harmful) == (1, 2)
-    assert [c.outcome for c in final.harmful_history] == ["harmful", "harmful"]
+    assert (final.helpful, final.harmful) == (1, 3)
+    assert [c.outcome for c in final.harmful_history] == ["harmful"] * 3
     for other in others:  # rated neutral: nothing about them changed
         assert (alice.knowledge.get(other.id).eval.helpful,
                 alice.knowledge.get(other.id).eval.harmful) == (1, 0)
