@@ -1,6 +1,7 @@
 """The docs site: it builds with --strict, its generated references list every setting,
-command, RPC, route and SDK method, and no user-facing text names a "seed 00N" (the
-README, the docs, the CLI's help, the settings, the APIs: all of it is in the built site).
+command, RPC, route and SDK method, and no user-facing text cites a spec document
+("seed 00N"; the README, the docs, the CLI's help, the settings, the APIs: all of it is in
+the built site).
 The examples of the README and the docs run in tests/docs."""
 
 from __future__ import annotations
@@ -223,7 +224,7 @@ def test_every_public_sdk_method_documents_its_parameters_return_and_errors(
         assert sections.get("raises"), f"{name}: no Raises"
 
 
-def test_no_user_facing_text_names_a_seed(site: Path) -> None:
+def test_no_user_facing_text_cites_a_spec_document(site: Path) -> None:
     found = [f"README.md: {m.group()}" for m in SEED.finditer(README)]
     for page in site.rglob("*.html"):
         text = unescape(page.read_text(encoding="utf-8"))

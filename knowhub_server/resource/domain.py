@@ -1,4 +1,4 @@
-"""Resources, their versions, the rules seed 001 and issue 3 set for them, and validation."""
+"""Resources, their versions, their rules, and validation."""
 
 from __future__ import annotations
 
@@ -202,7 +202,7 @@ def _depth(value: Any) -> int:
 
 
 def effective_expiry(draft: Draft) -> float | None:
-    """expires_at, else metadata.expires_at (seed 001's cookie example); both must agree."""
+    """expires_at, else metadata.expires_at (a credential's own expiry); both must agree."""
     from_metadata = None
     if "expires_at" in draft.metadata:
         from_metadata = parse_time(draft.metadata["expires_at"], "metadata.expires_at")
