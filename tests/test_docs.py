@@ -234,6 +234,27 @@ def test_no_user_facing_text_cites_a_spec_document(site: Path) -> None:
     assert not found, "\n".join(found)
 
 
+# Documents the repository does not hold: a comment or name citing them means nothing to
+# its reader.
+OUTSIDE_DOCUMENT = re.compile(r"seeds? 00\d|\bissues? #?\d+", re.IGNORECASE)
+SOURCE_SUFFIXES = {".py", ".proto", ".lua", ".js", ".css", ".html", ".md", ".toml", ".yml",
+                   ".yaml", ".sh", ".conf"}
+
+
+def test_no_source_file_cites_a_document_outside_the_repository() -> None:
+    listed = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True,
+                            check=True).stdout.splitlines()
+    found = []
+    for name in listed:
+        path = ROOT / name
+        if path.suffix not in SOURCE_SUFFIXES or "vendor" in path.parts \
+                or name == "tests/test_docs.py" or not path.is_file():
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace")
+        found += [f"{name}: {m.group()}" for m in OUTSIDE_DOCUMENT.finditer(text)]
+    assert not found, "\n".join(found)
+
+
 def test_the_readme_starts_with_the_two_commands() -> None:
     first_block = README.split("```sh", 1)[1].split("```", 1)[0]
     commands = [line.split("#")[0].strip() for line in first_block.strip().splitlines()]

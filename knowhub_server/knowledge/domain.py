@@ -1,4 +1,4 @@
-"""Knowledge records, the rules seeds 001 and 003 set for them, and input validation."""
+"""Knowledge records, their rules, and input validation."""
 
 from __future__ import annotations
 
@@ -100,7 +100,7 @@ def counted_by(helpful: int, harmful: int, votes: dict[str, list[int]],
 
 
 def quality_score(score: int, helpful: int, harmful: int) -> float:
-    """Seed 001's stage-2 rank: score + helpful - 2 * harmful."""
+    """The quality stage 2 ranks by: score + helpful - 2 * harmful."""
     return float(score + helpful - 2 * harmful)
 
 
@@ -437,7 +437,7 @@ def validate_knowledge_id(value: str, field_name: str = "id") -> str:
 # ---- Building a record -------------------------------------------------------------------
 
 def new_knowledge(draft: Draft, principal: Principal, at: float, prefix: str = "") -> Knowledge:
-    """A new record from a validated draft, with seed 001/003 defaults, checked against
+    """A new record from a validated draft, with the defaults, checked against
     what the caller may write; its agent and resource names qualified by their org."""
     agent = principal.acting_agent(draft.source.agent_id, f"{prefix}source.agent_id")
     scopes = [principal.qualify_scope(s) for s in draft.scopes] or [principal.default_scope]
