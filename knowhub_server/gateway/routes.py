@@ -63,7 +63,8 @@ class Query:
         value = self._one(name)
         return default if value is None else value
 
-    def integer(self, name: str, default: int) -> int:
+    def integer(self, name: str, default: int | None = None) -> int | None:
+        """The parameter as an integer; `default` when it is absent (None: the hub's)."""
         value = self._one(name)
         if value is None or value == "":
             return default
@@ -126,7 +127,7 @@ async def search_knowledge(request: Request) -> Response:
     if not text.strip():
         raise invalid("q: required (the search text)")
     message = knowledge_pb2.SearchKnowledgeRequest(
-        query=text, top_k=query.integer("top_k", 5), min_score=query.integer("min_score", 3),
+        query=text, top_k=query.integer("top_k"), min_score=query.integer("min_score"),
         types=query.items("types"), min_relevance=query.number("min_relevance"))
     response = await _call(request, "knowledge", "SearchKnowledge", message)
     results = [search_hit_json(hit) for hit in response.hits]

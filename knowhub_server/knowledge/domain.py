@@ -6,8 +6,11 @@ import secrets
 import time
 from dataclasses import dataclass, field, replace
 
+from knowhub.v1 import common_pb2
+
 from knowhub_server.common import validation as check
 from knowhub_server.common.auth import PUBLISHER_ROLE, Principal
+from knowhub_server.common.convert import ProtoEnum
 from knowhub_server.common.errors import FailedPrecondition, InvalidArgument, PermissionDenied
 from knowhub_server.common.scopes import (
     AGENT_NAME_RULE,
@@ -17,7 +20,7 @@ from knowhub_server.common.scopes import (
     validate_scope,
 )
 
-KNOWLEDGE_TYPES = ("user_profile", "strategy", "tool", "usecase", "definition", "plan")
+KNOWLEDGE_TYPES = ProtoEnum(common_pb2.KnowledgeType).names  # the contract's one list
 
 # Size limits, documented in the docs (docs/concepts) and in knowledge.proto.
 TASK_MAX = 2_000
