@@ -35,11 +35,15 @@ class HasStopSignal(HasAuthenticator, Protocol):
     stopping: threading.Event  # set when the server begins to stop
 
 
-Handler = Callable[[HasAuthenticator, Request, Principal], Response]
-GrpcHandler = Callable[[HasAuthenticator, Request, grpc.ServicerContext], Response]
+# The servicer a wrapped method belongs to: generic, so each servicer's own methods fit.
+Servicer = TypeVar("Servicer", bound=HasAuthenticator)
+StreamServicer = TypeVar("StreamServicer", bound=HasStopSignal)
+
+Handler = Callable[[Servicer, Request, Principal], Response]
+GrpcHandler = Callable[[Servicer, Request, grpc.ServicerContext], Response]
 Live = Callable[[], bool]
-StreamHandler = Callable[[HasStopSignal, Request, Principal, Live], Iterator[Response]]
-GrpcStreamHandler = Callable[[HasStopSignal, Request, grpc.ServicerContext],
+StreamHandler = Callable[[StreamServicer, Request, Principal, Live], Iterator[Response]]
+GrpcStreamHandler = Callable[[StreamServicer, Request, grpc.ServicerContext],
                              Iterator[Response]]
 
 
@@ -86,11 +90,12 @@ def _fail(method: Callable[..., object], context: grpc.ServicerContext) -> NoRet
     context.abort(grpc.StatusCode.INTERNAL, f"internal error (incident {incident})")
 
 
-def unary(method: Handler) -> GrpcHandler:
+def unary(method: Handler[Servicer, Request, Response],
+          ) -> GrpcHandler[Servicer, Request, Response]:
     """Adapts `method(self, request, principal)` to a gRPC unary handler."""
 
     @functools.wraps(method)
-    def handle(self: HasAuthenticator, request: Request, context: grpc.ServicerContext) -> Response:
+    def handle(self: Servicer, request: Request, context: grpc.ServicerContext) -> Response:
         try:
             principal = self.authenticator.authenticate(context.invocation_metadata())
             if principal.delegation is not None:
@@ -107,14 +112,15 @@ def unary(method: Handler) -> GrpcHandler:
     return handle
 
 
-def server_streaming(method: StreamHandler) -> GrpcStreamHandler:
+def server_streaming(method: StreamHandler[StreamServicer, Request, Response],
+                     ) -> GrpcStreamHandler[StreamServicer, Request, Response]:
     """Adapts a generator `method(self, request, principal, live)` to a gRPC
     server-streaming handler. `live()` turns false once the caller has cancelled or the
     server is stopping; the method checks it between waits and returns, which ends the
     stream cleanly."""
 
     @functools.wraps(method)
-    def handle(self: HasStopSignal, request: Request,
+    def handle(self: StreamServicer, request: Request,
                context: grpc.ServicerContext) -> Iterator[Response]:
         def live() -> bool:
             return context.is_active() and not self.stopping.is_set()
