@@ -78,7 +78,7 @@ class ExtractionOperations:
         failure = outcome if isinstance(outcome, CommitFailure) else None
         return self._extraction(ref, extraction_id), failure
 
-    def list(self, principal: Principal, *, trace_id: str, owner: str, states: list[str],
+    def list_page(self, principal: Principal, *, trace_id: str, owner: str, states: list[str],
              page_size: int, page_token: str) -> tuple[list[Extraction], str]:
         """Oldest first, in one trace or across the caller's traces (all for an admin)."""
         check.int_range(page_size, "page_size", 1, LIST_PAGE_MAX)

@@ -165,7 +165,7 @@ class CognitionServicer(cognition_pb2_grpc.CognitionServiceServicer):
     @unary
     def ListExtractions(self, request: cognition_pb2.ListExtractionsRequest,
                         principal: Principal) -> cognition_pb2.ListExtractionsResponse:
-        found, token = self._extractions.list(
+        found, token = self._extractions.list_page(
             principal, trace_id=request.trace_id, owner=request.owner,
             states=list(request.states),
             page_size=request.page_size or DEFAULT_LIST_PAGE, page_token=request.page_token)

@@ -260,7 +260,7 @@ class KnowledgeOperations:
     def versions(self, principal: Principal, knowledge_id: str) -> list[KnowledgeVersion]:
         return self.get(principal, knowledge_id).versions
 
-    def list(self, principal: Principal, *, page_size: int, page_token: str,
+    def list_page(self, principal: Principal, *, page_size: int, page_token: str,
              types: list[str], scopes: list[str], order: str) -> tuple[list[Knowledge], str]:
         check.int_range(page_size, "page_size", 1, PAGE_SIZE_MAX)
         validate_types(types, "types", required=False)

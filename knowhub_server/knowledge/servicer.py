@@ -74,7 +74,7 @@ class KnowledgeServicer(knowledge_pb2_grpc.KnowledgeServiceServicer):
     @unary
     def ListKnowledge(self, request: knowledge_pb2.ListKnowledgeRequest,
                       principal: Principal) -> knowledge_pb2.ListKnowledgeResponse:
-        records, token = self._ops.list(
+        records, token = self._ops.list_page(
             principal, page_size=request.page_size or DEFAULT_PAGE_SIZE,
             page_token=request.page_token, types=list(request.types),
             scopes=list(request.scopes), order=ORDERS.name(request.order_by, "order_by"))

@@ -223,7 +223,7 @@ class ResourceOperations:
     def versions(self, principal: Principal, resource_id: str) -> list[VersionInfo]:
         return self._visible(principal, principal.qualify(validate_id(resource_id))).versions
 
-    def list(self, principal: Principal, *, prefix: str, content_type: str,
+    def list_page(self, principal: Principal, *, prefix: str, content_type: str,
              include_expired: bool, show_deleted: bool, page_size: int,
              page_token: str) -> tuple[list[Resource], str]:
         path = principal.qualify(validate_prefix(prefix))

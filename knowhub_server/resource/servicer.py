@@ -67,7 +67,7 @@ class ResourceServicer(resource_pb2_grpc.ResourceServiceServicer):
     @unary
     def ListResources(self, request: resource_pb2.ListResourcesRequest,
                       principal: Principal) -> resource_pb2.ListResourcesResponse:
-        resources, token = self._ops.list(
+        resources, token = self._ops.list_page(
             principal, prefix=request.prefix,
             content_type=CONTENT_TYPES.name(request.content_type, "content_type"),
             include_expired=request.include_expired, show_deleted=request.show_deleted,
