@@ -36,7 +36,7 @@ from knowhub_server.cognition.store import CognitionStore
 from knowhub_server.common.auth import Authenticator, Principal
 from knowhub_server.common.rpc import Live, server_streaming, unary
 from knowhub_server.common.runtime import Runtime
-from knowhub_server.common.server import ServiceHost
+from knowhub_server.common.server import ServiceHost, as_grpc_server
 from knowhub_server.common.times import from_timestamp
 
 SERVICE_NAME = cognition_pb2.DESCRIPTOR.services_by_name["CognitionService"].full_name
@@ -258,5 +258,5 @@ def register(server: ServiceHost, runtime: Runtime) -> str:
                                                       runtime.metrics,
                                                       runtime.settings.language),
                                  ExtractionOperations(access, knowledge))
-    cognition_pb2_grpc.add_CognitionServiceServicer_to_server(servicer, server)
+    cognition_pb2_grpc.add_CognitionServiceServicer_to_server(servicer, as_grpc_server(server))
     return SERVICE_NAME

@@ -10,7 +10,7 @@ import threading
 from collections.abc import Sequence
 from concurrent import futures
 from types import FrameType
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -54,6 +54,12 @@ class ServiceHost(Protocol):
     def add_generic_rpc_handlers(self, handlers: Any) -> None: ...
 
     def add_registered_method_handlers(self, service: str, handlers: Any) -> None: ...
+
+
+def as_grpc_server(host: ServiceHost) -> grpc.Server:
+    """`host` typed as the generated add_*Servicer_to_server functions want it: they call
+    only the two methods a ServiceHost has."""
+    return cast(grpc.Server, host)
 
 
 class _Fanout:

@@ -12,7 +12,7 @@ from knowhub_server.common.auth import Authenticator, Principal
 from knowhub_server.common.redaction import keep_out_of_logs
 from knowhub_server.common.rpc import unary
 from knowhub_server.common.runtime import Runtime
-from knowhub_server.common.server import ServiceHost
+from knowhub_server.common.server import ServiceHost, as_grpc_server
 from knowhub_server.common.vectors import HybridFusion
 from knowhub_server.dream.memory.config import MemorySettings
 from knowhub_server.dream.memory.historian import Historian, JobProcessor
@@ -75,7 +75,7 @@ def register(server: ServiceHost, runtime: Runtime) -> str:
     runtime.background.append(historian)
     memory = MemoryOperations(queue, events, profiles, settings, on_enqueue=historian.wake)
     dream_pb2_grpc.add_DreamServiceServicer_to_server(
-        DreamServicer(runtime.authenticator, memory, _dreams(runtime, RunsSettings())), server)
+        DreamServicer(runtime.authenticator, memory, _dreams(runtime, RunsSettings())), as_grpc_server(server))
     return SERVICE_NAME
 
 

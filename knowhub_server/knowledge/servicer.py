@@ -12,7 +12,7 @@ from knowhub_server.common.convert import item_error
 from knowhub_server.common.errors import InvalidArgument, ServiceError
 from knowhub_server.common.rpc import unary
 from knowhub_server.common.runtime import Runtime
-from knowhub_server.common.server import ServiceHost
+from knowhub_server.common.server import ServiceHost, as_grpc_server
 from knowhub_server.common.times import to_timestamp
 from knowhub_server.knowledge.cognition_client import CognitionClient
 from knowhub_server.knowledge.config import KnowledgeSettings
@@ -185,7 +185,7 @@ def register(server: ServiceHost, runtime: Runtime) -> str:
     operations = KnowledgeOperations(store, settings, runtime.llm, links,
                                      CognitionClient(runtime.peers), runtime.settings.language)
     knowledge_pb2_grpc.add_KnowledgeServiceServicer_to_server(
-        KnowledgeServicer(runtime.authenticator, operations), server)
+        KnowledgeServicer(runtime.authenticator, operations), as_grpc_server(server))
     runtime.background.append(Purger(operations, settings.knowledge_purge_interval_seconds))
     return SERVICE_NAME
 

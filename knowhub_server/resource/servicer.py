@@ -10,7 +10,7 @@ from knowhub_server.common.convert import item_error
 from knowhub_server.common.errors import ServiceError
 from knowhub_server.common.rpc import unary
 from knowhub_server.common.runtime import Runtime
-from knowhub_server.common.server import ServiceHost
+from knowhub_server.common.server import ServiceHost, as_grpc_server
 from knowhub_server.resource.audit import AuditLog
 from knowhub_server.resource.config import ResourceSettings
 from knowhub_server.resource.convert import (
@@ -145,7 +145,7 @@ def register(server: ServiceHost, runtime: Runtime) -> str:
     runtime.watch_streams(audit.stream)
     operations = ResourceOperations(store, keyring(settings, runtime, store), audit, settings)
     resource_pb2_grpc.add_ResourceServiceServicer_to_server(
-        ResourceServicer(runtime.authenticator, operations), server)
+        ResourceServicer(runtime.authenticator, operations), as_grpc_server(server))
     return SERVICE_NAME
 
 
