@@ -29,6 +29,7 @@ import grpc
 
 from knowhub_server.common.calls import current_call
 from knowhub_server.common.errors import Busy
+from knowhub_server.common.grpc_typing import MethodHandler, replaced
 
 # What a refused caller is told to wait: a few ordinary calls, or about one model call.
 CALLER_RETRY_MS = 1_000
@@ -116,16 +117,16 @@ class FairShareInterceptor(grpc.ServerInterceptor):
         self._limit = limit
 
     def intercept_service(self, continuation: Callable[[grpc.HandlerCallDetails],
-                                                       grpc.RpcMethodHandler | None],
-                          details: grpc.HandlerCallDetails) -> grpc.RpcMethodHandler | None:
+                                                       MethodHandler | None],
+                          details: grpc.HandlerCallDetails) -> MethodHandler | None:
         handler = continuation(details)
         caller = _authorization(details.invocation_metadata)
         if handler is None or handler.request_streaming or not caller:
             return handler
         if handler.unary_unary:
-            return handler._replace(unary_unary=self._unary(handler.unary_unary, caller))
+            return replaced(handler, unary_unary=self._unary(handler.unary_unary, caller))
         if handler.unary_stream:
-            return handler._replace(unary_stream=self._streaming(handler.unary_stream, caller))
+            return replaced(handler, unary_stream=self._streaming(handler.unary_stream, caller))
         return handler
 
     def _unary(self, behavior: Behavior, caller: str) -> Behavior:

@@ -17,6 +17,7 @@ import grpc
 from google.protobuf import descriptor_pool
 
 from knowhub_server.common.errors import ServiceError
+from knowhub_server.common.grpc_typing import MethodHandler
 from knowhub_server.common.peers import Peers
 
 # Metadata gRPC sets itself on the onward call; passing the caller's would duplicate it.
@@ -49,10 +50,10 @@ class Forwarder(grpc.GenericRpcHandler):
         self._by_full_name = {full: name for name, full in services.items()}
         self._peers = peers
         self._pool = descriptor_pool.Default()
-        self._handlers: dict[str, grpc.RpcMethodHandler] = {}
+        self._handlers: dict[str, MethodHandler] = {}
 
     def service(self, handler_call_details: grpc.HandlerCallDetails
-                ) -> grpc.RpcMethodHandler | None:
+                ) -> MethodHandler | None:
         path = handler_call_details.method
         handler = self._handlers.get(path)
         if handler is None:
@@ -61,7 +62,7 @@ class Forwarder(grpc.GenericRpcHandler):
                 self._handlers[path] = handler
         return handler
 
-    def _handler(self, path: str) -> grpc.RpcMethodHandler | None:
+    def _handler(self, path: str) -> MethodHandler | None:
         full_name, _, method_name = path.lstrip("/").partition("/")
         service = self._by_full_name.get(full_name)
         if service is None:

@@ -7,7 +7,8 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from knowhub.channels import open_channel
 from knowhub.errors import connection_problem
 
-from knowhub_server.common.server import EMBEDDING_BACKLOG, EMBEDDING_STATE, SERVICE_MODULES
+from knowhub_server.common.server import EMBEDDING_BACKLOG, EMBEDDING_STATE
+from knowhub_server.common.services import SERVICE_MODULES
 
 WILDCARD_HOSTS = frozenset({"0.0.0.0", "::", "[::]", ""})
 

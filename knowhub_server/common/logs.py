@@ -41,10 +41,12 @@ class TextFormatter(logging.Formatter):
 
     def formatMessage(self, record: logging.LogRecord) -> str:
         line = super().formatMessage(record)
-        if not getattr(record, "method", ""):
+        method = getattr(record, "method", "")
+        if not method:
             return line
-        trace = f" trace={record.trace_id}" if record.trace_id else ""
-        return f"{line} [{record.method}{trace} request={record.request_id}]"
+        trace_id = getattr(record, "trace_id", "")
+        trace = f" trace={trace_id}" if trace_id else ""
+        return f"{line} [{method}{trace} request={getattr(record, 'request_id', '')}]"
 
 
 class JsonFormatter(logging.Formatter):
@@ -73,7 +75,7 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(entry, ensure_ascii=False)
 
 
-class _StderrHandler(logging.StreamHandler):
+class _StderrHandler(logging.StreamHandler[TextIO]):
     """Writes to whatever `sys.stderr` is when a record is emitted, not the stream it was
     when logging was configured (pytest's capture and daemonizing tools replace it)."""
 

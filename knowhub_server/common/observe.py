@@ -20,6 +20,7 @@ from typing import Any
 import grpc
 
 from knowhub_server.common.calls import CallContext, current_call
+from knowhub_server.common.grpc_typing import MethodHandler, outcome
 from knowhub_server.common.metrics import Metrics
 
 log = logging.getLogger("knowhub.rpc")
@@ -39,8 +40,8 @@ class ObservingInterceptor(grpc.ServerInterceptor):
         self._metrics = metrics
 
     def intercept_service(self, continuation: Callable[[grpc.HandlerCallDetails],
-                                                       grpc.RpcMethodHandler | None],
-                          details: grpc.HandlerCallDetails) -> grpc.RpcMethodHandler | None:
+                                                       MethodHandler | None],
+                          details: grpc.HandlerCallDetails) -> MethodHandler | None:
         handler = continuation(details)
         if handler is None or handler.request_streaming:
             return handler
@@ -64,10 +65,10 @@ class ObservingInterceptor(grpc.ServerInterceptor):
             try:
                 with _in_call(call):
                     response = behavior(request, context)
-                code = context.code() or grpc.StatusCode.OK
+                code = outcome(context).code() or grpc.StatusCode.OK
                 return response
             except Exception:
-                code = context.code() or grpc.StatusCode.UNKNOWN
+                code = outcome(context).code() or grpc.StatusCode.UNKNOWN
                 raise
             finally:
                 self._record(call, "unary", code, started, context)
@@ -91,10 +92,10 @@ class ObservingInterceptor(grpc.ServerInterceptor):
                     if response is None:
                         break
                     yield response
-                code = context.code() or (grpc.StatusCode.OK if context.is_active()
+                code = outcome(context).code() or (grpc.StatusCode.OK if context.is_active()
                                           else grpc.StatusCode.CANCELLED)
             except Exception:
-                code = context.code() or grpc.StatusCode.UNKNOWN
+                code = outcome(context).code() or grpc.StatusCode.UNKNOWN
                 raise
             finally:
                 self._record(call, "server_stream", code, started, context)
@@ -108,7 +109,7 @@ class ObservingInterceptor(grpc.ServerInterceptor):
         self._metrics.rpc_seconds.labels(call.service, call.method, code.name).observe(elapsed)
         if log.isEnabledFor(logging.DEBUG):
             with _in_call(call):
-                details = context.details() or b""  # grpc keeps them encoded
+                details = outcome(context).details() or b""  # grpc keeps them encoded
                 if isinstance(details, bytes):
                     details = details.decode(errors="replace")
                 log.debug("rpc=%s code=%s ms=%.2f%s", call.method, code.name, elapsed * 1000,

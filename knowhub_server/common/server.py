@@ -21,6 +21,7 @@ from knowhub.v1 import cognition_pb2, dream_pb2, knowledge_pb2, resource_pb2
 from knowhub_server.common import admin
 from knowhub_server.common.fairness import CallerLimit, FairShareInterceptor
 from knowhub_server.common.forward import Forwarder
+from knowhub_server.common.grpc_typing import replaced
 from knowhub_server.common.metrics import Metrics
 from knowhub_server.common.observe import ObservingInterceptor
 from knowhub_server.common.rpc import Undecodable
@@ -91,7 +92,7 @@ def lenient(handler: Any) -> Any:
         except Exception as error:  # protobuf's DecodeError, or a RecursionError
             return Undecodable(str(error))
 
-    return handler._replace(request_deserializer=decode_leniently)
+    return replaced(handler, request_deserializer=decode_leniently)
 
 
 class _LenientService(grpc.GenericRpcHandler):
@@ -110,7 +111,7 @@ def _grpc_server(workers: int, name: str, metrics: Metrics,
                        options=[("grpc.so_reuseport", 0), *channels.SERVER_KEEPALIVE_OPTIONS])
 
 
-class _EmbeddingHealth(health.HealthServicer):
+class _EmbeddingHealth(health.HealthServicer):  # type: ignore[misc]  # grpc_health has no types
     """gRPC health that also says, in trailing metadata, how many records wait for their
     dense vector (EMBEDDING_BACKLOG) and whether the embedding model is failing
     (EMBEDDING_STATE), for `knowhub health`."""
