@@ -14,7 +14,7 @@ import time
 from array import array
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import openai
 import qdrant_edge as qe
@@ -239,7 +239,7 @@ class LocalEmbedder(DenseEmbedder):
                                              show_progress_bar=False)
         except (RuntimeError, ValueError) as exc:  # torch's failures (out of memory, ...)
             raise Unavailable(f"the in-process embedding model failed: {exc}") from exc
-        return vectors.tolist()
+        return cast(list[list[float]], vectors.tolist())
 
 
 def _load_sentence_transformer(path: Path, device: str | None) -> Any:

@@ -84,7 +84,8 @@ class Forwarder(grpc.GenericRpcHandler):
 
     def _unary(self, service: str, path: str) -> Method:
         def forward(request: bytes, context: grpc.ServicerContext) -> bytes:
-            onward = self._channel(service, context).unary_unary(path)
+            onward: grpc.UnaryUnaryMultiCallable[bytes, bytes] = (
+                self._channel(service, context).unary_unary(path))
             try:
                 response, call = onward.with_call(
                     request, timeout=context.time_remaining(),
@@ -99,7 +100,8 @@ class Forwarder(grpc.GenericRpcHandler):
 
     def _streaming(self, service: str, path: str) -> Method:
         def forward(request: bytes, context: grpc.ServicerContext) -> Iterator[bytes]:
-            onward = self._channel(service, context).unary_stream(path)
+            onward: grpc.UnaryStreamMultiCallable[bytes, bytes] = (
+                self._channel(service, context).unary_stream(path))
             responses = onward(request, timeout=context.time_remaining(),
                                metadata=_onward_metadata(context))
 

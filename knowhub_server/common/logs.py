@@ -79,7 +79,7 @@ class _StderrHandler(logging.StreamHandler[TextIO]):
     """Writes to whatever `sys.stderr` is when a record is emitted, not the stream it was
     when logging was configured (pytest's capture and daemonizing tools replace it)."""
 
-    @property  # type: ignore[override]
+    @property
     def stream(self) -> TextIO:
         return sys.stderr
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from wsgiref.simple_server import WSGIServer
@@ -199,9 +199,10 @@ def _read_stream(client: redis.Redis | None, stream: WatchedStream,
         families["lag"].add_metric([stream.name, name], _age_seconds(undelivered, now_ms))
 
 
-def _age_seconds(entries: list[tuple[bytes, object]], now_ms: float) -> float:
+def _age_seconds(entries: Sequence[tuple[bytes | str | None, object]] | None,
+                 now_ms: float) -> float:
     """Age of the first entry, from the milliseconds of its stream id."""
-    if not entries:
+    if not entries or entries[0][0] is None:
         return 0.0
     entry_ms = int(_text(entries[0][0]).split("-")[0])
     return max(0.0, (now_ms - entry_ms) / 1000)

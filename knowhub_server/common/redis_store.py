@@ -207,8 +207,8 @@ def connect(url: str, *, failover_seconds: float = 10.0) -> redis.Redis:
     retry = Retry(ExponentialBackoff(cap=0.5, base=0.05), 3,
                   supported_errors=FAILOVER_ERRORS)
     try:  # a cluster client learns the slots at once: the nodes must answer now
-        cluster = FailoverCluster.from_url(f"{CLUSTER_SCHEMES[scheme]}://{rest}",
-                                           retry=retry, **options)
+        cluster = cast(FailoverCluster, FailoverCluster.from_url(
+            f"{CLUSTER_SCHEMES[scheme]}://{rest}", retry=retry, **options))
     except RedisClusterException as exc:
         raise redis.ConnectionError(f"no node of the Redis Cluster answers: {exc}") from exc
     cluster.failover_seconds = failover_seconds
