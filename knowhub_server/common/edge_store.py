@@ -212,7 +212,7 @@ def _hit(point: qe.ScoredPoint, query: SearchQuery) -> Hit:
     return Hit(point.id, point.score, stored, vectors)
 
 
-def _condition(c: Condition) -> object:
+def _condition(c: Condition) -> qe.ConditionType:
     if isinstance(c, Eq):
         return qe.FieldCondition(key=c.key, match=qe.MatchValue(value=c.value))
     if isinstance(c, AnyOf):
@@ -275,11 +275,11 @@ def _edge_config(schema: CollectionSchema, tuning: IndexTuning) -> qe.EdgeConfig
     )
 
 
-def _field_indexes(schema: CollectionSchema) -> list[tuple[str, object]]:
+def _field_indexes(schema: CollectionSchema) -> list[tuple[str, qe.PayloadSchemaParams]]:
     """Each indexed field and its index. Only the tenant field gets HNSW links of its
     own: graphs per value of every field would multiply the indexing time."""
     mapped = qe.Memory.Cached  # in indexed segments: memory-mapped, in the page cache
-    indexes: list[tuple[str, object]] = [
+    indexes: list[tuple[str, qe.PayloadSchemaParams]] = [
         (name, qe.KeywordIndexParams(is_tenant=name == schema.tenant_field,
                                      enable_hnsw=name == schema.tenant_field, memory=mapped))
         for name in schema.keyword_fields]
@@ -366,7 +366,8 @@ class EdgeStore(VectorStore):
         old = _load_shard(path)
         new = qe.EdgeShard.load(str(staging), None)  # empty, with the same layout
         for field_name, info in old.info().payload_schema.items():
-            new.update(qe.UpdateOperation.create_field_index(field_name, info.params))
+            params = info.params if info.params is not None else info.data_type
+            new.update(qe.UpdateOperation.create_field_index(field_name, params))
         kept, offset = 0, None
         while True:
             points, offset = old.scroll(qe.ScrollRequest(
