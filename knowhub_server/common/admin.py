@@ -40,7 +40,6 @@ from knowhub_server.common.runtime import Runtime
 log = logging.getLogger(__name__)
 
 SERVICE_NAME = "knowhub.v1.AdminService"
-_DONE = object()
 FORGET_TIMEOUT_SECONDS = 600.0  # a service erasing a subject with much data takes a while
 
 # Each service's forget RPC, in the order ForgetSubject calls them and answers.
@@ -99,7 +98,7 @@ class AdminServicer(admin_pb2_grpc.AdminServiceServicer):
 
     def _backup(self, destination: Path) -> Iterator[admin_pb2.CreateBackupResponse]:
         """Runs the backup in a thread of its own and streams its progress."""
-        steps: queue.Queue[object] = queue.Queue()
+        steps: queue.Queue[admin_pb2.BackupProgress | None] = queue.Queue()  # None: done
         outcome: dict[str, object] = {}
 
         def run() -> None:
@@ -111,10 +110,10 @@ class AdminServicer(admin_pb2_grpc.AdminServiceServicer):
             except (BackupError, OSError) as exc:
                 outcome["error"] = exc
             finally:
-                steps.put(_DONE)
+                steps.put(None)
 
         threading.Thread(target=run, name="knowhub-backup", daemon=True).start()
-        while (step := steps.get()) is not _DONE:
+        while (step := steps.get()) is not None:
             yield admin_pb2.CreateBackupResponse(progress=step)
         if "error" in outcome:
             raise FailedPrecondition(f"the backup failed: {outcome['error']}")

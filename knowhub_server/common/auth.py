@@ -264,7 +264,8 @@ def _parse_token_entry(entry: object, where: str) -> tuple[str, Principal]:
         if value and not is_valid_entity_id(value):
             raise ValueError(f"{where}.{name}: {value!r} is not a valid id")
     keep_out_of_logs(token)
-    principal = Principal(**ids, agent_ids=tuple(lists["agent_ids"]),
+    principal = Principal(user_id=ids["user_id"], agent_id=ids["agent_id"],
+                          org_id=ids["org_id"], agent_ids=tuple(lists["agent_ids"]),
                           project_ids=tuple(lists["project_ids"]),
                           team_ids=tuple(lists["team_ids"]), roles=frozenset(lists["roles"]),
                           token=token)

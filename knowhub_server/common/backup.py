@@ -36,7 +36,7 @@ import stat
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import qdrant_edge as qe
 import redis
@@ -145,8 +145,9 @@ class PrivateDir:
         """A file made anew here, 0600, for writing."""
         descriptor = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NO_FOLLOW, 0o600,
                              dir_fd=self.fd)
-        with os.fdopen(descriptor, "wb" if binary else "w",
-                       **({} if binary else {"encoding": "utf-8"})) as file:
+        file: IO[Any] = (os.fdopen(descriptor, "wb") if binary
+                         else os.fdopen(descriptor, "w", encoding="utf-8"))
+        with file:
             yield file
 
     def close(self) -> None:
@@ -192,7 +193,7 @@ def _write_backup(stores: HubStores, root: PrivateDir, progress: Progress) -> di
                        for c in stores.collections]
         finally:
             collections.close()
-    manifest = {
+    manifest: dict[str, Any] = {
         "format": FORMAT,
         "created_at": created_at,
         "versions": {"knowhub": installed_version(),
@@ -363,7 +364,8 @@ def restore_backup(source: Path, data_dir: Path, progress: Progress) -> dict[str
 
 def _restore_collection(store: EdgeStore, source: Path, entry: dict[str, Any],
                         progress: Progress) -> None:
-    fields = {k: tuple(v) if isinstance(v, list) else v for k, v in entry["schema"].items()}
+    fields: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v
+                              for k, v in entry["schema"].items()}
     collection = store.open(CollectionSchema(**fields))
     done = 0
     for page in _pages(source / COLLECTIONS / f"{entry['name']}.jsonl"):

@@ -290,6 +290,8 @@ def server_config(app: ASGIApp, limits: ConnectionLimits, **options: Any) -> uvi
     close those beyond the cap) run: a quarter of the cap keeps a flood's burst of
     accepted sockets within the server's share of descriptors."""
     protocol = guarded_h11(limits)
-    backlog = min(2048, max(16, protocol.cap // 4))
-    return uvicorn.Config(app, http=protocol, timeout_keep_alive=limits.idle_seconds,
+    backlog = min(2048, max(16, connection_cap(limits.max_connections) // 4))
+    # uvicorn types the keep-alive as int; it passes it on to asyncio, which takes a float
+    return uvicorn.Config(app, http=protocol,
+                          timeout_keep_alive=limits.idle_seconds,  # type: ignore[arg-type]
                           backlog=backlog, log_config=None, **options)

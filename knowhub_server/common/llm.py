@@ -6,7 +6,7 @@ import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import openai
 
@@ -155,13 +155,13 @@ class LLM:
                          {"role": "user", "content": user}]}
         if force is not None:
             body["tool_choice"] = {"type": "function", "function": {"name": force}}
-        options: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
+        options: openai.RequestOptions = {} if timeout is None else {"timeout": timeout}
         try:
             # The client's plain post (its way to reach any endpoint) sends the body as it
             # is and returns the JSON: the typed create() spends twice the CPU on walking
             # the typed parameters and building models, which bounds the historian's rate.
-            reply = self._client.post("/chat/completions", cast_to=object, body=body,
-                                      options=options)
+            reply = cast(dict[str, Any], self._client.post(
+                "/chat/completions", cast_to=object, body=body, options=options))
         except openai.OpenAIError as exc:
             raise LLMError(f"the LLM call failed: {exc}") from exc
         try:

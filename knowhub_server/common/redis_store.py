@@ -228,8 +228,9 @@ class FailoverCluster(RedisCluster):
     failover_seconds = 10.0
 
     def execute_command(self, *args: Any, **kwargs: Any) -> Any:
-        return waiting_out_failover(lambda: super(FailoverCluster, self).execute_command(
-            *args, **kwargs), self.failover_seconds)
+        send = super().execute_command
+        return waiting_out_failover(lambda: send(*args, **kwargs),  # type: ignore[no-untyped-call]
+                                    self.failover_seconds)
 
 
 def waiting_out_failover(attempt: Callable[[], T], seconds: float,
