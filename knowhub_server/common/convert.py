@@ -4,6 +4,7 @@ item's error."""
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Generic, TypeVar, cast
 
 from google.protobuf.internal.enum_type_wrapper import EnumTypeWrapper
 from knowhub.models.base import EnumNames
@@ -12,7 +13,11 @@ from knowhub.v1 import common_pb2
 from knowhub_server.common.errors import InvalidArgument, ServiceError
 
 
-class ProtoEnum:
+# A generated enum: a subclass of int in the stubs, its values typed as such.
+E = TypeVar("E", bound=int)
+
+
+class ProtoEnum(Generic[E]):
     """A proto enum's values as the domain's lowercase names, by the rule the SDK names
     them by (`EnumNames`, buf's ENUM_VALUE_PREFIX): `DREAM_RUN_STATUS_QUEUED` is "queued".
 
@@ -20,10 +25,12 @@ class ProtoEnum:
     ("" when the field has none), and a domain name maps back to its own value only.
     """
 
-    def __init__(self, enum: EnumTypeWrapper, *, unspecified: str = "") -> None:
+    def __init__(self, enum_type: type[E], *, unspecified: str = "") -> None:
+        enum = cast(EnumTypeWrapper, enum_type)  # what it is at runtime
         named = EnumNames(enum.DESCRIPTOR, unspecified)
         self._names = {v.number: named.name(v.number) for v in enum.DESCRIPTOR.values}
-        self._values = {name: number for number, name in self._names.items() if number}
+        self._values = {name: cast(E, number) for number, name in self._names.items()
+                        if number}
         self.full_name = enum.DESCRIPTOR.full_name
 
     @property
@@ -41,11 +48,11 @@ class ProtoEnum:
     def names_of(self, values: Iterable[int], field: str) -> list[str]:
         return [self.name(v, f"{field}[{i}]") for i, v in enumerate(values)]
 
-    def value(self, name: str) -> int:
+    def value(self, name: str) -> E:
         """The enum value of a domain name; 0 for "" (a name the enum lacks is a bug)."""
-        return self._values[name] if name else 0
+        return self._values[name] if name else cast(E, 0)
 
-    def values_of(self, names: Iterable[str]) -> list[int]:
+    def values_of(self, names: Iterable[str]) -> list[E]:
         return [self.value(n) for n in names]
 
 
