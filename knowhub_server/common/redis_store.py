@@ -59,7 +59,15 @@ CLUSTER_SCHEMES = {"redis+cluster": "redis", "rediss+cluster": "rediss"}
 FAILOVER_ERRORS = (redis.ConnectionError, redis.TimeoutError, ClusterDownError,
                    SlotNotCoveredError, TryAgainError)
 T = TypeVar("T")
+# A stream entry as KnowHub's clients read it: its id and fields, raw bytes.
+StreamEntry = tuple[bytes, dict[bytes, bytes]]
 _UNTAGGED_MARKER = "key-layout"  # under the prefix: set once the keys are renamed
+
+
+def stream_entries(reply: object) -> list[StreamEntry]:
+    """An XRANGE or XREVRANGE reply as KnowHub's clients get it (no decoding): redis-py
+    types it for every client, with text and the empty entries of other commands."""
+    return cast(list[StreamEntry], reply)
 
 
 def redis_server_binary() -> str:

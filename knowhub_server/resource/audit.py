@@ -29,6 +29,7 @@ from knowhub_server.common.redis_store import (
     NO_WAIT,
     NotReplicated,
     ReplicaWait,
+    stream_entries,
     write_acknowledged,
 )
 from knowhub_server.common.times import now
@@ -77,7 +78,7 @@ class AuditLog:
         # Half the command timeout: an append made in time is answered before the client
         # gives up on it.
         deadline_ms = int((at + COMMAND_TIMEOUT_SECONDS / 2) * 1000)
-        args = [deadline_ms, *(part for pair in fields.items() for part in pair)]
+        args: list[int | str] = [deadline_ms, *(part for pair in fields.items() for part in pair)]
         try:
             client = self._connect()
             append = client.register_script(_APPEND_BEFORE)
@@ -117,7 +118,8 @@ class AuditLog:
         try:
             client = self._connect()
             while len(events) < page_size and scanned < _SCAN_MAX:
-                entries = client.xrevrange(self.stream, max=upper, min="-", count=chunk)
+                entries = stream_entries(client.xrevrange(self.stream, max=upper, min="-",
+                                                          count=chunk))
                 scanned += len(entries)
                 for entry_id, fields in entries:
                     upper = f"({entry_id.decode()}"
@@ -128,7 +130,7 @@ class AuditLog:
                             break
                 if len(entries) < chunk and len(events) < page_size:
                     return events, ""
-            more = client.xrevrange(self.stream, max=upper, min="-", count=1)
+            more = stream_entries(client.xrevrange(self.stream, max=upper, min="-", count=1))
         except (redis.RedisError, OSError, RuntimeError) as exc:
             raise Unavailable(f"the audit log (Redis) cannot be read: "
                               f"{type(exc).__name__}: {exc}") from None

@@ -20,7 +20,7 @@ from collections.abc import Callable
 import redis
 
 from knowhub_server.common.errors import InvalidArgument, NotFound
-from knowhub_server.common.redis_store import keyspace
+from knowhub_server.common.redis_store import keyspace, stream_entries
 from knowhub_server.dream.memory.domain import (
     JOB_FAILED,
     JOB_PENDING,
@@ -198,7 +198,8 @@ class HistorianQueue(JobStream):
         upper = f"({page_token}" if page_token else "+"
         found: list[tuple[str, FailedJob]] = []
         while len(found) <= page_size:
-            batch = client.xrevrange(self.failed, max=upper, min="-", count=_SCAN_BATCH)
+            batch = stream_entries(client.xrevrange(self.failed, max=upper, min="-",
+                                                    count=_SCAN_BATCH))
             for entry_id, raw in batch:
                 job = failed_job(decoded(raw))
                 if visible(job):
@@ -214,7 +215,8 @@ class HistorianQueue(JobStream):
         client = self._client()
         lower = "-"
         while True:
-            batch = client.xrange(self.failed, min=lower, max="+", count=_SCAN_BATCH)
+            batch = stream_entries(client.xrange(self.failed, min=lower, max="+",
+                                                 count=_SCAN_BATCH))
             for entry_id, raw in batch:
                 fields = decoded(raw)
                 if fields.get("job_id") == job_id and visible(failed_job(fields)):
@@ -268,7 +270,8 @@ class HistorianQueue(JobStream):
                     scopes: frozenset[str] | None) -> int:
         erased, lower = 0, "-"
         while True:
-            batch = client.xrange(stream, min=lower, max="+", count=_SCAN_BATCH)
+            batch = stream_entries(client.xrange(stream, min=lower, max="+",
+                                                 count=_SCAN_BATCH))
             doomed = []
             for entry_id, raw in batch:
                 try:
