@@ -64,7 +64,13 @@ from knowhub_server.common.redis_store import (
     ReplicaWait,
     glob_escaped,
     keyspace,
+    raw,
+    raw_fields,
+    raw_members,
+    raw_scored,
     reachable,
+    stream_entries,
+    stream_reads,
     write_acknowledged,
 )
 from knowhub_server.common.scopes import ORG_SEPARATOR, qualified
@@ -284,9 +290,9 @@ class CognitionStore:
         into its owner's org, and the trace in the agent indexes with it; returns how many
         traces moved."""
         moved = 0
-        for raw in self._redis.zrange(self._traces_key(None, None), 0, -1):
-            ref = TraceRef.of_key(raw.decode())
-            agent = (self._redis.hget(self._key("trace", ref), "agent_id") or b"").decode()
+        for member in raw_members(self._redis.zrange(self._traces_key(None, None), 0, -1)):
+            ref = TraceRef.of_key(member.decode())
+            agent = raw(self._redis.hget(self._key("trace", ref), "agent_id") or b"").decode()
             namespace = names.of_writer(ref.owner)
             if agent and ORG_SEPARATOR not in agent and namespace:
                 self._move_agent(ref, agent, qualified(namespace, agent))
@@ -407,8 +413,8 @@ class CognitionStore:
 
     def _deletion(self, ref: TraceRef) -> TraceDeletion:
         agent = self._redis.hget(self._key("trace", ref), "agent_id")
-        extraction_ids = self._redis.zrange(self._key("extractions", ref), 0, -1)
-        return TraceDeletion(ref, agent.decode() if agent is not None else "",
+        extraction_ids = raw_members(self._redis.zrange(self._key("extractions", ref), 0, -1))
+        return TraceDeletion(ref, raw(agent).decode() if agent is not None else "",
                              [i.decode() for i in extraction_ids])
 
     # -- reads --
@@ -441,11 +447,13 @@ class CognitionStore:
         """Up to `size` events of `types` (all when empty) from stream id `start` on
         ("(" before an id makes it exclusive), and no more than `max_bytes` of them as
         stored (but at least one); the id to continue after, or None."""
-        key, found, used = self._key("log", ref), [], 0
+        key, used = self._key("log", ref), 0
+        found: list[Event] = []
         chunk = min(size, CHUNK_EVENTS) if not types else CHUNK_EVENTS
         with reachable("reading a cognition log"):
             while True:
-                entries = self._redis.xrange(key, min=start, max="+", count=chunk)
+                entries = stream_entries(self._redis.xrange(key, min=start, max="+",
+                                                            count=chunk))
                 for entry_id, fields in entries:
                     if types and fields[b"t"].decode() not in types:
                         continue
@@ -470,7 +478,7 @@ class CognitionStore:
                                        [e["event_id"] for e in reflections])
             for event, stamp in zip(reflections, stamps, strict=True):
                 if stamp is not None:
-                    event["consumed_at"] = stamp.decode()
+                    event["consumed_at"] = raw(stamp).decode()
         return events
 
     def query_events(self, ref: TraceRef, sequences: Iterable[int]) -> dict[int, Event]:
@@ -494,14 +502,15 @@ class CognitionStore:
 
     def pending(self, ref: TraceRef) -> list[int]:
         with reachable("reading pending evaluations"):
-            return [int(s) for s in self._redis.zrange(self._key("pending", ref), 0, -1)]
+            return [int(s) for s in raw_members(
+                self._redis.zrange(self._key("pending", ref), 0, -1))]
 
     def pending_among(self, ref: TraceRef, sequences: list[int]) -> list[int]:
         """Which of these query sequences are pending, ascending."""
         if not sequences:
             return []
         with reachable("reading pending evaluations"):
-            scores = self._redis.zmscore(self._key("pending", ref), sequences)
+            scores = self._redis.zmscore(self._key("pending", ref), [str(s) for s in sequences])
         return sorted(s for s, score in zip(sequences, scores, strict=True)
                       if score is not None)
 
@@ -523,7 +532,8 @@ class CognitionStore:
 
     def feedback_outbox(self, ref: TraceRef) -> list[str]:
         with reachable("reading deferred feedback"):
-            return sorted(p.decode() for p in self._redis.smembers(self._key("feedback", ref)))
+            return sorted(p.decode() for p in raw_members(
+                self._redis.smembers(self._key("feedback", ref))))
 
     def extraction(self, ref: TraceRef, extraction_id: str) -> Extraction | None:
         found = self._extractions_by_member([f"{ref.key}|{extraction_id}"])
@@ -532,7 +542,7 @@ class CognitionStore:
     def trace_extractions(self, ref: TraceRef) -> list[Extraction]:
         """Every extraction of a trace, oldest first."""
         with reachable("reading extractions"):
-            ids = self._redis.zrange(self._key("extractions", ref), 0, -1)
+            ids = raw_members(self._redis.zrange(self._key("extractions", ref), 0, -1))
         return self._extractions_by_member([f"{ref.key}|{i.decode()}" for i in ids])
 
     def extraction_page(self, owner: str | None, states: Iterable[str],
@@ -583,12 +593,12 @@ class CognitionStore:
             if newest_first:
                 high = "+inf" if cursor is None else repr(cursor[0])
                 low = "-inf" if floor is None else repr(floor)
-                entries = self._redis.zrevrangebyscore(key, high, low, start=offset, num=chunk,
-                                                       withscores=True)
+                entries = raw_scored(self._redis.zrevrangebyscore(
+                    key, high, low, start=offset, num=chunk, withscores=True))
             else:
                 low = "-inf" if cursor is None else repr(cursor[0])
-                entries = self._redis.zrangebyscore(key, low, "+inf", start=offset, num=chunk,
-                                                    withscores=True)
+                entries = raw_scored(self._redis.zrangebyscore(
+                    key, low, "+inf", start=offset, num=chunk, withscores=True))
             for member, score in entries:
                 yield score, member.decode()
             if len(entries) < chunk:
@@ -621,13 +631,13 @@ class CognitionStore:
             counts = {p["message_id"]: p["times_delivered"] for p in self._redis.xpending_range(
                 self.triggers_key, group, claimed[0][0], claimed[-1][0], len(claimed) + 100,
                 consumer)}
-        return [Delivered(i.decode(), _decoded(f), counts.get(i, 1)) for i, f in claimed]
+        return [Delivered(i.decode(), _decoded(f), int(counts.get(i, 1))) for i, f in claimed]
 
     def read_new(self, group: str, consumer: str, count: int, block_ms: int
                  ) -> list[Delivered]:
         with reachable("reading triggers"):
-            reply = self._redis.xreadgroup(group, consumer, {self.triggers_key: ">"},
-                                           count=count, block=block_ms)
+            reply = stream_reads(self._redis.xreadgroup(group, consumer, {self.triggers_key: ">"},
+                                                        count=count, block=block_ms))
         entries = reply[0][1] if reply else []
         return [Delivered(i.decode(), _decoded(f), 1) for i, f in entries]
 
@@ -676,16 +686,19 @@ class CognitionStore:
     def _legacy_trace(self, client: redis.Redis, trace_id: str) -> LegacyTrace | None:
         """What moving a bare-id trace needs: its owner, agent, extractions, and the
         sources of each query that have no verdict (read from its log)."""
-        fields = _decoded(client.hgetall(f"{self._base}trace:{trace_id}"))
+        fields = _decoded(raw_fields(client.hgetall(f"{self._base}trace:{trace_id}")))
         if not fields:
             return None
         ref = TraceRef(fields["owner"], trace_id)
-        extraction_ids = [i.decode() for i in client.zrange(
-            f"{self._base}extractions:{trace_id}", 0, -1)]
-        evaluated = {p.decode() for p in client.hkeys(f"{self._base}evaluated:{trace_id}")}
+        extraction_ids = [i.decode() for i in raw_members(client.zrange(
+            f"{self._base}extractions:{trace_id}", 0, -1))]
+        evaluated = {p.decode() for p in raw_members(
+            client.hkeys(f"{self._base}evaluated:{trace_id}"))}
         awaiting = {}
-        for sequence, event_id in client.hgetall(f"{self._base}queries:{trace_id}").items():
-            entries = client.xrange(f"{self._base}log:{trace_id}", event_id, event_id)
+        queries = raw_fields(client.hgetall(f"{self._base}queries:{trace_id}"))
+        for sequence, event_id in queries.items():
+            entries = stream_entries(
+                client.xrange(f"{self._base}log:{trace_id}", event_id, event_id))
             if not entries:
                 continue
             sources = json.loads(entries[0][1][b"e"])["source_ids"]

@@ -23,7 +23,7 @@ import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar, cast
@@ -40,6 +40,7 @@ from redis.exceptions import (
     TryAgainError,
 )
 from redis.retry import Retry
+from redis.typing import EncodableT, FieldT
 
 from knowhub_server.common.errors import Unavailable
 
@@ -62,6 +63,38 @@ T = TypeVar("T")
 # A stream entry as KnowHub's clients read it: its id and fields, raw bytes.
 StreamEntry = tuple[bytes, dict[bytes, bytes]]
 _UNTAGGED_MARKER = "key-layout"  # under the prefix: set once the keys are renamed
+
+
+# redis-py types each reply for every kind of client: text or bytes, and shapes of other
+# commands. KnowHub's clients never decode, so these name what a reply is for them.
+def writable(fields: dict[str, str]) -> dict[FieldT, EncodableT]:
+    """Text fields to write (HSET, XADD), typed as redis-py takes them."""
+    return cast(dict[FieldT, EncodableT], fields)
+
+
+def raw(reply: object) -> bytes:
+    """A string reply (GET, HGET, ...) that is there."""
+    return cast(bytes, reply)
+
+
+def raw_members(reply: object) -> Collection[bytes]:
+    """The members of a set or sorted set, or a hash's fields."""
+    return cast(Collection[bytes], reply)
+
+
+def raw_fields(reply: object) -> dict[bytes, bytes]:
+    """A hash (HGETALL)."""
+    return cast(dict[bytes, bytes], reply)
+
+
+def raw_scored(reply: object) -> list[tuple[bytes, float]]:
+    """Sorted set members with their scores (WITHSCORES)."""
+    return cast(list[tuple[bytes, float]], reply)
+
+
+def stream_reads(reply: object) -> list[tuple[bytes, list[StreamEntry]]]:
+    """An XREAD or XREADGROUP reply: each stream with its entries read."""
+    return cast(list[tuple[bytes, list[StreamEntry]]], reply)
 
 
 def stream_entries(reply: object) -> list[StreamEntry]:

@@ -22,12 +22,12 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import redis
 from redis.commands.core import Script
 
-from knowhub_server.common.redis_store import BLOCK_MAX_SECONDS, single_connection
+from knowhub_server.common.redis_store import BLOCK_MAX_SECONDS, single_connection, writable
 from knowhub_server.common.runtime import Runtime
 
 log = logging.getLogger("knowhub.streams")
@@ -62,8 +62,12 @@ def decoded(raw: dict[bytes, bytes]) -> dict[str, str]:
     return {text(k): text(v) for k, v in raw.items()}
 
 
-def _new_deliveries(reply: list[tuple[bytes, list[tuple[bytes, dict[bytes, bytes]]]]]
-                    | dict[bytes, list[list[Any]]] | None) -> list[Delivery]:
+# An XREADGROUP reply to a client that does not decode (redis-py types it for every client).
+GroupRead = (list[tuple[bytes, list[tuple[bytes, dict[bytes, bytes]]]]]
+             | dict[bytes, list[list[Any]]] | None)
+
+
+def _new_deliveries(reply: GroupRead) -> list[Delivery]:
     """The entries of an XREADGROUP reply, each delivered for the first time. Inside a
     cluster transaction redis-py leaves the reply unparsed: a map of stream to
     [id, [field, value, ...]] entries."""
@@ -111,8 +115,8 @@ class JobStream:
 
     def read(self, client: redis.Redis, consumer: str, block_ms: int) -> list[Delivery]:
         """The next new job, waiting up to `block_ms` for one."""
-        return _new_deliveries(client.xreadgroup(self.group, consumer, {self.stream: ">"},
-                                                 count=1, block=block_ms))
+        return _new_deliveries(cast(GroupRead, client.xreadgroup(
+            self.group, consumer, {self.stream: ">"}, count=1, block=block_ms)))
 
     def reclaim(self, consumer: str, min_idle_ms: int) -> list[Delivery]:
         """Takes over one job another worker was given `min_idle_ms` or more ago and has
@@ -151,7 +155,7 @@ class JobStream:
         """Adds `fields` to `stream` (this one: the job goes back to the end) and removes
         the delivered entry, in one transaction."""
         pipe = self._client().pipeline(transaction=True)
-        pipe.xadd(stream, fields)
+        pipe.xadd(stream, writable(fields))
         pipe.xack(self.stream, self.group, delivery.entry_id)
         pipe.xdel(self.stream, delivery.entry_id)
         pipe.execute()

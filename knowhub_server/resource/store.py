@@ -10,7 +10,7 @@ head that names it, and changes afterwards only when rotation re-wraps its data 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -269,7 +269,7 @@ class ResourceStore:
         return [r.key for r in self._scan_versions(Where(must=(Eq("resource_id",
                                                                    resource_id),)))]
 
-    def versions_under_keys(self, key_ids: Sequence[str]) -> Iterator[VersionRecord]:
+    def versions_under_keys(self, key_ids: Collection[str]) -> Iterator[VersionRecord]:
         """Version records whose secure_body is wrapped by one of these master keys."""
         if not key_ids:
             return iter(())

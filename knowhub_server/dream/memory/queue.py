@@ -250,7 +250,8 @@ class HistorianQueue(JobStream):
             private = kind == PRIVATE and conversation in people
             for raw in client.lrange(key, 0, -1):
                 if private or Memo.from_json(raw).sender_id in people:
-                    memos += client.lrem(key, 0, raw)
+                    # redis-py types the value as text; Redis matches the bytes it sent
+                    memos += client.lrem(key, 0, raw)  # type: ignore[arg-type]
         jobs = sum(self._erase_jobs(client, stream, people, scopes)
                    for stream in (self.jobs, self.failed))
         self._erase_statuses(client, people, scopes)

@@ -28,7 +28,13 @@ from redis.exceptions import LockNotOwnedError
 from redis.lock import Lock
 
 from knowhub_server.common.auth import LegacyNames
-from knowhub_server.common.redis_store import glob_escaped, keyspace
+from knowhub_server.common.redis_store import (
+    glob_escaped,
+    keyspace,
+    raw_fields,
+    raw_scored,
+    writable,
+)
 from knowhub_server.common.scopes import ORG_SEPARATOR, qualified
 from knowhub_server.dream.runs.domain import (
     QUEUED,
@@ -139,7 +145,7 @@ class DreamStore(JobStream):
     def create_run(self, run: DreamRun) -> None:
         """Stores the run, indexes it and enqueues it, in one transaction."""
         pipe = self._client().pipeline(transaction=True)
-        pipe.hset(self._run + run.run_id, mapping=self._run_fields(run))
+        pipe.hset(self._run + run.run_id, mapping=writable(self._run_fields(run)))
         self._index_run(pipe, run.run_id, run.requested_by, run.created_at)
         pipe.xadd(self.stream, {"run_id": run.run_id, "attempt": "0"})
         pipe.execute()
@@ -150,7 +156,7 @@ class DreamStore(JobStream):
         pipe.zadd(self._by_requester + requested_by, {run_id: created_at})
 
     def run(self, run_id: str) -> DreamRun | None:
-        fields = self._client().hgetall(self._run + run_id)
+        fields = raw_fields(self._client().hgetall(self._run + run_id))
         return run_from_fields(run_id, decoded(fields)) if b"definition" in fields else None
 
     def runs_newest_first(self, requested_by: str,
@@ -163,8 +169,8 @@ class DreamStore(JobStream):
         batch = _RUN_BATCH
         while True:
             top = before[0] if before else "+inf"
-            chunk = [(text(m), s) for m, s in self._client().zrevrangebyscore(
-                key, top, "-inf", start=0, num=batch, withscores=True)]
+            chunk = [(text(m), s) for m, s in raw_scored(self._client().zrevrangebyscore(
+                key, top, "-inf", start=0, num=batch, withscores=True))]
             fresh = [(m, s) for m, s in chunk if before is None or (s, m) < before]
             if not fresh and len(chunk) == batch:
                 batch *= 2  # more runs created at one instant than a batch holds
@@ -217,7 +223,7 @@ class DreamStore(JobStream):
                   "failures": "[]", "count:traces_considered": "0", "count:traces_failed": "0"}
         if not run.started_at:
             fields["started_at"] = repr(at)
-        self._client().hset(self._run + run.run_id, mapping=fields)
+        self._client().hset(self._run + run.run_id, mapping=writable(fields))
 
     def mark_queued(self, run_id: str, reason: str) -> None:
         self._client().hset(self._run + run_id, mapping={"status": QUEUED, "reason": reason})
@@ -445,7 +451,7 @@ class DreamStore(JobStream):
 def _document(agent_id: str, path: str, raw: bytes | str | dict[str, object]
               ) -> MemoryDocument:
     fields = raw if isinstance(raw, dict) else json.loads(raw)
-    return MemoryDocument(agent_id=agent_id, path=path, **fields)  # type: ignore[arg-type]
+    return MemoryDocument(agent_id=agent_id, path=path, **fields)
 
 
 def outbox_field(run_id: str, step: int) -> str:
