@@ -12,7 +12,6 @@ from knowhub.v1 import common_pb2
 
 from knowhub_server.common.errors import InvalidArgument, ServiceError
 
-
 # A generated enum: a subclass of int in the stubs, its values typed as such.
 E = TypeVar("E", bound=int)
 

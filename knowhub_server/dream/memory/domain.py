@@ -363,7 +363,7 @@ def decayed_score(similarity: float, age_seconds: float, *, half_life_days: floa
     min_similarity (so new but unrelated events do not rise)."""
     if similarity < min_similarity:
         return similarity
-    decay = 0.5 ** (max(age_seconds, 0.0) / (half_life_days * 86_400))
+    decay: float = 0.5 ** (max(age_seconds, 0.0) / (half_life_days * 86_400))
     return similarity * (1 + boost * decay)
 
 

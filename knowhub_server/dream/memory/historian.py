@@ -43,6 +43,7 @@ from knowhub_server.dream.memory.domain import (
     CognitiveEvent,
     Decision,
     Job,
+    Profile,
     ProfileRecord,
     ProfileUpdate,
     describe_gate,
@@ -92,6 +93,10 @@ def _profile_note(decision: Decision, text: str) -> str:
     return text
 
 
+def _profile_of(record: ProfileRecord | None) -> Profile | None:
+    return record.profile if record is not None else None
+
+
 @dataclass
 class Rewrite:
     text: str
@@ -112,7 +117,8 @@ class JobProcessor:
         claimed and raises Released when the process is stopping."""
         outcome = JobOutcome()
         changes = []
-        items = list(enumerate(job.observations)) or [(MEMO_INDEX, job.memo)]
+        items: list[tuple[int | str, str]] = \
+            list(enumerate(job.observations)) or [(MEMO_INDEX, job.memo)]
         for index, written in items:
             decision, text = self._stored_before(job, index) \
                 or self._store(job, index, written, checkpoint)
@@ -276,7 +282,7 @@ class JobProcessor:
             try:
                 calls = self._llm.call_tools(
                     prompts.PROFILE_SYSTEM,
-                    prompts.profile_prompt(job, texts, {t: current[t] and current[t].profile
+                    prompts.profile_prompt(job, texts, {t: _profile_of(current[t])
                                                         for t in targets},
                                            self._settings.memory_timezone),
                     prompts.PROFILE_TOOLS, purpose="profile_merge",

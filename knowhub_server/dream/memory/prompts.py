@@ -173,8 +173,10 @@ def read_profile_updates(calls: Sequence[ToolCall],
         if call.name != PROFILE_TOOL:
             continue
         update = _profile_update(call.arguments)
-        target = (update.entity_type, update.entity_id) if update else None
-        if update is not None and target in allowed and target not in updates:
+        if update is None:
+            continue
+        target = (update.entity_type, update.entity_id)
+        if target in allowed and target not in updates:
             updates[target] = update
     return list(updates.values())
 

@@ -8,7 +8,7 @@ import math
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from qdrant_edge import SparseVector
 
@@ -30,8 +30,10 @@ from knowhub_server.common.vectors import (
     Condition,
     Eq,
     HasKey,
+    Hit,
     HybridFusion,
     Order,
+    Payload,
     Range,
     Record,
     StoreMismatch,
@@ -129,13 +131,22 @@ def recall(collection: VectorCollection, vectors: MemoryVectors, fusion: HybridF
     something): `bounded_bm25`, or with embeddings the `HybridFusion` relevance."""
     sparse, dense = vectors.for_query(query)
     if dense is None:
-        return [Recalled(h.fields, similarity, lambda h=h: h.record)
+        return [Recalled(h.fields, similarity, _record_of(h))
                 for h, similarity in bounded_bm25(collection, where, sparse, limit)]
     best = fusion.search(collection, where, sparse, dense, limit)
     found = {point_id(r.key): r for r in collection.retrieve_points(
         [p for p, _ in best], with_bulk=False)}
-    return [Recalled(found[p].payload, score, lambda r=found[p]: r)
+    return [Recalled(found[p].payload, score, _given(found[p]))
             for p, score in best if p in found]
+
+
+def _record_of(hit: Hit) -> Callable[[], Record]:
+    # bounded_bm25 reads payloads: every hit has its record
+    return lambda: cast(Record, hit.record)
+
+
+def _given(record: Record) -> Callable[[], Record]:
+    return lambda: record
 
 
 def reindex(store: VectorStore, embedder: DenseEmbedder | None,
@@ -143,16 +154,29 @@ def reindex(store: VectorStore, embedder: DenseEmbedder | None,
     """Rebuilds the events' and profiles' vectors with the configured embedding model."""
     vectors = MemoryVectors(embedder)
     copied = 0
-    for schema, text in ((events_schema(embedder), lambda p: p["text"]),
-                         (profiles_schema(embedder),
-                          lambda p: _profile_record(p).profile.indexed_text)):
+    texts: list[tuple[CollectionSchema, Callable[[Payload], str]]] = [
+        (events_schema(embedder), lambda p: p["text"]),
+        (profiles_schema(embedder), lambda p: _profile_record(p).profile.indexed_text)]
+    for schema, text in texts:
         try:
-            copied += store.rebuild(
-                schema, lambda page, t=text: vectors.for_texts([t(r.payload) for r in page]),
-                progress and (lambda n, total, done=copied: progress(done + n, done + total)))
+            copied += store.rebuild(schema, _revectorizer(vectors, text),
+                                    _after(progress, copied))
         except StoreMismatch:
             continue  # the collection was never created: nothing to rebuild
     return copied
+
+
+def _revectorizer(vectors: MemoryVectors, text: Callable[[Payload], str]
+                  ) -> Callable[[list[Record]], list[Vectors]]:
+    return lambda page: vectors.for_texts([text(r.payload) for r in page])
+
+
+def _after(progress: Callable[[int, int], None] | None, done: int
+           ) -> Callable[[int, int], None] | None:
+    """`progress` of a collection copied after `done` records of others."""
+    if progress is None:
+        return None
+    return lambda n, total: progress(done + n, done + total)
 
 
 # ---- Events ------------------------------------------------------------------------------

@@ -188,8 +188,8 @@ class Reflection:
 
 
 def unconsumed(trace_id: str, owner: str, events: list[dict[str, Any]]) -> list[Reflection]:
-    return [Reflection(trace_id, owner, e["event_id"], *e["sequence_range"], e["summary"],
-                       e["timestamp"])
+    return [Reflection(trace_id, owner, e["event_id"], e["sequence_range"][0],
+                       e["sequence_range"][1], e["summary"], e["timestamp"])
             for e in events if e["type"] == "reflection" and not e.get("consumed_at")]
 
 
@@ -197,7 +197,8 @@ def integration_batch(reflections: list[Reflection], limit: int,
                       budget: int) -> list[Reflection]:
     """The oldest reflections, at most `limit` and about `budget` characters (at least
     one)."""
-    batch, size = [], 0
+    batch: list[Reflection] = []
+    size = 0
     for reflection in sorted(reflections, key=lambda r: (r.timestamp, r.event_id)):
         if batch and (len(batch) == limit or size + len(reflection.summary) > budget):
             break
