@@ -248,7 +248,7 @@ class ReviewSession:
             if subprocess.run([*shlex.split(self._editor), str(path)], check=False).returncode:
                 print("the editor failed; nothing changed")
                 return None
-            edited = json.loads(path.read_text(encoding="utf-8"))
+            edited: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, json.JSONDecodeError) as error:
             print(f"cannot use the edit: {error}")
             return None

@@ -568,14 +568,15 @@ def event_sequence(event: Event) -> int | None:
     """The message sequence (step) an event belongs to, if it names one directly. A memory
     event's step is a message sequence unless it names a runtime job or node."""
     kind = event["type"]
+    sequence: int | None = None
     if kind in ("query", "message", "extraction_pending"):
-        return event["sequence"]
-    if kind in ("evaluation", "feedback_refused"):
-        return event["query_sequence"]
-    if kind in ("memory_read", "memory_write") and event["step_index"] and not (
+        sequence = event["sequence"]
+    elif kind in ("evaluation", "feedback_refused"):
+        sequence = event["query_sequence"]
+    elif kind in ("memory_read", "memory_write") and event["step_index"] and not (
             event.get("job_id") or event.get("node_id")):
-        return event["step_index"]
-    return None
+        sequence = event["step_index"]
+    return sequence
 
 
 def validate_review(decision: str, edited_payload: Body | None, prefix: str) -> None:

@@ -154,7 +154,10 @@ class ExtractionOperations:
             chosen = [x for x in by_id.values() if x.state in COMMITTABLE_STATES]
         for extraction in chosen:
             result = self._commit_one(principal, trace, extraction)
-            (failed if isinstance(result, CommitFailure) else committed).append(result)
+            if isinstance(result, CommitFailure):
+                failed.append(result)
+            else:
+                committed.append(result)
         return committed, failed
 
     def _commit_one(self, principal: Principal, trace: Trace, extraction: Extraction

@@ -284,15 +284,16 @@ class LogOperations:
             agent_id = principal.qualify(validate_agent_name(agent_id, "agent_id"))
         if owner:
             validate_owner(owner, "owner")
+        listed: str | None  # None: every owner's
         if principal.has_role(DREAMER_ROLE):
-            owner = owner or None
+            listed = owner or None
         elif owner and owner != principal.user_scope:
             raise PermissionDenied(f"owner: only admins list the traces of {owner!r}")
         else:
-            owner = principal.user_scope
-        filters = ("traces", owner, agent_id, updated_since)
+            listed = principal.user_scope
+        filters = ("traces", listed, agent_id, updated_since)
         cursor = read_cursor(page_token, filters) if page_token else None
-        refs, after = self._store.trace_page(owner, agent_id or None, updated_since, cursor,
+        refs, after = self._store.trace_page(listed, agent_id or None, updated_since, cursor,
                                              page_size)
         token = write_token(list(after), filters) if after else ""
         return self._store.traces(refs), token

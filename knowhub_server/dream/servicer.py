@@ -75,7 +75,8 @@ def register(server: ServiceHost, runtime: Runtime) -> str:
     runtime.background.append(historian)
     memory = MemoryOperations(queue, events, profiles, settings, on_enqueue=historian.wake)
     dream_pb2_grpc.add_DreamServiceServicer_to_server(
-        DreamServicer(runtime.authenticator, memory, _dreams(runtime, RunsSettings())), as_grpc_server(server))
+        DreamServicer(runtime.authenticator, memory, _dreams(runtime, RunsSettings())),
+        as_grpc_server(server))
     return SERVICE_NAME
 
 
