@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import shlex
 import sys
 from pathlib import Path
@@ -401,8 +402,7 @@ def _reindex(settings: CommonSettings, _args: argparse.Namespace) -> int:
             for name, reindex in (("knowledge", reindex_knowledge),
                                   ("memory", reindex_memory)):
                 with StageBars() as bars:
-                    count = reindex(store, embedder, progress=lambda done, total, name=name:
-                                    bars.update(name, done, total))
+                    count = reindex(store, embedder, progress=functools.partial(bars.update, name))
                 print(f"{name}: {count} records re-embedded; done", flush=True)
         finally:
             store.close()
@@ -497,7 +497,7 @@ def _backup(settings: CommonSettings, args: argparse.Namespace) -> int:
 
     address = target(args)
     token = args.token or default_token([address])
-    metadata = [("authorization", f"Bearer {token}")] if token else []
+    metadata = (("authorization", f"Bearer {token}"),) if token else ()
     destination = absolute(args.to)
     ca = peer_ca(settings)
     with open_channel(address, tls_ca=ca) as channel, StageBars() as bars:

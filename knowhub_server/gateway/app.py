@@ -185,6 +185,7 @@ class GatewayServer:
                  limits: ConnectionLimits | None = None) -> None:
         self.host = host
         self.port = port
+        self._app = app
         self._server = uvicorn.Server(server_config(
             app, limits or GatewaySettings().connection_limits, log_level="warning",
             access_log=False, lifespan="on", timeout_graceful_shutdown=5))
@@ -211,7 +212,7 @@ class GatewayServer:
 
     def stop(self) -> None:
         """Ends open streams, lets running calls finish, closes the channels."""
-        state = self._server.config.app.state
+        state = self._app.state
         if self._server.started:
             state.loop.call_soon_threadsafe(state.closing.set)
         self._server.should_exit = True

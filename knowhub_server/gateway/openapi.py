@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import copy
 import functools
-from typing import Any
+from typing import Any, cast
 
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
@@ -75,7 +75,7 @@ def _scalar(field: FieldDescriptor) -> Schema:
         return {"type": "boolean"}
     if field.type == FieldDescriptor.TYPE_BYTES:
         return {"type": "string", "contentEncoding": "base64"}
-    if field.type == FieldDescriptor.TYPE_ENUM:
+    if field.type == FieldDescriptor.TYPE_ENUM and field.enum_type is not None:
         names = [value.name for value in field.enum_type.values]
         return {"anyOf": [{"type": "string", "enum": names},
                           {"type": "integer", "minimum": -(2**31), "maximum": 2**31 - 1}]}
@@ -83,9 +83,14 @@ def _scalar(field: FieldDescriptor) -> Schema:
 
 
 def _value(field: FieldDescriptor, found: dict[str, Descriptor]) -> Schema:
-    if field.type == FieldDescriptor.TYPE_MESSAGE:
+    if field.type == FieldDescriptor.TYPE_MESSAGE and field.message_type is not None:
         return _message_ref(field.message_type, found)
     return _scalar(field)
+
+
+def _descriptor(message: type[Message]) -> Descriptor:
+    # protobuf's stubs type it as the C++ or the Python descriptor; both read alike
+    return cast(Descriptor, message.DESCRIPTOR)
 
 
 def _message_ref(descriptor: Descriptor, found: dict[str, Descriptor]) -> Schema:
@@ -121,8 +126,8 @@ def _proto_components(found: dict[str, Descriptor]) -> dict[str, Schema]:
 
 def _search_hit(found: dict[str, Descriptor]) -> Schema:
     """The REST search result: the Knowledge message's fields, flat, then SearchHit's."""
-    hit = _message(knowledge_pb2.Knowledge.DESCRIPTOR, found)
-    own = _message(knowledge_pb2.SearchHit.DESCRIPTOR, found)["properties"]
+    hit = _message(_descriptor(knowledge_pb2.Knowledge), found)
+    own = _message(_descriptor(knowledge_pb2.SearchHit), found)["properties"]
     hit["properties"].update({name: schema for name, schema in own.items()
                               if name != "knowledge"})
     hit["title"] = "knowledge search result"
@@ -186,7 +191,7 @@ def _rpc_operation(rpc: Rpc, found: dict[str, Descriptor]) -> dict[str, Any]:
 
 def _rest_paths(found: dict[str, Descriptor]) -> dict[str, Any]:
     def ref(message: type[Message]) -> Schema:
-        return _message_ref(message.DESCRIPTOR, found)
+        return _message_ref(_descriptor(message), found)
 
     knowledge = ref(knowledge_pb2.Knowledge)
     list_text = {"type": "string"}
@@ -195,7 +200,7 @@ def _rest_paths(found: dict[str, Descriptor]) -> dict[str, Any]:
                  "recall (above the relevance floor), degraded (BM25 alone)"}
     feedback = {"type": "object", "additionalProperties": False, "properties": {
         "feedback_list": {"type": "array", "items": {"allOf": [
-            _message_ref(knowledge_pb2.KnowledgeFeedback.DESCRIPTOR, found),
+            _message_ref(_descriptor(knowledge_pb2.KnowledgeFeedback), found),
             {"required": ["is_helpful"]}]}}}}
     return {
         "/api/knowledge/search": {"get": _operation(
@@ -244,7 +249,7 @@ def _rest_paths(found: dict[str, Descriptor]) -> dict[str, Any]:
             "put": _operation(
                 "knowledge_update: feedback, score, evolution, edits by update_mask",
                 knowledge, operation_id="knowledge_update",
-                body=_without(_message(knowledge_pb2.UpdateKnowledgeRequest.DESCRIPTOR,
+                body=_without(_message(_descriptor(knowledge_pb2.UpdateKnowledgeRequest),
                                        found), "id"),
                 parameters=[_param("id", "path", {"type": "string"}, "the record's id")]),
             "patch": _operation(
@@ -295,7 +300,7 @@ def _rest_paths(found: dict[str, Descriptor]) -> dict[str, Any]:
         "/api/traces/{tid}/extractions/{eid}/review": {"post": _operation(
             "Extraction review: approve, edit or discard",
             ref(cognition_pb2.Extraction), operation_id="extraction_review",
-            body=_without(_message(cognition_pb2.ReviewExtractionRequest.DESCRIPTOR, found),
+            body=_without(_message(_descriptor(cognition_pb2.ReviewExtractionRequest), found),
                           "trace_id", "extraction_id"),
             parameters=[_param("tid", "path", {"type": "string"}, "the trace's id"),
                         _param("eid", "path", {"type": "string"},

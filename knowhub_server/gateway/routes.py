@@ -26,6 +26,7 @@ from starlette.routing import Route
 from knowhub_server.gateway.session import request_token
 from knowhub_server.gateway.translation import (
     Backend,
+    M,
     Rpc,
     error_body,
     find_rpc,
@@ -106,7 +107,8 @@ class Query:
 
 
 def _backend(request: Request) -> Backend:
-    return request.app.state.backend
+    backend: Backend = request.app.state.backend
+    return backend
 
 
 async def _call(request: Request, service: str, method: str, message: Message) -> Any:
@@ -114,8 +116,7 @@ async def _call(request: Request, service: str, method: str, message: Message) -
     return await _backend(request).call(find_rpc(service, method), message, token)
 
 
-async def _body(request: Request, message_class: type[Message],
-                **path_fields: Any) -> Message:
+async def _body(request: Request, message_class: type[M], **path_fields: Any) -> M:
     return to_message(json_object(await request.body()), message_class, path_fields)
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import grpc
 import grpc.aio
@@ -47,6 +47,8 @@ LONG_CALLS: dict[str, float] = {"SlimKnowledge": SLIM_TIMEOUT, "RotateMasterKey"
                                 "ForgetSubject": 600.0}
 # The services' own limit on a request (gRPC's default message size).
 MAX_BODY_BYTES = 4 * 1024 * 1024
+M = TypeVar("M", bound=Message)
+StreamCall = grpc.aio.UnaryStreamCall[Message, Message]
 _JSON_OPTIONS: dict[str, Any] = {"preserving_proto_field_name": True,
                                  "always_print_fields_with_no_presence": True,
                                  "unquote_int64_if_possible": True}
@@ -135,8 +137,8 @@ def json_object(body: bytes) -> dict[str, Any]:
     return data
 
 
-def to_message(data: Mapping[str, Any], message_class: type[Message],
-               path_fields: Mapping[str, Any] | None = None) -> Message:
+def to_message(data: Mapping[str, Any], message_class: type[M],
+               path_fields: Mapping[str, Any] | None = None) -> M:
     """Parses proto3 JSON (field names as in the proto or lowerCamelCase) into a message;
     `path_fields` come from the URL and may not also be in the body."""
     for name in path_fields or {}:
@@ -206,15 +208,17 @@ class Backend:
     async def call(self, rpc: Rpc, request: Message, token: str | None) -> Message:
         method = self._method(rpc)
         try:
-            return await method(request, metadata=auth.bearer_metadata(token),
-                                timeout=self._deadline(rpc))
+            response: Message = await method(request, metadata=auth.bearer_metadata(token),
+                                             timeout=self._deadline(rpc))
+            return response
         except grpc.RpcError as error:
             raise errors.from_rpc_error(error, self._targets[rpc.service],
                                         self._tls_ca is not None) from None
 
-    def stream(self, rpc: Rpc, request: Message, token: str | None) -> grpc.aio.UnaryStreamCall:
+    def stream(self, rpc: Rpc, request: Message, token: str | None) -> StreamCall:
         """A server-streaming call without deadline; the caller reads and cancels it."""
-        return self._method(rpc)(request, metadata=auth.bearer_metadata(token))
+        call: StreamCall = self._method(rpc)(request, metadata=auth.bearer_metadata(token))
+        return call
 
     async def close(self) -> None:
         for channel in self._channels.values():
@@ -223,12 +227,12 @@ class Backend:
         self._methods.clear()
 
 
-async def read_stream(call: grpc.aio.UnaryStreamCall) -> AsyncIterator[Message]:
+async def read_stream(call: StreamCall) -> AsyncIterator[Message]:
     """The messages of a streaming call; its failure as a KnowHubError."""
     try:
         while True:
             message = await call.read()
-            if message is grpc.aio.EOF:
+            if not isinstance(message, Message):  # grpc.aio.EOF
                 return
             yield message
     except grpc.RpcError as error:

@@ -146,7 +146,9 @@ def open_hub_problem(target: str) -> str:
             if error.code() != grpc.StatusCode.UNAUTHENTICATED:
                 return f"cannot tell whether the hub at {target} requires tokens " \
                        f"({error.code().name}: {error.details()}); start it first"
-            if LOCAL_MODE_TRAILER in tuple(error.trailing_metadata() or ()):
+            # grpc's stubs type trailers as objects with bytes values; they are (key, str)
+            # tuples for text keys
+            if LOCAL_MODE_TRAILER in tuple(error.trailing_metadata() or ()):  # type: ignore[comparison-overlap]
                 return f"the hub at {target} runs without a tokens file (local mode)"
             return ""
     return f"the hub at {target} answers calls without a token"
