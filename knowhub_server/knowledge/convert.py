@@ -9,6 +9,8 @@ and a record's helpful and harmful counts as they rank it for the viewer's organ
 
 from __future__ import annotations
 
+from typing import Any
+
 from knowhub.v1 import knowledge_pb2
 
 from knowhub_server.common.auth import Principal
@@ -120,7 +122,7 @@ def knowledge_to_proto(record: Knowledge, viewer: Principal) -> knowledge_pb2.Kn
     return knowledge_pb2.Knowledge(**knowledge_fields(record, viewer))
 
 
-def knowledge_fields(record: Knowledge, viewer: Principal) -> dict[str, object]:
+def knowledge_fields(record: Knowledge, viewer: Principal) -> dict[str, Any]:
     return {
         "id": record.id, "message_id": record.message_id, "types": record.types,
         "task": record.task, "tags": record.tags,

@@ -3,6 +3,7 @@ undelete, slim, forget."""
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 from dataclasses import dataclass, field, replace
@@ -437,9 +438,9 @@ class KnowledgeOperations:
             content = self._evolve(current, feedback.evolve_feedback) \
                 if feedback.evolve_feedback else None
             try:
-                return self._store.update(
-                    knowledge_id, lambda record, c=content, basis=current.content:
-                    _apply_feedback(record, feedback, _Write(c, basis, edits, by), ballot))
+                return self._store.update(knowledge_id, functools.partial(
+                    _apply_feedback, feedback=feedback,
+                    write=_Write(content, current.content, edits, by), ballot=ballot))
             except _AlreadyApplied as done:
                 return done.record
             except _ContentMoved as moved:

@@ -40,8 +40,9 @@ def rank(candidates: Sequence[Candidate], *, band: float,
 
 
 def _harmed(candidate: Candidate) -> bool:
-    fields = candidate.fields
-    return 2 * fields["harmful"] > fields["helpful"]
+    harmful: int = candidate.fields["harmful"]
+    helpful: int = candidate.fields["helpful"]
+    return 2 * harmful > helpful
 
 
 def _banded(candidates: list[Candidate], band: float,

@@ -8,7 +8,7 @@ import heapq
 import logging
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, cast
 
 from qdrant_edge import SparseVector
 
@@ -31,6 +31,7 @@ from knowhub_server.common.vectors import (
     CollectionSchema,
     Condition,
     HasKey,
+    Hit,
     HybridFusion,
     Order,
     Range,
@@ -141,6 +142,15 @@ def from_payload(payload: dict[str, Any]) -> Knowledge:
     )
 
 
+def _decoded_later(payload: dict[str, Any]) -> Callable[[], Knowledge]:
+    return lambda: from_payload(payload)
+
+
+def _hit_decoded_later(hit: Hit) -> Callable[[], Knowledge]:
+    # bounded_bm25 reads payloads: every hit has its record
+    return lambda: from_payload(cast(Record, hit.record).payload)
+
+
 @dataclass
 class DeletedKnowledge:
     record: Knowledge
@@ -179,7 +189,8 @@ class Candidate:
 
     @property
     def scopes(self) -> list[str]:
-        return self.fields["scopes"]
+        scopes: list[str] = self.fields["scopes"]
+        return scopes
 
     @property
     def is_user_profile(self) -> bool:
@@ -425,8 +436,7 @@ class KnowledgeStore:
         fused = self._fusion.search(self._collection, where, sparse, dense, limit)
         found = {point_id(r.key): r for r in self._collection.retrieve_points(
             [p for p, _ in fused], with_bulk=False)}
-        return Recall([Candidate(found[p].payload, score,
-                                 lambda r=found[p]: from_payload(r.payload))
+        return Recall([Candidate(found[p].payload, score, _decoded_later(found[p].payload))
                        for p, score in fused if p in found], lexical=False)
 
     def _lexical(self, sparse: SparseVector, where: Where, limit: int) -> list[Candidate]:
@@ -436,7 +446,7 @@ class KnowledgeStore:
                 where, feedback, sparse=sparse, with_payload=False, with_vectors=True))
             sparse = self._expanded(sparse, [h.vectors[SPARSE] for h in top])
         # The stored payload holds the indexed fields: no need to copy them out.
-        return [Candidate(h.stored or {}, similarity, lambda h=h: from_payload(h.record.payload))
+        return [Candidate(h.stored or {}, similarity, _hit_decoded_later(h))
                 for h, similarity in bounded_bm25(self._collection, where, sparse, limit)]
 
     def find_same(self, record: Knowledge, candidates: int = 10) -> Knowledge | None:
@@ -459,7 +469,7 @@ class KnowledgeStore:
         cursor = None
         while True:
             page, cursor = self._collection.scroll(where, 256, cursor=cursor)
-            rest += [Candidate(r.payload, 0.0, lambda r=r: from_payload(r.payload))
+            rest += [Candidate(r.payload, 0.0, _decoded_later(r.payload))
                      for r in page if r.key not in seen]
             if cursor is None:
                 return [*first, *rest]
