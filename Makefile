@@ -59,8 +59,8 @@ lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports --no-cache
 
-# mypy --strict over the SDK (as its users see it: the shipped .pyi stubs of the generated
-# code included) and over the typed usage examples in tests/sdk.
+# mypy --strict over the server, the SDK (as its users see it: the shipped .pyi stubs of the
+# generated code included) and the typed usage examples in tests/sdk.
 typecheck: setup
 	$(BIN)/mypy
 
