@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any, Protocol, cast
+from typing import Any, Protocol, TypeAlias, cast
 
 import grpc
 
-# A method handler of any request and response types (interceptors see every method).
-MethodHandler = grpc.RpcMethodHandler[Any, Any]
+# A method handler of any request and response types (interceptors see every method);
+# quoted: grpc's class is generic in its stubs only.
+MethodHandler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"
 
 
 def replaced(handler: MethodHandler, **fields: Any) -> MethodHandler:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TypeAlias, TypeVar
 
 import grpc
 import grpc.aio
@@ -48,7 +48,7 @@ LONG_CALLS: dict[str, float] = {"SlimKnowledge": SLIM_TIMEOUT, "RotateMasterKey"
 # The services' own limit on a request (gRPC's default message size).
 MAX_BODY_BYTES = 4 * 1024 * 1024
 M = TypeVar("M", bound=Message)
-StreamCall = grpc.aio.UnaryStreamCall[Message, Message]
+StreamCall: TypeAlias = "grpc.aio.UnaryStreamCall[Message, Message]"  # generic in the stubs only
 _JSON_OPTIONS: dict[str, Any] = {"preserving_proto_field_name": True,
                                  "always_print_fields_with_no_presence": True,
                                  "unquote_int64_if_possible": True}
