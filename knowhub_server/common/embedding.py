@@ -7,16 +7,19 @@ IDF at query time.
 
 from __future__ import annotations
 
+import http.client
+import json
 import logging
 import re
+import socket
 import threading
 import time
 from array import array
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
-import openai
 import qdrant_edge as qe
 from cachetools import LRUCache
 
@@ -178,8 +181,20 @@ class DenseEmbedder:
         """Releases what the model holds (an HTTP client)."""
 
 
+class EndpointFailure(Exception):
+    """An embedding call that a retry may cure: the endpoint unreachable, too slow,
+    overloaded or failing inside."""
+
+
+# Statuses a retry may cure: too slow, rate limited, failing inside.
+_RETRY_STATUSES = frozenset({408, 409, 429}) | frozenset(range(500, 600))
+
+
 class EndpointEmbedder(DenseEmbedder):
-    """Dense vectors from an OpenAI-compatible /v1/embeddings endpoint."""
+    """Dense vectors from an OpenAI-compatible /v1/embeddings endpoint, over kept-alive
+    HTTP/1.1 connections (one per concurrent call, reused): a search's embedding call
+    costs the endpoint's time and little more (a general-purpose client added about
+    2.5 ms a call)."""
 
     def __init__(self, base_url: str, api_key: str, model: str, dim: int,
                  timeout: float, max_retries: int, metrics: Metrics | None = None,
@@ -187,22 +202,80 @@ class EndpointEmbedder(DenseEmbedder):
                  breaker_seconds: float = 0.0, query_timeout: float | None = None) -> None:
         super().__init__(model, dim, metrics, query_cache_size, lane, breaker_seconds,
                          query_timeout)
-        # Retries are ours (`within`), so that all of them fit in the timeout.
-        self._client = openai.OpenAI(base_url=base_url, api_key=api_key, timeout=timeout,
-                                     max_retries=0)
+        url = urlsplit(base_url)
+        self._secure = url.scheme == "https"
+        self._host = url.hostname or "localhost"
+        self._port = url.port
+        self._path = url.path.rstrip("/") + "/embeddings"
+        self._headers = {"Content-Type": "application/json", "Accept": "application/json",
+                         "Authorization": f"Bearer {api_key}"}
+        self._idle: list[http.client.HTTPConnection] = []
+        self._idle_lock = threading.Lock()
         self._timeout = timeout
         self._max_retries = max_retries
 
     def _vectors(self, texts: list[str], timeout: float | None) -> list[list[float]]:
+        body = json.dumps({"model": self.model, "input": texts}).encode()
         try:
-            response = within(timeout or self._timeout, self._max_retries, lambda left: (
-                self._client.embeddings.create(model=self.model, input=texts, timeout=left)))
-        except openai.OpenAIError as exc:
+            data = within(timeout or self._timeout, self._max_retries,
+                          lambda left: self._post(body, left), retryable=(EndpointFailure,))
+            return [item["embedding"] for item in sorted(data["data"],
+                                                         key=lambda d: d["index"])]
+        except EndpointFailure as exc:
             raise Unavailable(f"the embedding endpoint failed: {exc}") from exc
-        return [item.embedding for item in sorted(response.data, key=lambda d: d.index)]
+        except (KeyError, TypeError, ValueError) as exc:
+            raise Unavailable(f"the embedding endpoint answered what is not a list of "
+                              f"embeddings: {exc!r}") from exc
+
+    def _post(self, body: bytes, timeout: float) -> Any:
+        """One POST within `timeout` seconds; a kept-alive connection the endpoint has
+        closed meanwhile is replaced once at no cost to the retries."""
+        connection, reused = self._connection()
+        try:
+            try:
+                status, payload = self._exchange(connection, body, timeout)
+            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+                if not reused:
+                    raise
+                connection.close()
+                connection, _ = self._connection(fresh=True)
+                status, payload = self._exchange(connection, body, timeout)
+        except (OSError, http.client.HTTPException) as exc:
+            connection.close()
+            problem = "timed out" if isinstance(exc, socket.timeout) else repr(exc)
+            raise EndpointFailure(f"{self._host}:{self._port}: {problem}") from exc
+        with self._idle_lock:
+            self._idle.append(connection)
+        if status == 200:
+            return json.loads(payload)
+        message = f"HTTP {status}: {payload[:200].decode(errors='replace')}"
+        if status in _RETRY_STATUSES:
+            raise EndpointFailure(message)
+        raise Unavailable(f"the embedding endpoint failed: {message}")
+
+    def _exchange(self, connection: http.client.HTTPConnection, body: bytes,
+                  timeout: float) -> tuple[int, bytes]:
+        connection.timeout = timeout
+        if connection.sock is not None:
+            connection.sock.settimeout(timeout)
+        connection.request("POST", self._path, body, self._headers)
+        response = connection.getresponse()
+        return response.status, response.read()
+
+    def _connection(self, *, fresh: bool = False) -> tuple[http.client.HTTPConnection, bool]:
+        """An idle connection (and True), else a new one."""
+        if not fresh:
+            with self._idle_lock:
+                if self._idle:
+                    return self._idle.pop(), True
+        kind = http.client.HTTPSConnection if self._secure else http.client.HTTPConnection
+        return kind(self._host, self._port, timeout=self._timeout), False
 
     def close(self) -> None:
-        self._client.close()
+        with self._idle_lock:
+            idle, self._idle = self._idle, []
+        for connection in idle:
+            connection.close()
 
 
 EMBED_EXTRA = ("KNOWHUB_EMBEDDING_MODEL_PATH needs sentence-transformers: install KnowHub "
