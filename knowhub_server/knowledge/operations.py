@@ -169,12 +169,11 @@ class KnowledgeOperations:
             check.count(len(drafts), "requests", BATCH_MAX, required=True)
         records = self._prepare(principal, drafts, prefix_items)
         claimed = self._claim_requests(principal, drafts, records)
-        existing: dict[str, Knowledge] = {}
-        for draft, record in zip(drafts, records, strict=True):
-            if not draft.allow_duplicate and claimed.get(record.id) is None:
-                same = self._store.find_same(record)
-                if same is not None:
-                    existing[record.id] = same
+        unique = [record for draft, record in zip(drafts, records, strict=True)
+                  if not draft.allow_duplicate and claimed.get(record.id) is None]
+        existing = {record.id: same for record, same in
+                    zip(unique, self._store.find_same(unique) if unique else [], strict=True)
+                    if same is not None}
         written = self._write_new(records, claimed, existing)
         return written, [r.id in existing for r in records]
 

@@ -439,14 +439,20 @@ class KnowledgeStore:
         return [Candidate(h.stored or {}, similarity, lambda h=h: from_payload(h.record.payload))
                 for h, similarity in bounded_bm25(self._collection, where, sparse, limit)]
 
-    def find_same(self, record: Knowledge, candidates: int = 10) -> Knowledge | None:
-        """A stored record that `same_knowledge` calls the same as `record`: among the
-        BM25 matches of its text in its scopes, which an identical record tops."""
-        hits = self._collection.search(SearchQuery(
-            visible_where(record.scopes), candidates,
-            sparse=self.vectors.bm25_query(record.indexed_text)))
-        found = (from_payload(h.record.payload) for h in hits if h.record is not None)
-        return next((k for k in found if same_knowledge(k, record)), None)
+    def find_same(self, records: Sequence[Knowledge], candidates: int = 10
+                  ) -> list[Knowledge | None]:
+        """For each record, a stored record that `same_knowledge` calls the same, or None:
+        among the BM25 matches of its text in its scopes, which an identical record tops.
+        One batch of searches for all of them, weighting terms by the whole collection's
+        statistics: an identical record tops either way, and the scopes' own statistics
+        would cost a search per term of each record (a save forgets the ones it touches)."""
+        found = self._collection.search_batch([SearchQuery(
+            visible_where(r.scopes), candidates, collection_idf=True,
+            sparse=self.vectors.bm25_query(r.indexed_text)) for r in records])
+        same = [next((k.id for k in (from_payload(h.record.payload) for h in hits
+                                     if h.record is not None) if same_knowledge(k, record)), None)
+                for record, hits in zip(records, found, strict=True)]
+        return [self.get(knowledge_id) if knowledge_id else None for knowledge_id in same]
 
     def count(self, where: Where) -> int:
         return self._collection.count(where)
