@@ -2,7 +2,7 @@
 AppendEvents latency, next to a bare gRPC round trip, and SubmitEvaluation throughput with
 its knowledge feedback.
 
-Targets (issue 4): AppendEvents p95 <= 2 ms.
+Targets: AppendEvents p95 <= 2 ms.
 """
 
 from __future__ import annotations

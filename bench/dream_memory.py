@@ -2,7 +2,7 @@
 latency, historian throughput per worker with a zero-latency scripted LLM, and
 SearchEvents latency over 50k events.
 
-Targets (issue 5): Remember p95 <= 2 ms; historian >= 200 jobs/s per worker with a
+Targets: Remember p95 <= 2 ms; historian >= 200 jobs/s per worker with a
 zero-latency LLM; SearchEvents p50 reported at 50k events.
 """
 

@@ -2,7 +2,7 @@
 scripted LLM: RunDream and GetDreamRun latency, and how fast one run worker reflects an
 agent's traces (phase 1) and integrates the reflections (phase 2).
 
-The issue sets no target for runs; the figures show the service's own cost per trace
+Runs have no target; the figures show the service's own cost per trace
 (reading its log through cognition, the prompt, appending the reflection) and per
 integration step, apart from the LLM's time.
 """

@@ -1,4 +1,4 @@
-"""REST gateway speed: knowledge search p50/p99 through HTTP — seed 001's
+"""REST gateway speed: knowledge search p50/p99 through HTTP — the REST
 GET /api/knowledge/search and the generic POST /api/v1/knowledge/SearchKnowledge — next
 to the same searches through gRPC, against `knowhub up` in its own process (the gateway
 is a thread of that process and calls the gRPC port on loopback, as deployed).
@@ -79,7 +79,7 @@ def run(records: int, searches: int) -> None:
             return stub.SearchKnowledge(knowledge_pb2.SearchKnowledgeRequest(
                 query=queries[n % 256], top_k=TOP_K, min_score=3), metadata=METADATA)
 
-        def seed_search(n: int) -> object:
+        def rest_search(n: int) -> object:
             query = urllib.parse.urlencode({"q": queries[n % 256], "top_k": TOP_K})
             return gateway.call("GET", f"/api/knowledge/search?{query}")
 
@@ -96,7 +96,7 @@ def run(records: int, searches: int) -> None:
         grpc_row = percentiles(timed_calls(grpc_search, searches, warmup))
         rows = [("SearchKnowledge through gRPC", grpc_row),
                 ("GET /api/knowledge/search", percentiles(
-                    timed_calls(seed_search, searches, warmup))),
+                    timed_calls(rest_search, searches, warmup))),
                 ("POST /api/v1/knowledge/SearchKnowledge", percentiles(
                     timed_calls(generic_search, searches, warmup)))]
         bare = [("bare gRPC round trip (health check)", percentiles(

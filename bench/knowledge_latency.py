@@ -1,7 +1,7 @@
 """Knowledge service speed: ingest rate, search latency at growing sizes, against the raw
 engine and a bare gRPC round trip; peak memory of the server.
 
-Targets (issue 2): search p50 <= 2 ms and p99 <= 10 ms at 10k records; p50 growth from
+Targets: search p50 <= 2 ms and p99 <= 10 ms at 10k records; p50 growth from
 1k to 100k <= 2x; service / (raw engine + bare gRPC) <= 1.5; ingest >= 5,000 records/s.
 """
 

@@ -4,7 +4,7 @@ embedded Redis with `appendfsync always` for the audit stream, a key file).
 
 A save with a secure_body seals it (a fresh AES-256-GCM data key, wrapped by the master
 key) and writes two audit records; a secure get reads the version record, opens the
-envelope and writes one audit record before answering. Issue 3 sets no latency target;
+envelope and writes one audit record before answering. Resources have no latency target;
 the bare gRPC round trip is printed next to the figures for scale.
 """
 
@@ -76,7 +76,7 @@ def _report(rows: list[tuple[str, dict[str, float]]], bare_p50: float, count: in
     print(f"{'call':<38} {'p50 ms':>8} {'p95 ms':>8}")
     for name, figures in rows:
         print(f"{name:<38} {figures['p50']:8.3f} {figures['p95']:8.3f}")
-    print(f"bare gRPC round trip p50: {bare_p50:.3f} ms. Targets: none set by issue 3 (a "
+    print(f"bare gRPC round trip p50: {bare_p50:.3f} ms. Targets: none (a "
           "save writes 2 audit records and a secure get 1, each fsynced by Redis).")
 
 

@@ -15,7 +15,7 @@ to warm up, so the measured pass finds every query in the query embedding cache 
 leaves the embedding call out. Memory events are written straight into the store
 (BM25), then searched through SearchEvents.
 
-Targets (issue 16): hybrid work at 100k within 2x of 1k and p50 <= 5 ms at 100k;
+Targets: hybrid work at 100k within 2x of 1k and p50 <= 5 ms at 100k;
 anonymous memory <= 300 MB at 1M BM25 records; p50 at 1M within 2x of 10k.
 
     nice -n 10 .venv/bin/python -m bench scale --sizes 1000,10000,100000,1000000

@@ -1,6 +1,7 @@
 """The docs site: it builds with --strict, its generated references list every setting,
-command, RPC, route and SDK method, and no user-facing text names a "seed 00N" (the
-README, the docs, the CLI's help, the settings, the APIs: all of it is in the built site).
+command, RPC, route and SDK method, and no user-facing text cites a spec document
+("seed 00N"; the README, the docs, the CLI's help, the settings, the APIs: all of it is in
+the built site).
 The examples of the README and the docs run in tests/docs."""
 
 from __future__ import annotations
@@ -223,13 +224,34 @@ def test_every_public_sdk_method_documents_its_parameters_return_and_errors(
         assert sections.get("raises"), f"{name}: no Raises"
 
 
-def test_no_user_facing_text_names_a_seed(site: Path) -> None:
+def test_no_user_facing_text_cites_a_spec_document(site: Path) -> None:
     found = [f"README.md: {m.group()}" for m in SEED.finditer(README)]
     for page in site.rglob("*.html"):
         text = unescape(page.read_text(encoding="utf-8"))
         found += [f"{page.relative_to(site)}: {m.group()}" for m in SEED.finditer(text)]
     for path, parser in commands(cli._parser()):  # what `--help` prints
         found += [f"{path} --help: {m.group()}" for m in SEED.finditer(parser.format_help())]
+    assert not found, "\n".join(found)
+
+
+# Documents the repository does not hold: a comment or name citing them means nothing to
+# its reader.
+OUTSIDE_DOCUMENT = re.compile(r"seeds? 00\d|\bissues? #?\d+", re.IGNORECASE)
+SOURCE_SUFFIXES = {".py", ".proto", ".lua", ".js", ".css", ".html", ".md", ".toml", ".yml",
+                   ".yaml", ".sh", ".conf"}
+
+
+def test_no_source_file_cites_a_document_outside_the_repository() -> None:
+    listed = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True,
+                            check=True).stdout.splitlines()
+    found = []
+    for name in listed:
+        path = ROOT / name
+        if path.suffix not in SOURCE_SUFFIXES or "vendor" in path.parts \
+                or name == "tests/test_docs.py" or not path.is_file():
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace")
+        found += [f"{name}: {m.group()}" for m in OUTSIDE_DOCUMENT.finditer(text)]
     assert not found, "\n".join(found)
 
 

@@ -1,5 +1,5 @@
-"""The Python SDK's surface (issue section 6): clients, typed results in seed 001's JSON
-shape, errors, the asyncio client, and the seed's tools for function calling."""
+"""The Python SDK's surface: clients, typed results and their JSON shape, errors,
+the asyncio client, and the tools for function calling."""
 
 from __future__ import annotations
 
@@ -95,7 +95,7 @@ def test_knowhub_takes_the_knowledge_services_own_address(hub: Harness) -> None:
 
 # ---- Typed results and their JSON shape ----------------------------------------------------
 
-def test_knowledge_to_dict_has_seed_001s_shape(hub: Harness) -> None:
+def test_knowledge_to_dict_has_every_field_of_the_record(hub: Harness) -> None:
     alice = hub.client("alice")
     save_referenced_resource(alice)
     saved = alice.knowledge.save(**FULL_SAVE)

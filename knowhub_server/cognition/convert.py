@@ -1,8 +1,8 @@
 """The cognition service's protobuf messages to and from its domain (cognition.proto).
 
-Event bodies travel as dicts in seed 000's JSON shape; the proto messages carry the seed's
-field names, so protobuf's JSON mapping converts between the two (by field name, as the
-records' conversions below go).
+Event bodies travel as dicts in the log file's JSON shape; the proto messages carry the
+same field names, so protobuf's JSON mapping converts between the two (by field name, as
+the records' conversions below go).
 """
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ def event_to_proto(event: Event, viewer: Principal | None = None) -> cognition_p
     return message
 
 
-def event_from_seed(raw: dict[str, Any], where: str) -> tuple[str, Body, str]:
+def event_from_log(raw: dict[str, Any], where: str) -> tuple[str, Body, str]:
     """An event of a log file, read through its proto message: (type, body, timestamp)."""
     kind = raw.get("type")
     if kind not in EVENT_TYPES:

@@ -1,7 +1,6 @@
-"""Cognition events, traces and extractions: the rules seeds 000 and 004 set for them, and
-input validation.
+"""Cognition events, traces and extractions: their rules and input validation.
 
-An event is a dict in seed 000's JSON shape: {"type": ..., <the type's fields>,
+An event is a dict in the log file's JSON shape: {"type": ..., <the type's fields>,
 "timestamp": ISO 8601}, plus "event_id" once stored. Validators take the body (the type's
 fields, every field present) and return it normalized.
 """
@@ -54,7 +53,7 @@ MAX_SEQUENCE = 2**53 - 1  # sequences stay exact through JSON and Lua numbers
 QUERY_TEXT_MAX = 4_000
 TASK_TEXT_MAX = 4_000
 SOURCE_TASK_MAX = 2_000
-SOURCE_CONTENT_KEPT = 500  # seed 000: sources are logged with their content cut to 500
+SOURCE_CONTENT_KEPT = 500  # sources are logged with their content cut to 500
 SOURCES_MAX = 100
 LONG_TEXT_MAX = 65_536
 MESSAGE_MAX = 262_144
@@ -191,7 +190,7 @@ class FeedbackRecord:
 
 
 def iso_seconds(value: str) -> float:
-    """Seconds since the epoch of an ISO 8601 time such as seed 000's
+    """Seconds since the epoch of an ISO 8601 time such as
     "2026-03-20T10:00:00" (UTC when it names no zone). Raises ValueError."""
     match = _ISO_TIME.fullmatch(value.strip())
     if not match:
@@ -600,7 +599,7 @@ class Unparsed(Exception):
 
 
 def parse_evaluation_reply(text: str) -> list[Assessment]:
-    """Seed 000's evaluation JSON from an LLM answer, read with its three fallbacks, in
+    """The evaluation JSON from an LLM answer, read with parse_json_reply's fallbacks, in
     either spelling (source_id / knowledge_id, status / eval_status). Raises Unparsed
     when there is none, and InvalidArgument for an evaluation that breaks a rule."""
     check.text(text, "raw_text", RAW_TEXT_MAX, required=True)

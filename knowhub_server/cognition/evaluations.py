@@ -1,4 +1,4 @@
-"""Evaluations: seed 000's prompt, the evaluator's answer written as evaluation events, and
+"""Evaluations: the evaluation prompt, the evaluator's answer written as evaluation events, and
 helpful / harmful cases applied to the knowledge exactly once.
 
 Exactly once, step by step: the append script writes an evaluation event only for a pair
@@ -103,7 +103,7 @@ class EvaluationOperations:
 
     def prompt(self, principal: Principal, trace_id: str, owner: str, mission: str, goal: str
                ) -> tuple[str, list[int]]:
-        """Seed 000's evaluation prompt for the pending queries ("" when none)."""
+        """The evaluation prompt for the pending queries ("" when none)."""
         check.text(mission, "mission", TASK_TEXT_MAX)
         check.text(goal, "goal", TASK_TEXT_MAX)
         trace = self._access.readable(principal, trace_id, owner, role=EVALUATOR_ROLE)

@@ -1,4 +1,4 @@
-"""Extractions (seed 000's two-stage extract, review, commit): candidate knowledge is saved
+"""Extractions (extract, review, commit): candidate knowledge is saved
 as pending, reviewed by a person (the latest review wins), and committed through the
 knowledge service with the request id "extraction:<trace>:<extraction id>", so a commit
 that is retried or races another saves the knowledge once and logs it once."""

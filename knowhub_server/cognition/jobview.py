@@ -1,6 +1,6 @@
-"""Seed 004's views of an agent runtime's job, from its events (trace-event-schema v0.9):
-the reasoning step timeline (§4.1), the decision tree (§4.2), plan evolution (§4.3, see
-plans.py), the tool dependency graph (§4.4) and the header of the debug view (§6).
+"""The views of an agent runtime's job, from its events (trace-event-schema v0.9): the
+reasoning step timeline, the decision tree, plan evolution (see plans.py), the tool
+dependency graph and the header of the debug view.
 
 A step is a node (events name it by node_id) or, for events that name only a step_index
 no node has, that step. The graphs are the current plan's TaskGraph, plus the nodes that
@@ -205,7 +205,7 @@ def build_job_view(trace: Trace, events: list[Event], job_id: str,
     return JobView(header, steps, graph, plans, chosen_diff(plans, diff_versions))
 
 
-# ---- §4.1 the reasoning step timeline ------------------------------------------------------
+# ---- The reasoning step timeline ----------------------------------------------------------
 
 def reasoning_steps(events: list[Event], plans: list[PlanSnapshot]) -> list[Step]:
     """Steps in the order they began, each with its attempts, cards and memory use, and
@@ -254,7 +254,7 @@ def _step_key(event: Event, node_at_index: dict[int, str]) -> StepKey | None:
     return ("step", index) if index else None
 
 
-# ---- §4.2 and §4.4: the graphs ------------------------------------------------------------
+# ---- The graphs: the decision tree and the tool dependency graph --------------------------
 
 def job_graph(plans: list[PlanSnapshot], steps: list[Step]) -> JobGraph:
     graphs = [p for p in plans if p.task_graph is not None]
@@ -308,7 +308,7 @@ def _edges(nodes: dict[str, GraphNode], pairs: list[tuple[str, str]], steps: lis
     return edges
 
 
-# ---- §6 the header ------------------------------------------------------------------------
+# ---- The header ---------------------------------------------------------------------------
 
 def job_status(graph: JobGraph, steps: list[Step], events: list[Event]) -> str:
     """running, completed or failed, from the latest attempts of the current plan's nodes

@@ -1,7 +1,7 @@
 """The knowledge service as the cognition service reaches it: through its RPCs, as the
 caller, with idempotency keys so a retried call never counts twice.
 
-An extraction payload is seed 000's flat `knowledge_save` arguments; the knowledge service
+An extraction payload is the flat arguments of a knowledge save; the knowledge service
 alone knows the rules of a record, so a payload is checked by asking it to validate the
 save it stands for (SaveKnowledge with validate_only), as the caller.
 """

@@ -1,9 +1,9 @@
-"""Seed 000's log file: `{trace_id, events: [...]}` (cognition_log.json), and the legacy
+"""The trace log file: `{trace_id, events: [...]}` (cognition_log.json), and the legacy
 `knowledge_log.json` whose list is called `entries`.
 
 Legacy entries without a `type` are read as evaluations when they name a query_sequence and
 as queries when they carry a query; an evaluation written flat (`status` / `eval_status`,
-`reason`, `source_id`) is read as seed 000's `eval_result` and `knowledge_id`.
+`reason`, `source_id`) is read as an evaluation's `eval_result` and `knowledge_id`.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ class LogDocument:
 
 
 def export_document(trace: Trace, events: list[Event], viewer: Principal) -> str:
-    """The trace as seed 000's JSON file (event ids are the server's and are left out),
+    """The trace as a log file (event ids are the server's and are left out),
     its agents and resources named as the viewer names them."""
     document = {"trace_id": trace.trace_id, "task": trace.task,
                 "agent_id": viewer.show(trace.agent_id),

@@ -471,7 +471,7 @@ def read_cursor(page_token: str, filters: object) -> tuple[float, str]:
 
 
 class TriggerOperations:
-    """Seed 000's evaluation triggers on a Redis stream, delivered through consumer groups."""
+    """Evaluation triggers on a Redis stream, delivered through consumer groups."""
 
     def __init__(self, access: TraceAccess) -> None:
         self._access = access

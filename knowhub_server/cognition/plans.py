@@ -1,4 +1,4 @@
-"""Plan evolution (seed 004 §4.3): the versions of a job's plan, read from its
+"""Plan evolution: the versions of a job's plan, read from its
 plan_generated, decision_snapshot and plan_evolution events, and what changed from one
 version to another.
 

@@ -1,6 +1,6 @@
-"""Seed 000's knowledge-evaluation prompt, in English or in the seed's Chinese
-(KNOWHUB_LANGUAGE). The agent's own LLM answers it in its side branch (it has the
-execution in its context), so the prompt carries no message history."""
+"""The knowledge-evaluation prompt, in English or in Chinese (KNOWHUB_LANGUAGE). The
+agent's own LLM answers it in its side branch (it has the execution in its context), so
+the prompt carries no message history."""
 
 from __future__ import annotations
 

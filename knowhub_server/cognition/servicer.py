@@ -11,7 +11,7 @@ from knowhub_server.cognition.convert import (
     assessments_from_proto,
     body_from_proto,
     committed_to_proto,
-    event_from_seed,
+    event_from_log,
     event_to_proto,
     extraction_to_proto,
     failure_to_proto,
@@ -216,7 +216,7 @@ class CognitionServicer(cognition_pb2_grpc.CognitionServiceServicer):
     def ImportLog(self, request: cognition_pb2.ImportLogRequest,
                   principal: Principal) -> cognition_pb2.ImportLogResponse:
         document = read_document(request.document)
-        events = [event_from_seed(raw, where) for where, raw in document.events]
+        events = [event_from_log(raw, where) for where, raw in document.events]
         trace, count = self._log.import_log(principal, request.trace_id, document, events)
         return cognition_pb2.ImportLogResponse(trace=trace_to_proto(trace, principal),
                                                imported=count)

@@ -1,4 +1,4 @@
-"""Seed 004's consumption model over one window of a trace's log: the timeline by message
+"""The trace view of one window of a trace's log: the timeline by message
 sequence, the memory timeline, how each knowledge record was rated, the extraction funnel,
 the evaluation failures, and the views of the agent runtime's job (jobview.py). Pure
 functions of the window's events (plus the feedback records for what is deferred)."""

@@ -1,4 +1,4 @@
-"""Bearer tokens to principals, and what a principal may see and own (seed 003)."""
+"""Bearer tokens to principals, and what a principal may see and own."""
 
 from __future__ import annotations
 

@@ -39,7 +39,7 @@ def quoted(text: str, indent: str = "") -> list[str]:
 
 def parse_json_reply(text: str) -> Any:
     """Reads JSON from an LLM reply: the whole text, else a ```json block, else the
-    outermost {...} or [...] in it (seed 000's three fallbacks). Raises LLMError."""
+    outermost {...} or [...] in it. Raises LLMError."""
     candidates = [text.strip()]
     candidates += [block.strip() for block in _FENCED_JSON.findall(text)]
     for opener, closer in (("{", "}"), ("[", "]")):

@@ -45,7 +45,9 @@ from knowhub_server.common.errors import Unavailable
 
 log = logging.getLogger(__name__)
 
-STARTUP_SECONDS = 15.0
+# How long the embedded redis-server may take to answer on its socket: a second or two on
+# an idle machine, much more on a loaded one (seen past 15 s with a load average of 18).
+STARTUP_SECONDS = 45.0
 # A Redis that stops answering (hung, frozen, cut off) fails a call within this, so the
 # caller gets UNAVAILABLE rather than a hang; blocking reads (XREADGROUP BLOCK) wait at
 # most BLOCK_MAX_SECONDS, so they end within it.

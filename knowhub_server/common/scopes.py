@@ -1,4 +1,4 @@
-"""Scopes (`kind:id` or `public`), the order seed 003 ranks them in, and the names that
+"""Scopes (`kind:id` or `public`), the order they rank in, and the names that
 belong to an organisation.
 
 An agent id and a resource id name an agent or a resource *within its organisation*: two
@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from knowhub_server.common.errors import InvalidArgument
 
 PUBLIC = "public"
-# Seed 003: user > project > agent > team > org > public.
+# Most specific first: user > project > agent > team > org > public.
 SCOPE_KINDS = ("user", "project", "agent", "team", "org")
 _PRIORITY = {kind: rank for rank, kind in enumerate(SCOPE_KINDS)}
 _PUBLIC_RANK = len(SCOPE_KINDS)

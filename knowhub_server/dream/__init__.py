@@ -1,1 +1,1 @@
-"""The dream service: the memory (`memory/`, seed 002) and dream runs (`runs/`, seed 000)."""
+"""The dream service: the memory (`memory/`) and dream runs (`runs/`)."""

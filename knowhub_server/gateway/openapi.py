@@ -120,7 +120,7 @@ def _proto_components(found: dict[str, Descriptor]) -> dict[str, Schema]:
 
 
 def _search_hit(found: dict[str, Descriptor]) -> Schema:
-    """Seed 001's search result: the Knowledge message's fields, flat, then SearchHit's."""
+    """The REST search result: the Knowledge message's fields, flat, then SearchHit's."""
     hit = _message(knowledge_pb2.Knowledge.DESCRIPTOR, found)
     own = _message(knowledge_pb2.SearchHit.DESCRIPTOR, found)["properties"]
     hit["properties"].update({name: schema for name, schema in own.items()
@@ -184,7 +184,7 @@ def _rpc_operation(rpc: Rpc, found: dict[str, Descriptor]) -> dict[str, Any]:
     return operation
 
 
-def _seed_paths(found: dict[str, Descriptor]) -> dict[str, Any]:
+def _rest_paths(found: dict[str, Descriptor]) -> dict[str, Any]:
     def ref(message: type[Message]) -> Schema:
         return _message_ref(message.DESCRIPTOR, found)
 
@@ -349,7 +349,7 @@ def document() -> dict[str, Any]:
     paths: dict[str, Any] = {
         f"/api/v1/{rpc.service}/{rpc.name}": {"post": _rpc_operation(rpc, found)}
         for rpc in RPCS.values()}
-    paths = {**_seed_paths(found), **_overview_path(), **paths}
+    paths = {**_rest_paths(found), **_overview_path(), **paths}
     search_hit = _search_hit(found)
     schemas = {**_proto_components(found), "SearchHit": search_hit, "Error": ERROR}
     return {

@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 from google.protobuf.message import Message
 from knowhub import errors
-from knowhub.tools import KNOWLEDGE_TYPES
+from knowhub.models.knowledge import KNOWLEDGE_TYPES
 from knowhub.v1 import cognition_pb2, dream_pb2, knowledge_pb2, resource_pb2
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response

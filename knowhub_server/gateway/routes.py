@@ -1,8 +1,8 @@
-"""The HTTP routes: seed 001's knowledge API, seed 000's ask and review calls, and every
+"""The HTTP routes: the knowledge and resource API, ask and review, and every
 RPC of the four services at POST /api/v1/{service}/{Method}.
 
 Every answer is proto3 JSON of the services' messages, with the proto's field names: a
-record has one shape on every route. The seed routes keep seed 001's envelopes (search
+record has one shape on every route. The REST routes keep their own envelopes (search
 `{results, count}` with each hit's record fields flat beside its scores).
 """
 
@@ -63,7 +63,8 @@ class Query:
         value = self._one(name)
         return default if value is None else value
 
-    def integer(self, name: str, default: int) -> int:
+    def integer(self, name: str, default: int | None = None) -> int | None:
+        """The parameter as an integer; `default` when it is absent (None: the hub's)."""
         value = self._one(name)
         if value is None or value == "":
             return default
@@ -99,7 +100,7 @@ class Query:
         raise invalid(f"{name}: must be true or false, not {value!r}")
 
     def items(self, name: str) -> list[str]:
-        """A list given comma-separated (seed 001), repeated, or both."""
+        """A list given comma-separated, repeated, or both."""
         return [item.strip() for value in self._params.getlist(name)
                 for item in value.split(",") if item.strip()]
 
@@ -118,7 +119,7 @@ async def _body(request: Request, message_class: type[Message],
     return to_message(json_object(await request.body()), message_class, path_fields)
 
 
-# ---- Seed 001: knowledge -----------------------------------------------------------------
+# ---- Knowledge ---------------------------------------------------------------------------
 
 async def search_knowledge(request: Request) -> Response:
     query = Query(request, {"q", "top_k", "min_score", "types", "min_relevance"})
@@ -126,7 +127,7 @@ async def search_knowledge(request: Request) -> Response:
     if not text.strip():
         raise invalid("q: required (the search text)")
     message = knowledge_pb2.SearchKnowledgeRequest(
-        query=text, top_k=query.integer("top_k", 5), min_score=query.integer("min_score", 3),
+        query=text, top_k=query.integer("top_k"), min_score=query.integer("min_score"),
         types=query.items("types"), min_relevance=query.number("min_relevance"))
     response = await _call(request, "knowledge", "SearchKnowledge", message)
     results = [search_hit_json(hit) for hit in response.hits]
@@ -135,7 +136,7 @@ async def search_knowledge(request: Request) -> Response:
 
 
 def search_hit_json(hit: knowledge_pb2.SearchHit) -> dict[str, Any]:
-    """Seed 001's search result: the record's fields, flat, then the hit's own."""
+    """The REST search result: the record's fields, flat, then the hit's own."""
     found = to_json(hit)
     return {**found.pop("knowledge"), **found}
 
@@ -244,7 +245,7 @@ async def slim_knowledge(request: Request) -> Response:
     return JSONResponse(to_json(response))
 
 
-# ---- Seed 001: resources, seed 000: review --------------------------------------------------
+# ---- Resources and review ------------------------------------------------------------------
 
 async def get_resource(request: Request) -> Response:
     query = Query(request, {"include_secure", "version"})

@@ -11,7 +11,7 @@ from knowhub.v1 import cognition_pb2, cognition_pb2_grpc
 from knowhub_server.common.auth import Principal
 from knowhub_server.common.peers import PeerRefused, Peers, call_as
 
-SOURCE_CONTENT_KEPT = 500  # seed 000: a query's sources are logged with their content cut
+SOURCE_CONTENT_KEPT = 500  # a query's sources are logged with their content cut
 
 
 class CognitionClient:
@@ -20,7 +20,7 @@ class CognitionClient:
 
     def log_query(self, principal: Principal, trace_id: str, *, sequence: int, goal_id: str,
                   query: str, response: str, sources: Sequence[tuple[str, str, str]]) -> str:
-        """Appends seed 000's query event (sources as (id, task, content)); its event id.
+        """Appends the query event (sources as (id, task, content)); its event id.
         Raises PeerRefused or Unavailable."""
         event = cognition_pb2.Event(query=cognition_pb2.QueryEvent(
             sequence=sequence, goal_id=goal_id, query=query, response=response,

@@ -1,4 +1,4 @@
-"""Knowledge records, the rules seeds 001 and 003 set for them, and input validation."""
+"""Knowledge records, their rules, and input validation."""
 
 from __future__ import annotations
 
@@ -6,8 +6,11 @@ import secrets
 import time
 from dataclasses import dataclass, field, replace
 
+from knowhub.v1 import common_pb2
+
 from knowhub_server.common import validation as check
 from knowhub_server.common.auth import PUBLISHER_ROLE, Principal
+from knowhub_server.common.convert import ProtoEnum
 from knowhub_server.common.errors import FailedPrecondition, InvalidArgument, PermissionDenied
 from knowhub_server.common.scopes import (
     AGENT_NAME_RULE,
@@ -17,7 +20,7 @@ from knowhub_server.common.scopes import (
     validate_scope,
 )
 
-KNOWLEDGE_TYPES = ("user_profile", "strategy", "tool", "usecase", "definition", "plan")
+KNOWLEDGE_TYPES = ProtoEnum(common_pb2.KnowledgeType).names  # the contract's one list
 
 # Size limits, documented in the docs (docs/concepts) and in knowledge.proto.
 TASK_MAX = 2_000
@@ -100,7 +103,7 @@ def counted_by(helpful: int, harmful: int, votes: dict[str, list[int]],
 
 
 def quality_score(score: int, helpful: int, harmful: int) -> float:
-    """Seed 001's stage-2 rank: score + helpful - 2 * harmful."""
+    """The quality stage 2 ranks by: score + helpful - 2 * harmful."""
     return float(score + helpful - 2 * harmful)
 
 
@@ -437,7 +440,7 @@ def validate_knowledge_id(value: str, field_name: str = "id") -> str:
 # ---- Building a record -------------------------------------------------------------------
 
 def new_knowledge(draft: Draft, principal: Principal, at: float, prefix: str = "") -> Knowledge:
-    """A new record from a validated draft, with seed 001/003 defaults, checked against
+    """A new record from a validated draft, with the defaults, checked against
     what the caller may write; its agent and resource names qualified by their org."""
     agent = principal.acting_agent(draft.source.agent_id, f"{prefix}source.agent_id")
     scopes = [principal.qualify_scope(s) for s in draft.scopes] or [principal.default_scope]

@@ -73,14 +73,14 @@ def knowledge_schema(embedder: DenseEmbedder | None) -> CollectionSchema:
         tenant_field="scopes",
         integer_fields=("score", "helpful", "harmful", PENDING),
         float_fields=tuple(ORDER_FIELDS.values()),
-        # Seed 001's search results carry the eval counters only.
+        # Search results carry the eval counters only.
         bulk_fields=("helpful_history", "harmful_history", "versions", "applied_requests",
                      "absorbed_ids", "ballots"),
     )
 
 
 def confidence_rank(record: Knowledge) -> float:
-    """One sortable number for "confidence, then helpful" (seed 003's user_profile order).
+    """One sortable number for "confidence, then helpful" (the order user profiles are read in).
 
     Confidence to 4 decimals, then helpful (capped at 999,999), then 18 bits from the id
     to break ties; the product stays below 2**53, so floats keep it exact.
@@ -183,7 +183,7 @@ class Candidate:
 
     @property
     def is_user_profile(self) -> bool:
-        """Seed 003: a user profile ranks before other knowledge of equal quality."""
+        """A user profile ranks before other knowledge of equal quality."""
         return "user_profile" in self.fields["types"]
 
 

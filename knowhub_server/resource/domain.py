@@ -1,4 +1,4 @@
-"""Resources, their versions, the rules seed 001 and issue 3 set for them, and validation."""
+"""Resources, their versions, their rules, and validation."""
 
 from __future__ import annotations
 
@@ -9,8 +9,11 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Any
 
+from knowhub.v1 import resource_pb2
+
 from knowhub_server.common import validation as check
 from knowhub_server.common.auth import Principal
+from knowhub_server.common.convert import ProtoEnum
 from knowhub_server.common.errors import (
     AlreadyExists,
     FailedPrecondition,
@@ -19,7 +22,8 @@ from knowhub_server.common.errors import (
 )
 from knowhub_server.common.scopes import validate_owner, validate_scope
 
-CONTENT_TYPES = ("text", "code", "credential", "cookie")
+# "text", "code", "credential", "cookie": the contract's ResourceContentType names.
+CONTENT_TYPES = ProtoEnum(resource_pb2.ResourceContentType).names
 SECURE_READER = "secure_reader"
 
 # Size limits, documented in the docs (docs/concepts) and in resource.proto.
@@ -202,7 +206,7 @@ def _depth(value: Any) -> int:
 
 
 def effective_expiry(draft: Draft) -> float | None:
-    """expires_at, else metadata.expires_at (seed 001's cookie example); both must agree."""
+    """expires_at, else metadata.expires_at (a credential's own expiry); both must agree."""
     from_metadata = None
     if "expires_at" in draft.metadata:
         from_metadata = parse_time(draft.metadata["expires_at"], "metadata.expires_at")

@@ -1,5 +1,5 @@
 """A cognition server per test module, on the session's Redis under a key prefix of its
-own, and helpers that build seed 000 events."""
+own, and helpers that build events."""
 
 from __future__ import annotations
 
@@ -102,6 +102,6 @@ def save_knowledge(client: KnowHub, task: str = "log in to the supplier portal",
 
 
 def payload(**fields: Any) -> dict[str, Any]:
-    """An extraction payload (seed 000's knowledge_save arguments)."""
+    """An extraction payload (a knowledge save's arguments)."""
     return {"task": "rotate the API keys", "content": "monthly, revoking the old ones",
             "types": ["strategy"], "scopes": ["org:acme"], **fields}

@@ -73,7 +73,7 @@ def test_every_event_type_of_a_log_file_survives(kind: str) -> None:
                  if m.WhichOneof("body") == kind]
     raw = {"type": kind, **message_dict(getattr(message, kind)),
            "timestamp": message.timestamp.ToJsonString()}
-    found, body, timestamp = convert.event_from_seed(raw, "events[0]")
+    found, body, timestamp = convert.event_from_log(raw, "events[0]")
     back = convert.event_to_proto({"type": found, **body, "timestamp": timestamp,
                                    "event_id": message.event_id})
     assert back == message

@@ -1,4 +1,4 @@
-"""Evaluations: seed 000's prompt, the three readings of an LLM answer and both spellings,
+"""Evaluations: the evaluation prompt, the three readings of an LLM answer and both spellings,
 garbage refused, and helpful / harmful cases applied to the knowledge exactly once — under
 retries, concurrent submissions and a knowledge service that is away for a while."""
 
@@ -54,7 +54,7 @@ def queried_trace(alice: KnowHub) -> tuple[str, Knowledge]:
     return trace_id, record
 
 
-def test_the_prompt_has_seed_000s_sections_and_no_history(server: Harness) -> None:
+def test_the_prompt_has_its_sections_and_no_history(server: Harness) -> None:
     alice = server.client("alice")
     trace_id, record = queried_trace(alice)
     prompt = alice.cognition.evaluation_prompt(trace_id, goal="renew the cert")
@@ -74,7 +74,7 @@ def test_the_prompt_has_seed_000s_sections_and_no_history(server: Harness) -> No
     assert "## Mission\nanother mission" in other.prompt
 
 
-def test_the_prompt_is_seed_000s_chinese_with_knowhub_language_zh(
+def test_the_prompt_is_chinese_with_knowhub_language_zh(
         start_redis_hub: StartHub) -> None:
     alice = start_redis_hub(language="zh").client("alice")
     trace_id, record = queried_trace(alice)

@@ -1,4 +1,4 @@
-"""Extractions (seed 000's extract -> review -> commit): validation as a knowledge save,
+"""Extractions (extract -> review -> commit): validation as a knowledge save,
 the latest review wins, commit reports with failures, exactly-once commits, auto_commit,
 and listing across traces."""
 

@@ -1,5 +1,5 @@
 """The loop end to end: an agent is given knowledge for its goal, the trace signals a
-trigger, an evaluator answers seed 000's prompt with its LLM, and the harmful record falls
+trigger, an evaluator answers the evaluation prompt with its LLM, and the harmful record falls
 out of the top results for that goal by this feedback alone."""
 
 from __future__ import annotations

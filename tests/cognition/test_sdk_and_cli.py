@@ -102,7 +102,7 @@ def test_the_asyncio_client_does_the_same(server: Harness) -> None:
     assert logged == 2 and triggered.startswith("trace-")
 
 
-def test_events_convert_to_and_from_seed_dicts() -> None:
+def test_events_convert_to_and_from_flat_dicts() -> None:
     message = Event.to_proto({"type": "message", "sequence": 3, "role": "user",
                               "content": "hi", "event_id": "ignored"})
     event = Event.from_proto(message)

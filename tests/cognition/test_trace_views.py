@@ -1,4 +1,4 @@
-"""Seed 004's views of an agent runtime's job, through GetTraceView on a real server: the
+"""The views of an agent runtime's job, through GetTraceView on a real server: the
 reasoning step timeline, the decision tree, plan evolution with diffs, the tool
 dependency graph, the memory timeline and the header — for a job with a branching plan,
 a retried and a failed node, two replans and memory reads and writes. And how runtime
@@ -55,7 +55,7 @@ def test_the_header_names_the_job_its_goal_status_and_cursor(view: TraceView) ->
     assert (header.cursor_node_id, header.cursor_step_index) == ("notify", 7)
 
 
-# ---- §4.1 the reasoning step timeline ------------------------------------------------------
+# ---- The reasoning step timeline ----------------------------------------------------------
 
 def test_steps_come_in_the_order_they_began_with_attempts_and_the_plan_in_force(
         view: TraceView) -> None:
@@ -97,7 +97,7 @@ def test_memory_reads_and_writes_sit_beside_their_step(view: TraceView) -> None:
     assert view.timeline == []  # runtime steps are not message sequences
 
 
-# ---- §4.2 the decision tree ----------------------------------------------------------------
+# ---- The decision tree --------------------------------------------------------------------
 
 def test_the_decision_tree_branches_and_ends_in_marked_leaves(view: TraceView) -> None:
     tree = view.decision_tree
@@ -126,7 +126,7 @@ def test_edges_follow_the_plan_and_carry_the_execution_order(view: TraceView) ->
                      ("plan", "read_metrics"): 3}
 
 
-# ---- §4.3 plan evolution ---------------------------------------------------------------------
+# ---- Plan evolution ---------------------------------------------------------------------
 
 def test_plan_versions_are_snapshots_with_given_or_computed_diffs(
         view: TraceView, runtime_trace: tuple[str, list[str]]) -> None:
@@ -195,7 +195,7 @@ def test_a_bad_plan_diff_request_is_refused_naming_the_field(
     assert code == "INVALID_ARGUMENT" and field in message and problem in message
 
 
-# ---- §4.4 the tool dependency graph ----------------------------------------------------------
+# ---- The tool dependency graph ----------------------------------------------------------
 
 def test_the_tool_graph_tells_tool_nodes_from_llm_nodes_with_their_calls(
         view: TraceView) -> None:

@@ -1,4 +1,4 @@
-"""Pending evaluations and seed 000's three triggers: one trigger per pending set on the
+"""Pending evaluations and their three triggers: one trigger per pending set on the
 Redis stream, delivered through a consumer group, acknowledged, and delivered again when a
 consumer dies before acknowledging."""
 

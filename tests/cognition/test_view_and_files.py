@@ -1,4 +1,4 @@
-"""Seed 004's trace view of a scripted trace, and seed 000's log file: export, import, the
+"""The trace view of a scripted trace, and the trace log file: export, import, the
 legacy knowledge_log.json, and what a bad file is told."""
 
 from __future__ import annotations

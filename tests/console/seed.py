@@ -16,8 +16,10 @@ from knowhub import KnowHub
 from knowhub_server.knowledge import prompts as knowledge_prompts
 from tests.dream.dreaming import DreamLLM, message, wait_run
 from tests.dream.support import (
+    RECONCILE,
     REWRITE,
     Queue,
+    decide,
     private_context,
     profile_update,
     prompt_of,
@@ -37,12 +39,14 @@ ANSWER = "Log in with the shared login, then rotate it."
 
 
 class ConsoleLLM:
-    """The scripted LLM for every service: knowledge evolve and ask, the historian's rewrites and
-    profile merges (queued answers), and dream reflections and plans."""
+    """The scripted LLM for every service: knowledge evolve and ask, the historian's rewrites,
+    decisions (queued; each new fact an add when none is) and profile merges (queued), and
+    dream reflections and plans."""
 
     def __init__(self) -> None:
         self.dream = DreamLLM()
         self.merges: list[ToolCalls] = []
+        self.decisions: list[ToolCalls] = []
 
     def __call__(self, request: dict[str, Any]) -> Any:
         system = request["messages"][0]["content"]
@@ -55,6 +59,8 @@ class ConsoleLLM:
             if tool_of(request) == REWRITE:
                 observation = prompt_of(request).split("Observation to rewrite:\n", 1)[1]
                 return rewrite(observation.split("\n\n", 1)[0])
+            if tool_of(request) == RECONCILE:
+                return self.decisions.pop(0) if self.decisions else decide("add")
             return self.merges.pop(0) if self.merges else ToolCalls([])
         return self.dream(request)
 
@@ -96,9 +102,9 @@ def seed(alice: KnowHub, llm: ConsoleLLM, queue: Queue) -> Seeded:
             ("name release branches", "Name release branches release/YYYY-MM-DD."),
             ("retry flaky tests", "Retry a flaky test five times before reporting it."))]
 
-    for summary in ("Likes tea.", "Likes green tea, no sugar."):
+    for summary, said in (("Likes tea.", "tea"), ("Likes green tea, no sugar.", "green tea")):
         llm.merges.append(ToolCalls([profile_update("user", "10001", summary, name="Null")]))
-        alice.memory.remember("", ["User 10001 talked about tea"], context=private_context())
+        alice.memory.remember("", [f"User 10001 talked about {said}"], context=private_context())
         queue.wait_drained()
     queue.client.xadd(queue.jobs, {"garbage": "not a job"})
     wait_until(lambda: queue.failed_count() == 1, what="the failed job")

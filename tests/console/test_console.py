@@ -132,7 +132,7 @@ def test_reveal_shows_the_servers_refusal_to_a_viewer_it_does_not_allow(
     assert SECRET not in console.page_source()
 
 
-def test_the_trace_page_shows_seed_004s_tabs(console: Console, seeded: Seeded) -> None:
+def test_the_trace_page_shows_its_view_tabs(console: Console, seeded: Seeded) -> None:
     console.open("/trace", "token-alice")
     console.click(f'.trace-row[data-trace-id="{seeded.trace_id}"] a')
     console.wait("h1 .trace-id", seeded.trace_id)

@@ -85,9 +85,11 @@ def test_knowledge_is_created_scored_evolved_asked_about_and_deleted(
 
     console.click("button.delete-knowledge")
     console.click("button.delete-knowledge", "click again to confirm")
-    console.wait(".page-knowledge #knowledge-results")
+    console.wait("#knowledge-deleted", "It can be restored until")
     with pytest.raises(errors.NotFound):
         alice.knowledge.get(record_id)
+    console.click("#knowledge-deleted a", "all knowledge")
+    console.wait(".page-knowledge #knowledge-results")
 
     console.wait("#ask-query").send_keys("how do I log in to staging")
     console.click("button", "Ask")

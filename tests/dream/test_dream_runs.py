@@ -1,4 +1,4 @@
-"""Dream runs (seed 000) on traces built through cognition's RPCs, with the scripted LLM:
+"""Dream runs on traces built through cognition's RPCs, with the scripted LLM:
 phase 1 reflects each trace, phase 2 folds the reflections into the agent's memory
 documents; the plan validator; the LLM failing or answering garbage; whose traces a run
 reads."""

@@ -1,4 +1,4 @@
-"""`kh.memory` in the SDK: the seed's context object, the asyncio client, typed results,
+"""`kh.memory` in the SDK: the context object, the asyncio client, typed results,
 and a dream service at its own address."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from tests.dream.support import FAST_HISTORIAN, Queue, memory_settings, private_
 pytestmark = pytest.mark.redis_cluster  # also on a Redis Cluster
 
 
-def test_the_context_object_takes_the_seeds_fields() -> None:
+def test_the_context_object_takes_a_chat_messages_fields() -> None:
     message = context_to_proto({"user_id": 10001, "group_id": "20002",
                                 "recent_messages": ["a", "b"], "timestamp": 1_700_000_000})
     assert (message.user_id, message.request_type) == ("10001", dream_pb2.REQUEST_TYPE_GROUP)
@@ -51,8 +51,8 @@ def test_the_async_client_remembers_and_reads_like_the_blocking_one(
         result.job_id]
 
 
-def test_results_convert_to_the_seeds_json(start_hub: StartHub, redis_url: str,
-                                           redis_prefix: str) -> None:
+def test_results_convert_to_json_with_utc_epoch_and_local_times(
+        start_hub: StartHub, redis_url: str, redis_prefix: str) -> None:
     hub = start_hub(env=FAST_HISTORIAN, **memory_settings(redis_url, redis_prefix))
     # The dream service reached at its own address, as under compose.
     with KnowHub("127.0.0.1:1", dream=hub.address, token="token-alice") as kh:
@@ -86,9 +86,9 @@ FRAME = ("<history>...</history><message sender=\"Null\"><content>{}</content></
     (FRAME.format("那个呢?"), {"user_id": "10001", "sender_name": "Null"}, False, "zh",
      "那个呢?\n(私聊, 发送者 Null)"),
 ])
-def test_the_auto_inject_query_follows_the_seed(question: str, context: dict[str, Any],
-                                                mentioned: bool, language: str,
-                                                expected: str) -> None:
+def test_the_auto_inject_query_is_the_message_with_context_when_short(
+        question: str, context: dict[str, Any], mentioned: bool, language: str,
+        expected: str) -> None:
     assert auto_inject_query(question, context, mentioned=mentioned,
                              language_name=language) == expected
 

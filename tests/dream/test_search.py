@@ -100,8 +100,8 @@ def test_a_private_search_sees_only_that_user(alice: KnowHub) -> None:
     hits = alice.memory.search_events("hiking", target_user_id="40002", top_k=100)
     assert texts(hits) == ["User 40002 bought hiking boots"]
     assert hits[0].event.perspective == "sender"
-    # A user's own words in groups are part of their memory (seed 002 isolates private
-    # requests by user_id); with a group as well, only that group's.
+    # A user's own words in groups are part of their memory (private requests are
+    # isolated by user_id); with a group as well, only that group's.
     assert sorted(texts(alice.memory.search_events("hiking trip", target_user_id="40001"))) \
         == ["The 30001 group plans a hiking trip to Mount Tai",
             "The 30002 group plans a hiking trip to Mount Hua"]

@@ -1,4 +1,4 @@
-"""Identity and scopes (seed 003, DESIGN "Identity, scopes and secrets").
+"""Identity and scopes (docs/security.md, "Tokens and identities").
 
 Callers are the principals of tests/support/harness.py PRINCIPALS:
 alice (agent alice_bot, org acme, project p1, team t1), carol (org acme, team t1, no
@@ -25,7 +25,7 @@ from tests.support.shared import bearer, failure, raw_knowledge, running_hub, vi
 
 WORD = "zephyrine"  # in every record of this module, so one search can reach them all
 
-# What each principal sees: seed 003's user, agent, project, team, org scopes and public.
+# What each principal sees: its user, agent, project, team, org scopes and public.
 VISIBLE = {
     "alice": {"user:alice", "agent:alice_bot", "project:p1", "team:t1", "org:acme", "public"},
     "carol": {"user:carol", "agent:carol_bot", "agent:carols_helper", "team:t1", "org:acme",

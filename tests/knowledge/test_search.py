@@ -1,4 +1,4 @@
-"""Seed 001's two-stage search, through the SDK against real servers.
+"""Two-stage search, through the SDK against real servers.
 
 Recall (BM25, or hybrid: BM25 and dense fused by `HybridFusion`) picks
 ceil(multiplier * top_k) candidates above the relevance floor, or the LLM picks them from
@@ -214,7 +214,7 @@ def test_within_a_band_hits_are_ordered_by_quality_score_first(one_band: Harness
 
 def test_equal_quality_hits_follow_scope_priority_before_relevance(one_band: Harness) -> None:
     alice = one_band.client("alice")
-    # Seed 003: user > project > agent > team > org > public. Relevance runs the other
+    # Scope priority: user > project > agent > team > org > public. Relevance runs the other
     # way, so only the scope priority can produce the expected order.
     order = ["user:alice", "project:p1", "agent:alice_bot", "team:t1", "org:acme", "public"]
     records = save_graded(alice, 6, scopes=[[s] for s in reversed(order)])

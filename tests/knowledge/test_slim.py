@@ -1,4 +1,4 @@
-"""Slim (seed 001 knowledge_slim): near-duplicate records that share owner and scopes are
+"""Slim: near-duplicate records that share owner and scopes are
 merged, by the LLM when there is one, else by keeping the best record and folding the
 others' feedback into it."""
 

@@ -1,5 +1,5 @@
-"""Feedback, scoring and evolution of knowledge (seed 001 knowledge_update and
-knowledge_batch_update, seed 003's eval), through the SDK against real servers."""
+"""Feedback, scoring and evolution of knowledge (update, batch update, and the eval
+counters), through the SDK against real servers."""
 
 from __future__ import annotations
 

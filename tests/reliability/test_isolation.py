@@ -5,7 +5,7 @@ some of them share, projects and teams) write knowledge, resources, cognition tr
 memory events into random scopes each may write. Then random callers read through every
 read path — knowledge search, list and get; resource get, list and search; trace logs,
 trace views and trace lists; memory event search — and every result is checked against
-the caller's visible scopes computed here from the token's fields (seed 003: user:U,
+the caller's visible scopes computed here from the token's fields (user:U,
 agent:A, project:P..., team:T..., org:O, public). Gets of what the caller cannot see must
 be NOT_FOUND or PERMISSION_DENIED; gets of what it can see must succeed.
 
@@ -41,7 +41,7 @@ DENIED = {"NOT_FOUND", "PERMISSION_DENIED"}
 
 @dataclass(frozen=True)
 class Who:
-    """A principal of the tokens file, and what seed 003 lets it see."""
+    """A principal of the tokens file, and the scopes it may see."""
 
     name: str
     fields: dict[str, Any]

@@ -1,5 +1,5 @@
-"""Expiry: expires_at, or metadata.expires_at as in seed 001's cookie example, enforced
-by the hub."""
+"""Expiry: expires_at, or metadata.expires_at as a saved cookie carries it, enforced by
+the hub."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ FUTURE = "2999-01-01T00:00:00Z"
 @pytest.fixture(scope="module")
 def alice(clients: Principals) -> KnowHub:
     alice = clients["alice"]
-    # Seed 001's cookie, its expiry in metadata only; it has passed.
+    # A cookie, its expiry in metadata only; it has passed.
     alice.resources.save("cookies/website_a", "website A cookie", "for logged-in API calls",
                          secure_body="session_id=abc123; auth_token=xyz789",
                          content_type="cookie",

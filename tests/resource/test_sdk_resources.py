@@ -1,4 +1,4 @@
-"""`kh.resources` in the SDK: typed results in seed 001's shape, the asyncio client, and
+"""`kh.resources` in the SDK: typed results and their JSON shape, the asyncio client, and
 the resource_save / resource_get tools for function calling."""
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from tests.support.harness import Harness
 RESOURCE_KEYS = {"id", "title", "body", "secure_body", "content_type", "metadata", "scopes",
                  "owner", "expires_at", "version", "created_at", "updated_at", "expired",
                  "has_secure_body", "deleted", "deleted_at"}
-# Seed 001's credential example.
-SEED_CREDENTIAL: dict[str, Any] = {
+# A website's test account, its password in the secure body.
+CREDENTIAL: dict[str, Any] = {
     "id": "credentials/website_a", "title": "某网站测试账号",
     "body": "使用方法:直接登录即可,每天限额 100 次",
     "secure_body": "账号:user@example.com\n密码:SecurePass123",
@@ -33,16 +33,16 @@ def alice(clients: Principals) -> KnowHub:
     return clients["alice"]
 
 
-def test_a_resource_has_seed_001s_shape(alice: KnowHub) -> None:
-    saved = alice.resources.save(**SEED_CREDENTIAL)
+def test_a_resource_to_dict_has_every_field_and_its_saved_values(alice: KnowHub) -> None:
+    saved = alice.resources.save(**CREDENTIAL)
     assert isinstance(saved, Resource)
     data = alice.resources.get("credentials/website_a", include_secure=True).to_dict()
     json.dumps(data)
     assert set(data) == RESOURCE_KEYS
-    assert {k: data[k] for k in SEED_CREDENTIAL} == SEED_CREDENTIAL
+    assert {k: data[k] for k in CREDENTIAL} == CREDENTIAL
     assert (data["version"], data["deleted"], data["expired"]) == (1, False, False)
     assert data["created_at"].endswith("Z") and data["expires_at"] is None
-    assert saved.to_dict() | {"secure_body": SEED_CREDENTIAL["secure_body"]} == data
+    assert saved.to_dict() | {"secure_body": CREDENTIAL["secure_body"]} == data
 
 
 def test_list_pages_with_a_next_page_token(alice: KnowHub) -> None:

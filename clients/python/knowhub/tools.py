@@ -21,8 +21,8 @@ from typing import Any
 from knowhub._sync.client import KnowHub
 from knowhub.errors import KnowHubError
 from knowhub.models.base import Model, iso
+from knowhub.models.knowledge import KNOWLEDGE_TYPES
 
-KNOWLEDGE_TYPES = ["user_profile", "strategy", "tool", "usecase", "definition", "plan"]
 RESOURCE_CONTENT_TYPES = ["text", "code", "credential", "cookie"]
 
 _CASE = {
@@ -45,11 +45,13 @@ _FEEDBACK = {
     },
     "required": ["knowledge_id", "is_helpful"],
 }
-_TYPES = {"type": "array", "items": {"type": "string", "enum": KNOWLEDGE_TYPES},
+_TYPES = {"type": "array", "items": {"type": "string", "enum": list(KNOWLEDGE_TYPES)},
           "description": "Only these knowledge types."}
-_TOP_K = {"type": "integer", "minimum": 1, "maximum": 100, "description": "How many results."}
-_MIN_SCORE = {"type": "integer", "minimum": 1, "maximum": 5, "default": 3,
-              "description": "Leave out records their author rated lower."}
+_TOP_K = {"type": "integer", "minimum": 1, "maximum": 100,
+          "description": "How many results (the hub's default when left out)."}
+_MIN_SCORE = {"type": "integer", "minimum": 1, "maximum": 5,
+              "description": "Leave out records their author rated lower (the hub's default "
+                             "when left out)."}
 _MIN_RELEVANCE = {"type": "number", "minimum": 0, "maximum": 1,
                   "description": "Only records at least this relevant (0..1); default: the "
                                  "hub's floor."}
@@ -91,7 +93,7 @@ _SCHEMAS = [
               "task. Returns the records that answer it, most relevant first (the better rated "
               "first among equally relevant ones).", {
                   "query": {"type": "string", "description": "What you need to know."},
-                  "top_k": {**_TOP_K, "default": 5},
+                  "top_k": _TOP_K,
                   "min_score": _MIN_SCORE,
                   "types": _TYPES,
                   "min_relevance": _MIN_RELEVANCE,
@@ -157,7 +159,7 @@ _SCHEMAS = [
               "LLM answers from the records found, citing their ids. Give trace_id (and the "
               "message sequence) to log the question for evaluation later.", {
                   "query": {"type": "string", "description": "The question."},
-                  "top_k": {**_TOP_K, "default": 5},
+                  "top_k": _TOP_K,
                   "min_score": _MIN_SCORE,
                   "types": _TYPES,
                   "min_relevance": _MIN_RELEVANCE,

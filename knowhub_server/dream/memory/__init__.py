@@ -1,1 +1,1 @@
-"""The memory (seed 002): remember, the historian queue and workers, events and profiles."""
+"""The memory: remember, the historian queue and workers, events and profiles."""

@@ -1,5 +1,5 @@
-"""Memory settings: seed 002's [cognitive.*] tables as `KNOWHUB_MEMORY_*` and
-`KNOWHUB_HISTORIAN_*` variables."""
+"""Memory settings: `KNOWHUB_MEMORY_*` (the memory, its queries and profiles) and
+`KNOWHUB_HISTORIAN_*` (the historian workers and their queue) variables."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from knowhub_server.common.config import HubSettings
 
 class MemorySettings(HubSettings):
 
-    # [cognitive]
+    # The memory
     memory_enabled: bool = Field(
         True, description="Serve the memory RPCs and run the historian; when off they "
         "answer FAILED_PRECONDITION and queued jobs wait, to be worked when it is on again.")
@@ -20,7 +20,7 @@ class MemorySettings(HubSettings):
         "UTC", description="Time zone of the events' timestamp_local, and the one the "
         "historian is told the conversation's time in (e.g. Asia/Shanghai).")
 
-    # [cognitive.query]
+    # Queries
     memory_auto_top_k: int = Field(3, ge=1, le=100, description="Default top_k of "
                                    "SearchEvents in auto (injection) mode.")
     memory_tool_default_top_k: int = Field(12, ge=1, le=100, description="Default top_k "
@@ -29,7 +29,7 @@ class MemorySettings(HubSettings):
                                       "SearchProfiles.")
     memory_recent_memos_inject_k: int = Field(
         30, ge=0, le=10_000, description="Default number of memos RecentMemos returns "
-        "(seed: recent_end_summaries_inject_k; 0 returns none unless a limit is given).")
+        "(0 returns none unless a limit is given).")
     memory_recent_memos_keep: int = Field(
         100, ge=1, le=10_000, description="Memos kept per conversation (the short-term "
         "list's bound, and RecentMemos' largest limit).")
@@ -73,11 +73,11 @@ class MemorySettings(HubSettings):
         0.3, ge=0, le=1, description="Similarity an existing event needs to be shown to "
         "the LLM as possibly the same fact.")
 
-    # [cognitive.profile]
+    # Profiles
     memory_profile_revision_keep: int = Field(5, ge=1, le=100, description="Earlier "
                                               "revisions kept per profile.")
 
-    # [models.historian] and [cognitive.historian]
+    # The historian
     historian_workers: int = Field(1, ge=0, le=64, description="Historian worker threads "
                                    "in this process (0: none, e.g. an API-only replica).")
     historian_model: str | None = Field(None, description="Chat model of the historian; "
@@ -98,7 +98,7 @@ class MemorySettings(HubSettings):
         300.0, gt=0, description="A job delivered this long ago and neither done nor "
         "touched since is taken over by another worker (XAUTOCLAIM).")
 
-    # [cognitive.queue]
+    # The historian's queue
     historian_job_max_retries: int = Field(3, ge=0, le=100, description="Retries of a "
                                            "failing job before it moves to the failed "
                                            "stream (0: no retry).")

@@ -1,4 +1,4 @@
-"""Memory records and the rules seed 002 sets for them: jobs, memos, events, profiles,
+"""Memory records and their rules: jobs, memos, events, profiles,
 the absolutization gate, time decay, and input validation."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ GROUP, PRIVATE = "group", "private"
 REQUEST_TYPES = (GROUP, PRIVATE)
 USER, GROUP_ENTITY = "user", "group"
 ENTITY_TYPES = (USER, GROUP_ENTITY)
-# Perspectives (seed 002): the group's memory, the sender's own, and the untargeted copy.
+# Perspectives: the group's memory, the sender's own, and the untargeted copy.
 PERSPECTIVE_GROUP, PERSPECTIVE_SENDER, PERSPECTIVE_GLOBAL = "group", "sender", "global"
 SCHEMA_VERSION = "final_v1"
 MEMO_INDEX = "m"  # the event index of a memo-only job
@@ -142,7 +142,7 @@ class Memo:
 
 @dataclass
 class CognitiveEvent:
-    """One stored event with seed 002's metadata."""
+    """One stored event with its metadata."""
 
     event_id: str
     scope: str
@@ -248,7 +248,7 @@ def events_for(job: Job, index: int | str, text: str, *, is_absolute: bool, warn
         for perspective in perspectives(context.request_type)]
 
 
-# ---- The absolutization gate (seed 002) ---------------------------------------------------
+# ---- The absolutization gate --------------------------------------------------------------
 
 def _words(words: str) -> str:
     """`me|my` -> `[Mm]e|[Mm]y`: lower case or capitalised, never all caps (US, IT)."""
@@ -279,7 +279,7 @@ class GateRule:
     pattern: str
 
 
-# The gate (seed 002): what an absolute event must not say. Each rule leaves alone the
+# The gate: what an absolute event must not say. Each rule leaves alone the
 # technical terms that share its letters (I/O, 排他锁, 其他, 本地部署, "there is").
 # Every repeat is bounded ({1,8}, never + or *) where a failed match could retry it from
 # each position of a long run: `re` backtracks, and an unbounded number before a unit
@@ -359,7 +359,7 @@ def describe_gate(hits: dict[str, list[str]], drifted: list[str]) -> str:
 
 def decayed_score(similarity: float, age_seconds: float, *, half_life_days: float,
                   boost: float, min_similarity: float) -> float:
-    """Seed 002: sim * (1 + boost * 0.5^(age / half_life)), only when sim reaches
+    """The time-decayed score: sim * (1 + boost * 0.5^(age / half_life)), only when sim reaches
     min_similarity (so new but unrelated events do not rise)."""
     if similarity < min_similarity:
         return similarity
@@ -369,7 +369,7 @@ def decayed_score(similarity: float, age_seconds: float, *, half_life_days: floa
 
 @dataclass(frozen=True)
 class Isolation:
-    """Seed 002's hard filter: which events a search may see, by equality, never by
+    """The hard filter: which events a search may see, by equality, never by
     similarity."""
 
     perspective: str
@@ -402,7 +402,7 @@ class Profile:
 
     @property
     def markdown(self) -> str:
-        """Markdown with YAML front matter (seed 002); strings are JSON-quoted, which
+        """Markdown with YAML front matter; strings are JSON-quoted, which
         YAML reads as double-quoted scalars."""
         def quoted(value: str) -> str:
             return json.dumps(value, ensure_ascii=False)
@@ -558,7 +558,8 @@ def validate_request_id(value: str) -> str:
 
 def truncated_context(context: Context, *, source_max: int, recent_k: int,
                       line_max: int) -> tuple[Context, list[str]]:
-    """The context cut to seed 002's limits, and one warning per cut."""
+    """The context cut to the historian's limits (source_max, recent_k, line_max), and
+    one warning per cut."""
     warnings = []
     source = context.source_message
     if len(source) > source_max:

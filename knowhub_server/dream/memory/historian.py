@@ -1,4 +1,4 @@
-"""The historian (seed 002): what one job does, and the worker threads that do it.
+"""The historian: what one job does, and the worker threads that do it.
 
 A job: each observation is rewritten by the LLM into an absolute event, checked by the
 gate and retried; what still fails is stored as written or as rewritten with

@@ -1,4 +1,4 @@
-"""The memory's use cases (seed 002): remember, recent memos, event and profile search,
+"""The memory's use cases: remember, recent memos, event and profile search,
 profile revisions, the failed historian jobs."""
 
 from __future__ import annotations

@@ -4,10 +4,9 @@ job's status (`job:<id>`, for GetMemoryJob); all under `{<prefix>historian}:`, o
 so on a Redis Cluster the scripts that join them (a memo, its job, its status and its
 request id; a failed job and the job stream) find them in one slot.
 
-Seed 002's file queue (pending/ processing/ failed/) maps onto streams with the same
-guarantees (see streams.py): a job is pending until a worker acknowledges it; a worker's
-unacknowledged job is taken over by another after the stale timeout (XAUTOCLAIM); a
-failing job is put back with its delivery count until it has used its retries, then
+The queue is streams (see streams.py): a job is pending until a worker acknowledges it; a
+worker's unacknowledged job is taken over by another after the stale timeout (XAUTOCLAIM);
+a failing job is put back with its delivery count until it has used its retries, then
 moved, with its error, to the failed stream.
 """
 

@@ -25,7 +25,7 @@ from knowhub_server.dream.memory.operations import MemoryOperations
 
 
 class MemoryServicer:
-    """The memory RPCs of DreamService (seed 002)."""
+    """The memory RPCs of DreamService: remember, memos, events, profiles and jobs."""
 
     authenticator: Authenticator
     _memory: MemoryOperations

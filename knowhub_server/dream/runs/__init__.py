@@ -1,2 +1,2 @@
-"""Dream runs (seed 000): per-trace reflection, cross-trace integration, schedules, and the
+"""Dream runs: per-trace reflection, cross-trace integration, schedules, and the
 server-side evaluator of cognition triggers."""

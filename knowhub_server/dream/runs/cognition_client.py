@@ -50,7 +50,7 @@ class TriggerStream(Protocol):
 
 
 def event_of(message: cognition_pb2.Event) -> Event:
-    """An event in seed 000's shape: {"type", <its fields>, "event_id", "timestamp"};
+    """An event as a flat dict: {"type", <its fields>, "event_id", "timestamp"};
     integers stay integers."""
     kind = message.WhichOneof("body") or ""
     body = getattr(message, kind)
@@ -145,7 +145,7 @@ class CognitionClient:
         call_as(principal, self._cognition().AckTriggers, request)
 
     def evaluation_prompt(self, principal: Principal, trigger: cognition_pb2.Trigger) -> str:
-        """Seed 000's prompt for the pending queries of the trigger's trace; "" when none
+        """The evaluation prompt for the pending queries of the trigger's trace; "" when none
         is pending."""
         request = cognition_pb2.GetEvaluationPromptRequest(trace_id=trigger.trace_id,
                                                            owner=trigger.owner)

@@ -10,7 +10,7 @@ from knowhub_server.common.config import HubSettings
 
 class RunsSettings(HubSettings):
 
-    # Dream runs (seed 000) and their schedules
+    # Dream runs and their schedules
     dream_service_token: str | None = Field(
         None, description="Bearer token the dream service acts on cognition with (runs, "
         "schedules, the evaluator); its principal needs the dreamer role (and evaluator "

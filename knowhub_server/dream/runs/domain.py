@@ -1,4 +1,4 @@
-"""Dream runs (seed 000's dream phases), their schedules and the memory documents they
+"""Dream runs (reflection, then integration), their schedules and the memory documents they
 write: the records, their rules, and the validation of requests and of the LLM's plans."""
 
 from __future__ import annotations
@@ -118,7 +118,7 @@ def summary_reason(failures: list[Failure]) -> str:
 # ---- Phase 1: what a reflection reads --------------------------------------------------------
 
 # The events a reflection reads: the messages, and the query, evaluation and extraction
-# events (seed 000's _build_reflect_input).
+# events.
 REFLECTED_TYPES = ["message", "query", "evaluation", "extraction_pending",
                    "extraction_reviewed", "extraction_committed"]
 

@@ -1,4 +1,4 @@
-"""Dream runs (seed 000): what a run does, and the worker threads that do it.
+"""Dream runs: what a run does, and the worker threads that do it.
 
 A run holds its agent's lock (with a lease it renews) while it works, so runs of one agent
 never overlap. Phase 1 reflects each trace with unreflected messages, one reflection event

@@ -1,4 +1,4 @@
-"""The server-side evaluator (KNOWHUB_EVALUATOR=on): answers seed 000's evaluation
+"""The server-side evaluator (KNOWHUB_EVALUATOR=on): answers cognition's evaluation
 triggers with the LLM, through the cognition service.
 
 It reads `{<prefix>cognition}:triggers:evaluation` with WatchTriggers in a consumer group as the

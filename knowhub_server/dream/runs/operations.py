@@ -1,4 +1,4 @@
-"""Dream runs' use cases (seed 000): running and scheduling them, and reading the memory
+"""Dream runs' use cases: running and scheduling them, and reading the memory
 documents they write."""
 
 from __future__ import annotations

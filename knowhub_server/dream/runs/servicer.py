@@ -20,7 +20,7 @@ from knowhub_server.dream.runs.operations import DreamOperations
 
 
 class RunsServicer:
-    """The dream-run RPCs of DreamService (seed 000's dream)."""
+    """The dream-run RPCs of DreamService: runs and their schedules."""
 
     authenticator: Authenticator
     _dreams: DreamOperations

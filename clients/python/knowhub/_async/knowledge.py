@@ -166,7 +166,7 @@ class AsyncKnowledgeAPI:
         request = list_request(limit, types, scopes, order, page_token)
         return await self._transport.call(self._stub.ListKnowledge, request, Page.from_proto)
 
-    async def search(self, query: str, top_k: int = 5, min_score: int = 3,
+    async def search(self, query: str, top_k: int | None = None, min_score: int | None = None,
                      types: Sequence[str] | None = None,
                      min_relevance: float | None = None) -> SearchResults:
         """Two-stage search (the knowledge_search tool): the records that answer the query
@@ -176,8 +176,9 @@ class AsyncKnowledgeAPI:
 
         Args:
             query: What the agent needs to know (required, at most 2,000 characters).
-            top_k: How many hits, 1 to 100.
-            min_score: 1 to 5: records the author rated lower are left out.
+            top_k: How many hits, 1 to 100; None for the hub's default (5).
+            min_score: 1 to 5: records the author rated lower are left out; None for the
+                hub's default (3).
             types: Only records with at least one of these types.
             min_relevance: 0 to 1: only records at least this relevant; None for the
                 hub's floor.
@@ -196,7 +197,7 @@ class AsyncKnowledgeAPI:
         return await self._transport.call(self._stub.SearchKnowledge, request,
                                           SearchResults.from_proto)
 
-    async def ask(self, query: str, top_k: int = 5, min_score: int = 3,
+    async def ask(self, query: str, top_k: int | None = None, min_score: int | None = None,
                   types: Sequence[str] | None = None, *, trace_id: str | None = None,
                   sequence: int = 0, goal_id: str = "",
                   min_relevance: float | None = None) -> Answer:
@@ -205,8 +206,10 @@ class AsyncKnowledgeAPI:
 
         Args:
             query: The question (required, at most 2,000 characters).
-            top_k: How many hits the answer may draw on, 1 to 100.
-            min_score: 1 to 5: records the author rated lower are left out.
+            top_k: How many hits the answer may draw on, 1 to 100; None for the hub's
+                default (5).
+            min_score: 1 to 5: records the author rated lower are left out; None for the
+                hub's default (3).
             types: Only records with at least one of these types.
             trace_id: A trace of the caller's: the question and answer are logged there as its
                 query event, so the knowledge used can be evaluated later.

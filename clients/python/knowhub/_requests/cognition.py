@@ -14,8 +14,8 @@ from knowhub.models.knowledge import SearchHit
 from knowhub.v1 import cognition_pb2
 
 SOURCE_CONTENT_KEPT = 500
-# The injected block's heading and count, by language (KNOWHUB_LANGUAGE): seed 001's
-# Chinese text, or English.
+# The injected block's heading and count, by language (KNOWHUB_LANGUAGE): Chinese or
+# English.
 KNOWLEDGE_HEADING = {"en": "📚 Relevant knowledge", "zh": "📚 相关知识"}
 _COUNT = {"en": "{n} found", "zh": "{n} 条"}
 # What the block says of its entries, and an entry's labels (who wrote it, its parts).

@@ -49,7 +49,7 @@ def context_to_proto(context: Mapping[str, Any]) -> dream_pb2.MemoryContext:
         timestamp=to_timestamp(context.get("timestamp")))
 
 
-# Seed 002's auto-injection: the current frame's <message><content>, else the question;
+# Auto-injection's query: the current frame's <message><content>, else the question;
 # a short one gets a line of context so "this" / "that one" queries still find something.
 _CONTENT = re.compile(r"<message\b[^>]*>.*?<content>(.*?)</content>", re.DOTALL)
 SHORT_QUERY_MAX = 20
@@ -70,7 +70,7 @@ def language(name: str | None) -> str:
 
 def auto_inject_query(question: str, context: Mapping[str, Any], *, mentioned: bool = False,
                       language_name: str | None = None) -> str:
-    """The query seed 002's auto-injection searches events with: the content of the last
+    """The query auto-injection searches events with: the content of the last
     <message><content>...</content></message> of `question` (else `question` itself);
     when that is at most 20 characters, a line of context follows: group or private chat,
     whether the bot was @-mentioned, the sender, the group's name."""

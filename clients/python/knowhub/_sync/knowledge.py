@@ -205,8 +205,8 @@ class KnowledgeAPI:
     def search(
         self,
         query: str,
-        top_k: int = 5,
-        min_score: int = 3,
+        top_k: int | None = None,
+        min_score: int | None = None,
         types: Sequence[str] | None = None,
         min_relevance: float | None = None,
     ) -> SearchResults:
@@ -217,8 +217,9 @@ class KnowledgeAPI:
 
         Args:
             query: What the agent needs to know (required, at most 2,000 characters).
-            top_k: How many hits, 1 to 100.
-            min_score: 1 to 5: records the author rated lower are left out.
+            top_k: How many hits, 1 to 100; None for the hub's default (5).
+            min_score: 1 to 5: records the author rated lower are left out; None for the
+                hub's default (3).
             types: Only records with at least one of these types.
             min_relevance: 0 to 1: only records at least this relevant; None for the
                 hub's floor.
@@ -243,8 +244,8 @@ class KnowledgeAPI:
     def ask(
         self,
         query: str,
-        top_k: int = 5,
-        min_score: int = 3,
+        top_k: int | None = None,
+        min_score: int | None = None,
         types: Sequence[str] | None = None,
         *,
         trace_id: str | None = None,
@@ -257,8 +258,10 @@ class KnowledgeAPI:
 
         Args:
             query: The question (required, at most 2,000 characters).
-            top_k: How many hits the answer may draw on, 1 to 100.
-            min_score: 1 to 5: records the author rated lower are left out.
+            top_k: How many hits the answer may draw on, 1 to 100; None for the hub's
+                default (5).
+            min_score: 1 to 5: records the author rated lower are left out; None for the
+                hub's default (3).
             types: Only records with at least one of these types.
             trace_id: A trace of the caller's: the question and answer are logged there as its
                 query event, so the knowledge used can be evaluated later.

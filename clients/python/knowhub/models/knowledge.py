@@ -8,9 +8,11 @@ from datetime import datetime
 from typing import Any
 
 from knowhub.models.base import EnumNames, ProtoList, ProtoModel, to_timestamp
-from knowhub.v1 import knowledge_pb2
+from knowhub.v1 import common_pb2, knowledge_pb2
 
 # How a search chose its candidates: routed, recall or degraded.
+# The names a record's `types` takes (the KnowledgeType enum's, in lower case).
+KNOWLEDGE_TYPES: tuple[str, ...] = EnumNames(common_pb2.KnowledgeType.DESCRIPTOR).names
 SELECTIONS = EnumNames(knowledge_pb2.Selection.DESCRIPTOR)
 
 

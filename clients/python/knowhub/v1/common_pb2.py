@@ -24,13 +24,15 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17knowhub/v1/common.proto\x12\nknowhub.v1\"*\n\tItemError\x12\x0c\n\x04\x63ode\x18\x01 \x01(\t\x12\x0f\n\x07message\x18\x02 \x01(\tb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17knowhub/v1/common.proto\x12\nknowhub.v1\"*\n\tItemError\x12\x0c\n\x04\x63ode\x18\x01 \x01(\t\x12\x0f\n\x07message\x18\x02 \x01(\t*\xda\x01\n\rKnowledgeType\x12\x1e\n\x1aKNOWLEDGE_TYPE_UNSPECIFIED\x10\x00\x12\x1f\n\x1bKNOWLEDGE_TYPE_USER_PROFILE\x10\x01\x12\x1b\n\x17KNOWLEDGE_TYPE_STRATEGY\x10\x02\x12\x17\n\x13KNOWLEDGE_TYPE_TOOL\x10\x03\x12\x1a\n\x16KNOWLEDGE_TYPE_USECASE\x10\x04\x12\x1d\n\x19KNOWLEDGE_TYPE_DEFINITION\x10\x05\x12\x17\n\x13KNOWLEDGE_TYPE_PLAN\x10\x06\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'knowhub.v1.common_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
+  _globals['_KNOWLEDGETYPE']._serialized_start=84
+  _globals['_KNOWLEDGETYPE']._serialized_end=302
   _globals['_ITEMERROR']._serialized_start=39
   _globals['_ITEMERROR']._serialized_end=81
 # @@protoc_insertion_point(module_scope)

@@ -6,6 +6,7 @@ import {
 } from "./api.js";
 import { errorBox, h } from "./dom.js";
 import * as dream from "./pages/dream.js";
+import * as forget from "./pages/forget.js";
 import * as knowledge from "./pages/knowledge.js";
 import * as memory from "./pages/memory.js";
 import * as overview from "./pages/overview.js";
@@ -13,7 +14,7 @@ import * as resources from "./pages/resources.js";
 import * as review from "./pages/review.js";
 import * as trace from "./pages/trace.js";
 
-const PAGES = { overview, knowledge, resources, memory, review, trace, dream };
+const PAGES = { overview, knowledge, resources, memory, review, trace, dream, forget };
 const main = document.getElementById("main");
 const account = document.getElementById("account");
 let renderCount = 0;

@@ -1,5 +1,5 @@
 // Dream: runs and their status, schedules, failed historian jobs with retry, and the
-// memory documents of the agents the token knows of. (Profiles are on the memory page.)
+// memory documents of the agents the token knows of (written, edited and deleted here). (Profiles are on the memory page.)
 
 import { call, callAll } from "../api.js";
 import {
@@ -208,12 +208,56 @@ async function showDocuments(panel) {
     const documents = await guarded(results, () => callAll("dream", "ListMemoryDocuments",
       { agent_id: agent.value, include_content: true, page_size: 100 }, "documents"));
     if (!documents) return;
-    results.append(h("div", {}, documents.length ? documents.map((document) => h("details", { class: "card document" },
-      h("summary", { class: "row" }, h("strong", {}, document.path), badge(`revision ${document.revision || 0}`, "ok"),
-        h("span", { class: "muted" }, `${num(document.size)} characters · run ${document.run_id || "?"} · ${when(document.updated_at)}`)),
-      pre(document.content))) : empty("No memory documents for this agent.")));
+    results.append(h("div", {}, documents.length ? documents.map((document) => documentCard(agent.value, document, show))
+      : empty("No memory documents for this agent.")), newDocument(agent.value, show));
   };
   agent.addEventListener("change", show);
-  panel.replaceChildren(h("h2", {}, "Memory documents"), h("div", { class: "row" }, "Agent", agent), results);
+  panel.replaceChildren(h("h2", {}, "Memory documents"),
+    h("p", { class: "muted" }, "Writing or deleting needs the agent's own token or an admin's; each write keeps the replaced revision."),
+    h("div", { class: "row" }, "Agent", agent), results);
   await show();
+}
+
+// A document with an editor: Save replaces its content only if no one wrote it since it
+// was read (its revision), Delete removes it with its kept revisions.
+function documentCard(agentId, document, reshow) {
+  const key = { agent_id: agentId, path: document.path };
+  const content = h("textarea", { name: "content", value: document.content || "", rows: 8 });
+  const slot = h("div");
+  const save = h("form", { class: "edit-document" }, content, slot, h("div", { class: "actions" },
+    h("button", { type: "submit", class: "primary" }, "Save document"),
+    button("Delete document", async (event) => {
+      if (event.target.dataset.confirm !== "1") {
+        event.target.dataset.confirm = "1";
+        event.target.textContent = "Delete with its revisions: click again to confirm";
+        return;
+      }
+      if (await guarded(slot, () => call("dream", "DeleteMemoryDocument", key))) reshow();
+    }, { class: "danger delete-document" })));
+  save.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const written = await guarded(slot, () => call("dream", "WriteMemoryDocument", {
+      ...key, content: content.value, mode: "DOCUMENT_WRITE_MODE_REPLACE", expected_revision: document.revision || 0 }));
+    if (written) reshow();
+  });
+  return h("details", { class: "card document", "data-path": document.path },
+    h("summary", { class: "row" }, h("strong", {}, document.path), badge(`revision ${document.revision || 0}`, "ok"),
+      h("span", { class: "muted" }, `${num(document.size)} characters · `,
+        document.run_id ? `run ${document.run_id}` : `written by ${document.written_by || "?"}`, ` · ${when(document.updated_at)}`)),
+    pre(document.content), save);
+}
+
+function newDocument(agentId, reshow) {
+  const path = h("input", { name: "path", placeholder: "e.g. notes/preferences.md", size: 40 });
+  const content = h("textarea", { name: "content", rows: 5 });
+  const slot = h("div");
+  const form = h("form", { class: "edit", id: "new-document" }, h("label", {}, "Path"), path, h("label", {}, "Content"), content, slot,
+    h("div", { class: "actions" }, h("button", { type: "submit", class: "primary" }, "Create document")));
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const written = await guarded(slot, () => call("dream", "WriteMemoryDocument", {
+      agent_id: agentId, path: path.value.trim(), content: content.value, expected_revision: 0 }));
+    if (written) reshow();
+  });
+  return h("details", { class: "card" }, h("summary", {}, h("strong", {}, "New document")), form);
 }

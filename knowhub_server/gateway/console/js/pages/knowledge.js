@@ -1,7 +1,7 @@
 // Knowledge: search and browse, an Ask box (the LLM's answer citing the hits), and a form
 // to save a new record; one record with its eval history (helpful / harmful cases over
-// time), the versions evolve and slim replaced, a score and evolve form, Delete, and its
-// linked resources (secure bodies only on an explicit reveal, which the server authorizes).
+// time), the versions edits, evolve and slim replaced (who, when, which fields, why), a
+// score, evolve and field edit form, Delete with Undo, and its linked resources (secure bodies only on an explicit reveal, which the server authorizes).
 // The knowledge types come from the gateway.
 
 import { call, hubFacts } from "../api.js";
@@ -166,7 +166,7 @@ async function renderRecord(view, id) {
         ["Created", when(record.created_at)],
         ["Updated", when(record.updated_at)],
       ])),
-    editSection(record),
+    editSection(record, (await hubFacts()).knowledge_types || [], view),
     evalSection(evaluation),
     await versionsSection(record),
     resourcesSection(record.resource_ids || []));
@@ -236,6 +236,7 @@ function casesChart(cases) {
   return svg;
 }
 
+// The record's earlier states, newest first: who replaced each, when, which fields and why.
 async function versionsSection(record) {
   const panel = h("section", { class: "panel", id: "versions" }, h("h2", {}, "Versions"));
   const slot = h("div");
@@ -244,21 +245,38 @@ async function versionsSection(record) {
   if (response) {
     const versions = response.versions || [];
     panel.append(h("div", { class: "version-list" }, versions.length
-      ? versions.map((version, index) => h("div", { class: "card version" },
-        h("div", { class: "row" }, h("strong", {}, `Previous version ${versions.length - index}`),
-          badge(version.reason || "replaced"), h("span", { class: "muted" }, `replaced ${when(version.replaced_at)}`)),
-        version.feedback ? h("p", {}, "Feedback: ", version.feedback) : null,
-        pre(version.content)))
-      : h("p", { class: "muted" }, "No earlier versions: evolve and slim keep the content they replace here.")));
+      ? versions.map((version, index) => versionCard(version, versions.length - index))
+      : h("p", { class: "muted" }, "No earlier versions: edits, evolve and slim keep the state they replace here.")));
   }
   return panel;
 }
 
+function versionCard(version, number) {
+  const changed = version.changed_fields || [];
+  return h("div", { class: "card version", "data-reason": version.reason || "" },
+    h("div", { class: "row" }, h("strong", {}, `Version ${number}`), badge(version.reason || "replaced"),
+      h("span", { class: "muted version-who" }, `replaced ${when(version.replaced_at)}`,
+        version.changed_by ? ` by ${version.changed_by}` : "")),
+    fields([
+      ["Changed", h("span", { class: "version-fields" }, list(changed))],
+      ["Why", h("span", { class: "version-why" }, version.feedback || "")],
+    ]),
+    pre(version.content, { class: "version-content" }),
+    version.task ? h("details", { class: "version-state" }, h("summary", {}, "Its other fields as they were"),
+      fields([
+        ["Task", version.task],
+        ["Types", list(version.types)],
+        ["Tags", tags(version.tags)],
+        ["Scopes", list(version.scopes)],
+        ["Resources", list(version.resource_ids)],
+      ])) : null);
+}
+
 const reload = () => window.dispatchEvent(new HashChangeEvent("hashchange"));
 
-// UpdateKnowledge as it is: a new score, or evolve (the LLM rewrites the content from
-// feedback, keeping the old content as a version); and DeleteKnowledge.
-function editSection(record) {
+// The record's score, evolve (the LLM rewrites the content from feedback), a field-mask
+// edit, and Delete with its Undo.
+function editSection(record, knownTypes, view) {
   const score = h("select", { name: "score" }, [1, 2, 3, 4, 5].map((n) =>
     h("option", { value: n, selected: n === ((record.eval || {}).score ?? 0) }, `score ${n}`)));
   const scoreSlot = h("div");
@@ -281,10 +299,85 @@ function editSection(record) {
       event.target.textContent = "Delete: click again to confirm";
       return;
     }
-    if (await guarded(deleteSlot, () => call("knowledge", "DeleteKnowledge", { id: record.id }))) location.hash = "#/knowledge";
+    const deleted = await guarded(deleteSlot, () => call("knowledge", "DeleteKnowledge", { id: record.id }));
+    if (deleted) view.replaceChildren(deletedNotice(record, deleted.purge_time));
   }, { class: "danger delete-knowledge" });
   return h("section", { class: "panel", id: "edit" }, h("h2", {}, "Edit"), scoreForm, evolve,
-    h("div", { class: "row" }, remove, deleteSlot));
+    fieldsForm(record, knownTypes), h("div", { class: "row" }, remove, deleteSlot));
+}
+
+// What a deleted record's page shows: until its purge time, Undo brings it back.
+function deletedNotice(record, purgeTime) {
+  const slot = h("div");
+  const undo = button("Undo delete", async () => {
+    if (await guarded(slot, () => call("knowledge", "UndeleteKnowledge", { id: record.id }))) reload();
+  }, { class: "primary undelete-knowledge" });
+  return h("div", { id: "knowledge-deleted" }, h("p", {}, link("#/knowledge", "← all knowledge")),
+    h("div", { class: "notice" }, h("strong", {}, "Deleted: "), record.task,
+      h("p", { class: "purge-time" }, `It can be restored until ${when(purgeTime)}; then it is purged for good.`),
+      h("div", { class: "row" }, undo)), slot);
+}
+
+const lines = (text) => text.split("\n").map((line) => line.trim()).filter(Boolean);
+const commaList = (text) => text.split(",").map((item) => item.trim()).filter(Boolean);
+const tagsText = (map) => Object.entries(map || {}).map(([key, value]) => `${key}: ${value}`).join("\n");
+
+function parseTags(text) {
+  const map = {};
+  for (const line of lines(text)) {
+    const split = line.indexOf(":");
+    if (split < 0) map[line] = "";
+    else map[line.slice(0, split).trim()] = line.slice(split + 1).trim();
+  }
+  return map;
+}
+
+const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+const sortedTags = (map) => Object.fromEntries(Object.entries(map || {}).sort(([a], [b]) => a.localeCompare(b)));
+// Field mask paths go in proto3 JSON's lowerCamelCase.
+const maskPath = (field) => field.replace(/_([a-z])/g, (_, letter) => letter.toUpperCase());
+
+// Edits task, content, tags, types, scopes and resource links: only the fields changed
+// go in the update mask, with the change note kept on the version.
+function fieldsForm(record, knownTypes) {
+  const task = h("input", { name: "task", value: record.task || "" });
+  const content = h("textarea", { name: "content", value: record.content || "" });
+  const tagsBox = h("textarea", { name: "tags", rows: 3, class: "short", value: tagsText(record.tags),
+    placeholder: "one tag a line: key: value" });
+  const types = [...new Set([...knownTypes, ...(record.types || [])])];
+  const boxes = types.map((name) => h("label", { class: "check" },
+    h("input", { type: "checkbox", name: "types", value: name, checked: (record.types || []).includes(name) }), ` ${name}`));
+  const scopes = h("input", { name: "scopes", value: (record.scopes || []).join(", "), placeholder: "e.g. org:acme, user:alice" });
+  const resources = h("input", { name: "resource_ids", value: (record.resource_ids || []).join(", "), placeholder: "resource ids, comma-separated" });
+  const note = h("input", { name: "change_note", placeholder: "why (kept with the version)" });
+  const slot = h("div");
+  const form = h("form", { class: "edit", id: "edit-knowledge" },
+    h("label", {}, "Task"), task, h("label", {}, "Content"), content, h("label", {}, "Tags"), tagsBox,
+    h("label", {}, "Types"), h("div", { class: "row" }, boxes), h("label", {}, "Scopes"), scopes,
+    h("label", {}, "Resource links"), resources, h("label", {}, "Change note"), note, slot,
+    h("div", { class: "actions" }, h("button", { type: "submit", class: "primary" }, "Save changes")));
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const edited = {
+      task: task.value.trim(),
+      content: content.value,
+      tags: sortedTags(parseTags(tagsBox.value)),
+      types: boxes.map((label) => label.querySelector("input")).filter((box) => box.checked).map((box) => box.value),
+      scopes: commaList(scopes.value),
+      resource_ids: commaList(resources.value),
+    };
+    const before = { ...record, tags: sortedTags(record.tags), types: record.types || [], scopes: record.scopes || [],
+      resource_ids: record.resource_ids || [] };
+    const changed = Object.keys(edited).filter((field) => !same(edited[field], before[field]));
+    if (!changed.length) {
+      slot.replaceChildren(h("p", { class: "notice" }, "Nothing changed."));
+      return;
+    }
+    const knowledge = Object.fromEntries([["id", record.id], ...changed.map((field) => [field, edited[field]])]);
+    const body = { id: record.id, knowledge, update_mask: changed.map(maskPath).join(","), change_note: note.value.trim() };
+    if (await guarded(slot, () => call("knowledge", "UpdateKnowledge", body))) reload();
+  });
+  return h("details", { class: "card", id: "edit-fields" }, h("summary", {}, h("strong", {}, "Edit fields")), form);
 }
 
 function resourcesSection(ids) {

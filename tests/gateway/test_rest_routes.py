@@ -1,4 +1,4 @@
-"""Seed 001's knowledge API and seed 000's review call, end to end over HTTP."""
+"""The REST knowledge, resource and review routes, end to end over HTTP."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def save(gateway: Gateway, as_: str = "alice", **fields: Any) -> dict[str, Any]:
     return response.json()
 
 
-def test_save_returns_the_seed_record_with_defaults(gateway: Gateway) -> None:
+def test_save_returns_the_record_with_defaults(gateway: Gateway) -> None:
     record = save(gateway, tags={"domain": "crawling"}, score=4,
                   source={"name": "notes", "category": "exp", "urls": ["https://example.com"],
                           "submitted_by": "alice@example.com", "message_id": "msg-1"})
