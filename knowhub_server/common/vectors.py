@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import heapq
 import json
 import math
 import random
@@ -91,9 +92,10 @@ class HasKey:
 
 @dataclass(frozen=True)
 class HasPoint:
-    """Records with one of these point ids (as search hits name them)."""
+    """Records with one of these point ids (as search hits name them: `Hit.point_id`, or
+    the engine's own `Hit.engine_id`)."""
 
-    point_ids: tuple[str, ...]
+    point_ids: tuple[object, ...]
 
 
 Condition = Eq | AnyOf | Range | HasKey | HasPoint
@@ -597,8 +599,9 @@ class HybridFusion:
             return ((1.0 - self.dense_weight) * lexical
                     + self.dense_weight * min(max(cosine_score, 0.0), 1.0))
 
-        bm25_of = {h.point_id: h.score for h in bm25}
-        cosine_of = {h.point_id: h.score for h in cosine}
+        # Keyed by the engine's ids: text is made for the `limit` returned alone.
+        bm25_of = {h.engine_id: h.score for h in bm25}
+        cosine_of = {h.engine_id: h.score for h in cosine}
         lexical_only = [p for p in bm25_of if p not in cosine_of]
         dense_only = [p for p in cosine_of if p not in bm25_of]
         if len(bm25) < pool:  # every record sharing a term is in the BM25 pool
@@ -614,10 +617,12 @@ class HybridFusion:
         dense_only = [p for p in dense_only if relevance(bm25_floor, cosine_of[p]) >= needed]
         _score_the_rest(collection, where, sparse, dense, bm25_of, cosine_of,
                         tuple(lexical_only), tuple(dense_only))
-        known = {p: relevance(bm25_of[p], cosine_of[p])
-                 for p in bm25_of.keys() & cosine_of.keys()}
-        # Equal relevance in point id order, so both adapters answer alike.
-        return sorted(known.items(), key=lambda item: (-item[1], item[0]))[:limit]
+        known = [(p, relevance(bm25_of[p], cosine_of[p]))
+                 for p in bm25_of.keys() & cosine_of.keys()]
+        # Equal relevance in point id order, so both adapters answer alike (a UUID sorts
+        # as its text does).
+        best = heapq.nsmallest(limit, known, key=lambda item: (-item[1], item[0]))
+        return [(str(p), score) for p, score in best]
 
 
 def bounded_bm25(collection: VectorCollection, where: Where, sparse: SparseVector,
@@ -639,9 +644,9 @@ def bounded_bm25(collection: VectorCollection, where: Where, sparse: SparseVecto
 
 
 def _score_the_rest(collection: VectorCollection, where: Where, sparse: SparseVector,
-                    dense: Sequence[float], bm25_of: dict[str, float],
-                    cosine_of: dict[str, float], lexical_only: tuple[str, ...],
-                    dense_only: tuple[str, ...]) -> None:
+                    dense: Sequence[float], bm25_of: dict[object, float],
+                    cosine_of: dict[object, float], lexical_only: tuple[object, ...],
+                    dense_only: tuple[object, ...]) -> None:
     """Adds the cosine of `lexical_only` and the BM25 score of `dense_only` candidates
     (0 for one without a shared term) to the two maps, in one call."""
     queries = []
@@ -656,10 +661,10 @@ def _score_the_rest(collection: VectorCollection, where: Where, sparse: SparseVe
     for query, hits in zip(queries, collection.search_batch(queries) if queries else [],
                            strict=True):
         (bm25_of if query.sparse is not None else cosine_of).update(
-            (h.point_id, h.score) for h in hits)
+            (h.engine_id, h.score) for h in hits)
 
 
-def among(where: Where, point_ids: tuple[str, ...]) -> Where:
+def among(where: Where, point_ids: tuple[object, ...]) -> Where:
     return Where(must=(*where.must, HasPoint(point_ids)), must_not=where.must_not,
                  should=where.should)
 
