@@ -13,12 +13,13 @@ import base64
 import hashlib
 import json
 import math
+import os
 import random
 import sqlite3
 import threading
 from array import array
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Protocol
@@ -141,3 +142,19 @@ def caching_endpoint(embeddings: Embeddings) -> Iterator[str]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def search_kinds(stack: ExitStack) -> dict[str, dict[str, str]]:
+    """The hub settings of each kind of search to measure: BM25 alone, and hybrid when
+    KNOWHUB_EMBEDDING_BASE_URL, _MODEL and _DIM name an endpoint, whose embeddings every
+    server then reads through one caching endpoint that lives as long as `stack`."""
+    kinds: dict[str, dict[str, str]] = {"BM25": {}}
+    if os.environ.get("KNOWHUB_EMBEDDING_BASE_URL"):
+        embeddings = CachedEmbeddings(os.environ["KNOWHUB_EMBEDDING_BASE_URL"],
+                                      os.environ["KNOWHUB_EMBEDDING_MODEL"],
+                                      os.environ.get("KNOWHUB_EMBEDDING_API_KEY", "none"))
+        stack.callback(embeddings.close)
+        endpoint = stack.enter_context(caching_endpoint(embeddings))
+        dense = {k: v for k, v in os.environ.items() if k.startswith("KNOWHUB_EMBEDDING_")}
+        kinds["hybrid"] = {**dense, "KNOWHUB_EMBEDDING_BASE_URL": endpoint}
+    return kinds

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import tempfile
 import time
@@ -31,7 +30,7 @@ from pathlib import Path
 from knowhub import KnowHub
 
 from bench.common import ROOT, server_process
-from bench.embedding_cache import CachedEmbeddings, caching_endpoint
+from bench.embedding_cache import search_kinds
 from bench.locomo_recall import DEFAULT_SPLIT, TOP_K, Question, Turn, default_data, load, mean
 
 DEFAULT_FLOORS = "0,0.1,0.15,0.2,0.25,0.3,0.35,0.4,0.5"
@@ -177,15 +176,7 @@ def main(argv: list[str] | None = None) -> None:
           f"(seed {args.seed}) ==")
     with ExitStack() as stack:
         tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="knowhub-floor-")))
-        kinds: dict[str, dict[str, str]] = {"BM25": {}}
-        if os.environ.get("KNOWHUB_EMBEDDING_BASE_URL"):
-            embeddings = CachedEmbeddings(os.environ["KNOWHUB_EMBEDDING_BASE_URL"],
-                                          os.environ["KNOWHUB_EMBEDDING_MODEL"],
-                                          os.environ.get("KNOWHUB_EMBEDDING_API_KEY", "none"))
-            stack.callback(embeddings.close)
-            endpoint = stack.enter_context(caching_endpoint(embeddings))
-            dense = {k: v for k, v in os.environ.items() if k.startswith("KNOWHUB_EMBEDDING_")}
-            kinds["hybrid"] = {**dense, "KNOWHUB_EMBEDDING_BASE_URL": endpoint}
+        kinds = search_kinds(stack)
         for name, settings in kinds.items():
             runs = [knowhub_run(turns, questions, tmp / f"{name}-{label}", settings, scores,
                                 floors, args.server)

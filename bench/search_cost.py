@@ -12,7 +12,6 @@ name an endpoint (both servers then read the same cached embeddings).
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import subprocess
 import tempfile
@@ -24,7 +23,7 @@ from pathlib import Path
 from knowhub import KnowHub
 
 from bench.common import BENCH_TOKEN, ROOT, percentiles, server_process
-from bench.embedding_cache import CachedEmbeddings, caching_endpoint
+from bench.embedding_cache import search_kinds
 from bench.locomo_recall import default_data, load
 
 
@@ -74,15 +73,7 @@ def main(argv: list[str] | None = None) -> None:
     queries = [q.text for q in questions[:args.queries]]
     with ExitStack() as stack:
         tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="knowhub-cost-")))
-        kinds: dict[str, dict[str, str]] = {"BM25": {}}
-        if os.environ.get("KNOWHUB_EMBEDDING_BASE_URL"):
-            embeddings = CachedEmbeddings(os.environ["KNOWHUB_EMBEDDING_BASE_URL"],
-                                          os.environ["KNOWHUB_EMBEDDING_MODEL"],
-                                          os.environ.get("KNOWHUB_EMBEDDING_API_KEY", "none"))
-            stack.callback(embeddings.close)
-            endpoint = stack.enter_context(caching_endpoint(embeddings))
-            dense = {k: v for k, v in os.environ.items() if k.startswith("KNOWHUB_EMBEDDING_")}
-            kinds["hybrid"] = {**dense, "KNOWHUB_EMBEDDING_BASE_URL": endpoint}
+        kinds = search_kinds(stack)
         commits = [subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"],
                                   capture_output=True, text=True).stdout.strip()
                    for root in (args.before, ROOT)]
