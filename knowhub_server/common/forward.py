@@ -27,8 +27,11 @@ Method = Callable[..., Any]
 
 
 def _onward_metadata(context: grpc.ServicerContext) -> tuple[tuple[str, str | bytes], ...]:
-    return tuple((key, value) for key, value in context.invocation_metadata()
-                 if key not in _OWN_KEYS and not key.startswith(_OWN_HEADERS))
+    return tuple(
+        (key, value)
+        for key, value in context.invocation_metadata()
+        if key not in _OWN_KEYS and not key.startswith(_OWN_HEADERS)
+    )
 
 
 def _fail_like(context: grpc.ServicerContext, error: grpc.RpcError) -> NoReturn:
@@ -51,8 +54,9 @@ class Forwarder(grpc.GenericRpcHandler):
         self._pool = descriptor_pool.Default()
         self._handlers: dict[str, grpc.RpcMethodHandler] = {}
 
-    def service(self, handler_call_details: grpc.HandlerCallDetails
-                ) -> grpc.RpcMethodHandler | None:
+    def service(
+        self, handler_call_details: grpc.HandlerCallDetails
+    ) -> grpc.RpcMethodHandler | None:
         path = handler_call_details.method
         handler = self._handlers.get(path)
         if handler is None:
@@ -86,8 +90,8 @@ class Forwarder(grpc.GenericRpcHandler):
             onward = self._channel(service, context).unary_unary(path)
             try:
                 response, call = onward.with_call(
-                    request, timeout=context.time_remaining(),
-                    metadata=_onward_metadata(context))
+                    request, timeout=context.time_remaining(), metadata=_onward_metadata(context)
+                )
             except grpc.RpcError as error:
                 _fail_like(context, error)
             if call.trailing_metadata():
@@ -99,8 +103,9 @@ class Forwarder(grpc.GenericRpcHandler):
     def _streaming(self, service: str, path: str) -> Method:
         def forward(request: bytes, context: grpc.ServicerContext) -> Iterator[bytes]:
             onward = self._channel(service, context).unary_stream(path)
-            responses = onward(request, timeout=context.time_remaining(),
-                               metadata=_onward_metadata(context))
+            responses = onward(
+                request, timeout=context.time_remaining(), metadata=_onward_metadata(context)
+            )
 
             def caller_left() -> None:
                 responses.cancel()
