@@ -57,6 +57,7 @@ reliability: setup
 
 lint: setup
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports --no-cache
 
 # mypy --strict over the server, the SDK (as its users see it: the shipped .pyi stubs of the

@@ -32,8 +32,9 @@ def main() -> None:
         scale.main(sys.argv[2:])
         return
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--quick", action="store_true",
-                        help="smaller sizes (1k and 10k records) for a fast look")
+    parser.add_argument(
+        "--quick", action="store_true", help="smaller sizes (1k and 10k records) for a fast look"
+    )
     args = parser.parse_args()
     knowledge_latency.main(["--sizes", "1000,10000"] if args.quick else [])
     locomo_recall.main([])
@@ -51,8 +52,11 @@ def main() -> None:
     sdk_conversion.main(["--number", "500"] if args.quick else [])
     mixed_load.main(["--seconds", "5", "--rounds", "1"] if args.quick else [])
     fair_sharing.main(["--model-seconds", "2", "--seconds", "5"] if args.quick else [])
-    scale.main(["--sizes", "1000,10000", "--event-sizes", "10000", "--searches", "200"]
-               if args.quick else [])
+    scale.main(
+        ["--sizes", "1000,10000", "--event-sizes", "10000", "--searches", "200"]
+        if args.quick
+        else []
+    )
 
 
 if __name__ == "__main__":

@@ -27,20 +27,30 @@ SOURCES_PER_QUERY = 3
 
 
 def _message(sequence: int, text: TextGenerator) -> cognition_pb2.Event:
-    return cognition_pb2.Event(message=cognition_pb2.MessageEvent(
-        sequence=sequence, role="assistant", content=text.words(40)))
+    return cognition_pb2.Event(
+        message=cognition_pb2.MessageEvent(
+            sequence=sequence, role="assistant", content=text.words(40)
+        )
+    )
 
 
 def _injection(sequence: int, text: TextGenerator) -> list[cognition_pb2.Event]:
     """What inject_knowledge_for_goal appends: a query with 3 sources and a memory_read."""
     ids = [f"knowledge-20260101-{sequence:06d}{n:06d}" for n in range(SOURCES_PER_QUERY)]
     query = cognition_pb2.QueryEvent(
-        sequence=sequence, goal_id="g1", query=text.words(12), response=text.words(80),
-        source_ids=ids, sources=[cognition_pb2.QuerySource(id=i, task=text.words(12),
-                                                           content=text.words(60))
-                                 for i in ids])
-    memory = cognition_pb2.MemoryEvent(memory_type="long_term", key_or_scope="knowledge",
-                                       summary="3 hits", step_index=sequence)
+        sequence=sequence,
+        goal_id="g1",
+        query=text.words(12),
+        response=text.words(80),
+        source_ids=ids,
+        sources=[
+            cognition_pb2.QuerySource(id=i, task=text.words(12), content=text.words(60))
+            for i in ids
+        ],
+    )
+    memory = cognition_pb2.MemoryEvent(
+        memory_type="long_term", key_or_scope="knowledge", summary="3 hits", step_index=sequence
+    )
     return [cognition_pb2.Event(query=query), cognition_pb2.Event(memory_read=memory)]
 
 
@@ -52,12 +62,13 @@ def append_latency(port: int, appends: int) -> dict[str, dict[str, float]]:
     append = cognition_pb2_grpc.CognitionServiceStub(channel).AppendEvents
     health = health_pb2_grpc.HealthStub(channel)
     results = {}
-    for name, build in (("1 message", lambda s: [_message(s, text)]),
-                        ("query + memory_read", lambda s: _injection(s, text))):
+    for name, build in (
+        ("1 message", lambda s: [_message(s, text)]),
+        ("query + memory_read", lambda s: _injection(s, text)),
+    ):
         trace_id, samples, bare = f"bench-{uuid.uuid4().hex[:8]}", [], []
         for sequence in range(appends * 2):
-            request = cognition_pb2.AppendEventsRequest(trace_id=trace_id,
-                                                        events=build(sequence))
+            request = cognition_pb2.AppendEventsRequest(trace_id=trace_id, events=build(sequence))
             started = time.perf_counter()
             append(request, metadata=METADATA)
             middle = time.perf_counter()
@@ -70,28 +81,50 @@ def append_latency(port: int, appends: int) -> dict[str, dict[str, float]]:
     return results
 
 
-def evaluation_throughput(kh: KnowHub, traces: int, threads: int,
-                          statuses: tuple[str, ...], *, hot: bool = False) -> float:
+def evaluation_throughput(
+    kh: KnowHub, traces: int, threads: int, statuses: tuple[str, ...], *, hot: bool = False
+) -> float:
     """SubmitEvaluation calls per second: each rates the 3 sources of one pending query
     (raw LLM text) and applies the helpful / harmful ones to the knowledge. `hot`: every
     trace rates the same 3 records (their updates contend); else each its own 3."""
     text = TextGenerator(seed=11)
     count = SOURCES_PER_QUERY * (1 if hot else traces)
-    items = [{"task": text.words(8), "content": text.words(30), "types": ["strategy"]}
-             for _ in range(count)]
-    records = [r for offset in range(0, count, 500)
-               for r in kh.knowledge.save_many(items[offset:offset + 500])]
+    items = [
+        {"task": text.words(8), "content": text.words(30), "types": ["strategy"]}
+        for _ in range(count)
+    ]
+    records = [
+        r
+        for offset in range(0, count, 500)
+        for r in kh.knowledge.save_many(items[offset : offset + 500])
+    ]
     prepared = []
     for index in range(traces):
         start = 0 if hot else index * SOURCES_PER_QUERY
-        rated = records[start:start + SOURCES_PER_QUERY]
+        rated = records[start : start + SOURCES_PER_QUERY]
         trace_id = f"eval-{uuid.uuid4().hex[:10]}"
-        kh.cognition.append_events(trace_id, [{
-            "type": "query", "sequence": 1, "query": text.words(8),
-            "sources": [{"id": r.id, "task": r.task, "content": r.content} for r in rated]}])
-        answer = {"evaluations": [{"query_sequence": 1, "assessments": [
-            {"source_id": r.id, "status": status, "reason": "bench"}
-            for r, status in zip(rated, statuses, strict=True)]}]}
+        kh.cognition.append_events(
+            trace_id,
+            [
+                {
+                    "type": "query",
+                    "sequence": 1,
+                    "query": text.words(8),
+                    "sources": [{"id": r.id, "task": r.task, "content": r.content} for r in rated],
+                }
+            ],
+        )
+        answer = {
+            "evaluations": [
+                {
+                    "query_sequence": 1,
+                    "assessments": [
+                        {"source_id": r.id, "status": status, "reason": "bench"}
+                        for r, status in zip(rated, statuses, strict=True)
+                    ],
+                }
+            ]
+        }
         prepared.append((trace_id, f"```json\n{json.dumps(answer)}\n```"))
 
     def submit(item: tuple[str, str]) -> None:
@@ -104,33 +137,35 @@ def evaluation_throughput(kh: KnowHub, traces: int, threads: int,
 
 
 def run(appends: int, traces: int, parent: str | None) -> None:
-    with tempfile.TemporaryDirectory(prefix="knowhub-bench-", dir=parent) as tmp, \
-            server_process(Path(tmp) / "data") as (process, port):
+    with (
+        tempfile.TemporaryDirectory(prefix="knowhub-bench-", dir=parent) as tmp,
+        server_process(Path(tmp) / "data") as (process, port),
+    ):
         latency = append_latency(port, appends)
         kh = KnowHub(f"127.0.0.1:{port}", token=BENCH_TOKEN)
         counted = ("helpful", "harmful", "neutral")
         rates = {
-            "helpful + harmful + neutral, 1 client": evaluation_throughput(
-                kh, traces, 1, counted),
-            "helpful + harmful + neutral, 8 clients": evaluation_throughput(
-                kh, traces, 8, counted),
+            "helpful + harmful + neutral, 1 client": evaluation_throughput(kh, traces, 1, counted),
+            "helpful + harmful + neutral, 8 clients": evaluation_throughput(kh, traces, 8, counted),
             "the same, 8 clients, the same 3 records": evaluation_throughput(
-                kh, traces, 8, counted, hot=True),
+                kh, traces, 8, counted, hot=True
+            ),
             "neutral x 3 (no feedback), 1 client": evaluation_throughput(
-                kh, traces, 1, ("neutral",) * 3),
+                kh, traces, 1, ("neutral",) * 3
+            ),
         }
         rss = peak_rss_mb(process.pid)
         kh.close()
     _report(latency, rates, rss)
 
 
-def _report(latency: dict[str, dict[str, float]], rates: dict[str, float],
-            rss: float) -> None:
+def _report(latency: dict[str, dict[str, float]], rates: dict[str, float], rss: float) -> None:
     print("\n== cognition: AppendEvents through gRPC (embedded Redis) ==")
     print(f"{'batch':<22} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'bare p50':>9}")
     for name, row in latency.items():
-        print(f"{name:<22} {row['p50']:8.3f} {row['p95']:8.3f} {row['p99']:8.3f} "
-              f"{row['bare']:9.3f}")
+        print(
+            f"{name:<22} {row['p50']:8.3f} {row['p95']:8.3f} {row['p99']:8.3f} {row['bare']:9.3f}"
+        )
     print("target: p95 <= 2 ms")
     print("\n== cognition: SubmitEvaluation (raw LLM text, 3 assessments each) ==")
     for name, rate in rates.items():
@@ -141,10 +176,12 @@ def _report(latency: dict[str, dict[str, float]], rates: dict[str, float],
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--appends", type=int, default=2000, help="measured appends per kind")
-    parser.add_argument("--traces", type=int, default=300,
-                        help="evaluations per throughput run")
-    parser.add_argument("--data-parent", help="where the data directory goes (default: the "
-                        "system's temporary directory); Redis fsyncs every write there")
+    parser.add_argument("--traces", type=int, default=300, help="evaluations per throughput run")
+    parser.add_argument(
+        "--data-parent",
+        help="where the data directory goes (default: the "
+        "system's temporary directory); Redis fsyncs every write there",
+    )
     args = parser.parse_args(argv)
     run(args.appends, args.traces, args.data_parent)
 

@@ -48,28 +48,65 @@ def timed_ms(call: Callable[[], object], repeat: int, warmup: int = 50) -> list[
 def write_tokens(directory: Path) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / "tokens.json"
-    path.write_text(json.dumps({"tokens": [
-        {"token": BENCH_TOKEN, "user_id": "bench", "agent_id": "bench_agent",
-         "org_id": "acme", "roles": ["admin"]},
-    ]}))
+    path.write_text(
+        json.dumps(
+            {
+                "tokens": [
+                    {
+                        "token": BENCH_TOKEN,
+                        "user_id": "bench",
+                        "agent_id": "bench_agent",
+                        "org_id": "acme",
+                        "roles": ["admin"],
+                    },
+                ]
+            }
+        )
+    )
     return path
 
 
 @contextmanager
-def server_process(data_dir: Path, env: dict[str, str] | None = None,
-                   args: list[str] | None = None, *, root: Path = ROOT,
-                   python: str = sys.executable) -> Iterator[
-        tuple[subprocess.Popen[str], int]]:
+def server_process(
+    data_dir: Path,
+    env: dict[str, str] | None = None,
+    args: list[str] | None = None,
+    *,
+    root: Path = ROOT,
+    python: str = sys.executable,
+) -> Iterator[tuple[subprocess.Popen[str], int]]:
     """`knowhub up` (with `args`) in its own process, as deployed; yields (process, port).
     `root` and `python`: another checkout's server (and its interpreter), to compare."""
     # The server gets the search settings of the caller's environment, nothing else.
-    clean_env = {k: v for k, v in os.environ.items()
-                 if not k.startswith("KNOWHUB_") or k.startswith("KNOWHUB_SEARCH_")}
-    clean_env.update({"KNOWHUB_TOKENS_FILE": str(write_tokens(data_dir.parent)),
-                      "KNOWHUB_LOG_LEVEL": "WARNING", **(env or {})})
+    clean_env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("KNOWHUB_") or k.startswith("KNOWHUB_SEARCH_")
+    }
+    clean_env.update(
+        {
+            "KNOWHUB_TOKENS_FILE": str(write_tokens(data_dir.parent)),
+            "KNOWHUB_LOG_LEVEL": "WARNING",
+            **(env or {}),
+        }
+    )
     process = subprocess.Popen(
-        [python, "-m", "knowhub_server.cli", "up", "--data-dir", str(data_dir),
-         "--port", "0", *(args or [])], cwd=root, env=clean_env, stdout=subprocess.PIPE, text=True)
+        [
+            python,
+            "-m",
+            "knowhub_server.cli",
+            "up",
+            "--data-dir",
+            str(data_dir),
+            "--port",
+            "0",
+            *(args or []),
+        ],
+        cwd=root,
+        env=clean_env,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert process.stdout is not None
     line = process.stdout.readline()
     match = re.search(r"listening on [\d.]+:(\d+)", line)
@@ -120,12 +157,10 @@ class TextGenerator:
         self._words = [f"{_syllables(i)}" for i in range(vocabulary)]
         # Cumulative once: choices() would sum the 20,000 weights on every call (the
         # same draws, a millisecond slower each).
-        self._cum_weights = list(itertools.accumulate(1 / (rank + 1)
-                                                      for rank in range(vocabulary)))
+        self._cum_weights = list(itertools.accumulate(1 / (rank + 1) for rank in range(vocabulary)))
 
     def words(self, count: int) -> str:
-        return " ".join(self._random.choices(self._words, cum_weights=self._cum_weights,
-                                             k=count))
+        return " ".join(self._random.choices(self._words, cum_weights=self._cum_weights, k=count))
 
     def query(self) -> str:
         return self.words(self._random.randint(3, 6))

@@ -31,61 +31,95 @@ def instant_llm(request: dict[str, Any]) -> str:
     """A reflection or a one-document plan, at once."""
     if request["messages"][0]["content"] == prompts.REFLECT_SYSTEM:
         return json.dumps({"summary": "The user prefers concise answers with examples."})
-    return json.dumps({"updates": [{"path": "notes.md",
-                                    "new_content": "# Notes\nConcise answers, examples."}]})
+    return json.dumps(
+        {"updates": [{"path": "notes.md", "new_content": "# Notes\nConcise answers, examples."}]}
+    )
 
 
-def add_traces(cognition: cognition_pb2_grpc.CognitionServiceStub, traces: int,
-               messages: int) -> None:
+def add_traces(
+    cognition: cognition_pb2_grpc.CognitionServiceStub, traces: int, messages: int
+) -> None:
     text = TextGenerator(seed=11)
     for index in range(traces):
-        events = [cognition_pb2.Event(message=cognition_pb2.MessageEvent(
-            sequence=n, role="user" if n % 2 else "assistant", content=text.words(40)))
-            for n in range(1, messages + 1)]
-        cognition.AppendEvents(cognition_pb2.AppendEventsRequest(
-            trace_id=f"bench-trace-{index}", events=events, agent_id=AGENT),
-            metadata=METADATA)
+        events = [
+            cognition_pb2.Event(
+                message=cognition_pb2.MessageEvent(
+                    sequence=n, role="user" if n % 2 else "assistant", content=text.words(40)
+                )
+            )
+            for n in range(1, messages + 1)
+        ]
+        cognition.AppendEvents(
+            cognition_pb2.AppendEventsRequest(
+                trace_id=f"bench-trace-{index}", events=events, agent_id=AGENT
+            ),
+            metadata=METADATA,
+        )
 
 
-def run_to_end(dream: dream_pb2_grpc.DreamServiceStub, phases: list[int]
-               ) -> tuple[float, dream_pb2.DreamRun]:
+def run_to_end(
+    dream: dream_pb2_grpc.DreamServiceStub, phases: list[int]
+) -> tuple[float, dream_pb2.DreamRun]:
     started = time.perf_counter()
-    run = dream.RunDream(dream_pb2.RunDreamRequest(agent_id=AGENT, phases=phases),
-                         metadata=METADATA).run
-    while run.status in (dream_pb2.DREAM_RUN_STATUS_QUEUED,
-                         dream_pb2.DREAM_RUN_STATUS_RUNNING):
+    run = dream.RunDream(
+        dream_pb2.RunDreamRequest(agent_id=AGENT, phases=phases), metadata=METADATA
+    ).run
+    while run.status in (dream_pb2.DREAM_RUN_STATUS_QUEUED, dream_pb2.DREAM_RUN_STATUS_RUNNING):
         time.sleep(0.01)
-        run = dream.GetDreamRun(dream_pb2.GetDreamRunRequest(run_id=run.run_id),
-                                metadata=METADATA).run
+        run = dream.GetDreamRun(
+            dream_pb2.GetDreamRunRequest(run_id=run.run_id), metadata=METADATA
+        ).run
     return time.perf_counter() - started, run
 
 
 def measure(tmp: Path, traces: int, messages: int, calls: int) -> dict[str, Any]:
     llm = OpenAIStub().start()
     llm.responder = instant_llm
-    env = {"KNOWHUB_LLM_BASE_URL": llm.base_url, "KNOWHUB_LLM_MAX_RETRIES": "0",
-           "KNOWHUB_DREAM_SERVICE_TOKEN": BENCH_TOKEN, "KNOWHUB_HISTORIAN_WORKERS": "0",
-           "KNOWHUB_DREAM_POLL_INTERVAL_SECONDS": "0.05",
-           "KNOWHUB_DREAM_INTEGRATE_MAX_REFLECTIONS": "50"}
+    env = {
+        "KNOWHUB_LLM_BASE_URL": llm.base_url,
+        "KNOWHUB_LLM_MAX_RETRIES": "0",
+        "KNOWHUB_DREAM_SERVICE_TOKEN": BENCH_TOKEN,
+        "KNOWHUB_HISTORIAN_WORKERS": "0",
+        "KNOWHUB_DREAM_POLL_INTERVAL_SECONDS": "0.05",
+        "KNOWHUB_DREAM_INTEGRATE_MAX_REFLECTIONS": "50",
+    }
     try:
-        with server_process(tmp / "data", env) as (_process, port), \
-                grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+        with (
+            server_process(tmp / "data", env) as (_process, port),
+            grpc.insecure_channel(f"127.0.0.1:{port}") as channel,
+        ):
             cognition = cognition_pb2_grpc.CognitionServiceStub(channel)
             dream = dream_pb2_grpc.DreamServiceStub(channel)
             add_traces(cognition, traces, messages)
             reflect_s, reflected = run_to_end(dream, [dream_pb2.DREAM_PHASE_PER_TRACE_REFLECT])
             integrate_s, integrated = run_to_end(
-                dream, [dream_pb2.DREAM_PHASE_CROSS_TRACE_INTEGRATE])
+                dream, [dream_pb2.DREAM_PHASE_CROSS_TRACE_INTEGRATE]
+            )
             idle_s, _ = run_to_end(dream, [])
             run_id = integrated.run_id
-            get_ms = timed_ms(lambda: dream.GetDreamRun(
-                dream_pb2.GetDreamRunRequest(run_id=run_id), metadata=METADATA), calls)
+            get_ms = timed_ms(
+                lambda: dream.GetDreamRun(
+                    dream_pb2.GetDreamRunRequest(run_id=run_id), metadata=METADATA
+                ),
+                calls,
+            )
             # An empty agent: each RunDream queues a run that finds nothing to do.
-            run_ms = timed_ms(lambda: dream.RunDream(
-                dream_pb2.RunDreamRequest(agent_id="bench_idle"), metadata=METADATA), calls)
-        return {"reflect_s": reflect_s, "reflected": reflected, "integrate_s": integrate_s,
-                "integrated": integrated, "idle_s": idle_s, "get": percentiles(get_ms),
-                "run": percentiles(run_ms), "llm_calls": len(llm.chat_requests)}
+            run_ms = timed_ms(
+                lambda: dream.RunDream(
+                    dream_pb2.RunDreamRequest(agent_id="bench_idle"), metadata=METADATA
+                ),
+                calls,
+            )
+        return {
+            "reflect_s": reflect_s,
+            "reflected": reflected,
+            "integrate_s": integrate_s,
+            "integrated": integrated,
+            "idle_s": idle_s,
+            "get": percentiles(get_ms),
+            "run": percentiles(run_ms),
+            "llm_calls": len(llm.chat_requests),
+        }
     finally:
         llm.stop()
 
@@ -99,20 +133,28 @@ def main(argv: list[str] | None = None) -> None:
     with tempfile.TemporaryDirectory(prefix="knowhub-bench-dream-runs-") as name:
         figures = measure(Path(name), args.traces, args.messages, args.calls)
     reflected, integrated = figures["reflected"], figures["integrated"]
-    print(f"\n== dream runs through gRPC, one worker, zero-latency scripted LLM "
-          f"({args.traces} traces x {args.messages} messages) ==")
-    print(f"phase 1: {reflected.counts.reflections_written} reflections in "
-          f"{figures['reflect_s']:.2f} s = "
-          f"{reflected.counts.traces_reflected / figures['reflect_s']:.0f} traces/s   "
-          "(no target)")
-    print(f"phase 2: {integrated.counts.reflections_consumed} reflections integrated in "
-          f"{integrated.counts.llm_calls} steps, {figures['integrate_s']:.2f} s   "
-          "(no target)")
+    print(
+        f"\n== dream runs through gRPC, one worker, zero-latency scripted LLM "
+        f"({args.traces} traces x {args.messages} messages) =="
+    )
+    print(
+        f"phase 1: {reflected.counts.reflections_written} reflections in "
+        f"{figures['reflect_s']:.2f} s = "
+        f"{reflected.counts.traces_reflected / figures['reflect_s']:.0f} traces/s   "
+        "(no target)"
+    )
+    print(
+        f"phase 2: {integrated.counts.reflections_consumed} reflections integrated in "
+        f"{integrated.counts.llm_calls} steps, {figures['integrate_s']:.2f} s   "
+        "(no target)"
+    )
     print(f"a run with nothing to do (both phases): {figures['idle_s'] * 1000:.0f} ms")
     for name, label in (("run", "RunDream (queue a run)"), ("get", "GetDreamRun")):
         latency = figures[name]
-        print(f"{label:>22}: p50 {latency['p50']:.3f} ms   p95 {latency['p95']:.3f} ms   "
-              f"p99 {latency['p99']:.3f} ms")
+        print(
+            f"{label:>22}: p50 {latency['p50']:.3f} ms   p95 {latency['p95']:.3f} ms   "
+            f"p99 {latency['p99']:.3f} ms"
+        )
 
 
 if __name__ == "__main__":

@@ -52,8 +52,9 @@ def backlog(address: str) -> tuple[str, int]:
     return found.group(1), int(found.group(2))
 
 
-def phase(kh: KnowHub, questions: Sequence[str], turns: Sequence[tuple[str, str]]
-          ) -> dict[str, object]:
+def phase(
+    kh: KnowHub, questions: Sequence[str], turns: Sequence[tuple[str, str]]
+) -> dict[str, object]:
     """Search and save figures: latencies in ms, saves that succeeded, selections seen."""
     searches, selections = [], set()
     for text in questions:
@@ -70,30 +71,38 @@ def phase(kh: KnowHub, questions: Sequence[str], turns: Sequence[tuple[str, str]
         except errors.KnowHubError:
             pass
         saves.append((time.perf_counter() - started) * 1000)
-    return {"search": percentiles(searches), "save": percentiles(saves), "saved": saved,
-            "selections": sorted(selections)}
+    return {
+        "search": percentiles(searches),
+        "save": percentiles(saves),
+        "saved": saved,
+        "selections": sorted(selections),
+    }
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--records", type=int, default=2000, help="records held (≤ 2,360)")
     parser.add_argument("--searches", type=int, default=200, help="searches per phase")
     parser.add_argument("--saves", type=int, default=200, help="saves per phase")
     args = parser.parse_args(argv)
     if not os.environ.get("KNOWHUB_EMBEDDING_BASE_URL"):
-        parser.error("set KNOWHUB_EMBEDDING_BASE_URL, KNOWHUB_EMBEDDING_MODEL and "
-                     "KNOWHUB_EMBEDDING_DIM")
+        parser.error(
+            "set KNOWHUB_EMBEDDING_BASE_URL, KNOWHUB_EMBEDDING_MODEL and KNOWHUB_EMBEDDING_DIM"
+        )
     turns, questions = load(default_data())
     texts = [(t.task, t.content) for t in turns]
-    held, up_saves = texts[:args.records], texts[args.records:args.records + args.saves]
-    down_saves = texts[args.records + args.saves:args.records + 2 * args.saves]
+    held, up_saves = texts[: args.records], texts[args.records : args.records + args.saves]
+    down_saves = texts[args.records + args.saves : args.records + 2 * args.saves]
     asked = [q.text for q in questions]
     with ExitStack() as stack:
         tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="knowhub-outage-")))
-        inner = CachedEmbeddings(os.environ["KNOWHUB_EMBEDDING_BASE_URL"],
-                                 os.environ["KNOWHUB_EMBEDDING_MODEL"],
-                                 os.environ.get("KNOWHUB_EMBEDDING_API_KEY", "none"))
+        inner = CachedEmbeddings(
+            os.environ["KNOWHUB_EMBEDDING_BASE_URL"],
+            os.environ["KNOWHUB_EMBEDDING_MODEL"],
+            os.environ.get("KNOWHUB_EMBEDDING_API_KEY", "none"),
+        )
         stack.callback(inner.close)
         inner.embed([f"{task}\n{content}" for task, content in texts] + asked)  # warm cache
         switch = Switch(inner)
@@ -105,28 +114,40 @@ def main(argv: list[str] | None = None) -> None:
         kh = KnowHub(address, token=BENCH_TOKEN)
         stack.callback(kh.close)
         for start in range(0, len(held), 200):
-            kh.knowledge.save_many([{"task": t, "content": c, "types": ["usecase"]}
-                                    for t, c in held[start:start + 200]])
-        up = phase(kh, asked[:args.searches], up_saves)
+            kh.knowledge.save_many(
+                [
+                    {"task": t, "content": c, "types": ["usecase"]}
+                    for t, c in held[start : start + 200]
+                ]
+            )
+        up = phase(kh, asked[: args.searches], up_saves)
         switch.down = True
-        down = phase(kh, asked[args.searches:2 * args.searches], down_saves)
+        down = phase(kh, asked[args.searches : 2 * args.searches], down_saves)
         state, owed = backlog(address)
         switch.down = False
         restored = time.perf_counter()
         while backlog(address)[1]:
             time.sleep(0.2)
         back = time.perf_counter() - restored
-    print(f"== Embeddings outage: {len(held)} records, {args.searches} searches and "
-          f"{args.saves} saves per phase ==")
-    print(f"{'':22}{'search p50':>12}{'search p99':>12}{'save p50':>10}{'save p99':>10}"
-          f"{'saved':>8}  selection")
+    print(
+        f"== Embeddings outage: {len(held)} records, {args.searches} searches and "
+        f"{args.saves} saves per phase =="
+    )
+    print(
+        f"{'':22}{'search p50':>12}{'search p99':>12}{'save p50':>10}{'save p99':>10}"
+        f"{'saved':>8}  selection"
+    )
     for name, figures in (("endpoint up", up), ("endpoint down", down)):
         search, save = figures["search"], figures["save"]
-        print(f"{name:22}{search['p50']:10.1f}ms{search['p99']:10.1f}ms{save['p50']:8.1f}ms"
-              f"{save['p99']:8.1f}ms{figures['saved']:>5}/{args.saves}  "
-              f"{', '.join(figures['selections'])}")
-    print(f"at the end of the outage: model {state}, {owed} record(s) waiting for their "
-          f"vector; all written {back:.1f} s after the endpoint came back")
+        print(
+            f"{name:22}{search['p50']:10.1f}ms{search['p99']:10.1f}ms{save['p50']:8.1f}ms"
+            f"{save['p99']:8.1f}ms{figures['saved']:>5}/{args.saves}  "
+            f"{', '.join(figures['selections'])}"
+        )
+    print(
+        f"at the end of the outage: model {state}, {owed} record(s) waiting for their "
+        f"vector; all written {back:.1f} s after the endpoint came back"
+    )
 
 
 if __name__ == "__main__":

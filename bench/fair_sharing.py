@@ -34,9 +34,16 @@ SETTINGS = {
 
 def tokens_file(directory: Path) -> Path:
     path = directory / "tenants.json"
-    path.write_text(json.dumps({"tokens": [
-        {"token": FLOODER, "user_id": "flooder", "org_id": "globex"},
-        {"token": READER, "user_id": "reader", "org_id": "acme"}]}))
+    path.write_text(
+        json.dumps(
+            {
+                "tokens": [
+                    {"token": FLOODER, "user_id": "flooder", "org_id": "globex"},
+                    {"token": READER, "user_id": "reader", "org_id": "acme"},
+                ]
+            }
+        )
+    )
     return path
 
 
@@ -97,18 +104,23 @@ def reads_ms(address: str, seconds: float) -> list[float]:
     return samples
 
 
-def measure(work: Path, env: dict[str, str], clients: int, seconds: float,
-            baseline: bool) -> dict[str, Any]:
+def measure(
+    work: Path, env: dict[str, str], clients: int, seconds: float, baseline: bool
+) -> dict[str, Any]:
     figures: dict[str, Any] = {}
     with server_process(work / "data", env) as (_process, port):
         address = f"127.0.0.1:{port}"
-        with KnowHub(address, token=FLOODER, timeout=60) as flooder, \
-                KnowHub(address, token=READER, timeout=60) as reader:
-            flooder.knowledge.save(task="deploy checklist", content="drain, deploy, verify",
-                                   types=["plan"])
+        with (
+            KnowHub(address, token=FLOODER, timeout=60) as flooder,
+            KnowHub(address, token=READER, timeout=60) as reader,
+        ):
+            flooder.knowledge.save(
+                task="deploy checklist", content="drain, deploy, verify", types=["plan"]
+            )
             for n in range(20):
-                reader.knowledge.save(task=f"runbook {n}", content="acme's own notes",
-                                      types=["plan"])
+                reader.knowledge.save(
+                    task=f"runbook {n}", content="acme's own notes", types=["plan"]
+                )
         if baseline:
             figures["no flood"] = reads_ms(address, min(seconds, 5.0))
         flood = Flood(address, clients).start()
@@ -121,8 +133,10 @@ def measure(work: Path, env: dict[str, str], clients: int, seconds: float,
 
 def row(name: str, samples: list[float]) -> str:
     shape = percentiles(samples)
-    return (f"  {name:<38} p50 {shape['p50']:9.1f} ms   p99 {shape['p99']:9.1f} ms   "
-            f"({len(samples)} calls)")
+    return (
+        f"  {name:<38} p50 {shape['p50']:9.1f} ms   p99 {shape['p99']:9.1f} ms   "
+        f"({len(samples)} calls)"
+    )
 
 
 def main(argv: list[str]) -> None:
@@ -135,21 +149,34 @@ def main(argv: list[str]) -> None:
     try:
         with tempfile.TemporaryDirectory() as tmp:
             work = Path(tmp)
-            llm = {"KNOWHUB_TOKENS_FILE": str(tokens_file(work)),
-                   "KNOWHUB_LLM_BASE_URL": model.base_url, "KNOWHUB_LLM_MAX_RETRIES": "0"}
-            results = {name: measure(work / str(index), {**llm, **settings}, args.clients,
-                                     args.seconds, baseline=index == 0)
-                       for index, (name, settings) in enumerate(SETTINGS.items())}
+            llm = {
+                "KNOWHUB_TOKENS_FILE": str(tokens_file(work)),
+                "KNOWHUB_LLM_BASE_URL": model.base_url,
+                "KNOWHUB_LLM_MAX_RETRIES": "0",
+            }
+            results = {
+                name: measure(
+                    work / str(index),
+                    {**llm, **settings},
+                    args.clients,
+                    args.seconds,
+                    baseline=index == 0,
+                )
+                for index, (name, settings) in enumerate(SETTINGS.items())
+            }
     finally:
         model.stop()
-    print(f"fair sharing: acme's ListKnowledge while globex keeps {args.clients} "
-          f"AskKnowledge calls going, model {args.model_seconds:g} s per call")
+    print(
+        f"fair sharing: acme's ListKnowledge while globex keeps {args.clients} "
+        f"AskKnowledge calls going, model {args.model_seconds:g} s per call"
+    )
     print(row("no flood", results["fair sharing off"]["no flood"]))
     for name, figures in results.items():
         print(row(f"flood, {name}", figures["flood"]))
     for name, figures in results.items():
-        outcomes = ", ".join(f"{count} {outcome.lower()}"
-                             for outcome, count in sorted(figures["asks"].items()))
+        outcomes = ", ".join(
+            f"{count} {outcome.lower()}" for outcome, count in sorted(figures["asks"].items())
+        )
         print(f"  asks, {name}: {outcomes}")
 
 

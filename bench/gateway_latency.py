@@ -28,7 +28,6 @@ HEADERS = {"Authorization": f"Bearer {BENCH_TOKEN}", "Content-Type": "applicatio
 TOP_K = 5
 
 
-
 class Http:
     """One keep-alive HTTP/1.1 connection to the gateway."""
 
@@ -36,8 +35,7 @@ class Http:
         parsed = urllib.parse.urlsplit(url)
         self._connection = http.client.HTTPConnection(parsed.hostname, parsed.port)
 
-    def call(self, method: str, path: str, body: bytes | None = None,
-             expect: int = 200) -> bytes:
+    def call(self, method: str, path: str, body: bytes | None = None, expect: int = 200) -> bytes:
         self._connection.request(method, path, body=body, headers=HEADERS)
         response = self._connection.getresponse()
         data = response.read()
@@ -53,22 +51,29 @@ def _gateway_url(process: object) -> str:
     return line.split("gateway listening on ", 1)[1].split()[0]
 
 
-def _seed(stub: knowledge_pb2_grpc.KnowledgeServiceStub, text: TextGenerator,
-          records: int) -> None:
+def _seed(stub: knowledge_pb2_grpc.KnowledgeServiceStub, text: TextGenerator, records: int) -> None:
     for start in range(0, records, 500):
-        requests = [knowledge_pb2.SaveKnowledgeRequest(
-            task=text.words(10), content=text.words(40), types=["tool"], score=4)
-            for _ in range(min(500, records - start))]
-        stub.BatchSaveKnowledge(knowledge_pb2.BatchSaveKnowledgeRequest(requests=requests),
-                                metadata=METADATA, timeout=600)
+        requests = [
+            knowledge_pb2.SaveKnowledgeRequest(
+                task=text.words(10), content=text.words(40), types=["tool"], score=4
+            )
+            for _ in range(min(500, records - start))
+        ]
+        stub.BatchSaveKnowledge(
+            knowledge_pb2.BatchSaveKnowledgeRequest(requests=requests),
+            metadata=METADATA,
+            timeout=600,
+        )
 
 
 def run(records: int, searches: int) -> None:
     text = TextGenerator(seed=23)
     queries = [text.query() for _ in range(256)]
     warmup = max(50, searches // 10)
-    with tempfile.TemporaryDirectory(prefix="knowhub-bench-") as tmp, \
-            server_process(Path(tmp) / "data") as (process, port):
+    with (
+        tempfile.TemporaryDirectory(prefix="knowhub-bench-") as tmp,
+        server_process(Path(tmp) / "data") as (process, port),
+    ):
         gateway = Http(_gateway_url(process))
         channel = grpc.insecure_channel(f"127.0.0.1:{port}")
         stub = knowledge_pb2_grpc.KnowledgeServiceStub(channel)
@@ -76,8 +81,12 @@ def run(records: int, searches: int) -> None:
         _seed(stub, text, records)
 
         def grpc_search(n: int) -> object:
-            return stub.SearchKnowledge(knowledge_pb2.SearchKnowledgeRequest(
-                query=queries[n % 256], top_k=TOP_K, min_score=3), metadata=METADATA)
+            return stub.SearchKnowledge(
+                knowledge_pb2.SearchKnowledgeRequest(
+                    query=queries[n % 256], top_k=TOP_K, min_score=3
+                ),
+                metadata=METADATA,
+            )
 
         def rest_search(n: int) -> object:
             query = urllib.parse.urlencode({"q": queries[n % 256], "top_k": TOP_K})
@@ -94,22 +103,35 @@ def run(records: int, searches: int) -> None:
             return gateway.call("GET", "/api/nothing", expect=404)
 
         grpc_row = percentiles(timed_calls(grpc_search, searches, warmup))
-        rows = [("SearchKnowledge through gRPC", grpc_row),
-                ("GET /api/knowledge/search", percentiles(
-                    timed_calls(rest_search, searches, warmup))),
-                ("POST /api/v1/knowledge/SearchKnowledge", percentiles(
-                    timed_calls(generic_search, searches, warmup)))]
-        bare = [("bare gRPC round trip (health check)", percentiles(
-                    timed_calls(bare_grpc, searches, warmup))),
-                ("bare HTTP round trip (a 404 of the gateway)", percentiles(
-                    timed_calls(bare_http, searches, warmup)))]
+        rows = [
+            ("SearchKnowledge through gRPC", grpc_row),
+            ("GET /api/knowledge/search", percentiles(timed_calls(rest_search, searches, warmup))),
+            (
+                "POST /api/v1/knowledge/SearchKnowledge",
+                percentiles(timed_calls(generic_search, searches, warmup)),
+            ),
+        ]
+        bare = [
+            (
+                "bare gRPC round trip (health check)",
+                percentiles(timed_calls(bare_grpc, searches, warmup)),
+            ),
+            (
+                "bare HTTP round trip (a 404 of the gateway)",
+                percentiles(timed_calls(bare_http, searches, warmup)),
+            ),
+        ]
         channel.close()
-    print(f"\nREST gateway: knowledge search (BM25, top_k {TOP_K}) over {records} records, "
-          f"{searches} calls each")
+    print(
+        f"\nREST gateway: knowledge search (BM25, top_k {TOP_K}) over {records} records, "
+        f"{searches} calls each"
+    )
     print(f"{'call':<46} {'p50 ms':>8} {'p99 ms':>8} {'p50 ÷ gRPC':>11} {'p99 ÷ gRPC':>11}")
     for name, row in rows:
-        print(f"{name:<46} {row['p50']:8.2f} {row['p99']:8.2f} "
-              f"{row['p50'] / grpc_row['p50']:11.2f} {row['p99'] / grpc_row['p99']:11.2f}")
+        print(
+            f"{name:<46} {row['p50']:8.2f} {row['p99']:8.2f} "
+            f"{row['p50'] / grpc_row['p50']:11.2f} {row['p99'] / grpc_row['p99']:11.2f}"
+        )
     for name, row in bare:
         print(f"{name:<46} {row['p50']:8.2f} {row['p99']:8.2f}")
 

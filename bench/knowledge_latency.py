@@ -41,9 +41,16 @@ def synthetic_records(text: TextGenerator, count: int) -> list[dict[str, Any]]:
     items = []
     for index in range(count):
         scopes = ["org:globex"] if index % 5 == 4 else ["org:acme"]
-        items.append({"task": text.words(12), "content": text.words(60),
-                      "types": ["strategy", "tool"][index % 2:][:1], "scopes": scopes,
-                      "score": 1 + index % 5, "owner": "user:bench"})
+        items.append(
+            {
+                "task": text.words(12),
+                "content": text.words(60),
+                "types": ["strategy", "tool"][index % 2 :][:1],
+                "scopes": scopes,
+                "score": 1 + index % 5,
+                "owner": "user:bench",
+            }
+        )
     return items
 
 
@@ -51,7 +58,7 @@ def _ingest(kh: KnowHub, items: list[dict[str, Any]]) -> float:
     """Records per second through BatchSaveKnowledge (500 per call)."""
     started = time.perf_counter()
     for offset in range(0, len(items), BATCH):
-        kh.knowledge.save_many(items[offset:offset + BATCH])
+        kh.knowledge.save_many(items[offset : offset + BATCH])
     return len(items) / (time.perf_counter() - started)
 
 
@@ -124,31 +131,45 @@ def _search_latency(port: int, queries: list[str]) -> dict[str, float]:
     return {**percentiles(searches), "bare": percentiles(bare)["p50"]}
 
 
-def _report(rows: list[dict[str, float]], single: float, concurrent: float,
-            batch_rates: list[float], rss: float) -> None:
+def _report(
+    rows: list[dict[str, float]],
+    single: float,
+    concurrent: float,
+    batch_rates: list[float],
+    rss: float,
+) -> None:
     print("\n== knowledge: ingest ==")
     print(f"SaveKnowledge, 1 client:          {single:8.0f} records/s")
     print(f"SaveKnowledge, 8 clients:         {concurrent:8.0f} records/s")
-    print(f"BatchSaveKnowledge (500/call):    {min(batch_rates):8.0f} records/s (slowest of "
-          f"{len(batch_rates)} loads)   target >= 5000")
+    print(
+        f"BatchSaveKnowledge (500/call):    {min(batch_rates):8.0f} records/s (slowest of "
+        f"{len(batch_rates)} loads)   target >= 5000"
+    )
     print("\n== knowledge: SearchKnowledge through gRPC (top_k=5, BM25, scope-filtered) ==")
-    print(f"{'records':>8} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'raw p50':>8} "
-          f"{'bare p50':>9} {'service/(raw+bare)':>19}")
+    print(
+        f"{'records':>8} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'raw p50':>8} "
+        f"{'bare p50':>9} {'service/(raw+bare)':>19}"
+    )
     for row in rows:
         ratio = row["p50"] / (row["raw"] + row["bare"])
-        print(f"{int(row['size']):>8} {row['p50']:8.3f} {row['p95']:8.3f} {row['p99']:8.3f} "
-              f"{row['raw']:8.3f} {row['bare']:9.3f} {ratio:19.2f}")
+        print(
+            f"{int(row['size']):>8} {row['p50']:8.3f} {row['p95']:8.3f} {row['p99']:8.3f} "
+            f"{row['raw']:8.3f} {row['bare']:9.3f} {ratio:19.2f}"
+        )
     first, last = rows[0], rows[-1]
-    print(f"targets: p50 <= 2 ms and p99 <= 10 ms at 10k; service/(raw+bare) <= 1.5; "
-          f"p50 growth {int(first['size'])} -> {int(last['size'])}: "
-          f"{last['p50'] / first['p50']:.2f}x (target <= 2x)")
+    print(
+        f"targets: p50 <= 2 ms and p99 <= 10 ms at 10k; service/(raw+bare) <= 1.5; "
+        f"p50 growth {int(first['size'])} -> {int(last['size'])}: "
+        f"{last['p50'] / first['p50']:.2f}x (target <= 2x)"
+    )
     print(f"server peak RSS: {rss:.0f} MiB")
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--sizes", default="1000,10000,100000",
-                        help="record counts to measure at, ascending")
+    parser.add_argument(
+        "--sizes", default="1000,10000,100000", help="record counts to measure at, ascending"
+    )
     parser.add_argument("--searches", type=int, default=2000, help="searches per size")
     args = parser.parse_args(argv)
     run([int(s) for s in args.sizes.split(",")], args.searches)

@@ -84,16 +84,18 @@ def load(path: Path) -> tuple[list[Turn], list[Question]]:
     for sample in json.loads(path.read_text()):
         conversation, sample_id = sample["conversation"], sample["sample_id"]
         known = set()
-        sessions = sorted(int(k.split("_")[1]) for k in conversation
-                          if re.fullmatch(r"session_\d+", k))
+        sessions = sorted(
+            int(k.split("_")[1]) for k in conversation if re.fullmatch(r"session_\d+", k)
+        )
         for number in sessions:
             date = conversation.get(f"session_{number}_date_time", "")
             for turn in conversation[f"session_{number}"]:
                 content = turn["text"]
                 if turn.get("blip_caption"):
                     content += f" [image: {turn['blip_caption']}]"
-                turns.append(Turn(sample_id, turn["dia_id"], f"{turn['speaker']} on {date}",
-                                  content))
+                turns.append(
+                    Turn(sample_id, turn["dia_id"], f"{turn['speaker']} on {date}", content)
+                )
                 known.add(turn["dia_id"])
         for qa in sample["qa"]:
             if qa["category"] not in CATEGORIES:
@@ -129,24 +131,35 @@ def recall(questions: list[Question], search: Callable[[Question], list[str]]) -
     return scores
 
 
-def mean(scores: Scores, questions: list[Question], samples: Sequence[str],
-         category: str = "all") -> float:
+def mean(
+    scores: Scores, questions: list[Question], samples: Sequence[str], category: str = "all"
+) -> float:
     """Mean recall over the questions of `samples` (and of one category unless "all")."""
-    picked = [s for s, q in zip(scores, questions, strict=True) if q.sample in samples
-              and category in ("all", CATEGORIES[q.category])]
+    picked = [
+        s
+        for s, q in zip(scores, questions, strict=True)
+        if q.sample in samples and category in ("all", CATEGORIES[q.category])
+    ]
     return sum(picked) / len(picked) if picked else float("nan")
 
 
 # ---- The raw engine ------------------------------------------------------------------
 
-def raw_engine(turns: list[Turn], questions: list[Question],
-               embeddings: CachedEmbeddings | None, directory: Path) -> dict[str, Scores]:
+
+def raw_engine(
+    turns: list[Turn],
+    questions: list[Question],
+    embeddings: CachedEmbeddings | None,
+    directory: Path,
+) -> dict[str, Scores]:
     """The engine used directly: one shard, a keyword filter per conversation."""
     dense = embeddings.embed([t.text for t in turns]) if embeddings else []
     config = qe.EdgeConfig(
         vectors={"dense": qe.EdgeVectorParams(size=len(dense[0]), distance=qe.Distance.Cosine)}
-        if dense else {},
-        sparse_vectors={"bm25": qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)})
+        if dense
+        else {},
+        sparse_vectors={"bm25": qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
+    )
     shard = qe.EdgeShard.create(str(directory / "raw"), config)
     shard.update(qe.UpdateOperation.create_field_index("sample", qe.PayloadSchemaType.Keyword))
     bm25 = qe.Bm25(qe.Bm25Config())
@@ -160,18 +173,19 @@ def raw_engine(turns: list[Turn], questions: list[Question],
     query_dense = embeddings.embed([q.text for q in questions]) if embeddings else []
     vector_of = {id(q): i for i, q in enumerate(questions)}
 
-    def run(question: Question, legs: list[qe.Query], fusion: qe.Fusion | None = None
-            ) -> list[str]:
-        where = qe.Filter(must=[qe.FieldCondition(key="sample",
-                                                  match=qe.MatchValue(value=question.sample))])
+    def run(question: Question, legs: list[qe.Query], fusion: qe.Fusion | None = None) -> list[str]:
+        where = qe.Filter(
+            must=[qe.FieldCondition(key="sample", match=qe.MatchValue(value=question.sample))]
+        )
         if fusion is None:
-            request = qe.QueryRequest(limit=TOP_K, query=legs[0], filter=where,
-                                      with_payload=True)
+            request = qe.QueryRequest(limit=TOP_K, query=legs[0], filter=where, with_payload=True)
         else:
             request = qe.QueryRequest(
-                limit=TOP_K, query=fusion, with_payload=True,
-                prefetches=[qe.Prefetch(limit=2 * TOP_K, query=leg, filter=where)
-                            for leg in legs])
+                limit=TOP_K,
+                query=fusion,
+                with_payload=True,
+                prefetches=[qe.Prefetch(limit=2 * TOP_K, query=leg, filter=where) for leg in legs],
+            )
         return [p.payload["dia_id"] for p in shard.query(request)]
 
     def sparse(q: Question) -> qe.Query:
@@ -184,17 +198,21 @@ def raw_engine(turns: list[Turn], questions: list[Question],
     if embeddings:
         results["raw engine, dense"] = recall(questions, lambda q: run(q, [nearest(q)]))
         results["raw engine, hybrid (RRF)"] = recall(
-            questions, lambda q: run(q, [sparse(q), nearest(q)], qe.Fusion.Rrf(k=60)))
+            questions, lambda q: run(q, [sparse(q), nearest(q)], qe.Fusion.Rrf(k=60))
+        )
         results["raw engine, hybrid (DBSF)"] = recall(
-            questions, lambda q: run(q, [sparse(q), nearest(q)], qe.Fusion.Dbsf()))
+            questions, lambda q: run(q, [sparse(q), nearest(q)], qe.Fusion.Dbsf())
+        )
     shard.close()
     return results
 
 
 # ---- KnowHub -------------------------------------------------------------------------
 
-def knowhub(turns: list[Turn], questions: list[Question], directory: Path,
-            settings: dict[str, str]) -> Scores:
+
+def knowhub(
+    turns: list[Turn], questions: list[Question], directory: Path, settings: dict[str, str]
+) -> Scores:
     """SearchKnowledge through gRPC, one principal per conversation."""
     samples = sorted({t.sample for t in turns})
     tokens = [{"token": f"locomo-{s}", "user_id": s} for s in samples]
@@ -209,13 +227,22 @@ def knowhub(turns: list[Turn], questions: list[Question], directory: Path,
             by_sample[turn.sample].append(turn)
         for sample, items in by_sample.items():
             for start in range(0, len(items), 100):
-                clients[sample].knowledge.save_many([
-                    {"task": t.task, "content": t.content, "types": ["usecase"],
-                     "tags": {"dia_id": t.dia_id}} for t in items[start:start + 100]])
+                clients[sample].knowledge.save_many(
+                    [
+                        {
+                            "task": t.task,
+                            "content": t.content,
+                            "types": ["usecase"],
+                            "tags": {"dia_id": t.dia_id},
+                        }
+                        for t in items[start : start + 100]
+                    ]
+                )
 
         def search(question: Question) -> list[str]:
-            hits = clients[question.sample].knowledge.search(question.text, top_k=TOP_K,
-                                                             min_score=1)
+            hits = clients[question.sample].knowledge.search(
+                question.text, top_k=TOP_K, min_score=1
+            )
             return [h.knowledge.tags["dia_id"] for h in hits]
 
         result = recall(questions, search)
@@ -224,40 +251,54 @@ def knowhub(turns: list[Turn], questions: list[Question], directory: Path,
     return result
 
 
-def tuned_weight(by_weight: dict[float, Scores], questions: list[Question],
-                 samples: Sequence[str]) -> float:
+def tuned_weight(
+    by_weight: dict[float, Scores], questions: list[Question], samples: Sequence[str]
+) -> float:
     """The dense weight with the best recall on `samples` (the smaller one on a tie)."""
     return max(sorted(by_weight), key=lambda w: mean(by_weight[w], questions, samples))
 
 
 # ---- Report --------------------------------------------------------------------------
 
-def print_half(title: str, rows: dict[str, Scores], questions: list[Question],
-               samples: Sequence[str]) -> None:
+
+def print_half(
+    title: str, rows: dict[str, Scores], questions: list[Question], samples: Sequence[str]
+) -> None:
     count = sum(1 for q in questions if q.sample in samples)
     print(f"\n-- {title}: {', '.join(samples)} ({count} questions) --")
     names = ["all", *CATEGORIES.values()]
     print(f"{'':44}" + "".join(f"{n:>12}" for n in names))
     for label, scores in rows.items():
-        print(f"{label:44}" + "".join(f"{mean(scores, questions, samples, n):12.3f}"
-                                      for n in names))
+        print(
+            f"{label:44}" + "".join(f"{mean(scores, questions, samples, n):12.3f}" for n in names)
+        )
 
 
-def print_tuning(by_weight: dict[float, Scores], bm25: Scores, questions: list[Question],
-                 halves: dict[str, list[str]]) -> None:
+def print_tuning(
+    by_weight: dict[float, Scores],
+    bm25: Scores,
+    questions: list[Question],
+    halves: dict[str, list[str]],
+) -> None:
     (name_a, half_a), (name_b, half_b) = halves.items()
     print("\n-- Dense weight: recall@10 of KnowHub hybrid on each half --")
     print(f"{'weight':>8}{name_a:>10}{name_b:>10}")
     for weight, scores in sorted(by_weight.items()):
-        print(f"{weight:8.2f}{mean(scores, questions, half_a):10.3f}"
-              f"{mean(scores, questions, half_b):10.3f}")
-    for (tune_name, tune), (test_name, test) in (((name_a, half_a), (name_b, half_b)),
-                                                 ((name_b, half_b), (name_a, half_a))):
+        print(
+            f"{weight:8.2f}{mean(scores, questions, half_a):10.3f}"
+            f"{mean(scores, questions, half_b):10.3f}"
+        )
+    for (tune_name, tune), (test_name, test) in (
+        ((name_a, half_a), (name_b, half_b)),
+        ((name_b, half_b), (name_a, half_a)),
+    ):
         weight = tuned_weight(by_weight, questions, tune)
         held_out = mean(by_weight[weight], questions, test)
         baseline = mean(bm25, questions, test)
-        print(f"tuned on {tune_name}: weight {weight:.2f}; on {test_name} hybrid "
-              f"{held_out:.3f}, BM25 {baseline:.3f} ({held_out - baseline:+.3f})")
+        print(
+            f"tuned on {tune_name}: weight {weight:.2f}; on {test_name} hybrid "
+            f"{held_out:.3f}, BM25 {baseline:.3f} ({held_out - baseline:+.3f})"
+        )
     samples = sorted({q.sample for q in questions})
     held_out_scores: Scores = [0.0] * len(questions)
     picks = []
@@ -268,30 +309,44 @@ def print_tuning(by_weight: dict[float, Scores], bm25: Scores, questions: list[Q
             if question.sample == sample:
                 held_out_scores[index] = by_weight[weight][index]
     loco, baseline = mean(held_out_scores, questions, samples), mean(bm25, questions, samples)
-    print(f"leave one conversation out: hybrid {loco:.3f}, BM25 {baseline:.3f} "
-          f"({loco - baseline:+.3f}); weight per held-out conversation: {', '.join(picks)}")
+    print(
+        f"leave one conversation out: hybrid {loco:.3f}, BM25 {baseline:.3f} "
+        f"({loco - baseline:+.3f}); weight per held-out conversation: {', '.join(picks)}"
+    )
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--data", type=Path, default=default_data(), help="LoCoMo JSON file")
-    parser.add_argument("--split", default=DEFAULT_SPLIT,
-                        help="sample ids of half A, comma-separated; half B is the rest "
-                             f"(default {DEFAULT_SPLIT})")
-    parser.add_argument("--weights", default=DEFAULT_WEIGHTS,
-                        help=f"dense weights to tune over (default {DEFAULT_WEIGHTS})")
-    parser.add_argument("--dense-noise", type=float, default=0.0,
-                        help="add a random vector of this length to every embedding (a "
-                             "weaker model, for a robustness check; default 0)")
+    parser.add_argument(
+        "--split",
+        default=DEFAULT_SPLIT,
+        help=f"sample ids of half A, comma-separated; half B is the rest (default {DEFAULT_SPLIT})",
+    )
+    parser.add_argument(
+        "--weights",
+        default=DEFAULT_WEIGHTS,
+        help=f"dense weights to tune over (default {DEFAULT_WEIGHTS})",
+    )
+    parser.add_argument(
+        "--dense-noise",
+        type=float,
+        default=0.0,
+        help="add a random vector of this length to every embedding (a "
+        "weaker model, for a robustness check; default 0)",
+    )
     args = parser.parse_args(argv)
     turns, questions = load(args.data)
     samples = sorted({t.sample for t in turns})
     half_a = [s for s in args.split.split(",") if s]
     unknown = sorted(set(half_a) - set(samples))
     if unknown or not half_a or len(half_a) == len(samples):
-        parser.error(f"--split must name some, not all, of {', '.join(samples)}"
-                     + (f"; unknown: {', '.join(unknown)}" if unknown else ""))
+        parser.error(
+            f"--split must name some, not all, of {', '.join(samples)}"
+            + (f"; unknown: {', '.join(unknown)}" if unknown else "")
+        )
     halves = {"A": half_a, "B": [s for s in samples if s not in half_a]}
     weights = sorted({float(w) for w in args.weights.split(",") if w} | {DEFAULT_WEIGHT})
     started = time.perf_counter()
@@ -299,15 +354,18 @@ def main(argv: list[str] | None = None) -> None:
         tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="knowhub-locomo-")))
         embeddings = None
         if os.environ.get("KNOWHUB_EMBEDDING_BASE_URL"):
-            embeddings = CachedEmbeddings(os.environ["KNOWHUB_EMBEDDING_BASE_URL"],
-                                          os.environ["KNOWHUB_EMBEDDING_MODEL"],
-                                          os.environ.get("KNOWHUB_EMBEDDING_API_KEY", "none"),
-                                          noise=args.dense_noise)
+            embeddings = CachedEmbeddings(
+                os.environ["KNOWHUB_EMBEDDING_BASE_URL"],
+                os.environ["KNOWHUB_EMBEDDING_MODEL"],
+                os.environ.get("KNOWHUB_EMBEDDING_API_KEY", "none"),
+                noise=args.dense_noise,
+            )
             stack.callback(embeddings.close)
         rows = raw_engine(turns, questions, embeddings, tmp)
         rows["KnowHub, BM25"] = knowhub(turns, questions, tmp / "bm25", {})
         rows["KnowHub, BM25 + feedback"] = knowhub(
-            turns, questions, tmp / "feedback", {"KNOWHUB_SEARCH_FEEDBACK_DOCS": "3"})
+            turns, questions, tmp / "feedback", {"KNOWHUB_SEARCH_FEEDBACK_DOCS": "3"}
+        )
         by_weight: dict[float, Scores] = {}
         if embeddings:
             endpoint = stack.enter_context(caching_endpoint(embeddings))
@@ -315,20 +373,28 @@ def main(argv: list[str] | None = None) -> None:
             dense["KNOWHUB_EMBEDDING_BASE_URL"] = endpoint
             for weight in weights:
                 by_weight[weight] = knowhub(
-                    turns, questions, tmp / f"hybrid-{weight}",
-                    {**dense, "KNOWHUB_SEARCH_DENSE_WEIGHT": str(weight)})
+                    turns,
+                    questions,
+                    tmp / f"hybrid-{weight}",
+                    {**dense, "KNOWHUB_SEARCH_DENSE_WEIGHT": str(weight)},
+                )
     noise = f", dense noise {args.dense_noise}" if args.dense_noise else ""
-    print(f"\n== LoCoMo evidence recall@{TOP_K}: {len(turns)} turns, {len(questions)} "
-          f"questions (categories 1-4){noise} ==")
-    for (name, half), (other_name, other) in zip(halves.items(), reversed(halves.items()),
-                                                strict=True):
+    print(
+        f"\n== LoCoMo evidence recall@{TOP_K}: {len(turns)} turns, {len(questions)} "
+        f"questions (categories 1-4){noise} =="
+    )
+    for (name, half), (other_name, other) in zip(
+        halves.items(), reversed(halves.items()), strict=True
+    ):
         shown = dict(rows)
         if by_weight:
-            shown[f"KnowHub, hybrid (default weight {DEFAULT_WEIGHT:.2f})"] = \
-                by_weight[DEFAULT_WEIGHT]
+            shown[f"KnowHub, hybrid (default weight {DEFAULT_WEIGHT:.2f})"] = by_weight[
+                DEFAULT_WEIGHT
+            ]
             weight = tuned_weight(by_weight, questions, other)
-            shown[f"KnowHub, hybrid (weight {weight:.2f}, tuned on {other_name})"] = \
-                by_weight[weight]
+            shown[f"KnowHub, hybrid (weight {weight:.2f}, tuned on {other_name})"] = by_weight[
+                weight
+            ]
         print_half(f"Half {name}", shown, questions, half)
     if by_weight:
         print_tuning(by_weight, rows["KnowHub, BM25"], questions, halves)

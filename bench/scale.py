@@ -76,8 +76,7 @@ class SyntheticEmbeddings:
     def __init__(self, dim: int) -> None:
         self.model = MODEL
         self.dim = dim
-        self._basis = np.random.default_rng(384).standard_normal((LATENT, dim)).astype(
-            np.float32)
+        self._basis = np.random.default_rng(384).standard_normal((LATENT, dim)).astype(np.float32)
         self._words: dict[str, np.ndarray] = {}
 
     def _word(self, word: str) -> np.ndarray:
@@ -90,8 +89,14 @@ class SyntheticEmbeddings:
         return vector
 
     def embed_array(self, texts: Sequence[str]) -> np.ndarray:
-        vectors = np.stack([np.sum([self._word(w) for w in t.split()] or
-                                   [np.ones(self.dim, np.float32)], axis=0) for t in texts])
+        vectors = np.stack(
+            [
+                np.sum(
+                    [self._word(w) for w in t.split()] or [np.ones(self.dim, np.float32)], axis=0
+                )
+                for t in texts
+            ]
+        )
         return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
@@ -114,6 +119,7 @@ class Row:
 
 
 # ---- Process figures -------------------------------------------------------------------------
+
 
 def memory_mib(pid: int) -> dict[str, float]:
     """Resident memory of a process in MiB: anonymous (heap: Python objects, the engine's
@@ -141,6 +147,7 @@ def timed_server(data_dir: Path, env: dict[str, str]) -> Iterator[tuple[int, int
 
 
 # ---- Knowledge -------------------------------------------------------------------------------
+
 
 def ingest(port: int, text: TextGenerator, count: int) -> float:
     """Records per second through BatchSaveKnowledge, 500 a call."""
@@ -171,15 +178,18 @@ def second_pass(call: Any, requests: Sequence[object]) -> dict[str, float]:
     fill the query embedding cache and the kept BM25 term readings); `cold` is the first
     pass's p50, every query term new to the process."""
     first = iter(requests)
-    cold = percentiles(timed_ms(lambda: call(next(first), metadata=METADATA),
-                                len(requests), 0))["p50"]
+    cold = percentiles(timed_ms(lambda: call(next(first), metadata=METADATA), len(requests), 0))[
+        "p50"
+    ]
     cycle = iter(requests)
-    return percentiles(timed_ms(lambda: call(next(cycle), metadata=METADATA),
-                                len(requests), 0)) | {"cold": cold}
+    return percentiles(timed_ms(lambda: call(next(cycle), metadata=METADATA), len(requests), 0)) | {
+        "cold": cold
+    }
 
 
-def raw_figures(data_dir: Path, queries: list[str], embeddings: SyntheticEmbeddings | None
-                ) -> dict[str, float]:
+def raw_figures(
+    data_dir: Path, queries: list[str], embeddings: SyntheticEmbeddings | None
+) -> dict[str, float]:
     """In-process figures on the server's shard: the engine's BM25 search, and with dense
     vectors the hybrid search work and the dense side's recall."""
     root = data_dir / "qdrant"
@@ -191,15 +201,25 @@ def raw_figures(data_dir: Path, queries: list[str], embeddings: SyntheticEmbeddi
     sparse = [bm25.query(q) for q in queries]
     figures = {}
     cycle = iter(range(10**9))
-    figures["bm25"] = percentiles(timed_ms(
-        lambda: collection.search(SearchQuery(where, 10, sparse=sparse[next(cycle) % len(
-            queries)])), len(queries), len(queries)))["p50"]
+    figures["bm25"] = percentiles(
+        timed_ms(
+            lambda: collection.search(
+                SearchQuery(where, 10, sparse=sparse[next(cycle) % len(queries)])
+            ),
+            len(queries),
+            len(queries),
+        )
+    )["p50"]
     if embeddings is not None:
         dense = embeddings.embed(queries)
         fusion = HybridFusion(POOL, 0.6)
-        figures["hybrid"] = percentiles(timed_ms(
-            lambda: _hybrid(fusion, collection, where, sparse, dense, next(cycle)),
-            len(queries), len(queries)))["p50"]
+        figures["hybrid"] = percentiles(
+            timed_ms(
+                lambda: _hybrid(fusion, collection, where, sparse, dense, next(cycle)),
+                len(queries),
+                len(queries),
+            )
+        )["p50"]
         figures |= hybrid_parts(collection, where, sparse, dense)
     store.close()
     if embeddings is not None:
@@ -217,26 +237,38 @@ def segment_count(shard_path: Path) -> float:
         shard.close()
 
 
-def _hybrid(fusion: HybridFusion, collection: Any, where: Any, sparse: list[Any],
-            dense: list[list[float]], n: int) -> object:
+def _hybrid(
+    fusion: HybridFusion,
+    collection: Any,
+    where: Any,
+    sparse: list[Any],
+    dense: list[list[float]],
+    n: int,
+) -> object:
     index = n % len(sparse)
     return fusion.search(collection, where, sparse[index], dense[index], 5)
 
 
-def hybrid_parts(collection: Any, where: Any, sparse: list[Any], dense: list[list[float]]
-                 ) -> dict[str, float]:
+def hybrid_parts(
+    collection: Any, where: Any, sparse: list[Any], dense: list[list[float]]
+) -> dict[str, float]:
     """p50s (ms) of the parts of the hybrid search, each alone: the BM25 pool, the dense
     pool, and the BM25 bound (each query term's best score, kept since the first pass)."""
     parts: dict[str, Any] = {
         "part_bm25": lambda i: collection.search_batch(
-            [SearchQuery(where, POOL, sparse=sparse[i], with_payload=False)]),
+            [SearchQuery(where, POOL, sparse=sparse[i], with_payload=False)]
+        ),
         "part_dense": lambda i: collection.search_batch(
-            [SearchQuery(where, POOL, dense=dense[i], with_payload=False)]),
+            [SearchQuery(where, POOL, dense=dense[i], with_payload=False)]
+        ),
         "part_bound": lambda i: collection.sparse.best_per_term(collection, where, sparse[i]),
     }
-    return {name: percentiles(timed_calls(
-        lambda n, part=part: part(n % len(sparse)), len(sparse), 20))["p50"]
-        for name, part in parts.items()}
+    return {
+        name: percentiles(timed_calls(lambda n, part=part: part(n % len(sparse)), len(sparse), 20))[
+            "p50"
+        ]
+        for name, part in parts.items()
+    }
 
 
 @dataclass(frozen=True)
@@ -259,11 +291,15 @@ def dense_recall(shard_path: Path, dense: list[list[float]]) -> dict[str, float]
         for vector in dense:
             query = qe.Query.Nearest(vector, using=DENSE)
             started = time.perf_counter()
-            approximate = shard.query(qe.QueryRequest(limit=POOL, query=query, filter=where,
-                                                      params=service_params))
+            approximate = shard.query(
+                qe.QueryRequest(limit=POOL, query=query, filter=where, params=service_params)
+            )
             took.append((time.perf_counter() - started) * 1000)
-            exact = shard.query(qe.QueryRequest(limit=POOL, query=query, filter=where,
-                                                params=qe.SearchParams(exact=True)))
+            exact = shard.query(
+                qe.QueryRequest(
+                    limit=POOL, query=query, filter=where, params=qe.SearchParams(exact=True)
+                )
+            )
             found += len({p.id for p in approximate} & {p.id for p in exact})
             total += len(exact)
         figures[f"recall_{name}"] = found / total if total else float("nan")
@@ -272,8 +308,7 @@ def dense_recall(shard_path: Path, dense: list[list[float]]) -> dict[str, float]
     return figures
 
 
-def knowledge_rows(tmp: Path, mode: str, sizes: list[int], searches: int,
-                   dim: int) -> list[Row]:
+def knowledge_rows(tmp: Path, mode: str, sizes: list[int], searches: int, dim: int) -> list[Row]:
     text, queries = TextGenerator(seed=16), TextGenerator(seed=61)
     query_texts = [queries.query() for _ in range(searches)]
     data_dir = tmp / f"knowledge-{mode}"
@@ -283,8 +318,11 @@ def knowledge_rows(tmp: Path, mode: str, sizes: list[int], searches: int,
         env = {}
         if embeddings is not None:
             url = stack.enter_context(caching_endpoint(embeddings))
-            env = {"KNOWHUB_EMBEDDING_BASE_URL": url, "KNOWHUB_EMBEDDING_MODEL": MODEL,
-                   "KNOWHUB_EMBEDDING_DIM": str(dim)}
+            env = {
+                "KNOWHUB_EMBEDDING_BASE_URL": url,
+                "KNOWHUB_EMBEDDING_MODEL": MODEL,
+                "KNOWHUB_EMBEDDING_DIM": str(dim),
+            }
         for size in sizes:
             row = Row(mode, size)
             with timed_server(data_dir, env) as (_pid, port, _startup):
@@ -303,25 +341,36 @@ def knowledge_rows(tmp: Path, mode: str, sizes: list[int], searches: int,
 
 # ---- Memory events ---------------------------------------------------------------------------
 
-def events(text: TextGenerator, rng: random.Random, start: int, count: int
-           ) -> list[CognitiveEvent]:
+
+def events(text: TextGenerator, rng: random.Random, start: int, count: int) -> list[CognitiveEvent]:
     now = time.time()
     made = []
     for index in range(start, start + count):
         at = now - rng.randrange(90 * 86_400)
         user = str(10_000 + rng.randrange(USERS))
-        made.append(CognitiveEvent(
-            event_id=f"bench_{index}_group", scope="org:acme", text=text.words(20),
-            user_id=user, group_id=str(20_000 + rng.randrange(GROUPS)), sender_id=user,
-            timestamp_epoch=at, timestamp_utc=time.strftime("%Y-%m-%dT%H:%M:%SZ",
-                                                            time.gmtime(at)),
-            timestamp_local="", request_type="group", perspective=PERSPECTIVE_GROUP,
-            is_absolute=True, job_id=f"bench_{index}"))
+        made.append(
+            CognitiveEvent(
+                event_id=f"bench_{index}_group",
+                scope="org:acme",
+                text=text.words(20),
+                user_id=user,
+                group_id=str(20_000 + rng.randrange(GROUPS)),
+                sender_id=user,
+                timestamp_epoch=at,
+                timestamp_utc=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(at)),
+                timestamp_local="",
+                request_type="group",
+                perspective=PERSPECTIVE_GROUP,
+                is_absolute=True,
+                job_id=f"bench_{index}",
+            )
+        )
     return made
 
 
-def write_events(data_dir: Path, text: TextGenerator, rng: random.Random, start: int,
-                 count: int) -> float:
+def write_events(
+    data_dir: Path, text: TextGenerator, rng: random.Random, start: int, count: int
+) -> float:
     """Events per second written straight into the memory store (BM25), 500 at a time."""
     store = EdgeStore(data_dir / "qdrant")
     memory = EventStore(store, MemoryVectors(None), HybridFusion(POOL, 0.6))
@@ -332,16 +381,21 @@ def write_events(data_dir: Path, text: TextGenerator, rng: random.Random, start:
     return count / (time.perf_counter() - started) if count else 0.0
 
 
-def event_search_latency(port: int, queries: list[str], rng: random.Random,
-                         one_user: bool = False) -> dict[str, float]:
+def event_search_latency(
+    port: int, queries: list[str], rng: random.Random, one_user: bool = False
+) -> dict[str, float]:
     """SearchEvents percentiles (ms) in one group's memory (2% of the events), or with
     `one_user` in one member's events in it (0.004%), after a warm-up pass."""
     channel = grpc.insecure_channel(f"127.0.0.1:{port}")
     search = dream_pb2_grpc.DreamServiceStub(channel).SearchEvents
-    requests = [dream_pb2.SearchEventsRequest(
-        query=q, target_group_id=str(20_000 + rng.randrange(GROUPS)),
-        target_user_id=str(10_000 + rng.randrange(USERS)) if one_user else "")
-        for q in queries]
+    requests = [
+        dream_pb2.SearchEventsRequest(
+            query=q,
+            target_group_id=str(20_000 + rng.randrange(GROUPS)),
+            target_user_id=str(10_000 + rng.randrange(USERS)) if one_user else "",
+        )
+        for q in queries
+    ]
     try:
         return second_pass(search, requests)
     finally:
@@ -356,8 +410,7 @@ def event_rows(tmp: Path, sizes: list[int], searches: int) -> list[Row]:
     data_dir, rows, stored = tmp / "events", [], 0
     for size in sizes:
         group, member = Row("events", size), Row("ev-user", size)
-        group.ingest = member.ingest = write_events(data_dir, text, rng, stored,
-                                                    size - stored)
+        group.ingest = member.ingest = write_events(data_dir, text, rng, stored, size - stored)
         stored = size
         with timed_server(data_dir, {}) as (pid, port, startup):
             group.startup = member.startup = startup
@@ -374,36 +427,43 @@ def event_rows(tmp: Path, sizes: list[int], searches: int) -> list[Row]:
 
 # ---- Report ----------------------------------------------------------------------------------
 
-HEADER = (f"{'mode':<7} {'records':>9} {'ingest/s':>9} {'start s':>8} {'cold ms':>8} "
-          f"{'p50 ms':>7} "
-          f"{'p99 ms':>7} {'anon MiB':>9} {'file MiB':>9} {'peak MiB':>9} {'disk MiB':>9} "
-          f"{'raw bm25':>9} {'raw hyb':>8} {'dense':>6} {'recall':>7} {'rec oth':>8} "
-          f"{'segs':>5}")
+HEADER = (
+    f"{'mode':<7} {'records':>9} {'ingest/s':>9} {'start s':>8} {'cold ms':>8} "
+    f"{'p50 ms':>7} "
+    f"{'p99 ms':>7} {'anon MiB':>9} {'file MiB':>9} {'peak MiB':>9} {'disk MiB':>9} "
+    f"{'raw bm25':>9} {'raw hyb':>8} {'dense':>6} {'recall':>7} {'rec oth':>8} "
+    f"{'segs':>5}"
+)
 
 
 def print_row(row: Row, flush: bool = False) -> None:
     raw = row.raw
-    print(f"{row.mode:<7} {row.size:>9} {row.ingest:>9.0f} {row.startup:>8.1f} "
-          f"{row.search['cold']:>8.2f} {row.search['p50']:>7.2f} {row.search['p99']:>7.2f} "
-          f"{row.memory['anon']:>9.0f} {row.memory['file']:>9.0f} {row.memory['peak']:>9.0f} "
-          f"{row.disk:>9.0f} {raw.get('bm25', float('nan')):>9.2f} "
-          f"{raw.get('hybrid', float('nan')):>8.2f} {raw.get('dense_mine', float('nan')):>6.2f} "
-          f"{raw.get('recall_mine', float('nan')):>7.3f} "
-          f"{raw.get('recall_other', float('nan')):>8.3f} "
-          f"{int(raw.get('segments', 0)):>5}", flush=flush)
+    print(
+        f"{row.mode:<7} {row.size:>9} {row.ingest:>9.0f} {row.startup:>8.1f} "
+        f"{row.search['cold']:>8.2f} {row.search['p50']:>7.2f} {row.search['p99']:>7.2f} "
+        f"{row.memory['anon']:>9.0f} {row.memory['file']:>9.0f} {row.memory['peak']:>9.0f} "
+        f"{row.disk:>9.0f} {raw.get('bm25', float('nan')):>9.2f} "
+        f"{raw.get('hybrid', float('nan')):>8.2f} {raw.get('dense_mine', float('nan')):>6.2f} "
+        f"{raw.get('recall_mine', float('nan')):>7.3f} "
+        f"{raw.get('recall_other', float('nan')):>8.3f} "
+        f"{int(raw.get('segments', 0)):>5}",
+        flush=flush,
+    )
 
 
 def report(rows: list[Row]) -> None:
     print("\n== scale: one node, one `knowhub up` process per measurement ==")
-    print("ingest: BatchSaveKnowledge (500/call) for knowledge, straight into the store for "
-          "events; p50/p99: SearchKnowledge (top_k 5) or SearchEvents through gRPC, second "
-          "pass over the queries; cold: the first pass's p50;\n"
-          "events / ev-user: SearchEvents in one group's memory (2% of the events) / in one "
-          "member's events in a group (0.004%);\n"
-          "raw bm25 / raw hyb: the engine's BM25 search / the hybrid search work in-process "
-          "(ms, no embedding call); dense: the dense search's p50 (ms);\n"
-          f"recall / rec oth: recall@{POOL} of the dense search against an exact one, with "
-          "the caller's filter (4 in 5 records) / another org's (1 in 5)")
+    print(
+        "ingest: BatchSaveKnowledge (500/call) for knowledge, straight into the store for "
+        "events; p50/p99: SearchKnowledge (top_k 5) or SearchEvents through gRPC, second "
+        "pass over the queries; cold: the first pass's p50;\n"
+        "events / ev-user: SearchEvents in one group's memory (2% of the events) / in one "
+        "member's events in a group (0.004%);\n"
+        "raw bm25 / raw hyb: the engine's BM25 search / the hybrid search work in-process "
+        "(ms, no embedding call); dense: the dense search's p50 (ms);\n"
+        f"recall / rec oth: recall@{POOL} of the dense search against an exact one, with "
+        "the caller's filter (4 in 5 records) / another org's (1 in 5)"
+    )
     print(HEADER)
     for row in rows:
         print_row(row)
@@ -412,38 +472,52 @@ def report(rows: list[Row]) -> None:
         if len(mine) < 2:
             continue
         first, last = mine[min(mine)], mine[max(mine)]
-        line = (f"{mode}: p50 {first.size} -> {last.size}: "
-                f"{last.search['p50'] / first.search['p50']:.2f}x")
+        line = (
+            f"{mode}: p50 {first.size} -> {last.size}: "
+            f"{last.search['p50'] / first.search['p50']:.2f}x"
+        )
         if 10_000 in mine and last.size > 10_000:
-            line += (f"; {last.size} vs 10000: "
-                     f"{last.search['p50'] / mine[10_000].search['p50']:.2f}x (target <= 2x)")
+            line += (
+                f"; {last.size} vs 10000: "
+                f"{last.search['p50'] / mine[10_000].search['p50']:.2f}x (target <= 2x)"
+            )
         if mode == "hybrid":
-            line += (f"; raw hybrid work {first.size} -> {last.size}: "
-                     f"{last.raw['hybrid'] / first.raw['hybrid']:.2f}x (target <= 2x at 100k)")
+            line += (
+                f"; raw hybrid work {first.size} -> {last.size}: "
+                f"{last.raw['hybrid'] / first.raw['hybrid']:.2f}x (target <= 2x at 100k)"
+            )
         print(line)
     hybrid = [r for r in rows if r.mode == "hybrid"]
     if hybrid:
         print("\nhybrid search work in-process, p50 ms: the whole, and its parts each alone")
-        print(f"{'records':>9} {'whole':>7} {'BM25 pool':>10} {'dense pool':>11} "
-              f"{'BM25 bound':>11}")
+        print(
+            f"{'records':>9} {'whole':>7} {'BM25 pool':>10} {'dense pool':>11} {'BM25 bound':>11}"
+        )
         for row in hybrid:
             raw = row.raw
-            print(f"{row.size:>9} {raw['hybrid']:>7.2f} {raw['part_bm25']:>10.2f} "
-                  f"{raw['part_dense']:>11.2f} {raw['part_bound']:>11.2f}")
+            print(
+                f"{row.size:>9} {raw['hybrid']:>7.2f} {raw['part_bm25']:>10.2f} "
+                f"{raw['part_dense']:>11.2f} {raw['part_bound']:>11.2f}"
+            )
     print("targets: hybrid p50 <= 5 ms at 100k; anonymous memory <= 300 MB at 1M BM25 records")
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sizes", default="1000,10000,100000",
-                        help="knowledge record counts, ascending")
-    parser.add_argument("--hybrid-sizes", default=None,
-                        help="record counts of the hybrid runs (default: --sizes)")
-    parser.add_argument("--event-sizes", default="10000,100000",
-                        help="memory event counts, ascending")
-    parser.add_argument("--modes", default="bm25,hybrid,events",
-                        help="which of bm25, hybrid and events to run")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--sizes", default="1000,10000,100000", help="knowledge record counts, ascending"
+    )
+    parser.add_argument(
+        "--hybrid-sizes", default=None, help="record counts of the hybrid runs (default: --sizes)"
+    )
+    parser.add_argument(
+        "--event-sizes", default="10000,100000", help="memory event counts, ascending"
+    )
+    parser.add_argument(
+        "--modes", default="bm25,hybrid,events", help="which of bm25, hybrid and events to run"
+    )
     parser.add_argument("--searches", type=int, default=500, help="searches per size")
     parser.add_argument("--dim", type=int, default=384, help="synthetic vector size")
     args = parser.parse_args(argv)
@@ -459,8 +533,7 @@ def main(argv: list[str] | None = None) -> None:
         if "hybrid" in modes:
             rows += knowledge_rows(tmp, "hybrid", hybrid_sizes, args.searches, args.dim)
         if "events" in modes:
-            rows += event_rows(tmp, [int(s) for s in args.event_sizes.split(",")],
-                               args.searches)
+            rows += event_rows(tmp, [int(s) for s in args.event_sizes.split(",")], args.searches)
     report(rows)
 
 

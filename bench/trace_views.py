@@ -45,25 +45,44 @@ def node_events(index: int, text: TextGenerator) -> list[cognition_pb2.Event]:
     place = {"job_id": job, "node_id": node, "step_index": index + 1}
     return [
         cognition_pb2.Event(node_started=cognition_pb2.NodeStartedEvent(**place, attempt=1)),
-        cognition_pb2.Event(agent_thought_recorded=cognition_pb2.AgentThoughtEvent(
-            **place, content=text.words(40))),
-        cognition_pb2.Event(tool_selected=cognition_pb2.ToolSelectedEvent(
-            **place, tool_name="search", input_summary=text.words(12))),
-        cognition_pb2.Event(tool_result_summarized=cognition_pb2.ToolResultEvent(
-            **place, tool_name="search", summary=text.words(40))),
-        cognition_pb2.Event(node_finished=cognition_pb2.NodeFinishedEvent(
-            **place, state="ok", attempt=1, duration_ms=120)),
+        cognition_pb2.Event(
+            agent_thought_recorded=cognition_pb2.AgentThoughtEvent(**place, content=text.words(40))
+        ),
+        cognition_pb2.Event(
+            tool_selected=cognition_pb2.ToolSelectedEvent(
+                **place, tool_name="search", input_summary=text.words(12)
+            )
+        ),
+        cognition_pb2.Event(
+            tool_result_summarized=cognition_pb2.ToolResultEvent(
+                **place, tool_name="search", summary=text.words(40)
+            )
+        ),
+        cognition_pb2.Event(
+            node_finished=cognition_pb2.NodeFinishedEvent(
+                **place, state="ok", attempt=1, duration_ms=120
+            )
+        ),
     ]
 
 
 def conversation_events(index: int, text: TextGenerator) -> list[cognition_pb2.Event]:
     ids = [f"knowledge-20260101-{index:06d}{n:06d}" for n in range(3)]
     query = cognition_pb2.QueryEvent(
-        sequence=index, query=text.words(10), response=text.words(40), source_ids=ids,
-        sources=[cognition_pb2.QuerySource(id=i, task=text.words(8)) for i in ids])
-    return [cognition_pb2.Event(query=query),
-            cognition_pb2.Event(message=cognition_pb2.MessageEvent(
-                sequence=index, role="assistant", content=text.words(40)))]
+        sequence=index,
+        query=text.words(10),
+        response=text.words(40),
+        source_ids=ids,
+        sources=[cognition_pb2.QuerySource(id=i, task=text.words(8)) for i in ids],
+    )
+    return [
+        cognition_pb2.Event(query=query),
+        cognition_pb2.Event(
+            message=cognition_pb2.MessageEvent(
+                sequence=index, role="assistant", content=text.words(40)
+            )
+        ),
+    ]
 
 
 def runtime_events() -> Iterator[cognition_pb2.Event]:
@@ -79,8 +98,11 @@ def fill(stub: cognition_pb2_grpc.CognitionServiceStub, trace_id: str, events: i
     """A runtime trace of `events` events, appended BATCH at a time."""
     stream = itertools.islice(runtime_events(), events)
     while batch := list(itertools.islice(stream, BATCH)):
-        stub.AppendEvents(cognition_pb2.AppendEventsRequest(trace_id=trace_id, events=batch),
-                          metadata=METADATA, timeout=DEADLINE_SECONDS)
+        stub.AppendEvents(
+            cognition_pb2.AppendEventsRequest(trace_id=trace_id, events=batch),
+            metadata=METADATA,
+            timeout=DEADLINE_SECONDS,
+        )
 
 
 def memory_mib(pid: int, field: str) -> float:
@@ -99,8 +121,11 @@ def whole_view(stub: cognition_pb2_grpc.CognitionServiceStub, trace_id: str) -> 
     """Every window of the trace's views; the events they held."""
     token, seen = "", 0
     while True:
-        response = stub.GetTraceView(cognition_pb2.GetTraceViewRequest(
-            trace_id=trace_id, page_token=token), metadata=METADATA, timeout=DEADLINE_SECONDS)
+        response = stub.GetTraceView(
+            cognition_pb2.GetTraceViewRequest(trace_id=trace_id, page_token=token),
+            metadata=METADATA,
+            timeout=DEADLINE_SECONDS,
+        )
         seen += response.window_events or response.trace.event_count  # an unpaged server
         token = response.next_page_token
         if not token:
@@ -111,8 +136,11 @@ def whole_export(stub: cognition_pb2_grpc.CognitionServiceStub, trace_id: str) -
     """Every page of the trace's exported log; the bytes of their documents."""
     token, size = "", 0
     while True:
-        response = stub.ExportLog(cognition_pb2.ExportLogRequest(
-            trace_id=trace_id, page_token=token), metadata=METADATA, timeout=DEADLINE_SECONDS)
+        response = stub.ExportLog(
+            cognition_pb2.ExportLogRequest(trace_id=trace_id, page_token=token),
+            metadata=METADATA,
+            timeout=DEADLINE_SECONDS,
+        )
         size += len(response.document)
         token = response.next_page_token
         if not token:
@@ -127,8 +155,7 @@ class Phase:
     seconds: list[float]
 
 
-def concurrently(pid: int, name: str, clients: int,
-                 read: Callable[[], int]) -> Phase:
+def concurrently(pid: int, name: str, clients: int, read: Callable[[], int]) -> Phase:
     """`clients` threads each running `read` once, all started together; the server's
     resident memory before and its peak during."""
     idle = memory_mib(pid, "VmRSS")
@@ -146,24 +173,37 @@ def concurrently(pid: int, name: str, clients: int,
     return Phase(name, idle, memory_mib(pid, "VmHWM"), seconds)
 
 
-def measure(root: Path, python: str, events: int, clients: int,
-            data_parent: str | None) -> list[Phase]:
-    with tempfile.TemporaryDirectory(dir=data_parent) as tmp, \
-            server_process(Path(tmp) / "data", {
-                "KNOWHUB_COGNITION_MAX_EVENTS_PER_TRACE": str(events)},
-                root=root, python=python) as (process, port):
+def measure(
+    root: Path, python: str, events: int, clients: int, data_parent: str | None
+) -> list[Phase]:
+    with (
+        tempfile.TemporaryDirectory(dir=data_parent) as tmp,
+        server_process(
+            Path(tmp) / "data",
+            {"KNOWHUB_COGNITION_MAX_EVENTS_PER_TRACE": str(events)},
+            root=root,
+            python=python,
+        ) as (process, port),
+    ):
         channel = grpc.insecure_channel(f"127.0.0.1:{port}", options=CHANNEL_OPTIONS)
         stub = cognition_pb2_grpc.CognitionServiceStub(channel)
         trace_id = f"bench-{uuid.uuid4().hex[:8]}"
         fill(stub, trace_id, events)
         phases = [
-            concurrently(process.pid, "first window", clients,
-                         lambda: stub.GetTraceView(cognition_pb2.GetTraceViewRequest(
-                             trace_id=trace_id), metadata=METADATA,
-                             timeout=DEADLINE_SECONDS).ByteSize()),
+            concurrently(
+                process.pid,
+                "first window",
+                clients,
+                lambda: stub.GetTraceView(
+                    cognition_pb2.GetTraceViewRequest(trace_id=trace_id),
+                    metadata=METADATA,
+                    timeout=DEADLINE_SECONDS,
+                ).ByteSize(),
+            ),
             concurrently(process.pid, "whole view", clients, lambda: whole_view(stub, trace_id)),
-            concurrently(process.pid, "whole export", clients,
-                         lambda: whole_export(stub, trace_id)),
+            concurrently(
+                process.pid, "whole export", clients, lambda: whole_export(stub, trace_id)
+            ),
         ]
         channel.close()
     return phases
@@ -172,29 +212,43 @@ def measure(root: Path, python: str, events: int, clients: int,
 def show(label: str, phases: list[Phase]) -> None:
     for phase in phases:
         slowest, fastest = max(phase.seconds), min(phase.seconds)
-        print(f"  {label:<10} {phase.name:<13} idle {phase.idle_mib:7.0f} MiB   peak "
-              f"{phase.peak_mib:7.0f} MiB (+{phase.peak_mib - phase.idle_mib:6.0f})   "
-              f"per client {fastest:6.1f}-{slowest:6.1f} s")
+        print(
+            f"  {label:<10} {phase.name:<13} idle {phase.idle_mib:7.0f} MiB   peak "
+            f"{phase.peak_mib:7.0f} MiB (+{phase.peak_mib - phase.idle_mib:6.0f})   "
+            f"per client {fastest:6.1f}-{slowest:6.1f} s"
+        )
 
 
-def run(events: int, clients: int, baseline: Path | None, baseline_python: str | None,
-        data_parent: str | None) -> None:
-    print(f"trace views: {clients} clients at once, a {events:,}-event trace, server memory "
-          "(VmRSS idle, VmHWM peak)")
+def run(
+    events: int,
+    clients: int,
+    baseline: Path | None,
+    baseline_python: str | None,
+    data_parent: str | None,
+) -> None:
+    print(
+        f"trace views: {clients} clients at once, a {events:,}-event trace, server memory "
+        "(VmRSS idle, VmHWM peak)"
+    )
     if baseline is not None:
         python = baseline_python or str(baseline / ".venv" / "bin" / "python")
-        show(baseline.name or str(baseline), measure(baseline, python, events, clients,
-                                                     data_parent))
+        show(
+            baseline.name or str(baseline), measure(baseline, python, events, clients, data_parent)
+        )
     show("this", measure(ROOT, sys.executable, events, clients, data_parent))
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--events", type=int, default=100_000, help="events in the trace")
     parser.add_argument("--clients", type=int, default=12, help="clients at once")
-    parser.add_argument("--baseline-root", type=Path,
-                        help="another checkout whose server to measure first, e.g. /work/main")
+    parser.add_argument(
+        "--baseline-root",
+        type=Path,
+        help="another checkout whose server to measure first, e.g. /work/main",
+    )
     parser.add_argument("--baseline-python", help="its interpreter (default: its .venv's)")
     parser.add_argument("--data-parent", help="where the data directories go")
     args = parser.parse_args(argv)

@@ -14,9 +14,12 @@ MODEL = os.environ.get("OPENAI_MODEL", "gpt-4o-mini")
 def agent_model() -> OpenAI:
     """A client of the configured endpoint; without one, a one-line hint and exit 2."""
     if not os.environ.get("OPENAI_BASE_URL") and not os.environ.get("OPENAI_API_KEY"):
-        print("This example needs the agent's model: set OPENAI_API_KEY for OpenAI, or "
-              "OPENAI_BASE_URL for any OpenAI-compatible endpoint (e.g. "
-              "http://127.0.0.1:11434/v1 for Ollama) and OPENAI_MODEL.", file=sys.stderr)
+        print(
+            "This example needs the agent's model: set OPENAI_API_KEY for OpenAI, or "
+            "OPENAI_BASE_URL for any OpenAI-compatible endpoint (e.g. "
+            "http://127.0.0.1:11434/v1 for Ollama) and OPENAI_MODEL.",
+            file=sys.stderr,
+        )
         sys.exit(2)
     # Local endpoints take no key, but the client insists on one.
     return OpenAI(api_key=os.environ.get("OPENAI_API_KEY") or "none")

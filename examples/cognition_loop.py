@@ -31,9 +31,7 @@ GOAL = "log in to site A"
 
 
 def ask_model(llm: OpenAI, prompt: str) -> str:
-    reply = llm.chat.completions.create(
-        model=MODEL,
-        messages=[{"role": "user", "content": prompt}])
+    reply = llm.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": prompt}])
     return reply.choices[0].message.content or ""
 
 
@@ -49,13 +47,17 @@ def main() -> None:
     llm = agent_model()
     kh = KnowHub()
     trace = f"trace-{uuid.uuid4().hex[:12]}"
-    kh.knowledge.save(task="Log in to site A", content="Use undetected_chromedriver.",
-                      types=["tool"], score=4)
+    kh.knowledge.save(
+        task="Log in to site A", content="Use undetected_chromedriver.", types=["tool"], score=4
+    )
 
     # 1. The run starts: its mission, and the goal coming into focus.
-    kh.cognition.append_events(trace, [
-        {"type": "message", "sequence": 1, "role": "user", "content": "Crawl site A."}],
-        task="crawl site A", agent_id=AGENT)
+    kh.cognition.append_events(
+        trace,
+        [{"type": "message", "sequence": 1, "role": "user", "content": "Crawl site A."}],
+        task="crawl site A",
+        agent_id=AGENT,
+    )
     injected = kh.cognition.inject_knowledge_for_goal(trace, "g1", GOAL, sequence=2)
     print(injected.text)
 
@@ -68,8 +70,12 @@ def main() -> None:
 
     # 3. What it learned waits for review; a reviewer approves it and commits.
     pending = kh.cognition.save_pending(
-        trace, task="Log in to site A", types=["tool"], sequence=3,
-        content="Add random delays of 1-3 s between the login steps.")
+        trace,
+        task="Log in to site A",
+        types=["tool"],
+        sequence=3,
+        content="Add random delays of 1-3 s between the login steps.",
+    )
     kh.cognition.review_extraction(trace, pending.extraction.extraction_id, "approve")
     commit = kh.cognition.commit_extractions(trace)
     print("committed", commit.committed)  # extraction id -> new knowledge id

@@ -34,9 +34,15 @@ def main() -> None:
     kh = KnowHub()
     said = "I started learning asyncio today"
     result = kh.memory.remember(
-        "explained asyncio.gather", [said],
-        context={"user_id": USER, "group_id": GROUP, "source_message": said,
-                 "recent_messages": ["10002: is anyone learning asyncio?"]})
+        "explained asyncio.gather",
+        [said],
+        context={
+            "user_id": USER,
+            "group_id": GROUP,
+            "source_message": said,
+            "recent_messages": ["10002: is anyone learning asyncio?"],
+        },
+    )
     print("historian job", result.job_id)
     print("memos", [memo.text for memo in kh.memory.recent_memos(group_id=GROUP)])
 

@@ -67,8 +67,9 @@ def _main(args: argparse.Namespace, config: Path | None) -> int:
         return 2
     from knowhub_server.common.logs import configure_logging
 
-    configure_logging(settings.log_level, settings.log_format,
-                      process=getattr(args, "service", "knowhub"))
+    configure_logging(
+        settings.log_level, settings.log_format, process=getattr(args, "service", "knowhub")
+    )
     try:
         return int(args.run(settings, args))
     except EmbeddingChanged as exc:
@@ -109,13 +110,16 @@ def _reindex_advice(args: argparse.Namespace, config: Path | None) -> str:
         command += ["--data-dir", str(args.data_dir)]
     if getattr(args, "config", None) is not None:
         command += ["--config", str(args.config)]
-    settings = (f"the embedding_* lines of {config}, or " if config else "") + \
-        "the KNOWHUB_EMBEDDING_* variables"
-    return (f"To keep these vectors, start again with the settings they were built with "
-            f"({settings}).\n"
-            "To rebuild them for the settings in use now, stop every KnowHub that uses this "
-            "data directory, then run here, with the same settings:\n"
-            f"    {shlex.join(command)}")
+    settings = (
+        f"the embedding_* lines of {config}, or " if config else ""
+    ) + "the KNOWHUB_EMBEDDING_* variables"
+    return (
+        f"To keep these vectors, start again with the settings they were built with "
+        f"({settings}).\n"
+        "To rebuild them for the settings in use now, stop every KnowHub that uses this "
+        "data directory, then run here, with the same settings:\n"
+        f"    {shlex.join(command)}"
+    )
 
 
 def _this_program() -> str:
@@ -137,69 +141,103 @@ def _known_failures() -> tuple[type[BaseException], ...]:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="knowhub", description=__doc__)
-    parser.add_argument("--version", action=_Version, nargs=0,
-                        help="show the version and exit")
+    parser.add_argument("--version", action=_Version, nargs=0, help="show the version and exit")
     _config_option(parser)
     commands = parser.add_subparsers(dest="command", required=True)
 
     up = commands.add_parser("up", help="start the embedded stack (every service, one port)")
     _server_options(up)
-    up.add_argument("--gateway-port", type=int,
-                    help="REST gateway port (default 8080; KNOWHUB_GATEWAY_ENABLED=false: none)")
-    up.add_argument("--processes", type=int, default=DEFAULT_PROCESSES,
-                    help="processes to run the stack in (default %(default)s): 1 runs "
-                         "everything in this one; 2 moves the gateway to a process of its "
-                         "own, 3 cognition too (see docs/operations/processes.md)")
+    up.add_argument(
+        "--gateway-port",
+        type=int,
+        help="REST gateway port (default 8080; KNOWHUB_GATEWAY_ENABLED=false: none)",
+    )
+    up.add_argument(
+        "--processes",
+        type=int,
+        default=DEFAULT_PROCESSES,
+        help="processes to run the stack in (default %(default)s): 1 runs "
+        "everything in this one; 2 moves the gateway to a process of its "
+        "own, 3 cognition too (see docs/operations/processes.md)",
+    )
     up.set_defaults(run=_up)
 
     serve = commands.add_parser("serve", help="run one service on its own")
-    serve.add_argument("service", choices=[*sorted(SERVICE_MODULES), GATEWAY],
-                       help="gateway: the REST gateway alone (--host/--port are its own)")
+    serve.add_argument(
+        "service",
+        choices=[*sorted(SERVICE_MODULES), GATEWAY],
+        help="gateway: the REST gateway alone (--host/--port are its own)",
+    )
     _server_options(serve)
     # Given by `knowhub up --processes` to its children: die when that process does.
     serve.add_argument("--parent-pid", type=int, help=argparse.SUPPRESS)
     serve.set_defaults(run=_serve)
 
     reindex = commands.add_parser(
-        "reindex", help="rebuild vectors with the configured embedding model (server stopped)")
+        "reindex", help="rebuild vectors with the configured embedding model (server stopped)"
+    )
     _data_dir_option(reindex)
     reindex.set_defaults(run=_reindex)
 
     compact = commands.add_parser(
-        "compact", help="rewrite the embedded stores without what was deleted, so no "
-        "erased or deleted text stays on disk (server stopped)")
+        "compact",
+        help="rewrite the embedded stores without what was deleted, so no "
+        "erased or deleted text stays on disk (server stopped)",
+    )
     _data_dir_option(compact)
     compact.set_defaults(run=_compact)
 
     migrate = commands.add_parser(
-        "migrate-names", help="move the agent and resource names of data stored before "
+        "migrate-names",
+        help="move the agent and resource names of data stored before "
         "names had organisations into their organisations (server stopped; needs "
-        "KNOWHUB_TOKENS_FILE)")
+        "KNOWHUB_TOKENS_FILE)",
+    )
     _data_dir_option(migrate)
-    migrate.add_argument("--agent-org", action="append", default=[], metavar="AGENT=ORG",
-                         help="the org whose agent a bare agent id is, for an agent that "
-                              "several orgs' tokens list (repeatable)")
+    migrate.add_argument(
+        "--agent-org",
+        action="append",
+        default=[],
+        metavar="AGENT=ORG",
+        help="the org whose agent a bare agent id is, for an agent that "
+        "several orgs' tokens list (repeatable)",
+    )
     migrate.set_defaults(run=_migrate_names)
 
     backup = commands.add_parser(
-        "backup", help="write a backup of a running hub into a new directory on its machine "
-        "(admin token)")
-    backup.add_argument("--to", type=Path, required=True, metavar="DIR",
-                        help="the directory to create (it must not exist yet)")
+        "backup",
+        help="write a backup of a running hub into a new directory on its machine (admin token)",
+    )
+    backup.add_argument(
+        "--to",
+        type=Path,
+        required=True,
+        metavar="DIR",
+        help="the directory to create (it must not exist yet)",
+    )
     add_client_options(backup)
     backup.set_defaults(run=_backup)
 
     restore = commands.add_parser(
-        "restore", help="bring a backup back into a new or empty data directory (no server "
-        "running on it)")
-    restore.add_argument("--from", dest="source", type=Path, required=True, metavar="DIR",
-                         help="a directory `knowhub backup` wrote")
+        "restore",
+        help="bring a backup back into a new or empty data directory (no server running on it)",
+    )
+    restore.add_argument(
+        "--from",
+        dest="source",
+        type=Path,
+        required=True,
+        metavar="DIR",
+        help="a directory `knowhub backup` wrote",
+    )
     _data_dir_option(restore)
     restore.set_defaults(run=_restore)
 
     slim = commands.add_parser(
-        "slim", help="merge near-duplicate knowledge with the LLM (admins: every record; "
-        "others: their own)")
+        "slim",
+        help="merge near-duplicate knowledge with the LLM (admins: every record; "
+        "others: their own)",
+    )
     slim.add_argument("--dry-run", action="store_true", help="only report the groups")
     slim.add_argument("--model", help="the chat model (default: the hub's)")
     add_client_options(slim)
@@ -208,28 +246,43 @@ def _parser() -> argparse.ArgumentParser:
     keys = commands.add_parser("keys", help="the master key of resource secrets")
     key_commands = keys.add_subparsers(dest="keys_command", required=True)
     rotate = key_commands.add_parser(
-        "rotate", help="make a fresh master key active in the running server and re-wrap "
-                       "every data key under it (admin token)")
+        "rotate",
+        help="make a fresh master key active in the running server and re-wrap "
+        "every data key under it (admin token)",
+    )
     add_client_options(rotate, legacy_address=True)
     rotate.set_defaults(run=_rotate_key)
-    generate = key_commands.add_parser("generate",
-                                       help="print a new random key for KNOWHUB_MASTER_KEY")
+    generate = key_commands.add_parser(
+        "generate", help="print a new random key for KNOWHUB_MASTER_KEY"
+    )
     generate.set_defaults(run=_generate_key)
 
     link = commands.add_parser(
-        "console-link", help="print a one-time sign-in link to the console of the local hub "
-        "of this data directory (one that runs without a tokens file)")
+        "console-link",
+        help="print a one-time sign-in link to the console of the local hub "
+        "of this data directory (one that runs without a tokens file)",
+    )
     _data_dir_option(link)
-    link.add_argument("--url", help="the gateway's address (default "
-                      "http://KNOWHUB_GATEWAY_HOST:KNOWHUB_GATEWAY_PORT)")
+    link.add_argument(
+        "--url",
+        help="the gateway's address (default http://KNOWHUB_GATEWAY_HOST:KNOWHUB_GATEWAY_PORT)",
+    )
     link.set_defaults(run=_console_link)
 
     health = commands.add_parser(
-        "health", help="check that a server is serving (gRPC health); exit 0 only if so")
-    add_target_option(health, default="KNOWHUB_HOST:KNOWHUB_PORT, 127.0.0.1 for a wildcard "
-                      "host", legacy_address=True)
-    health.add_argument("--service", default="", help="knowledge, resource, cognition, dream "
-                        "or a full gRPC service name (default: the whole server)")
+        "health", help="check that a server is serving (gRPC health); exit 0 only if so"
+    )
+    add_target_option(
+        health,
+        default="KNOWHUB_HOST:KNOWHUB_PORT, 127.0.0.1 for a wildcard host",
+        legacy_address=True,
+    )
+    health.add_argument(
+        "--service",
+        default="",
+        help="knowledge, resource, cognition, dream "
+        "or a full gRPC service name (default: the whole server)",
+    )
     health.add_argument("--timeout", type=float, default=5.0, help="seconds (default 5)")
     health.set_defaults(run=_health)
 
@@ -250,15 +303,21 @@ class _Version(argparse.Action):
 
 def _config_option(parser: argparse.ArgumentParser) -> None:
     """--config, before the command or (for the commands with --data-dir) after it."""
-    parser.add_argument("--config", type=Path, metavar="FILE", default=argparse.SUPPRESS,
-                        help="configuration file (default $KNOWHUB_CONFIG, else knowhub.toml "
-                             "in the data directory when there is one); KNOWHUB_* "
-                             "environment variables override it")
+    parser.add_argument(
+        "--config",
+        type=Path,
+        metavar="FILE",
+        default=argparse.SUPPRESS,
+        help="configuration file (default $KNOWHUB_CONFIG, else knowhub.toml "
+        "in the data directory when there is one); KNOWHUB_* "
+        "environment variables override it",
+    )
 
 
 def _data_dir_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--data-dir", type=Path,
-                        help="data directory (default $KNOWHUB_DATA_DIR, else ./.knowhub)")
+    parser.add_argument(
+        "--data-dir", type=Path, help="data directory (default $KNOWHUB_DATA_DIR, else ./.knowhub)"
+    )
     _config_option(parser)
 
 
@@ -271,8 +330,11 @@ def _server_options(parser: argparse.ArgumentParser) -> None:
 def _settings(args: argparse.Namespace) -> CommonSettings:
     from knowhub_server.common.config import CommonSettings
 
-    overrides = {name: getattr(args, name) for name in ("data_dir", "host", "port")
-                 if getattr(args, name, None) is not None}
+    overrides = {
+        name: getattr(args, name)
+        for name in ("data_dir", "host", "port")
+        if getattr(args, name, None) is not None
+    }
     return CommonSettings(**overrides)
 
 
@@ -303,12 +365,15 @@ def _check_ports(settings: CommonSettings, args: argparse.Namespace) -> None:
 
     check_free(settings.host, settings.port, "the gRPC port", "--port, KNOWHUB_PORT")
     if HubGateway.enabled():
-        check_free(GatewaySettings().gateway_host, hub_gateway_port(settings, args.gateway_port),
-                   "the gateway's port", "--gateway-port, KNOWHUB_GATEWAY_PORT")
+        check_free(
+            GatewaySettings().gateway_host,
+            hub_gateway_port(settings, args.gateway_port),
+            "the gateway's port",
+            "--gateway-port, KNOWHUB_GATEWAY_PORT",
+        )
 
 
-def _up_in_processes(settings: CommonSettings, args: argparse.Namespace,
-                     away: list[str]) -> int:
+def _up_in_processes(settings: CommonSettings, args: argparse.Namespace, away: list[str]) -> int:
     """The main process keeps the public port and the services not `away`; the services
     and the gateway in `away` run as its children, sharing its keys, tokens and Redis."""
     import functools
@@ -321,27 +386,41 @@ def _up_in_processes(settings: CommonSettings, args: argparse.Namespace,
     from knowhub_server.gateway.config import GatewaySettings
 
     make_private_data_dir(settings.data_dir)
-    settings.delegation_key_file = (settings.delegation_key_file
-                                    or ensure_key_file(settings.data_dir))
+    settings.delegation_key_file = settings.delegation_key_file or ensure_key_file(
+        settings.data_dir
+    )
     runtime = Runtime.open(settings)
     settings.redis_url = runtime.redis_url()
     services_away = [s for s in away if s != GATEWAY]
-    server = KnowHubServer(runtime, [s for s in SERVICE_MODULES if s not in services_away],
-                           forwarded=services_away)
+    server = KnowHubServer(
+        runtime, [s for s in SERVICE_MODULES if s not in services_away], forwarded=services_away
+    )
 
     def env() -> dict[str, str]:  # every service at the main process's loopback port
         main = f"127.0.0.1:{server.peer_port}"
-        return child_env(settings, **{f"KNOWHUB_{s.upper()}_ADDRESS": main
-                                      for s in SERVICE_MODULES})
+        return child_env(
+            settings, **{f"KNOWHUB_{s.upper()}_ADDRESS": main for s in SERVICE_MODULES}
+        )
 
-    children = [ChildProcess(service, [service, "--host", "127.0.0.1", "--port", "0"], env,
-                             reached=functools.partial(runtime.peers.host_elsewhere, service))
-                for service in services_away]
+    children = [
+        ChildProcess(
+            service,
+            [service, "--host", "127.0.0.1", "--port", "0"],
+            env,
+            reached=functools.partial(runtime.peers.host_elsewhere, service),
+        )
+        for service in services_away
+    ]
     if GATEWAY in away:
         port = hub_gateway_port(settings, args.gateway_port)
-        children.append(ChildProcess(GATEWAY, [GATEWAY, "--port", str(port)], env,
-                                     note=functools.partial(sign_in_line, settings=settings,
-                                                            own=GatewaySettings())))
+        children.append(
+            ChildProcess(
+                GATEWAY,
+                [GATEWAY, "--port", str(port)],
+                env,
+                note=functools.partial(sign_in_line, settings=settings, own=GatewaySettings()),
+            )
+        )
     serve_forever(server, children)
     return 1 if any(child.failed for child in children) else 0
 
@@ -379,8 +458,7 @@ def _health(settings: CommonSettings, args: argparse.Namespace) -> int:
     from knowhub_server.common.tls import peer_ca
 
     address = target(args, probe_address(settings.host, settings.port))
-    serving, line = check(address, args.service, tls_ca=peer_ca(settings),
-                          timeout=args.timeout)
+    serving, line = check(address, args.service, tls_ca=peer_ca(settings), timeout=args.timeout)
     print(line, file=sys.stdout if serving else sys.stderr)
     return 0 if serving else 1
 
@@ -399,8 +477,7 @@ def _reindex(settings: CommonSettings, _args: argparse.Namespace) -> int:
         store = open_vector_store(settings)
         embedder = DenseEmbedder.from_settings(settings)
         try:
-            for name, reindex in (("knowledge", reindex_knowledge),
-                                  ("memory", reindex_memory)):
+            for name, reindex in (("knowledge", reindex_knowledge), ("memory", reindex_memory)):
                 with StageBars() as bars:
                     count = reindex(store, embedder, progress=functools.partial(bars.update, name))
                 print(f"{name}: {count} records re-embedded; done", flush=True)
@@ -424,8 +501,10 @@ def _compact(settings: CommonSettings, _args: argparse.Namespace) -> int:
             for name in store.collection_names():
                 print(f"{name}: {store.compact(name)} records kept", flush=True)
         if settings.redis_url:
-            print("redis: a server of its own (KNOWHUB_REDIS_URL), which rewrites its "
-                  "append-only file on its own; skipped")
+            print(
+                "redis: a server of its own (KNOWHUB_REDIS_URL), which rewrites its "
+                "append-only file on its own; skipped"
+            )
         elif (settings.data_dir / "redis").is_dir():
             embedded = EmbeddedRedis(settings.data_dir / "redis").start()
             try:
@@ -448,32 +527,43 @@ def _migrate_names(settings: CommonSettings, args: argparse.Namespace) -> int:
     from knowhub_server.resource.store import ResourceStore, qualify_legacy_ids
 
     if settings.tokens_file is None:
-        raise ValueError("set KNOWHUB_TOKENS_FILE: the tokens file says which organisation "
-                         "each user and agent belongs to")
+        raise ValueError(
+            "set KNOWHUB_TOKENS_FILE: the tokens file says which organisation "
+            "each user and agent belongs to"
+        )
     assigned = dict(_assignment(value) for value in args.agent_org)
     names = TokenRegistry.from_file(settings.tokens_file).legacy_names(assigned)
     with hold_data_dir(settings.data_dir, "knowhub migrate-names"):
         runtime = Runtime.open(settings)
         try:
             store = ResourceStore(runtime.vectors)
-            moved = qualify_legacy_ids(store, keyring(ResourceSettings(), runtime, store),
-                                       names)
-            records = qualify_legacy_names(runtime.vectors, runtime.embedder, names,
-                                           {old: new for old, new in moved.items() if new})
+            moved = qualify_legacy_ids(store, keyring(ResourceSettings(), runtime, store), names)
+            records = qualify_legacy_names(
+                runtime.vectors,
+                runtime.embedder,
+                names,
+                {old: new for old, new in moved.items() if new},
+            )
             prefix = settings.redis_prefix
             traces = CognitionStore(runtime.redis, prefix).qualify_legacy_agents(names)
             dreams, left = DreamStore(runtime.redis, prefix).qualify_legacy_agents(names)
         finally:
             runtime.close()
     taken = sorted(old for old, new in moved.items() if not new)
-    print(f"resources: {len(moved) - len(taken)} moved into their organisation"
-          + (f"; left, their id taken since: {', '.join(taken)}" if taken else ""))
-    print(f"knowledge: {records} records; traces: {traces}; memory documents and dream "
-          f"schedules: {dreams}")
+    print(
+        f"resources: {len(moved) - len(taken)} moved into their organisation"
+        + (f"; left, their id taken since: {', '.join(taken)}" if taken else "")
+    )
+    print(
+        f"knowledge: {records} records; traces: {traces}; memory documents and dream "
+        f"schedules: {dreams}"
+    )
     unsettled = sorted(left)
     if unsettled:
-        print("agents left as they are (several organisations list them, or none does; "
-              f"settle with --agent-org AGENT=ORG): {', '.join(unsettled)}")
+        print(
+            "agents left as they are (several organisations list them, or none does; "
+            f"settle with --agent-org AGENT=ORG): {', '.join(unsettled)}"
+        )
     return 0
 
 
@@ -502,7 +592,8 @@ def _backup(settings: CommonSettings, args: argparse.Namespace) -> int:
     ca = peer_ca(settings)
     with open_channel(address, tls_ca=ca) as channel, StageBars() as bars:
         stream = admin_pb2_grpc.AdminServiceStub(channel).CreateBackup(
-            admin_pb2.CreateBackupRequest(destination=str(destination)), metadata=metadata)
+            admin_pb2.CreateBackupRequest(destination=str(destination)), metadata=metadata
+        )
         try:
             for answer in stream:
                 if answer.HasField("progress"):
@@ -512,8 +603,7 @@ def _backup(settings: CommonSettings, args: argparse.Namespace) -> int:
                     manifest = json.loads(answer.backup.manifest_json)
         except grpc.RpcError as error:
             failure = from_rpc_error(error, address, ca is not None)
-            print(f"knowhub: backup failed: {failure.code}: {failure.message}",
-                  file=sys.stderr)
+            print(f"knowhub: backup failed: {failure.code}: {failure.message}", file=sys.stderr)
             return 1
     print(f"backup written to {destination}: {_summary(manifest)}")
     return 0
@@ -526,13 +616,16 @@ def _restore(settings: CommonSettings, args: argparse.Namespace) -> int:
 
     data_dir, source = settings.data_dir, absolute(args.source)
     if settings.qdrant_url or settings.redis_url:
-        raise BackupError("restore writes the embedded stores of a data directory: unset "
-                          "KNOWHUB_QDRANT_URL and KNOWHUB_REDIS_URL")
+        raise BackupError(
+            "restore writes the embedded stores of a data directory: unset "
+            "KNOWHUB_QDRANT_URL and KNOWHUB_REDIS_URL"
+        )
     read_manifest(source)
     existed = data_dir.exists()
     if existed and any(data_dir.iterdir()):
-        raise BackupError(f"{data_dir} is not empty: restore into a new or empty data "
-                          "directory (--data-dir)")
+        raise BackupError(
+            f"{data_dir} is not empty: restore into a new or empty data directory (--data-dir)"
+        )
     try:
         with hold_data_dir(data_dir, "knowhub restore"), StageBars() as bars:
             make_private_data_dir(data_dir)
@@ -559,8 +652,10 @@ def _empty(directory: Path, *, remove: bool) -> None:
 
 def _summary(manifest: dict[str, Any]) -> str:
     records = ", ".join(f"{c['records']} {c['name']}" for c in manifest["collections"])
-    return (f"{records or 'no collections'}; {manifest['redis']['keys']} Redis keys; "
-            f"files: {', '.join(manifest['files']) or 'none'}")
+    return (
+        f"{records or 'no collections'}; {manifest['redis']['keys']} Redis keys; "
+        f"files: {', '.join(manifest['files']) or 'none'}"
+    )
 
 
 @connected
@@ -570,11 +665,15 @@ def _slim(kh: KnowHub, args: argparse.Namespace) -> int:
     verb = "would merge" if report.dry_run else "merged"
     for group in report.groups:
         how = "by the LLM" if group.merged_by_llm else "kept as it was"
-        print(f"{verb} {', '.join(group.removed_ids)} into {group.kept_id} ({how})"
-              + (f": {group.note}" if group.note else ""))
+        print(
+            f"{verb} {', '.join(group.removed_ids)} into {group.kept_id} ({how})"
+            + (f": {group.note}" if group.note else "")
+        )
     removed = sum(len(g.removed_ids) for g in report.groups)
-    print(f"{report.examined} records examined; {len(report.groups)} groups, {removed} "
-          f"records {'to remove' if report.dry_run else 'removed'}")
+    print(
+        f"{report.examined} records examined; {len(report.groups)} groups, {removed} "
+        f"records {'to remove' if report.dry_run else 'removed'}"
+    )
     return 0
 
 
@@ -589,8 +688,10 @@ def _rotate_key(settings: CommonSettings, args: argparse.Namespace) -> int:
         print(f"knowhub: key rotation failed: {error}", file=sys.stderr)
         return 1
     made = "a new key" if rotation.created else "the key in KNOWHUB_MASTER_KEY"
-    print(f"active master key {rotation.active_key_id} ({made}); {rotation.rewrapped} data "
-          f"keys re-wrapped; {rotation.remaining} still under another key")
+    print(
+        f"active master key {rotation.active_key_id} ({made}); {rotation.rewrapped} data "
+        f"keys re-wrapped; {rotation.remaining} still under another key"
+    )
     return 0
 
 

@@ -21,8 +21,12 @@ def settings_classes() -> Iterator[tuple[str, type[BaseSettings]]]:
             continue
         config = importlib.import_module(module.name)
         for value in vars(config).values():
-            if (isinstance(value, type) and issubclass(value, BaseSettings)
-                    and value is not HubSettings and value.__module__ == config.__name__):
+            if (
+                isinstance(value, type)
+                and issubclass(value, BaseSettings)
+                and value is not HubSettings
+                and value.__module__ == config.__name__
+            ):
                 yield module.name.removesuffix(".config"), value
 
 
@@ -37,6 +41,8 @@ def check_config_file(values: dict[str, Any], file: object) -> None:
     otherwise be a setting silently left at its default)."""
     unknown = unknown_settings(values)
     if unknown:
-        raise ValueError(f"{file}: no such setting: {', '.join(unknown)} (the settings are "
-                         "the KNOWHUB_* names in lower case without the prefix, e.g. "
-                         "llm_base_url)")
+        raise ValueError(
+            f"{file}: no such setting: {', '.join(unknown)} (the settings are "
+            "the KNOWHUB_* names in lower case without the prefix, e.g. "
+            "llm_base_url)"
+        )

@@ -33,10 +33,12 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """Tests marked `redis_cluster` (whole modules, by `pytestmark`) run on the session's
     standalone Redis and again on its Redis Cluster; the others on the standalone one."""
-    if "redis_backend" in metafunc.fixturenames and \
-            metafunc.definition.get_closest_marker("redis_cluster"):
-        metafunc.parametrize("redis_backend", ["standalone", "cluster"], indirect=True,
-                             scope="session")
+    if "redis_backend" in metafunc.fixturenames and metafunc.definition.get_closest_marker(
+        "redis_cluster"
+    ):
+        metafunc.parametrize(
+            "redis_backend", ["standalone", "cluster"], indirect=True, scope="session"
+        )
 
 
 # Markers by folder, so that `-m "not slow and not browser"` picks the quick tests.
@@ -89,8 +91,9 @@ StartHub = Callable[..., Harness]
 
 
 @pytest.fixture
-def start_hub(tmp_path: Path, tokens_file: Path,
-              monkeypatch: pytest.MonkeyPatch) -> Iterator[StartHub]:
+def start_hub(
+    tmp_path: Path, tokens_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[StartHub]:
     """Starts servers with the tests' tokens: `start_hub(env={...}, **settings)` sets the
     KNOWHUB_* variables first (services read theirs when the server starts)."""
     started: list[Harness] = []
@@ -98,8 +101,9 @@ def start_hub(tmp_path: Path, tokens_file: Path,
     def start(env: dict[str, str] | None = None, **settings: Any) -> Harness:
         for name, value in (env or {}).items():
             monkeypatch.setenv(name, value)
-        harness = Harness(tmp_path / f"hub{len(started)}", tokens_file=tokens_file,
-                          **settings).start()
+        harness = Harness(
+            tmp_path / f"hub{len(started)}", tokens_file=tokens_file, **settings
+        ).start()
         started.append(harness)
         return harness
 
@@ -119,9 +123,13 @@ def hub(tmp_path: Path, tokens_file: Path) -> Iterator[Harness]:
 @pytest.fixture
 def llm_hub(tmp_path: Path, tokens_file: Path, llm: OpenAIStub) -> Iterator[Harness]:
     """A server with the tests' tokens and the scripted LLM (no embeddings)."""
-    harness = Harness(tmp_path / "data", tokens_file=tokens_file,
-                      llm_base_url=llm.base_url, llm_max_retries=0,
-                      llm_timeout_seconds=5).start()
+    harness = Harness(
+        tmp_path / "data",
+        tokens_file=tokens_file,
+        llm_base_url=llm.base_url,
+        llm_max_retries=0,
+        llm_timeout_seconds=5,
+    ).start()
     yield harness
     harness.stop()
 
@@ -129,9 +137,14 @@ def llm_hub(tmp_path: Path, tokens_file: Path, llm: OpenAIStub) -> Iterator[Harn
 @pytest.fixture
 def hybrid_hub(tmp_path: Path, tokens_file: Path, llm: OpenAIStub) -> Iterator[Harness]:
     """A server with the tests' tokens, dense embeddings from the stub, and no LLM."""
-    harness = Harness(tmp_path / "data", tokens_file=tokens_file,
-                      embedding_base_url=llm.base_url, embedding_model="stub-embed",
-                      embedding_dim=llm.embedding_dim, llm_max_retries=0).start()
+    harness = Harness(
+        tmp_path / "data",
+        tokens_file=tokens_file,
+        embedding_base_url=llm.base_url,
+        embedding_model="stub-embed",
+        embedding_dim=llm.embedding_dim,
+        llm_max_retries=0,
+    ).start()
     yield harness
     harness.stop()
 
@@ -149,9 +162,14 @@ def minilm() -> Iterator[OpenAIStub]:
 @pytest.fixture
 def minilm_hub(tmp_path: Path, tokens_file: Path, minilm: OpenAIStub) -> Iterator[Harness]:
     """A server with the tests' tokens, dense embeddings from the real model, and no LLM."""
-    harness = Harness(tmp_path / "data", tokens_file=tokens_file,
-                      embedding_base_url=minilm.base_url, embedding_model="all-MiniLM-L6-v2",
-                      embedding_dim=minilm.embedding_dim, llm_max_retries=0).start()
+    harness = Harness(
+        tmp_path / "data",
+        tokens_file=tokens_file,
+        embedding_base_url=minilm.base_url,
+        embedding_model="all-MiniLM-L6-v2",
+        embedding_dim=minilm.embedding_dim,
+        llm_max_retries=0,
+    ).start()
     yield harness
     harness.stop()
 
@@ -171,8 +189,9 @@ def redis_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalClu
 
 
 @pytest.fixture(scope="session")
-def redis_url(tmp_path_factory: pytest.TempPathFactory, redis_backend: str,
-              request: pytest.FixtureRequest) -> Iterator[str]:
+def redis_url(
+    tmp_path_factory: pytest.TempPathFactory, redis_backend: str, request: pytest.FixtureRequest
+) -> Iterator[str]:
     """The session's Redis Cluster for `redis_backend` cluster; else the Redis named by
     KNOWHUB_TEST_REDIS_URL, else an embedded server for the session."""
     if redis_backend == "cluster":

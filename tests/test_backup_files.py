@@ -16,8 +16,15 @@ from knowhub_server.cli import main
 from knowhub_server.common.backup import BackupError, HubStores, write_backup
 from knowhub_server.common.edge_store import EdgeStore
 
-SCHEMA = {"name": "things", "dense_dim": None, "embedding_model": None,
-          "keyword_fields": [], "integer_fields": [], "float_fields": [], "bulk_fields": []}
+SCHEMA = {
+    "name": "things",
+    "dense_dim": None,
+    "embedding_model": None,
+    "keyword_fields": [],
+    "integer_fields": [],
+    "float_fields": [],
+    "bulk_fields": [],
+}
 
 
 def forged_backup(directory: Path, **manifest: Any) -> Path:
@@ -26,8 +33,13 @@ def forged_backup(directory: Path, **manifest: Any) -> Path:
     (directory / "collections").mkdir(parents=True)
     (directory / "collections" / "things.jsonl").write_text("")
     (directory / "redis.jsonl").write_text("")
-    body = {"format": 1, "collections": [{"name": "things", "schema": SCHEMA, "records": 0}],
-            "redis": {"prefix": "knowhub:", "keys": 0}, "files": [], **manifest}
+    body = {
+        "format": 1,
+        "collections": [{"name": "things", "schema": SCHEMA, "records": 0}],
+        "redis": {"prefix": "knowhub:", "keys": 0},
+        "files": [],
+        **manifest,
+    }
     (directory / "manifest.json").write_text(json.dumps(body))
     return directory
 
@@ -38,31 +50,38 @@ def restore(source: Path, data_dir: Path, capsys: pytest.CaptureFixture[str]) ->
 
 
 def test_a_manifest_naming_a_file_outside_the_data_dir_writes_nothing(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     name = "../../OUTSIDE/authorized_keys"
     backup = forged_backup(tmp_path / "a" / "backup", files=[name])
     (tmp_path / "a" / "OUTSIDE").mkdir()  # what backup/files/<name> names
     (tmp_path / "a" / "OUTSIDE" / "authorized_keys").write_text("ssh-ed25519 AAAA attacker")
     data_dir = tmp_path / "x" / "y" / "data"
     message = restore(backup, data_dir, capsys)
-    assert message == (f"knowhub: manifest.json: files: {name!r} is not a file a backup "
-                       "holds (only keys/master-keys.json, local_token)")
+    assert message == (
+        f"knowhub: manifest.json: files: {name!r} is not a file a backup "
+        "holds (only keys/master-keys.json, local_token)"
+    )
     assert not (tmp_path / "x" / "OUTSIDE").exists() and not (tmp_path / "OUTSIDE").exists()
     assert not data_dir.exists()
 
 
 @pytest.mark.parametrize("name", ["../../OUTSIDE/things", "/tmp/things", "Things", ""])
 def test_a_collection_name_that_is_not_one_is_refused(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str) -> None:
-    backup = forged_backup(tmp_path / "backup", collections=[
-        {"name": name, "schema": {**SCHEMA, "name": name}, "records": 0}])
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    backup = forged_backup(
+        tmp_path / "backup",
+        collections=[{"name": name, "schema": {**SCHEMA, "name": name}, "records": 0}],
+    )
     message = restore(backup, tmp_path / "data", capsys)
     assert message == f"knowhub: manifest.json: collections: {name!r} is not a collection name"
     assert not (tmp_path / "data").exists() and not (tmp_path / "OUTSIDE").exists()
 
 
 def test_a_link_planted_in_a_backup_is_not_followed(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """files/local_token a link to a file of the restoring account: not read into the hub."""
     secret = tmp_path / "id_ed25519"
     secret.write_text("PRIVATE KEY")
@@ -93,8 +112,9 @@ def test_a_good_forged_backup_restores(tmp_path: Path) -> None:
 
 def _stores(tmp_path: Path, files: dict[str, Path]) -> tuple[HubStores, EdgeStore]:
     store = EdgeStore(tmp_path / "qdrant")
-    return HubStores(collections=[], gate=store.gate, redis=None, redis_prefix="knowhub:",
-                     files=files), store
+    return HubStores(
+        collections=[], gate=store.gate, redis=None, redis_prefix="knowhub:", files=files
+    ), store
 
 
 def test_a_backup_refuses_a_directory_someone_else_created(tmp_path: Path) -> None:

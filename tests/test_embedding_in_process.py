@@ -18,13 +18,17 @@ from tests.support.real_embeddings import DIM, MODEL_NAME, embed_texts, model_pa
 
 def lookups(metrics: Metrics, result: str) -> float | None:
     return metrics.registry.get_sample_value(
-        "knowhub_embedding_query_cache_lookups_total", {"model": MODEL_NAME, "result": result})
+        "knowhub_embedding_query_cache_lookups_total", {"model": MODEL_NAME, "result": result}
+    )
 
 
-def test_the_settings_make_a_cached_in_process_model_of_the_models_size(
-        tmp_path: Path) -> None:
-    settings = CommonSettings(data_dir=tmp_path, embedding_model_path=model_path(),
-                              embedding_model=MODEL_NAME, embedding_query_cache_size=8)
+def test_the_settings_make_a_cached_in_process_model_of_the_models_size(tmp_path: Path) -> None:
+    settings = CommonSettings(
+        data_dir=tmp_path,
+        embedding_model_path=model_path(),
+        embedding_model=MODEL_NAME,
+        embedding_query_cache_size=8,
+    )
     metrics = Metrics()
     embedder = DenseEmbedder.from_settings(settings, metrics)
     assert isinstance(embedder, LocalEmbedder)
@@ -44,8 +48,11 @@ def test_the_model_is_named_by_its_folder_unless_named() -> None:
 
 
 def test_a_size_the_model_does_not_make_is_refused() -> None:
-    with pytest.raises(ValueError, match=f"KNOWHUB_EMBEDDING_DIM is 1536, but the model at "
-                                         f"{model_path()} makes vectors of {DIM} dimensions"):
+    with pytest.raises(
+        ValueError,
+        match=f"KNOWHUB_EMBEDDING_DIM is 1536, but the model at "
+        f"{model_path()} makes vectors of {DIM} dimensions",
+    ):
         LocalEmbedder(model_path(), dim=1536)
 
 
@@ -56,5 +63,8 @@ def test_a_folder_with_no_model_is_refused(tmp_path: Path) -> None:
 
 def test_a_model_and_an_endpoint_at_once_are_refused(tmp_path: Path) -> None:
     with pytest.raises(ValidationError, match="keep one"):
-        CommonSettings(data_dir=tmp_path, embedding_model_path=model_path(),
-                       embedding_base_url="http://127.0.0.1:1/v1")
+        CommonSettings(
+            data_dir=tmp_path,
+            embedding_model_path=model_path(),
+            embedding_base_url="http://127.0.0.1:1/v1",
+        )

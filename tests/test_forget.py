@@ -30,27 +30,33 @@ ALICES = "quillwort"  # a word only alice's data holds
 
 def carols_data(carol: KnowHub) -> str:
     """Something about carol in every service."""
-    kept = carol.knowledge.save(f"{CAROLS} onboarding", f"carol's {CAROLS} checklist",
-                                types=["plan"])
-    deleted = carol.knowledge.save(f"{CAROLS} draft", f"an old {CAROLS} draft",
-                                   types=["plan"], scopes=["user:carol"])
+    kept = carol.knowledge.save(
+        f"{CAROLS} onboarding", f"carol's {CAROLS} checklist", types=["plan"]
+    )
+    deleted = carol.knowledge.save(
+        f"{CAROLS} draft", f"an old {CAROLS} draft", types=["plan"], scopes=["user:carol"]
+    )
     carol.knowledge.delete(deleted.id)
     carol.knowledge.edit(kept.id, content=f"carol's {CAROLS} checklist, v2")
-    carol.resources.save(f"notes/{CAROLS}", f"{CAROLS} notes", f"the {CAROLS} body",
-                         secure_body=f"{CAROLS} secret")
-    carol.cognition.append_events("trace-carol", [
-        {"type": "message", "sequence": 1, "role": "user", "content": f"{CAROLS} question"}])
-    job_id = carol.memory.remember(f"{CAROLS} memo", [f"carol keeps a {CAROLS} garden"],
-                                   context=private_context("carol")).job_id
+    carol.resources.save(
+        f"notes/{CAROLS}", f"{CAROLS} notes", f"the {CAROLS} body", secure_body=f"{CAROLS} secret"
+    )
+    carol.cognition.append_events(
+        "trace-carol",
+        [{"type": "message", "sequence": 1, "role": "user", "content": f"{CAROLS} question"}],
+    )
+    job_id = carol.memory.remember(
+        f"{CAROLS} memo", [f"carol keeps a {CAROLS} garden"], context=private_context("carol")
+    ).job_id
     carol.dream.schedule(60, agent_id="carol_bot")
     return job_id
 
 
 def alices_data(alice: KnowHub) -> str:
-    record = alice.knowledge.save(f"{ALICES} setup", f"alice's {ALICES} steps",
-                                  types=["plan"])
-    alice.memory.remember(f"{ALICES} memo", [f"alice grows {ALICES}"],
-                          context=private_context("alice"))
+    record = alice.knowledge.save(f"{ALICES} setup", f"alice's {ALICES} steps", types=["plan"])
+    alice.memory.remember(
+        f"{ALICES} memo", [f"alice grows {ALICES}"], context=private_context("alice")
+    )
     return record.id
 
 
@@ -71,8 +77,7 @@ def carol_is_gone(hub: Harness) -> None:
 
 
 def grep(directory: Path, word: str) -> list[str]:
-    found = subprocess.run(["grep", "-rla", word, str(directory)], capture_output=True,
-                           text=True)
+    found = subprocess.run(["grep", "-rla", word, str(directory)], capture_output=True, text=True)
     return found.stdout.split()
 
 
@@ -91,8 +96,10 @@ def test_a_user_forgets_itself_everywhere(hub: Harness) -> None:
     carol, alice = hub.client("carol"), hub.client("alice")
     carols_job = carols_data(carol)
     alices_id = alices_data(alice)
-    wait_until(lambda: carol.memory.search_events(CAROLS)
-               and alice.memory.search_events(ALICES), what="the historian")
+    wait_until(
+        lambda: carol.memory.search_events(CAROLS) and alice.memory.search_events(ALICES),
+        what="the historian",
+    )
 
     erasure = carol.admin.forget("user:carol")
 
@@ -100,8 +107,14 @@ def test_a_user_forgets_itself_everywhere(hub: Harness) -> None:
         "knowledge": {"knowledge": 1, "deleted_knowledge": 1},
         "resource": {"resources": 1, "versions": 1, "audit_tombstones": 1},
         "cognition": {"traces": 1, "events": 1, "extractions": 0},
-        "dream": {"memos": 1, "jobs": 0, "events": 2, "profiles": 0, "documents": 0,
-                  "schedules": 1},
+        "dream": {
+            "memos": 1,
+            "jobs": 0,
+            "events": 2,
+            "profiles": 0,
+            "documents": 0,
+            "schedules": 1,
+        },
     }
     carol_is_gone(hub)
     with pytest.raises(errors.NotFound):  # the job's status (its decisions) went too
@@ -113,8 +126,7 @@ def test_a_user_forgets_itself_everywhere(hub: Harness) -> None:
 
     # Safe to repeat: nothing more to erase.
     again = carol.admin.forget("user:carol")
-    assert again.total == 0 and set(again.counts) == {"knowledge", "resource", "cognition",
-                                                      "dream"}
+    assert again.total == 0 and set(again.counts) == {"knowledge", "resource", "cognition", "dream"}
 
     # Nothing of carol's text stays on disk once the stores are compacted; alice's does.
     hub.stop()
@@ -128,8 +140,7 @@ def test_a_user_forgets_itself_everywhere(hub: Harness) -> None:
 
 def test_only_an_admin_forgets_someone_else(hub: Harness) -> None:
     carol, bob, admin = hub.client("carol"), hub.client("bob"), hub.client("admin")
-    record = bob.knowledge.save("bob's task", "bob's content", types=["plan"],
-                                owner="user:bob")
+    record = bob.knowledge.save("bob's task", "bob's content", types=["plan"], owner="user:bob")
     with pytest.raises(errors.PermissionDenied, match="subject"):
         carol.admin.forget("user:bob")
     with pytest.raises(errors.PermissionDenied, match="subject"):
@@ -147,11 +158,13 @@ def test_only_an_admin_forgets_someone_else(hub: Harness) -> None:
 def test_an_admin_forgets_an_agent(hub: Harness) -> None:
     alice, admin = hub.client("alice"), hub.client("admin")
     bots = alice.knowledge.save("bot task", "what alice_bot learned", types=["tool"])
-    own = alice.knowledge.save("alice task", "what alice learned", types=["tool"],
-                               owner="user:alice")
+    own = alice.knowledge.save(
+        "alice task", "what alice learned", types=["tool"], owner="user:alice"
+    )
     alice.dream.schedule(30)  # for alice_bot, her token's agent
-    alice.cognition.append_events("trace-bot", [
-        {"type": "message", "sequence": 1, "role": "user", "content": "hello"}])
+    alice.cognition.append_events(
+        "trace-bot", [{"type": "message", "sequence": 1, "role": "user", "content": "hello"}]
+    )
 
     erased = admin.admin.forget("agent:alice_bot")
 
@@ -165,13 +178,29 @@ def test_an_admin_forgets_an_agent(hub: Harness) -> None:
 
 
 def test_the_command_line_manages_knowledge_and_forgets(
-        hub: Harness, capsys: pytest.CaptureFixture[str]) -> None:
+    hub: Harness, capsys: pytest.CaptureFixture[str]
+) -> None:
     carol = hub.client("carol")
     record = carol.knowledge.save("renew the cert", "use certbot", types=["tool"])
     as_carol = ["--target", hub.address, "--token", "token-carol"]
 
-    assert knowhub_cli(["knowledge", "edit", record.id, "--content", "use certbot renew",
-                        "--tag", "domain=ops", "--note", "the subcommand", *as_carol]) == 0
+    assert (
+        knowhub_cli(
+            [
+                "knowledge",
+                "edit",
+                record.id,
+                "--content",
+                "use certbot renew",
+                "--tag",
+                "domain=ops",
+                "--note",
+                "the subcommand",
+                *as_carol,
+            ]
+        )
+        == 0
+    )
     assert f"{record.id} edited" in capsys.readouterr().out
     assert carol.knowledge.get(record.id).tags == {"domain": "ops"}
     assert knowhub_cli(["knowledge", "versions", record.id, *as_carol]) == 0
@@ -194,19 +223,26 @@ def test_the_command_line_manages_knowledge_and_forgets(
         carol.knowledge.get(record.id)
 
 
-def test_forgetting_an_agent_erases_its_memory_documents(redis_url: str,
-                                                         redis_prefix: str) -> None:
+def test_forgetting_an_agent_erases_its_memory_documents(redis_url: str, redis_prefix: str) -> None:
     """The documents dream integration wrote, with their kept revisions and the outbox;
     another agent's stay."""
     store = DreamStore(lambda: connect(redis_url), redis_prefix)
     for agent in ("night_crawler", "day_crawler"):
         for revision in range(2):
             seen = store.documents(agent)
-            store.apply_plan(agent, f"run-{revision}", [
-                DocumentUpdate("MEMORY.md", f"{agent} notes, revision {revision}"),
-                DocumentUpdate("people/bob.md", f"bob, as {agent} knows him")],
-                seen, at=1_000.0 + revision, keep=5, outbox_field=f"run-{revision}:0",
-                outbox={"trace-1": ["1-0"]})
+            store.apply_plan(
+                agent,
+                f"run-{revision}",
+                [
+                    DocumentUpdate("MEMORY.md", f"{agent} notes, revision {revision}"),
+                    DocumentUpdate("people/bob.md", f"bob, as {agent} knows him"),
+                ],
+                seen,
+                at=1_000.0 + revision,
+                keep=5,
+                outbox_field=f"run-{revision}:0",
+                outbox={"trace-1": ["1-0"]},
+            )
     assert store.revisions("night_crawler", "MEMORY.md")
 
     assert store.erase_documents("night_crawler") == 2
@@ -225,8 +261,18 @@ def test_forgetting_a_user_erases_its_profiles_in_the_scopes_asked(tmp_path: Pat
     profiles = ProfileStore(vectors, memory, HybridFusion(10, 0.5))
 
     def profile(scope: str, entity_type: str, entity_id: str) -> ProfileRecord:
-        return ProfileRecord(Profile(scope, entity_type, entity_id, entity_id, ["tea"],
-                                     f"{entity_id} likes green tea", 1.0, "e-1"))
+        return ProfileRecord(
+            Profile(
+                scope,
+                entity_type,
+                entity_id,
+                entity_id,
+                ["tea"],
+                f"{entity_id} likes green tea",
+                1.0,
+                "e-1",
+            )
+        )
 
     for scope in ("org:acme", "org:globex", "user:carol"):
         assert profiles.create(profile(scope, "user", "carol"))

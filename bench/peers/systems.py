@@ -22,8 +22,11 @@ PEERS = (
     Peer("chromadb", "chromadb 1.5.9 (in-process, dense)", ("chromadb==1.5.9",)),
     # txtai needs torch; 2.13.0 is the CPU build on this machine's disk.
     Peer("txtai", "txtai 9.14.0 hybrid (in-process)", ("torch==2.13.0", "txtai==9.14.0")),
-    Peer("qdrant-edge", "Qdrant engine, hybrid RRF (in-process)",
-         ("qdrant-edge-py==0.9.0", "numpy==2.4.6")),
+    Peer(
+        "qdrant-edge",
+        "Qdrant engine, hybrid RRF (in-process)",
+        ("qdrant-edge-py==0.9.0", "numpy==2.4.6"),
+    ),
 )
 WORKER = Path(__file__).resolve().parent / "worker.py"
 
@@ -37,12 +40,11 @@ def interpreter(cache: Path, peer: Peer) -> Path:
     wanted = json.dumps(list(peer.requirements))
     if python.exists() and stamp.exists() and stamp.read_text() == wanted:
         return python
-    print(f"making the {peer.name} virtualenv in {home} ({', '.join(peer.requirements)})",
-          flush=True)
+    print(
+        f"making the {peer.name} virtualenv in {home} ({', '.join(peer.requirements)})", flush=True
+    )
     subprocess.run([sys.executable, "-m", "venv", "--clear", str(home)], check=True)
-    subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--upgrade", "pip"],
-                   check=True)
-    subprocess.run([str(python), "-m", "pip", "install", "--quiet", *peer.requirements],
-                   check=True)
+    subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--upgrade", "pip"], check=True)
+    subprocess.run([str(python), "-m", "pip", "install", "--quiet", *peer.requirements], check=True)
     stamp.write_text(wanted)
     return python

@@ -37,8 +37,7 @@ class Embeddings:
 
     def __call__(self, texts: list[str]) -> list[list[float]]:
         body = json.dumps({"model": self.model, "input": texts})
-        self._connection.request("POST", self._path, body,
-                                 {"Content-Type": "application/json"})
+        self._connection.request("POST", self._path, body, {"Content-Type": "application/json"})
         answer = json.loads(self._connection.getresponse().read())
         return [item["embedding"] for item in sorted(answer["data"], key=lambda d: d["index"])]
 
@@ -58,32 +57,56 @@ class Mem0:
 
     def open(self, store: str) -> None:
         where = self._workdir / store
-        self.memory = self._memory_class.from_config({
-            "vector_store": {"provider": "qdrant", "config": {
-                "collection_name": "bench", "path": str(where / "qdrant"),
-                "embedding_model_dims": self._dim, "on_disk": True}},
-            "embedder": {"provider": "openai", "config": {
-                "model": self._model, "api_key": "none", "openai_base_url": self._url,
-                "embedding_dims": self._dim}},
-            # Never called: memories are stored as given (infer=False).
-            "llm": {"provider": "openai", "config": {
-                "model": "none", "api_key": "none", "openai_base_url": "http://127.0.0.1:9/v1"}},
-            "history_db_path": str(where / "history.db"),
-        })
+        self.memory = self._memory_class.from_config(
+            {
+                "vector_store": {
+                    "provider": "qdrant",
+                    "config": {
+                        "collection_name": "bench",
+                        "path": str(where / "qdrant"),
+                        "embedding_model_dims": self._dim,
+                        "on_disk": True,
+                    },
+                },
+                "embedder": {
+                    "provider": "openai",
+                    "config": {
+                        "model": self._model,
+                        "api_key": "none",
+                        "openai_base_url": self._url,
+                        "embedding_dims": self._dim,
+                    },
+                },
+                # Never called: memories are stored as given (infer=False).
+                "llm": {
+                    "provider": "openai",
+                    "config": {
+                        "model": "none",
+                        "api_key": "none",
+                        "openai_base_url": "http://127.0.0.1:9/v1",
+                    },
+                },
+                "history_db_path": str(where / "history.db"),
+            }
+        )
         self._ids: dict[str, str] = {}
 
     def load(self, records: list[dict[str, str]]) -> None:
         for record in records:
-            added = self.memory.add(record["text"], user_id=record["tenant"], infer=False,
-                                    metadata={"rid": record["id"]})
+            added = self.memory.add(
+                record["text"],
+                user_id=record["tenant"],
+                infer=False,
+                metadata={"rid": record["id"]},
+            )
             for result in added["results"]:
                 self._ids[result["id"]] = record["id"]
 
     def search(self, query: str, tenant: str, _mode: str) -> list[str]:
-        found = self.memory.search(query, top_k=TOP_K, filters={"user_id": tenant},
-                                   threshold=0.0)
-        return [self._ids.get(r["id"], r.get("metadata", {}).get("rid", "")) for r in
-                found["results"]]
+        found = self.memory.search(query, top_k=TOP_K, filters={"user_id": tenant}, threshold=0.0)
+        return [
+            self._ids.get(r["id"], r.get("metadata", {}).get("rid", "")) for r in found["results"]
+        ]
 
     def close(self) -> None:
         self.memory = None
@@ -128,8 +151,10 @@ class Chroma:
     def _collection(self, tenant: str) -> Any:
         if tenant not in self._collections:
             self._collections[tenant] = self.client.get_or_create_collection(
-                tenant, embedding_function=self._function,
-                configuration={"hnsw": {"space": "cosine"}})
+                tenant,
+                embedding_function=self._function,
+                configuration={"hnsw": {"space": "cosine"}},
+            )
         return self._collections[tenant]
 
     def load(self, records: list[dict[str, str]]) -> None:
@@ -138,9 +163,10 @@ class Chroma:
             by_tenant.setdefault(record["tenant"], []).append(record)
         for tenant, items in by_tenant.items():
             for start in range(0, len(items), 500):
-                batch = items[start:start + 500]
-                self._collection(tenant).add(ids=[r["id"] for r in batch],
-                                             documents=[r["text"] for r in batch])
+                batch = items[start : start + 500]
+                self._collection(tenant).add(
+                    ids=[r["id"] for r in batch], documents=[r["text"] for r in batch]
+                )
 
     def search(self, query: str, tenant: str, _mode: str) -> list[str]:
         found = self._collection(tenant).query(query_texts=[query], n_results=TOP_K)
@@ -172,8 +198,9 @@ class Txtai:
         for record in records:
             by_tenant.setdefault(record["tenant"], []).append(record)
         for tenant, items in by_tenant.items():
-            index = self._class(method="external", transform=self._transform, hybrid=True,
-                                content=True)
+            index = self._class(
+                method="external", transform=self._transform, hybrid=True, content=True
+            )
             index.index([(r["id"], r["text"], None) for r in items])
             self._indexes[tenant] = index
 
@@ -203,29 +230,34 @@ class QdrantEdge:
         qe = self._qe
         config = qe.EdgeConfig(
             vectors={"dense": qe.EdgeVectorParams(size=self._dim, distance=qe.Distance.Cosine)},
-            sparse_vectors={"bm25": qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)})
+            sparse_vectors={"bm25": qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
+        )
         self.shard = qe.EdgeShard.create(str(self._workdir / store), config)
-        self.shard.update(qe.UpdateOperation.create_field_index(
-            "tenant", qe.PayloadSchemaType.Keyword))
+        self.shard.update(
+            qe.UpdateOperation.create_field_index("tenant", qe.PayloadSchemaType.Keyword)
+        )
         self._ids = []
 
     def load(self, records: list[dict[str, str]]) -> None:
         qe = self._qe
         for start in range(0, len(records), 500):
-            batch = records[start:start + 500]
+            batch = records[start : start + 500]
             vectors = self._embed([r["text"] for r in batch])
             points = []
             for record, vector in zip(batch, vectors, strict=True):
-                points.append(qe.Point(len(self._ids), {
-                    "bm25": self._bm25.embed_document(record["text"]), "dense": vector},
-                    {"tenant": record["tenant"]}))
+                points.append(
+                    qe.Point(
+                        len(self._ids),
+                        {"bm25": self._bm25.embed_document(record["text"]), "dense": vector},
+                        {"tenant": record["tenant"]},
+                    )
+                )
                 self._ids.append(record["id"])
             self.shard.update(qe.UpdateOperation.upsert_points(points))
 
     def search(self, query: str, tenant: str, mode: str) -> list[str]:
         qe = self._qe
-        where = qe.Filter(must=[qe.FieldCondition(key="tenant",
-                                                  match=qe.MatchValue(value=tenant))])
+        where = qe.Filter(must=[qe.FieldCondition(key="tenant", match=qe.MatchValue(value=tenant))])
         legs = []
         if mode in ("bm25", "hybrid"):
             legs.append(qe.Query.Nearest(self._bm25.embed_query(query), using="bm25"))
@@ -234,8 +266,11 @@ class QdrantEdge:
         if len(legs) == 1:
             request = qe.QueryRequest(limit=TOP_K, query=legs[0], filter=where)
         else:
-            request = qe.QueryRequest(limit=TOP_K, query=qe.Fusion.Rrf(k=60), prefetches=[
-                qe.Prefetch(limit=5 * TOP_K, query=leg, filter=where) for leg in legs])
+            request = qe.QueryRequest(
+                limit=TOP_K,
+                query=qe.Fusion.Rrf(k=60),
+                prefetches=[qe.Prefetch(limit=5 * TOP_K, query=leg, filter=where) for leg in legs],
+            )
         started = time.perf_counter()
         points = self.shard.query(request)
         self.engine_ms = (time.perf_counter() - started) * 1000
@@ -265,8 +300,9 @@ def main() -> None:
         elif op == "load":
             system.load(request["records"])
         elif op == "search":
-            reply["ids"] = system.search(request["query"], request["tenant"],
-                                         request.get("mode", ""))
+            reply["ids"] = system.search(
+                request["query"], request["tenant"], request.get("mode", "")
+            )
         elif op == "close":
             system.close()
         reply["ms"] = (time.perf_counter() - started) * 1000

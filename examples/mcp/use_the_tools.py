@@ -27,10 +27,13 @@ def server_of(config_file: Path, root: Path) -> StdioServerParameters:
     text = text.replace("/path/to/knowhub", str(root.resolve()))
     server = json.loads(text)["mcpServers"]["knowhub"]
     if not Path(server["command"]).is_file():
-        sys.exit(f"{server['command']} does not exist: run this in the folder where "
-                 "`make run` installed KnowHub, or give that folder with --root")
-    return StdioServerParameters(command=server["command"], args=server.get("args", []),
-                                 env=server.get("env"))
+        sys.exit(
+            f"{server['command']} does not exist: run this in the folder where "
+            "`make run` installed KnowHub, or give that folder with --root"
+        )
+    return StdioServerParameters(
+        command=server["command"], args=server.get("args", []), env=server.get("env")
+    )
 
 
 async def use_tools(server: StdioServerParameters) -> str | None:
@@ -40,9 +43,14 @@ async def use_tools(server: StdioServerParameters) -> str | None:
         await session.initialize()
         listed = await session.list_tools()
         print("tools:", ", ".join(sorted(tool.name for tool in listed.tools)))
-        saved = await session.call_tool("knowledge_save", {
-            "task": "Log in to site A", "content": "Use undetected_chromedriver.",
-            "types": ["tool"]})
+        saved = await session.call_tool(
+            "knowledge_save",
+            {
+                "task": "Log in to site A",
+                "content": "Use undetected_chromedriver.",
+                "types": ["tool"],
+            },
+        )
         if saved.is_error or saved.structured_content is None:
             return error_of(saved)
         print("saved:", saved.structured_content["id"])
@@ -60,9 +68,12 @@ def error_of(result: CallToolResult) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("config", type=Path, help="an MCP configuration file")
-    parser.add_argument("--root", type=Path, default=Path.cwd(),
-                        help="the folder to put in place of /path/to/knowhub (default: the "
-                             "current folder)")
+    parser.add_argument(
+        "--root",
+        type=Path,
+        default=Path.cwd(),
+        help="the folder to put in place of /path/to/knowhub (default: the current folder)",
+    )
     args = parser.parse_args()
     failure = asyncio.run(use_tools(server_of(args.config, args.root)))
     if failure:

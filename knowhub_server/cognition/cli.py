@@ -28,51 +28,79 @@ CHOICES = "[a]pprove  [e]dit  [d]iscard  [s]kip  [c]ommit now  [q]uit > "
 def add_commands(commands: Any) -> None:
     """Adds `review` and `cognition` to the `knowhub` command's subcommands."""
     review = commands.add_parser(
-        "review", help="review pending extractions across traces: approve, edit in "
-        "$EDITOR, discard, then commit")
+        "review",
+        help="review pending extractions across traces: approve, edit in "
+        "$EDITOR, discard, then commit",
+    )
     add_client_options(review)
     review.add_argument("--trace", help="only this trace's extractions")
     review.set_defaults(run=_review)
 
     cognition = commands.add_parser(
-        "cognition", help="export and import cognition logs as JSON files, send one to "
-                          "OpenTelemetry, signal an evaluation trigger, delete a trace")
+        "cognition",
+        help="export and import cognition logs as JSON files, send one to "
+        "OpenTelemetry, signal an evaluation trigger, delete a trace",
+    )
     actions = cognition.add_subparsers(dest="action", required=True)
     export = actions.add_parser("export", help="write a trace's log as JSON")
     _add_trace_arguments(export)
     export.add_argument("-o", "--output", type=Path, help="file to write (default: stdout)")
     export.set_defaults(run=_export)
-    load = actions.add_parser("import", help="create a trace from a JSON log file (also the "
-                              "legacy knowledge_log.json)")
+    load = actions.add_parser(
+        "import", help="create a trace from a JSON log file (also the legacy knowledge_log.json)"
+    )
     add_client_options(load)
     load.add_argument("file", type=Path)
     load.add_argument("--trace-id", help="the trace to create (default: the file's)")
     load.set_defaults(run=_import)
     otel = actions.add_parser(
-        "export-otel", help="send a trace to an OpenTelemetry collector as spans (GenAI "
-        "semantic conventions) over OTLP/HTTP, from this machine")
+        "export-otel",
+        help="send a trace to an OpenTelemetry collector as spans (GenAI "
+        "semantic conventions) over OTLP/HTTP, from this machine",
+    )
     _add_trace_arguments(otel)
-    otel.add_argument("--endpoint", type=_otlp_endpoint,
-                      help="the OTLP/HTTP traces URL, e.g. http://127.0.0.1:4318/v1/traces "
-                      "(default: $OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, else "
-                      "$OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces, else localhost:4318)")
-    otel.add_argument("--header", action="append", default=[], type=_header,
-                      metavar="NAME=VALUE", help="a header to send (repeatable), e.g. "
-                      "an API key")
+    otel.add_argument(
+        "--endpoint",
+        type=_otlp_endpoint,
+        help="the OTLP/HTTP traces URL, e.g. http://127.0.0.1:4318/v1/traces "
+        "(default: $OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, else "
+        "$OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces, else localhost:4318)",
+    )
+    otel.add_argument(
+        "--header",
+        action="append",
+        default=[],
+        type=_header,
+        metavar="NAME=VALUE",
+        help="a header to send (repeatable), e.g. an API key",
+    )
     otel.add_argument("--job", help="the runtime job to export (default: the latest)")
-    otel.add_argument("--timeout", type=float, default=10.0,
-                      help="seconds to keep trying the endpoint (default 10)")
-    otel.add_argument("--events", type=int, default=0, metavar="N",
-                      help="export the views of the log's first N events (at most 5,000; "
-                      "default 1,000)")
+    otel.add_argument(
+        "--timeout",
+        type=float,
+        default=10.0,
+        help="seconds to keep trying the endpoint (default 10)",
+    )
+    otel.add_argument(
+        "--events",
+        type=int,
+        default=0,
+        metavar="N",
+        help="export the views of the log's first N events (at most 5,000; default 1,000)",
+    )
     otel.set_defaults(run=_export_otel)
     signal = actions.add_parser(
-        "signal", help="signal an evaluation trigger: publishes the trace's pending queries "
-        "for the evaluator (again, after it gave up on them)")
+        "signal",
+        help="signal an evaluation trigger: publishes the trace's pending queries "
+        "for the evaluator (again, after it gave up on them)",
+    )
     _add_trace_arguments(signal)
-    signal.add_argument("--trigger", default="task_completion",
-                        choices=["goal_completion", "compression", "task_completion"],
-                        help="the trigger (default task_completion)")
+    signal.add_argument(
+        "--trigger",
+        default="task_completion",
+        choices=["goal_completion", "compression", "task_completion"],
+        help="the trigger (default task_completion)",
+    )
     signal.set_defaults(run=_signal)
     delete = actions.add_parser("delete", help="delete a trace with its whole log")
     _add_trace_arguments(delete)
@@ -82,8 +110,10 @@ def add_commands(commands: Any) -> None:
 def _add_trace_arguments(parser: argparse.ArgumentParser) -> None:
     add_client_options(parser)
     parser.add_argument("trace_id")
-    parser.add_argument("--owner", help="the trace's owner (user:ID), for an admin; default: "
-                        "your own trace")
+    parser.add_argument(
+        "--owner", help="the trace's owner (user:ID), for an admin; default: your own trace"
+    )
+
 
 @connected
 def _export(kh: KnowHub, args: argparse.Namespace) -> int:
@@ -123,19 +153,23 @@ def _export_otel(kh: KnowHub, args: argparse.Namespace) -> int:
     # Imported here: OpenTelemetry's SDK would slow down every other `knowhub` command.
     from knowhub_server.cognition.otel import ExportError, export_trace
 
-    view = kh.cognition.trace_view(args.trace_id, job_id=args.job, owner=args.owner,
-                                   page_size=args.events)
+    view = kh.cognition.trace_view(
+        args.trace_id, job_id=args.job, owner=args.owner, page_size=args.events
+    )
     if view.next_page_token:
-        print(f"the views of the log's first {view.window_events} of "
-              f"{view.trace.event_count} events (--events N for more)")
+        print(
+            f"the views of the log's first {view.window_events} of "
+            f"{view.trace.event_count} events (--events N for more)"
+        )
     try:
-        sent = export_trace(view, args.endpoint, headers=dict(args.header),
-                            timeout=args.timeout)
+        sent = export_trace(view, args.endpoint, headers=dict(args.header), timeout=args.timeout)
     except ExportError as error:
         print(f"knowhub: {error}", file=sys.stderr)
         return 1
-    print(f"sent {sent} spans of trace {args.trace_id} to "
-          f"{args.endpoint or 'the OTLP endpoint of the OTEL_EXPORTER_OTLP_* settings'}")
+    print(
+        f"sent {sent} spans of trace {args.trace_id} to "
+        f"{args.endpoint or 'the OTLP endpoint of the OTEL_EXPORTER_OTLP_* settings'}"
+    )
     return 0
 
 
@@ -145,19 +179,25 @@ def _signal(kh: KnowHub, args: argparse.Namespace) -> int:
     if not signal.query_sequences:
         print(f"trace {args.trace_id}: no query waits for an evaluation; nothing published")
     elif signal.published:
-        print(f"trace {args.trace_id}: published trigger {signal.trigger_id} for queries "
-              f"{', '.join(map(str, signal.query_sequences))}")
+        print(
+            f"trace {args.trace_id}: published trigger {signal.trigger_id} for queries "
+            f"{', '.join(map(str, signal.query_sequences))}"
+        )
     else:
-        print(f"trace {args.trace_id}: queries {', '.join(map(str, signal.query_sequences))} "
-              f"already published (trigger {signal.trigger_id}); an evaluator has them")
+        print(
+            f"trace {args.trace_id}: queries {', '.join(map(str, signal.query_sequences))} "
+            f"already published (trigger {signal.trigger_id}); an evaluator has them"
+        )
     return 0
 
 
 @connected
 def _delete(kh: KnowHub, args: argparse.Namespace) -> int:
     deleted = kh.cognition.delete_trace(args.trace_id, owner=args.owner)
-    print(f"deleted trace {args.trace_id}: {deleted.deleted_events} events, "
-          f"{deleted.deleted_extractions} extractions")
+    print(
+        f"deleted trace {args.trace_id}: {deleted.deleted_events} events, "
+        f"{deleted.deleted_extractions} extractions"
+    )
     return 0
 
 
@@ -192,8 +232,9 @@ class ReviewSession:
     def _pending(self, trace_id: str | None) -> Iterator[Extraction]:
         token = ""
         while True:
-            page = self._kh.cognition.list_extractions(trace_id, states=["pending"], limit=20,
-                                                       page_token=token)
+            page = self._kh.cognition.list_extractions(
+                trace_id, states=["pending"], limit=20, page_token=token
+            )
             yield from page
             token = page.next_page_token
             if not token:
@@ -222,14 +263,17 @@ class ReviewSession:
             else:
                 print("choose a, e, d, s, c or q")
 
-    def _review(self, extraction: Extraction, decision: str,
-                edited: dict[str, Any] | None) -> bool:
+    def _review(self, extraction: Extraction, decision: str, edited: dict[str, Any] | None) -> bool:
         from knowhub import errors
 
         try:
-            self._kh.cognition.review_extraction(extraction.trace_id, extraction.extraction_id,
-                                                 decision, edited_payload=edited,
-                                                 owner=extraction.owner)
+            self._kh.cognition.review_extraction(
+                extraction.trace_id,
+                extraction.extraction_id,
+                decision,
+                edited_payload=edited,
+                owner=extraction.owner,
+            )
         except errors.InvalidArgument as error:
             print(f"not saved: {error.message}")
             return False
@@ -240,8 +284,9 @@ class ReviewSession:
 
     def _edit(self, payload: dict[str, Any]) -> dict[str, Any] | None:
         """The payload after the reviewer edited it as JSON in the editor, or None."""
-        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False,
-                                         encoding="utf-8") as file:
+        with tempfile.NamedTemporaryFile(
+            "w", suffix=".json", delete=False, encoding="utf-8"
+        ) as file:
             json.dump(payload, file, ensure_ascii=False, indent=2)
         path = Path(file.name)
         try:
@@ -274,14 +319,22 @@ class ReviewSession:
         payload = extraction.payload
         tags = ", ".join(f"{k}={v}" for k, v in payload.get("tags", {}).items())
         print()
-        print(shown(f"[{number}] trace {extraction.trace_id} ({extraction.owner}) · "
-                    f"{extraction.extraction_id} · sequence {extraction.sequence}"
-                    + (f" · goal {extraction.goal_id}" if extraction.goal_id else "")))
+        print(
+            shown(
+                f"[{number}] trace {extraction.trace_id} ({extraction.owner}) · "
+                f"{extraction.extraction_id} · sequence {extraction.sequence}"
+                + (f" · goal {extraction.goal_id}" if extraction.goal_id else "")
+            )
+        )
         print(f"task: {shown(payload['task'])}")
-        print(shown(f"types: {', '.join(payload['types'])}   scopes: "
-                    f"{', '.join(payload['scopes']) or '(default)'}   owner: "
-                    f"{payload.get('owner') or '(default)'}   score: "
-                    f"{payload.get('score', 3)}" + (f"   tags: {tags}" if tags else "")))
+        print(
+            shown(
+                f"types: {', '.join(payload['types'])}   scopes: "
+                f"{', '.join(payload['scopes']) or '(default)'}   owner: "
+                f"{payload.get('owner') or '(default)'}   score: "
+                f"{payload.get('score', 3)}" + (f"   tags: {tags}" if tags else "")
+            )
+        )
         print("content:\n  " + shown(payload["content"], lines=True).replace("\n", "\n  "))
 
 
@@ -290,8 +343,12 @@ def shown(text: str, *, lines: bool = False) -> str:
     carriage returns) and invisible format characters (bidirectional overrides) appear
     as escapes, so a payload cannot redraw or hide what the reviewer sees; with `lines`,
     line breaks stay."""
-    return "".join(c if (lines and c == "\n") or unicodedata.category(c) not in _HIDDEN
-                   else c.encode("unicode_escape").decode() for c in text)
+    return "".join(
+        c
+        if (lines and c == "\n") or unicodedata.category(c) not in _HIDDEN
+        else c.encode("unicode_escape").decode()
+        for c in text
+    )
 
 
 _HIDDEN = frozenset({"Cc", "Cf", "Zl", "Zp"})

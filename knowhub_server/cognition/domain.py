@@ -25,18 +25,42 @@ Event = dict[str, Any]
 Body = dict[str, Any]
 
 # An agent runtime's events (trace-event-schema v0.9): what each node of a job did.
-STEP_TYPES = ("node_started", "node_finished", "agent_thought_recorded", "decision_made",
-              "tool_selected", "tool_result_summarized")
+STEP_TYPES = (
+    "node_started",
+    "node_finished",
+    "agent_thought_recorded",
+    "decision_made",
+    "tool_selected",
+    "tool_result_summarized",
+)
 PLAN_TYPES = ("plan_generated", "decision_snapshot")
 RUNTIME_TYPES = STEP_TYPES + PLAN_TYPES
-EVENT_TYPES = ("query", "evaluation", "extraction_pending", "extraction_reviewed",
-               "extraction_committed", "reflection", "memory_read", "memory_write",
-               "plan_evolution", "message", *RUNTIME_TYPES, "feedback_refused",
-               "evaluation_failed")
+EVENT_TYPES = (
+    "query",
+    "evaluation",
+    "extraction_pending",
+    "extraction_reviewed",
+    "extraction_committed",
+    "reflection",
+    "memory_read",
+    "memory_write",
+    "plan_evolution",
+    "message",
+    *RUNTIME_TYPES,
+    "feedback_refused",
+    "evaluation_failed",
+)
 # What AppendEvents takes; evaluations and extractions go through their own RPCs, which
 # keep the knowledge and the review state in step with the log.
-APPENDABLE_TYPES = ("query", "message", "reflection", "memory_read", "memory_write",
-                    "plan_evolution", *RUNTIME_TYPES)
+APPENDABLE_TYPES = (
+    "query",
+    "message",
+    "reflection",
+    "memory_read",
+    "memory_write",
+    "plan_evolution",
+    *RUNTIME_TYPES,
+)
 EVAL_STATUSES = ("helpful", "harmful", "neutral", "unused", "irrelevant")
 COUNTED_STATUSES = ("helpful", "harmful")  # the ones that change knowledge counters
 TRIGGERS = ("goal_completion", "compression", "task_completion")
@@ -145,8 +169,9 @@ class Extraction:
     @property
     def commit_payload(self) -> Body:
         """What a commit saves: the edited payload when the latest review is an edit."""
-        return self.edited_payload if self.decision == "edit" and self.edited_payload \
-            else self.payload
+        return (
+            self.edited_payload if self.decision == "edit" and self.edited_payload else self.payload
+        )
 
 
 @dataclass(frozen=True)
@@ -213,6 +238,7 @@ def split_pair(pair: str) -> tuple[int, str]:
 
 # ---- Ids ---------------------------------------------------------------------------------
 
+
 def validate_entity_name(value: str, field: str) -> str:
     """Group, consumer and extraction ids: an entity id (no colon)."""
     if not is_valid_entity_id(value):
@@ -245,10 +271,12 @@ def _trace_in_request_id(ref: TraceRef, caller: str) -> str:
     return ref.trace_id if caller == ref.owner else ref.key
 
 
-def evaluation_request_id(ref: TraceRef, caller: str, query_sequence: int,
-                          knowledge_id: str) -> str:
-    return bounded_request_id("eval", _trace_in_request_id(ref, caller), query_sequence,
-                              knowledge_id)
+def evaluation_request_id(
+    ref: TraceRef, caller: str, query_sequence: int, knowledge_id: str
+) -> str:
+    return bounded_request_id(
+        "eval", _trace_in_request_id(ref, caller), query_sequence, knowledge_id
+    )
 
 
 def extraction_request_id(ref: TraceRef, caller: str, extraction_id: str) -> str:
@@ -256,6 +284,7 @@ def extraction_request_id(ref: TraceRef, caller: str, extraction_id: str) -> str
 
 
 # ---- Event validation --------------------------------------------------------------------
+
 
 def validate_event(event_type: str, body: Body, prefix: str) -> Body:
     """The body of one event, checked and normalized; raises InvalidArgument naming the
@@ -324,8 +353,9 @@ def _query(body: Body, p: str) -> Body:
         where = _at(p, f"sources[{index}]")
         _name(source["id"], f"{where}.id", required=True)
         check.text(source["task"], f"{where}.task", SOURCE_TASK_MAX)
-        source["content"] = check.text(source["content"][:SOURCE_CONTENT_KEPT],
-                                       f"{where}.content", SOURCE_CONTENT_KEPT)
+        source["content"] = check.text(
+            source["content"][:SOURCE_CONTENT_KEPT], f"{where}.content", SOURCE_CONTENT_KEPT
+        )
         if body["source_ids"] and source["id"] not in body["source_ids"]:
             raise InvalidArgument(f"{where}.id", f"{source['id']!r} is not in source_ids")
     if not body["source_ids"]:
@@ -340,8 +370,7 @@ def _evaluation(body: Body, p: str) -> Body:
     one_of(result.get("status", ""), EVAL_STATUSES, _at(p, "eval_result.status"))
     check.text(result.get("reason", ""), _at(p, "eval_result.reason"), check.CASE_TEXT_MAX)
     body["eval_result"] = {"status": result["status"], "reason": result.get("reason", "")}
-    one_of(body["evaluated_at_trigger"], TRIGGERS, _at(p, "evaluated_at_trigger"),
-            required=False)
+    one_of(body["evaluated_at_trigger"], TRIGGERS, _at(p, "evaluated_at_trigger"), required=False)
     return body
 
 
@@ -391,8 +420,9 @@ def _extraction_committed(body: Body, p: str) -> Body:
 def _reflection(body: Body, p: str) -> Body:
     span = body["sequence_range"]
     if len(span) != 2:
-        raise InvalidArgument(_at(p, "sequence_range"), f"needs exactly [start, end], got "
-                              f"{len(span)} values")
+        raise InvalidArgument(
+            _at(p, "sequence_range"), f"needs exactly [start, end], got {len(span)} values"
+        )
     if not 0 <= span[0] <= span[1]:
         raise InvalidArgument(_at(p, "sequence_range"), f"needs 0 <= start <= end, got {span}")
     check.text(body["summary"], _at(p, "summary"), LONG_TEXT_MAX, required=True)
@@ -415,6 +445,7 @@ def _plan_evolution(body: Body, p: str) -> Body:
 
 
 # ---- Runtime events (trace-event-schema v0.9) ----------------------------------------------
+
 
 def _place(body: Body, p: str, *, node_required: bool = False) -> None:
     """The job, node and step an event names."""
@@ -521,8 +552,9 @@ def validate_task_graph(graph: Body, field: str) -> Body:
         start, end = edge["from_node"], edge["to_node"]
         for name, node_id in (("from_node", start), ("to_node", end)):
             if node_id not in ids:
-                raise InvalidArgument(f"{where}.{name}", f"{node_id[:60]!r} is not a node of "
-                                      "the graph")
+                raise InvalidArgument(
+                    f"{where}.{name}", f"{node_id[:60]!r} is not a node of the graph"
+                )
         if end in successors[start]:
             raise InvalidArgument(where, f"repeats the edge {start!r} -> {end!r}")
         if start == end or _reaches(successors, end, start):
@@ -552,15 +584,26 @@ def _message(body: Body, p: str) -> Body:
 
 
 _VALIDATORS: dict[str, Callable[[Body, str], Body]] = {
-    "query": _query, "evaluation": _evaluation, "extraction_pending": _extraction_pending,
+    "query": _query,
+    "evaluation": _evaluation,
+    "extraction_pending": _extraction_pending,
     "extraction_reviewed": _extraction_reviewed,
-    "extraction_committed": _extraction_committed, "reflection": _reflection,
-    "memory_read": _memory, "memory_write": _memory, "plan_evolution": _plan_evolution,
-    "message": _message, "node_started": _node_started, "node_finished": _node_finished,
-    "agent_thought_recorded": _agent_thought, "decision_made": _decision_made,
-    "tool_selected": _tool_selected, "tool_result_summarized": _tool_result,
-    "plan_generated": _plan_generated, "decision_snapshot": _decision_snapshot,
-    "feedback_refused": _feedback_refused, "evaluation_failed": _evaluation_failed,
+    "extraction_committed": _extraction_committed,
+    "reflection": _reflection,
+    "memory_read": _memory,
+    "memory_write": _memory,
+    "plan_evolution": _plan_evolution,
+    "message": _message,
+    "node_started": _node_started,
+    "node_finished": _node_finished,
+    "agent_thought_recorded": _agent_thought,
+    "decision_made": _decision_made,
+    "tool_selected": _tool_selected,
+    "tool_result_summarized": _tool_result,
+    "plan_generated": _plan_generated,
+    "decision_snapshot": _decision_snapshot,
+    "feedback_refused": _feedback_refused,
+    "evaluation_failed": _evaluation_failed,
 }
 
 
@@ -573,8 +616,11 @@ def event_sequence(event: Event) -> int | None:
         sequence = event["sequence"]
     elif kind in ("evaluation", "feedback_refused"):
         sequence = event["query_sequence"]
-    elif kind in ("memory_read", "memory_write") and event["step_index"] and not (
-            event.get("job_id") or event.get("node_id")):
+    elif (
+        kind in ("memory_read", "memory_write")
+        and event["step_index"]
+        and not (event.get("job_id") or event.get("node_id"))
+    ):
         sequence = event["step_index"]
     return sequence
 
@@ -589,6 +635,7 @@ def validate_review(decision: str, edited_payload: Body | None, prefix: str) -> 
 
 
 # ---- Evaluation answers --------------------------------------------------------------------
+
 
 class Unparsed(Exception):
     """An evaluator's answer that is no evaluation at all: it holds no JSON, or JSON
@@ -607,13 +654,13 @@ def parse_evaluation_reply(text: str) -> list[Assessment]:
     try:
         document = parse_json_reply(text)
     except LLMError:
-        raise Unparsed("the answer holds no JSON (read as a whole, as a ```json block and "
-                       "as a bare {...})") from None
+        raise Unparsed(
+            "the answer holds no JSON (read as a whole, as a ```json block and as a bare {...})"
+        ) from None
     evaluations = document.get("evaluations") if isinstance(document, dict) else document
     if not isinstance(evaluations, list):
-        raise Unparsed("the answer's JSON has no \"evaluations\" list")
-    check.count(len(evaluations), "raw_text.evaluations",
-                QUERY_EVALUATIONS_MAX)
+        raise Unparsed('the answer\'s JSON has no "evaluations" list')
+    check.count(len(evaluations), "raw_text.evaluations", QUERY_EVALUATIONS_MAX)
     found = []
     for index, item in enumerate(evaluations):
         found += _read_query_evaluation(item, f"raw_text.evaluations[{index}]")
@@ -625,15 +672,17 @@ def _read_query_evaluation(item: object, where: str) -> list[Assessment]:
         raise InvalidArgument(where, "must be an object with query_sequence and assessments")
     sequence = _read_int(item.get("query_sequence"), f"{where}.query_sequence")
     found = []
-    for field, entry in objects(item.get("assessments"), f"{where}.assessments",
-                                "must be an object"):
+    for field, entry in objects(
+        item.get("assessments"), f"{where}.assessments", "must be an object"
+    ):
         knowledge_id = _read_either(entry, ("source_id", "knowledge_id"), field)
         status = _read_either(entry, ("status", "eval_status"), field).strip().lower()
         reason = entry.get("reason") or ""
         if not isinstance(reason, str):
             raise InvalidArgument(f"{field}.reason", "must be a string")
-        found.append(Assessment(sequence, knowledge_id, status, reason, field,
-                                f"{where}.query_sequence"))
+        found.append(
+            Assessment(sequence, knowledge_id, status, reason, field, f"{where}.query_sequence")
+        )
     return found
 
 
@@ -649,15 +698,13 @@ def _read_int(value: object, field: str) -> int:
 def _read_either(entry: dict[str, Any], names: tuple[str, str], field: str) -> str:
     value = entry.get(names[0], entry.get(names[1]))
     if not isinstance(value, str) or not value:
-        raise InvalidArgument(f"{field}.{names[0]}", f"is required (or {names[1]}) as a "
-                              "string")
+        raise InvalidArgument(f"{field}.{names[0]}", f"is required (or {names[1]}) as a string")
     return value
 
 
 def validate_assessments(assessments: list[Assessment]) -> list[Assessment]:
     """Each status known, each text within its limit, no pair rated twice."""
-    check.count(len(assessments), "evaluations", ASSESSMENTS_MAX,
-                required=True)
+    check.count(len(assessments), "evaluations", ASSESSMENTS_MAX, required=True)
     seen: set[tuple[int, str]] = set()
     for item in assessments:
         _sequence(item.query_sequence, item.query_field)
@@ -666,24 +713,32 @@ def validate_assessments(assessments: list[Assessment]) -> list[Assessment]:
         check.text(item.reason, f"{item.field}.reason", check.CASE_TEXT_MAX)
         pair = (item.query_sequence, item.knowledge_id)
         if pair in seen:
-            raise InvalidArgument(f"{item.field}.knowledge_id", f"rates {item.knowledge_id!r} "
-                                  f"for query {item.query_sequence} a second time")
+            raise InvalidArgument(
+                f"{item.field}.knowledge_id",
+                f"rates {item.knowledge_id!r} for query {item.query_sequence} a second time",
+            )
         seen.add(pair)
     return assessments
 
 
-def validate_query_links(assessments: list[Assessment], queries: dict[int, Event],
-                         trace_id: str) -> None:
+def validate_query_links(
+    assessments: list[Assessment], queries: dict[int, Event], trace_id: str
+) -> None:
     """Each assessment names a query of the trace and one of that query's sources."""
     for item in assessments:
         query = queries.get(item.query_sequence)
         if query is None:
-            raise InvalidArgument(item.query_field, f"trace {trace_id!r} has no query at sequence "
-                                  f"{item.query_sequence}")
+            raise InvalidArgument(
+                item.query_field,
+                f"trace {trace_id!r} has no query at sequence {item.query_sequence}",
+            )
         if item.knowledge_id not in query["source_ids"]:
-            raise InvalidArgument(f"{item.field}.knowledge_id", f"{item.knowledge_id!r} is "
-                                  f"not a source of the query at sequence "
-                                  f"{item.query_sequence}")
+            raise InvalidArgument(
+                f"{item.field}.knowledge_id",
+                f"{item.knowledge_id!r} is "
+                f"not a source of the query at sequence "
+                f"{item.query_sequence}",
+            )
 
 
 # The knowledge payloads an event may carry (extraction_pending, extraction_reviewed).
@@ -705,5 +760,11 @@ def shown_payload(payload: Body, viewer: Principal) -> Body:
 
 def shown_payloads(body: Body, viewer: Principal) -> Body:
     """An event's body with its knowledge payloads as the viewer reads them."""
-    return {**body, **{name: shown_payload(body[name], viewer) for name in PAYLOAD_FIELDS
-                       if isinstance(body.get(name), dict)}}
+    return {
+        **body,
+        **{
+            name: shown_payload(body[name], viewer)
+            for name in PAYLOAD_FIELDS
+            if isinstance(body.get(name), dict)
+        },
+    }

@@ -78,16 +78,25 @@ class Step:
 
     def start(self, event: Event) -> None:
         number = event["attempt"] or max((a.attempt for a in self.attempts), default=0) + 1
-        self.attempts.append(Attempt(number, "running", started_at=event["timestamp"],
-                                     worker_id=event["worker_id"],
-                                     step_index=event["step_index"]))
+        self.attempts.append(
+            Attempt(
+                number,
+                "running",
+                started_at=event["timestamp"],
+                worker_id=event["worker_id"],
+                step_index=event["step_index"],
+            )
+        )
 
     def finish(self, event: Event, position: int) -> None:
         number = event["attempt"] or next(
             (a.attempt for a in reversed(self.attempts) if a.state == "running"),
-            max((a.attempt for a in self.attempts), default=0) + 1)
-        attempt = next((a for a in reversed(self.attempts)
-                        if a.attempt == number and a.state == "running"), None)
+            max((a.attempt for a in self.attempts), default=0) + 1,
+        )
+        attempt = next(
+            (a for a in reversed(self.attempts) if a.attempt == number and a.state == "running"),
+            None,
+        )
         if attempt is None:
             attempt = Attempt(number, "", step_index=event["step_index"])
             self.attempts.append(attempt)
@@ -99,13 +108,25 @@ class Step:
     def add_card(self, event: Event) -> None:
         self.cards.append(event)
         if event["type"] == "tool_selected":
-            self.calls.append(ToolCall(
-                event["tool_name"], self.current_attempt, reason=event["reason"],
-                input_summary=event["input_summary"], selected_event_id=event["event_id"],
-                selected_at=event["timestamp"]))
+            self.calls.append(
+                ToolCall(
+                    event["tool_name"],
+                    self.current_attempt,
+                    reason=event["reason"],
+                    input_summary=event["input_summary"],
+                    selected_event_id=event["event_id"],
+                    selected_at=event["timestamp"],
+                )
+            )
         elif event["type"] == "tool_result_summarized":
-            call = next((c for c in self.calls if c.tool_name == event["tool_name"]
-                         and not c.result_event_id), None)
+            call = next(
+                (
+                    c
+                    for c in self.calls
+                    if c.tool_name == event["tool_name"] and not c.result_event_id
+                ),
+                None,
+            )
             if call is None:
                 call = ToolCall(event["tool_name"], self.current_attempt)
                 self.calls.append(call)
@@ -132,8 +153,9 @@ class GraphNode:
 
     @property
     def tool_node(self) -> bool:
-        planned = self.task is not None and (self.task["type"] == "tool"
-                                             or bool(self.task["tool_name"]))
+        planned = self.task is not None and (
+            self.task["type"] == "tool" or bool(self.task["tool_name"])
+        )
         return planned or bool(self.step and self.step.calls)
 
     def task_field(self, name: str) -> str:
@@ -181,37 +203,52 @@ class JobView:
     plan_diff: PlanDiff
 
 
-def build_job_view(trace: Trace, events: list[Event], job_id: str,
-                   diff_versions: tuple[int | None, int | None], *,
-                   unknown_job_refused: bool = True) -> JobView:
+def build_job_view(
+    trace: Trace,
+    events: list[Event],
+    job_id: str,
+    diff_versions: tuple[int | None, int | None],
+    *,
+    unknown_job_refused: bool = True,
+) -> JobView:
     """The views of job `job_id` (the latest job when empty) of a trace's events. A job
     the events do not name is INVALID_ARGUMENT when `unknown_job_refused` (the events are
     the whole log), else its views are empty."""
-    job_ids = list(dict.fromkeys(e["job_id"] for e in events
-                                 if e["type"] in JOB_TYPES and e.get("job_id")))
+    job_ids = list(
+        dict.fromkeys(e["job_id"] for e in events if e["type"] in JOB_TYPES and e.get("job_id"))
+    )
     if job_id and job_id not in job_ids and unknown_job_refused:
-        raise InvalidArgument("job_id", f"trace {trace.trace_id!r} has no job {job_id!r} "
-                              f"(it has: {', '.join(job_ids) or 'none'})")
+        raise InvalidArgument(
+            "job_id",
+            f"trace {trace.trace_id!r} has no job {job_id!r} "
+            f"(it has: {', '.join(job_ids) or 'none'})",
+        )
     chosen = job_id or (job_ids[-1] if job_ids else "")
     scoped = [e for e in events if e["type"] in JOB_TYPES and e.get("job_id", "") in ("", chosen)]
     plans = plan_snapshots(scoped)
     steps = reasoning_steps(scoped, plans)
     graph = job_graph(plans, steps)
-    header = Header(job_id=chosen, job_ids=job_ids, agent_id=trace.agent_id,
-                    goal=next((p.goal for p in reversed(plans) if p.goal), trace.task),
-                    status=job_status(graph, steps, scoped),
-                    plan_version=plans[-1].plan_version if plans else 0)
+    header = Header(
+        job_id=chosen,
+        job_ids=job_ids,
+        agent_id=trace.agent_id,
+        goal=next((p.goal for p in reversed(plans) if p.goal), trace.task),
+        status=job_status(graph, steps, scoped),
+        plan_version=plans[-1].plan_version if plans else 0,
+    )
     header.cursor_node_id, header.cursor_step_index = cursor(scoped)
     return JobView(header, steps, graph, plans, chosen_diff(plans, diff_versions))
 
 
 # ---- The reasoning step timeline ----------------------------------------------------------
 
+
 def reasoning_steps(events: list[Event], plans: list[PlanSnapshot]) -> list[Step]:
     """Steps in the order they began, each with its attempts, cards and memory use, and
     the plan version in force when it began."""
-    node_at_index = {e["step_index"]: e["node_id"] for e in events
-                     if e.get("node_id") and e.get("step_index")}
+    node_at_index = {
+        e["step_index"]: e["node_id"] for e in events if e.get("node_id") and e.get("step_index")
+    }
     version_at = {position: p.plan_version for p in plans for position in p.positions}
     steps: dict[StepKey, Step] = {}
     in_force = 0
@@ -256,6 +293,7 @@ def _step_key(event: Event, node_at_index: dict[int, str]) -> StepKey | None:
 
 # ---- The graphs: the decision tree and the tool dependency graph --------------------------
 
+
 def job_graph(plans: list[PlanSnapshot], steps: list[Step]) -> JobGraph:
     graphs = [p for p in plans if p.task_graph is not None]
     current = graphs[-1] if graphs else None
@@ -274,30 +312,46 @@ def job_graph(plans: list[PlanSnapshot], steps: list[Step]) -> JobGraph:
                 dropped[task["id"]] = earlier.task_graph
                 nodes[task["id"]] = _graph_node(task, ran[task["id"]], in_current_plan=False)
     for node_id, graph in dropped.items():
-        pairs += [(e["from_node"], node_id) for e in graph["edges"]
-                  if e["to_node"] == node_id and e["from_node"] in nodes]
+        pairs += [
+            (e["from_node"], node_id)
+            for e in graph["edges"]
+            if e["to_node"] == node_id and e["from_node"] in nodes
+        ]
     for node_id, step in ran.items():
         if node_id not in nodes:
             nodes[node_id] = _graph_node(None, step, in_current_plan=current is None)
-    return JobGraph(list(nodes.values()), _edges(nodes, pairs, steps),
-                    current.plan_version if current is not None else 0)
+    return JobGraph(
+        list(nodes.values()),
+        _edges(nodes, pairs, steps),
+        current.plan_version if current is not None else 0,
+    )
 
 
 def _graph_node(task: Body | None, step: Step | None, *, in_current_plan: bool) -> GraphNode:
-    state = step.state if step is not None and step.attempts else (
-        "pending" if in_current_plan and task is not None else "")
-    return GraphNode(task["id"] if task is not None else step.node_id if step else "", task,
-                     step, in_current_plan, state)
+    state = (
+        step.state
+        if step is not None and step.attempts
+        else ("pending" if in_current_plan and task is not None else "")
+    )
+    return GraphNode(
+        task["id"] if task is not None else step.node_id if step else "",
+        task,
+        step,
+        in_current_plan,
+        state,
+    )
 
 
-def _edges(nodes: dict[str, GraphNode], pairs: list[tuple[str, str]], steps: list[Step]
-           ) -> list[GraphEdge]:
+def _edges(
+    nodes: dict[str, GraphNode], pairs: list[tuple[str, str]], steps: list[Step]
+) -> list[GraphEdge]:
     """Edges once each, with the order their target started in; counts each node's
     successors and predecessors, and its finish order."""
     started = [s.node_id for s in steps if s.node_id and s.attempts]
     start_order = {node_id: index + 1 for index, node_id in enumerate(started)}
-    finished = sorted((s for s in steps if s.node_id and s.last_finish >= 0),
-                      key=lambda s: s.last_finish)
+    finished = sorted(
+        (s for s in steps if s.node_id and s.last_finish >= 0), key=lambda s: s.last_finish
+    )
     for index, step in enumerate(finished):
         nodes[step.node_id].finish_order = index + 1
     edges = []
@@ -309,6 +363,7 @@ def _edges(nodes: dict[str, GraphNode], pairs: list[tuple[str, str]], steps: lis
 
 
 # ---- The header ---------------------------------------------------------------------------
+
 
 def job_status(graph: JobGraph, steps: list[Step], events: list[Event]) -> str:
     """running, completed or failed, from the latest attempts of the current plan's nodes

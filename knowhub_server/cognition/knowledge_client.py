@@ -20,23 +20,40 @@ from knowhub_server.common.peers import PeerRefused, Peers, call_as
 Payload = dict[str, Any]
 
 # The payload's flat fields where SaveKnowledge nests them under `source`.
-_FLAT_FIELDS = {"source.name": "source_name", "source.category": "source_category",
-                "source.urls": "urls", "source.agent_id": "agent_id",
-                "source.submitted_by": "submitted_by", "source.message_id": "message_id"}
+_FLAT_FIELDS = {
+    "source.name": "source_name",
+    "source.category": "source_category",
+    "source.urls": "urls",
+    "source.agent_id": "agent_id",
+    "source.submitted_by": "submitted_by",
+    "source.message_id": "message_id",
+}
 
 
-def save_request(payload: Payload, *, request_id: str = "",
-                 validate_only: bool = False) -> knowledge_pb2.SaveKnowledgeRequest:
+def save_request(
+    payload: Payload, *, request_id: str = "", validate_only: bool = False
+) -> knowledge_pb2.SaveKnowledgeRequest:
     """The SaveKnowledge a payload stands for."""
     request = knowledge_pb2.SaveKnowledgeRequest(
-        task=payload["task"], content=payload["content"], types=payload["types"],
-        tags=payload["tags"], scopes=payload["scopes"], owner=payload["owner"],
-        message_id=payload["message_id"], resource_ids=payload["resource_ids"],
-        request_id=request_id, validate_only=validate_only,
+        task=payload["task"],
+        content=payload["content"],
+        types=payload["types"],
+        tags=payload["tags"],
+        scopes=payload["scopes"],
+        owner=payload["owner"],
+        message_id=payload["message_id"],
+        resource_ids=payload["resource_ids"],
+        request_id=request_id,
+        validate_only=validate_only,
         source=knowledge_pb2.Source(
-            name=payload["source_name"], category=payload["source_category"],
-            urls=payload["urls"], agent_id=payload["agent_id"],
-            submitted_by=payload["submitted_by"], message_id=payload["message_id"]))
+            name=payload["source_name"],
+            category=payload["source_category"],
+            urls=payload["urls"],
+            agent_id=payload["agent_id"],
+            submitted_by=payload["submitted_by"],
+            message_id=payload["message_id"],
+        ),
+    )
     if payload.get("score") is not None:
         request.score = payload["score"]
     return request
@@ -52,39 +69,63 @@ class KnowledgeClient:
             self._stub = knowledge_pb2_grpc.KnowledgeServiceStub(self._peers.channel("knowledge"))
         return self._stub
 
-    def add_case(self, principal: Principal, knowledge_id: str, *, task: str, outcome: str,
-                 reason: str, trace_id: str, query_sequence: int, request_id: str,
-                 grant: str = "") -> None:
+    def add_case(
+        self,
+        principal: Principal,
+        knowledge_id: str,
+        *,
+        task: str,
+        outcome: str,
+        reason: str,
+        trace_id: str,
+        query_sequence: int,
+        request_id: str,
+        grant: str = "",
+    ) -> None:
         """A case on a record (UpdateKnowledge), helpful when its outcome is, else harmful,
         as the caller or, with a delegation `grant`, as the user it names. Raises
         PeerRefused or Unavailable."""
-        case = knowledge_pb2.Case(task=task, outcome=outcome, reason=reason,
-                                  trace_id=trace_id, query_sequence=query_sequence)
+        case = knowledge_pb2.Case(
+            task=task,
+            outcome=outcome,
+            reason=reason,
+            trace_id=trace_id,
+            query_sequence=query_sequence,
+        )
         helpful = outcome == "helpful"
         request = knowledge_pb2.UpdateKnowledgeRequest(id=knowledge_id, request_id=request_id)
         (request.add_helpful_case if helpful else request.add_harmful_case).CopyFrom(case)
-        call_as(principal, self._knowledge().UpdateKnowledge, request,
-                metadata=((DELEGATION_HEADER, grant),) if grant else ())
+        call_as(
+            principal,
+            self._knowledge().UpdateKnowledge,
+            request,
+            metadata=((DELEGATION_HEADER, grant),) if grant else (),
+        )
 
     def resolve(self, principal: Principal, payload: Payload, field: str) -> Payload:
         """The payload checked as a save by this caller, with the defaults that save would
         apply made explicit (scopes, owner, agent, category), so whoever commits it later
         saves the same record. Refusals name the payload's own fields under `field`."""
         try:
-            record = call_as(principal, self._knowledge().SaveKnowledge,
-                             save_request(payload, validate_only=True)).knowledge
+            record = call_as(
+                principal,
+                self._knowledge().SaveKnowledge,
+                save_request(payload, validate_only=True),
+            ).knowledge
         except PeerRefused as refused:
             raise _named_in_payload(refused, field) from None
         # Its names qualified by the caller's org, so whoever commits it, of whichever
         # org, saves it for the same agents and resources.
-        return {**payload, "scopes": [principal.qualify_scope(s) for s in record.scopes],
-                "owner": principal.qualify_scope(record.owner),
-                "agent_id": principal.qualify(record.source.agent_id),
-                "resource_ids": [principal.qualify(r) for r in payload["resource_ids"]],
-                "source_category": record.source.category}
+        return {
+            **payload,
+            "scopes": [principal.qualify_scope(s) for s in record.scopes],
+            "owner": principal.qualify_scope(record.owner),
+            "agent_id": principal.qualify(record.source.agent_id),
+            "resource_ids": [principal.qualify(r) for r in payload["resource_ids"]],
+            "source_category": record.source.category,
+        }
 
-    def save(self, principal: Principal, payload: Payload, request_id: str
-             ) -> tuple[str, bool]:
+    def save(self, principal: Principal, payload: Payload, request_id: str) -> tuple[str, bool]:
         """Saves a payload (SaveKnowledge) unless a record of the same owner and scopes
         already says the same: (the record's id, whether it existed), the first one's on a
         retry. Raises PeerRefused or Unavailable."""
@@ -101,6 +142,6 @@ def _named_in_payload(refused: PeerRefused, field: str) -> ServiceError:
         return PeerRefused(refused.code, f"{field}: {refused.message}")
     for nested, flat in _FLAT_FIELDS.items():
         if name == nested or name.startswith((f"{nested}[", f"{nested}.")):
-            name = flat + name[len(nested):]
+            name = flat + name[len(nested) :]
             break
     return PeerRefused(refused.code, f"{field}.{name}: {problem}")

@@ -30,10 +30,14 @@ class LogDocument:
 def export_document(trace: Trace, events: list[Event], viewer: Principal) -> str:
     """The trace as a log file (event ids are the server's and are left out),
     its agents and resources named as the viewer names them."""
-    document = {"trace_id": trace.trace_id, "task": trace.task,
-                "agent_id": viewer.show(trace.agent_id),
-                "events": [shown_payloads({k: v for k, v in e.items() if k != "event_id"},
-                                          viewer) for e in events]}
+    document = {
+        "trace_id": trace.trace_id,
+        "task": trace.task,
+        "agent_id": viewer.show(trace.agent_id),
+        "events": [
+            shown_payloads({k: v for k, v in e.items() if k != "event_id"}, viewer) for e in events
+        ],
+    }
     return json.dumps(document, ensure_ascii=False, indent=1)
 
 
@@ -43,15 +47,20 @@ def read_document(text: str) -> LogDocument:
     except ValueError as error:
         raise InvalidArgument("document", f"is not JSON we read: {error}") from None
     if not isinstance(data, dict) or not ({"events", "entries"} & set(data)):
-        raise InvalidArgument("document", "must be a JSON object with an \"events\" list "
-                              "(or the legacy \"entries\")")
+        raise InvalidArgument(
+            "document", 'must be a JSON object with an "events" list (or the legacy "entries")'
+        )
     name = "events" if "events" in data else "entries"
     events = []
     for where, item in objects(data[name], f"document.{name}", "must be an object"):
         event = _legacy_event(item, where) if name == "entries" else dict(item)
         events.append((where, _with_times(event, where)))
-    return LogDocument(trace_id=_text(data, "trace_id"), task=_text(data, "task"),
-                       agent_id=_text(data, "agent_id"), events=events)
+    return LogDocument(
+        trace_id=_text(data, "trace_id"),
+        task=_text(data, "task"),
+        agent_id=_text(data, "agent_id"),
+        events=events,
+    )
 
 
 def _text(data: dict[str, Any], name: str) -> str:
@@ -69,8 +78,11 @@ def _legacy_event(entry: dict[str, Any], where: str) -> dict[str, Any]:
         elif "query" in event:
             event["type"] = "query"
         else:
-            raise InvalidArgument(where, "has no type and is neither an evaluation (no "
-                                  "query_sequence) nor a query (no query)")
+            raise InvalidArgument(
+                where,
+                "has no type and is neither an evaluation (no "
+                "query_sequence) nor a query (no query)",
+            )
     if event["type"] == "evaluation":
         if "knowledge_id" not in event and "source_id" in event:
             event["knowledge_id"] = event.pop("source_id")

@@ -61,16 +61,20 @@ class ExportError(Exception):
     """The endpoint did not take the spans."""
 
 
-def export_trace(view: TraceView, endpoint: str | None = None, *,
-                 headers: Mapping[str, str] | None = None, timeout: float = 10.0) -> int:
+def export_trace(
+    view: TraceView,
+    endpoint: str | None = None,
+    *,
+    headers: Mapping[str, str] | None = None,
+    timeout: float = 10.0,
+) -> int:
     """Sends the trace's spans to an OTLP/HTTP traces endpoint (its full URL, e.g.
     http://127.0.0.1:4318/v1/traces; OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or
     OTEL_EXPORTER_OTLP_ENDPOINT when None) and returns how many it sent. Raises
     ExportError when the endpoint refuses them or cannot be reached within `timeout`
     seconds (retries included)."""
     spans = trace_spans(view)
-    exporter = OTLPSpanExporter(endpoint=endpoint, headers=dict(headers or {}),
-                                timeout=timeout)
+    exporter = OTLPSpanExporter(endpoint=endpoint, headers=dict(headers or {}), timeout=timeout)
     try:
         with _exporter_warnings() as warnings:
             result = exporter.export(spans)
@@ -78,8 +82,10 @@ def export_trace(view: TraceView, endpoint: str | None = None, *,
         exporter.shutdown()
     if result is not SpanExportResult.SUCCESS:
         detail = f": {warnings[-1]}" if warnings else ""
-        raise ExportError(f"the OTLP endpoint {endpoint or '(OTEL_EXPORTER_OTLP_* settings)'} "
-                          f"did not take the {len(spans)} spans{detail}")
+        raise ExportError(
+            f"the OTLP endpoint {endpoint or '(OTEL_EXPORTER_OTLP_* settings)'} "
+            f"did not take the {len(spans)} spans{detail}"
+        )
     return len(spans)
 
 
@@ -105,7 +111,8 @@ def trace_spans(view: TraceView) -> list[ReadableSpan]:
     memory = InMemorySpanExporter()
     provider = TracerProvider(
         resource=Resource.create({"service.name": view.trace.agent_id or "knowhub-agent"}),
-        id_generator=_TraceIds(view.trace.trace_id))
+        id_generator=_TraceIds(view.trace.trace_id),
+    )
     provider.add_span_processor(SimpleSpanProcessor(memory))
     _Builder(view, provider.get_tracer("knowhub_server.cognition.otel")).build()
     provider.shutdown()
@@ -150,19 +157,38 @@ class _Builder:
     def build(self) -> None:
         header, agent = self.view.header, self.view.trace.agent_id
         root = self.tracer.start_span(
-            f"invoke_agent {agent}".strip(), kind=SpanKind.INTERNAL, start_time=self.start,
-            attributes=_clean({
-                "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": agent,
-                "gen_ai.agent.id": agent, "gen_ai.conversation.id": self.view.trace.trace_id,
-                "knowhub.trace.task": self.view.trace.task, "knowhub.job.id": header.job_id,
-                "knowhub.goal": header.goal, "knowhub.job.status": header.status,
-                "knowhub.cursor.node_id": header.cursor_node_id}))
+            f"invoke_agent {agent}".strip(),
+            kind=SpanKind.INTERNAL,
+            start_time=self.start,
+            attributes=_clean(
+                {
+                    "gen_ai.operation.name": "invoke_agent",
+                    "gen_ai.agent.name": agent,
+                    "gen_ai.agent.id": agent,
+                    "gen_ai.conversation.id": self.view.trace.trace_id,
+                    "knowhub.trace.task": self.view.trace.task,
+                    "knowhub.job.id": header.job_id,
+                    "knowhub.goal": header.goal,
+                    "knowhub.job.status": header.status,
+                    "knowhub.cursor.node_id": header.cursor_node_id,
+                }
+            ),
+        )
         context = trace.set_span_in_context(root)
         for plan in self.view.plan_snapshots:
-            root.add_event("knowhub.plan", _clean({
-                "knowhub.plan.version": plan.plan_version, "knowhub.plan.source": plan.source,
-                "knowhub.plan.goal": plan.goal, "knowhub.plan.diff": plan.diff_summary,
-                "knowhub.plan.reasoning": plan.reasoning_summary}), _ns(plan.timestamp))
+            root.add_event(
+                "knowhub.plan",
+                _clean(
+                    {
+                        "knowhub.plan.version": plan.plan_version,
+                        "knowhub.plan.source": plan.source,
+                        "knowhub.plan.goal": plan.goal,
+                        "knowhub.plan.diff": plan.diff_summary,
+                        "knowhub.plan.reasoning": plan.reasoning_summary,
+                    }
+                ),
+                _ns(plan.timestamp),
+            )
         placed = {e.event_id for s in self.view.reasoning_steps for e in s.memory}
         for event in self.view.memory_timeline:
             if event.event_id not in placed:
@@ -178,8 +204,10 @@ class _Builder:
     def _step(self, step: ReasoningStep, context: Any) -> None:
         windows = [self._window(a, step) for a in step.attempts] or [self._card_window(step)]
         attempts: list[NodeAttempt | None] = [*step.attempts] or [None]
-        spans = [self._attempt_span(step, attempt, window, context)
-                 for attempt, window in zip(attempts, windows, strict=True)]
+        spans = [
+            self._attempt_span(step, attempt, window, context)
+            for attempt, window in zip(attempts, windows, strict=True)
+        ]
         for event in step.cards:
             if event.type in ("agent_thought_recorded", "decision_made"):
                 span = spans[_pick(windows, _ns(event.timestamp))]
@@ -187,8 +215,10 @@ class _Builder:
         for event in step.memory:
             spans[_pick(windows, _ns(event.timestamp))].add_event(*_memory_event(event))
         for call in self._calls(step):
-            index = next((i for i, a in enumerate(step.attempts) if a.attempt == call.attempt),
-                         len(spans) - 1)
+            index = next(
+                (i for i, a in enumerate(step.attempts) if a.attempt == call.attempt),
+                len(spans) - 1,
+            )
             self._tool_span(call, trace.set_span_in_context(spans[index]), windows[index])
         for span, window in zip(spans, windows, strict=True):
             span.end(end_time=window.end)
@@ -209,44 +239,61 @@ class _Builder:
         moments = [m for m in (_ns(e.timestamp) for e in step.cards) if m is not None]
         return _Window(min(moments, default=self.start), max(moments, default=self.start))
 
-    def _attempt_span(self, step: ReasoningStep, attempt: NodeAttempt | None, window: _Window,
-                      context: Any) -> Span:
+    def _attempt_span(
+        self, step: ReasoningStep, attempt: NodeAttempt | None, window: _Window, context: Any
+    ) -> Span:
         node_type = self._node_type(step)
         llm = node_type == "llm"
         name = "chat" if llm else f"{node_type or 'step'} {step.node_id or step.step_index}"
-        span = self.tracer.start_span(name, context=context, start_time=window.start,
-                                      kind=SpanKind.CLIENT if llm else SpanKind.INTERNAL,
-                                      attributes=_clean({
-            "gen_ai.operation.name": "chat" if llm else None,
-            "knowhub.node.id": step.node_id, "knowhub.node.type": node_type,
-            "knowhub.step.index": step.step_index, "knowhub.plan.version": step.plan_version,
-            "knowhub.node.attempt": attempt.attempt if attempt else None,
-            "knowhub.node.state": attempt.state if attempt else None,
-            "knowhub.node.worker_id": attempt.worker_id if attempt else None}))
+        span = self.tracer.start_span(
+            name,
+            context=context,
+            start_time=window.start,
+            kind=SpanKind.CLIENT if llm else SpanKind.INTERNAL,
+            attributes=_clean(
+                {
+                    "gen_ai.operation.name": "chat" if llm else None,
+                    "knowhub.node.id": step.node_id,
+                    "knowhub.node.type": node_type,
+                    "knowhub.step.index": step.step_index,
+                    "knowhub.plan.version": step.plan_version,
+                    "knowhub.node.attempt": attempt.attempt if attempt else None,
+                    "knowhub.node.state": attempt.state if attempt else None,
+                    "knowhub.node.worker_id": attempt.worker_id if attempt else None,
+                }
+            ),
+        )
         if attempt is not None and attempt.state in _FAILED_STATES:
             span.set_attribute("error.type", attempt.state)
             span.set_status(Status(StatusCode.ERROR, attempt.reason or attempt.state))
         return span
 
     def _node_type(self, step: ReasoningStep) -> str:
-        node = next((n for n in self.view.decision_tree.nodes if n.node_id == step.node_id),
-                    None)
+        node = next((n for n in self.view.decision_tree.nodes if n.node_id == step.node_id), None)
         return node.node_type if node is not None else ""
 
     def _tool_span(self, call: ToolCall, context: Any, window: _Window) -> None:
         start = _ns(call.selected_at) or _ns(call.finished_at) or window.start
         end = max(start, _ns(call.finished_at) or start)
         span = self.tracer.start_span(
-            f"execute_tool {call.tool_name}", context=context, start_time=start,
-            attributes=_clean({
-                "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": call.tool_name,
-                "gen_ai.tool.type": "function",
-                "gen_ai.tool.call.id": call.result_event_id or call.selected_event_id,
-                "gen_ai.tool.call.arguments": call.input_summary,
-                "gen_ai.tool.call.result": call.output_summary,
-                "knowhub.tool.reason": call.reason, "knowhub.tool.external_id": call.external_id,
-                "knowhub.tool.idempotent": call.idempotent,
-                "knowhub.tool.rollback_available": call.rollback_available}))
+            f"execute_tool {call.tool_name}",
+            context=context,
+            start_time=start,
+            attributes=_clean(
+                {
+                    "gen_ai.operation.name": "execute_tool",
+                    "gen_ai.tool.name": call.tool_name,
+                    "gen_ai.tool.type": "function",
+                    "gen_ai.tool.call.id": call.result_event_id or call.selected_event_id,
+                    "gen_ai.tool.call.arguments": call.input_summary,
+                    "gen_ai.tool.call.result": call.output_summary,
+                    "knowhub.tool.reason": call.reason,
+                    "knowhub.tool.external_id": call.external_id,
+                    "knowhub.tool.idempotent": call.idempotent,
+                    "knowhub.tool.rollback_available": call.rollback_available,
+                }
+            ),
+        )
         if call.error:
             span.set_attribute("error.type", "tool_error")
             span.set_status(Status(StatusCode.ERROR, call.error))
@@ -257,27 +304,42 @@ class _Builder:
         for query in (e for e in events if e.type == "query"):
             moment = _ns(query.timestamp) or self.start
             span = self.tracer.start_span(
-                "execute_tool knowledge_search", context=context, start_time=moment,
-                attributes=_clean({
-                    "gen_ai.operation.name": "execute_tool",
-                    "gen_ai.tool.name": "knowledge_search", "gen_ai.tool.type": "function",
-                    "gen_ai.tool.call.id": query.event_id,
-                    "gen_ai.tool.call.arguments": query["query"],
-                    "gen_ai.tool.call.result": query["response"],
-                    "knowhub.query.sequence": query["sequence"],
-                    "knowhub.query.goal_id": query["goal_id"],
-                    "knowhub.knowledge.ids": list(query["source_ids"])}))
+                "execute_tool knowledge_search",
+                context=context,
+                start_time=moment,
+                attributes=_clean(
+                    {
+                        "gen_ai.operation.name": "execute_tool",
+                        "gen_ai.tool.name": "knowledge_search",
+                        "gen_ai.tool.type": "function",
+                        "gen_ai.tool.call.id": query.event_id,
+                        "gen_ai.tool.call.arguments": query["query"],
+                        "gen_ai.tool.call.result": query["response"],
+                        "knowhub.query.sequence": query["sequence"],
+                        "knowhub.query.goal_id": query["goal_id"],
+                        "knowhub.knowledge.ids": list(query["source_ids"]),
+                    }
+                ),
+            )
             for evaluation in events:
-                if evaluation.type == "evaluation" and \
-                        evaluation["query_sequence"] == query["sequence"]:
+                if (
+                    evaluation.type == "evaluation"
+                    and evaluation["query_sequence"] == query["sequence"]
+                ):
                     result = evaluation["eval_result"]
-                    span.add_event("gen_ai.evaluation.result", _clean({
-                        "gen_ai.evaluation.name": "knowledge_usefulness",
-                        "gen_ai.evaluation.score.label": result["status"],
-                        "gen_ai.evaluation.explanation": result.get("reason", ""),
-                        "knowhub.knowledge.id": evaluation["knowledge_id"],
-                        "knowhub.evaluation.trigger": evaluation["evaluated_at_trigger"]}),
-                        _ns(evaluation.timestamp))
+                    span.add_event(
+                        "gen_ai.evaluation.result",
+                        _clean(
+                            {
+                                "gen_ai.evaluation.name": "knowledge_usefulness",
+                                "gen_ai.evaluation.score.label": result["status"],
+                                "gen_ai.evaluation.explanation": result.get("reason", ""),
+                                "knowhub.knowledge.id": evaluation["knowledge_id"],
+                                "knowhub.evaluation.trigger": evaluation["evaluated_at_trigger"],
+                            }
+                        ),
+                        _ns(evaluation.timestamp),
+                    )
             span.end(end_time=moment)
 
 
@@ -295,19 +357,34 @@ def _pick(windows: list[_Window], moment: int | None) -> int:
 
 def _card_event(event: Event) -> tuple[str, Attributes, int | None]:
     name = "knowhub.thought" if event.type == "agent_thought_recorded" else "knowhub.decision"
-    return name, _clean({"knowhub.content": event["content"],
-                         "knowhub.role": event.data.get("role"),
-                         "knowhub.kind": event.data.get("kind")}), _ns(event.timestamp)
+    return (
+        name,
+        _clean(
+            {
+                "knowhub.content": event["content"],
+                "knowhub.role": event.data.get("role"),
+                "knowhub.kind": event.data.get("kind"),
+            }
+        ),
+        _ns(event.timestamp),
+    )
 
 
 def _memory_event(event: Event) -> tuple[str, Attributes, int | None]:
     name = "knowhub.memory.read" if event.type == "memory_read" else "knowhub.memory.write"
-    return name, _clean({"knowhub.memory.type": event["memory_type"],
-                         "knowhub.memory.key": event["key_or_scope"],
-                         "knowhub.memory.summary": event["summary"],
-                         "knowhub.node.id": event.data.get("node_id"),
-                         "knowhub.step.index": event.data.get("step_index")}), \
-        _ns(event.timestamp)
+    return (
+        name,
+        _clean(
+            {
+                "knowhub.memory.type": event["memory_type"],
+                "knowhub.memory.key": event["key_or_scope"],
+                "knowhub.memory.summary": event["summary"],
+                "knowhub.node.id": event.data.get("node_id"),
+                "knowhub.step.index": event.data.get("step_index"),
+            }
+        ),
+        _ns(event.timestamp),
+    )
 
 
 def _clean(attributes: Attributes) -> Attributes:

@@ -71,8 +71,10 @@ def plan_snapshots(events: list[Event]) -> list[PlanSnapshot]:
             version = event["plan_version"] or _implied_version(event, latest, versions)
         elif kind == "plan_evolution":
             version = event["plan_version"] or (
-                latest.plan_version if latest is not None and not latest.given_diff
-                else max(versions, default=0) + 1)
+                latest.plan_version
+                if latest is not None and not latest.given_diff
+                else max(versions, default=0) + 1
+            )
         else:
             continue
         snapshot = versions.setdefault(version, PlanSnapshot(version, kind, event["timestamp"]))
@@ -90,11 +92,15 @@ def plan_snapshots(events: list[Event]) -> list[PlanSnapshot]:
     return ordered
 
 
-def _implied_version(event: Event, latest: PlanSnapshot | None,
-                     versions: dict[int, PlanSnapshot]) -> int:
+def _implied_version(
+    event: Event, latest: PlanSnapshot | None, versions: dict[int, PlanSnapshot]
+) -> int:
     graph = event.get("task_graph")
-    if event["type"] == "decision_snapshot" and latest is not None and (
-            graph is None or graph == latest.task_graph):
+    if (
+        event["type"] == "decision_snapshot"
+        and latest is not None
+        and (graph is None or graph == latest.task_graph)
+    ):
         return latest.plan_version
     return max(versions, default=0) + 1
 
@@ -117,8 +123,7 @@ def _comparable(before: PlanSnapshot, after: PlanSnapshot) -> bool:
     return before.task_graph is not None and after.task_graph is not None
 
 
-def chosen_diff(snapshots: list[PlanSnapshot], versions: tuple[int | None, int | None]
-                ) -> PlanDiff:
+def chosen_diff(snapshots: list[PlanSnapshot], versions: tuple[int | None, int | None]) -> PlanDiff:
     """The diff between the two requested versions, or the last two; INVALID_ARGUMENT
     naming the field when only one is given or the trace has no such version."""
     start, end = versions
@@ -131,8 +136,7 @@ def chosen_diff(snapshots: list[PlanSnapshot], versions: tuple[int | None, int |
     for name, version in (("plan_diff_from", start), ("plan_diff_to", end)):
         if version not in by_version:
             known = ", ".join(map(str, by_version)) or "none"
-            raise InvalidArgument(name, f"the job has no plan version {version} (it has: "
-                                  f"{known})")
+            raise InvalidArgument(name, f"the job has no plan version {version} (it has: {known})")
     return plan_diff(by_version[start], by_version[end], follows=_follows(snapshots, start, end))
 
 
@@ -144,8 +148,11 @@ def _follows(snapshots: list[PlanSnapshot], start: int, end: int) -> bool:
 def plan_diff(before: PlanSnapshot, after: PlanSnapshot, *, follows: bool = True) -> PlanDiff:
     """What changed from `before` to `after`. The summary is `after`'s given diff_summary
     when it directly follows `before` (`follows`), else computed from the graphs."""
-    diff = PlanDiff(before.plan_version, after.plan_version,
-                    goal_changed=bool(before.goal and after.goal and before.goal != after.goal))
+    diff = PlanDiff(
+        before.plan_version,
+        after.plan_version,
+        goal_changed=bool(before.goal and after.goal and before.goal != after.goal),
+    )
     if _comparable(before, after):
         assert before.task_graph is not None and after.task_graph is not None
         _graph_changes(diff, before.task_graph, after.task_graph)
@@ -163,8 +170,11 @@ def _graph_changes(diff: PlanDiff, before: Body, after: Body) -> None:
     diff.removed_nodes = [node for node_id, node in old.items() if node_id not in new]
     for node_id, node in new.items():
         if node_id in old:
-            changes = [f"{name}: {old[node_id][name] or '(none)'} -> {node[name] or '(none)'}"
-                       for name in NODE_FIELDS if old[node_id][name] != node[name]]
+            changes = [
+                f"{name}: {old[node_id][name] or '(none)'} -> {node[name] or '(none)'}"
+                for name in NODE_FIELDS
+                if old[node_id][name] != node[name]
+            ]
             if changes:
                 diff.changed_nodes.append(NodeChange(node_id, changes))
     old_edges = {_edge_key(e) for e in before["edges"]}

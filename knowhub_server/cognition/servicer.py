@@ -43,8 +43,14 @@ SERVICE_NAME = cognition_pb2.DESCRIPTOR.services_by_name["CognitionService"].ful
 
 
 class CognitionServicer(cognition_pb2_grpc.CognitionServiceServicer):
-    def __init__(self, runtime: Runtime, log: LogOperations, triggers: TriggerOperations,
-                 evaluations: EvaluationOperations, extractions: ExtractionOperations) -> None:
+    def __init__(
+        self,
+        runtime: Runtime,
+        log: LogOperations,
+        triggers: TriggerOperations,
+        evaluations: EvaluationOperations,
+        extractions: ExtractionOperations,
+    ) -> None:
         self.authenticator: Authenticator = runtime.authenticator
         self.stopping = runtime.stopping
         self._log = log
@@ -53,210 +59,300 @@ class CognitionServicer(cognition_pb2_grpc.CognitionServiceServicer):
         self._extractions = extractions
 
     @unary
-    def AppendEvents(self, request: cognition_pb2.AppendEventsRequest,
-                     principal: Principal) -> cognition_pb2.AppendEventsResponse:
+    def AppendEvents(
+        self, request: cognition_pb2.AppendEventsRequest, principal: Principal
+    ) -> cognition_pb2.AppendEventsResponse:
         events = [body_from_proto(e, f"events[{i}]") for i, e in enumerate(request.events)]
         event_ids, trace = self._log.append(
-            principal, request.trace_id, events, owner=request.owner,
+            principal,
+            request.trace_id,
+            events,
+            owner=request.owner,
             request_id=request.request_id,
-            task=request.task, agent_id=request.agent_id,
-            auto_commit=request.auto_commit if request.HasField("auto_commit") else None)
-        return cognition_pb2.AppendEventsResponse(event_ids=event_ids,
-                                                  trace=trace_to_proto(trace, principal))
+            task=request.task,
+            agent_id=request.agent_id,
+            auto_commit=request.auto_commit if request.HasField("auto_commit") else None,
+        )
+        return cognition_pb2.AppendEventsResponse(
+            event_ids=event_ids, trace=trace_to_proto(trace, principal)
+        )
 
     @unary
-    def GetLog(self, request: cognition_pb2.GetLogRequest,
-               principal: Principal) -> cognition_pb2.GetLogResponse:
+    def GetLog(
+        self, request: cognition_pb2.GetLogRequest, principal: Principal
+    ) -> cognition_pb2.GetLogResponse:
         page = self._log.get_log(
-            principal, request.trace_id, owner=request.owner, types=list(request.types),
+            principal,
+            request.trace_id,
+            owner=request.owner,
+            types=list(request.types),
             since=from_timestamp(request.since, "since"),
-            page_size=request.page_size or DEFAULT_LOG_PAGE, page_token=request.page_token)
+            page_size=request.page_size or DEFAULT_LOG_PAGE,
+            page_token=request.page_token,
+        )
         return cognition_pb2.GetLogResponse(
             events=[event_to_proto(e, principal) for e in page.events],
-            next_page_token=page.next_page_token, trace=trace_to_proto(page.trace, principal))
+            next_page_token=page.next_page_token,
+            trace=trace_to_proto(page.trace, principal),
+        )
 
     @unary
-    def ListTraces(self, request: cognition_pb2.ListTracesRequest,
-                   principal: Principal) -> cognition_pb2.ListTracesResponse:
+    def ListTraces(
+        self, request: cognition_pb2.ListTracesRequest, principal: Principal
+    ) -> cognition_pb2.ListTracesResponse:
         traces, token = self._log.list_traces(
-            principal, agent_id=request.agent_id, owner=request.owner,
+            principal,
+            agent_id=request.agent_id,
+            owner=request.owner,
             updated_since=from_timestamp(request.updated_since, "updated_since"),
-            page_size=request.page_size or DEFAULT_LIST_PAGE, page_token=request.page_token)
+            page_size=request.page_size or DEFAULT_LIST_PAGE,
+            page_token=request.page_token,
+        )
         return cognition_pb2.ListTracesResponse(
-            traces=[trace_to_proto(t, principal) for t in traces], next_page_token=token)
+            traces=[trace_to_proto(t, principal) for t in traces], next_page_token=token
+        )
 
     @unary
-    def PendingEvaluations(self, request: cognition_pb2.PendingEvaluationsRequest,
-                           principal: Principal) -> cognition_pb2.PendingEvaluationsResponse:
-        queries, last_trigger = self._triggers.pending(principal, request.trace_id,
-                                                       request.owner)
+    def PendingEvaluations(
+        self, request: cognition_pb2.PendingEvaluationsRequest, principal: Principal
+    ) -> cognition_pb2.PendingEvaluationsResponse:
+        queries, last_trigger = self._triggers.pending(principal, request.trace_id, request.owner)
         return cognition_pb2.PendingEvaluationsResponse(
-            queries=[event_to_proto(q) for q in queries], last_trigger=last_trigger)
+            queries=[event_to_proto(q) for q in queries], last_trigger=last_trigger
+        )
 
     @unary
-    def SignalTrigger(self, request: cognition_pb2.SignalTriggerRequest,
-                      principal: Principal) -> cognition_pb2.SignalTriggerResponse:
+    def SignalTrigger(
+        self, request: cognition_pb2.SignalTriggerRequest, principal: Principal
+    ) -> cognition_pb2.SignalTriggerResponse:
         sequences, published, trigger_id = self._triggers.signal(
-            principal, request.trace_id, request.owner, request.trigger)
-        return cognition_pb2.SignalTriggerResponse(query_sequences=sequences,
-                                                   published=published, trigger_id=trigger_id)
+            principal, request.trace_id, request.owner, request.trigger
+        )
+        return cognition_pb2.SignalTriggerResponse(
+            query_sequences=sequences, published=published, trigger_id=trigger_id
+        )
 
     @server_streaming
-    def WatchTriggers(self, request: cognition_pb2.WatchTriggersRequest, principal: Principal,
-                      live: Live) -> Iterator[cognition_pb2.WatchTriggersResponse]:
-        for delivered in self._triggers.watch(principal, request.group, request.consumer,
-                                              live):
+    def WatchTriggers(
+        self, request: cognition_pb2.WatchTriggersRequest, principal: Principal, live: Live
+    ) -> Iterator[cognition_pb2.WatchTriggersResponse]:
+        for delivered in self._triggers.watch(principal, request.group, request.consumer, live):
             yield cognition_pb2.WatchTriggersResponse(
-                trigger=trigger_to_proto(delivered, principal))
+                trigger=trigger_to_proto(delivered, principal)
+            )
 
     @unary
-    def AckTriggers(self, request: cognition_pb2.AckTriggersRequest,
-                    principal: Principal) -> cognition_pb2.AckTriggersResponse:
+    def AckTriggers(
+        self, request: cognition_pb2.AckTriggersRequest, principal: Principal
+    ) -> cognition_pb2.AckTriggersResponse:
         count = self._triggers.ack(principal, request.group, list(request.trigger_ids))
         return cognition_pb2.AckTriggersResponse(acknowledged=count)
 
     @unary
-    def GetEvaluationPrompt(self, request: cognition_pb2.GetEvaluationPromptRequest,
-                            principal: Principal
-                            ) -> cognition_pb2.GetEvaluationPromptResponse:
-        prompt, sequences = self._evaluations.prompt(principal, request.trace_id,
-                                                     request.owner, request.mission,
-                                                     request.goal)
-        return cognition_pb2.GetEvaluationPromptResponse(prompt=prompt,
-                                                         query_sequences=sequences)
+    def GetEvaluationPrompt(
+        self, request: cognition_pb2.GetEvaluationPromptRequest, principal: Principal
+    ) -> cognition_pb2.GetEvaluationPromptResponse:
+        prompt, sequences = self._evaluations.prompt(
+            principal, request.trace_id, request.owner, request.mission, request.goal
+        )
+        return cognition_pb2.GetEvaluationPromptResponse(prompt=prompt, query_sequences=sequences)
 
     @unary
-    def SubmitEvaluation(self, request: cognition_pb2.SubmitEvaluationRequest,
-                         principal: Principal) -> cognition_pb2.SubmitEvaluationResponse:
+    def SubmitEvaluation(
+        self, request: cognition_pb2.SubmitEvaluationRequest, principal: Principal
+    ) -> cognition_pb2.SubmitEvaluationResponse:
         submitted = self._evaluations.submit(
-            principal, request.trace_id, request.owner, raw_text=request.raw_text,
-            structured=assessments_from_proto(request.evaluations) if request.evaluations
-            else None, trigger=request.trigger)
+            principal,
+            request.trace_id,
+            request.owner,
+            raw_text=request.raw_text,
+            structured=assessments_from_proto(request.evaluations) if request.evaluations else None,
+            trigger=request.trigger,
+        )
         return cognition_pb2.SubmitEvaluationResponse(
             outcomes=[outcome_to_proto(o) for o in submitted.outcomes],
             pending_query_sequences=submitted.pending,
-            parse_failed=bool(submitted.parse_error), parse_error=submitted.parse_error)
+            parse_failed=bool(submitted.parse_error),
+            parse_error=submitted.parse_error,
+        )
 
     @unary
-    def AbandonEvaluation(self, request: cognition_pb2.AbandonEvaluationRequest,
-                          principal: Principal) -> cognition_pb2.AbandonEvaluationResponse:
+    def AbandonEvaluation(
+        self, request: cognition_pb2.AbandonEvaluationRequest, principal: Principal
+    ) -> cognition_pb2.AbandonEvaluationResponse:
         abandoned = self._evaluations.abandon(
-            principal, request.trace_id, request.owner, trigger_id=request.trigger_id,
-            reason=request.reason, deliveries=request.deliveries)
+            principal,
+            request.trace_id,
+            request.owner,
+            trigger_id=request.trigger_id,
+            reason=request.reason,
+            deliveries=request.deliveries,
+        )
         return cognition_pb2.AbandonEvaluationResponse(
-            event_id=abandoned.event_id, query_sequences=abandoned.query_sequences)
+            event_id=abandoned.event_id, query_sequences=abandoned.query_sequences
+        )
 
     @unary
-    def SavePendingExtraction(self, request: cognition_pb2.SavePendingExtractionRequest,
-                              principal: Principal
-                              ) -> cognition_pb2.SavePendingExtractionResponse:
+    def SavePendingExtraction(
+        self, request: cognition_pb2.SavePendingExtractionRequest, principal: Principal
+    ) -> cognition_pb2.SavePendingExtractionResponse:
         extraction, failure = self._extractions.save_pending(
-            principal, request.trace_id, owner=request.owner, sequence=request.sequence,
+            principal,
+            request.trace_id,
+            owner=request.owner,
+            sequence=request.sequence,
             goal_id=request.goal_id,
             branch_id=request.branch_id,
-            payload=payload_from_proto(request.payload) if request.HasField("payload")
-            else None, request_id=request.request_id)
+            payload=payload_from_proto(request.payload) if request.HasField("payload") else None,
+            request_id=request.request_id,
+        )
         response = cognition_pb2.SavePendingExtractionResponse(
-            extraction=extraction_to_proto(extraction, principal))
+            extraction=extraction_to_proto(extraction, principal)
+        )
         if failure is not None:
             response.commit_failure.CopyFrom(failure_to_proto(failure))
         return response
 
     @unary
-    def ListExtractions(self, request: cognition_pb2.ListExtractionsRequest,
-                        principal: Principal) -> cognition_pb2.ListExtractionsResponse:
+    def ListExtractions(
+        self, request: cognition_pb2.ListExtractionsRequest, principal: Principal
+    ) -> cognition_pb2.ListExtractionsResponse:
         found, token = self._extractions.list_page(
-            principal, trace_id=request.trace_id, owner=request.owner,
+            principal,
+            trace_id=request.trace_id,
+            owner=request.owner,
             states=list(request.states),
-            page_size=request.page_size or DEFAULT_LIST_PAGE, page_token=request.page_token)
+            page_size=request.page_size or DEFAULT_LIST_PAGE,
+            page_token=request.page_token,
+        )
         return cognition_pb2.ListExtractionsResponse(
-            extractions=[extraction_to_proto(x, principal) for x in found], next_page_token=token)
+            extractions=[extraction_to_proto(x, principal) for x in found], next_page_token=token
+        )
 
     @unary
-    def ReviewExtraction(self, request: cognition_pb2.ReviewExtractionRequest,
-                         principal: Principal) -> cognition_pb2.ReviewExtractionResponse:
-        edited = payload_from_proto(request.edited_payload) \
-            if request.HasField("edited_payload") else None
-        extraction = self._extractions.review(principal, request.trace_id, request.owner,
-                                              request.extraction_id, request.decision, edited)
+    def ReviewExtraction(
+        self, request: cognition_pb2.ReviewExtractionRequest, principal: Principal
+    ) -> cognition_pb2.ReviewExtractionResponse:
+        edited = (
+            payload_from_proto(request.edited_payload)
+            if request.HasField("edited_payload")
+            else None
+        )
+        extraction = self._extractions.review(
+            principal,
+            request.trace_id,
+            request.owner,
+            request.extraction_id,
+            request.decision,
+            edited,
+        )
         return cognition_pb2.ReviewExtractionResponse(
-            extraction=extraction_to_proto(extraction, principal))
+            extraction=extraction_to_proto(extraction, principal)
+        )
 
     @unary
-    def CommitExtractions(self, request: cognition_pb2.CommitExtractionsRequest,
-                          principal: Principal) -> cognition_pb2.CommitExtractionsResponse:
-        committed, failed = self._extractions.commit(principal, request.trace_id,
-                                                     request.owner,
-                                                     list(request.extraction_ids))
+    def CommitExtractions(
+        self, request: cognition_pb2.CommitExtractionsRequest, principal: Principal
+    ) -> cognition_pb2.CommitExtractionsResponse:
+        committed, failed = self._extractions.commit(
+            principal, request.trace_id, request.owner, list(request.extraction_ids)
+        )
         return cognition_pb2.CommitExtractionsResponse(
             committed=[committed_to_proto(c) for c in committed],
-            failed=[failure_to_proto(f) for f in failed])
+            failed=[failure_to_proto(f) for f in failed],
+        )
 
     @unary
-    def GetTraceView(self, request: cognition_pb2.GetTraceViewRequest,
-                     principal: Principal) -> cognition_pb2.GetTraceViewResponse:
-        versions = tuple(getattr(request, name) if request.HasField(name) else None
-                         for name in ("plan_diff_from", "plan_diff_to"))
-        view = self._log.view(principal, request.trace_id, owner=request.owner,
-                              job_id=request.job_id, diff_versions=(versions[0], versions[1]),
-                              page_size=request.page_size or DEFAULT_VIEW_WINDOW,
-                              page_token=request.page_token)
+    def GetTraceView(
+        self, request: cognition_pb2.GetTraceViewRequest, principal: Principal
+    ) -> cognition_pb2.GetTraceViewResponse:
+        versions = tuple(
+            getattr(request, name) if request.HasField(name) else None
+            for name in ("plan_diff_from", "plan_diff_to")
+        )
+        view = self._log.view(
+            principal,
+            request.trace_id,
+            owner=request.owner,
+            job_id=request.job_id,
+            diff_versions=(versions[0], versions[1]),
+            page_size=request.page_size or DEFAULT_VIEW_WINDOW,
+            page_token=request.page_token,
+        )
         return view_to_proto(view, principal)
 
     @unary
-    def ExportLog(self, request: cognition_pb2.ExportLogRequest,
-                  principal: Principal) -> cognition_pb2.ExportLogResponse:
-        page = self._log.export(principal, request.trace_id, owner=request.owner,
-                                page_size=request.page_size or DEFAULT_EXPORT_PAGE,
-                                page_token=request.page_token)
-        return cognition_pb2.ExportLogResponse(document=page.document,
-                                               next_page_token=page.next_page_token)
+    def ExportLog(
+        self, request: cognition_pb2.ExportLogRequest, principal: Principal
+    ) -> cognition_pb2.ExportLogResponse:
+        page = self._log.export(
+            principal,
+            request.trace_id,
+            owner=request.owner,
+            page_size=request.page_size or DEFAULT_EXPORT_PAGE,
+            page_token=request.page_token,
+        )
+        return cognition_pb2.ExportLogResponse(
+            document=page.document, next_page_token=page.next_page_token
+        )
 
     @unary
-    def ImportLog(self, request: cognition_pb2.ImportLogRequest,
-                  principal: Principal) -> cognition_pb2.ImportLogResponse:
+    def ImportLog(
+        self, request: cognition_pb2.ImportLogRequest, principal: Principal
+    ) -> cognition_pb2.ImportLogResponse:
         document = read_document(request.document)
         events = [event_from_log(raw, where) for where, raw in document.events]
         trace, count = self._log.import_log(principal, request.trace_id, document, events)
-        return cognition_pb2.ImportLogResponse(trace=trace_to_proto(trace, principal),
-                                               imported=count)
+        return cognition_pb2.ImportLogResponse(
+            trace=trace_to_proto(trace, principal), imported=count
+        )
 
     @unary
-    def ConsumeReflections(self, request: cognition_pb2.ConsumeReflectionsRequest,
-                           principal: Principal) -> cognition_pb2.ConsumeReflectionsResponse:
-        count = self._log.consume_reflections(principal, request.trace_id, request.owner,
-                                              list(request.event_ids))
+    def ConsumeReflections(
+        self, request: cognition_pb2.ConsumeReflectionsRequest, principal: Principal
+    ) -> cognition_pb2.ConsumeReflectionsResponse:
+        count = self._log.consume_reflections(
+            principal, request.trace_id, request.owner, list(request.event_ids)
+        )
         return cognition_pb2.ConsumeReflectionsResponse(consumed=count)
 
     @unary
-    def DeleteTrace(self, request: cognition_pb2.DeleteTraceRequest,
-                    principal: Principal) -> cognition_pb2.DeleteTraceResponse:
+    def DeleteTrace(
+        self, request: cognition_pb2.DeleteTraceRequest, principal: Principal
+    ) -> cognition_pb2.DeleteTraceResponse:
         deleted = self._log.delete(principal, request.trace_id, request.owner)
-        return cognition_pb2.DeleteTraceResponse(deleted_events=deleted.events,
-                                                 deleted_extractions=deleted.extractions)
-
+        return cognition_pb2.DeleteTraceResponse(
+            deleted_events=deleted.events, deleted_extractions=deleted.extractions
+        )
 
     @unary
-    def ForgetCognitionSubject(self, request: cognition_pb2.ForgetCognitionSubjectRequest,
-                               principal: Principal
-                               ) -> cognition_pb2.ForgetCognitionSubjectResponse:
+    def ForgetCognitionSubject(
+        self, request: cognition_pb2.ForgetCognitionSubjectRequest, principal: Principal
+    ) -> cognition_pb2.ForgetCognitionSubjectResponse:
         return cognition_pb2.ForgetCognitionSubjectResponse(
-            erased=self._log.forget(principal, request.subject))
+            erased=self._log.forget(principal, request.subject)
+        )
+
 
 def register(server: ServiceHost, runtime: Runtime) -> str:
     """Adds the cognition service to `server`; returns its full service name."""
     settings = CognitionSettings()
-    store = CognitionStore(runtime.redis, runtime.settings.redis_prefix,
-                           runtime.redis_wait)
+    store = CognitionStore(runtime.redis, runtime.settings.redis_prefix, runtime.redis_wait)
     runtime.watch_streams(store.triggers_key)
     access = TraceAccess(store, settings)
     knowledge = KnowledgeClient(runtime.peers)
-    servicer = CognitionServicer(runtime, LogOperations(access, knowledge),
-                                 TriggerOperations(access),
-                                 EvaluationOperations(access, knowledge,
-                                                      runtime.authenticator.delegations,
-                                                      runtime.metrics,
-                                                      runtime.settings.language),
-                                 ExtractionOperations(access, knowledge))
+    servicer = CognitionServicer(
+        runtime,
+        LogOperations(access, knowledge),
+        TriggerOperations(access),
+        EvaluationOperations(
+            access,
+            knowledge,
+            runtime.authenticator.delegations,
+            runtime.metrics,
+            runtime.settings.language,
+        ),
+        ExtractionOperations(access, knowledge),
+    )
     cognition_pb2_grpc.add_CognitionServiceServicer_to_server(servicer, as_grpc_server(server))
     return SERVICE_NAME

@@ -77,11 +77,33 @@ from knowhub_server.common.scopes import ORG_SEPARATOR, qualified
 
 log = logging.getLogger(__name__)
 
-TRACE_KINDS = ("trace", "log", "queries", "pending", "awaiting", "evaluated", "feedback",
-               "abandoned", "extractions", "consumed", "requests", "request-order")
+TRACE_KINDS = (
+    "trace",
+    "log",
+    "queries",
+    "pending",
+    "awaiting",
+    "evaluated",
+    "feedback",
+    "abandoned",
+    "extractions",
+    "consumed",
+    "requests",
+    "request-order",
+)
 # The kinds a trace stored under its bare id may have; "evaluated-seqs" is dropped.
-LEGACY_KINDS = ("trace", "log", "queries", "pending", "evaluated", "feedback",
-                "extractions", "consumed", "requests", "request-order")
+LEGACY_KINDS = (
+    "trace",
+    "log",
+    "queries",
+    "pending",
+    "evaluated",
+    "feedback",
+    "extractions",
+    "consumed",
+    "requests",
+    "request-order",
+)
 LEGACY_DROPPED = ("evaluated-seqs",)
 LAYOUT_MARKER = "key-layout"  # in the cognition keyspace: set once legacy traces moved
 LAYOUT = "per-owner"
@@ -92,14 +114,18 @@ SCRIPTS = ("append", "signal", "consume", "delete", "migrate")  # lua/<name>.lua
 # The names (in a script call's `keys`) of the cross-trace indexes a trace is a member of,
 # and of the extraction-state indexes its extractions are members of.
 TRACE_INDEXES = ("traces", "traces-owner", "traces-agent", "traces-owner-agent")
-STATE_INDEXES = tuple(f"{scope}:{state}" for state in EXTRACTION_STATES
-                      for scope in ("state", "owner-state"))
+STATE_INDEXES = tuple(
+    f"{scope}:{state}" for state in EXTRACTION_STATES for scope in ("state", "owner-state")
+)
 
 
 def script_source(name: str) -> str:
     """A script's Lua, shipped with the package."""
-    return resources.files("knowhub_server.cognition").joinpath(f"lua/{name}.lua").read_text(
-        encoding="utf-8")
+    return (
+        resources.files("knowhub_server.cognition")
+        .joinpath(f"lua/{name}.lua")
+        .read_text(encoding="utf-8")
+    )
 
 
 class ScriptKeys:
@@ -135,15 +161,27 @@ class AppendCall:
     existing_only: bool = False  # only into a trace that exists (another owner's)
 
     def script_argument(self, keys: ScriptKeys, ops: list[dict[str, Any]]) -> str:
-        return json.dumps({
-            "keys": keys.index, "ops": ops, "ref": self.trace.key,
-            "trace_id": self.trace.trace_id, "owner": self.trace.owner, "agent": self.agent,
-            "acting_agent": self.acting_agent, "now": repr(self.now), "task": self.task,
-            "auto_commit": "" if self.auto_commit is None else str(int(self.auto_commit)),
-            "request_id": self.request_id, "digest": self.digest,
-            "create_only": self.imported, "existing_only": self.existing_only,
-            "max_events": self.max_events, "requests_kept": self.requests_kept},
-            ensure_ascii=False)
+        return json.dumps(
+            {
+                "keys": keys.index,
+                "ops": ops,
+                "ref": self.trace.key,
+                "trace_id": self.trace.trace_id,
+                "owner": self.trace.owner,
+                "agent": self.agent,
+                "acting_agent": self.acting_agent,
+                "now": repr(self.now),
+                "task": self.task,
+                "auto_commit": "" if self.auto_commit is None else str(int(self.auto_commit)),
+                "request_id": self.request_id,
+                "digest": self.digest,
+                "create_only": self.imported,
+                "existing_only": self.existing_only,
+                "max_events": self.max_events,
+                "requests_kept": self.requests_kept,
+            },
+            ensure_ascii=False,
+        )
 
 
 @dataclass
@@ -184,12 +222,21 @@ class TraceDeletion:
     extraction_ids: list[str]
 
     def script_argument(self, keys: ScriptKeys, extraction_keys: list[int]) -> str:
-        return json.dumps({
-            "keys": keys.index, "ref": self.trace.key, "agent": self.agent,
-            "extractions": [{"id": x, "key": k} for x, k in zip(
-                self.extraction_ids, extraction_keys, strict=True)],
-            "trace_keys": list(TRACE_KINDS), "indexes": list(TRACE_INDEXES),
-            "state_indexes": list(STATE_INDEXES)}, ensure_ascii=False)
+        return json.dumps(
+            {
+                "keys": keys.index,
+                "ref": self.trace.key,
+                "agent": self.agent,
+                "extractions": [
+                    {"id": x, "key": k}
+                    for x, k in zip(self.extraction_ids, extraction_keys, strict=True)
+                ],
+                "trace_keys": list(TRACE_KINDS),
+                "indexes": list(TRACE_INDEXES),
+                "state_indexes": list(STATE_INDEXES),
+            },
+            ensure_ascii=False,
+        )
 
 
 class Refused(Exception):
@@ -220,22 +267,32 @@ class LegacyTrace:
     extraction_ids: list[str]
     awaiting: dict[str, list[str]] = field(default_factory=dict)  # sequence -> sources
 
-    def script_argument(self, keys: ScriptKeys, extraction_keys: list[tuple[int, int]]
-                        ) -> str:
+    def script_argument(self, keys: ScriptKeys, extraction_keys: list[tuple[int, int]]) -> str:
         """`extraction_keys`: each extraction's (old, new) key indexes."""
-        return json.dumps({
-            "keys": keys.index, "kinds": list(LEGACY_KINDS), "dropped": list(LEGACY_DROPPED),
-            "legacy_id": self.trace_id, "ref": self.ref.key, "owner": self.ref.owner,
-            "extractions": [{"id": x, "old": old, "new": new} for x, (old, new) in zip(
-                self.extraction_ids, extraction_keys, strict=True)],
-            "awaiting": [{"seq": s, "sources": v} for s, v in self.awaiting.items()],
-            "indexes": list(TRACE_INDEXES), "state_indexes": list(STATE_INDEXES)},
-            ensure_ascii=False)
+        return json.dumps(
+            {
+                "keys": keys.index,
+                "kinds": list(LEGACY_KINDS),
+                "dropped": list(LEGACY_DROPPED),
+                "legacy_id": self.trace_id,
+                "ref": self.ref.key,
+                "owner": self.ref.owner,
+                "extractions": [
+                    {"id": x, "old": old, "new": new}
+                    for x, (old, new) in zip(self.extraction_ids, extraction_keys, strict=True)
+                ],
+                "awaiting": [{"seq": s, "sources": v} for s, v in self.awaiting.items()],
+                "indexes": list(TRACE_INDEXES),
+                "state_indexes": list(STATE_INDEXES),
+            },
+            ensure_ascii=False,
+        )
 
 
 class CognitionStore:
-    def __init__(self, connect: Callable[[], redis.Redis], prefix: str,
-                 wait: ReplicaWait = NO_WAIT) -> None:
+    def __init__(
+        self, connect: Callable[[], redis.Redis], prefix: str, wait: ReplicaWait = NO_WAIT
+    ) -> None:
         self._connect = connect  # Redis is reached (and an embedded one started) on first use
         self._base = keyspace(prefix, "cognition")
         self.triggers_key = f"{self._base}triggers:evaluation"
@@ -302,10 +359,10 @@ class CognitionStore:
     def _move_agent(self, ref: TraceRef, agent: str, new: str) -> None:
         with self._redis.pipeline(transaction=True) as moving:
             moving.hset(self._key("trace", ref), "agent_id", new)
-            for old_key, new_key in ((self._traces_key(None, agent),
-                                      self._traces_key(None, new)),
-                                     (self._traces_key(ref.owner, agent),
-                                      self._traces_key(ref.owner, new))):
+            for old_key, new_key in (
+                (self._traces_key(None, agent), self._traces_key(None, new)),
+                (self._traces_key(ref.owner, agent), self._traces_key(ref.owner, new)),
+            ):
                 score = self._redis.zscore(old_key, ref.key)
                 if score is not None:
                     moving.zadd(new_key, {ref.key: score})
@@ -325,12 +382,16 @@ class CognitionStore:
         ops, stored = [], []
         for event in events:
             op = _index_entry(event, call.imported)
-            stored.append(json.dumps({k: v for k, v in event.items() if k != "consumed_at"},
-                                     ensure_ascii=False))
+            stored.append(
+                json.dumps(
+                    {k: v for k, v in event.items() if k != "consumed_at"}, ensure_ascii=False
+                )
+            )
             if "eid" in op:
                 if op["eid"] not in extraction_keys:
                     extraction_keys[op["eid"]] = keys.add(
-                        self._extraction_key(call.trace, op["eid"]))
+                        self._extraction_key(call.trace, op["eid"])
+                    )
                 op["xk"] = extraction_keys[op["eid"]]
             ops.append(op)
         args = [call.script_argument(keys, ops), *stored]
@@ -339,9 +400,12 @@ class CognitionStore:
             script = self._scripts["append"]
             if claims and self._wait.replicas:
                 (result,) = write_acknowledged(
-                    self._redis, keys.keys[0],
+                    self._redis,
+                    keys.keys[0],
                     lambda pipe: script(keys=keys.keys, args=args, client=pipe),
-                    self._wait, "an evaluation")
+                    self._wait,
+                    "an evaluation",
+                )
             else:
                 result = script(keys=keys.keys, args=args)
         status = result[0].decode()
@@ -353,26 +417,34 @@ class CognitionStore:
         if status == "rekey":
             return Rekey(result[1].decode())
         fields = dict(zip(result[2][::2], result[2][1::2], strict=True))
-        return Appended([i.decode() for i in result[1]],
-                        _trace(fields, int(result[3]), int(result[4])))
+        return Appended(
+            [i.decode() for i in result[1]], _trace(fields, int(result[3]), int(result[4]))
+        )
 
-    def signal(self, trace: Trace, trigger: str, at: str, stream_max: int
-               ) -> tuple[str, str, list[int]]:
+    def signal(
+        self, trace: Trace, trigger: str, at: str, stream_max: int
+    ) -> tuple[str, str, list[int]]:
         """(published | same | none, trigger id, pending sequences)."""
         ref = trace.ref
         with reachable("signalling an evaluation trigger"):
             state, trigger_id, sequences = self._scripts["signal"](
-                keys=[self._key("trace", ref), self._key("pending", ref), self.triggers_key,
-                      self._key("abandoned", ref)],
-                args=[trace.trace_id, trigger, at, stream_max, trace.owner, trace.agent_id])
+                keys=[
+                    self._key("trace", ref),
+                    self._key("pending", ref),
+                    self.triggers_key,
+                    self._key("abandoned", ref),
+                ],
+                args=[trace.trace_id, trigger, at, stream_max, trace.owner, trace.agent_id],
+            )
         return state.decode(), trigger_id.decode(), [int(s) for s in sequences]
 
     def consume_reflections(self, ref: TraceRef, event_ids: list[str], at: str) -> int:
         """Marks reflection events consumed; raises Refused for an id that is not one."""
         with reachable("marking reflections consumed"):
             result = self._scripts["consume"](
-                keys=[self._key("trace", ref), self._key("log", ref),
-                      self._key("consumed", ref)], args=[at, *event_ids])
+                keys=[self._key("trace", ref), self._key("log", ref), self._key("consumed", ref)],
+                args=[at, *event_ids],
+            )
         if result[0] == b"error":
             raise Refused(int(result[1]), result[2].decode(), "")
         return int(result[1])
@@ -382,8 +454,10 @@ class CognitionStore:
         pairs off the outbox, in one transaction."""
         with reachable("recording feedback"):
             pipe = self._redis.pipeline(transaction=True)
-            pipe.hset(self._key("evaluated", ref), mapping={
-                pair: json.dumps(vars(record)) for pair, record in records.items()})
+            pipe.hset(
+                self._key("evaluated", ref),
+                mapping={pair: json.dumps(vars(record)) for pair, record in records.items()},
+            )
             pipe.srem(self._key("feedback", ref), *records)
             pipe.execute()
 
@@ -399,23 +473,27 @@ class CognitionStore:
                 for kind in TRACE_KINDS:
                     keys.add(self._key(kind, ref), kind)
                 self._add_trace_indexes(keys, ref.owner, deletion.agent)
-                extraction_keys = [keys.add(self._extraction_key(ref, x))
-                                   for x in deletion.extraction_ids]
+                extraction_keys = [
+                    keys.add(self._extraction_key(ref, x)) for x in deletion.extraction_ids
+                ]
                 result = self._scripts["delete"](
-                    keys=keys.keys, args=[deletion.script_argument(keys, extraction_keys)])
+                    keys=keys.keys, args=[deletion.script_argument(keys, extraction_keys)]
+                )
             status = result[0].decode()
             if status == "missing":
                 return None
             if status == "deleted":
                 return Deleted(int(result[1]), int(result[2]))
-        raise Refused(-1, "changing", f"trace {ref.trace_id!r} kept changing while being "
-                      "deleted")
+        raise Refused(-1, "changing", f"trace {ref.trace_id!r} kept changing while being deleted")
 
     def _deletion(self, ref: TraceRef) -> TraceDeletion:
         agent = self._redis.hget(self._key("trace", ref), "agent_id")
         extraction_ids = raw_members(self._redis.zrange(self._key("extractions", ref), 0, -1))
-        return TraceDeletion(ref, raw(agent).decode() if agent is not None else "",
-                             [i.decode() for i in extraction_ids])
+        return TraceDeletion(
+            ref,
+            raw(agent).decode() if agent is not None else "",
+            [i.decode() for i in extraction_ids],
+        )
 
     # -- reads --
 
@@ -431,19 +509,37 @@ class CognitionStore:
                 pipe.zcard(self._key("pending", ref))
                 pipe.scard(self._key("abandoned", ref))
             replies = pipe.execute()
-        return [_trace(fields, pending, abandoned) for fields, pending, abandoned
-                in zip(replies[::3], replies[1::3], replies[2::3], strict=True) if fields]
+        return [
+            _trace(fields, pending, abandoned)
+            for fields, pending, abandoned in zip(
+                replies[::3], replies[1::3], replies[2::3], strict=True
+            )
+            if fields
+        ]
 
-    def trace_page(self, owner: str | None, agent: str | None, floor: float | None,
-                   cursor: tuple[float, str] | None, size: int
-                   ) -> tuple[list[TraceRef], tuple[float, str] | None]:
+    def trace_page(
+        self,
+        owner: str | None,
+        agent: str | None,
+        floor: float | None,
+        cursor: tuple[float, str] | None,
+        size: int,
+    ) -> tuple[list[TraceRef], tuple[float, str] | None]:
         """Traces by updated_at, newest first, after `cursor`."""
-        entries, after = self._zset_page(self._traces_key(owner, agent), floor=floor,
-                                         cursor=cursor, size=size, newest_first=True)
+        entries, after = self._zset_page(
+            self._traces_key(owner, agent), floor=floor, cursor=cursor, size=size, newest_first=True
+        )
         return [TraceRef.of_key(member) for _, member in entries], after
 
-    def log_page(self, ref: TraceRef, *, start: str, types: frozenset[str], size: int,
-                 max_bytes: int = WINDOW_BYTES_MAX) -> tuple[list[Event], str | None]:
+    def log_page(
+        self,
+        ref: TraceRef,
+        *,
+        start: str,
+        types: frozenset[str],
+        size: int,
+        max_bytes: int = WINDOW_BYTES_MAX,
+    ) -> tuple[list[Event], str | None]:
         """Up to `size` events of `types` (all when empty) from stream id `start` on
         ("(" before an id makes it exclusive), and no more than `max_bytes` of them as
         stored (but at least one); the id to continue after, or None."""
@@ -452,8 +548,7 @@ class CognitionStore:
         chunk = min(size, CHUNK_EVENTS) if not types else CHUNK_EVENTS
         with reachable("reading a cognition log"):
             while True:
-                entries = stream_entries(self._redis.xrange(key, min=start, max="+",
-                                                            count=chunk))
+                entries = stream_entries(self._redis.xrange(key, min=start, max="+", count=chunk))
                 for entry_id, fields in entries:
                     if types and fields[b"t"].decode() not in types:
                         continue
@@ -462,10 +557,12 @@ class CognitionStore:
                         return self._with_consumed(ref, found), found[-1]["event_id"]
                     found.append(_event(entry_id, fields))
                     if len(found) == size:
-                        more = self._redis.xrange(key, min=f"({entry_id.decode()}", max="+",
-                                                  count=1)
-                        return self._with_consumed(ref, found), \
-                            (entry_id.decode() if more else None)
+                        more = self._redis.xrange(
+                            key, min=f"({entry_id.decode()}", max="+", count=1
+                        )
+                        return self._with_consumed(ref, found), (
+                            entry_id.decode() if more else None
+                        )
                 if len(entries) < chunk:
                     return self._with_consumed(ref, found), None
                 start = f"({entries[-1][0].decode()}"
@@ -474,8 +571,9 @@ class CognitionStore:
         """Adds consumed_at to the reflection events that have one."""
         reflections = [e for e in events if e["type"] == "reflection"]
         if reflections:
-            stamps = self._redis.hmget(self._key("consumed", ref),
-                                       [e["event_id"] for e in reflections])
+            stamps = self._redis.hmget(
+                self._key("consumed", ref), [e["event_id"] for e in reflections]
+            )
             for event, stamp in zip(reflections, stamps, strict=True):
                 if stamp is not None:
                     event["consumed_at"] = raw(stamp).decode()
@@ -496,14 +594,15 @@ class CognitionStore:
         found = {}
         for sequence, event_id in zip(wanted, ids, strict=True):
             if event_id is not None:
-                (entry_id, fields), = next(entries)
+                ((entry_id, fields),) = next(entries)
                 found[sequence] = _event(entry_id, fields)
         return found
 
     def pending(self, ref: TraceRef) -> list[int]:
         with reachable("reading pending evaluations"):
-            return [int(s) for s in raw_members(
-                self._redis.zrange(self._key("pending", ref), 0, -1))]
+            return [
+                int(s) for s in raw_members(self._redis.zrange(self._key("pending", ref), 0, -1))
+            ]
 
     def pending_among(self, ref: TraceRef, sequences: list[int]) -> list[int]:
         """Which of these query sequences are pending, ascending."""
@@ -511,8 +610,7 @@ class CognitionStore:
             return []
         with reachable("reading pending evaluations"):
             scores = self._redis.zmscore(self._key("pending", ref), [str(s) for s in sequences])
-        return sorted(s for s, score in zip(sequences, scores, strict=True)
-                      if score is not None)
+        return sorted(s for s, score in zip(sequences, scores, strict=True) if score is not None)
 
     def abandoned_among(self, ref: TraceRef, sequences: list[int]) -> list[int]:
         """Which of these query sequences an evaluator gave up on, ascending."""
@@ -527,13 +625,17 @@ class CognitionStore:
             return {}
         with reachable("reading evaluations"):
             values = self._redis.hmget(self._key("evaluated", ref), pairs)
-        return {pair: FeedbackRecord(**json.loads(v))
-                for pair, v in zip(pairs, values, strict=True) if v is not None}
+        return {
+            pair: FeedbackRecord(**json.loads(v))
+            for pair, v in zip(pairs, values, strict=True)
+            if v is not None
+        }
 
     def feedback_outbox(self, ref: TraceRef) -> list[str]:
         with reachable("reading deferred feedback"):
-            return sorted(p.decode() for p in raw_members(
-                self._redis.smembers(self._key("feedback", ref))))
+            return sorted(
+                p.decode() for p in raw_members(self._redis.smembers(self._key("feedback", ref)))
+            )
 
     def extraction(self, ref: TraceRef, extraction_id: str) -> Extraction | None:
         found = self._extractions_by_member([f"{ref.key}|{extraction_id}"])
@@ -545,15 +647,20 @@ class CognitionStore:
             ids = raw_members(self._redis.zrange(self._key("extractions", ref), 0, -1))
         return self._extractions_by_member([f"{ref.key}|{i.decode()}" for i in ids])
 
-    def extraction_page(self, owner: str | None, states: Iterable[str],
-                        cursor: tuple[float, str] | None, size: int
-                        ) -> tuple[list[Extraction], tuple[float, str] | None]:
+    def extraction_page(
+        self, owner: str | None, states: Iterable[str], cursor: tuple[float, str] | None, size: int
+    ) -> tuple[list[Extraction], tuple[float, str] | None]:
         """Extractions in `states` across traces (the owner's, or all), oldest first."""
         merged: list[tuple[float, str]] = []
         more = False
         for state in states:
-            entries, after = self._zset_page(self._state_key(state, owner), floor=None,
-                                             cursor=cursor, size=size, newest_first=False)
+            entries, after = self._zset_page(
+                self._state_key(state, owner),
+                floor=None,
+                cursor=cursor,
+                size=size,
+                newest_first=False,
+            )
             merged += entries
             more = more or after is not None
         merged.sort()
@@ -569,9 +676,15 @@ class CognitionStore:
                 pipe.hgetall(self._extraction_key(TraceRef.of_key(trace_key), extraction_id))
             return [_extraction(fields) for fields in pipe.execute() if fields]
 
-    def _zset_page(self, key: str, *, floor: float | None, cursor: tuple[float, str] | None,
-                   size: int, newest_first: bool
-                   ) -> tuple[list[tuple[float, str]], tuple[float, str] | None]:
+    def _zset_page(
+        self,
+        key: str,
+        *,
+        floor: float | None,
+        cursor: tuple[float, str] | None,
+        size: int,
+        newest_first: bool,
+    ) -> tuple[list[tuple[float, str]], tuple[float, str] | None]:
         """Keyset paging over a sorted set by (score, member): up to `size` entries after
         `cursor` (newest first: down to `floor`), and the cursor of the last one when more
         follow."""
@@ -585,20 +698,27 @@ class CognitionStore:
                     return found[:size], found[size - 1]
         return found, None
 
-    def _zset_scan(self, key: str, floor: float | None, cursor: tuple[float, str] | None,
-                   newest_first: bool) -> Iterator[tuple[float, str]]:
+    def _zset_scan(
+        self, key: str, floor: float | None, cursor: tuple[float, str] | None, newest_first: bool
+    ) -> Iterator[tuple[float, str]]:
         """Entries from the cursor's score on (inclusive), in order, in chunks."""
         offset, chunk = 0, 200
         while True:
             if newest_first:
                 high = "+inf" if cursor is None else repr(cursor[0])
                 low = "-inf" if floor is None else repr(floor)
-                entries = raw_scored(self._redis.zrevrangebyscore(
-                    key, high, low, start=offset, num=chunk, withscores=True))
+                entries = raw_scored(
+                    self._redis.zrevrangebyscore(
+                        key, high, low, start=offset, num=chunk, withscores=True
+                    )
+                )
             else:
                 low = "-inf" if cursor is None else repr(cursor[0])
-                entries = raw_scored(self._redis.zrangebyscore(
-                    key, low, "+inf", start=offset, num=chunk, withscores=True))
+                entries = raw_scored(
+                    self._redis.zrangebyscore(
+                        key, low, "+inf", start=offset, num=chunk, withscores=True
+                    )
+                )
             for member, score in entries:
                 yield score, member.decode()
             if len(entries) < chunk:
@@ -615,29 +735,39 @@ class CognitionStore:
                 if "BUSYGROUP" not in str(error):
                     raise
 
-    def claim_stale(self, group: str, consumer: str, idle_ms: int, count: int
-                    ) -> list[Delivered]:
+    def claim_stale(self, group: str, consumer: str, idle_ms: int, count: int) -> list[Delivered]:
         """Triggers delivered to some consumer and not acknowledged for `idle_ms`, now
         delivered to `consumer`."""
         with reachable("reclaiming triggers"):
-            reply = self._redis.xautoclaim(self.triggers_key, group, consumer, idle_ms,
-                                           "0-0", count=count)
+            reply = self._redis.xautoclaim(
+                self.triggers_key, group, consumer, idle_ms, "0-0", count=count
+            )
             trimmed = [i for i, f in reply[1] if not f]  # pending, but gone from the stream
             if trimmed:
                 self._redis.xack(self.triggers_key, group, *trimmed)
             claimed = [(i, f) for i, f in reply[1] if f]
             if not claimed:
                 return []
-            counts = {p["message_id"]: p["times_delivered"] for p in self._redis.xpending_range(
-                self.triggers_key, group, claimed[0][0], claimed[-1][0], len(claimed) + 100,
-                consumer)}
+            counts = {
+                p["message_id"]: p["times_delivered"]
+                for p in self._redis.xpending_range(
+                    self.triggers_key,
+                    group,
+                    claimed[0][0],
+                    claimed[-1][0],
+                    len(claimed) + 100,
+                    consumer,
+                )
+            }
         return [Delivered(i.decode(), _decoded(f), int(counts.get(i, 1))) for i, f in claimed]
 
-    def read_new(self, group: str, consumer: str, count: int, block_ms: int
-                 ) -> list[Delivered]:
+    def read_new(self, group: str, consumer: str, count: int, block_ms: int) -> list[Delivered]:
         with reachable("reading triggers"):
-            reply = stream_reads(self._redis.xreadgroup(group, consumer, {self.triggers_key: ">"},
-                                                        count=count, block=block_ms))
+            reply = stream_reads(
+                self._redis.xreadgroup(
+                    group, consumer, {self.triggers_key: ">"}, count=count, block=block_ms
+                )
+            )
         entries = reply[0][1] if reply else []
         return [Delivered(i.decode(), _decoded(f), 1) for i, f in entries]
 
@@ -656,13 +786,12 @@ class CognitionStore:
         start = f"{self._base}trace:"
         moved = 0
         for key in list(client.scan_iter(match=glob_escaped(start) + "*", count=SCAN_COUNT)):
-            trace_id = key.decode()[len(start):]
+            trace_id = key.decode()[len(start) :]
             if "/" not in trace_id:
                 moved += self._move_legacy_trace(client, trace_id)
         client.set(marker, LAYOUT)
         if moved:
-            log.info("moved %d traces to their owners' names (traces are named per owner)",
-                     moved)
+            log.info("moved %d traces to their owners' names (traces are named per owner)", moved)
 
     def _move_legacy_trace(self, client: redis.Redis, trace_id: str) -> int:
         legacy = self._legacy_trace(client, trace_id)
@@ -676,12 +805,15 @@ class CognitionStore:
             keys.add(f"{self._base}{kind}:{trace_id}", kind)
         keys.add(self._key("awaiting", legacy.ref), "new:awaiting")
         self._add_trace_indexes(keys, legacy.ref.owner, legacy.agent)
-        extraction_keys = [(keys.add(f"{self._base}extraction:{trace_id}|{x}"),
-                            keys.add(self._extraction_key(legacy.ref, x)))
-                           for x in legacy.extraction_ids]
+        extraction_keys = [
+            (
+                keys.add(f"{self._base}extraction:{trace_id}|{x}"),
+                keys.add(self._extraction_key(legacy.ref, x)),
+            )
+            for x in legacy.extraction_ids
+        ]
         script = client.register_script(script_source("migrate"))
-        return int(script(keys=keys.keys,
-                          args=[legacy.script_argument(keys, extraction_keys)]))
+        return int(script(keys=keys.keys, args=[legacy.script_argument(keys, extraction_keys)]))
 
     def _legacy_trace(self, client: redis.Redis, trace_id: str) -> LegacyTrace | None:
         """What moving a bare-id trace needs: its owner, agent, extractions, and the
@@ -690,15 +822,19 @@ class CognitionStore:
         if not fields:
             return None
         ref = TraceRef(fields["owner"], trace_id)
-        extraction_ids = [i.decode() for i in raw_members(client.zrange(
-            f"{self._base}extractions:{trace_id}", 0, -1))]
-        evaluated = {p.decode() for p in raw_members(
-            client.hkeys(f"{self._base}evaluated:{trace_id}"))}
+        extraction_ids = [
+            i.decode()
+            for i in raw_members(client.zrange(f"{self._base}extractions:{trace_id}", 0, -1))
+        ]
+        evaluated = {
+            p.decode() for p in raw_members(client.hkeys(f"{self._base}evaluated:{trace_id}"))
+        }
         awaiting = {}
         queries = raw_fields(client.hgetall(f"{self._base}queries:{trace_id}"))
         for sequence, event_id in queries.items():
             entries = stream_entries(
-                client.xrange(f"{self._base}log:{trace_id}", event_id, event_id))
+                client.xrange(f"{self._base}log:{trace_id}", event_id, event_id)
+            )
             if not entries:
                 continue
             sources = json.loads(entries[0][1][b"e"])["source_ids"]
@@ -727,24 +863,34 @@ def _index_entry(event: Event, imported: bool) -> dict[str, Any]:
         status, reason = event["eval_result"]["status"], event["eval_result"]["reason"]
         counted = status in COUNTED_STATUSES and not imported
         feedback = "imported" if imported else "deferred" if counted else "none"
-        op.update(qseq=str(event["query_sequence"]), kid=event["knowledge_id"],
-                  pair=pair_key(event["query_sequence"], event["knowledge_id"]),
-                  record=json.dumps(vars(FeedbackRecord(status, reason, feedback))),
-                  outbox=counted)
+        op.update(
+            qseq=str(event["query_sequence"]),
+            kid=event["knowledge_id"],
+            pair=pair_key(event["query_sequence"], event["knowledge_id"]),
+            record=json.dumps(vars(FeedbackRecord(status, reason, feedback))),
+            outbox=counted,
+        )
     elif kind == "evaluation_failed":
         op["gave_up"] = event["gave_up"] and not imported
     elif kind == "reflection":
-        op.update(range_end=str(event["sequence_range"][1]),
-                  consumed_at=event.get("consumed_at") or "")
+        op.update(
+            range_end=str(event["sequence_range"][1]), consumed_at=event.get("consumed_at") or ""
+        )
     elif kind.startswith("extraction_"):
         op.update(eid=event["extraction_id"], at=repr(iso_seconds(event["timestamp"])))
         if kind == "extraction_pending":
-            op.update(goal_id=event["goal_id"], branch_id=event["branch_id"],
-                      payload=json.dumps(event["payload"], ensure_ascii=False))
+            op.update(
+                goal_id=event["goal_id"],
+                branch_id=event["branch_id"],
+                payload=json.dumps(event["payload"], ensure_ascii=False),
+            )
         elif kind == "extraction_reviewed":
             edited = event.get("edited_payload")
-            op.update(state=STATE_AFTER[event["decision"]], decision=event["decision"],
-                      edited=json.dumps(edited, ensure_ascii=False) if edited else "")
+            op.update(
+                state=STATE_AFTER[event["decision"]],
+                decision=event["decision"],
+                edited=json.dumps(edited, ensure_ascii=False) if edited else "",
+            )
         else:
             op["kid"] = event["knowledge_id"]
     return op
@@ -763,24 +909,39 @@ def _event(entry_id: bytes, fields: dict[bytes, bytes]) -> Event:
 def _trace(fields: dict[bytes, bytes], pending: int, abandoned: int) -> Trace:
     f = _decoded(fields)
     return Trace(
-        trace_id=f["trace_id"], owner=f["owner"], agent_id=f.get("agent_id", ""),
-        task=f.get("task", ""), last_sequence=int(f.get("last_sequence", 0)),
+        trace_id=f["trace_id"],
+        owner=f["owner"],
+        agent_id=f.get("agent_id", ""),
+        task=f.get("task", ""),
+        last_sequence=int(f.get("last_sequence", 0)),
         reflected_at_sequence=int(f.get("reflected_at_sequence", 0)),
-        auto_commit=f.get("auto_commit") == "1", event_count=int(f.get("event_count", 0)),
-        pending_evaluations=pending, abandoned_evaluations=abandoned,
+        auto_commit=f.get("auto_commit") == "1",
+        event_count=int(f.get("event_count", 0)),
+        pending_evaluations=pending,
+        abandoned_evaluations=abandoned,
         unconsumed_reflections=int(f.get("unconsumed_reflections", 0)),
-        last_trigger=f.get("last_trigger", ""), created_at=float(f["created_at"]),
-        updated_at=float(f.get("updated_at", f["created_at"])))
+        last_trigger=f.get("last_trigger", ""),
+        created_at=float(f["created_at"]),
+        updated_at=float(f.get("updated_at", f["created_at"])),
+    )
 
 
 def _extraction(fields: dict[bytes, bytes]) -> Extraction:
     f = _decoded(fields)
     edited = f.get("edited_payload")
     return Extraction(
-        trace_id=f["trace_id"], owner=f["owner"], extraction_id=f["extraction_id"],
-        state=f["state"], sequence=int(f["sequence"]), goal_id=f["goal_id"],
-        branch_id=f["branch_id"], payload=json.loads(f["payload"]),
+        trace_id=f["trace_id"],
+        owner=f["owner"],
+        extraction_id=f["extraction_id"],
+        state=f["state"],
+        sequence=int(f["sequence"]),
+        goal_id=f["goal_id"],
+        branch_id=f["branch_id"],
+        payload=json.loads(f["payload"]),
         edited_payload=json.loads(edited) if edited else None,
-        decision=f.get("decision", ""), knowledge_id=f.get("knowledge_id", ""),
-        created_at=float(f["created_at"]), reviewed_at=float(f.get("reviewed_at", 0)),
-        committed_at=float(f.get("committed_at", 0)))
+        decision=f.get("decision", ""),
+        knowledge_id=f.get("knowledge_id", ""),
+        created_at=float(f["created_at"]),
+        reviewed_at=float(f.get("reviewed_at", 0)),
+        committed_at=float(f.get("committed_at", 0)),
+    )

@@ -69,23 +69,36 @@ class TraceView:
     next_page_token: str
 
 
-def build_view(trace: Trace, window: Window, feedback: dict[str, FeedbackRecord],
-               pending: list[int], abandoned: list[int], *, job_id: str = "",
-               diff_versions: tuple[int | None, int | None] = (None, None)) -> TraceView:
+def build_view(
+    trace: Trace,
+    window: Window,
+    feedback: dict[str, FeedbackRecord],
+    pending: list[int],
+    abandoned: list[int],
+    *,
+    job_id: str = "",
+    diff_versions: tuple[int | None, int | None] = (None, None),
+) -> TraceView:
     """The views of the window; `pending` and `abandoned` are of its queries."""
     events = window.events
     return TraceView(
-        trace=trace, timeline=timeline(events),
+        trace=trace,
+        timeline=timeline(events),
         memory_timeline=[e for e in events if e["type"] in ("memory_read", "memory_write")],
         memory_counts=memory_counts(events),
         plan_evolution=[e for e in events if e["type"] == "plan_evolution"],
-        knowledge=knowledge_summaries(events, feedback), funnel=extraction_funnel(events),
-        reflections=[e for e in events if e["type"] == "reflection"], pending=pending,
+        knowledge=knowledge_summaries(events, feedback),
+        funnel=extraction_funnel(events),
+        reflections=[e for e in events if e["type"] == "reflection"],
+        pending=pending,
         abandoned=abandoned,
         evaluation_failures=[e for e in events if e["type"] == "evaluation_failed"],
-        job=build_job_view(trace, events, job_id, diff_versions,
-                           unknown_job_refused=window.whole_log),
-        window_events=len(events), next_page_token=window.next_page_token)
+        job=build_job_view(
+            trace, events, job_id, diff_versions, unknown_job_refused=window.whole_log
+        ),
+        window_events=len(events),
+        next_page_token=window.next_page_token,
+    )
 
 
 def timeline(events: list[Event]) -> list[tuple[int, list[Event]]]:
@@ -114,8 +127,9 @@ def memory_counts(events: list[Event]) -> list[MemoryCount]:
     return [c for c in counts.values() if c.reads or c.writes]
 
 
-def knowledge_summaries(events: list[Event], feedback: dict[str, FeedbackRecord]
-                        ) -> list[KnowledgeSummary]:
+def knowledge_summaries(
+    events: list[Event], feedback: dict[str, FeedbackRecord]
+) -> list[KnowledgeSummary]:
     """Per knowledge id: how many queries returned it and how it was rated."""
     summaries: dict[str, KnowledgeSummary] = {}
 
@@ -152,5 +166,8 @@ def extraction_funnel(events: list[Event]) -> dict[str, int]:
         elif kind == "extraction_committed":
             states[extraction_id] = "committed"
     counts = Counter(states.values())
-    return {"saved": len(states), "reviewed": len(reviewed),
-            **{state: counts[state] for state in EXTRACTION_STATES}}
+    return {
+        "saved": len(states),
+        "reviewed": len(reviewed),
+        **{state: counts[state] for state in EXTRACTION_STATES},
+    }

@@ -44,14 +44,30 @@ FORGET_TIMEOUT_SECONDS = 600.0  # a service erasing a subject with much data tak
 
 # Each service's forget RPC, in the order ForgetSubject calls them and answers.
 _FORGETS: tuple[tuple[str, Any, str, Any], ...] = (
-    ("knowledge", knowledge_pb2_grpc.KnowledgeServiceStub, "ForgetKnowledgeSubject",
-     knowledge_pb2.ForgetKnowledgeSubjectRequest),
-    ("resource", resource_pb2_grpc.ResourceServiceStub, "ForgetResourceSubject",
-     resource_pb2.ForgetResourceSubjectRequest),
-    ("cognition", cognition_pb2_grpc.CognitionServiceStub, "ForgetCognitionSubject",
-     cognition_pb2.ForgetCognitionSubjectRequest),
-    ("dream", dream_pb2_grpc.DreamServiceStub, "ForgetDreamSubject",
-     dream_pb2.ForgetDreamSubjectRequest),
+    (
+        "knowledge",
+        knowledge_pb2_grpc.KnowledgeServiceStub,
+        "ForgetKnowledgeSubject",
+        knowledge_pb2.ForgetKnowledgeSubjectRequest,
+    ),
+    (
+        "resource",
+        resource_pb2_grpc.ResourceServiceStub,
+        "ForgetResourceSubject",
+        resource_pb2.ForgetResourceSubjectRequest,
+    ),
+    (
+        "cognition",
+        cognition_pb2_grpc.CognitionServiceStub,
+        "ForgetCognitionSubject",
+        cognition_pb2.ForgetCognitionSubjectRequest,
+    ),
+    (
+        "dream",
+        dream_pb2_grpc.DreamServiceStub,
+        "ForgetDreamSubject",
+        dream_pb2.ForgetDreamSubjectRequest,
+    ),
 )
 
 
@@ -63,8 +79,9 @@ class AdminServicer(admin_pb2_grpc.AdminServiceServicer):
         self._backing_up = threading.Lock()  # one backup at a time
 
     @server_streaming
-    def CreateBackup(self, request: admin_pb2.CreateBackupRequest, principal: Principal,
-                     live: Live) -> Iterator[admin_pb2.CreateBackupResponse]:
+    def CreateBackup(
+        self, request: admin_pb2.CreateBackupRequest, principal: Principal, live: Live
+    ) -> Iterator[admin_pb2.CreateBackupResponse]:
         if not principal.is_admin:
             raise PermissionDenied("CreateBackup needs the admin role")
         destination = Path(request.destination)
@@ -80,20 +97,25 @@ class AdminServicer(admin_pb2_grpc.AdminServiceServicer):
             self._backing_up.release()
 
     @unary
-    def ForgetSubject(self, request: admin_pb2.ForgetSubjectRequest,
-                      principal: Principal) -> admin_pb2.ForgetSubjectResponse:
+    def ForgetSubject(
+        self, request: admin_pb2.ForgetSubjectRequest, principal: Principal
+    ) -> admin_pb2.ForgetSubjectResponse:
         """Each service's forget, through its contract, as the caller: each checks the
         caller may forget the subject, so a refusal here is the services' own."""
         forget_subject(principal, request.subject)
         erased = []
         for service, stub, method, message in _FORGETS:
             rpc = getattr(stub(self._runtime.peers.channel(service)), method)
-            response = call_as(principal, rpc, message(subject=request.subject),
-                               timeout=FORGET_TIMEOUT_SECONDS)
-            erased.append(admin_pb2.ServiceErasure(service=service,
-                                                   erased=dict(response.erased)))
-        log.info("forgot %s for %s: %s", request.subject, principal.user_scope,
-                 {e.service: dict(e.erased) for e in erased})
+            response = call_as(
+                principal, rpc, message(subject=request.subject), timeout=FORGET_TIMEOUT_SECONDS
+            )
+            erased.append(admin_pb2.ServiceErasure(service=service, erased=dict(response.erased)))
+        log.info(
+            "forgot %s for %s: %s",
+            request.subject,
+            principal.user_scope,
+            {e.service: dict(e.erased) for e in erased},
+        )
         return admin_pb2.ForgetSubjectResponse(services=erased)
 
     def _backup(self, destination: Path) -> Iterator[admin_pb2.CreateBackupResponse]:
@@ -104,9 +126,12 @@ class AdminServicer(admin_pb2_grpc.AdminServiceServicer):
         def run() -> None:
             try:
                 outcome["manifest"] = write_backup(
-                    self._stores(), destination,
+                    self._stores(),
+                    destination,
                     lambda stage, done, total: steps.put(
-                        admin_pb2.BackupProgress(stage=stage, done=done, total=total)))
+                        admin_pb2.BackupProgress(stage=stage, done=done, total=total)
+                    ),
+                )
             except (BackupError, OSError) as exc:
                 outcome["error"] = exc
             finally:
@@ -117,8 +142,11 @@ class AdminServicer(admin_pb2_grpc.AdminServiceServicer):
             yield admin_pb2.CreateBackupResponse(progress=step)
         if "error" in outcome:
             raise FailedPrecondition(f"the backup failed: {outcome['error']}")
-        yield admin_pb2.CreateBackupResponse(backup=admin_pb2.Backup(
-            destination=str(destination), manifest_json=_json(outcome["manifest"])))
+        yield admin_pb2.CreateBackupResponse(
+            backup=admin_pb2.Backup(
+                destination=str(destination), manifest_json=_json(outcome["manifest"])
+            )
+        )
 
     def _stores(self) -> HubStores:
         runtime = self._runtime
@@ -128,7 +156,8 @@ class AdminServicer(admin_pb2_grpc.AdminServiceServicer):
             gate=runtime.vectors.gate,
             redis=runtime.redis() if runtime.redis_may_hold_data else None,
             redis_prefix=settings.redis_prefix,
-            files={LOCAL_TOKEN: settings.data_dir / LOCAL_TOKEN, **runtime.backup_files})
+            files={LOCAL_TOKEN: settings.data_dir / LOCAL_TOKEN, **runtime.backup_files},
+        )
 
 
 def _json(value: object) -> str:

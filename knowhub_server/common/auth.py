@@ -137,8 +137,10 @@ class Principal:
         agent = self.qualify(named_agent)
         if agent not in self.agents and not self.is_admin:
             allowed = ", ".join(sorted(self.show(a) for a in self.agents)) or "none"
-            raise PermissionDenied(f"{field}: this token may not act as agent "
-                                   f"{named_agent[:AGENT_SHOWN]!r} (its agents: {allowed})")
+            raise PermissionDenied(
+                f"{field}: this token may not act as agent "
+                f"{named_agent[:AGENT_SHOWN]!r} (its agents: {allowed})"
+            )
         return agent
 
     def identities(self, named_agent: str = "") -> frozenset[str]:
@@ -161,8 +163,7 @@ class Principal:
 
 # One person, alone on the hub: its names need no organisation (and stay as an earlier
 # version stored them).
-LOCAL_PRINCIPAL = Principal(user_id="local", org_id="local", roles=frozenset({ADMIN}),
-                            namespace="")
+LOCAL_PRINCIPAL = Principal(user_id="local", org_id="local", roles=frozenset({ADMIN}), namespace="")
 
 
 @dataclass(frozen=True)
@@ -257,18 +258,27 @@ def _parse_token_entry(entry: object, where: str) -> tuple[str, Principal]:
     if not entry.get("user_id"):
         raise ValueError(f"{where}.user_id is required")
     ids = {name: str(entry.get(name) or "") for name in ("user_id", "agent_id", "org_id")}
-    lists = {name: _string_list(entry.get(name, []), f"{where}.{name}")
-             for name in ("agent_ids", "project_ids", "team_ids", "roles")}
-    for name, value in [*ids.items(), *[(n, v) for n in ("agent_ids", "project_ids",
-                                                         "team_ids") for v in lists[n]]]:
+    lists = {
+        name: _string_list(entry.get(name, []), f"{where}.{name}")
+        for name in ("agent_ids", "project_ids", "team_ids", "roles")
+    }
+    for name, value in [
+        *ids.items(),
+        *[(n, v) for n in ("agent_ids", "project_ids", "team_ids") for v in lists[n]],
+    ]:
         if value and not is_valid_entity_id(value):
             raise ValueError(f"{where}.{name}: {value!r} is not a valid id")
     keep_out_of_logs(token)
-    principal = Principal(user_id=ids["user_id"], agent_id=ids["agent_id"],
-                          org_id=ids["org_id"], agent_ids=tuple(lists["agent_ids"]),
-                          project_ids=tuple(lists["project_ids"]),
-                          team_ids=tuple(lists["team_ids"]), roles=frozenset(lists["roles"]),
-                          token=token)
+    principal = Principal(
+        user_id=ids["user_id"],
+        agent_id=ids["agent_id"],
+        org_id=ids["org_id"],
+        agent_ids=tuple(lists["agent_ids"]),
+        project_ids=tuple(lists["project_ids"]),
+        team_ids=tuple(lists["team_ids"]),
+        roles=frozenset(lists["roles"]),
+        token=token,
+    )
     return digest, principal
 
 
@@ -285,19 +295,28 @@ class Authenticator:
     and its principal is LOCAL_PRINCIPAL. A call may carry a delegation grant besides its
     token (common/delegation.py): it then acts for the user the grant names, narrowed."""
 
-    def __init__(self, registry: TokenRegistry, *, local_token_file: Path | None = None,
-                 delegations: DelegationKeys | None = None) -> None:
+    def __init__(
+        self,
+        registry: TokenRegistry,
+        *,
+        local_token_file: Path | None = None,
+        delegations: DelegationKeys | None = None,
+    ) -> None:
         self._registry = registry
         self._local_token_file = local_token_file
         self.delegations = delegations
 
     @classmethod
-    def local(cls, token: str, token_file: Path,
-              delegations: DelegationKeys | None = None) -> Authenticator:
+    def local(
+        cls, token: str, token_file: Path, delegations: DelegationKeys | None = None
+    ) -> Authenticator:
         keep_out_of_logs(token)
         digest = hashlib.sha256(token.encode()).hexdigest()
-        return cls(TokenRegistry({digest: replace(LOCAL_PRINCIPAL, token=token)}),
-                   local_token_file=token_file, delegations=delegations)
+        return cls(
+            TokenRegistry({digest: replace(LOCAL_PRINCIPAL, token=token)}),
+            local_token_file=token_file,
+            delegations=delegations,
+        )
 
     @property
     def local_mode(self) -> bool:
@@ -317,14 +336,15 @@ class Authenticator:
             return principal
         if self.delegations is None:
             raise Unauthenticated(f"{DELEGATION_HEADER}: this server accepts no grants")
-        return self.delegations.principal(principal, grant, EVALUATOR_ROLE,
-                                          self.principal_of_user)
+        return self.delegations.principal(principal, grant, EVALUATOR_ROLE, self.principal_of_user)
 
     def _caller(self, metadata: Sequence[tuple[str, str | bytes]]) -> Principal:
         token = _bearer_token(metadata)
         if not token:
-            raise Unauthenticated("missing bearer token: send 'authorization: Bearer "
-                                  f"<token>'{self._where_local_token()}")
+            raise Unauthenticated(
+                "missing bearer token: send 'authorization: Bearer "
+                f"<token>'{self._where_local_token()}"
+            )
         principal = self._registry.principal_for(token)
         if principal is None:
             raise Unauthenticated(f"unknown bearer token{self._where_local_token()}")
@@ -336,9 +356,11 @@ class Authenticator:
     def _where_local_token(self) -> str:
         if self._local_token_file is None:
             return ""
-        return (f"; this hub runs in local mode and accepts the token in "
-                f"{self._local_token_file} (the SDK and the CLI read it from there, given "
-                "KNOWHUB_DATA_DIR)")
+        return (
+            f"; this hub runs in local mode and accepts the token in "
+            f"{self._local_token_file} (the SDK and the CLI read it from there, given "
+            "KNOWHUB_DATA_DIR)"
+        )
 
 
 def _bearer_token(metadata: Sequence[tuple[str, str | bytes]]) -> str:
@@ -372,8 +394,9 @@ def bearer_metadata(token: str | None) -> tuple[tuple[str, str], ...]:
     return (("authorization", f"Bearer {token}"),) if token else ()
 
 
-def load_authenticator(tokens_file: Path | None, host: str, data_dir: Path,
-                       delegations: DelegationKeys | None = None) -> Authenticator:
+def load_authenticator(
+    tokens_file: Path | None, host: str, data_dir: Path, delegations: DelegationKeys | None = None
+) -> Authenticator:
     """The tokens file's tokens; without one, the data directory's local token, and then
     only on a loopback address."""
     if tokens_file is None:
@@ -383,11 +406,12 @@ def load_authenticator(tokens_file: Path | None, host: str, data_dir: Path,
                 "or bind 127.0.0.1"
             )
         token_file = local_token_file(data_dir.resolve())
-        authenticator = Authenticator.local(ensure_local_token(data_dir), token_file,
-                                            delegations)
-        log.warning("no KNOWHUB_TOKENS_FILE: local mode, bound to loopback only; callers "
-                    "send the local token in %s and act as user:local (org:local, admin)",
-                    token_file)
+        authenticator = Authenticator.local(ensure_local_token(data_dir), token_file, delegations)
+        log.warning(
+            "no KNOWHUB_TOKENS_FILE: local mode, bound to loopback only; callers "
+            "send the local token in %s and act as user:local (org:local, admin)",
+            token_file,
+        )
         return authenticator
     registry = TokenRegistry.from_file(tokens_file)
     log.info("loaded %d tokens from %s", len(registry), tokens_file)

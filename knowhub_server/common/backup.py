@@ -102,15 +102,15 @@ class PrivateDir:
         try:
             os.mkdir(path, 0o700)
         except FileExistsError:
-            raise BackupError(f"{path} exists: give a new directory, the backup creates "
-                              "it") from None
+            raise BackupError(
+                f"{path} exists: give a new directory, the backup creates it"
+            ) from None
         except OSError as exc:
             raise BackupError(f"cannot create {path}: {exc.strerror}") from None
         return cls._open(path, os.open, path)
 
     @classmethod
-    def _open(cls, path: Path, opener: Callable[..., int], name: Any,
-              **where: Any) -> PrivateDir:
+    def _open(cls, path: Path, opener: Callable[..., int], name: Any, **where: Any) -> PrivateDir:
         descriptor = opener(name, os.O_RDONLY | os.O_DIRECTORY | _NO_FOLLOW, **where)
         info = os.fstat(descriptor)
         if info.st_uid != os.geteuid() or stat.S_IMODE(info.st_mode) & 0o077:
@@ -143,10 +143,12 @@ class PrivateDir:
     @contextlib.contextmanager
     def new_file(self, name: str, binary: bool = False) -> Iterator[Any]:
         """A file made anew here, 0600, for writing."""
-        descriptor = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NO_FOLLOW, 0o600,
-                             dir_fd=self.fd)
-        file: IO[Any] = (os.fdopen(descriptor, "wb") if binary
-                         else os.fdopen(descriptor, "w", encoding="utf-8"))
+        descriptor = os.open(
+            name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NO_FOLLOW, 0o600, dir_fd=self.fd
+        )
+        file: IO[Any] = (
+            os.fdopen(descriptor, "wb") if binary else os.fdopen(descriptor, "w", encoding="utf-8")
+        )
         with file:
             yield file
 
@@ -160,8 +162,7 @@ def check_destination(destination: Path) -> None:
     if not destination.is_absolute():
         raise BackupError(f"{str(destination)!r} is not an absolute path")
     if os.path.lexists(destination):
-        raise BackupError(f"{destination} exists: give a new directory, the backup "
-                          "creates it")
+        raise BackupError(f"{destination} exists: give a new directory, the backup creates it")
     if not destination.parent.is_dir():
         raise BackupError(f"{destination.parent} is not a directory")
 
@@ -189,15 +190,16 @@ def _write_backup(stores: HubStores, root: PrivateDir, progress: Progress) -> di
         redis_part = _write_redis(stores, root, progress)
         collections = root.subdir(COLLECTIONS)
         try:
-            written = [_write_collection(c, collections, progress)
-                       for c in stores.collections]
+            written = [_write_collection(c, collections, progress) for c in stores.collections]
         finally:
             collections.close()
     manifest: dict[str, Any] = {
         "format": FORMAT,
         "created_at": created_at,
-        "versions": {"knowhub": installed_version(),
-                     "qdrant_edge": installed_version("qdrant-edge-py")},
+        "versions": {
+            "knowhub": installed_version(),
+            "qdrant_edge": installed_version("qdrant-edge-py"),
+        },
         "collections": written,
         "redis": redis_part,
         "files": _copy_files(stores.files, root, progress),
@@ -209,8 +211,9 @@ def _write_backup(stores: HubStores, root: PrivateDir, progress: Progress) -> di
     return manifest
 
 
-def _write_collection(collection: VectorCollection, directory: PrivateDir,
-                      progress: Progress) -> dict[str, Any]:
+def _write_collection(
+    collection: VectorCollection, directory: PrivateDir, progress: Progress
+) -> dict[str, Any]:
     name = collection.schema.name
     if not COLLECTION_NAME.fullmatch(name):
         raise BackupError(f"collection {name!r}: not a name a backup can hold")
@@ -233,10 +236,13 @@ def _write_redis(stores: HubStores, root: PrivateDir, progress: Progress) -> dic
     with root.new_file(REDIS_FILE) as file:
         if stores.redis is not None:
             with _writes_paused(stores.redis):
-                keys = sorted(key for pattern in hub_key_patterns(stores.redis_prefix)
-                              for key in stores.redis.scan_iter(match=pattern, count=1000))
+                keys = sorted(
+                    key
+                    for pattern in hub_key_patterns(stores.redis_prefix)
+                    for key in stores.redis.scan_iter(match=pattern, count=1000)
+                )
                 for start in range(0, len(keys), PAGE):
-                    _write_keys(stores.redis, keys[start:start + PAGE], file)
+                    _write_keys(stores.redis, keys[start : start + PAGE], file)
                     progress("redis", min(start + PAGE, len(keys)), len(keys))
     return {"prefix": stores.redis_prefix, "keys": len(keys)}
 
@@ -260,8 +266,9 @@ def _write_keys(client: redis.Redis, keys: list[bytes], file: Any) -> None:
     for key, dumped, ttl in zip(keys, answers[::2], answers[1::2], strict=True):
         if dumped is None:
             continue  # expired between SCAN and DUMP
-        file.write(json.dumps({"key": _b64(key), "ttl_ms": max(ttl, 0),
-                               "dump": _b64(dumped)}) + "\n")
+        file.write(
+            json.dumps({"key": _b64(key), "ttl_ms": max(ttl, 0), "dump": _b64(dumped)}) + "\n"
+        )
 
 
 def _copy_files(files: dict[str, Path], root: PrivateDir, progress: Progress) -> list[str]:
@@ -283,8 +290,9 @@ def _read_no_link(path: Path) -> bytes:
     try:
         descriptor = os.open(path, os.O_RDONLY | _NO_FOLLOW)
     except OSError as exc:
-        raise BackupError(f"{path}: cannot read it without following a link "
-                          f"({exc.strerror})") from None
+        raise BackupError(
+            f"{path}: cannot read it without following a link ({exc.strerror})"
+        ) from None
     with os.fdopen(descriptor, "rb") as file:
         if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
             raise BackupError(f"{path} is not a regular file")
@@ -307,12 +315,14 @@ def read_manifest(source: Path) -> dict[str, Any]:
     try:
         manifest = json.loads(_read_no_link(source / MANIFEST).decode("utf-8"))
     except (BackupError, ValueError) as exc:
-        raise BackupError(f"{source} is not a KnowHub backup: cannot read {MANIFEST} "
-                          f"({exc})") from exc
+        raise BackupError(
+            f"{source} is not a KnowHub backup: cannot read {MANIFEST} ({exc})"
+        ) from exc
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         found = manifest.get("format") if isinstance(manifest, dict) else None
-        raise BackupError(f"{source} is a backup of format {found!r}; "
-                          f"this version restores format {FORMAT}")
+        raise BackupError(
+            f"{source} is a backup of format {found!r}; this version restores format {FORMAT}"
+        )
     return manifest
 
 
@@ -320,24 +330,37 @@ def _checked(manifest: dict[str, Any]) -> dict[str, Any]:
     """The manifest, if every name in it is one a backup can hold; else BackupError."""
     files, collections = manifest.get("files"), manifest.get("collections")
     redis_part = manifest.get("redis")
-    if not isinstance(files, list) or not isinstance(collections, list) \
-            or not isinstance(redis_part, dict) or type(redis_part.get("keys")) is not int:
+    if (
+        not isinstance(files, list)
+        or not isinstance(collections, list)
+        or not isinstance(redis_part, dict)
+        or type(redis_part.get("keys")) is not int
+    ):
         raise BackupError(f"{MANIFEST}: files, collections and redis.keys are required")
     for name in files:
         if name not in FILE_NAMES:
-            raise BackupError(f"{MANIFEST}: files: {str(name)[:200]!r} is not a file a "
-                              f"backup holds (only {', '.join(sorted(FILE_NAMES))})")
+            raise BackupError(
+                f"{MANIFEST}: files: {str(name)[:200]!r} is not a file a "
+                f"backup holds (only {', '.join(sorted(FILE_NAMES))})"
+            )
     fields = {f.name for f in dataclasses.fields(CollectionSchema)}
     for entry in collections:
         name = entry.get("name") if isinstance(entry, dict) else None
         if not isinstance(name, str) or not COLLECTION_NAME.fullmatch(name):
-            raise BackupError(f"{MANIFEST}: collections: {str(name)[:200]!r} is not a "
-                              "collection name")
+            raise BackupError(
+                f"{MANIFEST}: collections: {str(name)[:200]!r} is not a collection name"
+            )
         schema = entry.get("schema")
-        if not isinstance(schema, dict) or schema.get("name") != name \
-                or not set(schema) <= fields or type(entry.get("records")) is not int:
-            raise BackupError(f"{MANIFEST}: collections: {name}: schema and records do not "
-                              "describe this collection")
+        if (
+            not isinstance(schema, dict)
+            or schema.get("name") != name
+            or not set(schema) <= fields
+            or type(entry.get("records")) is not int
+        ):
+            raise BackupError(
+                f"{MANIFEST}: collections: {name}: schema and records do not "
+                "describe this collection"
+            )
     return manifest
 
 
@@ -362,10 +385,12 @@ def restore_backup(source: Path, data_dir: Path, progress: Progress) -> dict[str
     return manifest
 
 
-def _restore_collection(store: EdgeStore, source: Path, entry: dict[str, Any],
-                        progress: Progress) -> None:
-    fields: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v
-                              for k, v in entry["schema"].items()}
+def _restore_collection(
+    store: EdgeStore, source: Path, entry: dict[str, Any], progress: Progress
+) -> None:
+    fields: dict[str, Any] = {
+        k: tuple(v) if isinstance(v, list) else v for k, v in entry["schema"].items()
+    }
     collection = store.open(CollectionSchema(**fields))
     done = 0
     for page in _pages(source / COLLECTIONS / f"{entry['name']}.jsonl"):
@@ -374,8 +399,10 @@ def _restore_collection(store: EdgeStore, source: Path, entry: dict[str, Any],
         progress(entry["name"], done, entry["records"])
     collection.flush()
     if collection.count(Where()) != entry["records"]:
-        raise BackupError(f"collection {entry['name']}: {collection.count(Where())} records "
-                          f"restored, the backup holds {entry['records']}")
+        raise BackupError(
+            f"collection {entry['name']}: {collection.count(Where())} records "
+            f"restored, the backup holds {entry['records']}"
+        )
 
 
 def _restore_redis(source: Path, directory: Path, expected: int, progress: Progress) -> None:
@@ -386,14 +413,19 @@ def _restore_redis(source: Path, directory: Path, expected: int, progress: Progr
             for page in _pages(source / REDIS_FILE):
                 pipeline = client.pipeline(transaction=False)
                 for line in page:
-                    pipeline.restore(base64.b64decode(line["key"]), line["ttl_ms"],
-                                     base64.b64decode(line["dump"]), replace=True)
+                    pipeline.restore(
+                        base64.b64decode(line["key"]),
+                        line["ttl_ms"],
+                        base64.b64decode(line["dump"]),
+                        replace=True,
+                    )
                 pipeline.execute()
                 done += len(page)
                 progress("redis", done, expected)
             if done != expected:
-                raise BackupError(f"redis: {done} keys in {source / REDIS_FILE}, the "
-                                  f"manifest says {expected}")
+                raise BackupError(
+                    f"redis: {done} keys in {source / REDIS_FILE}, the manifest says {expected}"
+                )
     finally:
         embedded.stop()
 
@@ -403,8 +435,9 @@ def _pages(path: Path) -> Iterator[list[dict[str, Any]]]:
     try:
         descriptor = os.open(path, os.O_RDONLY | _NO_FOLLOW)
     except OSError as exc:
-        raise BackupError(f"{path}: cannot read it without following a link "
-                          f"({exc.strerror})") from None
+        raise BackupError(
+            f"{path}: cannot read it without following a link ({exc.strerror})"
+        ) from None
     with os.fdopen(descriptor, encoding="utf-8") as file:
         for line in file:
             page.append(json.loads(line))
@@ -416,15 +449,24 @@ def _pages(path: Path) -> Iterator[list[dict[str, Any]]]:
 
 
 def _record_line(record: Record) -> dict[str, Any]:
-    return {"key": record.key, "version": record.version, "payload": record.payload,
-            "vectors": {name: _vector_json(v) for name, v in record.vectors.items()}}
+    return {
+        "key": record.key,
+        "version": record.version,
+        "payload": record.payload,
+        "vectors": {name: _vector_json(v) for name, v in record.vectors.items()},
+    }
 
 
 def _record(line: dict[str, Any]) -> Record:
-    vectors = {name: qe.SparseVector(indices=v["indices"], values=v["values"])
-               if isinstance(v, dict) else v for name, v in line["vectors"].items()}
-    return Record(key=line["key"], payload=line["payload"], version=line["version"],
-                  vectors=vectors)
+    vectors = {
+        name: qe.SparseVector(indices=v["indices"], values=v["values"])
+        if isinstance(v, dict)
+        else v
+        for name, v in line["vectors"].items()
+    }
+    return Record(
+        key=line["key"], payload=line["payload"], version=line["version"], vectors=vectors
+    )
 
 
 def _vector_json(vector: Any) -> Any:

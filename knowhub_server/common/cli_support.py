@@ -18,30 +18,34 @@ DEFAULT_TARGET = "127.0.0.1:50051"
 TARGET_ENV = "KNOWHUB_TARGET"
 
 
-def add_target_option(parser: argparse.ArgumentParser, *, default: str = DEFAULT_TARGET,
-                      legacy_address: bool = False) -> None:
+def add_target_option(
+    parser: argparse.ArgumentParser, *, default: str = DEFAULT_TARGET, legacy_address: bool = False
+) -> None:
     """`--target` (else $KNOWHUB_TARGET, else `default`): the server a client command calls.
     `legacy_address` keeps the old `--address` spelling working, unlisted."""
-    parser.add_argument("--target", metavar="HOST:PORT",
-                        help=f"the server (default ${TARGET_ENV}, else {default})")
+    parser.add_argument(
+        "--target", metavar="HOST:PORT", help=f"the server (default ${TARGET_ENV}, else {default})"
+    )
     if legacy_address:
         parser.add_argument("--address", dest="target", help=argparse.SUPPRESS)
 
 
 def add_token_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--token", help="bearer token (default $KNOWHUB_TOKEN, else the "
-                        "local token of a hub on this machine)")
+    parser.add_argument(
+        "--token",
+        help="bearer token (default $KNOWHUB_TOKEN, else the local token of a hub on this machine)",
+    )
 
 
-def add_client_options(parser: argparse.ArgumentParser, *,
-                       legacy_address: bool = False) -> None:
+def add_client_options(parser: argparse.ArgumentParser, *, legacy_address: bool = False) -> None:
     """--target and --token."""
     add_target_option(parser, legacy_address=legacy_address)
     add_token_option(parser)
 
 
-def connected(run: Callable[[KnowHub, argparse.Namespace], int]
-              ) -> Callable[[object, argparse.Namespace], int]:
+def connected(
+    run: Callable[[KnowHub, argparse.Namespace], int],
+) -> Callable[[object, argparse.Namespace], int]:
     """A client command: `run` gets an SDK client of the --target hub; an error the hub
     answers is one line and exit code 1."""
 
@@ -88,8 +92,15 @@ def progress_bar(description: str, total: int | None = None, unit: str = "record
     """A tqdm progress bar on stderr, silent when stderr is not a terminal."""
     from tqdm import tqdm
 
-    return tqdm(total=total, desc=description, unit=unit, file=sys.stderr,
-                disable=not sys.stderr.isatty(), dynamic_ncols=True, leave=True)
+    return tqdm(
+        total=total,
+        desc=description,
+        unit=unit,
+        file=sys.stderr,
+        disable=not sys.stderr.isatty(),
+        dynamic_ncols=True,
+        leave=True,
+    )
 
 
 _UNITS = {"redis": "key", "files": "file"}

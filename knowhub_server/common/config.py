@@ -54,10 +54,12 @@ class HubSettings(BaseSettings):
 
     @classmethod
     def settings_customise_sources(
-            cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,
-            env_settings: PydanticBaseSettingsSource,
-            dotenv_settings: PydanticBaseSettingsSource,
-            file_secret_settings: PydanticBaseSettingsSource,
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         file = config_file()
         in_file = () if file is None else (TomlConfigSettingsSource(settings_cls, toml_file=file),)
@@ -72,169 +74,278 @@ class CommonSettings(HubSettings):
     port: int = Field(50051, ge=0, le=65535, description="gRPC port (0 picks a free one).")
     max_workers: int = Field(32, ge=1, le=1024, description="gRPC server worker threads.")
     calls_per_caller_max: int | None = Field(
-        None, ge=0, le=4096, description="Calls one token may have in progress at once on "
+        None,
+        ge=0,
+        le=4096,
+        description="Calls one token may have in progress at once on "
         "a server; one more is answered RESOURCE_EXHAUSTED with a retry hint (in the message, "
         "and in the trailing metadata `grpc-retry-pushback-ms`), so no caller holds every worker "
-        "thread. Default: half of KNOWHUB_MAX_WORKERS; 0: no limit.")
+        "thread. Default: half of KNOWHUB_MAX_WORKERS; 0: no limit.",
+    )
     model_calls_max: int | None = Field(
-        None, ge=0, le=1024, description="Calls that may wait on the LLM or the embedding "
+        None,
+        ge=0,
+        le=1024,
+        description="Calls that may wait on the LLM or the embedding "
         "endpoint at once while handling RPCs (their own bounded pool); more wait for a "
         "turn, up to KNOWHUB_MODEL_CALLS_QUEUE, and beyond that are answered "
         "RESOURCE_EXHAUSTED with a retry hint. However slow the model, the other worker "
         "threads keep serving everything else. Default: a quarter of KNOWHUB_MAX_WORKERS; "
-        "0: no limit.")
+        "0: no limit.",
+    )
     model_calls_queue: int | None = Field(
-        None, ge=0, le=1024, description="Calls that may wait for a turn at the model "
-        "beyond KNOWHUB_MODEL_CALLS_MAX. Default: a quarter of KNOWHUB_MAX_WORKERS.")
+        None,
+        ge=0,
+        le=1024,
+        description="Calls that may wait for a turn at the model "
+        "beyond KNOWHUB_MODEL_CALLS_MAX. Default: a quarter of KNOWHUB_MAX_WORKERS.",
+    )
     tokens_file: Path | None = Field(None, description="JSON file of bearer tokens.")
     log_level: str = Field("INFO", description="Python logging level.")
     log_format: Literal["text", "json"] = Field(
-        "text", description="Log lines as text for people, or JSON for log collectors.")
+        "text", description="Log lines as text for people, or JSON for log collectors."
+    )
     metrics_port: int | None = Field(
-        None, ge=0, le=65535, description="Port of the Prometheus /metrics endpoint, on "
-        "KNOWHUB_HOST (0 picks a free one); off when unset.")
+        None,
+        ge=0,
+        le=65535,
+        description="Port of the Prometheus /metrics endpoint, on "
+        "KNOWHUB_HOST (0 picks a free one); off when unset.",
+    )
 
     knowledge_address: str | None = Field(
-        None, description="host:port of the knowledge service, for services run alone.")
+        None, description="host:port of the knowledge service, for services run alone."
+    )
     cognition_address: str | None = Field(
-        None, description="host:port of the cognition service, for services run alone.")
+        None, description="host:port of the cognition service, for services run alone."
+    )
 
     redis_url: str | None = Field(
-        None, description="Redis URL; embedded redis-server if unset. "
+        None,
+        description="Redis URL; embedded redis-server if unset. "
         "`redis+cluster://host:port` (or `rediss+cluster://`) names a Redis Cluster by any "
-        "of its nodes.")
+        "of its nodes.",
+    )
     redis_failover_seconds: float = Field(
-        10.0, ge=0, le=120, description="On a Redis Cluster, how long a command is retried "
+        10.0,
+        ge=0,
+        le=120,
+        description="On a Redis Cluster, how long a command is retried "
         "while a failed master is replaced by its replica before the call fails with "
-        "UNAVAILABLE.")
+        "UNAVAILABLE.",
+    )
     redis_wait_replicas: int = Field(
-        0, ge=0, le=16, description="Replicas that must hold an audit record or an evaluation "
+        0,
+        ge=0,
+        le=16,
+        description="Replicas that must hold an audit record or an evaluation "
         "claim (Redis WAIT) before it is acknowledged; 0: no wait (a failover may lose the "
-        "last acknowledged writes).")
+        "last acknowledged writes).",
+    )
     redis_wait_timeout_ms: int = Field(
-        500, ge=1, le=60_000, description="How long WAIT waits for KNOWHUB_REDIS_WAIT_REPLICAS; "
-        "fewer replicas by then and the write is answered UNAVAILABLE.")
+        500,
+        ge=1,
+        le=60_000,
+        description="How long WAIT waits for KNOWHUB_REDIS_WAIT_REPLICAS; "
+        "fewer replicas by then and the write is answered UNAVAILABLE.",
+    )
     redis_prefix: str = Field(
-        "knowhub:", description="Prefix of every Redis key KnowHub uses; inside the hash tag "
-        "of an area's keys: `{knowhub:cognition}:…`.")
+        "knowhub:",
+        description="Prefix of every Redis key KnowHub uses; inside the hash tag "
+        "of an area's keys: `{knowhub:cognition}:…`.",
+    )
 
     resource_address: str | None = Field(
-        None, description="Where `knowhub serve` finds the resource service (host:port).")
+        None, description="Where `knowhub serve` finds the resource service (host:port)."
+    )
 
     qdrant_url: str | None = Field(None, description="Qdrant server URL; embedded Edge if unset.")
     qdrant_api_key: str | None = Field(None, description="API key of the Qdrant server.")
     vector_hnsw_m: int = Field(
-        16, ge=4, le=128, description="Links per vector in the HNSW graph of dense vectors "
-        "(more: better recall, more memory and indexing time).")
+        16,
+        ge=4,
+        le=128,
+        description="Links per vector in the HNSW graph of dense vectors "
+        "(more: better recall, more memory and indexing time).",
+    )
     vector_hnsw_ef_construct: int = Field(
-        100, ge=4, le=2000, description="Candidates considered while building the HNSW "
-        "graph (more: better recall, slower indexing).")
+        100,
+        ge=4,
+        le=2000,
+        description="Candidates considered while building the HNSW "
+        "graph (more: better recall, slower indexing).",
+    )
     vector_hnsw_ef: int = Field(
-        256, ge=1, le=10_000, description="Candidates a dense search keeps while walking "
-        "the HNSW graph (more: better recall, slower searches).")
+        256,
+        ge=1,
+        le=10_000,
+        description="Candidates a dense search keeps while walking "
+        "the HNSW graph (more: better recall, slower searches).",
+    )
     vector_acorn: bool = Field(
-        True, description="Filtered dense searches whose filter leaves a small share of the "
+        True,
+        description="Filtered dense searches whose filter leaves a small share of the "
         "vectors use ACORN (exploring neighbours of neighbours): near-exact recall for "
-        "them at a few times the cost; off: plain filtered HNSW, faster, less exact.")
+        "them at a few times the cost; off: plain filtered HNSW, faster, less exact.",
+    )
     vector_quantize_dense: bool = Field(
-        True, description="Dense searches walk the HNSW graph over int8 copies of the "
+        True,
+        description="Dense searches walk the HNSW graph over int8 copies of the "
         "vectors (a quarter of their size, memory-mapped beside them) and rescore the "
         "best candidates with the vectors themselves: about a third faster at the same "
-        "recall. Applies as segments are (re)indexed; off: the vectors alone.")
+        "recall. Applies as segments are (re)indexed; off: the vectors alone.",
+    )
     vector_tenant_idf: bool = Field(
-        True, description="BM25's term statistics (IDF) come only from the records the "
+        True,
+        description="BM25's term statistics (IDF) come only from the records the "
         "caller can see, so no one's scores tell anything of another tenant's words. Each "
         "process reads a term's statistics for a caller's records once (about 2 ms a term "
         "at 100k visible records) and keeps them until about 1% of those records were "
         "written; off: statistics of the whole collection, never read, for a hub one "
-        "organisation owns.")
+        "organisation owns.",
+    )
     vector_max_segment_size_kb: int = Field(
-        32_000, ge=1_000, description="Largest segment (KB of vectors) the optimiser "
-        "makes by merging smaller ones; the embedded store pauses while it builds one.")
+        32_000,
+        ge=1_000,
+        description="Largest segment (KB of vectors) the optimiser "
+        "makes by merging smaller ones; the embedded store pauses while it builds one.",
+    )
     vector_full_scan_threshold_kb: int = Field(
-        10_000, ge=0, description="A filtered dense search whose filter leaves fewer "
-        "vectors than this many KB scans them exactly instead of walking the graph.")
+        10_000,
+        ge=0,
+        description="A filtered dense search whose filter leaves fewer "
+        "vectors than this many KB scans them exactly instead of walking the graph.",
+    )
     vector_indexing_threshold_kb: int = Field(
-        10_000, ge=0, description="Segments holding more than this many KB of vectors get "
-        "an HNSW graph (and a compact BM25 index); smaller ones are scanned.")
+        10_000,
+        ge=0,
+        description="Segments holding more than this many KB of vectors get "
+        "an HNSW graph (and a compact BM25 index); smaller ones are scanned.",
+    )
     vector_optimize_after_writes: int = Field(
-        10_000, ge=1, description="Embedded store only: records written after which the "
+        10_000,
+        ge=1,
+        description="Embedded store only: records written after which the "
         "process indexes them in the background (it pauses meanwhile, about a second per "
-        "few thousand dense vectors); a Qdrant server indexes on its own.")
+        "few thousand dense vectors); a Qdrant server indexes on its own.",
+    )
 
     language: Language = Field(
-        "en", description="Language of the built-in prompts and of the texts the hub "
-        "writes for agents: en (English) or zh (Chinese).")
+        "en",
+        description="Language of the built-in prompts and of the texts the hub "
+        "writes for agents: en (English) or zh (Chinese).",
+    )
     llm_base_url: str | None = Field(None, description="OpenAI-compatible chat endpoint.")
     llm_api_key: str = Field("none", description="API key for the chat endpoint.")
     llm_model: str = Field("gpt-4o-mini", description="Chat model name.")
     llm_allowed_models: CommaList = Field(
-        default_factory=list, description="Further chat models a request may name (slim's "
+        default_factory=list,
+        description="Further chat models a request may name (slim's "
         "`model`), comma-separated; KNOWHUB_LLM_MODEL is always allowed. A request naming "
         "any other model is INVALID_ARGUMENT: callers never choose what the endpoint runs "
-        "at the operator's cost, nor the model label of the metrics.")
+        "at the operator's cost, nor the model label of the metrics.",
+    )
     llm_timeout_seconds: float = Field(30.0, gt=0, description="Timeout of one LLM call.")
     llm_max_retries: int = Field(2, ge=0, le=10, description="Retries of a failed LLM call.")
 
     embedding_base_url: str | None = Field(
-        None, description="OpenAI-compatible embeddings endpoint: hybrid search (BM25 and "
-        "dense vectors); BM25 only when neither it nor embedding_model_path is set.")
+        None,
+        description="OpenAI-compatible embeddings endpoint: hybrid search (BM25 and "
+        "dense vectors); BM25 only when neither it nor embedding_model_path is set.",
+    )
     embedding_api_key: str = Field("none", description="API key for the embeddings endpoint.")
     embedding_model: str = Field(
-        "text-embedding-3-small", description="Embedding model name; recorded with the "
+        "text-embedding-3-small",
+        description="Embedding model name; recorded with the "
         "stored vectors, so another model needs a `knowhub reindex`. With "
-        "embedding_model_path its default is the model folder's name.")
+        "embedding_model_path its default is the model folder's name.",
+    )
     embedding_dim: int = Field(
-        1536, ge=1, le=65536, description="Embedding vector size; with "
-        "embedding_model_path, the model's own size.")
+        1536,
+        ge=1,
+        le=65536,
+        description="Embedding vector size; with embedding_model_path, the model's own size.",
+    )
     embedding_model_path: Path | None = Field(
-        None, description="Folder of a sentence-transformers model on this machine: dense "
+        None,
+        description="Folder of a sentence-transformers model on this machine: dense "
         "vectors computed in the hub's own process (on the CPU, or a GPU torch can use), so "
         "hybrid search needs no endpoint. Needs the `embed` extra (`pip install "
-        "'knowhub[embed]'`); not together with embedding_base_url.")
+        "'knowhub[embed]'`); not together with embedding_base_url.",
+    )
     embedding_timeout_seconds: float = Field(
-        30.0, gt=0, description="Longest wait for one embedding call, its retries "
+        30.0,
+        gt=0,
+        description="Longest wait for one embedding call, its retries "
         "(KNOWHUB_LLM_MAX_RETRIES) included; a save whose vector is not back by then is "
-        "stored at once and gets its vector later.")
+        "stored at once and gets its vector later.",
+    )
     embedding_query_timeout_seconds: float = Field(
-        10.0, gt=0, description="Longest wait for a search query's vector, retries "
+        10.0,
+        gt=0,
+        description="Longest wait for a search query's vector, retries "
         "included; a search that does not get it in time answers from BM25 alone and says "
         "it is degraded (and the breaker, KNOWHUB_EMBEDDING_BREAKER_SECONDS, spares the "
-        "next searches the wait).")
+        "next searches the wait).",
+    )
     embedding_breaker_seconds: float = Field(
-        30.0, ge=0, description="After an embedding call fails, how long the model is not "
+        30.0,
+        ge=0,
+        description="After an embedding call fails, how long the model is not "
         "asked again: searches answer from BM25 and saves store their records for a "
-        "background task to embed, without waiting. 0 asks it every time.")
+        "background task to embed, without waiting. 0 asks it every time.",
+    )
     embedding_query_cache_size: int = Field(
-        4096, ge=0, le=1_000_000, description="Query texts whose vectors each process keeps "
+        4096,
+        ge=0,
+        le=1_000_000,
+        description="Query texts whose vectors each process keeps "
         "(least recently used first out), so a repeated search skips the embedding call; "
-        "about 4 bytes per dimension each (6 KiB at 1536). 0 turns the cache off.")
+        "about 4 bytes per dimension each (6 KiB at 1536). 0 turns the cache off.",
+    )
 
-    dream_address: str | None = Field(None, description="host:port of the dream service "
-                                      "when it runs in another process.")
+    dream_address: str | None = Field(
+        None, description="host:port of the dream service when it runs in another process."
+    )
 
     delegation_key_file: Path | None = Field(
-        None, description="File holding the secret (at least 32 characters) that signs the "
+        None,
+        description="File holding the secret (at least 32 characters) that signs the "
         "grants with which the cognition service applies an evaluator's verdicts as the "
         "trace's owner; every process of one hub needs the same file. Unset: a random key "
         "per process, enough when the services share one (`knowhub up`); `knowhub up "
-        "--processes N` makes `<data_dir>/delegation_key` (0600) for all of its own.")
+        "--processes N` makes `<data_dir>/delegation_key` (0600) for all of its own.",
+    )
 
     delegation_grant_max_seconds: int = Field(
-        120, ge=10, le=3600, description="How long a delegation grant lives: the grants "
+        120,
+        ge=10,
+        le=3600,
+        description="How long a delegation grant lives: the grants "
         "this hub issues expire after it, and a grant that claims a longer life or an "
         "expiry further ahead is refused (UNAUTHENTICATED), even when its signature holds. "
-        "Every process of one hub needs the same value.")
+        "Every process of one hub needs the same value.",
+    )
 
     tls_cert_file: Path | None = Field(
-        None, description="PEM certificate chain the gRPC server presents (TLS when set).")
+        None, description="PEM certificate chain the gRPC server presents (TLS when set)."
+    )
     tls_key_file: Path | None = Field(None, description="PEM private key of tls_cert_file.")
     tls_ca_file: Path | None = Field(
-        None, description="PEM CA certificates that calls to other services (and "
-        "`knowhub health`) verify servers with; those calls use TLS when set.")
+        None,
+        description="PEM CA certificates that calls to other services (and "
+        "`knowhub health`) verify servers with; those calls use TLS when set.",
+    )
 
-    @field_validator("data_dir", "tokens_file", "delegation_key_file", "tls_cert_file",
-                     "tls_key_file", "tls_ca_file", "embedding_model_path")
+    @field_validator(
+        "data_dir",
+        "tokens_file",
+        "delegation_key_file",
+        "tls_cert_file",
+        "tls_key_file",
+        "tls_ca_file",
+        "embedding_model_path",
+    )
     @classmethod
     def _absolute(cls, path: Path | None) -> Path | None:
         """Made absolute at start (see common/paths.py)."""
@@ -250,12 +361,15 @@ class CommonSettings(HubSettings):
             self.model_calls_max = self.max_workers // 4
         if self.model_calls_queue is None:
             self.model_calls_queue = self.max_workers // 4
-        if self.model_calls_max and \
-                self.model_calls_max + self.model_calls_queue >= self.max_workers:
+        if (
+            self.model_calls_max
+            and self.model_calls_max + self.model_calls_queue >= self.max_workers
+        ):
             raise ValueError(
                 "KNOWHUB_MODEL_CALLS_MAX + KNOWHUB_MODEL_CALLS_QUEUE must stay below "
                 f"KNOWHUB_MAX_WORKERS ({self.max_workers}), so calls that never wait on a "
-                "model always find a thread")
+                "model always find a thread"
+            )
         return self
 
     @model_validator(mode="after")
@@ -268,8 +382,10 @@ class CommonSettings(HubSettings):
     @model_validator(mode="after")
     def _one_embedding_model(self) -> CommonSettings:
         if self.embedding_model_path is not None and self.embedding_base_url:
-            raise ValueError("KNOWHUB_EMBEDDING_MODEL_PATH (a model in this process) and "
-                             "KNOWHUB_EMBEDDING_BASE_URL (an endpoint) are both set: keep one")
+            raise ValueError(
+                "KNOWHUB_EMBEDDING_MODEL_PATH (a model in this process) and "
+                "KNOWHUB_EMBEDDING_BASE_URL (an endpoint) are both set: keep one"
+            )
         return self
 
     @model_validator(mode="after")

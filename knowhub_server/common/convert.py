@@ -28,8 +28,7 @@ class ProtoEnum(Generic[E]):
         enum = cast(EnumTypeWrapper, enum_type)  # what it is at runtime
         named = EnumNames(enum.DESCRIPTOR, unspecified)
         self._names = {v.number: named.name(v.number) for v in enum.DESCRIPTOR.values}
-        self._values = {name: cast(E, number) for number, name in self._names.items()
-                        if number}
+        self._values = {name: cast(E, number) for number, name in self._names.items() if number}
         self.full_name = enum.DESCRIPTOR.full_name
 
     @property

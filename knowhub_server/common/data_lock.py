@@ -39,12 +39,11 @@ def hold_data_dir(data_dir: Path, purpose: str) -> Iterator[None]:
             holder = os.pread(descriptor, 200, 0).decode(errors="replace").strip()
             raise DataDirInUse(
                 f"{data_dir} is in use by another KnowHub process ({holder or 'unknown'}); "
-                f"stop it first, or give another --data-dir") from None
+                f"stop it first, or give another --data-dir"
+            ) from None
         os.ftruncate(descriptor, 0)
         os.pwrite(descriptor, f"pid {os.getpid()}: {purpose}\n".encode(), 0)
         with variable_set(HOLDER_ENV, f"{os.getpid()}:{data_dir.resolve()}"):
             yield
     finally:
         os.close(descriptor)  # releases the lock
-
-

@@ -65,14 +65,14 @@ class Delegation:
         if method not in DELEGATED_METHODS:
             raise PermissionDenied(f"a delegated feedback grant does not allow {method}")
 
-    def check_feedback(self, knowledge_id: str, *, cases_only: bool, trace_ids: set[str]
-                       ) -> None:
+    def check_feedback(self, knowledge_id: str, *, cases_only: bool, trace_ids: set[str]) -> None:
         """Only helpful / harmful cases of this trace, on the records granted."""
         if knowledge_id not in self.knowledge_ids:
             raise PermissionDenied(f"the delegated grant does not cover {knowledge_id!r}")
         if not cases_only or trace_ids != {self.trace_id}:
-            raise PermissionDenied("a delegated grant allows only helpful or harmful cases "
-                                   f"of trace {self.trace_id!r}")
+            raise PermissionDenied(
+                f"a delegated grant allows only helpful or harmful cases of trace {self.trace_id!r}"
+            )
 
 
 def ensure_key_file(data_dir: Path) -> Path:
@@ -102,28 +102,45 @@ class DelegationKeys:
         try:
             key = key_file.read_text(encoding="utf-8").strip().encode()
         except OSError as exc:
-            raise ValueError(f"cannot read KNOWHUB_DELEGATION_KEY_FILE {key_file}: "
-                             f"{exc}") from exc
+            raise ValueError(f"cannot read KNOWHUB_DELEGATION_KEY_FILE {key_file}: {exc}") from exc
         keep_out_of_logs(key.decode())
         return cls(key, max_seconds)
 
-    def issue(self, *, owner_user_id: str, trace_id: str, knowledge_ids: list[str],
-              grantee: str) -> str:
+    def issue(
+        self, *, owner_user_id: str, trace_id: str, knowledge_ids: list[str], grantee: str
+    ) -> str:
         now = int(time.time())
-        claims = {"iss": ISSUER, "aud": AUDIENCE, "iat": now, "exp": now + self.max_seconds,
-                  "sub": owner_user_id, "trace": trace_id, "kids": sorted(knowledge_ids),
-                  "grantee": grantee}
+        claims = {
+            "iss": ISSUER,
+            "aud": AUDIENCE,
+            "iat": now,
+            "exp": now + self.max_seconds,
+            "sub": owner_user_id,
+            "trace": trace_id,
+            "kids": sorted(knowledge_ids),
+            "grantee": grantee,
+        }
         return jwt.encode(claims, self._key, algorithm=ALGORITHM)
 
-    def principal(self, caller: Principal, grant: str, evaluator_role: str,
-                  owner_of: Callable[[str], Principal | None]) -> Principal:
+    def principal(
+        self,
+        caller: Principal,
+        grant: str,
+        evaluator_role: str,
+        owner_of: Callable[[str], Principal | None],
+    ) -> Principal:
         """The trace owner's principal, narrowed to the grant, for `caller` presenting it.
         Raises Unauthenticated for a grant this hub did not issue or that expired, and
         PermissionDenied for one issued to another caller or whose owner is unknown."""
         try:
-            claims = jwt.decode(grant, self._key, algorithms=[ALGORITHM], audience=AUDIENCE,
-                                issuer=ISSUER, options={"require": [
-                                    "exp", "iat", "sub", "aud", "iss"]})
+            claims = jwt.decode(
+                grant,
+                self._key,
+                algorithms=[ALGORITHM],
+                audience=AUDIENCE,
+                issuer=ISSUER,
+                options={"require": ["exp", "iat", "sub", "aud", "iss"]},
+            )
         except jwt.PyJWTError as exc:
             raise Unauthenticated(f"{HEADER}: not a valid grant ({exc})") from None
         self._check_lifetime(claims)
@@ -131,18 +148,26 @@ class DelegationKeys:
             raise PermissionDenied(f"{HEADER}: the grant was not issued to this caller")
         owner = owner_of(str(claims["sub"]))
         if owner is None:
-            raise PermissionDenied(f"{HEADER}: the trace's owner {claims['sub']!r} has no "
-                                   "token on this hub any more")
-        delegation = Delegation(str(claims.get("trace", "")),
-                                frozenset(str(k) for k in claims.get("kids", [])),
-                                caller.user_scope)
+            raise PermissionDenied(
+                f"{HEADER}: the trace's owner {claims['sub']!r} has no token on this hub any more"
+            )
+        delegation = Delegation(
+            str(claims.get("trace", "")),
+            frozenset(str(k) for k in claims.get("kids", [])),
+            caller.user_scope,
+        )
         return replace(owner, roles=frozenset(), token="", delegation=delegation)
 
     def _check_lifetime(self, claims: dict[str, object]) -> None:
         """A grant lives at most max_seconds: from its issue to its expiry, and from now."""
         issued, expires = claims["iat"], claims["exp"]
-        if not isinstance(issued, int) or not isinstance(expires, int) or \
-                expires - issued > self.max_seconds or \
-                expires > time.time() + self.max_seconds + SKEW_SECONDS:
-            raise Unauthenticated(f"{HEADER}: a grant lives at most {self.max_seconds} s "
-                                  "(KNOWHUB_DELEGATION_GRANT_MAX_SECONDS); this one longer")
+        if (
+            not isinstance(issued, int)
+            or not isinstance(expires, int)
+            or expires - issued > self.max_seconds
+            or expires > time.time() + self.max_seconds + SKEW_SECONDS
+        ):
+            raise Unauthenticated(
+                f"{HEADER}: a grant lives at most {self.max_seconds} s "
+                "(KNOWHUB_DELEGATION_GRANT_MAX_SECONDS); this one longer"
+            )

@@ -22,6 +22,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import cast
 
 import qdrant_edge as qe
 
@@ -68,8 +69,9 @@ PAUSE_WARNING_SECONDS = 5.0
 
 
 class EdgeCollection(VectorCollection):
-    def __init__(self, shard: qe.EdgeShard, schema: CollectionSchema,
-                 tuning: IndexTuning = DEFAULT_TUNING) -> None:
+    def __init__(
+        self, shard: qe.EdgeShard, schema: CollectionSchema, tuning: IndexTuning = DEFAULT_TUNING
+    ) -> None:
         self._shard = shard
         self.schema = schema
         self.gate = WriteGate()  # its store's, once the store opened it
@@ -86,10 +88,12 @@ class EdgeCollection(VectorCollection):
     def _write_guard(self) -> threading.Lock:
         return self._cas_lock
 
-    def _write(self, records: Sequence[Record], *, if_version: int | None,
-               insert_only: bool) -> None:
-        points = [qe.Point(point_id(r.key), r.vectors, stored_payload(r, self.schema))
-                  for r in records]
+    def _write(
+        self, records: Sequence[Record], *, if_version: int | None, insert_only: bool
+    ) -> None:
+        points = [
+            qe.Point(point_id(r.key), r.vectors, stored_payload(r, self.schema)) for r in records
+        ]
         condition = None
         if if_version is not None:
             condition = qe.Filter(must=[_condition(Eq("_version", if_version))])
@@ -97,8 +101,9 @@ class EdgeCollection(VectorCollection):
         self._shard.update(qe.UpdateOperation.upsert_points(points, condition, mode))
         self._written(len(points))
 
-    def retrieve_points(self, point_ids: Sequence[str], *, with_vectors: bool = False,
-                        with_bulk: bool = True) -> list[Record]:
+    def retrieve_points(
+        self, point_ids: Sequence[str], *, with_vectors: bool = False, with_bulk: bool = True
+    ) -> list[Record]:
         payload = True if with_bulk else qe.PayloadSelector.Exclude([BULK_FIELD])
         found = self._shard.retrieve(list(point_ids), payload, with_vectors)
         return [record_from_payload(dict(p.payload or {}), _vectors(p.vector)) for p in found]
@@ -122,9 +127,12 @@ class EdgeCollection(VectorCollection):
             # this a long-running process keeps every one of them on disk.
             self._shard.flush()
             took = time.perf_counter() - started
-            log.log(logging.WARNING if took >= PAUSE_WARNING_SECONDS else logging.INFO,
-                    "indexed the %s store in %.1f s (the process pauses meanwhile)",
-                    self.schema.name, took)
+            log.log(
+                logging.WARNING if took >= PAUSE_WARNING_SECONDS else logging.INFO,
+                "indexed the %s store in %.1f s (the process pauses meanwhile)",
+                self.schema.name,
+                took,
+            )
         return changed
 
     def _written(self, count: int) -> None:
@@ -135,8 +143,9 @@ class EdgeCollection(VectorCollection):
             if running or self._unoptimized < self._optimize_after:
                 return
             self._unoptimized = 0
-            self._optimizer = threading.Thread(target=self.optimize, daemon=True,
-                                               name=f"optimize-{self.schema.name}")
+            self._optimizer = threading.Thread(
+                target=self.optimize, daemon=True, name=f"optimize-{self.schema.name}"
+            )
             self._optimizer.start()
 
     def _wait_for_optimizer(self) -> None:
@@ -151,22 +160,35 @@ class EdgeCollection(VectorCollection):
             results = [self._shard.query(requests[0])]
         else:
             results = self._shard.query_batch(qe.QueryBatchRequest(requests))
-        return [[_hit(point, query) for point in points]
-                for query, points in zip(queries, results, strict=True)]
+        return [
+            [_hit(point, query) for point in points]
+            for query, points in zip(queries, results, strict=True)
+        ]
 
-    def scroll(self, where: Where, limit: int, *, order: Order | None = None,
-               cursor: str | None = None,
-               with_vectors: bool = False) -> tuple[list[Record], str | None]:
+    def scroll(
+        self,
+        where: Where,
+        limit: int,
+        *,
+        order: Order | None = None,
+        cursor: str | None = None,
+        with_vectors: bool = False,
+    ) -> tuple[list[Record], str | None]:
         order_by = None
         if order is not None:
             direction = qe.Direction.Desc if order.descending else qe.Direction.Asc
             order_by = qe.OrderBy(order.key, direction, order.start_from)
-        points, next_offset = self._shard.scroll(qe.ScrollRequest(
-            offset=cursor if order is None else None, limit=limit, filter=_filter(where),
-            with_payload=True, with_vector=with_vectors, order_by=order_by,
-        ))
-        records = [record_from_payload(dict(p.payload or {}), _vectors(p.vector))
-                   for p in points]
+        points, next_offset = self._shard.scroll(
+            qe.ScrollRequest(
+                offset=cursor if order is None else None,
+                limit=limit,
+                filter=_filter(where),
+                with_payload=True,
+                with_vector=with_vectors,
+                order_by=order_by,
+            )
+        )
+        records = [record_from_payload(dict(p.payload or {}), _vectors(p.vector)) for p in points]
         return records, None if order is not None or next_offset is None else str(next_offset)
 
     def count(self, where: Where) -> int:
@@ -202,8 +224,14 @@ def _request(query: SearchQuery, dense_params: qe.SearchParams) -> qe.QueryReque
     payload: bool | qe.PayloadSelector = query.with_payload
     if query.with_payload and not query.with_bulk:
         payload = qe.PayloadSelector.Exclude([BULK_FIELD])
-    return qe.QueryRequest(limit=query.limit, query=nearest, filter=_filter(query.where),
-                           params=params, with_payload=payload, with_vector=query.with_vectors)
+    return qe.QueryRequest(
+        limit=query.limit,
+        query=nearest,
+        filter=_filter(query.where),
+        params=params,
+        with_payload=payload,
+        with_vector=query.with_vectors,
+    )
 
 
 def _hit(point: qe.ScoredPoint, query: SearchQuery) -> Hit:
@@ -218,12 +246,14 @@ def _condition(c: Condition) -> qe.ConditionType:
     if isinstance(c, AnyOf):
         return qe.FieldCondition(key=c.key, match=qe.MatchAny(any=list(c.values)))
     if isinstance(c, Range):
-        return qe.FieldCondition(key=c.key, range=qe.RangeFloat(gte=c.gte, gt=c.gt,
-                                                                lte=c.lte, lt=c.lt))
+        return qe.FieldCondition(
+            key=c.key, range=qe.RangeFloat(gte=c.gte, gt=c.gt, lte=c.lte, lt=c.lt)
+        )
     if isinstance(c, HasKey):
         return qe.HasIdCondition({point_id(k) for k in c.keys})
     if isinstance(c, HasPoint):
-        return qe.HasIdCondition(set(c.point_ids))
+        # the ids hits named: record keys' point ids or the engine's own
+        return qe.HasIdCondition(set(cast("tuple[qe.PointId, ...]", c.point_ids)))
     raise TypeError(f"unknown condition {c!r}")
 
 
@@ -232,18 +262,26 @@ def _filter(where: Where) -> qe.Filter | None:
     """The engine's filter for `where`; cached, since callers repeat the same few."""
     if where.empty:
         return None
-    return qe.Filter(must=[_condition(c) for c in where.must] or None,
-                     must_not=[_condition(c) for c in where.must_not] or None,
-                     should=[_condition(c) for c in where.should] or None)
+    return qe.Filter(
+        must=[_condition(c) for c in where.must] or None,
+        must_not=[_condition(c) for c in where.must_not] or None,
+        should=[_condition(c) for c in where.should] or None,
+    )
 
 
 def dense_search_params(tuning: IndexTuning) -> qe.SearchParams:
     """How a dense search walks the graph: `hnsw_ef` candidates, ACORN for narrow
     filters, quantized vectors first and the originals to rescore."""
-    quantization = qe.QuantizationSearchParams(
-        rescore=True, oversampling=OVERSAMPLING) if tuning.quantize_dense else None
-    return qe.SearchParams(hnsw_ef=tuning.hnsw_ef, acorn=qe.AcornSearchParams(enable=tuning.acorn),
-                           quantization=quantization)
+    quantization = (
+        qe.QuantizationSearchParams(rescore=True, oversampling=OVERSAMPLING)
+        if tuning.quantize_dense
+        else None
+    )
+    return qe.SearchParams(
+        hnsw_ef=tuning.hnsw_ef,
+        acorn=qe.AcornSearchParams(enable=tuning.acorn),
+        quantization=quantization,
+    )
 
 
 def _edge_config(schema: CollectionSchema, tuning: IndexTuning) -> qe.EdgeConfig:
@@ -256,20 +294,30 @@ def _edge_config(schema: CollectionSchema, tuning: IndexTuning) -> qe.EdgeConfig
     if schema.dense_dim:
         quantization = None
         if tuning.quantize_dense:
-            quantization = qe.ScalarQuantizationConfig(qe.ScalarType.Int8, quantile=QUANTILE,
-                                                       memory=qe.Memory.Cached)
-        dense[DENSE] = qe.EdgeVectorParams(size=schema.dense_dim, distance=qe.Distance.Cosine,
-                                           memory=qe.Memory.Cached,
-                                           quantization_config=quantization)
+            quantization = qe.ScalarQuantizationConfig(
+                qe.ScalarType.Int8, quantile=QUANTILE, memory=qe.Memory.Cached
+            )
+        dense[DENSE] = qe.EdgeVectorParams(
+            size=schema.dense_dim,
+            distance=qe.Distance.Cosine,
+            memory=qe.Memory.Cached,
+            quantization_config=quantization,
+        )
     return qe.EdgeConfig(
         vectors=dense,
-        sparse_vectors={SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf,
-                                                          memory=qe.Memory.Cached)},
-        hnsw_config=qe.HnswIndexConfig(m=tuning.hnsw_m, ef_construct=tuning.hnsw_ef_construct,
-                                       full_scan_threshold=tuning.full_scan_threshold_kb,
-                                       memory=qe.Memory.Cached),
-        optimizers=qe.EdgeOptimizersConfig(indexing_threshold=tuning.indexing_threshold_kb,
-                                           max_segment_size=tuning.max_segment_size_kb),
+        sparse_vectors={
+            SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf, memory=qe.Memory.Cached)
+        },
+        hnsw_config=qe.HnswIndexConfig(
+            m=tuning.hnsw_m,
+            ef_construct=tuning.hnsw_ef_construct,
+            full_scan_threshold=tuning.full_scan_threshold_kb,
+            memory=qe.Memory.Cached,
+        ),
+        optimizers=qe.EdgeOptimizersConfig(
+            indexing_threshold=tuning.indexing_threshold_kb,
+            max_segment_size=tuning.max_segment_size_kb,
+        ),
         payload_memory=qe.Memory.Cold,
         id_tracker_memory=qe.Memory.Cached,
     )
@@ -280,14 +328,24 @@ def _field_indexes(schema: CollectionSchema) -> list[tuple[str, qe.PayloadSchema
     own: graphs per value of every field would multiply the indexing time."""
     mapped = qe.Memory.Cached  # in indexed segments: memory-mapped, in the page cache
     indexes: list[tuple[str, qe.PayloadSchemaParams]] = [
-        (name, qe.KeywordIndexParams(is_tenant=name == schema.tenant_field,
-                                     enable_hnsw=name == schema.tenant_field, memory=mapped))
-        for name in schema.keyword_fields]
-    indexes += [(name, qe.IntegerIndexParams(lookup=True, range=True, enable_hnsw=False,
-                                             memory=mapped))
-                for name in schema.integer_fields]
-    indexes += [(name, qe.FloatIndexParams(enable_hnsw=False, memory=mapped))
-                for name in schema.float_fields]
+        (
+            name,
+            qe.KeywordIndexParams(
+                is_tenant=name == schema.tenant_field,
+                enable_hnsw=name == schema.tenant_field,
+                memory=mapped,
+            ),
+        )
+        for name in schema.keyword_fields
+    ]
+    indexes += [
+        (name, qe.IntegerIndexParams(lookup=True, range=True, enable_hnsw=False, memory=mapped))
+        for name in schema.integer_fields
+    ]
+    indexes += [
+        (name, qe.FloatIndexParams(enable_hnsw=False, memory=mapped))
+        for name in schema.float_fields
+    ]
     return indexes
 
 
@@ -297,8 +355,11 @@ def _create_indexes(shard: qe.EdgeShard, schema: CollectionSchema) -> None:
     existing = shard.info().payload_schema
     for field_name, params in _field_indexes(schema):
         found = existing.get(field_name)
-        outdated = (found is not None and field_name == schema.tenant_field
-                    and not getattr(found.params, "is_tenant", False))
+        outdated = (
+            found is not None
+            and field_name == schema.tenant_field
+            and not getattr(found.params, "is_tenant", False)
+        )
         if found is None or outdated:
             shard.update(qe.UpdateOperation.create_field_index(field_name, params))
 
@@ -318,9 +379,12 @@ class EdgeStore(VectorStore):
         if manifest_path.exists():
             check_manifest(schema, json.loads(manifest_path.read_text()), str(path))
             if _gains_int8_copies(path, schema, self.tuning):
-                log.warning("the %s store gets int8 copies of its dense vectors "
-                            "(KNOWHUB_VECTOR_QUANTIZE_DENSE): opening it takes longer this "
-                            "once, about 15 s per 100,000 records", schema.name)
+                log.warning(
+                    "the %s store gets int8 copies of its dense vectors "
+                    "(KNOWHUB_VECTOR_QUANTIZE_DENSE): opening it takes longer this "
+                    "once, about 15 s per 100,000 records",
+                    schema.name,
+                )
             shard = _load_shard(path, _edge_config(schema, self.tuning))
         else:
             shard = _create_shard(path, schema, self.tuning)
@@ -331,9 +395,12 @@ class EdgeStore(VectorStore):
         collection.gate = self.gate
         return collection
 
-    def rebuild(self, schema: CollectionSchema,
-                revectorize: Callable[[list[Record]], list[Vectors]],
-                progress: Callable[[int, int], None] | None = None) -> int:
+    def rebuild(
+        self,
+        schema: CollectionSchema,
+        revectorize: Callable[[list[Record]], list[Vectors]],
+        progress: Callable[[int, int], None] | None = None,
+    ) -> int:
         path = self.root / schema.name
         staging = self.root / f"{schema.name}.rebuild"
         shutil.rmtree(staging, ignore_errors=True)
@@ -370,11 +437,15 @@ class EdgeStore(VectorStore):
             new.update(qe.UpdateOperation.create_field_index(field_name, params))
         kept, offset = 0, None
         while True:
-            points, offset = old.scroll(qe.ScrollRequest(
-                offset=offset, limit=256, with_payload=True, with_vector=True))
+            points, offset = old.scroll(
+                qe.ScrollRequest(offset=offset, limit=256, with_payload=True, with_vector=True)
+            )
             if points:
-                new.update(qe.UpdateOperation.upsert_points(
-                    [qe.Point(p.id, _vectors(p.vector), p.payload) for p in points]))
+                new.update(
+                    qe.UpdateOperation.upsert_points(
+                        [qe.Point(p.id, _vectors(p.vector), p.payload) for p in points]
+                    )
+                )
                 kept += len(points)
             if offset is None:
                 break
@@ -391,8 +462,11 @@ class EdgeStore(VectorStore):
 
     def collection_names(self) -> list[str]:
         """The collections stored under the root."""
-        return sorted(p.name for p in self.root.iterdir() if (p / MANIFEST_FILE).exists()) \
-            if self.root.is_dir() else []
+        return (
+            sorted(p.name for p in self.root.iterdir() if (p / MANIFEST_FILE).exists())
+            if self.root.is_dir()
+            else []
+        )
 
     def opened(self) -> list[VectorCollection]:
         return list({c.schema.name: c for c in self._open}.values())
@@ -431,4 +505,3 @@ def _create_shard(path: Path, schema: CollectionSchema, tuning: IndexTuning) -> 
     shard = qe.EdgeShard.create(str(path), _edge_config(schema, tuning))
     (path / MANIFEST_FILE).write_text(json.dumps(schema.manifest()))
     return shard
-

@@ -7,16 +7,19 @@ IDF at query time.
 
 from __future__ import annotations
 
+import http.client
+import json
 import logging
 import re
+import socket
 import threading
 import time
 from array import array
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, cast
+from urllib.parse import urlsplit
 
-import openai
 import qdrant_edge as qe
 from cachetools import LRUCache
 
@@ -73,8 +76,10 @@ class Breaker:
 
     def check(self) -> None:
         if self.open:
-            raise Unavailable(f"the embedding model is failing ({self._last_error}); "
-                              f"not asked again for {self._open_until - time.monotonic():.0f} s")
+            raise Unavailable(
+                f"the embedding model is failing ({self._last_error}); "
+                f"not asked again for {self._open_until - time.monotonic():.0f} s"
+            )
 
     def failed(self, error: str) -> None:
         self._last_error = error[:200]
@@ -97,22 +102,31 @@ class DenseEmbedder:
     (search to BM25, saves to writing the vector later) at once.
     """
 
-    def __init__(self, model: str, dim: int, metrics: Metrics | None = None,
-                 query_cache_size: int = 0, lane: ModelLane | None = None,
-                 breaker_seconds: float = 0.0, query_timeout: float | None = None) -> None:
+    def __init__(
+        self,
+        model: str,
+        dim: int,
+        metrics: Metrics | None = None,
+        query_cache_size: int = 0,
+        lane: ModelLane | None = None,
+        breaker_seconds: float = 0.0,
+        query_timeout: float | None = None,
+    ) -> None:
         self.model = model
         self.dim = dim
         self.breaker = Breaker(breaker_seconds)
         self._query_timeout = query_timeout
         self._metrics = metrics or Metrics()
         self._queries: LRUCache[str, array[float]] | None = (
-            LRUCache(query_cache_size) if query_cache_size else None)
+            LRUCache(query_cache_size) if query_cache_size else None
+        )
         self._queries_lock = threading.Lock()
         self._lane = lane or ModelLane(0, 0)
 
     @classmethod
-    def from_settings(cls, settings: CommonSettings, metrics: Metrics | None = None,
-                      lane: ModelLane | None = None) -> DenseEmbedder | None:
+    def from_settings(
+        cls, settings: CommonSettings, metrics: Metrics | None = None, lane: ModelLane | None = None
+    ) -> DenseEmbedder | None:
         """The model of KNOWHUB_EMBEDDING_MODEL_PATH, else the endpoint at
         KNOWHUB_EMBEDDING_BASE_URL, else none (BM25 only)."""
         cache = settings.embedding_query_cache_size
@@ -122,14 +136,24 @@ class DenseEmbedder:
                 settings.embedding_model_path,
                 settings.embedding_model if named else None,
                 settings.embedding_dim if "embedding_dim" in settings.model_fields_set else None,
-                metrics, cache, lane=lane)
+                metrics,
+                cache,
+                lane=lane,
+            )
         if settings.embedding_base_url:
             return EndpointEmbedder(
-                settings.embedding_base_url, settings.embedding_api_key,
-                settings.embedding_model, settings.embedding_dim,
-                settings.embedding_timeout_seconds, settings.llm_max_retries, metrics, cache,
-                lane, breaker_seconds=settings.embedding_breaker_seconds,
-                query_timeout=settings.embedding_query_timeout_seconds)
+                settings.embedding_base_url,
+                settings.embedding_api_key,
+                settings.embedding_model,
+                settings.embedding_dim,
+                settings.embedding_timeout_seconds,
+                settings.llm_max_retries,
+                metrics,
+                cache,
+                lane,
+                breaker_seconds=settings.embedding_breaker_seconds,
+                query_timeout=settings.embedding_query_timeout_seconds,
+            )
         return None
 
     def embed_query(self, text: str) -> list[float]:
@@ -149,8 +173,7 @@ class DenseEmbedder:
             self._queries[text] = array("f", vector)
         return vector
 
-    def embed(self, texts: Sequence[str], *, timeout: float | None = None
-              ) -> list[list[float]]:
+    def embed(self, texts: Sequence[str], *, timeout: float | None = None) -> list[list[float]]:
         """The texts' vectors, in order; Unavailable when the model cannot give them
         within `timeout` seconds (the configured timeout when None), or failed lately."""
         if not texts:
@@ -178,36 +201,128 @@ class DenseEmbedder:
         """Releases what the model holds (an HTTP client)."""
 
 
-class EndpointEmbedder(DenseEmbedder):
-    """Dense vectors from an OpenAI-compatible /v1/embeddings endpoint."""
+class EndpointFailure(Exception):
+    """An embedding call that a retry may cure: the endpoint unreachable, too slow,
+    overloaded or failing inside."""
 
-    def __init__(self, base_url: str, api_key: str, model: str, dim: int,
-                 timeout: float, max_retries: int, metrics: Metrics | None = None,
-                 query_cache_size: int = 0, lane: ModelLane | None = None, *,
-                 breaker_seconds: float = 0.0, query_timeout: float | None = None) -> None:
-        super().__init__(model, dim, metrics, query_cache_size, lane, breaker_seconds,
-                         query_timeout)
-        # Retries are ours (`within`), so that all of them fit in the timeout.
-        self._client = openai.OpenAI(base_url=base_url, api_key=api_key, timeout=timeout,
-                                     max_retries=0)
+
+# Statuses a retry may cure: too slow, rate limited, failing inside.
+_RETRY_STATUSES = frozenset({408, 409, 429}) | frozenset(range(500, 600))
+
+
+class EndpointEmbedder(DenseEmbedder):
+    """Dense vectors from an OpenAI-compatible /v1/embeddings endpoint, over kept-alive
+    HTTP/1.1 connections (one per concurrent call, reused): a search's embedding call
+    costs the endpoint's time and little more (a general-purpose client added about
+    2.5 ms a call)."""
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str,
+        model: str,
+        dim: int,
+        timeout: float,
+        max_retries: int,
+        metrics: Metrics | None = None,
+        query_cache_size: int = 0,
+        lane: ModelLane | None = None,
+        *,
+        breaker_seconds: float = 0.0,
+        query_timeout: float | None = None,
+    ) -> None:
+        super().__init__(
+            model, dim, metrics, query_cache_size, lane, breaker_seconds, query_timeout
+        )
+        url = urlsplit(base_url)
+        self._secure = url.scheme == "https"
+        self._host = url.hostname or "localhost"
+        self._port = url.port
+        self._path = url.path.rstrip("/") + "/embeddings"
+        self._headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+            "Authorization": f"Bearer {api_key}",
+        }
+        self._idle: list[http.client.HTTPConnection] = []
+        self._idle_lock = threading.Lock()
         self._timeout = timeout
         self._max_retries = max_retries
 
     def _vectors(self, texts: list[str], timeout: float | None) -> list[list[float]]:
+        body = json.dumps({"model": self.model, "input": texts}).encode()
         try:
-            response = within(timeout or self._timeout, self._max_retries, lambda left: (
-                self._client.embeddings.create(model=self.model, input=texts, timeout=left)))
-        except openai.OpenAIError as exc:
+            data = within(
+                timeout or self._timeout,
+                self._max_retries,
+                lambda left: self._post(body, left),
+                retryable=(EndpointFailure,),
+            )
+            return [item["embedding"] for item in sorted(data["data"], key=lambda d: d["index"])]
+        except EndpointFailure as exc:
             raise Unavailable(f"the embedding endpoint failed: {exc}") from exc
-        return [item.embedding for item in sorted(response.data, key=lambda d: d.index)]
+        except (KeyError, TypeError, ValueError) as exc:
+            raise Unavailable(
+                f"the embedding endpoint answered what is not a list of embeddings: {exc!r}"
+            ) from exc
+
+    def _post(self, body: bytes, timeout: float) -> Any:
+        """One POST within `timeout` seconds; a kept-alive connection the endpoint has
+        closed meanwhile is replaced once at no cost to the retries."""
+        connection, reused = self._connection()
+        try:
+            try:
+                status, payload = self._exchange(connection, body, timeout)
+            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+                if not reused:
+                    raise
+                connection.close()
+                connection, _ = self._connection(fresh=True)
+                status, payload = self._exchange(connection, body, timeout)
+        except (OSError, http.client.HTTPException) as exc:
+            connection.close()
+            problem = "timed out" if isinstance(exc, socket.timeout) else repr(exc)
+            raise EndpointFailure(f"{self._host}:{self._port}: {problem}") from exc
+        with self._idle_lock:
+            self._idle.append(connection)
+        if status == 200:
+            return json.loads(payload)
+        message = f"HTTP {status}: {payload[:200].decode(errors='replace')}"
+        if status in _RETRY_STATUSES:
+            raise EndpointFailure(message)
+        raise Unavailable(f"the embedding endpoint failed: {message}")
+
+    def _exchange(
+        self, connection: http.client.HTTPConnection, body: bytes, timeout: float
+    ) -> tuple[int, bytes]:
+        connection.timeout = timeout
+        if connection.sock is not None:
+            connection.sock.settimeout(timeout)
+        connection.request("POST", self._path, body, self._headers)
+        response = connection.getresponse()
+        return response.status, response.read()
+
+    def _connection(self, *, fresh: bool = False) -> tuple[http.client.HTTPConnection, bool]:
+        """An idle connection (and True), else a new one."""
+        if not fresh:
+            with self._idle_lock:
+                if self._idle:
+                    return self._idle.pop(), True
+        kind = http.client.HTTPSConnection if self._secure else http.client.HTTPConnection
+        return kind(self._host, self._port, timeout=self._timeout), False
 
     def close(self) -> None:
-        self._client.close()
+        with self._idle_lock:
+            idle, self._idle = self._idle, []
+        for connection in idle:
+            connection.close()
 
 
-EMBED_EXTRA = ("KNOWHUB_EMBEDDING_MODEL_PATH needs sentence-transformers: install KnowHub "
-               "with its `embed` extra (pip install 'knowhub[embed]'; in a clone, "
-               ".venv/bin/pip install -e '.[embed]')")
+EMBED_EXTRA = (
+    "KNOWHUB_EMBEDDING_MODEL_PATH needs sentence-transformers: install KnowHub "
+    "with its `embed` extra (pip install 'knowhub[embed]'; in a clone, "
+    ".venv/bin/pip install -e '.[embed]')"
+)
 
 
 class LocalEmbedder(DenseEmbedder):
@@ -219,24 +334,35 @@ class LocalEmbedder(DenseEmbedder):
     same name can take its place without a reindex. Vectors are unit length.
     """
 
-    def __init__(self, path: Path, model: str | None = None, dim: int | None = None,
-                 metrics: Metrics | None = None, query_cache_size: int = 0,
-                 device: str | None = None, lane: ModelLane | None = None) -> None:
+    def __init__(
+        self,
+        path: Path,
+        model: str | None = None,
+        dim: int | None = None,
+        metrics: Metrics | None = None,
+        query_cache_size: int = 0,
+        device: str | None = None,
+        lane: ModelLane | None = None,
+    ) -> None:
         self._model = _load_sentence_transformer(path, device)
         size = self._model.get_embedding_dimension()
         if dim is not None and dim != size:
-            raise ValueError(f"KNOWHUB_EMBEDDING_DIM is {dim}, but the model at {path} makes "
-                             f"vectors of {size} dimensions: set it to {size}, or unset it")
+            raise ValueError(
+                f"KNOWHUB_EMBEDDING_DIM is {dim}, but the model at {path} makes "
+                f"vectors of {size} dimensions: set it to {size}, or unset it"
+            )
         super().__init__(model or path.name, size, metrics, query_cache_size, lane)
         self._lock = threading.Lock()  # one encode at a time: the model is not thread-safe
-        log.info("embedding model %s (%d dimensions) loaded in-process from %s",
-                 self.model, size, path)
+        log.info(
+            "embedding model %s (%d dimensions) loaded in-process from %s", self.model, size, path
+        )
 
     def _vectors(self, texts: list[str], timeout: float | None) -> list[list[float]]:
         try:
             with self._lock:
-                vectors = self._model.encode(texts, batch_size=64, normalize_embeddings=True,
-                                             show_progress_bar=False)
+                vectors = self._model.encode(
+                    texts, batch_size=64, normalize_embeddings=True, show_progress_bar=False
+                )
         except (RuntimeError, ValueError) as exc:  # torch's failures (out of memory, ...)
             raise Unavailable(f"the in-process embedding model failed: {exc}") from exc
         return cast(list[list[float]], vectors.tolist())
@@ -244,8 +370,10 @@ class LocalEmbedder(DenseEmbedder):
 
 def _load_sentence_transformer(path: Path, device: str | None) -> Any:
     if not (path / "modules.json").is_file() and not (path / "config.json").is_file():
-        raise ValueError(f"there is no sentence-transformers model at {path} "
-                         "(KNOWHUB_EMBEDDING_MODEL_PATH: a folder with its modules.json)")
+        raise ValueError(
+            f"there is no sentence-transformers model at {path} "
+            "(KNOWHUB_EMBEDDING_MODEL_PATH: a folder with its modules.json)"
+        )
     try:
         from sentence_transformers import SentenceTransformer
         from transformers.utils import logging as transformers_logging

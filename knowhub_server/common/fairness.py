@@ -51,8 +51,11 @@ class CallerLimit:
         with self._lock:
             held = self._in_progress.get(caller, 0)
             if held >= self._limit:
-                raise Busy(f"this token has {held} calls in progress, the most one caller "
-                           "may have at once (KNOWHUB_CALLS_PER_CALLER_MAX)", CALLER_RETRY_MS)
+                raise Busy(
+                    f"this token has {held} calls in progress, the most one caller "
+                    "may have at once (KNOWHUB_CALLS_PER_CALLER_MAX)",
+                    CALLER_RETRY_MS,
+                )
             self._in_progress[caller] = held + 1
 
     def give_back(self, caller: str) -> None:
@@ -94,9 +97,12 @@ class ModelLane:
     def _wait_for_slot(self) -> None:
         with self._lock:
             if self._waiting >= self._queue:
-                raise Busy(f"the model is busy: {self._slots} calls wait on it and "
-                           f"{self._waiting} more for their turn (KNOWHUB_MODEL_CALLS_MAX, "
-                           "KNOWHUB_MODEL_CALLS_QUEUE)", MODEL_RETRY_MS)
+                raise Busy(
+                    f"the model is busy: {self._slots} calls wait on it and "
+                    f"{self._waiting} more for their turn (KNOWHUB_MODEL_CALLS_MAX, "
+                    "KNOWHUB_MODEL_CALLS_QUEUE)",
+                    MODEL_RETRY_MS,
+                )
             self._waiting += 1
         try:
             self._free.acquire()
@@ -116,9 +122,11 @@ class FairShareInterceptor(grpc.ServerInterceptor):
     def __init__(self, limit: CallerLimit) -> None:
         self._limit = limit
 
-    def intercept_service(self, continuation: Callable[[grpc.HandlerCallDetails],
-                                                       MethodHandler | None],
-                          details: grpc.HandlerCallDetails) -> MethodHandler | None:
+    def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], MethodHandler | None],
+        details: grpc.HandlerCallDetails,
+    ) -> MethodHandler | None:
         handler = continuation(details)
         caller = _authorization(details.invocation_metadata)
         if handler is None or handler.request_streaming or not caller:

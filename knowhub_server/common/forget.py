@@ -14,15 +14,21 @@ def forget_subject(principal: Principal, subject: str) -> str:
     itself."""
     check.text(subject, "subject", check.NAME_MAX, required=True)
     kind, _, entity_id = subject.partition(":")
-    valid = is_valid_entity_id(entity_id) if kind == "user" else \
-        kind == "agent" and is_valid_agent_name(entity_id)
+    valid = (
+        is_valid_entity_id(entity_id)
+        if kind == "user"
+        else kind == "agent" and is_valid_agent_name(entity_id)
+    )
     if not valid:
-        raise InvalidArgument("subject", f"{subject[:140]!r} is not a subject: use user:ID "
-                              "or agent:ID")
+        raise InvalidArgument(
+            "subject", f"{subject[:140]!r} is not a subject: use user:ID or agent:ID"
+        )
     stored = principal.qualify_scope(subject)
     if not principal.is_admin and stored != principal.user_scope:
-        raise PermissionDenied(f"subject: only an admin may forget another subject than "
-                               f"the caller ({principal.user_scope})")
+        raise PermissionDenied(
+            f"subject: only an admin may forget another subject than "
+            f"the caller ({principal.user_scope})"
+        )
     return stored
 
 

@@ -28,8 +28,11 @@ Method = Callable[..., Any]
 
 
 def _onward_metadata(context: grpc.ServicerContext) -> tuple[tuple[str, str | bytes], ...]:
-    return tuple((key, value) for key, value in context.invocation_metadata()
-                 if key not in _OWN_KEYS and not key.startswith(_OWN_HEADERS))
+    return tuple(
+        (key, value)
+        for key, value in context.invocation_metadata()
+        if key not in _OWN_KEYS and not key.startswith(_OWN_HEADERS)
+    )
 
 
 def _fail_like(context: grpc.ServicerContext, error: grpc.RpcError) -> NoReturn:
@@ -52,8 +55,7 @@ class Forwarder(grpc.GenericRpcHandler):
         self._pool = descriptor_pool.Default()
         self._handlers: dict[str, MethodHandler] = {}
 
-    def service(self, handler_call_details: grpc.HandlerCallDetails
-                ) -> MethodHandler | None:
+    def service(self, handler_call_details: grpc.HandlerCallDetails) -> MethodHandler | None:
         path = handler_call_details.method
         handler = self._handlers.get(path)
         if handler is None:
@@ -84,12 +86,13 @@ class Forwarder(grpc.GenericRpcHandler):
 
     def _unary(self, service: str, path: str) -> Method:
         def forward(request: bytes, context: grpc.ServicerContext) -> bytes:
-            onward: grpc.UnaryUnaryMultiCallable[bytes, bytes] = (
-                self._channel(service, context).unary_unary(path))
+            onward: grpc.UnaryUnaryMultiCallable[bytes, bytes] = self._channel(
+                service, context
+            ).unary_unary(path)
             try:
                 response, call = onward.with_call(
-                    request, timeout=context.time_remaining(),
-                    metadata=_onward_metadata(context))
+                    request, timeout=context.time_remaining(), metadata=_onward_metadata(context)
+                )
             except grpc.RpcError as error:
                 _fail_like(context, error)
             if call.trailing_metadata():
@@ -100,10 +103,12 @@ class Forwarder(grpc.GenericRpcHandler):
 
     def _streaming(self, service: str, path: str) -> Method:
         def forward(request: bytes, context: grpc.ServicerContext) -> Iterator[bytes]:
-            onward: grpc.UnaryStreamMultiCallable[bytes, bytes] = (
-                self._channel(service, context).unary_stream(path))
-            responses = onward(request, timeout=context.time_remaining(),
-                               metadata=_onward_metadata(context))
+            onward: grpc.UnaryStreamMultiCallable[bytes, bytes] = self._channel(
+                service, context
+            ).unary_stream(path)
+            responses = onward(
+                request, timeout=context.time_remaining(), metadata=_onward_metadata(context)
+            )
 
             def caller_left() -> None:
                 responses.cancel()

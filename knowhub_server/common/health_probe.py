@@ -26,8 +26,9 @@ def health_name(service: str) -> str:
     return service
 
 
-def check(address: str, service: str, *, tls_ca: bytes | None = None,
-          timeout: float = 5.0) -> tuple[bool, str]:
+def check(
+    address: str, service: str, *, tls_ca: bytes | None = None, timeout: float = 5.0
+) -> tuple[bool, str]:
     """Asks the server at `address` whether `service` is serving; returns whether it is
     and a line saying so."""
     what = f"{service or 'server'} at {address}"
@@ -35,7 +36,8 @@ def check(address: str, service: str, *, tls_ca: bytes | None = None,
         stub = health_pb2_grpc.HealthStub(channel)
         try:
             response, call = stub.Check.with_call(
-                health_pb2.HealthCheckRequest(service=health_name(service)), timeout=timeout)
+                health_pb2.HealthCheckRequest(service=health_name(service)), timeout=timeout
+            )
         except grpc.RpcError as error:
             code = error.code() if hasattr(error, "code") else grpc.StatusCode.UNKNOWN
             if code == grpc.StatusCode.NOT_FOUND:
@@ -54,5 +56,7 @@ def _embedding(trailer: dict[str, str]) -> str:
     if EMBEDDING_BACKLOG not in trailer:
         return ""
     state = "failing" if trailer.get(EMBEDDING_STATE) == "failing" else "answering"
-    return (f"; embedding model {state}, {trailer[EMBEDDING_BACKLOG]} record(s) waiting "
-            "for their vector")
+    return (
+        f"; embedding model {state}, {trailer[EMBEDDING_BACKLOG]} record(s) waiting "
+        "for their vector"
+    )

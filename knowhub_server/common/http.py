@@ -46,8 +46,7 @@ def listen(host: str, port: int) -> socket.socket:
         sock.bind((host, port))
     except OSError as exc:
         sock.close()
-        raise RuntimeError(f"cannot listen on {host}:{port}: {exc} (is the port in use?)") \
-            from exc
+        raise RuntimeError(f"cannot listen on {host}:{port}: {exc} (is the port in use?)") from exc
     return sock
 
 
@@ -59,8 +58,9 @@ def check_free(host: str, port: int, what: str, option: str) -> None:
     try:
         listen(host, port).close()
     except RuntimeError as exc:
-        raise RuntimeError(f"{what}: {exc}; stop what holds it, or choose another port "
-                           f"({option})") from None
+        raise RuntimeError(
+            f"{what}: {exc}; stop what holds it, or choose another port ({option})"
+        ) from None
 
 
 def _bracketed(host: str) -> str:
@@ -96,16 +96,23 @@ class HostPolicy:
     origins: frozenset[str] = frozenset()
 
     @classmethod
-    def for_bind(cls, bind_host: str, hosts: list[str] | tuple[str, ...] = (),
-                 origins: list[str] | tuple[str, ...] = ()) -> HostPolicy:
+    def for_bind(
+        cls,
+        bind_host: str,
+        hosts: list[str] | tuple[str, ...] = (),
+        origins: list[str] | tuple[str, ...] = (),
+    ) -> HostPolicy:
         if bind_host in LOOPBACK_HOSTS:
             names = frozenset(LOOPBACK_NAMES)
         elif bind_host in WILDCARD_HOSTS:
             names = frozenset()
         else:
             names = frozenset({_bracketed(bind_host)})
-        return cls(names, frozenset(h.lower() for h in hosts),
-                   frozenset(o.lower().rstrip("/") for o in origins))
+        return cls(
+            names,
+            frozenset(h.lower() for h in hosts),
+            frozenset(o.lower().rstrip("/") for o in origins),
+        )
 
     @property
     def any_host(self) -> bool:
@@ -124,8 +131,9 @@ class HostPolicy:
         name, given_port = found
         if name in self.names and (given_port or 80) == port:
             return True
-        return name in self.hosts or (given_port is not None
-                                      and f"{name}:{given_port}" in self.hosts)
+        return name in self.hosts or (
+            given_port is not None and f"{name}:{given_port}" in self.hosts
+        )
 
     def origin_allowed(self, origin: str | None, host: str | None, port: int) -> bool:
         """Whether a browser's Origin is this server itself or an allowed origin.
@@ -143,18 +151,23 @@ class HostPolicy:
             return found is not None and found == split_host(host or "")
         return self._names_this_server(found, port)
 
-    def refusal(self, host: str | None, origin: str | None, port: int,
-                settings: str) -> tuple[int, str] | None:
+    def refusal(
+        self, host: str | None, origin: str | None, port: int, settings: str
+    ) -> tuple[int, str] | None:
         """The HTTP status and message refusing a request with these headers (None: it
         is not refused): 421 for a Host that is not this server, 403 for an Origin that
         may not call it. `settings` names the settings that widen what is accepted
         (KNOWHUB_GATEWAY, KNOWHUB_MCP)."""
         if not self.host_allowed(host, port):
-            return 421, (f"Host: {(host or '')[:SHOWN]!r} is not an address of this server "
-                         f"({settings}_ALLOWED_HOSTS)")
+            return 421, (
+                f"Host: {(host or '')[:SHOWN]!r} is not an address of this server "
+                f"({settings}_ALLOWED_HOSTS)"
+            )
         if not self.origin_allowed(origin, host, port):
-            return 403, (f"Origin: {(origin or '')[:SHOWN]!r} may not call this server "
-                         f"({settings}_ALLOWED_ORIGINS)")
+            return 403, (
+                f"Origin: {(origin or '')[:SHOWN]!r} may not call this server "
+                f"({settings}_ALLOWED_ORIGINS)"
+            )
         return None
 
 
@@ -171,15 +184,15 @@ class HostGuard:
             refused = request_refusal(self.policy, scope, self.settings)
             if refused is not None:
                 status, message = refused
-                response = JSONResponse({"error": {"code": "PERMISSION_DENIED",
-                                                   "message": message}}, status_code=status)
+                response = JSONResponse(
+                    {"error": {"code": "PERMISSION_DENIED", "message": message}}, status_code=status
+                )
                 await response(scope, receive, send)
                 return
         await self.app(scope, receive, send)
 
 
-def request_refusal(policy: HostPolicy, scope: Scope,
-                    settings: str) -> tuple[int, str] | None:
+def request_refusal(policy: HostPolicy, scope: Scope, settings: str) -> tuple[int, str] | None:
     """The status and message refusing this HTTP request (logged), or None."""
     headers = Headers(scope=scope)
     port = (scope.get("server") or ("", 0))[1]
@@ -216,8 +229,12 @@ def connection_cap(requested: int) -> int:
     """`requested`, or less when the open-file limit leaves less than that to one server."""
     budget = max(16, raise_open_files_limit() // FD_SHARE)
     if requested > budget:
-        log.warning("at most %d HTTP connections (of %d asked): the open-file limit leaves "
-                    "no more beside the gRPC server", budget, requested)
+        log.warning(
+            "at most %d HTTP connections (of %d asked): the open-file limit leaves "
+            "no more beside the gRPC server",
+            budget,
+            requested,
+        )
     return min(requested, budget)
 
 
@@ -271,8 +288,9 @@ def guarded_h11(limits: ConnectionLimits) -> type[H11Protocol]:
 
         def _too_slow(self) -> None:
             self._header_timer = None
-            waiting = self.cycle is self._waiting_for and \
-                (self.cycle is None or self.cycle.response_complete)
+            waiting = self.cycle is self._waiting_for and (
+                self.cycle is None or self.cycle.response_complete
+            )
             if waiting and not self.transport.is_closing():
                 self.transport.abort()
 
@@ -292,6 +310,11 @@ def server_config(app: ASGIApp, limits: ConnectionLimits, **options: Any) -> uvi
     protocol = guarded_h11(limits)
     backlog = min(2048, max(16, connection_cap(limits.max_connections) // 4))
     # uvicorn types the keep-alive as int; it passes it on to asyncio, which takes a float
-    return uvicorn.Config(app, http=protocol,
-                          timeout_keep_alive=limits.idle_seconds,  # type: ignore[arg-type]
-                          backlog=backlog, log_config=None, **options)
+    return uvicorn.Config(
+        app,
+        http=protocol,
+        timeout_keep_alive=limits.idle_seconds,  # type: ignore[arg-type]
+        backlog=backlog,
+        log_config=None,
+        **options,
+    )

@@ -45,7 +45,7 @@ def parse_json_reply(text: str) -> Any:
     for opener, closer in (("{", "}"), ("[", "]")):
         start, end = text.find(opener), text.rfind(closer)
         if 0 <= start < end:
-            candidates.append(text[start:end + 1])
+            candidates.append(text[start : end + 1])
     for candidate in candidates:
         try:
             return json_input.loads(candidate)
@@ -77,25 +77,42 @@ class LLM:
     """A chat model that answers in JSON, or with function calls. Calls made while an RPC
     is handled wait for a slot of the model lane (common/fairness.py)."""
 
-    def __init__(self, base_url: str, api_key: str, model: str, timeout: float,
-                 max_retries: int, metrics: Metrics | None = None,
-                 allowed_models: Sequence[str] = (), lane: ModelLane | None = None) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str,
+        model: str,
+        timeout: float,
+        max_retries: int,
+        metrics: Metrics | None = None,
+        allowed_models: Sequence[str] = (),
+        lane: ModelLane | None = None,
+    ) -> None:
         self.model = model
         self.allowed_models = frozenset({model, *allowed_models})
-        self._client = openai.OpenAI(base_url=base_url, api_key=api_key, timeout=timeout,
-                                     max_retries=max_retries)
+        self._client = openai.OpenAI(
+            base_url=base_url, api_key=api_key, timeout=timeout, max_retries=max_retries
+        )
         self._max_retries = max_retries
         self._metrics = metrics or Metrics()
         self._lane = lane or ModelLane(0, 0)
 
     @classmethod
-    def from_settings(cls, settings: CommonSettings, metrics: Metrics | None = None,
-                      lane: ModelLane | None = None) -> LLM | None:
+    def from_settings(
+        cls, settings: CommonSettings, metrics: Metrics | None = None, lane: ModelLane | None = None
+    ) -> LLM | None:
         if not settings.llm_base_url:
             return None
-        return cls(settings.llm_base_url, settings.llm_api_key, settings.llm_model,
-                   settings.llm_timeout_seconds, settings.llm_max_retries, metrics,
-                   settings.llm_allowed_models, lane)
+        return cls(
+            settings.llm_base_url,
+            settings.llm_api_key,
+            settings.llm_model,
+            settings.llm_timeout_seconds,
+            settings.llm_max_retries,
+            metrics,
+            settings.llm_allowed_models,
+            lane,
+        )
 
     def model_for(self, requested: str | None, field: str = "model") -> str:
         """The model a call runs: `requested` when the operator allows it (the configured
@@ -103,13 +120,23 @@ class LLM:
         if not requested:
             return self.model
         if requested not in self.allowed_models:
-            raise InvalidArgument(field, f"{requested[:64]!r} is not a model this hub "
-                                  f"allows; choose one of {', '.join(sorted(self.allowed_models))}"
-                                  " (KNOWHUB_LLM_ALLOWED_MODELS)")
+            raise InvalidArgument(
+                field,
+                f"{requested[:64]!r} is not a model this hub "
+                f"allows; choose one of {', '.join(sorted(self.allowed_models))}"
+                " (KNOWHUB_LLM_ALLOWED_MODELS)",
+            )
         return requested
 
-    def complete(self, system: str, user: str, *, purpose: str = "other",
-                 model: str | None = None, timeout: float | None = None) -> str:
+    def complete(
+        self,
+        system: str,
+        user: str,
+        *,
+        purpose: str = "other",
+        model: str | None = None,
+        timeout: float | None = None,
+    ) -> str:
         """The text of one chat completion. Raises LLMError on any failure, Busy when the
         model lane is full. `purpose` labels the call in the metrics. `timeout` bounds the
         whole call, its retries included (without it, each try gets the client's own)."""
@@ -119,22 +146,39 @@ class LLM:
             try:
                 if timeout is None:
                     response = self._client.chat.completions.create(
-                        model=model, messages=messages, temperature=0)  # type: ignore[arg-type]
+                        model=model,
+                        messages=messages,  # type: ignore[arg-type]
+                        temperature=0,
+                    )
                 else:
                     client = self._client.with_options(max_retries=0)
-                    response = within(timeout, self._max_retries, lambda left: (
-                        client.chat.completions.create(
-                            model=model, messages=messages,  # type: ignore[arg-type]
-                            temperature=0, timeout=left)))
+                    response = within(
+                        timeout,
+                        self._max_retries,
+                        lambda left: client.chat.completions.create(
+                            model=model,
+                            messages=messages,  # type: ignore[arg-type]
+                            temperature=0,
+                            timeout=left,
+                        ),
+                    )
             except openai.OpenAIError as exc:
                 raise LLMError(f"the LLM call failed: {exc}") from exc
             if not response.choices or response.choices[0].message.content is None:
                 raise LLMError("the LLM returned no content")
             return response.choices[0].message.content
 
-    def call_tools(self, system: str, user: str, tools: Sequence[dict[str, Any]], *,
-                   purpose: str = "other", force: str | None = None,
-                   model: str | None = None, timeout: float | None = None) -> list[ToolCall]:
+    def call_tools(
+        self,
+        system: str,
+        user: str,
+        tools: Sequence[dict[str, Any]],
+        *,
+        purpose: str = "other",
+        force: str | None = None,
+        model: str | None = None,
+        timeout: float | None = None,
+    ) -> list[ToolCall]:
         """The function calls of one chat completion offered `tools` (OpenAI `tools`
         schemas); `force` names a function the model must call. Calls whose arguments are
         not a JSON object are left out. Raises LLMError when the call fails, Busy when the
@@ -145,14 +189,22 @@ class LLM:
         parsed = [(name, _json_object(arguments, name)) for name, arguments in functions]
         return [ToolCall(name, arguments) for name, arguments in parsed if arguments is not None]
 
-    def _function_calls(self, system: str, user: str, tools: Sequence[dict[str, Any]],
-                        force: str | None, model: str, timeout: float | None
-                        ) -> list[tuple[str, str]]:
+    def _function_calls(
+        self,
+        system: str,
+        user: str,
+        tools: Sequence[dict[str, Any]],
+        force: str | None,
+        model: str,
+        timeout: float | None,
+    ) -> list[tuple[str, str]]:
         """The (name, JSON arguments) of each function call of one completion."""
         body: dict[str, Any] = {
-            "model": model, "temperature": 0, "tools": list(tools),
-            "messages": [{"role": "system", "content": system},
-                         {"role": "user", "content": user}]}
+            "model": model,
+            "temperature": 0,
+            "tools": list(tools),
+            "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
+        }
         if force is not None:
             body["tool_choice"] = {"type": "function", "function": {"name": force}}
         options: openai.RequestOptions = {} if timeout is None else {"timeout": timeout}
@@ -160,17 +212,21 @@ class LLM:
             # The client's plain post (its way to reach any endpoint) sends the body as it
             # is and returns the JSON: the typed create() spends twice the CPU on walking
             # the typed parameters and building models, which bounds the historian's rate.
-            reply = cast(dict[str, Any], self._client.post(
-                "/chat/completions", cast_to=object, body=body, options=options))
+            reply = cast(
+                dict[str, Any],
+                self._client.post("/chat/completions", cast_to=object, body=body, options=options),
+            )
         except openai.OpenAIError as exc:
             raise LLMError(f"the LLM call failed: {exc}") from exc
         try:
             calls = reply["choices"][0]["message"].get("tool_calls") or []
-            return [(c["function"]["name"], c["function"].get("arguments") or "{}")
-                    for c in calls if c.get("type", "function") == "function"]
+            return [
+                (c["function"]["name"], c["function"].get("arguments") or "{}")
+                for c in calls
+                if c.get("type", "function") == "function"
+            ]
         except (KeyError, IndexError, TypeError, AttributeError) as exc:
-            raise LLMError(f"the LLM reply is not a chat completion: {str(reply)[:200]}") \
-                from exc
+            raise LLMError(f"the LLM reply is not a chat completion: {str(reply)[:200]}") from exc
 
     def close(self) -> None:
         self._client.close()

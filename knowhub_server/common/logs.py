@@ -57,7 +57,8 @@ class JsonFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         entry = {
             "time": datetime.fromtimestamp(record.created, timezone.utc)
-            .isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+            .isoformat(timespec="milliseconds")
+            .replace("+00:00", "Z"),
             "level": record.levelname,
             "logger": record.name,
             "message": record.getMessage(),
@@ -88,8 +89,9 @@ class _StderrHandler(logging.StreamHandler[TextIO]):
         pass
 
 
-def configure_logging(level: str, log_format: str = "text", *, process: str = "knowhub",
-                      stream: TextIO | None = None) -> logging.Handler:
+def configure_logging(
+    level: str, log_format: str = "text", *, process: str = "knowhub", stream: TextIO | None = None
+) -> logging.Handler:
     """Installs KnowHub's handler on the root logger (replacing one installed before) and
     returns it. `process` names the service(s) this process runs, for records outside
     an RPC."""

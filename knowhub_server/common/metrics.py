@@ -33,39 +33,73 @@ class Metrics:
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
         self.rpc_calls = Counter(
-            "knowhub_rpc_calls", "RPCs handled, by service, method, type and status code.",
-            ["service", "method", "type", "code"], registry=self.registry)
+            "knowhub_rpc_calls",
+            "RPCs handled, by service, method, type and status code.",
+            ["service", "method", "type", "code"],
+            registry=self.registry,
+        )
         self.rpc_seconds = Histogram(
-            "knowhub_rpc_duration_seconds", "Time to handle an RPC (a stream: until it ends).",
-            ["service", "method", "code"], registry=self.registry)
+            "knowhub_rpc_duration_seconds",
+            "Time to handle an RPC (a stream: until it ends).",
+            ["service", "method", "code"],
+            registry=self.registry,
+        )
         self.llm_calls = Counter(
-            "knowhub_llm_calls", "Chat LLM calls, by purpose, model and outcome (ok, error).",
-            ["purpose", "model", "outcome"], registry=self.registry)
+            "knowhub_llm_calls",
+            "Chat LLM calls, by purpose, model and outcome (ok, error).",
+            ["purpose", "model", "outcome"],
+            registry=self.registry,
+        )
         self.llm_seconds = Histogram(
-            "knowhub_llm_duration_seconds", "Time of a chat LLM call, retries included.",
-            ["purpose", "model"], buckets=LLM_BUCKETS, registry=self.registry)
+            "knowhub_llm_duration_seconds",
+            "Time of a chat LLM call, retries included.",
+            ["purpose", "model"],
+            buckets=LLM_BUCKETS,
+            registry=self.registry,
+        )
         self.embedding_calls = Counter(
-            "knowhub_embedding_calls", "Embedding endpoint calls, by model and outcome.",
-            ["model", "outcome"], registry=self.registry)
+            "knowhub_embedding_calls",
+            "Embedding endpoint calls, by model and outcome.",
+            ["model", "outcome"],
+            registry=self.registry,
+        )
         self.embedding_texts = Counter(
-            "knowhub_embedding_texts", "Texts sent to the embedding endpoint.", ["model"],
-            registry=self.registry)
+            "knowhub_embedding_texts",
+            "Texts sent to the embedding endpoint.",
+            ["model"],
+            registry=self.registry,
+        )
         self.embedding_seconds = Histogram(
-            "knowhub_embedding_duration_seconds", "Time of an embedding call.", ["model"],
-            buckets=LLM_BUCKETS, registry=self.registry)
+            "knowhub_embedding_duration_seconds",
+            "Time of an embedding call.",
+            ["model"],
+            buckets=LLM_BUCKETS,
+            registry=self.registry,
+        )
         self.embedding_query_cache = Counter(
-            "knowhub_embedding_query_cache_lookups", "Search queries looked up in the query "
+            "knowhub_embedding_query_cache_lookups",
+            "Search queries looked up in the query "
             "embedding cache, by model and result (hit: no embedding call; miss: one). The "
-            "hit rate is hit / (hit + miss).", ["model", "result"], registry=self.registry)
+            "hit rate is hit / (hit + miss).",
+            ["model", "result"],
+            registry=self.registry,
+        )
         self.embedding_backlog = Gauge(
-            "knowhub_embedding_backlog", "Records stored without their dense vector while "
+            "knowhub_embedding_backlog",
+            "Records stored without their dense vector while "
             "the embedding model failed, by collection; a background task writes the "
-            "vectors when the model answers again.", ["collection"], registry=self.registry)
+            "vectors when the model answers again.",
+            ["collection"],
+            registry=self.registry,
+        )
         self.feedback_verdicts = Counter(
-            "knowhub_feedback_verdicts", "Helpful and harmful verdicts of evaluations, by "
+            "knowhub_feedback_verdicts",
+            "Helpful and harmful verdicts of evaluations, by "
             "what became of them on the knowledge: applied, deferred (tried again later) or "
             "refused (never applied; a feedback_refused event on the trace says why).",
-            ["outcome"], registry=self.registry)
+            ["outcome"],
+            registry=self.registry,
+        )
         self.streams = StreamGauges()
         self.registry.register(self.streams)
         self._http: WSGIServer | None = None
@@ -125,14 +159,15 @@ class StreamGauges(Collector):
         self._streams: list[WatchedStream] = []
         self._client: Callable[[], redis.Redis | None] = lambda: None
 
-    def watch(self, client: Callable[[], redis.Redis | None], prefix: str, *keys: str
-              ) -> None:
+    def watch(self, client: Callable[[], redis.Redis | None], prefix: str, *keys: str) -> None:
         """Adds streams. `client` is the process's Redis client (the same for every
         service); it returns None while Redis holds nothing yet."""
         self._client = client
         # The label drops the prefix and the hash tag's braces: `historian:jobs`.
-        self._streams += [WatchedStream(key, key.replace("{", "").replace("}", "")
-                                        .removeprefix(prefix)) for key in keys]
+        self._streams += [
+            WatchedStream(key, key.replace("{", "").replace("}", "").removeprefix(prefix))
+            for key in keys
+        ]
 
     def describe(self) -> list[GaugeMetricFamily]:
         return []  # the families depend on what is watched; built at scrape time
@@ -140,8 +175,9 @@ class StreamGauges(Collector):
     def collect(self) -> Iterator[GaugeMetricFamily]:
         if not self._streams:
             return
-        up = GaugeMetricFamily("knowhub_redis_up",
-                               "1 when the stream gauges could be read from Redis, else 0.")
+        up = GaugeMetricFamily(
+            "knowhub_redis_up", "1 when the stream gauges could be read from Redis, else 0."
+        )
         families = _stream_families()
         try:
             client = self._client()
@@ -161,24 +197,31 @@ def _stream_families() -> dict[str, GaugeMetricFamily]:
     stream, group = ["stream"], ["stream", "group"]
     return {
         "length": GaugeMetricFamily(
-            "knowhub_stream_length", "Entries in the stream.", labels=stream),
+            "knowhub_stream_length", "Entries in the stream.", labels=stream
+        ),
         "oldest": GaugeMetricFamily(
             "knowhub_stream_oldest_entry_age_seconds",
             "Age of the stream's oldest entry (0 when empty). Job streams delete done "
-            "jobs, so on historian:jobs this is the historian's lag.", labels=stream),
+            "jobs, so on historian:jobs this is the historian's lag.",
+            labels=stream,
+        ),
         "pending": GaugeMetricFamily(
             "knowhub_stream_group_pending",
             "Entries delivered to the consumer group and not yet acknowledged.",
-            labels=group),
+            labels=group,
+        ),
         "lag": GaugeMetricFamily(
             "knowhub_stream_group_lag_seconds",
             "Age of the oldest entry not yet delivered to the consumer group (0 when it "
-            "has read everything).", labels=group),
+            "has read everything).",
+            labels=group,
+        ),
     }
 
 
-def _read_stream(client: redis.Redis | None, stream: WatchedStream,
-                 families: dict[str, GaugeMetricFamily]) -> None:
+def _read_stream(
+    client: redis.Redis | None, stream: WatchedStream, families: dict[str, GaugeMetricFamily]
+) -> None:
     now_ms = time.time() * 1000
     if client is None:  # the embedded Redis has never run: every stream is empty
         families["length"].add_metric([stream.name], 0)
@@ -194,13 +237,15 @@ def _read_stream(client: redis.Redis | None, stream: WatchedStream,
     for group in groups:
         name = _text(group["name"])
         families["pending"].add_metric([stream.name, name], int(group["pending"]))
-        undelivered = client.xrange(stream.key, min=f"({_text(group['last-delivered-id'])}",
-                                    count=1)
+        undelivered = client.xrange(
+            stream.key, min=f"({_text(group['last-delivered-id'])}", count=1
+        )
         families["lag"].add_metric([stream.name, name], _age_seconds(undelivered, now_ms))
 
 
-def _age_seconds(entries: Sequence[tuple[bytes | str | None, object]] | None,
-                 now_ms: float) -> float:
+def _age_seconds(
+    entries: Sequence[tuple[bytes | str | None, object]] | None, now_ms: float
+) -> float:
     """Age of the first entry, from the milliseconds of its stream id."""
     if not entries or entries[0][0] is None:
         return 0.0

@@ -39,9 +39,11 @@ class ObservingInterceptor(grpc.ServerInterceptor):
     def __init__(self, metrics: Metrics) -> None:
         self._metrics = metrics
 
-    def intercept_service(self, continuation: Callable[[grpc.HandlerCallDetails],
-                                                       MethodHandler | None],
-                          details: grpc.HandlerCallDetails) -> MethodHandler | None:
+    def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], MethodHandler | None],
+        details: grpc.HandlerCallDetails,
+    ) -> MethodHandler | None:
         handler = continuation(details)
         if handler is None or handler.request_streaming:
             return handler
@@ -50,15 +52,18 @@ class ObservingInterceptor(grpc.ServerInterceptor):
         if handler.unary_unary:
             return grpc.unary_unary_rpc_method_handler(
                 self._unary(handler.unary_unary, service, method, metadata),
-                handler.request_deserializer, handler.response_serializer)
+                handler.request_deserializer,
+                handler.response_serializer,
+            )
         if handler.unary_stream:
             return grpc.unary_stream_rpc_method_handler(
                 self._streaming(handler.unary_stream, service, method, metadata),
-                handler.request_deserializer, handler.response_serializer)
+                handler.request_deserializer,
+                handler.response_serializer,
+            )
         return handler
 
-    def _unary(self, behavior: Unary, service: str, method: str,
-               metadata: dict[str, str]) -> Unary:
+    def _unary(self, behavior: Unary, service: str, method: str, metadata: dict[str, str]) -> Unary:
         def observed(request: Any, context: grpc.ServicerContext) -> Any:
             call = _call(service, method, metadata, request)
             started, code = time.perf_counter(), grpc.StatusCode.UNKNOWN
@@ -75,8 +80,9 @@ class ObservingInterceptor(grpc.ServerInterceptor):
 
         return observed
 
-    def _streaming(self, behavior: Streaming, service: str, method: str,
-                   metadata: dict[str, str]) -> Streaming:
+    def _streaming(
+        self, behavior: Streaming, service: str, method: str, metadata: dict[str, str]
+    ) -> Streaming:
         def observed(request: Any, context: grpc.ServicerContext) -> Iterator[Any]:
             call = _call(service, method, metadata, request)
             # Left as CANCELLED when the caller goes away and the stream is closed.
@@ -92,8 +98,9 @@ class ObservingInterceptor(grpc.ServerInterceptor):
                     if response is None:
                         break
                     yield response
-                code = outcome(context).code() or (grpc.StatusCode.OK if context.is_active()
-                                          else grpc.StatusCode.CANCELLED)
+                code = outcome(context).code() or (
+                    grpc.StatusCode.OK if context.is_active() else grpc.StatusCode.CANCELLED
+                )
             except Exception:
                 code = outcome(context).code() or grpc.StatusCode.UNKNOWN
                 raise
@@ -102,8 +109,14 @@ class ObservingInterceptor(grpc.ServerInterceptor):
 
         return observed
 
-    def _record(self, call: CallContext, kind: str, code: grpc.StatusCode, started: float,
-                context: grpc.ServicerContext) -> None:
+    def _record(
+        self,
+        call: CallContext,
+        kind: str,
+        code: grpc.StatusCode,
+        started: float,
+        context: grpc.ServicerContext,
+    ) -> None:
         elapsed = time.perf_counter() - started
         self._metrics.rpc_calls.labels(call.service, call.method, kind, code.name).inc()
         self._metrics.rpc_seconds.labels(call.service, call.method, code.name).observe(elapsed)
@@ -112,19 +125,28 @@ class ObservingInterceptor(grpc.ServerInterceptor):
                 details = outcome(context).details() or b""  # grpc keeps them encoded
                 if isinstance(details, bytes):
                     details = details.decode(errors="replace")
-                log.debug("rpc=%s code=%s ms=%.2f%s", call.method, code.name, elapsed * 1000,
-                          f" {details}" if details else "")
+                log.debug(
+                    "rpc=%s code=%s ms=%.2f%s",
+                    call.method,
+                    code.name,
+                    elapsed * 1000,
+                    f" {details}" if details else "",
+                )
 
 
 def _metadata(pairs: Sequence[tuple[str, str | bytes]] | None) -> dict[str, str]:
     """The call's id and authorization headers (binary values are neither)."""
-    return {key.lower(): value for key, value in pairs or ()
-            if key.lower() in _READ_HEADERS and isinstance(value, str)}
+    return {
+        key.lower(): value
+        for key, value in pairs or ()
+        if key.lower() in _READ_HEADERS and isinstance(value, str)
+    }
 
 
 def _call(service: str, method: str, metadata: dict[str, str], request: Any) -> CallContext:
     trace_id = _valid_id(metadata.get(TRACE_HEADER)) or _valid_id(
-        getattr(request, "trace_id", None))
+        getattr(request, "trace_id", None)
+    )
     # A log correlation id, not a secret: no system call for randomness on every RPC.
     request_id = _valid_id(metadata.get(REQUEST_HEADER)) or f"{random.getrandbits(64):016x}"
     call = CallContext(service, method, request_id, trace_id)

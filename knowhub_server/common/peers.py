@@ -27,12 +27,18 @@ PEER_TIMEOUT_SECONDS = 30.0
 
 # What a peer refused for a reason of the caller's passes through as it is; anything else
 # means the peer could not do its part.
-_PASSED_THROUGH = frozenset({
-    grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.NOT_FOUND,
-    grpc.StatusCode.ALREADY_EXISTS, grpc.StatusCode.PERMISSION_DENIED,
-    grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.FAILED_PRECONDITION,
-    grpc.StatusCode.ABORTED, grpc.StatusCode.RESOURCE_EXHAUSTED,
-})
+_PASSED_THROUGH = frozenset(
+    {
+        grpc.StatusCode.INVALID_ARGUMENT,
+        grpc.StatusCode.NOT_FOUND,
+        grpc.StatusCode.ALREADY_EXISTS,
+        grpc.StatusCode.PERMISSION_DENIED,
+        grpc.StatusCode.UNAUTHENTICATED,
+        grpc.StatusCode.FAILED_PRECONDITION,
+        grpc.StatusCode.ABORTED,
+        grpc.StatusCode.RESOURCE_EXHAUSTED,
+    }
+)
 
 
 class PeerRefused(ServiceError):
@@ -76,8 +82,10 @@ class Peers:
             return open_channel(self._local[service])
         address = getattr(self._settings, f"{service}_address", None)
         if not address:
-            raise Unavailable(f"the {service} service is not reachable from here: "
-                              f"set KNOWHUB_{service.upper()}_ADDRESS")
+            raise Unavailable(
+                f"the {service} service is not reachable from here: "
+                f"set KNOWHUB_{service.upper()}_ADDRESS"
+            )
         return open_channel(address, tls_ca=peer_ca(self._settings))
 
     def close(self) -> None:
@@ -107,9 +115,14 @@ def peer_error(error: grpc.RpcError) -> ServiceError:
     return Unavailable(f"another KnowHub service failed ({code.name}): {message}")
 
 
-def call_as(principal: Principal, method: Callable[..., Response], request: Any, *,
-            timeout: float = PEER_TIMEOUT_SECONDS,
-            metadata: tuple[tuple[str, str], ...] = ()) -> Response:
+def call_as(
+    principal: Principal,
+    method: Callable[..., Response],
+    request: Any,
+    *,
+    timeout: float = PEER_TIMEOUT_SECONDS,
+    metadata: tuple[tuple[str, str], ...] = (),
+) -> Response:
     """Calls another service's RPC as `principal` (with `metadata` besides its token); its
     refusal becomes a ServiceError with the same code and message, and an unreachable
     service UNAVAILABLE."""

@@ -39,8 +39,14 @@ _LISTENING = re.compile(r"listening on (\S+?)(?: |$)")
 _PR_SET_PDEATHSIG = 1
 # Settings a child on loopback must not inherit: it serves the main process only, in
 # plaintext, with no metrics port of its own to collide on.
-_NOT_INHERITED = ("KNOWHUB_TLS_CERT_FILE", "KNOWHUB_TLS_KEY_FILE", "KNOWHUB_TLS_CA_FILE",
-                  "KNOWHUB_METRICS_PORT", "KNOWHUB_HOST", "KNOWHUB_PORT")
+_NOT_INHERITED = (
+    "KNOWHUB_TLS_CERT_FILE",
+    "KNOWHUB_TLS_KEY_FILE",
+    "KNOWHUB_TLS_CA_FILE",
+    "KNOWHUB_METRICS_PORT",
+    "KNOWHUB_HOST",
+    "KNOWHUB_PORT",
+)
 
 
 def split(processes: int, *, gateway: bool) -> list[str]:
@@ -48,10 +54,12 @@ def split(processes: int, *, gateway: bool) -> list[str]:
     first (when there is one), then cognition."""
     order = SPLIT_ORDER if gateway else SPLIT_ORDER[1:]
     if processes > len(order) + 1:
-        raise ValueError(f"--processes {processes}: at most {len(order) + 1} (the main "
-                         f"process with the services that keep records in Qdrant, then "
-                         f"{', '.join(order)})")
-    return list(order[:processes - 1])
+        raise ValueError(
+            f"--processes {processes}: at most {len(order) + 1} (the main "
+            f"process with the services that keep records in Qdrant, then "
+            f"{', '.join(order)})"
+        )
+    return list(order[: processes - 1])
 
 
 def die_with_parent(parent_pid: int) -> None:
@@ -78,9 +86,14 @@ class ChildProcess:
     Its environment is made when it starts (once the main process listens), and
     `reached` learns where the child listens before the hub announces itself."""
 
-    def __init__(self, what: str, argv: list[str], env: Callable[[], Mapping[str, str]],
-                 reached: Callable[[str], None] | None = None,
-                 note: Callable[[str], str | None] | None = None) -> None:
+    def __init__(
+        self,
+        what: str,
+        argv: list[str],
+        env: Callable[[], Mapping[str, str]],
+        reached: Callable[[str], None] | None = None,
+        note: Callable[[str], str | None] | None = None,
+    ) -> None:
         self.what = what
         self.address = ""
         self.failed = False
@@ -93,18 +106,28 @@ class ChildProcess:
 
     def start(self, _hub_port: int = 0) -> str:
         """Starts the child and waits for its listening line; returns the line to print."""
-        command = [sys.executable, "-m", "knowhub_server.cli", "serve", *self._argv,
-                   "--parent-pid", str(os.getpid())]
+        command = [
+            sys.executable,
+            "-m",
+            "knowhub_server.cli",
+            "serve",
+            *self._argv,
+            "--parent-pid",
+            str(os.getpid()),
+        ]
         # A session of its own: a terminal's Ctrl-C reaches the main process alone, which
         # then stops its children in order.
-        self._process = subprocess.Popen(command, env=dict(self._env()),
-                                         stdout=subprocess.PIPE, text=True,
-                                         start_new_session=True)
+        self._process = subprocess.Popen(
+            command,
+            env=dict(self._env()),
+            stdout=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
         line, self.address = self._await_listening()
         if self._reached is not None:
             self._reached(self.address)
-        threading.Thread(target=self._watch, name=f"knowhub-{self.what}",
-                         daemon=True).start()
+        threading.Thread(target=self._watch, name=f"knowhub-{self.what}", daemon=True).start()
         note = self._note(self.address) if self._note is not None else None
         line = f"{line.rstrip()} (process {self._process.pid})"
         return f"{line}\n{note}" if note else line
@@ -122,8 +145,9 @@ class ChildProcess:
         finally:
             timer.cancel()
         code = self._process.wait()
-        raise RuntimeError(f"the {self.what} process exited at start (status {code}); "
-                           "see its log above")
+        raise RuntimeError(
+            f"the {self.what} process exited at start (status {code}); see its log above"
+        )
 
     def _watch(self) -> None:
         """Reads the child's further output (its log goes to the shared stderr), and stops
@@ -145,8 +169,9 @@ class ChildProcess:
         try:
             self._process.wait(STOP_SECONDS)
         except subprocess.TimeoutExpired:
-            log.warning("the %s process did not stop within %.0f s: killed", self.what,
-                        STOP_SECONDS)
+            log.warning(
+                "the %s process did not stop within %.0f s: killed", self.what, STOP_SECONDS
+            )
             self._process.kill()
             self._process.wait()
 

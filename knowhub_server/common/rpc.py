@@ -43,8 +43,7 @@ Handler = Callable[[Servicer, Request, Principal], Response]
 GrpcHandler = Callable[[Servicer, Request, grpc.ServicerContext], Response]
 Live = Callable[[], bool]
 StreamHandler = Callable[[StreamServicer, Request, Principal, Live], Iterator[Response]]
-GrpcStreamHandler = Callable[[StreamServicer, Request, grpc.ServicerContext],
-                             Iterator[Response]]
+GrpcStreamHandler = Callable[[StreamServicer, Request, grpc.ServicerContext], Iterator[Response]]
 
 
 # A caller's error message at most this long: it travels in gRPC metadata (8 KB in all by
@@ -53,6 +52,8 @@ MESSAGE_MAX = 2000
 # Trailing metadata of an UNAUTHENTICATED answer from a hub in local mode (no tokens file),
 # so a client can tell (`knowhub mcp` refuses to serve such a hub beyond loopback).
 LOCAL_MODE_TRAILER = ("knowhub-auth-mode", "local")
+
+
 class Undecodable:
     """A request that arrived but could not be decoded (see common/server.py)."""
 
@@ -62,23 +63,25 @@ class Undecodable:
 
 def _decoded(request: object) -> None:
     if isinstance(request, Undecodable):
-        raise InvalidArgument("request", f"is not a message of this method "
-                              f"({request.problem[:200]}); nesting is limited to 100 levels")
+        raise InvalidArgument(
+            "request",
+            f"is not a message of this method "
+            f"({request.problem[:200]}); nesting is limited to 100 levels",
+        )
 
 
 # Exceptions that are not failures of a call: the process or the generator is ending.
 _NOT_FAILURES = (KeyboardInterrupt, SystemExit, GeneratorExit)
 
 
-def _refuse(self: HasAuthenticator, context: grpc.ServicerContext,
-            error: ServiceError) -> NoReturn:
+def _refuse(self: HasAuthenticator, context: grpc.ServicerContext, error: ServiceError) -> NoReturn:
     if isinstance(error, Unauthenticated) and self.authenticator.local_mode:
         context.set_trailing_metadata((LOCAL_MODE_TRAILER,))
     if isinstance(error, Busy):
         context.set_trailing_metadata(error.trailing_metadata)
     message = error.message
     if len(message) > MESSAGE_MAX:
-        message = message[:MESSAGE_MAX - 1] + "…"
+        message = message[: MESSAGE_MAX - 1] + "…"
     context.abort(error.code, message)
 
 
@@ -90,8 +93,9 @@ def _fail(method: Callable[..., object], context: grpc.ServicerContext) -> NoRet
     context.abort(grpc.StatusCode.INTERNAL, f"internal error (incident {incident})")
 
 
-def unary(method: Handler[Servicer, Request, Response],
-          ) -> GrpcHandler[Servicer, Request, Response]:
+def unary(
+    method: Handler[Servicer, Request, Response],
+) -> GrpcHandler[Servicer, Request, Response]:
     """Adapts `method(self, request, principal)` to a gRPC unary handler."""
 
     @functools.wraps(method)
@@ -112,16 +116,18 @@ def unary(method: Handler[Servicer, Request, Response],
     return handle
 
 
-def server_streaming(method: StreamHandler[StreamServicer, Request, Response],
-                     ) -> GrpcStreamHandler[StreamServicer, Request, Response]:
+def server_streaming(
+    method: StreamHandler[StreamServicer, Request, Response],
+) -> GrpcStreamHandler[StreamServicer, Request, Response]:
     """Adapts a generator `method(self, request, principal, live)` to a gRPC
     server-streaming handler. `live()` turns false once the caller has cancelled or the
     server is stopping; the method checks it between waits and returns, which ends the
     stream cleanly."""
 
     @functools.wraps(method)
-    def handle(self: StreamServicer, request: Request,
-               context: grpc.ServicerContext) -> Iterator[Response]:
+    def handle(
+        self: StreamServicer, request: Request, context: grpc.ServicerContext
+    ) -> Iterator[Response]:
         def live() -> bool:
             return context.is_active() and not self.stopping.is_set()
 

@@ -39,26 +39,35 @@ def make_private_data_dir(data_dir: Path) -> None:
     cognition logs and the local token."""
     os.umask(0o077)
     data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-    opened = [p for p in (data_dir, *data_dir.rglob("*"))
-              if not p.is_symlink() and stat.S_IMODE(p.stat().st_mode) & 0o077]
+    opened = [
+        p
+        for p in (data_dir, *data_dir.rglob("*"))
+        if not p.is_symlink() and stat.S_IMODE(p.stat().st_mode) & 0o077
+    ]
     for path in opened:  # left so by an earlier version
         path.chmod(stat.S_IMODE(path.stat().st_mode) & 0o700)
     if opened:
-        log.warning("made %d files and directories under %s private (readable by this "
-                    "user only)", len(opened), data_dir)
+        log.warning(
+            "made %d files and directories under %s private (readable by this user only)",
+            len(opened),
+            data_dir,
+        )
 
 
 def open_vector_store(settings: CommonSettings) -> VectorStore:
     """A Qdrant server when KNOWHUB_QDRANT_URL is set, else embedded Edge shards."""
     tuning = IndexTuning(
-        hnsw_m=settings.vector_hnsw_m, hnsw_ef_construct=settings.vector_hnsw_ef_construct,
-        hnsw_ef=settings.vector_hnsw_ef, acorn=settings.vector_acorn,
+        hnsw_m=settings.vector_hnsw_m,
+        hnsw_ef_construct=settings.vector_hnsw_ef_construct,
+        hnsw_ef=settings.vector_hnsw_ef,
+        acorn=settings.vector_acorn,
         quantize_dense=settings.vector_quantize_dense,
         full_scan_threshold_kb=settings.vector_full_scan_threshold_kb,
         indexing_threshold_kb=settings.vector_indexing_threshold_kb,
         max_segment_size_kb=settings.vector_max_segment_size_kb,
         optimize_after_writes=settings.vector_optimize_after_writes,
-        tenant_idf=settings.vector_tenant_idf)
+        tenant_idf=settings.vector_tenant_idf,
+    )
     if settings.qdrant_url:
         from knowhub_server.common.qdrant_store import RemoteStore  # qdrant-client loads slowly
 
@@ -98,13 +107,14 @@ class Runtime:
 
     @classmethod
     def open(cls, settings: CommonSettings) -> Runtime:
-        keep_out_of_logs(settings.llm_api_key, settings.embedding_api_key,
-                         settings.qdrant_api_key)
+        keep_out_of_logs(settings.llm_api_key, settings.embedding_api_key, settings.qdrant_api_key)
         make_private_data_dir(settings.data_dir)
-        grants = DelegationKeys.load(settings.delegation_key_file,
-                                     settings.delegation_grant_max_seconds)
-        authenticator = load_authenticator(settings.tokens_file, settings.host,
-                                           settings.data_dir, grants)
+        grants = DelegationKeys.load(
+            settings.delegation_key_file, settings.delegation_grant_max_seconds
+        )
+        authenticator = load_authenticator(
+            settings.tokens_file, settings.host, settings.data_dir, grants
+        )
         metrics = Metrics()
         lane = ModelLane(settings.model_calls_max or 0, settings.model_calls_queue or 0)
         return cls(
@@ -141,21 +151,25 @@ class Runtime:
     @property
     def redis_wait(self) -> ReplicaWait:
         """The replicas that must hold a write that must survive a failover."""
-        return ReplicaWait(self.settings.redis_wait_replicas,
-                           self.settings.redis_wait_timeout_ms)
+        return ReplicaWait(self.settings.redis_wait_replicas, self.settings.redis_wait_timeout_ms)
 
     def watch_streams(self, *keys: str) -> None:
         """Reports the lengths and lags of these Redis streams on /metrics."""
         self.metrics.streams.watch(
             lambda: self.redis() if self.redis_may_hold_data else None,
-            self.settings.redis_prefix, *keys)
+            self.settings.redis_prefix,
+            *keys,
+        )
 
     @property
     def redis_may_hold_data(self) -> bool:
         """False only while the embedded Redis has never run in this data directory, so
         nothing can be waiting in it yet."""
-        return (self.settings.redis_url is not None or self._redis is not None
-                or (self.settings.data_dir / "redis").exists())
+        return (
+            self.settings.redis_url is not None
+            or self._redis is not None
+            or (self.settings.data_dir / "redis").exists()
+        )
 
     def close(self) -> None:
         self.peers.close()

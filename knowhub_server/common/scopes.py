@@ -28,8 +28,10 @@ ENTITY_ID_RULE = "1-128 characters: letters, digits and . _ @ + - (starting with
 
 
 ORG_SEPARATOR = ":"
-AGENT_NAME_RULE = (f"{ENTITY_ID_RULE}, or org:agent for another organisation's agent "
-                   "(:agent for the shared namespace's)")
+AGENT_NAME_RULE = (
+    f"{ENTITY_ID_RULE}, or org:agent for another organisation's agent "
+    "(:agent for the shared namespace's)"
+)
 
 
 def scope(kind: str, entity_id: str) -> str:
@@ -73,7 +75,7 @@ def shown(namespace: str, name: str) -> str:
     if ORG_SEPARATOR not in name:
         return f"{ORG_SEPARATOR}{name}"
     prefix = f"{namespace}{ORG_SEPARATOR}"
-    return name[len(prefix):] if name.startswith(prefix) else name
+    return name[len(prefix) :] if name.startswith(prefix) else name
 
 
 def bare(name: str) -> str:
@@ -84,8 +86,7 @@ def bare(name: str) -> str:
 def qualified_scope(namespace: str, value: str) -> str:
     """A scope or owner as the store keeps it: an agent's qualified by its org."""
     kind, separator, entity_id = value.partition(":")
-    return f"agent:{qualified(namespace, entity_id)}" if separator and kind == "agent" \
-        else value
+    return f"agent:{qualified(namespace, entity_id)}" if separator and kind == "agent" else value
 
 
 def shown_scope(namespace: str, value: str) -> str:
@@ -100,8 +101,9 @@ def validate_scope(value: str, field: str) -> str:
     kind, sep, entity_id = value.partition(":")
     if not sep or kind not in _PRIORITY:
         raise InvalidArgument(
-            field, f"{value!r} is not a scope: use kind:id with kind one of "
-            f"{', '.join(SCOPE_KINDS)}, or exactly 'public'"
+            field,
+            f"{value!r} is not a scope: use kind:id with kind one of "
+            f"{', '.join(SCOPE_KINDS)}, or exactly 'public'",
         )
     if kind == "agent" and not is_valid_agent_name(entity_id):
         raise InvalidArgument(field, f"the id in {value!r} must be {AGENT_NAME_RULE}")
@@ -113,8 +115,11 @@ def validate_scope(value: str, field: str) -> str:
 def validate_owner(value: str, field: str) -> str:
     """An owner is a single `user:id` or `agent:id` (`agent:org:id` for another org's)."""
     kind, sep, entity_id = value.partition(":")
-    valid = is_valid_entity_id(entity_id) if kind == "user" else \
-        kind == "agent" and is_valid_agent_name(entity_id)
+    valid = (
+        is_valid_entity_id(entity_id)
+        if kind == "user"
+        else kind == "agent" and is_valid_agent_name(entity_id)
+    )
     if not sep or not valid:
         raise InvalidArgument(field, f"{value!r} is not an owner: use user:ID or agent:ID")
     return value

@@ -33,11 +33,15 @@ from knowhub_server.common.vector_backlog import VectorBacklog
 log = logging.getLogger(__name__)
 
 # Service name -> its full gRPC name, for services passed on to another process.
-SERVICE_NAMES = {service: module.DESCRIPTOR.services_by_name[f"{service.title()}Service"]
-                 .full_name for service, module in (("knowledge", knowledge_pb2),
-                                                    ("resource", resource_pb2),
-                                                    ("cognition", cognition_pb2),
-                                                    ("dream", dream_pb2))}
+SERVICE_NAMES = {
+    service: module.DESCRIPTOR.services_by_name[f"{service.title()}Service"].full_name
+    for service, module in (
+        ("knowledge", knowledge_pb2),
+        ("resource", resource_pb2),
+        ("cognition", cognition_pb2),
+        ("dream", dream_pb2),
+    )
+}
 GRACE_SECONDS = 10.0
 # Trailing metadata of a health check (see _EmbeddingHealth).
 EMBEDDING_BACKLOG = "knowhub-embedding-backlog"
@@ -104,11 +108,14 @@ class _LenientService(grpc.GenericRpcHandler):
         return None if handler is None else lenient(handler)
 
 
-def _grpc_server(workers: int, name: str, metrics: Metrics,
-                 *interceptors: grpc.ServerInterceptor) -> grpc.Server:
-    return grpc.server(futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix=name),
-                       interceptors=[ObservingInterceptor(metrics), *interceptors],
-                       options=[("grpc.so_reuseport", 0), *channels.SERVER_KEEPALIVE_OPTIONS])
+def _grpc_server(
+    workers: int, name: str, metrics: Metrics, *interceptors: grpc.ServerInterceptor
+) -> grpc.Server:
+    return grpc.server(
+        futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix=name),
+        interceptors=[ObservingInterceptor(metrics), *interceptors],
+        options=[("grpc.so_reuseport", 0), *channels.SERVER_KEEPALIVE_OPTIONS],
+    )
 
 
 class _EmbeddingHealth(health.HealthServicer):  # type: ignore[misc]  # grpc_health has no types
@@ -120,16 +127,18 @@ class _EmbeddingHealth(health.HealthServicer):  # type: ignore[misc]  # grpc_hea
         super().__init__()
         self._runtime = runtime
 
-    def Check(self, request: health_pb2.HealthCheckRequest,
-              context: grpc.ServicerContext) -> health_pb2.HealthCheckResponse:
+    def Check(
+        self, request: health_pb2.HealthCheckRequest, context: grpc.ServicerContext
+    ) -> health_pb2.HealthCheckResponse:
         response = super().Check(request, context)
         embedder = self._runtime.embedder
         backlogs = [t for t in self._runtime.background if isinstance(t, VectorBacklog)]
         if embedder is not None and backlogs:
             waiting = sum(b.size() for b in backlogs)
             state = "failing" if embedder.breaker.failing else "ok"
-            context.set_trailing_metadata(((EMBEDDING_BACKLOG, str(waiting)),
-                                           (EMBEDDING_STATE, state)))
+            context.set_trailing_metadata(
+                ((EMBEDDING_BACKLOG, str(waiting)), (EMBEDDING_STATE, state))
+            )
         return response
 
 
@@ -143,12 +152,14 @@ class KnowHubServer:
     (common/fairness.py): a call there already holds its caller's place.
     """
 
-    def __init__(self, runtime: Runtime, services: list[str],
-                 forwarded: Sequence[str] = ()) -> None:
+    def __init__(
+        self, runtime: Runtime, services: list[str], forwarded: Sequence[str] = ()
+    ) -> None:
         unknown = [s for s in [*services, *forwarded] if s not in SERVICE_MODULES]
         if unknown:
-            raise ValueError(f"unknown service {unknown[0]!r}; choose from "
-                             f"{', '.join(SERVICE_MODULES)}")
+            raise ValueError(
+                f"unknown service {unknown[0]!r}; choose from {', '.join(SERVICE_MODULES)}"
+            )
         self.runtime = runtime
         self.services = services
         self.forwarded = list(forwarded)
@@ -157,10 +168,10 @@ class KnowHubServer:
         self.metrics_port: int | None = None
         workers = runtime.settings.max_workers
         per_caller = CallerLimit(runtime.settings.calls_per_caller_max or 0)
-        self._server = _grpc_server(workers, "knowhub-rpc", runtime.metrics,
-                                    FairShareInterceptor(per_caller))
-        self._peer_server = _grpc_server(workers * PEER_CALL_DEPTH, "knowhub-peer",
-                                         runtime.metrics)
+        self._server = _grpc_server(
+            workers, "knowhub-rpc", runtime.metrics, FairShareInterceptor(per_caller)
+        )
+        self._peer_server = _grpc_server(workers * PEER_CALL_DEPTH, "knowhub-peer", runtime.metrics)
         self._health = _EmbeddingHealth(runtime)
         self._names: list[str] = []
 
@@ -171,8 +182,7 @@ class KnowHubServer:
             module = importlib.import_module(SERVICE_MODULES[service])
             self._names.append(module.register(both, self.runtime))
         if self.forwarded:
-            forwarder = Forwarder({s: SERVICE_NAMES[s] for s in self.forwarded},
-                                  self.runtime.peers)
+            forwarder = Forwarder({s: SERVICE_NAMES[s] for s in self.forwarded}, self.runtime.peers)
             for server in (self._server, self._peer_server):  # bytes: nothing to decode
                 server.add_generic_rpc_handlers((forwarder,))
             self._names += [SERVICE_NAMES[s] for s in self.forwarded]
@@ -180,10 +190,12 @@ class KnowHubServer:
             self._names.append(admin.register(_Fanout(self._server), self.runtime))
         health_pb2_grpc.add_HealthServicer_to_server(self._health, self._server)
         reflection.enable_server_reflection(
-            [*self._names, health.SERVICE_NAME, reflection.SERVICE_NAME], self._server)
+            [*self._names, health.SERVICE_NAME, reflection.SERVICE_NAME], self._server
+        )
         settings = self.runtime.settings
-        self.port = _bind(self._server, f"{settings.host}:{settings.port}",
-                          server_credentials(settings))
+        self.port = _bind(
+            self._server, f"{settings.host}:{settings.port}", server_credentials(settings)
+        )
         self.peer_port = _bind(self._peer_server, "127.0.0.1:0")
         if settings.metrics_port is not None:
             self.metrics_port = self.runtime.metrics.serve(settings.host, settings.metrics_port)
@@ -210,11 +222,15 @@ class KnowHubServer:
         self.runtime.close()
 
 
-def _bind(server: grpc.Server, address: str,
-          credentials: grpc.ServerCredentials | None = None) -> int:
+def _bind(
+    server: grpc.Server, address: str, credentials: grpc.ServerCredentials | None = None
+) -> int:
     try:
-        port = (server.add_secure_port(address, credentials) if credentials
-                else server.add_insecure_port(address))
+        port = (
+            server.add_secure_port(address, credentials)
+            if credentials
+            else server.add_insecure_port(address)
+        )
     except RuntimeError as exc:
         raise RuntimeError(f"cannot listen on {address}: {exc} (is the port in use?)") from exc
     if port == 0:
@@ -279,7 +295,12 @@ def _listening(server: KnowHubServer, port: int) -> str:
     settings = server.runtime.settings
     where = settings.qdrant_url or str(settings.data_dir.resolve())
     tls = " over TLS" if settings.tls_cert_file else ""
-    metrics = "" if server.metrics_port is None else \
-        f"; metrics: http://{settings.host}:{server.metrics_port}/metrics"
-    return (f"KnowHub listening on {settings.host}:{port}{tls} (services: "
-            f"{', '.join([*server.services, *server.forwarded])}; data: {where}{metrics})")
+    metrics = (
+        ""
+        if server.metrics_port is None
+        else f"; metrics: http://{settings.host}:{server.metrics_port}/metrics"
+    )
+    return (
+        f"KnowHub listening on {settings.host}:{port}{tls} (services: "
+        f"{', '.join([*server.services, *server.forwarded])}; data: {where}{metrics})"
+    )

@@ -100,8 +100,9 @@ class Readings(Generic[K, V]):
         with self._lock:
             self._entries.clear()
 
-    def get_or_read(self, keys: set[K], read: Callable[[list[K]], dict[K, V]],
-                    records: Callable[[K, V], int]) -> dict[K, V]:
+    def get_or_read(
+        self, keys: set[K], read: Callable[[list[K]], dict[K, V]], records: Callable[[K, V], int]
+    ) -> dict[K, V]:
         """The values of `keys`: those kept and fresh, and the others read now
         (`records` tells how many records a key's value was read from)."""
         values = self._known(keys)
@@ -110,8 +111,10 @@ class Readings(Generic[K, V]):
             writes = self.writes
             fresh = read(missing)
             read_at = time.monotonic()
-            readings = {key: _Reading(value, writes, read_at, records(key, value))
-                        for key, value in fresh.items()}
+            readings = {
+                key: _Reading(value, writes, read_at, records(key, value))
+                for key, value in fresh.items()
+            }
             with self._lock:
                 self._entries.update(readings)
             values |= fresh
@@ -119,15 +122,19 @@ class Readings(Generic[K, V]):
 
     def _fresh(self, entry: _Reading[V], now: float) -> bool:
         since = self.writes - entry.writes
-        return ((since == 0 or since < entry.records * STALE_SHARE)
-                and not (self._shared and now - entry.read_at > SHARED_TTL_SECONDS))
+        return (since == 0 or since < entry.records * STALE_SHARE) and not (
+            self._shared and now - entry.read_at > SHARED_TTL_SECONDS
+        )
 
     def _known(self, keys: Iterable[K]) -> dict[K, V]:
         now = time.monotonic()
         with self._lock:
             found = {key: self._entries.get(key) for key in keys}
-            return {key: entry.value for key, entry in found.items()
-                    if entry is not None and self._fresh(entry, now)}
+            return {
+                key: entry.value
+                for key, entry in found.items()
+                if entry is not None and self._fresh(entry, now)
+            }
 
 
 @dataclass(frozen=True)
@@ -160,40 +167,50 @@ class SparseSearch:
             self._terms.forget_all()
             return
         with self._lock:
-            touched = [(corpus, term) for term in set(terms)
-                       for corpus in self._corpora_of.pop(term, ())]
+            touched = [
+                (corpus, term) for term in set(terms) for corpus in self._corpora_of.pop(term, ())
+            ]
             self._corpora_noted -= len(touched)
         self._terms.forget(touched)
 
-    def search(self, collection: VectorCollection, queries: Sequence[SearchQuery]
-               ) -> list[list[Hit]]:
+    def search(
+        self, collection: VectorCollection, queries: Sequence[SearchQuery]
+    ) -> list[list[Hit]]:
         return self._planned(collection, self._with_statistics(collection, queries))
 
-    def best_per_term(self, collection: VectorCollection, where: Where,
-                      sparse: SparseVector) -> list[float]:
+    def best_per_term(
+        self, collection: VectorCollection, where: Where, sparse: SparseVector
+    ) -> list[float]:
         """For each of the query's terms, the best score one record of `where` gets on
         that term alone (statistics over `where` with tenant IDF); 0 where none holds it."""
         indices = list(sparse.indices)
         readings = self._read_terms(collection, {(where, t) for t in indices})
-        return [v * readings[(where, t)].best
-                for t, v in zip(indices, sparse.values, strict=True)]
+        return [v * readings[(where, t)].best for t, v in zip(indices, sparse.values, strict=True)]
 
     # -- term statistics --
 
-    def _with_statistics(self, collection: VectorCollection,
-                         queries: Sequence[SearchQuery]) -> list[SearchQuery]:
+    def _with_statistics(
+        self, collection: VectorCollection, queries: Sequence[SearchQuery]
+    ) -> list[SearchQuery]:
         """The queries as the engine runs them: BM25 with the collection's statistics,
         each term's weight carrying its corpus's (with tenant IDF)."""
         if not self._tenant_idf:
-            return [dataclasses.replace(q, collection_idf=True) if q.sparse is not None else q
-                    for q in queries]
-        wanted = {(q.idf_corpus, term) for q in queries if _corpus_apart(q)
-                  for term in q.sparse.indices}  # type: ignore[union-attr]
+            return [
+                dataclasses.replace(q, collection_idf=True) if q.sparse is not None else q
+                for q in queries
+            ]
+        wanted = {
+            (q.idf_corpus, term)
+            for q in queries
+            if _corpus_apart(q)
+            for term in q.sparse.indices  # type: ignore[union-attr]
+        }
         readings = self._read_terms(collection, wanted)
         return [_with_collection_idf(q, readings) for q in queries]
 
-    def _read_terms(self, collection: VectorCollection, pairs: set[Pair]
-                    ) -> dict[Pair, TermReading]:
+    def _read_terms(
+        self, collection: VectorCollection, pairs: set[Pair]
+    ) -> dict[Pair, TermReading]:
         if not pairs:
             return {}
         with self._lock:
@@ -208,43 +225,54 @@ class SparseSearch:
                     self._corpora_noted += 1
         corpus_records = functools.cache(collection.estimate)
         return self._terms.get_or_read(
-            pairs, lambda missing: self._probe(collection, missing),
-            lambda pair, _: corpus_records(pair[0]))
+            pairs,
+            lambda missing: self._probe(collection, missing),
+            lambda pair, _: corpus_records(pair[0]),
+        )
 
-    def _probe(self, collection: VectorCollection, pairs: list[Pair]
-               ) -> dict[Pair, TermReading]:
+    def _probe(self, collection: VectorCollection, pairs: list[Pair]) -> dict[Pair, TermReading]:
         """Each term alone, its corpus's top record (at weight 1); with tenant IDF, that
         record again with the collection's statistics: the ratio of the two IDFs."""
-        alone = [_term_alone(term, corpus, collection_idf=not self._tenant_idf)
-                 for corpus, term in pairs]
-        tops = (collection._search_batch(alone) if self._tenant_idf
-                else self._planned(collection, alone))
-        best = {pair: hits[0] if hits else None
-                for pair, hits in zip(pairs, tops, strict=True)}
+        alone = [
+            _term_alone(term, corpus, collection_idf=not self._tenant_idf) for corpus, term in pairs
+        ]
+        tops = (
+            collection._search_batch(alone)
+            if self._tenant_idf
+            else self._planned(collection, alone)
+        )
+        best = {pair: hits[0] if hits else None for pair, hits in zip(pairs, tops, strict=True)}
         # A term no record of the corpus holds scores nothing there: any weight will do.
         ratios = dict.fromkeys(pairs, 1.0)
         found = [(pair, hit) for pair, hit in best.items() if hit is not None]
         if self._tenant_idf and found:
-            again = collection._search_batch([
-                _term_alone(term, Where(must=(HasPoint((hit.point_id,)),)),
-                            collection_idf=True) for (_, term), hit in found])
+            again = collection._search_batch(
+                [
+                    _term_alone(term, Where(must=(HasPoint((hit.point_id,)),)), collection_idf=True)
+                    for (_, term), hit in found
+                ]
+            )
             for (pair, hit), hits in zip(found, again, strict=True):
                 if hits and hits[0].score > 0:
                     ratios[pair] = hit.score / hits[0].score
-        return {pair: TermReading(hit.score if hit is not None else 0.0, ratios[pair])
-                for pair, hit in best.items()}
+        return {
+            pair: TermReading(hit.score if hit is not None else 0.0, ratios[pair])
+            for pair, hit in best.items()
+        }
 
     # -- the shortcut for filters that leave a large share --
 
-    def _planned(self, collection: VectorCollection, queries: Sequence[SearchQuery]
-                 ) -> list[list[Hit]]:
+    def _planned(
+        self, collection: VectorCollection, queries: Sequence[SearchQuery]
+    ) -> list[list[Hit]]:
         pools = self._shortcut_pools(collection, queries)
         if not any(pools):
             return collection._search_batch(queries)
         return _search_through_shortcut(collection, list(queries), pools)
 
-    def _shortcut_pools(self, collection: VectorCollection,
-                        queries: Sequence[SearchQuery]) -> list[int]:
+    def _shortcut_pools(
+        self, collection: VectorCollection, queries: Sequence[SearchQuery]
+    ) -> list[int]:
         """For each query, how many of the collection's best matches to look among
         first (0: search as asked)."""
         wide = {q.where for q in queries if _may_take_shortcut(q)}
@@ -253,13 +281,16 @@ class SparseSearch:
         counts = self._counts.get_or_read(
             wide | {Where()},
             lambda wheres: {w: float(collection.estimate(w)) for w in wheres},
-            lambda _, count: int(count))
+            lambda _, count: int(count),
+        )
         total = counts[Where()]
         segments = self._layout.get_or_read(
-            {SEGMENTS}, lambda _: {SEGMENTS: collection.segments()},
-            lambda *_: int(total))[SEGMENTS]
-        return [_pool(q, counts[q.where], total, segments) if _may_take_shortcut(q) else 0
-                for q in queries]
+            {SEGMENTS}, lambda _: {SEGMENTS: collection.segments()}, lambda *_: int(total)
+        )[SEGMENTS]
+        return [
+            _pool(q, counts[q.where], total, segments) if _may_take_shortcut(q) else 0
+            for q in queries
+        ]
 
 
 def _corpus_apart(query: SearchQuery) -> bool:
@@ -267,29 +298,36 @@ def _corpus_apart(query: SearchQuery) -> bool:
     return query.sparse is not None and not query.collection_idf and not query.idf_corpus.empty
 
 
-def _with_collection_idf(query: SearchQuery, readings: dict[Pair, TermReading]
-                         ) -> SearchQuery:
+def _with_collection_idf(query: SearchQuery, readings: dict[Pair, TermReading]) -> SearchQuery:
     if query.sparse is None or query.collection_idf:
         return query
     if not _corpus_apart(query):
         return dataclasses.replace(query, collection_idf=True)
     corpus = query.idf_corpus
     indices = list(query.sparse.indices)  # each access converts the engine's list: read once
-    values = [v * readings[(corpus, t)].ratio
-              for t, v in zip(indices, query.sparse.values, strict=True)]
-    return dataclasses.replace(query, sparse=SparseVector(indices, values),
-                               collection_idf=True)
+    values = [
+        v * readings[(corpus, t)].ratio for t, v in zip(indices, query.sparse.values, strict=True)
+    ]
+    return dataclasses.replace(query, sparse=SparseVector(indices, values), collection_idf=True)
 
 
 def _term_alone(term: int, where: Where, *, collection_idf: bool) -> SearchQuery:
-    return SearchQuery(where, 1, sparse=SparseVector([term], [1.0]), with_payload=False,
-                       collection_idf=collection_idf)
+    return SearchQuery(
+        where,
+        1,
+        sparse=SparseVector([term], [1.0]),
+        with_payload=False,
+        collection_idf=collection_idf,
+    )
 
 
 def _may_take_shortcut(query: SearchQuery) -> bool:
     """A BM25 search with a filter that does not already name its records."""
-    return (query.sparse is not None and not query.where.empty
-            and not any(isinstance(c, HasPoint | HasKey) for c in query.where.must))
+    return (
+        query.sparse is not None
+        and not query.where.empty
+        and not any(isinstance(c, HasPoint | HasKey) for c in query.where.must)
+    )
 
 
 def _pool(query: SearchQuery, leaves: float, total: float, segments: int) -> int:
@@ -302,22 +340,29 @@ def _pool(query: SearchQuery, leaves: float, total: float, segments: int) -> int
     return wanted if wanted * max(segments, 1) <= SHORTCUT_MAX_LOOKUPS else 0
 
 
-def _search_through_shortcut(collection: VectorCollection, queries: list[SearchQuery],
-                             pools: list[int]) -> list[list[Hit]]:
+def _search_through_shortcut(
+    collection: VectorCollection, queries: list[SearchQuery], pools: list[int]
+) -> list[list[Hit]]:
     """The queries' answers, those with a pool looked for among the collection's best
     matches first (exact: see the module's text); the rest, and those whose pool left
     too few, searched as asked."""
     taking = [i for i, pool in enumerate(pools) if pool]
-    best = collection._search_batch([
-        SearchQuery(Where(), pools[i], sparse=queries[i].sparse, with_payload=False,
-                    collection_idf=True) for i in taking])
+    best = collection._search_batch(
+        [
+            SearchQuery(
+                Where(), pools[i], sparse=queries[i].sparse, with_payload=False, collection_idf=True
+            )
+            for i in taking
+        ]
+    )
     planned = list(queries)
     complete = {}
     for i, hits in zip(taking, best, strict=True):
         # Fewer than asked: these are all the records sharing a term with the query.
         complete[i] = len(hits) < pools[i]
         planned[i] = dataclasses.replace(
-            queries[i], where=among(queries[i].where, tuple(h.point_id for h in hits)))
+            queries[i], where=among(queries[i].where, tuple(h.point_id for h in hits))
+        )
     # A query no record shares a term with has no answer: nothing to look up.
     empty = {i for i, hits in zip(taking, best, strict=True) if not hits}
     asked = [i for i in range(len(queries)) if i not in empty]
@@ -325,7 +370,8 @@ def _search_through_shortcut(collection: VectorCollection, queries: list[SearchQ
     results = [[] if i in empty else next(answers) for i in range(len(queries))]
     retry = [i for i in taking if not complete[i] and len(results[i]) < queries[i].limit]
     if retry:
-        for i, hits in zip(retry, collection._search_batch([queries[i] for i in retry]),
-                           strict=True):
+        for i, hits in zip(
+            retry, collection._search_batch([queries[i] for i in retry]), strict=True
+        ):
             results[i] = hits
     return results

@@ -36,25 +36,31 @@ def _certificates(path: Path, setting: str) -> list[x509.Certificate]:
         raise ValueError(f"{setting}: {path} holds no PEM certificate ({exc})") from None
 
 
-def check_tls_files(cert_file: Path | None, key_file: Path | None,
-                    ca_file: Path | None) -> None:
+def check_tls_files(cert_file: Path | None, key_file: Path | None, ca_file: Path | None) -> None:
     """Raises ValueError naming the setting when a TLS file is missing, unreadable, not
     PEM, or when the key is not the certificate's."""
     if (cert_file is None) != (key_file is None):
-        raise ValueError("KNOWHUB_TLS_CERT_FILE and KNOWHUB_TLS_KEY_FILE go together: "
-                         "set both for TLS, or neither")
+        raise ValueError(
+            "KNOWHUB_TLS_CERT_FILE and KNOWHUB_TLS_KEY_FILE go together: "
+            "set both for TLS, or neither"
+        )
     if cert_file is not None and key_file is not None:
         leaf = _certificates(cert_file, "KNOWHUB_TLS_CERT_FILE")[0]
         try:
-            key = serialization.load_pem_private_key(_read(key_file, "KNOWHUB_TLS_KEY_FILE"),
-                                                     password=None)
+            key = serialization.load_pem_private_key(
+                _read(key_file, "KNOWHUB_TLS_KEY_FILE"), password=None
+            )
         except (ValueError, TypeError) as exc:
-            raise ValueError(f"KNOWHUB_TLS_KEY_FILE: {key_file} holds no unencrypted PEM "
-                             f"private key ({exc})") from None
-        if key.public_key().public_bytes(*_PUBLIC_DER) != \
-                leaf.public_key().public_bytes(*_PUBLIC_DER):
-            raise ValueError(f"KNOWHUB_TLS_KEY_FILE: {key_file} is not the private key of "
-                             f"the certificate in {cert_file}")
+            raise ValueError(
+                f"KNOWHUB_TLS_KEY_FILE: {key_file} holds no unencrypted PEM private key ({exc})"
+            ) from None
+        if key.public_key().public_bytes(*_PUBLIC_DER) != leaf.public_key().public_bytes(
+            *_PUBLIC_DER
+        ):
+            raise ValueError(
+                f"KNOWHUB_TLS_KEY_FILE: {key_file} is not the private key of "
+                f"the certificate in {cert_file}"
+            )
     if ca_file is not None:
         _certificates(ca_file, "KNOWHUB_TLS_CA_FILE")
 
@@ -63,8 +69,9 @@ def server_credentials(settings: CommonSettings) -> grpc.ServerCredentials | Non
     """The server's TLS credentials, or None to serve plaintext."""
     if settings.tls_cert_file is None or settings.tls_key_file is None:
         return None
-    return grpc.ssl_server_credentials([(settings.tls_key_file.read_bytes(),
-                                         settings.tls_cert_file.read_bytes())])
+    return grpc.ssl_server_credentials(
+        [(settings.tls_key_file.read_bytes(), settings.tls_cert_file.read_bytes())]
+    )
 
 
 def peer_ca(settings: CommonSettings) -> bytes | None:

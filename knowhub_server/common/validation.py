@@ -12,8 +12,9 @@ from knowhub_server.common.scopes import ORG_SEPARATOR, is_valid_entity_id
 RESOURCE_ID_PATTERN = re.compile(r"[a-z0-9_.\-]+(/[a-z0-9_.\-]+)*")
 RESOURCE_ID_MAX = 256
 TRACE_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@+\-]{0,127}")
-TRACE_ID_RULE = ("1-128 characters: letters, digits and . _ : @ + - (starting with a letter "
-                 "or digit)")
+TRACE_ID_RULE = (
+    "1-128 characters: letters, digits and . _ : @ + - (starting with a letter or digit)"
+)
 NAME_MAX = 256  # ids and names: message, trace, agent, request ids, source names
 CASE_TEXT_MAX = 4_000  # the texts of a feedback case (task, outcome, reason)
 
@@ -51,8 +52,14 @@ def count(length: int, field: str, max_items: int, *, required: bool = False) ->
     return length
 
 
-def items(values: Sequence[str], field: str, max_items: int, *,
-          required: bool = False, unique: bool = True) -> list[str]:
+def items(
+    values: Sequence[str],
+    field: str,
+    max_items: int,
+    *,
+    required: bool = False,
+    unique: bool = True,
+) -> list[str]:
     """A list of at most `max_items` strings, without repeats when `unique`."""
     count(len(values), field, max_items, required=required)
     if unique:
@@ -71,8 +78,9 @@ def url(value: str, field: str) -> str:
     return text(value, field, 2048)
 
 
-def string_map(values: Mapping[str, str], field: str, max_entries: int, key_max: int,
-               value_max: int) -> dict[str, str]:
+def string_map(
+    values: Mapping[str, str], field: str, max_entries: int, key_max: int, value_max: int
+) -> dict[str, str]:
     if len(values) > max_entries:
         raise InvalidArgument(field, f"has {len(values)} entries; the limit is {max_entries}")
     for key, value in values.items():
@@ -89,12 +97,16 @@ def resource_id(value: str, field: str) -> str:
     if len(value) > RESOURCE_ID_MAX:
         raise InvalidArgument(field, f"is longer than {RESOURCE_ID_MAX} characters")
     org, _, path = value.rpartition(ORG_SEPARATOR)
-    if not RESOURCE_ID_PATTERN.fullmatch(path) or ".." in path.split("/") or \
-            (org and not is_valid_entity_id(org)):
+    if (
+        not RESOURCE_ID_PATTERN.fullmatch(path)
+        or ".." in path.split("/")
+        or (org and not is_valid_entity_id(org))
+    ):
         raise InvalidArgument(
-            field, f"{value!r} is not a resource id: use lowercase letters, digits and _ - . "
+            field,
+            f"{value!r} is not a resource id: use lowercase letters, digits and _ - . "
             "in segments separated by /, with no leading slash and no '..' (org:path for "
-            "another organisation's, :path for the shared namespace's)"
+            "another organisation's, :path for the shared namespace's)",
         )
     return value
 

@@ -33,8 +33,9 @@ PENDING = "vector_pending"  # an integer payload field (indexed): 1 while the ve
 _OWED = Where(must=(Eq(PENDING, 1),))
 
 
-def vectors_now_or_later(embedder: DenseEmbedder | None, sparse: list[Vectors],
-                         texts: Sequence[str]) -> list[Vectors]:
+def vectors_now_or_later(
+    embedder: DenseEmbedder | None, sparse: list[Vectors], texts: Sequence[str]
+) -> list[Vectors]:
     """`sparse` with each text's dense vector added when the model gives them within its
     timeout; else as they are, to be completed later (see `marked`)."""
     if embedder is None or not texts:
@@ -42,8 +43,11 @@ def vectors_now_or_later(embedder: DenseEmbedder | None, sparse: list[Vectors],
     try:
         dense = embedder.embed(texts)
     except Unavailable as exc:
-        log.warning("stored %d record(s) without their dense vector, written later: %s",
-                    len(texts), exc.message)
+        log.warning(
+            "stored %d record(s) without their dense vector, written later: %s",
+            len(texts),
+            exc.message,
+        )
         return sparse
     return [{**item, DENSE: vector} for item, vector in zip(sparse, dense, strict=True)]
 
@@ -67,9 +71,17 @@ class VectorBacklog:
     `interval` seconds (the embedder's breaker keeps a failing model from being asked
     more often than it allows), `batch` records per embedding call."""
 
-    def __init__(self, name: str, collection: VectorCollection, embedder: DenseEmbedder,
-                 text_of: Callable[[Payload], str], metrics: Metrics, *,
-                 interval: float = 2.0, batch: int = 64) -> None:
+    def __init__(
+        self,
+        name: str,
+        collection: VectorCollection,
+        embedder: DenseEmbedder,
+        text_of: Callable[[Payload], str],
+        metrics: Metrics,
+        *,
+        interval: float = 2.0,
+        batch: int = 64,
+    ) -> None:
         self.name = name
         self._collection = collection
         self._embedder = embedder
@@ -86,8 +98,9 @@ class VectorBacklog:
 
     def start(self) -> None:
         self._stop.clear()
-        self._thread = threading.Thread(target=self._run, name=f"knowhub-vectors-{self.name}",
-                                        daemon=True)
+        self._thread = threading.Thread(
+            target=self._run, name=f"knowhub-vectors-{self.name}", daemon=True
+        )
         self._thread.start()
 
     def stop(self) -> None:
@@ -123,12 +136,17 @@ class VectorBacklog:
         vectors = self._embedder.embed(texts)
         done = 0
         for record, text, dense in zip(page, texts, vectors, strict=True):
+
             def add(current: Record, text: str = text, dense: list[float] = dense) -> Record:
                 if self._text_of(current.payload) != text:
                     raise _TextMoved
                 payload = {k: v for k, v in current.payload.items() if k != PENDING}
-                return Record(key=current.key, payload=payload,
-                              vectors={SPARSE: current.vectors[SPARSE], DENSE: dense})
+                return Record(
+                    key=current.key,
+                    payload=payload,
+                    vectors={SPARSE: current.vectors[SPARSE], DENSE: dense},
+                )
+
             try:
                 self._collection.compare_and_set(record.key, add)
                 done += 1

@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import heapq
 import json
 import math
 import random
@@ -63,6 +64,7 @@ def point_id(key: str) -> str:
 
 # ---- Filters -------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Eq:
     key: str
@@ -91,9 +93,10 @@ class HasKey:
 
 @dataclass(frozen=True)
 class HasPoint:
-    """Records with one of these point ids (as search hits name them)."""
+    """Records with one of these point ids (as search hits name them: `Hit.point_id`, or
+    the engine's own `Hit.engine_id`)."""
 
-    point_ids: tuple[str, ...]
+    point_ids: tuple[object, ...]
 
 
 Condition = Eq | AnyOf | Range | HasKey | HasPoint
@@ -121,6 +124,7 @@ class Where:
 
 
 # ---- Schema and results ---------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class CollectionSchema:
@@ -201,8 +205,10 @@ class EmbeddingChanged(StoreMismatch):
     the message adds the two ways out."""
 
     def __init__(self, problem: str) -> None:
-        super().__init__(f"{problem}. Run `knowhub reindex` to rebuild its vectors, or "
-                         "restore the embedding settings it was built with.")
+        super().__init__(
+            f"{problem}. Run `knowhub reindex` to rebuild its vectors, or "
+            "restore the embedding settings it was built with."
+        )
         self.problem = problem
 
 
@@ -210,12 +216,16 @@ def check_manifest(schema: CollectionSchema, found: dict[str, Any], where: str) 
     expected = schema.manifest()
     if found == expected:
         return
+
     def describe(m: dict[str, Any]) -> str:
         if not m.get("dense_dim"):
             return "BM25 only (no embedding model)"
         return f"embedding model {m.get('embedding_model')!r} with {m.get('dense_dim')} dimensions"
-    raise EmbeddingChanged(f"the {schema.name} store at {where} was built with "
-                           f"{describe(found)}, but the settings ask for {describe(expected)}")
+
+    raise EmbeddingChanged(
+        f"the {schema.name} store at {where} was built with "
+        f"{describe(found)}, but the settings ask for {describe(expected)}"
+    )
 
 
 @dataclass
@@ -331,6 +341,7 @@ class WriteGate:
 
 # ---- The interface --------------------------------------------------------------------
 
+
 class VectorCollection(ABC):
     """A service's records, their vectors and payload, in one Qdrant collection."""
 
@@ -339,13 +350,15 @@ class VectorCollection(ABC):
     sparse: SparseSearch  # plans BM25 searches; set by the adapter
 
     @abstractmethod
-    def _write(self, records: Sequence[Record], *, if_version: int | None,
-               insert_only: bool) -> None:
+    def _write(
+        self, records: Sequence[Record], *, if_version: int | None, insert_only: bool
+    ) -> None:
         """Upserts records as they are (version and token already in the payload)."""
 
     @abstractmethod
-    def retrieve_points(self, point_ids: Sequence[str], *, with_vectors: bool = False,
-                        with_bulk: bool = True) -> list[Record]:
+    def retrieve_points(
+        self, point_ids: Sequence[str], *, with_vectors: bool = False, with_bulk: bool = True
+    ) -> list[Record]:
         """The records that exist among these point ids, in no particular order."""
 
     @abstractmethod
@@ -360,12 +373,14 @@ class VectorCollection(ABC):
             self._delete(keys)
         self.sparse.wrote(len(keys), None)
 
-    def _gated_write(self, records: Sequence[Record], *, if_version: int | None,
-                     insert_only: bool) -> None:
+    def _gated_write(
+        self, records: Sequence[Record], *, if_version: int | None, insert_only: bool
+    ) -> None:
         with self.gate.writing():
             self._write(records, if_version=if_version, insert_only=insert_only)
-        self.sparse.wrote(len(records), {t for r in records if (v := r.vectors.get(SPARSE))
-                                         for t in v.indices})
+        self.sparse.wrote(
+            len(records), {t for r in records if (v := r.vectors.get(SPARSE)) for t in v.indices}
+        )
 
     @abstractmethod
     def _search_batch(self, queries: Sequence[SearchQuery]) -> list[list[Hit]]:
@@ -386,9 +401,15 @@ class VectorCollection(ABC):
         filter naming points looks each point up in each."""
 
     @abstractmethod
-    def scroll(self, where: Where, limit: int, *, order: Order | None = None,
-               cursor: str | None = None,
-               with_vectors: bool = False) -> tuple[list[Record], str | None]:
+    def scroll(
+        self,
+        where: Where,
+        limit: int,
+        *,
+        order: Order | None = None,
+        cursor: str | None = None,
+        with_vectors: bool = False,
+    ) -> tuple[list[Record], str | None]:
         """A page of records and the cursor of the next page (None at the end).
 
         Without `order`, pages follow the point ids and `cursor` resumes them. With
@@ -420,8 +441,9 @@ class VectorCollection(ABC):
 
     def put(self, records: Sequence[Record]) -> None:
         """Writes records unconditionally, each as version 1 or its given version."""
-        self._gated_write([_stamped(r, max(r.version, 1)) for r in records],
-                    if_version=None, insert_only=False)
+        self._gated_write(
+            [_stamped(r, max(r.version, 1)) for r in records], if_version=None, insert_only=False
+        )
 
     def insert(self, records: Sequence[Record]) -> list[bool]:
         """Creates records whose keys do not exist yet; True for each this call created."""
@@ -432,8 +454,9 @@ class VectorCollection(ABC):
         tokens = self._write_tokens([r.key for r in stamped])
         return [tokens.get(r.key) == r.write_token for r in stamped]
 
-    def compare_and_set(self, key: str, change: Callable[[Record], Record], *,
-                        attempts: int = 200) -> Record:
+    def compare_and_set(
+        self, key: str, change: Callable[[Record], Record], *, attempts: int = 200
+    ) -> Record:
         """Applies `change` to the current record until the write wins a race.
 
         `change` gets a freshly read record (with vectors) and returns the new one; it may
@@ -444,11 +467,11 @@ class VectorCollection(ABC):
             if current is None:
                 raise NotFound(f"{self.schema.name} {key!r} does not exist")
             stamped = _stamped(change(current), current.version + 1)
-            stamped.recent_writes = (*current.recent_writes,
-                                     stamped.write_token)[-RECENT_WRITES_KEEP:]
+            stamped.recent_writes = (*current.recent_writes, stamped.write_token)[
+                -RECENT_WRITES_KEEP:
+            ]
             with self._write_guard():
-                self._gated_write([stamped], if_version=current.version,
-                                  insert_only=False)
+                self._gated_write([stamped], if_version=current.version, insert_only=False)
                 if self._won(stamped):
                     return stamped
             time.sleep(random.uniform(0, 0.002 * min(attempt + 1, 10)))
@@ -477,14 +500,21 @@ class VectorCollection(ABC):
         if stamped.write_token in found.recent_writes:
             return True
         if found.version - len(found.recent_writes) >= stamped.version:
-            raise Aborted(f"{self.schema.name} {stamped.key!r} changed too often to tell "
-                          "whether this write applied; read it and retry if needed")
+            raise Aborted(
+                f"{self.schema.name} {stamped.key!r} changed too often to tell "
+                "whether this write applied; read it and retry if needed"
+            )
         return False
 
 
 def _stamped(record: Record, version: int) -> Record:
-    return Record(key=record.key, payload=record.payload, version=version,
-                  vectors=record.vectors, write_token=secrets.randbits(62))
+    return Record(
+        key=record.key,
+        payload=record.payload,
+        version=version,
+        vectors=record.vectors,
+        write_token=secrets.randbits(62),
+    )
 
 
 # Compact, as json.dumps(ensure_ascii=False, separators=(",", ":")) writes, without
@@ -533,8 +563,14 @@ def record_from_payload(stored: Payload, vectors: Vectors | None = None) -> Reco
         bulk_fields = _load_json(bulk)
         recent = tuple(bulk_fields.pop(RECENT_WRITES_KEY, ()))
         payload.update(bulk_fields)
-    return Record(key=key, payload=payload, version=version, vectors=vectors or {},
-                  write_token=token, recent_writes=recent)
+    return Record(
+        key=key,
+        payload=payload,
+        version=version,
+        vectors=vectors or {},
+        write_token=token,
+        recent_writes=recent,
+    )
 
 
 class VectorStore(ABC):
@@ -546,9 +582,12 @@ class VectorStore(ABC):
     def open(self, schema: CollectionSchema) -> VectorCollection: ...
 
     @abstractmethod
-    def rebuild(self, schema: CollectionSchema,
-                revectorize: Callable[[list[Record]], list[Vectors]],
-                progress: Callable[[int, int], None] | None = None) -> int:
+    def rebuild(
+        self,
+        schema: CollectionSchema,
+        revectorize: Callable[[list[Record]], list[Vectors]],
+        progress: Callable[[int, int], None] | None = None,
+    ) -> int:
         """Copies every record into a collection built with `schema`, replacing the old one.
 
         Returns the number of records copied. The old collection stays intact until the
@@ -579,49 +618,77 @@ class HybridFusion:
     pool: int  # candidates: the top `pool` of each search
     dense_weight: float
 
-    def search(self, collection: VectorCollection, where: Where, sparse: SparseVector,
-               dense: Sequence[float], limit: int) -> list[tuple[str, float]]:
+    def search(
+        self,
+        collection: VectorCollection,
+        where: Where,
+        sparse: SparseVector,
+        dense: Sequence[float],
+        limit: int,
+    ) -> list[tuple[str, float]]:
         """The `limit` most relevant records as (point id, relevance), best first.
 
         A candidate only one search found gets its score in the other from one more call
         (no BM25 score: no shared term), unless even its best possible relevance (that
         score at the last of the other search's pool) cannot reach the `limit` best."""
         pool = max(limit, self.pool)
-        bm25, cosine = collection.search_batch([
-            SearchQuery(where, pool, sparse=sparse, with_payload=False),
-            SearchQuery(where, pool, dense=dense, with_payload=False)])
+        bm25, cosine = collection.search_batch(
+            [
+                SearchQuery(where, pool, sparse=sparse, with_payload=False),
+                SearchQuery(where, pool, dense=dense, with_payload=False),
+            ]
+        )
         bound = sum(collection.sparse.best_per_term(collection, where, sparse))
 
         def relevance(bm25_score: float, cosine_score: float) -> float:
             lexical = bm25_score / bound if bound else 0.0
-            return ((1.0 - self.dense_weight) * lexical
-                    + self.dense_weight * min(max(cosine_score, 0.0), 1.0))
+            return (1.0 - self.dense_weight) * lexical + self.dense_weight * min(
+                max(cosine_score, 0.0), 1.0
+            )
 
-        bm25_of = {h.point_id: h.score for h in bm25}
-        cosine_of = {h.point_id: h.score for h in cosine}
+        # Keyed by the engine's ids: text is made for the `limit` returned alone.
+        bm25_of = {h.engine_id: h.score for h in bm25}
+        cosine_of = {h.engine_id: h.score for h in cosine}
         lexical_only = [p for p in bm25_of if p not in cosine_of]
         dense_only = [p for p in cosine_of if p not in bm25_of]
         if len(bm25) < pool:  # every record sharing a term is in the BM25 pool
             bm25_of.update(dict.fromkeys(dense_only, 0.0))
             dense_only = []
         # The relevance the `limit`-th best candidate reaches at least (an unknown score 0).
-        lowest = sorted((relevance(bm25_of.get(p, 0.0), cosine_of.get(p, 0.0))
-                         for p in {**bm25_of, **cosine_of}), reverse=True)
+        lowest = sorted(
+            (
+                relevance(bm25_of.get(p, 0.0), cosine_of.get(p, 0.0))
+                for p in {**bm25_of, **cosine_of}
+            ),
+            reverse=True,
+        )
         needed = lowest[limit - 1] if len(lowest) >= limit else -math.inf
         cosine_floor = cosine[-1].score if len(cosine) == pool else 1.0
         bm25_floor = bm25[-1].score if len(bm25) == pool else 0.0
         lexical_only = [p for p in lexical_only if relevance(bm25_of[p], cosine_floor) >= needed]
         dense_only = [p for p in dense_only if relevance(bm25_floor, cosine_of[p]) >= needed]
-        _score_the_rest(collection, where, sparse, dense, bm25_of, cosine_of,
-                        tuple(lexical_only), tuple(dense_only))
-        known = {p: relevance(bm25_of[p], cosine_of[p])
-                 for p in bm25_of.keys() & cosine_of.keys()}
-        # Equal relevance in point id order, so both adapters answer alike.
-        return sorted(known.items(), key=lambda item: (-item[1], item[0]))[:limit]
+        _score_the_rest(
+            collection,
+            where,
+            sparse,
+            dense,
+            bm25_of,
+            cosine_of,
+            tuple(lexical_only),
+            tuple(dense_only),
+        )
+        known = [
+            (p, relevance(bm25_of[p], cosine_of[p])) for p in bm25_of.keys() & cosine_of.keys()
+        ]
+        # Equal relevance in point id order, so both adapters answer alike (a UUID sorts
+        # as its text does).
+        best = heapq.nsmallest(limit, known, key=lambda item: (-item[1], item[0]))
+        return [(str(p), score) for p, score in best]
 
 
-def bounded_bm25(collection: VectorCollection, where: Where, sparse: SparseVector,
-                 limit: int) -> list[tuple[Hit, float]]:
+def bounded_bm25(
+    collection: VectorCollection, where: Where, sparse: SparseVector, limit: int
+) -> list[tuple[Hit, float]]:
     """BM25 alone as a similarity in 0..1 that depends on the query and the record, never
     on which other records were recalled: the score over the query's bound. The `limit`
     best records as (hit with payload, similarity), best first.
@@ -638,35 +705,57 @@ def bounded_bm25(collection: VectorCollection, where: Where, sparse: SparseVecto
     return [(h, min(h.score / bound, 1.0) if bound > 0 else 0.0) for h in hits]
 
 
-def _score_the_rest(collection: VectorCollection, where: Where, sparse: SparseVector,
-                    dense: Sequence[float], bm25_of: dict[str, float],
-                    cosine_of: dict[str, float], lexical_only: tuple[str, ...],
-                    dense_only: tuple[str, ...]) -> None:
+def _score_the_rest(
+    collection: VectorCollection,
+    where: Where,
+    sparse: SparseVector,
+    dense: Sequence[float],
+    bm25_of: dict[object, float],
+    cosine_of: dict[object, float],
+    lexical_only: tuple[object, ...],
+    dense_only: tuple[object, ...],
+) -> None:
     """Adds the cosine of `lexical_only` and the BM25 score of `dense_only` candidates
     (0 for one without a shared term) to the two maps, in one call."""
     queries = []
     if dense_only:  # the same term statistics as the first search: over `where`
-        queries.append(SearchQuery(among(where, dense_only), len(dense_only), sparse=sparse,
-                                   with_payload=False, corpus=where))
+        queries.append(
+            SearchQuery(
+                among(where, dense_only),
+                len(dense_only),
+                sparse=sparse,
+                with_payload=False,
+                corpus=where,
+            )
+        )
         bm25_of.update(dict.fromkeys(dense_only, 0.0))
     if lexical_only:
-        queries.append(SearchQuery(among(where, lexical_only), len(lexical_only),
-                                   dense=dense, with_payload=False))
+        queries.append(
+            SearchQuery(
+                among(where, lexical_only), len(lexical_only), dense=dense, with_payload=False
+            )
+        )
         cosine_of.update(dict.fromkeys(lexical_only, 0.0))  # one without a vector
-    for query, hits in zip(queries, collection.search_batch(queries) if queries else [],
-                           strict=True):
+    for query, hits in zip(
+        queries, collection.search_batch(queries) if queries else [], strict=True
+    ):
         (bm25_of if query.sparse is not None else cosine_of).update(
-            (h.point_id, h.score) for h in hits)
+            (h.engine_id, h.score) for h in hits
+        )
 
 
-def among(where: Where, point_ids: tuple[str, ...]) -> Where:
-    return Where(must=(*where.must, HasPoint(point_ids)), must_not=where.must_not,
-                 should=where.should)
+def among(where: Where, point_ids: tuple[object, ...]) -> Where:
+    return Where(
+        must=(*where.must, HasPoint(point_ids)), must_not=where.must_not, should=where.should
+    )
 
 
-def copy_records(source: VectorCollection, target: VectorCollection,
-                 revectorize: Callable[[list[Record]], list[Vectors]],
-                 progress: Callable[[int, int], None] | None = None) -> int:
+def copy_records(
+    source: VectorCollection,
+    target: VectorCollection,
+    revectorize: Callable[[list[Record]], list[Vectors]],
+    progress: Callable[[int, int], None] | None = None,
+) -> int:
     """Copies every record page by page with freshly computed vectors; keeps versions.
     `progress` gets the records copied so far and the total."""
     copied, cursor = 0, None
@@ -684,8 +773,9 @@ def copy_records(source: VectorCollection, target: VectorCollection,
             return copied
 
 
-def rewrite_payloads(collection: VectorCollection,
-                     change: Callable[[Payload], Payload | None]) -> int:
+def rewrite_payloads(
+    collection: VectorCollection, change: Callable[[Payload], Payload | None]
+) -> int:
     """Rewrites the payload of every record `change` gives a new one for (None: leave
     it), keeping its vectors, each write a compare-and-set; returns how many changed."""
     changed, cursor = 0, None
@@ -697,8 +787,9 @@ def rewrite_payloads(collection: VectorCollection,
 
             def apply(current: Record) -> Record:
                 payload = change(current.payload)
-                return Record(key=current.key, payload=payload or current.payload,
-                              vectors=current.vectors)
+                return Record(
+                    key=current.key, payload=payload or current.payload, vectors=current.vectors
+                )
 
             collection.compare_and_set(record.key, apply)
             changed += 1

@@ -18,8 +18,10 @@ if TYPE_CHECKING:  # the SDK (grpc) loads when a command runs, not for `--help`
 def add_commands(commands: Any) -> None:
     """Adds `memory` to the `knowhub` command's subcommands."""
     memory = commands.add_parser(
-        "memory", help="follow historian jobs; edit, delete and undelete memory events; "
-        "edit or delete memos, profiles and an agent's memory documents")
+        "memory",
+        help="follow historian jobs; edit, delete and undelete memory events; "
+        "edit or delete memos, profiles and an agent's memory documents",
+    )
     kinds = memory.add_subparsers(dest="kind", required=True)
 
     job = kinds.add_parser("job", help="a historian job's state, events and decisions")
@@ -29,10 +31,12 @@ def add_commands(commands: Any) -> None:
 
     event = kinds.add_parser("event", help="show, edit, delete or undelete an event")
     actions = event.add_subparsers(dest="action", required=True)
-    for name, help_text in (("show", "one event in any state"),
-                            ("edit", "correct the text (every perspective's copy)"),
-                            ("delete", "delete it (undoable within the retention window)"),
-                            ("undelete", "bring a deleted event back")):
+    for name, help_text in (
+        ("show", "one event in any state"),
+        ("edit", "correct the text (every perspective's copy)"),
+        ("delete", "delete it (undoable within the retention window)"),
+        ("undelete", "bring a deleted event back"),
+    ):
         parser = actions.add_parser(name, help=help_text)
         add_client_options(parser)
         parser.add_argument("event_id")
@@ -64,26 +68,32 @@ def add_commands(commands: Any) -> None:
         parser.add_argument("--scope", help="the profile's scope (default: yours)")
         if name == "edit":
             parser.add_argument("--name")
-            parser.add_argument("--tag", action="append", dest="tags",
-                                help="a tag (repeatable; replaces the tags)")
+            parser.add_argument(
+                "--tag", action="append", dest="tags", help="a tag (repeatable; replaces the tags)"
+            )
             parser.add_argument("--summary")
         parser.set_defaults(run=_profile)
 
     doc = kinds.add_parser("doc", help="an agent's memory documents")
     actions = doc.add_subparsers(dest="action", required=True)
-    for name, help_text in (("list", "the documents by path"),
-                            ("show", "one document with its revisions"),
-                            ("write", "replace a document with stdin (created if missing)"),
-                            ("append", "append stdin to a document (created if missing)"),
-                            ("delete", "delete a document with its revisions")):
+    for name, help_text in (
+        ("list", "the documents by path"),
+        ("show", "one document with its revisions"),
+        ("write", "replace a document with stdin (created if missing)"),
+        ("append", "append stdin to a document (created if missing)"),
+        ("delete", "delete a document with its revisions"),
+    ):
         parser = actions.add_parser(name, help=help_text)
         add_client_options(parser)
         if name != "list":
             parser.add_argument("path")
         parser.add_argument("--agent", help="the agent (default: your token's)")
         if name == "write":
-            parser.add_argument("--expected-revision", type=int,
-                                help="refuse if the document is no longer this revision")
+            parser.add_argument(
+                "--expected-revision",
+                type=int,
+                help="refuse if the document is no longer this revision",
+            )
         parser.set_defaults(run=_document)
 
 
@@ -102,8 +112,11 @@ def _event(kh: KnowHub, args: argparse.Namespace) -> int:
     if args.action == "edit":
         event = kh.memory.update_event(args.event_id, args.text, scope=args.scope)
     else:
-        call = {"show": kh.memory.get_event, "delete": kh.memory.delete_event,
-                "undelete": kh.memory.undelete_event}[args.action]
+        call = {
+            "show": kh.memory.get_event,
+            "delete": kh.memory.delete_event,
+            "undelete": kh.memory.undelete_event,
+        }[args.action]
         event = call(args.event_id, scope=args.scope)
     return _print(event.to_dict())
 
@@ -119,11 +132,19 @@ def _memo(kh: KnowHub, args: argparse.Namespace) -> int:
 @connected
 def _profile(kh: KnowHub, args: argparse.Namespace) -> int:
     if args.action == "edit":
-        return _print(kh.memory.update_profile(
-            args.entity_type, args.entity_id, name=args.name, tags=args.tags,
-            summary=args.summary, scope=args.scope).to_dict())
-    return _print(kh.memory.delete_profile(args.entity_type, args.entity_id,
-                                           scope=args.scope).to_dict())
+        return _print(
+            kh.memory.update_profile(
+                args.entity_type,
+                args.entity_id,
+                name=args.name,
+                tags=args.tags,
+                summary=args.summary,
+                scope=args.scope,
+            ).to_dict()
+        )
+    return _print(
+        kh.memory.delete_profile(args.entity_type, args.entity_id, scope=args.scope).to_dict()
+    )
 
 
 @connected
@@ -135,6 +156,12 @@ def _document(kh: KnowHub, args: argparse.Namespace) -> int:
     if args.action == "delete":
         return _print({"deleted": kh.dream.delete_document(args.path, agent_id=args.agent)})
     content = sys.stdin.read()
-    return _print(kh.dream.write_document(
-        args.path, content, append=args.action == "append", agent_id=args.agent,
-        expected_revision=getattr(args, "expected_revision", None)).to_dict())
+    return _print(
+        kh.dream.write_document(
+            args.path,
+            content,
+            append=args.action == "append",
+            agent_id=args.agent,
+            expected_revision=getattr(args, "expected_revision", None),
+        ).to_dict()
+    )

@@ -39,15 +39,17 @@ SERVICE_NAME = dream_pb2.DESCRIPTOR.services_by_name["DreamService"].full_name
 
 
 class DreamServicer(MemoryServicer, RunsServicer, dream_pb2_grpc.DreamServiceServicer):
-    def __init__(self, authenticator: Authenticator, memory: MemoryOperations,
-                 dreams: DreamOperations) -> None:
+    def __init__(
+        self, authenticator: Authenticator, memory: MemoryOperations, dreams: DreamOperations
+    ) -> None:
         self.authenticator = authenticator
         self._memory = memory
         self._dreams = dreams
 
     @unary
-    def ForgetDreamSubject(self, request: dream_pb2.ForgetDreamSubjectRequest,
-                           principal: Principal) -> dream_pb2.ForgetDreamSubjectResponse:
+    def ForgetDreamSubject(
+        self, request: dream_pb2.ForgetDreamSubjectRequest, principal: Principal
+    ) -> dream_pb2.ForgetDreamSubjectResponse:
         erased = self._memory.forget(principal, request.subject)
         erased.update(self._dreams.forget(principal, request.subject))
         return dream_pb2.ForgetDreamSubjectResponse(erased=erased)
@@ -58,25 +60,32 @@ def register(server: ServiceHost, runtime: Runtime) -> str:
     evaluator to the runtime's background work; returns the service's full name."""
     settings = MemorySettings()
     vectors = MemoryVectors(runtime.embedder)
-    fusion = HybridFusion(settings.memory_search_hybrid_pool,
-                          settings.memory_search_dense_weight)
+    fusion = HybridFusion(settings.memory_search_hybrid_pool, settings.memory_search_dense_weight)
     events = EventStore(runtime.vectors, vectors, fusion)
     profiles = ProfileStore(runtime.vectors, vectors, fusion)
-    runtime.background += [b for b in (events.backlog(runtime.metrics),
-                                       profiles.backlog(runtime.metrics)) if b is not None]
-    queue = HistorianQueue(runtime.redis, runtime.settings.redis_prefix,
-                           memos_keep=settings.memory_recent_memos_keep,
-                           failed_max_files=settings.historian_failed_max_files,
-                           failed_max_age_days=settings.historian_failed_max_age_days,
-                           job_keep_hours=settings.memory_job_keep_hours)
+    runtime.background += [
+        b
+        for b in (events.backlog(runtime.metrics), profiles.backlog(runtime.metrics))
+        if b is not None
+    ]
+    queue = HistorianQueue(
+        runtime.redis,
+        runtime.settings.redis_prefix,
+        memos_keep=settings.memory_recent_memos_keep,
+        failed_max_files=settings.historian_failed_max_files,
+        failed_max_age_days=settings.historian_failed_max_age_days,
+        job_keep_hours=settings.memory_job_keep_hours,
+    )
     runtime.watch_streams(queue.jobs, queue.failed)
-    historian = Historian(runtime, queue, JobProcessor(events, profiles, runtime.llm, settings),
-                          settings)
+    historian = Historian(
+        runtime, queue, JobProcessor(events, profiles, runtime.llm, settings), settings
+    )
     runtime.background.append(historian)
     memory = MemoryOperations(queue, events, profiles, settings, on_enqueue=historian.wake)
     dream_pb2_grpc.add_DreamServiceServicer_to_server(
         DreamServicer(runtime.authenticator, memory, _dreams(runtime, RunsSettings())),
-        as_grpc_server(server))
+        as_grpc_server(server),
+    )
     return SERVICE_NAME
 
 
@@ -93,12 +102,13 @@ def _dreams(runtime: Runtime, settings: RunsSettings) -> DreamOperations:
     store = DreamStore(runtime.redis, runtime.settings.redis_prefix)
     runtime.watch_streams(store.stream)
     cognition = CognitionClient(runtime.peers)
-    dreamer = Dreamer(runtime, store, RunExecutor(store, cognition, principal, runtime.llm,
-                                                  settings), settings)
+    dreamer = Dreamer(
+        runtime, store, RunExecutor(store, cognition, principal, runtime.llm, settings), settings
+    )
     scheduler = Scheduler(runtime, store, settings, on_fire=dreamer.wake)
     runtime.background += [dreamer, scheduler]
     if principal is not None and settings.evaluator:
-        runtime.background.append(Evaluator(runtime, cognition, principal, runtime.llm,
-                                            settings))
-    return DreamOperations(store, cognition, settings, principal, on_run=dreamer.wake,
-                           on_schedule=scheduler.wake)
+        runtime.background.append(Evaluator(runtime, cognition, principal, runtime.llm, settings))
+    return DreamOperations(
+        store, cognition, settings, principal, on_run=dreamer.wake, on_schedule=scheduler.wake
+    )

@@ -47,8 +47,7 @@ class Delivery:
     deliveries: int
 
     @classmethod
-    def of(cls, entry_id: bytes | str, raw: dict[bytes, bytes], times_delivered: int
-           ) -> Delivery:
+    def of(cls, entry_id: bytes | str, raw: dict[bytes, bytes], times_delivered: int) -> Delivery:
         fields = decoded(raw)
         earlier = int(fields.get("attempt", "0")) if fields.get("attempt", "").isdigit() else 0
         return cls(text(entry_id), fields, earlier + times_delivered)
@@ -63,8 +62,9 @@ def decoded(raw: dict[bytes, bytes]) -> dict[str, str]:
 
 
 # An XREADGROUP reply to a client that does not decode (redis-py types it for every client).
-GroupRead = (list[tuple[bytes, list[tuple[bytes, dict[bytes, bytes]]]]]
-             | dict[bytes, list[list[Any]]] | None)
+GroupRead = (
+    list[tuple[bytes, list[tuple[bytes, dict[bytes, bytes]]]]] | dict[bytes, list[list[Any]]] | None
+)
 
 
 def _new_deliveries(reply: GroupRead) -> list[Delivery]:
@@ -72,10 +72,16 @@ def _new_deliveries(reply: GroupRead) -> list[Delivery]:
     cluster transaction redis-py leaves the reply unparsed: a map of stream to
     [id, [field, value, ...]] entries."""
     if isinstance(reply, dict):
-        return [Delivery.of(entry_id, dict(zip(flat[::2], flat[1::2], strict=True)), 1)
-                for entries in reply.values() for entry_id, flat in entries]
-    return [Delivery.of(entry_id, raw, 1)
-            for _stream, entries in reply or () for entry_id, raw in entries]
+        return [
+            Delivery.of(entry_id, dict(zip(flat[::2], flat[1::2], strict=True)), 1)
+            for entries in reply.values()
+            for entry_id, flat in entries
+        ]
+    return [
+        Delivery.of(entry_id, raw, 1)
+        for _stream, entries in reply or ()
+        for entry_id, raw in entries
+    ]
 
 
 class JobStream:
@@ -115,15 +121,22 @@ class JobStream:
 
     def read(self, client: redis.Redis, consumer: str, block_ms: int) -> list[Delivery]:
         """The next new job, waiting up to `block_ms` for one."""
-        return _new_deliveries(cast(GroupRead, client.xreadgroup(
-            self.group, consumer, {self.stream: ">"}, count=1, block=block_ms)))
+        return _new_deliveries(
+            cast(
+                GroupRead,
+                client.xreadgroup(
+                    self.group, consumer, {self.stream: ">"}, count=1, block=block_ms
+                ),
+            )
+        )
 
     def reclaim(self, consumer: str, min_idle_ms: int) -> list[Delivery]:
         """Takes over one job another worker was given `min_idle_ms` or more ago and has
         neither finished nor touched since (its worker died or stalled)."""
         client = self._client()
-        reply = client.xautoclaim(self.stream, self.group, consumer, min_idle_ms,
-                                  start_id="0-0", count=1)
+        reply = client.xautoclaim(
+            self.stream, self.group, consumer, min_idle_ms, start_id="0-0", count=1
+        )
         claimed = []
         for entry_id, raw in reply[1] if len(reply) > 1 else ():
             entry_id = text(entry_id)
@@ -185,8 +198,15 @@ class StreamWorker(PoolThread, ABC):
     """One consumer of a job stream: reads new jobs, and now and then takes over a stale
     one; `handle` does a job and settles its entry."""
 
-    def __init__(self, name: str, stream: JobStream, *, poll_seconds: float,
-                 stale_seconds: float, stopping: threading.Event) -> None:
+    def __init__(
+        self,
+        name: str,
+        stream: JobStream,
+        *,
+        poll_seconds: float,
+        stale_seconds: float,
+        stopping: threading.Event,
+    ) -> None:
         super().__init__(name)
         self.consumer = f"{socket.gethostname()}-{os.getpid()}-{name}-{secrets.token_hex(3)}"
         self._stream = stream
@@ -214,8 +234,12 @@ class StreamWorker(PoolThread, ABC):
                 self._blocking = (client, client.client_id())
                 self._consume(client)
             except redis.RedisError as exc:
-                log.warning("%s: Redis failed (%s); retrying in %.1fs", self.consumer, exc,
-                            self._poll_seconds)
+                log.warning(
+                    "%s: Redis failed (%s); retrying in %.1fs",
+                    self.consumer,
+                    exc,
+                    self._poll_seconds,
+                )
                 self._stopping.wait(self._poll_seconds)
             finally:
                 if client is not None:
@@ -250,8 +274,12 @@ class StreamWorker(PoolThread, ABC):
         if time.monotonic() >= self._next_reclaim:
             self._next_reclaim = time.monotonic() + self._poll_seconds
             for delivery in self._stream.reclaim(self.consumer, self._stale_ms):
-                log.warning("%s took over stale entry %s (delivery %d)", self.consumer,
-                            delivery.entry_id, delivery.deliveries)
+                log.warning(
+                    "%s took over stale entry %s (delivery %d)",
+                    self.consumer,
+                    delivery.entry_id,
+                    delivery.deliveries,
+                )
                 self.handle(delivery)
         self.periodic()
 
@@ -328,5 +356,8 @@ class WorkerPool(ABC):
         for worker in self._workers:
             worker.join(max(0.0, deadline - time.monotonic()))
             if worker.is_alive():
-                log.warning("%s still busy at shutdown; its work will be taken over after "
-                            "the stale timeout", worker.name)
+                log.warning(
+                    "%s still busy at shutdown; its work will be taken over after "
+                    "the stale timeout",
+                    worker.name,
+                )

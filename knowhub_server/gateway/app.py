@@ -49,8 +49,13 @@ CONSOLE_DIR = Path(__file__).resolve().parent / "console"
 # /docs: Swagger UI (vendored, no CDN) over /openapi.json.
 API_DOCS_DIR = Path(__file__).resolve().parent / "apidocs"
 START_TIMEOUT_SECONDS = 30.0
-_HTTP_CODES = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED",
-               404: "NOT_FOUND", 405: "UNIMPLEMENTED"}
+_HTTP_CODES = {
+    400: "INVALID_ARGUMENT",
+    401: "UNAUTHENTICATED",
+    403: "PERMISSION_DENIED",
+    404: "NOT_FOUND",
+    405: "UNIMPLEMENTED",
+}
 
 
 def _error_response(error: errors.KnowHubError) -> Response:
@@ -62,22 +67,28 @@ def _error_response(error: errors.KnowHubError) -> Response:
 async def _knowhub_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, errors.KnowHubError)
     if http_status(exc) >= 500:  # the hub's trouble, not the caller's: worth a line
-        log.warning("gateway: %s %s: %s %s", request.method, request.url.path, exc.code,
-                    exc.message)
+        log.warning(
+            "gateway: %s %s: %s %s", request.method, request.url.path, exc.code, exc.message
+        )
     return _error_response(exc)
 
 
 async def _http_error(_request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     code = _HTTP_CODES.get(exc.status_code, "UNKNOWN")
-    return JSONResponse({"error": {"code": code, "message": exc.detail}},
-                        status_code=exc.status_code, headers=exc.headers)
+    return JSONResponse(
+        {"error": {"code": code, "message": exc.detail}},
+        status_code=exc.status_code,
+        headers=exc.headers,
+    )
 
 
 async def _unexpected_error(request: Request, exc: Exception) -> Response:
     log.exception("gateway: %s %s failed", request.method, request.url.path)
-    return JSONResponse({"error": {"code": "INTERNAL", "message": "the gateway failed; "
-                                   "see its log"}}, status_code=500)
+    return JSONResponse(
+        {"error": {"code": "INTERNAL", "message": "the gateway failed; see its log"}},
+        status_code=500,
+    )
 
 
 async def _openapi(_request: Request) -> Response:
@@ -93,8 +104,14 @@ async def _home(request: Request) -> Response:
     sessions: Sessions = request.app.state.sessions
     cookie, session = sessions.sign_in(code)
     response = RedirectResponse(f"/console/#session={session.secret}", status_code=303)
-    response.set_cookie(COOKIE, cookie, max_age=int(sessions.session_seconds), path="/",
-                        httponly=True, samesite="strict")
+    response.set_cookie(
+        COOKIE,
+        cookie,
+        max_age=int(sessions.session_seconds),
+        path="/",
+        httponly=True,
+        samesite="strict",
+    )
     return response
 
 
@@ -123,10 +140,16 @@ async def _sign_out(request: Request) -> Response:
 LOOPBACK_POLICY = HostPolicy.for_bind("127.0.0.1")
 
 
-def create_app(targets: Mapping[str, str], timeout: float, tls_ca: bytes | None = None, *,
-               policy: HostPolicy = LOOPBACK_POLICY, local_token: str | None = None,
-               own: GatewaySettings | None = None,
-               facts: HubFacts | None = None) -> Starlette:
+def create_app(
+    targets: Mapping[str, str],
+    timeout: float,
+    tls_ca: bytes | None = None,
+    *,
+    policy: HostPolicy = LOOPBACK_POLICY,
+    local_token: str | None = None,
+    own: GatewaySettings | None = None,
+    facts: HubFacts | None = None,
+) -> Starlette:
     """The gateway; `targets` gives each service's gRPC address, `tls_ca` the CA that
     verifies them when they speak TLS, `policy` the Host and Origin headers it answers,
     `local_token` the hub's local token (local mode), which console sessions act with,
@@ -151,13 +174,19 @@ def create_app(targets: Mapping[str, str], timeout: float, tls_ca: bytes | None 
         Mount("/console", app=StaticFiles(directory=CONSOLE_DIR, html=True), name="console"),
         Mount("/docs", app=StaticFiles(directory=API_DOCS_DIR, html=True), name="docs"),
     ]
-    app = Starlette(routes=routes, lifespan=lifespan,
-                    middleware=[Middleware(RequestGuard, policy=policy)],
-                    exception_handlers={errors.KnowHubError: _knowhub_error,
-                                        HTTPException: _http_error,
-                                        Exception: _unexpected_error})
-    app.state.sessions = Sessions(local_token, own.gateway_login_seconds,
-                                  own.gateway_session_seconds)
+    app = Starlette(
+        routes=routes,
+        lifespan=lifespan,
+        middleware=[Middleware(RequestGuard, policy=policy)],
+        exception_handlers={
+            errors.KnowHubError: _knowhub_error,
+            HTTPException: _http_error,
+            Exception: _unexpected_error,
+        },
+    )
+    app.state.sessions = Sessions(
+        local_token, own.gateway_login_seconds, own.gateway_session_seconds
+    )
     return app
 
 
@@ -172,23 +201,34 @@ def hub_address(settings: CommonSettings, port: int) -> str:
 def service_targets(settings: CommonSettings) -> dict[str, str]:
     """Each service at KNOWHUB_<SERVICE>_ADDRESS, else the hub at KNOWHUB_HOST:KNOWHUB_PORT;
     the admin service, which every server process hosts, where the knowledge service is."""
-    targets = {service: getattr(settings, f"{service}_address", None)
-               or hub_address(settings, settings.port) for service in SERVICES
-               if service != "admin"}
+    targets = {
+        service: getattr(settings, f"{service}_address", None)
+        or hub_address(settings, settings.port)
+        for service in SERVICES
+        if service != "admin"
+    }
     return {**targets, "admin": targets["knowledge"]}
 
 
 class GatewayServer:
     """uvicorn serving the gateway in a thread of its own, with its own event loop."""
 
-    def __init__(self, app: Starlette, host: str, port: int,
-                 limits: ConnectionLimits | None = None) -> None:
+    def __init__(
+        self, app: Starlette, host: str, port: int, limits: ConnectionLimits | None = None
+    ) -> None:
         self.host = host
         self.port = port
         self._app = app
-        self._server = uvicorn.Server(server_config(
-            app, limits or GatewaySettings().connection_limits, log_level="warning",
-            access_log=False, lifespan="on", timeout_graceful_shutdown=5))
+        self._server = uvicorn.Server(
+            server_config(
+                app,
+                limits or GatewaySettings().connection_limits,
+                log_level="warning",
+                access_log=False,
+                lifespan="on",
+                timeout_graceful_shutdown=5,
+            )
+        )
         self._thread: threading.Thread | None = None
 
     @property
@@ -200,8 +240,9 @@ class GatewayServer:
         """Binds (here, so a port in use fails now), starts serving; returns the port."""
         sock = listen(self.host, self.port)
         self.port = sock.getsockname()[1]
-        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]},
-                                        name="knowhub-gateway", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.run, kwargs={"sockets": [sock]}, name="knowhub-gateway", daemon=True
+        )
         self._thread.start()
         deadline = time.monotonic() + START_TIMEOUT_SECONDS
         while not self._server.started:
@@ -224,8 +265,10 @@ class GatewayServer:
 def _check_binding(settings: CommonSettings, host: str) -> None:
     """Like the gRPC server: without a tokens file, loopback only."""
     if settings.tokens_file is None and host not in LOOPBACK_HOSTS:
-        raise ValueError(f"refusing to bind the gateway to {host} without tokens: set "
-                         "KNOWHUB_TOKENS_FILE, or bind 127.0.0.1")
+        raise ValueError(
+            f"refusing to bind the gateway to {host} without tokens: set "
+            "KNOWHUB_TOKENS_FILE, or bind 127.0.0.1"
+        )
 
 
 def _policy(own: GatewaySettings, host: str) -> HostPolicy:
@@ -239,9 +282,11 @@ def _local_token(settings: CommonSettings) -> str | None:
 
 
 def _listening(gateway: GatewayServer, settings: CommonSettings, own: GatewaySettings) -> str:
-    line = (f"KnowHub gateway listening on {gateway.url} "
-            f"(console {gateway.url}/console/, API docs {gateway.url}/docs/, "
-            f"OpenAPI {gateway.url}/openapi.json)")
+    line = (
+        f"KnowHub gateway listening on {gateway.url} "
+        f"(console {gateway.url}/console/, API docs {gateway.url}/docs/, "
+        f"OpenAPI {gateway.url}/openapi.json)"
+    )
     sign_in = sign_in_line(gateway.url, settings, own)
     return f"{line}\n{sign_in}" if sign_in else line
 
@@ -255,9 +300,11 @@ def console_link(settings: CommonSettings, url: str | None = None) -> str:
         url = f"http://{f'[{host}]' if ':' in host else host}:{own.gateway_port}"
     line = sign_in_line(url, settings, own)
     if line is None:
-        raise ValueError(f"no local token in {settings.data_dir}: a hub with a tokens file "
-                         "signs in with a token (paste it into the console), and a local "
-                         "hub writes its token at its first start")
+        raise ValueError(
+            f"no local token in {settings.data_dir}: a hub with a tokens file "
+            "signs in with a token (paste it into the console), and a local "
+            "hub writes its token at its first start"
+        )
     return line
 
 
@@ -268,21 +315,30 @@ def sign_in_line(url: str, settings: CommonSettings, own: GatewaySettings) -> st
         return None
     code = mint_login_code(token, own.gateway_login_seconds)
     minutes = max(1, round(own.gateway_login_seconds / 60))
-    return (f"Open the console: {login_url(url, code)} (works once, within {minutes} min; "
-            "`knowhub console-link` prints another)")
+    return (
+        f"Open the console: {login_url(url, code)} (works once, within {minutes} min; "
+        "`knowhub console-link` prints another)"
+    )
 
 
-def serve_gateway(settings: CommonSettings, host: str | None = None,
-                  port: int | None = None) -> int:
+def serve_gateway(
+    settings: CommonSettings, host: str | None = None, port: int | None = None
+) -> int:
     """`knowhub serve gateway`: the gateway alone until SIGINT or SIGTERM."""
     own = GatewaySettings()
     host = host or own.gateway_host
     port = own.gateway_port if port is None else port
     _check_binding(settings, host)
     targets = service_targets(settings)
-    app = create_app(targets, own.gateway_timeout_seconds, peer_ca(settings),
-                     policy=_policy(own, host), local_token=_local_token(settings), own=own,
-                     facts=HubFacts.of(settings))
+    app = create_app(
+        targets,
+        own.gateway_timeout_seconds,
+        peer_ca(settings),
+        policy=_policy(own, host),
+        local_token=_local_token(settings),
+        own=own,
+        facts=HubFacts.of(settings),
+    )
     gateway = GatewayServer(app, host, port, own.connection_limits)
     stop = stop_on_signal()
     gateway.start()
@@ -323,12 +379,16 @@ class HubGateway:
 
     def start(self, hub_port: int) -> str:
         targets = dict.fromkeys(SERVICES, hub_address(self._settings, hub_port))
-        app = create_app(targets, self._own.gateway_timeout_seconds, peer_ca(self._settings),
-                         policy=_policy(self._own, self._host),
-                         local_token=_local_token(self._settings), own=self._own,
-                         facts=HubFacts.of(self._settings))
-        self._gateway = GatewayServer(app, self._host, self._port,
-                                      self._own.connection_limits)
+        app = create_app(
+            targets,
+            self._own.gateway_timeout_seconds,
+            peer_ca(self._settings),
+            policy=_policy(self._own, self._host),
+            local_token=_local_token(self._settings),
+            own=self._own,
+            facts=HubFacts.of(self._settings),
+        )
+        self._gateway = GatewayServer(app, self._host, self._port, self._own.connection_limits)
         self._gateway.start()
         return _listening(self._gateway, self._settings, self._own)
 

@@ -19,9 +19,11 @@ from knowhub_server.gateway.translation import MAX_BODY_BYTES, BodyTooLarge
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 # The console loads its own scripts and styles only, and no page may frame it.
-CONTENT_SECURITY_POLICY = ("default-src 'self'; script-src 'self'; style-src 'self'; "
-                           "img-src 'self' data:; connect-src 'self'; object-src 'none'; "
-                           "base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
+CONTENT_SECURITY_POLICY = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; "
+    "img-src 'self' data:; connect-src 'self'; object-src 'none'; "
+    "base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+)
 SECURITY_HEADERS = {
     "Content-Security-Policy": CONTENT_SECURITY_POLICY,
     "X-Frame-Options": "DENY",
@@ -62,12 +64,16 @@ class RequestGuard:
             return None
         media_type = headers.get("content-type", "").partition(";")[0].strip().lower()
         if media_type != "application/json":
-            return _refusal(415, "Content-Type: must be application/json (got "
-                            f"{media_type[:SHOWN] or 'none'!r})", code="INVALID_ARGUMENT")
+            return _refusal(
+                415,
+                f"Content-Type: must be application/json (got {media_type[:SHOWN] or 'none'!r})",
+                code="INVALID_ARGUMENT",
+            )
         declared = headers.get("content-length", "")
         if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-            return _refusal(413, f"body: larger than {MAX_BODY_BYTES} bytes",
-                            code="RESOURCE_EXHAUSTED")
+            return _refusal(
+                413, f"body: larger than {MAX_BODY_BYTES} bytes", code="RESOURCE_EXHAUSTED"
+            )
         return None
 
 
@@ -95,8 +101,9 @@ def _limited(receive: Receive) -> Receive:
         if message["type"] == "http.request":
             received += len(message.get("body", b""))
             if received > MAX_BODY_BYTES:
-                raise BodyTooLarge("RESOURCE_EXHAUSTED",
-                                   f"body: larger than {MAX_BODY_BYTES} bytes")
+                raise BodyTooLarge(
+                    "RESOURCE_EXHAUSTED", f"body: larger than {MAX_BODY_BYTES} bytes"
+                )
         return message
 
     return receiving

@@ -45,10 +45,14 @@ class HubFacts:
 
     @classmethod
     def of(cls, settings: CommonSettings) -> HubFacts:
-        return cls(mode=_mode(settings), model=_model(settings),
-                   model_configured=bool(settings.llm_base_url),
-                   embeddings=_embeddings(settings), storage=_storage(settings),
-                   metrics_port=settings.metrics_port)
+        return cls(
+            mode=_mode(settings),
+            model=_model(settings),
+            model_configured=bool(settings.llm_base_url),
+            embeddings=_embeddings(settings),
+            storage=_storage(settings),
+            metrics_port=settings.metrics_port,
+        )
 
 
 def _mode(settings: CommonSettings) -> str:
@@ -74,14 +78,19 @@ def _embeddings(settings: CommonSettings) -> str:
     if settings.embedding_model_path is not None:
         return f"hybrid (BM25 and dense), in-process model {settings.embedding_model_path.name}"
     if settings.embedding_base_url:
-        return (f"hybrid (BM25 and dense), {settings.embedding_model} at "
-                f"{_endpoint(settings.embedding_base_url)}")
+        return (
+            f"hybrid (BM25 and dense), {settings.embedding_model} at "
+            f"{_endpoint(settings.embedding_base_url)}"
+        )
     return "off (BM25 only)"
 
 
 def _storage(settings: CommonSettings) -> str:
-    vectors = f"Qdrant at {_endpoint(settings.qdrant_url)}" if settings.qdrant_url \
+    vectors = (
+        f"Qdrant at {_endpoint(settings.qdrant_url)}"
+        if settings.qdrant_url
         else "embedded Qdrant edge"
+    )
     redis = "Redis server" if settings.redis_url else "embedded Redis"
     return f"{vectors}, {redis}, data in {settings.data_dir}"
 
@@ -89,8 +98,9 @@ def _storage(settings: CommonSettings) -> str:
 Call = Callable[[str, str, Message], Awaitable[Any]]
 
 
-async def _count(call: Call, service: str, method: str, request: Message,
-                 field: str) -> dict[str, Any]:
+async def _count(
+    call: Call, service: str, method: str, request: Message, field: str
+) -> dict[str, Any]:
     """How many items the list RPC gives, page by page, up to COUNT_LIMIT."""
     total = 0
     while True:
@@ -113,16 +123,34 @@ async def _part(action: Awaitable[dict[str, Any]]) -> dict[str, Any]:
 
 
 async def _recent_errors(call: Call) -> dict[str, Any]:
-    jobs = await call("dream", "ListFailedJobs",
-                      dream_pb2.ListFailedJobsRequest(page_size=RECENT_ERRORS))
-    runs = await call("dream", "ListDreamRuns", dream_pb2.ListDreamRunsRequest(
-        status=dream_pb2.DREAM_RUN_STATUS_FAILED, page_size=RECENT_ERRORS))
-    items = [{"what": "historian job", "id": job.job_id, "message": job.error,
-              "time": job.failed_at.ToJsonString() if job.HasField("failed_at") else ""}
-             for job in jobs.jobs]
-    items += [{"what": "dream run", "id": run.run_id, "message": run.reason,
-               "time": run.finished_at.ToJsonString() if run.HasField("finished_at") else ""}
-              for run in runs.runs]
+    jobs = await call(
+        "dream", "ListFailedJobs", dream_pb2.ListFailedJobsRequest(page_size=RECENT_ERRORS)
+    )
+    runs = await call(
+        "dream",
+        "ListDreamRuns",
+        dream_pb2.ListDreamRunsRequest(
+            status=dream_pb2.DREAM_RUN_STATUS_FAILED, page_size=RECENT_ERRORS
+        ),
+    )
+    items = [
+        {
+            "what": "historian job",
+            "id": job.job_id,
+            "message": job.error,
+            "time": job.failed_at.ToJsonString() if job.HasField("failed_at") else "",
+        }
+        for job in jobs.jobs
+    ]
+    items += [
+        {
+            "what": "dream run",
+            "id": run.run_id,
+            "message": run.reason,
+            "time": run.finished_at.ToJsonString() if run.HasField("finished_at") else "",
+        }
+        for run in runs.runs
+    ]
     items.sort(key=lambda item: item["time"], reverse=True)
     return {"items": items[:RECENT_ERRORS]}
 
@@ -136,8 +164,9 @@ async def _configuration(call: Call, facts: HubFacts | None) -> dict[str, Any] |
     except errors.KnowHubError as error:
         if error.code == "UNAUTHENTICATED":
             raise
-        return error_body(errors.PermissionDenied(
-            "PERMISSION_DENIED", "configuration: shown to admins only"))
+        return error_body(
+            errors.PermissionDenied("PERMISSION_DENIED", "configuration: shown to admins only")
+        )
     return asdict(facts)
 
 
@@ -151,27 +180,53 @@ def overview_route(facts: HubFacts | None) -> Callable[[Request], Awaitable[Resp
             return await backend.call(find_rpc(service, method), message, token)
 
         # First, alone: a refused token answers 401 before anything else is read.
-        records = await _part(_count(call, "knowledge", "ListKnowledge",
-                                     knowledge_pb2.ListKnowledgeRequest(page_size=PAGE_SIZE),
-                                     "knowledge"))
+        records = await _part(
+            _count(
+                call,
+                "knowledge",
+                "ListKnowledge",
+                knowledge_pb2.ListKnowledgeRequest(page_size=PAGE_SIZE),
+                "knowledge",
+            )
+        )
         counts = {
             "records": records,
-            "traces": await _part(_count(call, "cognition", "ListTraces",
-                                         cognition_pb2.ListTracesRequest(page_size=PAGE_SIZE),
-                                         "traces")),
-            "pending_reviews": await _part(_count(
-                call, "cognition", "ListExtractions", cognition_pb2.ListExtractionsRequest(
-                    states=["pending"], page_size=PAGE_SIZE), "extractions")),
-            "failed_jobs": await _part(_count(
-                call, "dream", "ListFailedJobs",
-                dream_pb2.ListFailedJobsRequest(page_size=PAGE_SIZE), "jobs")),
+            "traces": await _part(
+                _count(
+                    call,
+                    "cognition",
+                    "ListTraces",
+                    cognition_pb2.ListTracesRequest(page_size=PAGE_SIZE),
+                    "traces",
+                )
+            ),
+            "pending_reviews": await _part(
+                _count(
+                    call,
+                    "cognition",
+                    "ListExtractions",
+                    cognition_pb2.ListExtractionsRequest(states=["pending"], page_size=PAGE_SIZE),
+                    "extractions",
+                )
+            ),
+            "failed_jobs": await _part(
+                _count(
+                    call,
+                    "dream",
+                    "ListFailedJobs",
+                    dream_pb2.ListFailedJobsRequest(page_size=PAGE_SIZE),
+                    "jobs",
+                )
+            ),
         }
-        return JSONResponse({
-            "configuration": await _configuration(call, facts),
-            "counts": counts,
-            "recent_errors": await _part(_recent_errors(call)),
-            "knowledge_types": list(KNOWLEDGE_TYPES),
-            "links": {"api_docs": "/docs/", "openapi": "/openapi.json"},
-        })
+        return JSONResponse(
+            {
+                "configuration": await _configuration(call, facts),
+                "counts": counts,
+                "recent_errors": await _part(_recent_errors(call)),
+                "knowledge_types": list(KNOWLEDGE_TYPES),
+                "links": {"api_docs": "/docs/", "openapi": "/openapi.json"},
+            }
+        )
 
     return overview

@@ -51,8 +51,9 @@ class Query:
         self._params = request.query_params
         unknown = sorted(set(self._params.keys()) - set(allowed))
         if unknown:
-            raise invalid(f"{unknown[0]}: unknown query parameter; allowed: "
-                          f"{', '.join(sorted(allowed))}")
+            raise invalid(
+                f"{unknown[0]}: unknown query parameter; allowed: {', '.join(sorted(allowed))}"
+            )
 
     def _one(self, name: str) -> str | None:
         values = self._params.getlist(name)
@@ -102,8 +103,12 @@ class Query:
 
     def items(self, name: str) -> list[str]:
         """A list given comma-separated, repeated, or both."""
-        return [item.strip() for value in self._params.getlist(name)
-                for item in value.split(",") if item.strip()]
+        return [
+            item.strip()
+            for value in self._params.getlist(name)
+            for item in value.split(",")
+            if item.strip()
+        ]
 
 
 def _backend(request: Request) -> Backend:
@@ -122,18 +127,28 @@ async def _body(request: Request, message_class: type[M], **path_fields: Any) ->
 
 # ---- Knowledge ---------------------------------------------------------------------------
 
+
 async def search_knowledge(request: Request) -> Response:
     query = Query(request, {"q", "top_k", "min_score", "types", "min_relevance"})
     text = query.text("q")
     if not text.strip():
         raise invalid("q: required (the search text)")
     message = knowledge_pb2.SearchKnowledgeRequest(
-        query=text, top_k=query.integer("top_k"), min_score=query.integer("min_score"),
-        types=query.items("types"), min_relevance=query.number("min_relevance"))
+        query=text,
+        top_k=query.integer("top_k"),
+        min_score=query.integer("min_score"),
+        types=query.items("types"),
+        min_relevance=query.number("min_relevance"),
+    )
     response = await _call(request, "knowledge", "SearchKnowledge", message)
     results = [search_hit_json(hit) for hit in response.hits]
-    return JSONResponse({"results": results, "count": len(results),
-                         "selection": SELECTIONS.name(response.selection)})
+    return JSONResponse(
+        {
+            "results": results,
+            "count": len(results),
+            "selection": SELECTIONS.name(response.selection),
+        }
+    )
 
 
 def search_hit_json(hit: knowledge_pb2.SearchHit) -> dict[str, Any]:
@@ -148,13 +163,17 @@ async def list_knowledge(request: Request) -> Response:
     if order not in ORDERS.names:
         raise invalid(f"order: must be {' or '.join(ORDERS.names)}, not {order!r}")
     message = knowledge_pb2.ListKnowledgeRequest(
-        page_size=query.integer("limit", 10), page_token=query.text("page_token"),
-        types=query.items("types"), scopes=query.items("scopes"),
-        order_by=ORDERS.proto_name(order, "order"))
+        page_size=query.integer("limit", 10),
+        page_token=query.text("page_token"),
+        types=query.items("types"),
+        scopes=query.items("scopes"),
+        order_by=ORDERS.proto_name(order, "order"),
+    )
     response = await _call(request, "knowledge", "ListKnowledge", message)
     items = [to_json(k) for k in response.knowledge]
-    return JSONResponse({"items": items, "count": len(items),
-                         "next_page_token": response.next_page_token})
+    return JSONResponse(
+        {"items": items, "count": len(items), "next_page_token": response.next_page_token}
+    )
 
 
 async def save_knowledge(request: Request) -> Response:
@@ -162,14 +181,14 @@ async def save_knowledge(request: Request) -> Response:
     message = await _body(request, knowledge_pb2.SaveKnowledgeRequest)
     response = await _call(request, "knowledge", "SaveKnowledge", message)
     # 200, not 201: the same knowledge was there already, and nothing was written.
-    return JSONResponse(to_json(response.knowledge),
-                        status_code=200 if response.existing else 201)
+    return JSONResponse(to_json(response.knowledge), status_code=200 if response.existing else 201)
 
 
 async def update_knowledge(request: Request) -> Response:
     Query(request, ())
-    message = await _body(request, knowledge_pb2.UpdateKnowledgeRequest,
-                          id=request.path_params["id"])
+    message = await _body(
+        request, knowledge_pb2.UpdateKnowledgeRequest, id=request.path_params["id"]
+    )
     response = await _call(request, "knowledge", "UpdateKnowledge", message)
     return JSONResponse(to_json(response.knowledge))
 
@@ -179,8 +198,10 @@ async def edit_knowledge(request: Request) -> Response:
     fields to write (those the body sets when absent), `change_note` why."""
     query = Query(request, {"update_mask", "change_note"})
     message = knowledge_pb2.UpdateKnowledgeRequest(
-        id=request.path_params["id"], change_note=query.text("change_note"),
-        knowledge=await _body(request, knowledge_pb2.Knowledge))
+        id=request.path_params["id"],
+        change_note=query.text("change_note"),
+        knowledge=await _body(request, knowledge_pb2.Knowledge),
+    )
     if query.items("update_mask"):
         message.update_mask.paths.extend(query.items("update_mask"))
     response = await _call(request, "knowledge", "UpdateKnowledge", message)
@@ -190,8 +211,7 @@ async def edit_knowledge(request: Request) -> Response:
 async def delete_knowledge(request: Request) -> Response:
     Query(request, ())
     message = knowledge_pb2.DeleteKnowledgeRequest(id=request.path_params["id"])
-    return JSONResponse(to_json(await _call(request, "knowledge", "DeleteKnowledge",
-                                            message)))
+    return JSONResponse(to_json(await _call(request, "knowledge", "DeleteKnowledge", message)))
 
 
 async def undelete_knowledge(request: Request) -> Response:
@@ -224,8 +244,12 @@ async def batch_update_knowledge(request: Request) -> Response:
                 raise invalid(f"feedback_list[{index}].is_helpful: required (true or false)")
     message = to_message(data, knowledge_pb2.BatchUpdateKnowledgeRequest)
     response = await _call(request, "knowledge", "BatchUpdateKnowledge", message)
-    return JSONResponse({"results": [to_json(r) for r in response.results],
-                         "updated": sum(1 for r in response.results if r.HasField("knowledge"))})
+    return JSONResponse(
+        {
+            "results": [to_json(r) for r in response.results],
+            "updated": sum(1 for r in response.results if r.HasField("knowledge")),
+        }
+    )
 
 
 async def ask_knowledge(request: Request) -> Response:
@@ -233,10 +257,17 @@ async def ask_knowledge(request: Request) -> Response:
     message = await _body(request, knowledge_pb2.AskKnowledgeRequest)
     response = await _call(request, "knowledge", "AskKnowledge", message)
     results = [search_hit_json(hit) for hit in response.hits]
-    return JSONResponse({"answer": response.answer, "cited_ids": list(response.cited_ids),
-                         "results": results, "count": len(results), "routed": response.routed,
-                         "selection": SELECTIONS.name(response.selection),
-                         "event_id": response.event_id})
+    return JSONResponse(
+        {
+            "answer": response.answer,
+            "cited_ids": list(response.cited_ids),
+            "results": results,
+            "count": len(results),
+            "routed": response.routed,
+            "selection": SELECTIONS.name(response.selection),
+            "event_id": response.event_id,
+        }
+    )
 
 
 async def slim_knowledge(request: Request) -> Response:
@@ -248,25 +279,32 @@ async def slim_knowledge(request: Request) -> Response:
 
 # ---- Resources and review ------------------------------------------------------------------
 
+
 async def get_resource(request: Request) -> Response:
     query = Query(request, {"include_secure", "version"})
     message = resource_pb2.GetResourceRequest(
-        id=request.path_params["id"], include_secure=query.boolean("include_secure"),
-        version=query.integer("version", 0))
+        id=request.path_params["id"],
+        include_secure=query.boolean("include_secure"),
+        version=query.integer("version", 0),
+    )
     response = await _call(request, "resource", "GetResource", message)
     return JSONResponse(to_json(response.resource))
 
 
 async def review_extraction(request: Request) -> Response:
     Query(request, ())
-    message = await _body(request, cognition_pb2.ReviewExtractionRequest,
-                          trace_id=request.path_params["tid"],
-                          extraction_id=request.path_params["eid"])
+    message = await _body(
+        request,
+        cognition_pb2.ReviewExtractionRequest,
+        trace_id=request.path_params["tid"],
+        extraction_id=request.path_params["eid"],
+    )
     response = await _call(request, "cognition", "ReviewExtraction", message)
     return JSONResponse(to_json(response.extraction))
 
 
 # ---- Every RPC ----------------------------------------------------------------------------
+
 
 async def call_rpc(request: Request) -> Response:
     """POST /api/v1/{service}/{Method}: the request message as proto3 JSON in, the response
@@ -276,8 +314,7 @@ async def call_rpc(request: Request) -> Response:
     message = await _body(request, rpc.request_class)
     token = request_token(request)
     if rpc.streaming:
-        return await _stream(_backend(request), rpc, message, token,
-                             request.app.state.closing)
+        return await _stream(_backend(request), rpc, message, token, request.app.state.closing)
     return JSONResponse(to_json(await _backend(request).call(rpc, message, token)))
 
 
@@ -295,8 +332,9 @@ def _line(data: dict[str, Any]) -> bytes:
     return (json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
 
 
-async def _stream(backend: Backend, rpc: Rpc, message: Message, token: str | None,
-                  closing: asyncio.Event) -> Response:
+async def _stream(
+    backend: Backend, rpc: Rpc, message: Message, token: str | None, closing: asyncio.Event
+) -> Response:
     """Waits briefly for the first message, so a call refused at once gets its HTTP status;
     after that, messages are lines and a failure is the last line {"error": ...}. The
     stream ends when the caller leaves or the gateway stops (`closing`)."""

@@ -48,8 +48,7 @@ def _mac(key: bytes, expires: int, nonce: bytes) -> bytes:
     return hmac.new(key, struct.pack(">Q", expires) + nonce, hashlib.sha256).digest()[:_MAC_BYTES]
 
 
-def mint_login_code(local_token: str, lifetime_seconds: float,
-                    now: float | None = None) -> str:
+def mint_login_code(local_token: str, lifetime_seconds: float, now: float | None = None) -> str:
     """A sign-in code valid once, for `lifetime_seconds`, at the gateway of the hub whose
     local token this is."""
     expires = int((time.time() if now is None else now) + lifetime_seconds)
@@ -73,8 +72,9 @@ class Sessions:
     """The gateway's sign-in codes already used and its open sessions, in memory (a
     restart ends every session)."""
 
-    def __init__(self, local_token: str | None, login_seconds: float,
-                 session_seconds: float) -> None:
+    def __init__(
+        self, local_token: str | None, login_seconds: float, session_seconds: float
+    ) -> None:
         self._token = local_token
         self._key = _login_key(local_token) if local_token else b""
         self.login_seconds = login_seconds
@@ -94,8 +94,10 @@ class Sessions:
         nonce = self._spend(code, now)
         if nonce is None or self._token is None:
             raise errors.Unauthenticated(
-                "UNAUTHENTICATED", "login: this sign-in link is unknown, used or expired; "
-                "`knowhub console-link` prints a new one")
+                "UNAUTHENTICATED",
+                "login: this sign-in link is unknown, used or expired; "
+                "`knowhub console-link` prints a new one",
+            )
         cookie = secrets.token_urlsafe(32)
         session = Session(secrets.token_urlsafe(32), self._token, now + self.session_seconds)
         with self._lock:
@@ -111,7 +113,7 @@ class Sessions:
         if not self._key or len(raw) != _CODE_BYTES:
             return None
         (expires,) = struct.unpack(">Q", raw[:8])
-        nonce, mac = raw[8:8 + _NONCE_BYTES], raw[8 + _NONCE_BYTES:]
+        nonce, mac = raw[8 : 8 + _NONCE_BYTES], raw[8 + _NONCE_BYTES :]
         if not hmac.compare_digest(mac, _mac(self._key, expires, nonce)):
             return None
         if not now < expires <= now + self.login_seconds + 60:
@@ -127,11 +129,17 @@ class Sessions:
         now = time.time() if now is None else now
         with self._lock:
             session = self._sessions.get(cookie)
-        if session is None or session.expires <= now or not secret \
-                or not hmac.compare_digest(secret.encode(), session.secret.encode()):
+        if (
+            session is None
+            or session.expires <= now
+            or not secret
+            or not hmac.compare_digest(secret.encode(), session.secret.encode())
+        ):
             raise errors.Unauthenticated(
-                "UNAUTHENTICATED", "session: unknown or expired (or sent without its "
-                f"{SECRET_HEADER} header); sign in again with a link from `knowhub console-link`")
+                "UNAUTHENTICATED",
+                "session: unknown or expired (or sent without its "
+                f"{SECRET_HEADER} header); sign in again with a link from `knowhub console-link`",
+            )
         return session.token
 
     def sign_out(self, cookie: str, secret: str | None) -> None:

@@ -36,22 +36,38 @@ SERVICES: dict[str, ServiceDescriptor] = {
 # google.rpc.Code's HTTP mapping (as grpc-gateway and Google APIs use it). FAILED_PRECONDITION
 # is 400, not 412: 412 is about HTTP's own conditional headers, which this API does not use.
 HTTP_STATUS: dict[str, int] = {
-    "CANCELLED": 499, "UNKNOWN": 500, "INVALID_ARGUMENT": 400, "DEADLINE_EXCEEDED": 504,
-    "NOT_FOUND": 404, "ALREADY_EXISTS": 409, "PERMISSION_DENIED": 403,
-    "RESOURCE_EXHAUSTED": 429, "FAILED_PRECONDITION": 400, "ABORTED": 409,
-    "OUT_OF_RANGE": 400, "UNIMPLEMENTED": 501, "INTERNAL": 500, "UNAVAILABLE": 503,
-    "DATA_LOSS": 500, "UNAUTHENTICATED": 401,
+    "CANCELLED": 499,
+    "UNKNOWN": 500,
+    "INVALID_ARGUMENT": 400,
+    "DEADLINE_EXCEEDED": 504,
+    "NOT_FOUND": 404,
+    "ALREADY_EXISTS": 409,
+    "PERMISSION_DENIED": 403,
+    "RESOURCE_EXHAUSTED": 429,
+    "FAILED_PRECONDITION": 400,
+    "ABORTED": 409,
+    "OUT_OF_RANGE": 400,
+    "UNIMPLEMENTED": 501,
+    "INTERNAL": 500,
+    "UNAVAILABLE": 503,
+    "DATA_LOSS": 500,
+    "UNAUTHENTICATED": 401,
 }
 # Calls that legitimately run long get at least this deadline.
-LONG_CALLS: dict[str, float] = {"SlimKnowledge": SLIM_TIMEOUT, "RotateMasterKey": 3600.0,
-                                "ForgetSubject": 600.0}
+LONG_CALLS: dict[str, float] = {
+    "SlimKnowledge": SLIM_TIMEOUT,
+    "RotateMasterKey": 3600.0,
+    "ForgetSubject": 600.0,
+}
 # The services' own limit on a request (gRPC's default message size).
 MAX_BODY_BYTES = 4 * 1024 * 1024
 M = TypeVar("M", bound=Message)
 StreamCall: TypeAlias = "grpc.aio.UnaryStreamCall[Message, Message]"  # generic in the stubs only
-_JSON_OPTIONS: dict[str, Any] = {"preserving_proto_field_name": True,
-                                 "always_print_fields_with_no_presence": True,
-                                 "unquote_int64_if_possible": True}
+_JSON_OPTIONS: dict[str, Any] = {
+    "preserving_proto_field_name": True,
+    "always_print_fields_with_no_presence": True,
+    "unquote_int64_if_possible": True,
+}
 
 
 def invalid(message: str) -> errors.KnowHubError:
@@ -101,13 +117,18 @@ class Rpc:
 
 
 def _rpc(service: str, method: MethodDescriptor) -> Rpc:
-    return Rpc(service, method, message_factory.GetMessageClass(method.input_type),
-               message_factory.GetMessageClass(method.output_type))
+    return Rpc(
+        service,
+        method,
+        message_factory.GetMessageClass(method.input_type),
+        message_factory.GetMessageClass(method.output_type),
+    )
 
 
 RPCS: dict[tuple[str, str], Rpc] = {
     (service, method.name): _rpc(service, method)
-    for service, descriptor in SERVICES.items() for method in descriptor.methods
+    for service, descriptor in SERVICES.items()
+    for method in descriptor.methods
 }
 
 
@@ -123,6 +144,7 @@ def find_rpc(service: str, method: str) -> Rpc:
 
 # ---- JSON in ------------------------------------------------------------------------------
 
+
 def json_object(body: bytes) -> dict[str, Any]:
     """The request body as a JSON object; an empty body is {}. (RequestGuard kept it
     within MAX_BODY_BYTES.)"""
@@ -137,8 +159,9 @@ def json_object(body: bytes) -> dict[str, Any]:
     return data
 
 
-def to_message(data: Mapping[str, Any], message_class: type[M],
-               path_fields: Mapping[str, Any] | None = None) -> M:
+def to_message(
+    data: Mapping[str, Any], message_class: type[M], path_fields: Mapping[str, Any] | None = None
+) -> M:
     """Parses proto3 JSON (field names as in the proto or lowerCamelCase) into a message;
     `path_fields` come from the URL and may not also be in the body."""
     for name in path_fields or {}:
@@ -157,6 +180,7 @@ def to_message(data: Mapping[str, Any], message_class: type[M],
 
 # ---- JSON out -----------------------------------------------------------------------------
 
+
 def to_json(message: Message) -> dict[str, Any]:
     """A response message as proto3 JSON with the proto's field names, every field present
     (int64 values as numbers when exact, enums by name)."""
@@ -164,6 +188,7 @@ def to_json(message: Message) -> dict[str, Any]:
 
 
 # ---- Calls --------------------------------------------------------------------------------
+
 
 def caller_token(authorization: str | None) -> str | None:
     """The bearer token of an HTTP caller's Authorization header (None without one)."""
@@ -177,8 +202,9 @@ class Backend:
     """asyncio channels to the services (one per distinct address; TLS when a CA is given)
     and the calls on them. Create and use it on the event loop that serves the requests."""
 
-    def __init__(self, targets: Mapping[str, str], timeout: float,
-                 tls_ca: bytes | None = None) -> None:
+    def __init__(
+        self, targets: Mapping[str, str], timeout: float, tls_ca: bytes | None = None
+    ) -> None:
         self._targets = dict(targets)
         self._timeout = timeout
         self._tls_ca = tls_ca
@@ -201,19 +227,23 @@ class Backend:
             channel = self._channel(rpc.service)
             make = channel.unary_stream if rpc.streaming else channel.unary_unary
             self._methods[key] = make(
-                rpc.path, request_serializer=rpc.request_class.SerializeToString,
-                response_deserializer=rpc.response_class.FromString)
+                rpc.path,
+                request_serializer=rpc.request_class.SerializeToString,
+                response_deserializer=rpc.response_class.FromString,
+            )
         return self._methods[key]
 
     async def call(self, rpc: Rpc, request: Message, token: str | None) -> Message:
         method = self._method(rpc)
         try:
-            response: Message = await method(request, metadata=auth.bearer_metadata(token),
-                                             timeout=self._deadline(rpc))
+            response: Message = await method(
+                request, metadata=auth.bearer_metadata(token), timeout=self._deadline(rpc)
+            )
             return response
         except grpc.RpcError as error:
-            raise errors.from_rpc_error(error, self._targets[rpc.service],
-                                        self._tls_ca is not None) from None
+            raise errors.from_rpc_error(
+                error, self._targets[rpc.service], self._tls_ca is not None
+            ) from None
 
     def stream(self, rpc: Rpc, request: Message, token: str | None) -> StreamCall:
         """A server-streaming call without deadline; the caller reads and cancels it."""

@@ -46,42 +46,61 @@ UNAVAILABLE_REASONS = ProtoEnum(knowledge_pb2.UnavailableResource.Reason)
 
 # ---- Requests -----------------------------------------------------------------------------
 
+
 def draft_from_proto(request: knowledge_pb2.SaveKnowledgeRequest, prefix: str) -> Draft:
     return Draft(
-        task=request.task, content=request.content, types=list(request.types),
-        tags=dict(request.tags), scopes=list(request.scopes), owner=request.owner,
+        task=request.task,
+        content=request.content,
+        types=list(request.types),
+        tags=dict(request.tags),
+        scopes=list(request.scopes),
+        owner=request.owner,
         source=source_from_proto(request.source, f"{prefix}source"),
         score=request.score if request.HasField("score") else None,
-        message_id=request.message_id, resource_ids=list(request.resource_ids),
-        request_id=request.request_id, allow_duplicate=request.allow_duplicate,
+        message_id=request.message_id,
+        resource_ids=list(request.resource_ids),
+        request_id=request.request_id,
+        allow_duplicate=request.allow_duplicate,
     )
 
 
 def source_from_proto(source: knowledge_pb2.Source, prefix: str) -> Source:
     return Source(
-        name=source.name, category=source.category, urls=list(source.urls),
-        agent_id=source.agent_id, submitted_by=source.submitted_by,
+        name=source.name,
+        category=source.category,
+        urls=list(source.urls),
+        agent_id=source.agent_id,
+        submitted_by=source.submitted_by,
         timestamp=from_timestamp(source.timestamp, f"{prefix}.timestamp") or 0.0,
-        message_id=source.message_id, trace_id=source.trace_id,
+        message_id=source.message_id,
+        trace_id=source.trace_id,
     )
 
 
 def case_from_proto(case: knowledge_pb2.Case, prefix: str) -> Case:
-    return Case(task=case.task, outcome=case.outcome, reason=case.reason,
-                trace_id=case.trace_id,
-                timestamp=from_timestamp(case.timestamp, f"{prefix}.timestamp") or 0.0,
-                query_sequence=case.query_sequence)
+    return Case(
+        task=case.task,
+        outcome=case.outcome,
+        reason=case.reason,
+        trace_id=case.trace_id,
+        timestamp=from_timestamp(case.timestamp, f"{prefix}.timestamp") or 0.0,
+        query_sequence=case.query_sequence,
+    )
 
 
 def feedback_from_proto(request: knowledge_pb2.UpdateKnowledgeRequest) -> Feedback:
     return Feedback(
         helpful_case=case_from_proto(request.add_helpful_case, "add_helpful_case")
-        if request.HasField("add_helpful_case") else None,
+        if request.HasField("add_helpful_case")
+        else None,
         harmful_case=case_from_proto(request.add_harmful_case, "add_harmful_case")
-        if request.HasField("add_harmful_case") else None,
+        if request.HasField("add_harmful_case")
+        else None,
         score=request.update_score if request.HasField("update_score") else None,
-        evolve_feedback=request.evolve_feedback, request_id=request.request_id,
-        edit=edit_from_proto(request))
+        evolve_feedback=request.evolve_feedback,
+        request_id=request.request_id,
+        edit=edit_from_proto(request),
+    )
 
 
 def edit_from_proto(request: knowledge_pb2.UpdateKnowledgeRequest) -> Edit | None:
@@ -89,34 +108,45 @@ def edit_from_proto(request: knowledge_pb2.UpdateKnowledgeRequest) -> Edit | Non
     `knowledge` sets; None when the request edits nothing."""
     if not request.HasField("update_mask") and not request.HasField("knowledge"):
         if request.change_note:
-            raise InvalidArgument("change_note", "is for edits: give knowledge and "
-                                  "update_mask")
+            raise InvalidArgument("change_note", "is for edits: give knowledge and update_mask")
         return None
     given = request.knowledge
-    paths = list(request.update_mask.paths) if request.HasField("update_mask") else \
-        [name for name in EDITABLE_FIELDS if getattr(given, name)]
-    return Edit(paths=paths, task=given.task, content=given.content, tags=dict(given.tags),
-                types=list(given.types), scopes=list(given.scopes),
-                resource_ids=list(given.resource_ids), record_id=given.id,
-                note=request.change_note)
+    paths = (
+        list(request.update_mask.paths)
+        if request.HasField("update_mask")
+        else [name for name in EDITABLE_FIELDS if getattr(given, name)]
+    )
+    return Edit(
+        paths=paths,
+        task=given.task,
+        content=given.content,
+        tags=dict(given.tags),
+        types=list(given.types),
+        scopes=list(given.scopes),
+        resource_ids=list(given.resource_ids),
+        record_id=given.id,
+        note=request.change_note,
+    )
 
 
-def feedback_item_from_proto(item: knowledge_pb2.KnowledgeFeedback,
-                             prefix: str) -> FeedbackItem:
-    return FeedbackItem(knowledge_id=item.knowledge_id, is_helpful=item.is_helpful,
-                        case=case_from_proto(item.case, f"{prefix}.case"),
-                        request_id=item.request_id)
+def feedback_item_from_proto(item: knowledge_pb2.KnowledgeFeedback, prefix: str) -> FeedbackItem:
+    return FeedbackItem(
+        knowledge_id=item.knowledge_id,
+        is_helpful=item.is_helpful,
+        case=case_from_proto(item.case, f"{prefix}.case"),
+        request_id=item.request_id,
+    )
 
 
 def query_log_from_proto(request: knowledge_pb2.AskKnowledgeRequest) -> QueryLog | None:
     """Where AskKnowledge logs its question; None when it names no trace."""
     if not request.trace_id:
         return None
-    return QueryLog(trace_id=request.trace_id, sequence=request.sequence,
-                    goal_id=request.goal_id)
+    return QueryLog(trace_id=request.trace_id, sequence=request.sequence, goal_id=request.goal_id)
 
 
 # ---- Records ------------------------------------------------------------------------------
+
 
 def knowledge_to_proto(record: Knowledge, viewer: Principal) -> knowledge_pb2.Knowledge:
     return knowledge_pb2.Knowledge(**knowledge_fields(record, viewer))
@@ -124,10 +154,14 @@ def knowledge_to_proto(record: Knowledge, viewer: Principal) -> knowledge_pb2.Kn
 
 def knowledge_fields(record: Knowledge, viewer: Principal) -> dict[str, Any]:
     return {
-        "id": record.id, "message_id": record.message_id, "types": record.types,
-        "task": record.task, "tags": record.tags,
+        "id": record.id,
+        "message_id": record.message_id,
+        "types": record.types,
+        "task": record.task,
+        "tags": record.tags,
         "scopes": [viewer.show_scope(s) for s in record.scopes],
-        "owner": viewer.show_scope(record.owner), "content": record.content,
+        "owner": viewer.show_scope(record.owner),
+        "content": record.content,
         "resource_ids": [viewer.show(r) for r in record.resource_ids],
         "source": source_fields(record.source, viewer),
         "eval": eval_fields(record.eval.seen_by(viewer.voters)),
@@ -137,38 +171,60 @@ def knowledge_fields(record: Knowledge, viewer: Principal) -> dict[str, Any]:
 
 
 def source_fields(source: Source, viewer: Principal) -> dict[str, object]:
-    return {"name": source.name, "category": source.category, "urls": source.urls,
-            "agent_id": viewer.show(source.agent_id), "submitted_by": source.submitted_by,
-            "timestamp": timestamp_fields(source.timestamp), "message_id": source.message_id,
-            "trace_id": source.trace_id}
+    return {
+        "name": source.name,
+        "category": source.category,
+        "urls": source.urls,
+        "agent_id": viewer.show(source.agent_id),
+        "submitted_by": source.submitted_by,
+        "timestamp": timestamp_fields(source.timestamp),
+        "message_id": source.message_id,
+        "trace_id": source.trace_id,
+    }
 
 
 def eval_fields(counters: Eval) -> dict[str, object]:
-    return {"score": counters.score, "helpful": counters.helpful,
-            "harmful": counters.harmful, "confidence": counters.confidence,
-            "helpful_history": [case_fields(c) for c in counters.helpful_history],
-            "harmful_history": [case_fields(c) for c in counters.harmful_history]}
+    return {
+        "score": counters.score,
+        "helpful": counters.helpful,
+        "harmful": counters.harmful,
+        "confidence": counters.confidence,
+        "helpful_history": [case_fields(c) for c in counters.helpful_history],
+        "harmful_history": [case_fields(c) for c in counters.harmful_history],
+    }
 
 
 def case_fields(case: Case) -> dict[str, object]:
-    return {"task": case.task, "outcome": case.outcome, "reason": case.reason,
-            "trace_id": case.trace_id, "timestamp": timestamp_fields(case.timestamp),
-            "query_sequence": case.query_sequence}
+    return {
+        "task": case.task,
+        "outcome": case.outcome,
+        "reason": case.reason,
+        "trace_id": case.trace_id,
+        "timestamp": timestamp_fields(case.timestamp),
+        "query_sequence": case.query_sequence,
+    }
 
 
-def version_to_proto(version: KnowledgeVersion,
-                     viewer: Principal) -> knowledge_pb2.KnowledgeVersion:
+def version_to_proto(
+    version: KnowledgeVersion, viewer: Principal
+) -> knowledge_pb2.KnowledgeVersion:
     return knowledge_pb2.KnowledgeVersion(
-        content=version.content, replaced_at=to_timestamp(version.replaced_at),
-        reason=version.reason, feedback=version.feedback, task=version.task,
-        types=version.types, tags=version.tags,
+        content=version.content,
+        replaced_at=to_timestamp(version.replaced_at),
+        reason=version.reason,
+        feedback=version.feedback,
+        task=version.task,
+        types=version.types,
+        tags=version.tags,
         scopes=[viewer.show_scope(s) for s in version.scopes],
         resource_ids=[viewer.show(r) for r in version.resource_ids],
         changed_by=viewer.show_scope(version.changed_by) if version.changed_by else "",
-        changed_fields=version.changed_fields)
+        changed_fields=version.changed_fields,
+    )
 
 
 # ---- Results ------------------------------------------------------------------------------
+
 
 def search_hits(result: SearchResult, viewer: Principal) -> list[dict[str, object]]:
     """The SearchHit messages' fields."""
@@ -176,18 +232,29 @@ def search_hits(result: SearchResult, viewer: Principal) -> list[dict[str, objec
 
 
 def hit_fields(hit: SearchHit, viewer: Principal) -> dict[str, object]:
-    return {"knowledge": knowledge_fields(hit.knowledge, viewer),
-            "quality_score": hit.quality_score, "relevance": hit.relevance,
-            "unavailable_resources": [
-                {"resource_id": viewer.show(resource_id),
-                 "reason": UNAVAILABLE_REASONS.value(state)}
-                for resource_id, state in hit.unavailable_resources],
-            "resources_unverified": hit.resources_unverified}
+    return {
+        "knowledge": knowledge_fields(hit.knowledge, viewer),
+        "quality_score": hit.quality_score,
+        "relevance": hit.relevance,
+        "unavailable_resources": [
+            {"resource_id": viewer.show(resource_id), "reason": UNAVAILABLE_REASONS.value(state)}
+            for resource_id, state in hit.unavailable_resources
+        ],
+        "resources_unverified": hit.resources_unverified,
+    }
 
 
 def slim_to_proto(report: SlimReport) -> knowledge_pb2.SlimKnowledgeResponse:
     return knowledge_pb2.SlimKnowledgeResponse(
-        groups=[knowledge_pb2.SlimGroup(kept_id=g.kept_id, removed_ids=g.removed_ids,
-                                        merged_by_llm=g.merged_by_llm, note=g.note)
-                for g in report.groups],
-        examined=report.examined, dry_run=report.dry_run)
+        groups=[
+            knowledge_pb2.SlimGroup(
+                kept_id=g.kept_id,
+                removed_ids=g.removed_ids,
+                merged_by_llm=g.merged_by_llm,
+                note=g.note,
+            )
+            for g in report.groups
+        ],
+        examined=report.examined,
+        dry_run=report.dry_run,
+    )

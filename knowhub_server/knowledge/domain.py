@@ -89,12 +89,14 @@ class Eval:
     def seen_by(self, voters: str) -> Eval:
         """The counters as `voters` rank the record by (see `counted_by`)."""
         helpful, harmful = counted_by(self.helpful, self.harmful, self.votes, voters)
-        return replace(self, helpful=helpful, harmful=harmful,
-                       confidence=confidence(helpful, harmful))
+        return replace(
+            self, helpful=helpful, harmful=harmful, confidence=confidence(helpful, harmful)
+        )
 
 
-def counted_by(helpful: int, harmful: int, votes: dict[str, list[int]],
-               voters: str) -> tuple[int, int]:
+def counted_by(
+    helpful: int, harmful: int, votes: dict[str, list[int]], voters: str
+) -> tuple[int, int]:
     """The helpful and harmful counts that move a record for `voters`: all of them but
     those other communities added. The initial helpful, and cases from before counts
     were kept per community, count for everyone."""
@@ -164,9 +166,12 @@ def _normalised(text: str) -> str:
 def same_knowledge(a: Knowledge, b: Knowledge) -> bool:
     """Whether two records say the same thing for the same owner and scopes: task and
     content equal after trimming, collapsing whitespace and ignoring case."""
-    return (a.owner == b.owner and sorted(a.scopes) == sorted(b.scopes)
-            and _normalised(a.task) == _normalised(b.task)
-            and _normalised(a.content) == _normalised(b.content))
+    return (
+        a.owner == b.owner
+        and sorted(a.scopes) == sorted(b.scopes)
+        and _normalised(a.task) == _normalised(b.task)
+        and _normalised(a.content) == _normalised(b.content)
+    )
 
 
 def confidence(helpful: int, harmful: int) -> float:
@@ -195,8 +200,9 @@ def add_case(record: Knowledge, case: Case, *, helpful: bool, voters: str) -> No
     record.eval.confidence = confidence(record.eval.helpful, record.eval.harmful)
 
 
-def cast_ballot(record: Knowledge, user: str, trace_id: str, untraced_max: int,
-                field_name: str) -> bool:
+def cast_ballot(
+    record: Knowledge, user: str, trace_id: str, untraced_max: int, field_name: str
+) -> bool:
     """Whether a case `user` adds counts: the first for a trace does (the others of the
     same trace do not), and at most `untraced_max` without a trace; one more of those is
     FAILED_PRECONDITION."""
@@ -207,7 +213,8 @@ def cast_ballot(record: Knowledge, user: str, trace_id: str, untraced_max: int,
             raise FailedPrecondition(
                 f"{field_name}: this caller already added {cast} case(s) without a trace_id "
                 f"to this record, the most KNOWHUB_FEEDBACK_UNTRACED_MAX allows; give the "
-                "case's trace_id (each trace counts once)")
+                "case's trace_id (each trace counts once)"
+            )
         ballots[user] = cast + 1
         return True
     key = f"{user} {trace_id}"
@@ -229,19 +236,32 @@ class Change:
     why: str = ""
 
 
-def change_fields(record: Knowledge, values: dict[str, object], at: float,
-                  change: Change) -> list[str]:
+def change_fields(
+    record: Knowledge, values: dict[str, object], at: float, change: Change
+) -> list[str]:
     """Writes `values` (editable field -> new value) and keeps the record's state before
     as a version; returns the fields that really changed (no version when none did)."""
-    changed = [name for name in EDITABLE_FIELDS
-               if name in values and values[name] != getattr(record, name)]
+    changed = [
+        name for name in EDITABLE_FIELDS if name in values and values[name] != getattr(record, name)
+    ]
     if not changed:
         return []
-    record.versions.insert(0, KnowledgeVersion(
-        content=record.content, replaced_at=at, reason=change.reason, feedback=change.why,
-        task=record.task, types=list(record.types), tags=dict(record.tags),
-        scopes=list(record.scopes), resource_ids=list(record.resource_ids),
-        changed_by=change.by, changed_fields=changed))
+    record.versions.insert(
+        0,
+        KnowledgeVersion(
+            content=record.content,
+            replaced_at=at,
+            reason=change.reason,
+            feedback=change.why,
+            task=record.task,
+            types=list(record.types),
+            tags=dict(record.tags),
+            scopes=list(record.scopes),
+            resource_ids=list(record.resource_ids),
+            changed_by=change.by,
+            changed_fields=changed,
+        ),
+    )
     del record.versions[VERSIONS_KEEP:]
     for name in changed:
         setattr(record, name, values[name])
@@ -255,6 +275,7 @@ def remember_request(record: Knowledge, request_id: str) -> None:
 
 
 # ---- Inputs and their validation -------------------------------------------------------
+
 
 @dataclass
 class Draft:
@@ -312,8 +333,13 @@ class Feedback:
 
     @property
     def empty(self) -> bool:
-        return (self.helpful_case is None and self.harmful_case is None
-                and self.score is None and not self.evolve_feedback and self.edit is None)
+        return (
+            self.helpful_case is None
+            and self.harmful_case is None
+            and self.score is None
+            and not self.evolve_feedback
+            and self.edit is None
+        )
 
     @property
     def feedback_only(self) -> bool:
@@ -325,8 +351,9 @@ def validate_types(types: list[str], field_name: str, *, required: bool) -> list
     check.items(types, field_name, len(KNOWLEDGE_TYPES), required=required)
     for index, value in enumerate(types):
         if value not in KNOWLEDGE_TYPES:
-            raise InvalidArgument(f"{field_name}[{index}]", f"{value!r} is not one of "
-                                  f"{', '.join(KNOWLEDGE_TYPES)}")
+            raise InvalidArgument(
+                f"{field_name}[{index}]", f"{value!r} is not one of {', '.join(KNOWLEDGE_TYPES)}"
+            )
     return types
 
 
@@ -357,8 +384,9 @@ def validate_source(source: Source, prefix: str) -> None:
     check.text(source.agent_id, f"{prefix}.agent_id", NAME_MAX)
     if source.agent_id and not is_valid_agent_name(source.agent_id):
         # It names the acting agent, so it may become the owner `agent:{agent_id}`.
-        raise InvalidArgument(f"{prefix}.agent_id", f"{source.agent_id!r} is not an agent "
-                              f"id: use {AGENT_NAME_RULE}")
+        raise InvalidArgument(
+            f"{prefix}.agent_id", f"{source.agent_id!r} is not an agent id: use {AGENT_NAME_RULE}"
+        )
     check.text(source.submitted_by, f"{prefix}.submitted_by", NAME_MAX)
     check.text(source.message_id, f"{prefix}.message_id", NAME_MAX)
     if source.trace_id:
@@ -380,12 +408,16 @@ def validate_case(case: Case, prefix: str) -> Case:
 def validate_feedback(feedback: Feedback, knowledge_id: str, prefix: str = "") -> Feedback:
     if feedback.empty:
         raise InvalidArgument(
-            f"{prefix}add_helpful_case", "nothing to update: give add_helpful_case, "
-            "add_harmful_case, update_score, evolve_feedback, or knowledge with update_mask")
+            f"{prefix}add_helpful_case",
+            "nothing to update: give add_helpful_case, "
+            "add_harmful_case, update_score, evolve_feedback, or knowledge with update_mask",
+        )
     if feedback.edit is not None:
         if feedback.evolve_feedback:
-            raise InvalidArgument(f"{prefix}update_mask", "cannot be combined with "
-                                  "evolve_feedback: both change the content")
+            raise InvalidArgument(
+                f"{prefix}update_mask",
+                "cannot be combined with evolve_feedback: both change the content",
+            )
         validate_edit(feedback.edit, knowledge_id, prefix)
     if feedback.helpful_case is not None:
         validate_case(feedback.helpful_case, f"{prefix}add_helpful_case")
@@ -403,14 +435,18 @@ def validate_edit(edit: Edit, knowledge_id: str, prefix: str = "") -> Edit:
     may not become empty."""
     check.text(edit.note, f"{prefix}change_note", FEEDBACK_MAX)
     if edit.record_id and edit.record_id != knowledge_id:
-        raise InvalidArgument(f"{prefix}knowledge.id", f"{edit.record_id!r} is not the id "
-                              f"being updated ({knowledge_id!r})")
+        raise InvalidArgument(
+            f"{prefix}knowledge.id",
+            f"{edit.record_id!r} is not the id being updated ({knowledge_id!r})",
+        )
     if not edit.paths:
         raise InvalidArgument(f"{prefix}update_mask", "names no field to edit")
     for index, path in enumerate(edit.paths):
         if path not in EDITABLE_FIELDS and edit.paths != ["*"]:
-            raise InvalidArgument(f"{prefix}update_mask.paths[{index}]", f"{path[:100]!r} "
-                                  f"cannot be edited: use {', '.join(EDITABLE_FIELDS)} or *")
+            raise InvalidArgument(
+                f"{prefix}update_mask.paths[{index}]",
+                f"{path[:100]!r} cannot be edited: use {', '.join(EDITABLE_FIELDS)} or *",
+            )
     named = f"{prefix}knowledge."
     written = edit.fields
     if "task" in written:
@@ -439,29 +475,45 @@ def validate_knowledge_id(value: str, field_name: str = "id") -> str:
 
 # ---- Building a record -------------------------------------------------------------------
 
+
 def new_knowledge(draft: Draft, principal: Principal, at: float, prefix: str = "") -> Knowledge:
     """A new record from a validated draft, with the defaults, checked against
     what the caller may write; its agent and resource names qualified by their org."""
     agent = principal.acting_agent(draft.source.agent_id, f"{prefix}source.agent_id")
     scopes = [principal.qualify_scope(s) for s in draft.scopes] or [principal.default_scope]
     check_writable_scopes(principal, scopes, f"{prefix}scopes")
-    owner = principal.qualify_scope(draft.owner) if draft.owner else \
-        principal.default_owner(agent)
+    owner = principal.qualify_scope(draft.owner) if draft.owner else principal.default_owner(agent)
     if owner not in principal.identities(agent) and not principal.is_admin:
-        raise PermissionDenied(f"{prefix}owner: {draft.owner!r} is not the caller; only an "
-                               "admin may save on behalf of another owner")
+        raise PermissionDenied(
+            f"{prefix}owner: {draft.owner!r} is not the caller; only an "
+            "admin may save on behalf of another owner"
+        )
     message_id = draft.message_id or draft.source.message_id
     given = draft.source
-    source = Source(name=given.name, category=given.category or "exp", urls=list(given.urls),
-                    agent_id=agent,
-                    submitted_by=given.submitted_by, timestamp=given.timestamp or at,
-                    message_id=given.message_id or message_id, trace_id=given.trace_id)
+    source = Source(
+        name=given.name,
+        category=given.category or "exp",
+        urls=list(given.urls),
+        agent_id=agent,
+        submitted_by=given.submitted_by,
+        timestamp=given.timestamp or at,
+        message_id=given.message_id or message_id,
+        trace_id=given.trace_id,
+    )
     score = draft.score if draft.score is not None else DEFAULT_SCORE
     return Knowledge(
-        id=new_knowledge_id(at), task=draft.task, content=draft.content,
-        types=list(draft.types), scopes=list(scopes), owner=owner,
-        creator=principal.user_scope, created_at=at, updated_at=at, tags=dict(draft.tags),
-        message_id=message_id, resource_ids=[principal.qualify(r) for r in draft.resource_ids],
+        id=new_knowledge_id(at),
+        task=draft.task,
+        content=draft.content,
+        types=list(draft.types),
+        scopes=list(scopes),
+        owner=owner,
+        creator=principal.user_scope,
+        created_at=at,
+        updated_at=at,
+        tags=dict(draft.tags),
+        message_id=message_id,
+        resource_ids=[principal.qualify(r) for r in draft.resource_ids],
         source=source,
         eval=Eval(score=score),
     )
@@ -473,15 +525,20 @@ def check_writable_scopes(principal: Principal, scopes: list[str], field_name: s
     every tenant's searches and prompts."""
     for index, value in enumerate(scopes):
         if value not in principal.visible_scopes and not principal.is_admin:
-            raise PermissionDenied(f"{field_name}[{index}]: cannot write into "
-                                   f"{principal.show_scope(value)!r}, a scope the caller "
-                                   "cannot see")
+            raise PermissionDenied(
+                f"{field_name}[{index}]: cannot write into "
+                f"{principal.show_scope(value)!r}, a scope the caller "
+                "cannot see"
+            )
         if value == PUBLIC and not principal.has_role(PUBLISHER_ROLE):
-            raise PermissionDenied(f"{field_name}[{index}]: writing into 'public' needs the "
-                                   f"{PUBLISHER_ROLE!r} role (the tokens file's roles)")
+            raise PermissionDenied(
+                f"{field_name}[{index}]: writing into 'public' needs the "
+                f"{PUBLISHER_ROLE!r} role (the tokens file's roles)"
+            )
 
 
 # ---- Slim: near-duplicate groups and folding ---------------------------------------------
+
 
 def jaccard(a: frozenset[int], b: frozenset[int]) -> float:
     if not a and not b:
@@ -489,16 +546,16 @@ def jaccard(a: frozenset[int], b: frozenset[int]) -> float:
     return len(a & b) / len(a | b)
 
 
-def near_duplicate_groups(records: list[Knowledge], tokens: list[frozenset[int]],
-                          threshold: float) -> list[list[Knowledge]]:
+def near_duplicate_groups(
+    records: list[Knowledge], tokens: list[frozenset[int]], threshold: float
+) -> list[list[Knowledge]]:
     """Groups of two or more records with the same owner, scopes and types whose token
     sets are at least `threshold` similar (transitively), each group best record first.
     Records of other types or scopes are never merged: the merged record would lose a
     type or widen who reads the other's text."""
     by_owner_scopes: dict[tuple[str, tuple[str, ...], tuple[str, ...]], list[int]] = {}
     for index, record in enumerate(records):
-        key = (record.owner, tuple(sorted(set(record.scopes))),
-               tuple(sorted(set(record.types))))
+        key = (record.owner, tuple(sorted(set(record.scopes))), tuple(sorted(set(record.types))))
         by_owner_scopes.setdefault(key, []).append(index)
     parent = list(range(len(records)))
 
@@ -510,7 +567,7 @@ def near_duplicate_groups(records: list[Knowledge], tokens: list[frozenset[int]]
 
     for members in by_owner_scopes.values():
         for offset, i in enumerate(members):
-            for j in members[offset + 1:]:
+            for j in members[offset + 1 :]:
                 if root(i) != root(j) and jaccard(tokens[i], tokens[j]) >= threshold:
                     parent[root(j)] = root(i)
     clusters: dict[int, list[Knowledge]] = {}

@@ -137,9 +137,15 @@ class _ContentMoved(Exception):
 
 
 class KnowledgeOperations:
-    def __init__(self, store: KnowledgeStore, settings: KnowledgeSettings,
-                 llm: LLM | None, links: ResourceClient, cognition: CognitionClient,
-                 language: str = "en") -> None:
+    def __init__(
+        self,
+        store: KnowledgeStore,
+        settings: KnowledgeSettings,
+        llm: LLM | None,
+        links: ResourceClient,
+        cognition: CognitionClient,
+        language: str = "en",
+    ) -> None:
         self._store = store
         self._settings = settings
         self._llm = llm
@@ -149,8 +155,9 @@ class KnowledgeOperations:
 
     # -- save --
 
-    def save(self, principal: Principal, draft: Draft, *,
-             validate_only: bool = False) -> tuple[Knowledge, bool]:
+    def save(
+        self, principal: Principal, draft: Draft, *, validate_only: bool = False
+    ) -> tuple[Knowledge, bool]:
         """Saves one draft: (the record, whether it existed already). With `validate_only`,
         checks it as a save would and returns the record it would make, without an id and
         without writing (AIP-163)."""
@@ -160,8 +167,9 @@ class KnowledgeOperations:
         records, existed = self.save_batch(principal, [draft], prefix_items=False)
         return records[0], existed[0]
 
-    def save_batch(self, principal: Principal, drafts: list[Draft], *,
-                   prefix_items: bool = True) -> tuple[list[Knowledge], list[bool]]:
+    def save_batch(
+        self, principal: Principal, drafts: list[Draft], *, prefix_items: bool = True
+    ) -> tuple[list[Knowledge], list[bool]]:
         """Validates every draft, then writes them all; ids are unique. A draft that a
         record of the same owner and scopes already says (`same_knowledge`) is not written
         unless it allows a duplicate: that record stands in its place. Returns the records
@@ -170,17 +178,27 @@ class KnowledgeOperations:
             check.count(len(drafts), "requests", BATCH_MAX, required=True)
         records = self._prepare(principal, drafts, prefix_items)
         claimed = self._claim_requests(principal, drafts, records)
-        existing: dict[str, Knowledge] = {}
-        for draft, record in zip(drafts, records, strict=True):
-            if not draft.allow_duplicate and claimed.get(record.id) is None:
-                same = self._store.find_same(record)
-                if same is not None:
-                    existing[record.id] = same
+        unique = [
+            record
+            for draft, record in zip(drafts, records, strict=True)
+            if not draft.allow_duplicate and claimed.get(record.id) is None
+        ]
+        existing = {
+            record.id: same
+            for record, same in zip(
+                unique, self._store.find_same(unique) if unique else [], strict=True
+            )
+            if same is not None
+        }
         written = self._write_new(records, claimed, existing)
         return written, [r.id in existing for r in records]
 
-    def _write_new(self, records: list[Knowledge], claimed: dict[str, Knowledge | None],
-                   existing: dict[str, Knowledge]) -> list[Knowledge]:
+    def _write_new(
+        self,
+        records: list[Knowledge],
+        claimed: dict[str, Knowledge | None],
+        existing: dict[str, Knowledge],
+    ) -> list[Knowledge]:
         """Inserts the records neither claimed by an earlier request nor already stored;
         each record's stored version, in order."""
         pending = [r for r in records if claimed.get(r.id) is None and r.id not in existing]
@@ -198,8 +216,9 @@ class KnowledgeOperations:
                 return [claimed.get(r.id) or existing.get(r.id) or r for r in records]
         raise Aborted("could not allocate unique knowledge ids; try again")
 
-    def _prepare(self, principal: Principal, drafts: list[Draft],
-                 prefix_items: bool) -> list[Knowledge]:
+    def _prepare(
+        self, principal: Principal, drafts: list[Draft], prefix_items: bool
+    ) -> list[Knowledge]:
         """The records the drafts make, each checked field by field, against what the
         caller may write, and for resources it can use."""
         started = now()
@@ -213,12 +232,17 @@ class KnowledgeOperations:
         self._check_resources(principal, drafts, prefix_items)
         return records
 
-    def _check_resources(self, principal: Principal, drafts: list[Draft],
-                         prefix_items: bool) -> None:
-        self._check_links(principal, [
-            (f"{f'requests[{index}].' if prefix_items else ''}resource_ids[{position}]", r)
-            for index, draft in enumerate(drafts)
-            for position, r in enumerate(draft.resource_ids)])
+    def _check_resources(
+        self, principal: Principal, drafts: list[Draft], prefix_items: bool
+    ) -> None:
+        self._check_links(
+            principal,
+            [
+                (f"{f'requests[{index}].' if prefix_items else ''}resource_ids[{position}]", r)
+                for index, draft in enumerate(drafts)
+                for position, r in enumerate(draft.resource_ids)
+            ],
+        )
 
     def _check_links(self, principal: Principal, links: list[tuple[str, str]]) -> None:
         """Every (field, resource id) must name a resource the caller can see that is not
@@ -228,17 +252,20 @@ class KnowledgeOperations:
         try:
             states = self._links.states(principal, [principal.qualify(r) for _, r in links])
         except Unavailable as exc:
-            raise Unavailable(f"resource_ids cannot be checked, so nothing was saved: "
-                              f"{exc.message}") from None
+            raise Unavailable(
+                f"resource_ids cannot be checked, so nothing was saved: {exc.message}"
+            ) from None
         for field_name, resource_id in links:
             state = states.get(principal.qualify(resource_id), MISSING)
             if state in (MISSING, DELETED):
-                problem = "is deleted" if state == DELETED else \
-                    "is not a resource the caller can see"
+                problem = (
+                    "is deleted" if state == DELETED else "is not a resource the caller can see"
+                )
                 raise InvalidArgument(field_name, f"{resource_id!r} {problem}")
 
-    def _claim_requests(self, principal: Principal, drafts: list[Draft],
-                        records: list[Knowledge]) -> dict[str, Knowledge | None]:
+    def _claim_requests(
+        self, principal: Principal, drafts: list[Draft], records: list[Knowledge]
+    ) -> dict[str, Knowledge | None]:
         """Binds each request_id to the id of the record it creates; a request_id seen
         before gives its record the id claimed first. Returns every bound id with the
         record already saved under it, or None (not saved yet, or the first attempt died
@@ -261,27 +288,40 @@ class KnowledgeOperations:
     def versions(self, principal: Principal, knowledge_id: str) -> list[KnowledgeVersion]:
         return self.get(principal, knowledge_id).versions
 
-    def list_page(self, principal: Principal, *, page_size: int, page_token: str,
-             types: list[str], scopes: list[str], order: str) -> tuple[list[Knowledge], str]:
+    def list_page(
+        self,
+        principal: Principal,
+        *,
+        page_size: int,
+        page_token: str,
+        types: list[str],
+        scopes: list[str],
+        order: str,
+    ) -> tuple[list[Knowledge], str]:
         check.int_range(page_size, "page_size", 1, PAGE_SIZE_MAX)
         validate_types(types, "types", required=False)
         for index, value in enumerate(scopes):
             validate_scope(value, f"scopes[{index}]")
         visible = principal.visible_scopes
-        wanted = visible.intersection(map(principal.qualify_scope, scopes)) if scopes \
-            else visible
+        wanted = visible.intersection(map(principal.qualify_scope, scopes)) if scopes else visible
         if not wanted:
             if page_token:  # an empty listing has no second page: the token is another's
-                raise InvalidArgument("page_token", "belongs to a list with other filters "
-                                      "or order")
+                raise InvalidArgument("page_token", "belongs to a list with other filters or order")
             return [], ""
-        return self._store.page(visible_where(wanted, types=types), order, page_size,
-                                page_token)
+        return self._store.page(visible_where(wanted, types=types), order, page_size, page_token)
 
     # -- search --
 
-    def search(self, principal: Principal, query: str, *, top_k: int, min_score: int,
-               types: list[str], min_relevance: float | None = None) -> SearchResult:
+    def search(
+        self,
+        principal: Principal,
+        query: str,
+        *,
+        top_k: int,
+        min_score: int,
+        types: list[str],
+        min_relevance: float | None = None,
+    ) -> SearchResult:
         """Stage 1 keeps the records that answer the query: the LLM's pick when routing
         gives a usable one, else those recalled at or above the relevance floor
         (`min_relevance`, else the setting for the kind of relevance recall computed).
@@ -307,20 +347,22 @@ class KnowledgeOperations:
             chosen = above(recall.candidates[:candidates], floor)
             selection = Selection.DEGRADED if recall.degraded else Selection.RECALL
         # Votes count for the voter's organisation: rank by the caller's organisation's.
-        ranked = rank([c.seen_by(principal.voters) for c in chosen],
-                      band=self._settings.search_relevance_band,
-                      visible=principal.visible_scopes)
+        ranked = rank(
+            [c.seen_by(principal.voters) for c in chosen],
+            band=self._settings.search_relevance_band,
+            visible=principal.visible_scopes,
+        )
         hits = [SearchHit(c.knowledge, c.quality_score, c.relevance) for c in ranked[:top_k]]
         self._mark_unavailable_resources(principal, hits)
         return SearchResult(hits, selection)
 
     def _floor(self, recall: Recall) -> float:
         settings = self._settings
-        return settings.search_min_relevance_bm25 if recall.lexical \
-            else settings.search_min_relevance
+        return (
+            settings.search_min_relevance_bm25 if recall.lexical else settings.search_min_relevance
+        )
 
-    def _routed(self, query: str, where: Where, pick: int
-                ) -> tuple[Recall, list[Candidate] | None]:
+    def _routed(self, query: str, where: Where, pick: int) -> tuple[Recall, list[Candidate] | None]:
         """Stage 1 with the LLM: the recall, and the LLM's pick among the caller's whole
         catalog when that is small enough for one prompt, else among a wide recall; None
         when it gives no usable answer within the routing timeout."""
@@ -331,9 +373,17 @@ class KnowledgeOperations:
             catalog = self._store.catalog(where, first=recall.candidates)
         return recall, self._route(query, catalog, pick) if catalog else None
 
-    def ask(self, principal: Principal, query: str, *, top_k: int, min_score: int,
-            types: list[str], log: QueryLog | None,
-            min_relevance: float | None = None) -> Answer:
+    def ask(
+        self,
+        principal: Principal,
+        query: str,
+        *,
+        top_k: int,
+        min_score: int,
+        types: list[str],
+        log: QueryLog | None,
+        min_relevance: float | None = None,
+    ) -> Answer:
         """Searches, then has the LLM answer from the hits citing their ids; with `log`,
         appends the question and answer to the trace as its query event."""
         if self._llm is None:
@@ -342,17 +392,30 @@ class KnowledgeOperations:
             check.trace_id(log.trace_id)
             check.int_range(log.sequence, "sequence", 0, MAX_SEQUENCE)
             check.text(log.goal_id, "goal_id", NAME_MAX)
-        result = self.search(principal, query, top_k=top_k, min_score=min_score, types=types,
-                             min_relevance=min_relevance)
+        result = self.search(
+            principal,
+            query,
+            top_k=top_k,
+            min_score=min_score,
+            types=types,
+            min_relevance=min_relevance,
+        )
         records = [h.knowledge for h in result.hits]
         text, cited = "", []
         if records:
             try:
-                text = prompts.read_answer(self._llm.complete(
-                    prompts.ASK_SYSTEM[self._language],
-                    prompts.ask_prompt(query, records,
-                                       [principal.show_scope(k.owner) for k in records],
-                                       self._language), purpose="ask"))
+                text = prompts.read_answer(
+                    self._llm.complete(
+                        prompts.ASK_SYSTEM[self._language],
+                        prompts.ask_prompt(
+                            query,
+                            records,
+                            [principal.show_scope(k.owner) for k in records],
+                            self._language,
+                        ),
+                        purpose="ask",
+                    )
+                )
             except LLMError as exc:
                 raise Unavailable(f"the LLM did not answer (nothing was logged): {exc}") from exc
             cited = prompts.cited_ids(text, [k.id for k in records])
@@ -360,9 +423,14 @@ class KnowledgeOperations:
         if log is not None:
             sources = [k for k in records if k.id in cited] or records
             answer.event_id = self._cognition.log_query(
-                principal, log.trace_id, sequence=log.sequence, goal_id=log.goal_id,
-                query=query, response=text, sources=[(k.id, k.task, k.content)
-                                                     for k in sources])
+                principal,
+                log.trace_id,
+                sequence=log.sequence,
+                goal_id=log.goal_id,
+                query=query,
+                response=text,
+                sources=[(k.id, k.task, k.content) for k in sources],
+            )
         return answer
 
     def _mark_unavailable_resources(self, principal: Principal, hits: list[SearchHit]) -> None:
@@ -380,11 +448,12 @@ class KnowledgeOperations:
             return
         for hit in hits:
             hit.unavailable_resources = [
-                (i, states.get(i, MISSING)) for i in hit.knowledge.resource_ids
-                if states.get(i, MISSING) != USABLE]
+                (i, states.get(i, MISSING))
+                for i in hit.knowledge.resource_ids
+                if states.get(i, MISSING) != USABLE
+            ]
 
-    def _route(self, query: str, recalled: list[Candidate],
-               pick: int) -> list[Candidate] | None:
+    def _route(self, query: str, recalled: list[Candidate], pick: int) -> list[Candidate] | None:
         """Stage 1: the LLM's choice among the recalled records, or None to keep recall
         order (no LLM answer within the routing timeout, retries included, or an
         unusable one: no JSON list of ids, or none of the candidates)."""
@@ -392,8 +461,11 @@ class KnowledgeOperations:
         records = [c.knowledge for c in recalled]
         try:
             reply = self._llm.complete(
-                prompts.ROUTING_SYSTEM, prompts.routing_prompt(query, records, pick),
-                purpose="search_routing", timeout=self._settings.search_routing_timeout_seconds)
+                prompts.ROUTING_SYSTEM,
+                prompts.routing_prompt(query, records, pick),
+                purpose="search_routing",
+                timeout=self._settings.search_routing_timeout_seconds,
+            )
             chosen = prompts.read_routing(reply, [k.id for k in records], pick)
         except (LLMError, Busy) as exc:  # a read never waits for a busy model
             log.warning("search routing fell back to recall order: %s", exc)
@@ -403,44 +475,61 @@ class KnowledgeOperations:
 
     # -- feedback and evolve --
 
-    def update(self, principal: Principal, knowledge_id: str, feedback: Feedback,
-               prefix: str = "") -> Knowledge:
+    def update(
+        self, principal: Principal, knowledge_id: str, feedback: Feedback, prefix: str = ""
+    ) -> Knowledge:
         validate_knowledge_id(knowledge_id, f"{prefix}id")
         validate_feedback(feedback, knowledge_id, prefix)
         if principal.delegation is not None:
             cases = [c for c in (feedback.helpful_case, feedback.harmful_case) if c]
             principal.delegation.check_feedback(
-                knowledge_id, trace_ids={c.trace_id for c in cases},
-                cases_only=feedback.feedback_only)
+                knowledge_id,
+                trace_ids={c.trace_id for c in cases},
+                cases_only=feedback.feedback_only,
+            )
         if feedback.request_id:  # so no one else can claim a key first, and void this call
             feedback = replace(feedback, request_id=request_key(principal, feedback.request_id))
         current = self._visible(principal, knowledge_id)
-        if feedback.score is not None and not principal.may_modify(current.owner,
-                                                                   current.creator):
-            raise PermissionDenied(f"{prefix}update_score: only the owner "
-                                   f"({principal.show_scope(current.owner)}) or an admin may "
-                                   "set the author's score")
+        if feedback.score is not None and not principal.may_modify(current.owner, current.creator):
+            raise PermissionDenied(
+                f"{prefix}update_score: only the owner "
+                f"({principal.show_scope(current.owner)}) or an admin may "
+                "set the author's score"
+            )
         rewrites = feedback.evolve_feedback or feedback.edit is not None
         if rewrites and not principal.may_modify(current.owner, current.creator):
             action = "evolve" if feedback.evolve_feedback else "edit"
-            raise PermissionDenied(f"only the owner ({principal.show_scope(current.owner)}) "
-                                   f"or an admin may {action} this knowledge")
+            raise PermissionDenied(
+                f"only the owner ({principal.show_scope(current.owner)}) "
+                f"or an admin may {action} this knowledge"
+            )
         if feedback.evolve_feedback and self._llm is None:
-            raise FailedPrecondition("evolve_feedback needs an LLM: set "
-                                     "KNOWHUB_LLM_BASE_URL (nothing was changed)")
+            raise FailedPrecondition(
+                "evolve_feedback needs an LLM: set KNOWHUB_LLM_BASE_URL (nothing was changed)"
+            )
         edits = self._edit_values(principal, feedback.edit) if feedback.edit else {}
         if feedback.request_id and feedback.request_id in current.applied_requests:
             return current
         by = principal.default_owner(principal.acting_agent(""))
-        ballot = _Ballot(principal.user_scope, principal.voters,
-                         self._settings.feedback_untraced_max, prefix)
+        ballot = _Ballot(
+            principal.user_scope, principal.voters, self._settings.feedback_untraced_max, prefix
+        )
         for _ in range(3):
-            content = self._evolve(current, feedback.evolve_feedback) \
-                if feedback.evolve_feedback else None
+            content = (
+                self._evolve(current, feedback.evolve_feedback)
+                if feedback.evolve_feedback
+                else None
+            )
             try:
-                return self._store.update(knowledge_id, functools.partial(
-                    _apply_feedback, feedback=feedback,
-                    write=_Write(content, current.content, edits, by), ballot=ballot))
+                return self._store.update(
+                    knowledge_id,
+                    functools.partial(
+                        _apply_feedback,
+                        feedback=feedback,
+                        write=_Write(content, current.content, edits, by),
+                        ballot=ballot,
+                    ),
+                )
             except _AlreadyApplied as done:
                 return done.record
             except _ContentMoved as moved:
@@ -456,22 +545,27 @@ class KnowledgeOperations:
             check_writable_scopes(principal, scopes, "knowledge.scopes")
             values["scopes"] = scopes
         if "resource_ids" in values:
-            self._check_links(principal, [(f"knowledge.resource_ids[{i}]", r)
-                                          for i, r in enumerate(edit.resource_ids)])
+            self._check_links(
+                principal,
+                [(f"knowledge.resource_ids[{i}]", r) for i, r in enumerate(edit.resource_ids)],
+            )
             values["resource_ids"] = [principal.qualify(r) for r in edit.resource_ids]
         return values
 
     def _evolve(self, record: Knowledge, feedback: str) -> str:
         assert self._llm is not None
         try:
-            return prompts.read_evolve(self._llm.complete(
-                prompts.EVOLVE_SYSTEM, prompts.evolve_prompt(record, feedback),
-                purpose="evolve"))
+            return prompts.read_evolve(
+                self._llm.complete(
+                    prompts.EVOLVE_SYSTEM, prompts.evolve_prompt(record, feedback), purpose="evolve"
+                )
+            )
         except LLMError as exc:
             raise Unavailable(f"evolve failed, nothing was changed: {exc}") from exc
 
-    def batch_update(self, principal: Principal, items: list[FeedbackItem | ServiceError]
-                     ) -> list[Knowledge | ServiceError]:
+    def batch_update(
+        self, principal: Principal, items: list[FeedbackItem | ServiceError]
+    ) -> list[Knowledge | ServiceError]:
         """Applies each item on its own; an item's failure is returned in its place (an
         item that could not even be read arrives as its error and stays so)."""
         check.count(len(items), "feedback_list", BATCH_MAX, required=True)
@@ -484,9 +578,11 @@ class KnowledgeOperations:
             try:
                 validate_knowledge_id(item.knowledge_id, f"{prefix}knowledge_id")
                 validate_case(item.case, f"{prefix}case")
-                feedback = Feedback(helpful_case=item.case if item.is_helpful else None,
-                                    harmful_case=None if item.is_helpful else item.case,
-                                    request_id=item.request_id)
+                feedback = Feedback(
+                    helpful_case=item.case if item.is_helpful else None,
+                    harmful_case=None if item.is_helpful else item.case,
+                    request_id=item.request_id,
+                )
                 results.append(self.update(principal, item.knowledge_id, feedback, prefix))
             except ServiceError as error:
                 results.append(error)
@@ -499,8 +595,10 @@ class KnowledgeOperations:
         validate_knowledge_id(knowledge_id)
         record = self._visible(principal, knowledge_id)
         if not principal.may_modify(record.owner, record.creator):
-            raise PermissionDenied(f"only the owner ({principal.show_scope(record.owner)}) or "
-                                   "an admin may delete this knowledge")
+            raise PermissionDenied(
+                f"only the owner ({principal.show_scope(record.owner)}) or "
+                "an admin may delete this knowledge"
+            )
         at = now()
         purge_at = at + self._settings.knowledge_retention_hours * 3600
         self._store.soft_delete(record, deleted_at=at, purge_at=purge_at)
@@ -510,17 +608,21 @@ class KnowledgeOperations:
         """Brings a deleted record back before its purge time."""
         validate_knowledge_id(knowledge_id)
         deleted = self._store.deleted(knowledge_id)
-        if deleted is None or principal.visible_scopes.isdisjoint(deleted.record.scopes) \
-                or deleted.purge_at <= now():
+        if (
+            deleted is None
+            or principal.visible_scopes.isdisjoint(deleted.record.scopes)
+            or deleted.purge_at <= now()
+        ):
             if self._store.get(knowledge_id) is not None:
                 self._visible(principal, knowledge_id)  # NOT_FOUND unless the caller sees it
                 raise FailedPrecondition(f"knowledge {knowledge_id!r} is not deleted")
-            raise NotFound(f"no deleted knowledge {knowledge_id!r} (never deleted, or "
-                           "purged)")
+            raise NotFound(f"no deleted knowledge {knowledge_id!r} (never deleted, or purged)")
         record = deleted.record
         if not principal.may_modify(record.owner, record.creator):
-            raise PermissionDenied(f"only the owner ({principal.show_scope(record.owner)}) or "
-                                   "an admin may undelete this knowledge")
+            raise PermissionDenied(
+                f"only the owner ({principal.show_scope(record.owner)}) or "
+                "an admin may undelete this knowledge"
+            )
         return self._store.restore(record)
 
     def purge_expired(self) -> int:
@@ -540,12 +642,16 @@ class KnowledgeOperations:
     def slim(self, principal: Principal, *, model: str, dry_run: bool) -> SlimReport:
         check.text(model, "model", NAME_MAX)
         if model and self._llm is None:
-            raise FailedPrecondition("model was given but no LLM is configured: set "
-                                     "KNOWHUB_LLM_BASE_URL")
+            raise FailedPrecondition(
+                "model was given but no LLM is configured: set KNOWHUB_LLM_BASE_URL"
+            )
         if self._llm is not None:
             model = self._llm.model_for(model)
-        records = [r for r in self._store.scan(visible_where(principal.visible_scopes))
-                   if principal.may_modify(r.owner, r.creator)]
+        records = [
+            r
+            for r in self._store.scan(visible_where(principal.visible_scopes))
+            if principal.may_modify(r.owner, r.creator)
+        ]
         report = SlimReport(examined=len(records), dry_run=dry_run)
         records = self._drop_absorbed(records, report)
         tokens = [self._store.vectors.token_set(r) for r in records]
@@ -553,8 +659,13 @@ class KnowledgeOperations:
             kept, others = group[0], group[1:]
             outcome = SlimGroup(kept.id, [o.id for o in others])
             if not dry_run:
-                self._merge(kept, others, model, outcome,
-                            principal.default_owner(principal.acting_agent("")))
+                self._merge(
+                    kept,
+                    others,
+                    model,
+                    outcome,
+                    principal.default_owner(principal.acting_agent("")),
+                )
             report.groups.append(outcome)
         return report
 
@@ -566,14 +677,20 @@ class KnowledgeOperations:
             self._store.delete([r.id for r in leftovers])
         return [r for r in records if r.id not in absorbed]
 
-    def _merge(self, kept: Knowledge, others: list[Knowledge], model: str,
-               outcome: SlimGroup, by: str) -> None:
+    def _merge(
+        self, kept: Knowledge, others: list[Knowledge], model: str, outcome: SlimGroup, by: str
+    ) -> None:
         merged: tuple[str, str] | None = None
         if self._llm is not None:
             try:
-                merged = prompts.read_slim(self._llm.complete(
-                    prompts.SLIM_SYSTEM, prompts.slim_prompt([kept, *others]),
-                    purpose="slim", model=model or None))
+                merged = prompts.read_slim(
+                    self._llm.complete(
+                        prompts.SLIM_SYSTEM,
+                        prompts.slim_prompt([kept, *others]),
+                        purpose="slim",
+                        model=model or None,
+                    )
+                )
                 outcome.merged_by_llm = True
             except LLMError as exc:
                 outcome.note = f"LLM merge failed, kept the best record's content: {exc}"
@@ -582,8 +699,9 @@ class KnowledgeOperations:
             fold_into(record, others)
             at = now()
             if merged is not None:
-                change_fields(record, {"task": merged[0], "content": merged[1]}, at,
-                              Change("slim", by))
+                change_fields(
+                    record, {"task": merged[0], "content": merged[1]}, at, Change("slim", by)
+                )
             record.updated_at = at
             return record
 
@@ -635,8 +753,9 @@ class _Ballot:
         return True
 
 
-def _apply_feedback(record: Knowledge, feedback: Feedback, write: _Write,
-                    ballot: _Ballot) -> Knowledge:
+def _apply_feedback(
+    record: Knowledge, feedback: Feedback, write: _Write, ballot: _Ballot
+) -> Knowledge:
     """One update, applied to the freshest copy of the record inside the CAS loop."""
     if feedback.request_id and feedback.request_id in record.applied_requests:
         raise _AlreadyApplied(record)
@@ -644,20 +763,32 @@ def _apply_feedback(record: Knowledge, feedback: Feedback, write: _Write,
     if content is not None and record.content != write.basis:
         raise _ContentMoved(record)
     at = now()
-    counted = [ballot.count(record, case, helpful=helpful, at=at)
-               for case, helpful in ((feedback.helpful_case, True),
-                                     (feedback.harmful_case, False)) if case is not None]
-    if counted and not any(counted) and feedback.score is None and content is None \
-            and not write.edits:
+    counted = [
+        ballot.count(record, case, helpful=helpful, at=at)
+        for case, helpful in ((feedback.helpful_case, True), (feedback.harmful_case, False))
+        if case is not None
+    ]
+    if (
+        counted
+        and not any(counted)
+        and feedback.score is None
+        and content is None
+        and not write.edits
+    ):
         raise _AlreadyApplied(record)  # this user's trace counted already: nothing to write
     if feedback.score is not None:
         record.eval.score = feedback.score
     if content is not None:
-        change_fields(record, {"content": content}, at,
-                      Change("evolve", write.by, feedback.evolve_feedback))
+        change_fields(
+            record, {"content": content}, at, Change("evolve", write.by, feedback.evolve_feedback)
+        )
     if write.edits:
-        change_fields(record, write.edits, at,
-                      Change("edit", write.by, feedback.edit.note if feedback.edit else ""))
+        change_fields(
+            record,
+            write.edits,
+            at,
+            Change("edit", write.by, feedback.edit.note if feedback.edit else ""),
+        )
     remember_request(record, feedback.request_id)
     record.updated_at = at
     return record

@@ -25,8 +25,9 @@ def above(candidates: Sequence[Candidate], floor: float | None) -> list[Candidat
     return [c for c in candidates if c.relevance >= floor]
 
 
-def rank(candidates: Sequence[Candidate], *, band: float,
-         visible: frozenset[str]) -> list[Candidate]:
+def rank(
+    candidates: Sequence[Candidate], *, band: float, visible: frozenset[str]
+) -> list[Candidate]:
     """Stage 2. Records with quality_score < 0 are dropped. The rest go by relevance,
     best first, in bands: a band starts at the most relevant record not yet placed and
     holds every record at most `band` below it; within a band, quality orders (then a
@@ -45,8 +46,7 @@ def _harmed(candidate: Candidate) -> bool:
     return 2 * harmful > helpful
 
 
-def _banded(candidates: list[Candidate], band: float,
-            visible: frozenset[str]) -> list[Candidate]:
+def _banded(candidates: list[Candidate], band: float, visible: frozenset[str]) -> list[Candidate]:
     # Stable: candidates of equal relevance keep the order they came in (the LLM's pick).
     by_relevance = sorted(candidates, key=lambda c: -c.relevance)
     ranked: list[Candidate] = []
@@ -56,8 +56,14 @@ def _banded(candidates: list[Candidate], band: float,
         end = start
         while end < len(by_relevance) and top - by_relevance[end].relevance <= band:
             end += 1
-        ranked += sorted(by_relevance[start:end], key=lambda c: (
-            -c.quality_score, not c.is_user_profile, best_priority(c.scopes, visible),
-            -c.relevance))
+        ranked += sorted(
+            by_relevance[start:end],
+            key=lambda c: (
+                -c.quality_score,
+                not c.is_user_profile,
+                best_priority(c.scopes, visible),
+                -c.relevance,
+            ),
+        )
         start = end
     return ranked

@@ -31,15 +31,19 @@ class ResourceClient:
         unique = list(dict.fromkeys(resource_ids))
         states: dict[str, str] = {}
         for start in range(0, len(unique), BATCH):
-            batch = unique[start:start + BATCH]
+            batch = unique[start : start + BATCH]
             request = resource_pb2.BatchGetResourcesRequest(
-                ids=[principal.show(i) for i in batch], view=resource_pb2.RESOURCE_VIEW_BASIC)
+                ids=[principal.show(i) for i in batch], view=resource_pb2.RESOURCE_VIEW_BASIC
+            )
             try:
-                response = call_as(principal, stub.BatchGetResources, request,
-                                   timeout=self._timeout)
+                response = call_as(
+                    principal, stub.BatchGetResources, request, timeout=self._timeout
+                )
             except PeerRefused as refused:
-                raise Unavailable(f"the resource service refused the check "
-                                  f"({refused.code.name}): {refused.message}") from None
+                raise Unavailable(
+                    f"the resource service refused the check "
+                    f"({refused.code.name}): {refused.message}"
+                ) from None
             # The results come in the order of the ids asked for.
             states.update(zip(batch, map(_state, response.results), strict=True))
         return states

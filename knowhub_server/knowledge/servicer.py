@@ -45,83 +45,110 @@ class KnowledgeServicer(knowledge_pb2_grpc.KnowledgeServiceServicer):
         self._ops = operations
 
     @unary
-    def SaveKnowledge(self, request: knowledge_pb2.SaveKnowledgeRequest,
-                      principal: Principal) -> knowledge_pb2.SaveKnowledgeResponse:
-        record, existing = self._ops.save(principal, draft_from_proto(request, ""),
-                                          validate_only=request.validate_only)
+    def SaveKnowledge(
+        self, request: knowledge_pb2.SaveKnowledgeRequest, principal: Principal
+    ) -> knowledge_pb2.SaveKnowledgeResponse:
+        record, existing = self._ops.save(
+            principal, draft_from_proto(request, ""), validate_only=request.validate_only
+        )
         return knowledge_pb2.SaveKnowledgeResponse(
-            knowledge=knowledge_to_proto(record, principal), existing=existing)
+            knowledge=knowledge_to_proto(record, principal), existing=existing
+        )
 
     @unary
-    def BatchSaveKnowledge(self, request: knowledge_pb2.BatchSaveKnowledgeRequest,
-                           principal: Principal) -> knowledge_pb2.BatchSaveKnowledgeResponse:
+    def BatchSaveKnowledge(
+        self, request: knowledge_pb2.BatchSaveKnowledgeRequest, principal: Principal
+    ) -> knowledge_pb2.BatchSaveKnowledgeResponse:
         drafts = [draft_from_proto(r, f"requests[{i}].") for i, r in enumerate(request.requests)]
         for index, item in enumerate(request.requests):
             if item.validate_only:
-                raise InvalidArgument(f"requests[{index}].validate_only", "is for "
-                                      "SaveKnowledge; a batch always saves")
+                raise InvalidArgument(
+                    f"requests[{index}].validate_only", "is for SaveKnowledge; a batch always saves"
+                )
         records, existing = self._ops.save_batch(principal, drafts)
         return knowledge_pb2.BatchSaveKnowledgeResponse(
-            knowledge=[knowledge_fields(r, principal) for r in records], existing=existing)
+            knowledge=[knowledge_fields(r, principal) for r in records], existing=existing
+        )
 
     @unary
-    def GetKnowledge(self, request: knowledge_pb2.GetKnowledgeRequest,
-                     principal: Principal) -> knowledge_pb2.GetKnowledgeResponse:
+    def GetKnowledge(
+        self, request: knowledge_pb2.GetKnowledgeRequest, principal: Principal
+    ) -> knowledge_pb2.GetKnowledgeResponse:
         record = self._ops.get(principal, request.id)
-        return knowledge_pb2.GetKnowledgeResponse(
-            knowledge=knowledge_to_proto(record, principal))
+        return knowledge_pb2.GetKnowledgeResponse(knowledge=knowledge_to_proto(record, principal))
 
     @unary
-    def ListKnowledge(self, request: knowledge_pb2.ListKnowledgeRequest,
-                      principal: Principal) -> knowledge_pb2.ListKnowledgeResponse:
+    def ListKnowledge(
+        self, request: knowledge_pb2.ListKnowledgeRequest, principal: Principal
+    ) -> knowledge_pb2.ListKnowledgeResponse:
         records, token = self._ops.list_page(
-            principal, page_size=request.page_size or DEFAULT_PAGE_SIZE,
-            page_token=request.page_token, types=list(request.types),
-            scopes=list(request.scopes), order=ORDERS.name(request.order_by, "order_by"))
+            principal,
+            page_size=request.page_size or DEFAULT_PAGE_SIZE,
+            page_token=request.page_token,
+            types=list(request.types),
+            scopes=list(request.scopes),
+            order=ORDERS.name(request.order_by, "order_by"),
+        )
         return knowledge_pb2.ListKnowledgeResponse(
-            knowledge=[knowledge_fields(r, principal) for r in records], next_page_token=token)
+            knowledge=[knowledge_fields(r, principal) for r in records], next_page_token=token
+        )
 
     @unary
-    def SearchKnowledge(self, request: knowledge_pb2.SearchKnowledgeRequest,
-                        principal: Principal) -> knowledge_pb2.SearchKnowledgeResponse:
+    def SearchKnowledge(
+        self, request: knowledge_pb2.SearchKnowledgeRequest, principal: Principal
+    ) -> knowledge_pb2.SearchKnowledgeResponse:
         result = self._ops.search(
-            principal, request.query,
+            principal,
+            request.query,
             top_k=request.top_k if request.HasField("top_k") else DEFAULT_TOP_K,
             min_score=request.min_score if request.HasField("min_score") else DEFAULT_MIN_SCORE,
             types=list(request.types),
-            min_relevance=request.min_relevance if request.HasField("min_relevance") else None)
+            min_relevance=request.min_relevance if request.HasField("min_relevance") else None,
+        )
         return knowledge_pb2.SearchKnowledgeResponse(
-            hits=search_hits(result, principal), routed=result.routed,
-            selection=SELECTIONS.value(result.selection.value))
+            hits=search_hits(result, principal),
+            routed=result.routed,
+            selection=SELECTIONS.value(result.selection.value),
+        )
 
     @unary
-    def AskKnowledge(self, request: knowledge_pb2.AskKnowledgeRequest,
-                     principal: Principal) -> knowledge_pb2.AskKnowledgeResponse:
+    def AskKnowledge(
+        self, request: knowledge_pb2.AskKnowledgeRequest, principal: Principal
+    ) -> knowledge_pb2.AskKnowledgeResponse:
         log = query_log_from_proto(request)
         if log is None and (request.sequence or request.goal_id):
             raise InvalidArgument("trace_id", "is required with sequence or goal_id")
         answer = self._ops.ask(
-            principal, request.query,
+            principal,
+            request.query,
             top_k=request.top_k if request.HasField("top_k") else DEFAULT_TOP_K,
             min_score=request.min_score if request.HasField("min_score") else DEFAULT_MIN_SCORE,
-            types=list(request.types), log=log,
-            min_relevance=request.min_relevance if request.HasField("min_relevance") else None)
+            types=list(request.types),
+            log=log,
+            min_relevance=request.min_relevance if request.HasField("min_relevance") else None,
+        )
         return knowledge_pb2.AskKnowledgeResponse(
-            answer=answer.text, cited_ids=answer.cited_ids, routed=answer.search.routed,
-            hits=search_hits(answer.search, principal), event_id=answer.event_id,
-            selection=SELECTIONS.value(answer.search.selection.value))
+            answer=answer.text,
+            cited_ids=answer.cited_ids,
+            routed=answer.search.routed,
+            hits=search_hits(answer.search, principal),
+            event_id=answer.event_id,
+            selection=SELECTIONS.value(answer.search.selection.value),
+        )
 
     @unary
-    def UpdateKnowledge(self, request: knowledge_pb2.UpdateKnowledgeRequest,
-                        principal: Principal) -> knowledge_pb2.UpdateKnowledgeResponse:
+    def UpdateKnowledge(
+        self, request: knowledge_pb2.UpdateKnowledgeRequest, principal: Principal
+    ) -> knowledge_pb2.UpdateKnowledgeResponse:
         record = self._ops.update(principal, request.id, feedback_from_proto(request))
         return knowledge_pb2.UpdateKnowledgeResponse(
-            knowledge=knowledge_to_proto(record, principal))
+            knowledge=knowledge_to_proto(record, principal)
+        )
 
     @unary
-    def BatchUpdateKnowledge(self, request: knowledge_pb2.BatchUpdateKnowledgeRequest,
-                             principal: Principal
-                             ) -> knowledge_pb2.BatchUpdateKnowledgeResponse:
+    def BatchUpdateKnowledge(
+        self, request: knowledge_pb2.BatchUpdateKnowledgeRequest, principal: Principal
+    ) -> knowledge_pb2.BatchUpdateKnowledgeResponse:
         items: list[FeedbackItem | ServiceError] = []
         for index, item in enumerate(request.feedback_list):
             try:
@@ -140,38 +167,44 @@ class KnowledgeServicer(knowledge_pb2_grpc.KnowledgeServiceServicer):
         return knowledge_pb2.BatchUpdateKnowledgeResponse(results=results)
 
     @unary
-    def DeleteKnowledge(self, request: knowledge_pb2.DeleteKnowledgeRequest,
-                        principal: Principal) -> knowledge_pb2.DeleteKnowledgeResponse:
+    def DeleteKnowledge(
+        self, request: knowledge_pb2.DeleteKnowledgeRequest, principal: Principal
+    ) -> knowledge_pb2.DeleteKnowledgeResponse:
         purge_at = self._ops.delete(principal, request.id)
         return knowledge_pb2.DeleteKnowledgeResponse(purge_time=to_timestamp(purge_at))
 
     @unary
-    def UndeleteKnowledge(self, request: knowledge_pb2.UndeleteKnowledgeRequest,
-                          principal: Principal) -> knowledge_pb2.UndeleteKnowledgeResponse:
+    def UndeleteKnowledge(
+        self, request: knowledge_pb2.UndeleteKnowledgeRequest, principal: Principal
+    ) -> knowledge_pb2.UndeleteKnowledgeResponse:
         record = self._ops.undelete(principal, request.id)
         return knowledge_pb2.UndeleteKnowledgeResponse(
-            knowledge=knowledge_to_proto(record, principal))
+            knowledge=knowledge_to_proto(record, principal)
+        )
 
     @unary
-    def ForgetKnowledgeSubject(self, request: knowledge_pb2.ForgetKnowledgeSubjectRequest,
-                               principal: Principal
-                               ) -> knowledge_pb2.ForgetKnowledgeSubjectResponse:
+    def ForgetKnowledgeSubject(
+        self, request: knowledge_pb2.ForgetKnowledgeSubjectRequest, principal: Principal
+    ) -> knowledge_pb2.ForgetKnowledgeSubjectResponse:
         return knowledge_pb2.ForgetKnowledgeSubjectResponse(
-            erased=self._ops.forget(principal, request.subject))
+            erased=self._ops.forget(principal, request.subject)
+        )
 
     @unary
-    def SlimKnowledge(self, request: knowledge_pb2.SlimKnowledgeRequest,
-                      principal: Principal) -> knowledge_pb2.SlimKnowledgeResponse:
+    def SlimKnowledge(
+        self, request: knowledge_pb2.SlimKnowledgeRequest, principal: Principal
+    ) -> knowledge_pb2.SlimKnowledgeResponse:
         report = self._ops.slim(principal, model=request.model, dry_run=request.dry_run)
         return slim_to_proto(report)
 
     @unary
-    def ListKnowledgeVersions(self, request: knowledge_pb2.ListKnowledgeVersionsRequest,
-                              principal: Principal
-                              ) -> knowledge_pb2.ListKnowledgeVersionsResponse:
+    def ListKnowledgeVersions(
+        self, request: knowledge_pb2.ListKnowledgeVersionsRequest, principal: Principal
+    ) -> knowledge_pb2.ListKnowledgeVersionsResponse:
         versions = self._ops.versions(principal, request.id)
         return knowledge_pb2.ListKnowledgeVersionsResponse(
-            versions=[version_to_proto(v, principal) for v in versions])
+            versions=[version_to_proto(v, principal) for v in versions]
+        )
 
 
 def register(server: ServiceHost, runtime: Runtime) -> str:
@@ -182,10 +215,17 @@ def register(server: ServiceHost, runtime: Runtime) -> str:
     if backlog is not None:
         runtime.background.append(backlog)
     links = ResourceClient(runtime.peers, settings.resource_check_timeout_seconds)
-    operations = KnowledgeOperations(store, settings, runtime.llm, links,
-                                     CognitionClient(runtime.peers), runtime.settings.language)
+    operations = KnowledgeOperations(
+        store,
+        settings,
+        runtime.llm,
+        links,
+        CognitionClient(runtime.peers),
+        runtime.settings.language,
+    )
     knowledge_pb2_grpc.add_KnowledgeServiceServicer_to_server(
-        KnowledgeServicer(runtime.authenticator, operations), as_grpc_server(server))
+        KnowledgeServicer(runtime.authenticator, operations), as_grpc_server(server)
+    )
     runtime.background.append(Purger(operations, settings.knowledge_purge_interval_seconds))
     return SERVICE_NAME
 
@@ -201,8 +241,7 @@ class Purger:
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
-        self._thread = threading.Thread(target=self._run, name="knowledge-purger",
-                                        daemon=True)
+        self._thread = threading.Thread(target=self._run, name="knowledge-purger", daemon=True)
         self._thread.start()
 
     def stop(self) -> None:
@@ -215,8 +254,7 @@ class Purger:
             try:
                 purged = self._ops.purge_expired()
                 if purged:
-                    log.info("purged %d deleted knowledge records past their retention",
-                             purged)
+                    log.info("purged %d deleted knowledge records past their retention", purged)
             except Exception:  # a store hiccup must not end the sweeps
                 log.exception("purging deleted knowledge failed; trying again later")
             self._stopping.wait(self._interval)

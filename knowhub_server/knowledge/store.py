@@ -75,8 +75,14 @@ def knowledge_schema(embedder: DenseEmbedder | None) -> CollectionSchema:
         integer_fields=("score", "helpful", "harmful", PENDING),
         float_fields=tuple(ORDER_FIELDS.values()),
         # Search results carry the eval counters only.
-        bulk_fields=("helpful_history", "harmful_history", "versions", "applied_requests",
-                     "absorbed_ids", "ballots"),
+        bulk_fields=(
+            "helpful_history",
+            "harmful_history",
+            "versions",
+            "applied_requests",
+            "absorbed_ids",
+            "ballots",
+        ),
     )
 
 
@@ -87,27 +93,39 @@ def confidence_rank(record: Knowledge) -> float:
     to break ties; the product stays below 2**53, so floats keep it exact.
     """
     tiebreak = int(hashlib.blake2b(record.id.encode(), digest_size=4).hexdigest(), 16) % 2**18
-    primary = round(record.eval.confidence * 10_000) * 1_000_000 + min(record.eval.helpful,
-                                                                       999_999)
+    primary = round(record.eval.confidence * 10_000) * 1_000_000 + min(record.eval.helpful, 999_999)
     return float(primary * 2**18 + tiebreak)
 
 
 def to_payload(record: Knowledge) -> dict[str, Any]:
     evaluation = record.eval
     return {
-        "id": record.id, "task": record.task, "content": record.content,
-        "types": record.types, "scopes": record.scopes, "owner": record.owner,
-        "creator": record.creator, "created_at": record.created_at,
-        "updated_at": record.updated_at, "tags": record.tags, "message_id": record.message_id,
-        "resource_ids": record.resource_ids, "source": vars(record.source),
-        "eval": {"score": evaluation.score, "helpful": evaluation.helpful,
-                 "harmful": evaluation.harmful, "confidence": evaluation.confidence,
-                 "votes": evaluation.votes},
+        "id": record.id,
+        "task": record.task,
+        "content": record.content,
+        "types": record.types,
+        "scopes": record.scopes,
+        "owner": record.owner,
+        "creator": record.creator,
+        "created_at": record.created_at,
+        "updated_at": record.updated_at,
+        "tags": record.tags,
+        "message_id": record.message_id,
+        "resource_ids": record.resource_ids,
+        "source": vars(record.source),
+        "eval": {
+            "score": evaluation.score,
+            "helpful": evaluation.helpful,
+            "harmful": evaluation.harmful,
+            "confidence": evaluation.confidence,
+            "votes": evaluation.votes,
+        },
         # The communities whose cases count apart (Eval.votes): a search by anyone else
         # decodes the record to leave them out.
         "voted_by": sorted(k for k, v in evaluation.votes.items() if any(v)),
         # Native copies: stage 2 ranks on them without decoding the record.
-        "score": evaluation.score, "helpful": evaluation.helpful,
+        "score": evaluation.score,
+        "helpful": evaluation.helpful,
         "harmful": evaluation.harmful,
         "rank_confidence": confidence_rank(record),
         "helpful_history": [vars(c) for c in evaluation.helpful_history],
@@ -122,15 +140,24 @@ def to_payload(record: Knowledge) -> dict[str, Any]:
 def from_payload(payload: dict[str, Any]) -> Knowledge:
     evaluation = payload["eval"]
     return Knowledge(
-        id=payload["id"], task=payload["task"], content=payload["content"],
-        types=payload["types"], scopes=payload["scopes"], owner=payload["owner"],
-        creator=payload["creator"], created_at=payload["created_at"],
-        updated_at=payload["updated_at"], tags=payload["tags"],
-        message_id=payload["message_id"], resource_ids=payload["resource_ids"],
+        id=payload["id"],
+        task=payload["task"],
+        content=payload["content"],
+        types=payload["types"],
+        scopes=payload["scopes"],
+        owner=payload["owner"],
+        creator=payload["creator"],
+        created_at=payload["created_at"],
+        updated_at=payload["updated_at"],
+        tags=payload["tags"],
+        message_id=payload["message_id"],
+        resource_ids=payload["resource_ids"],
         source=Source(**payload["source"]),
         eval=Eval(
-            score=evaluation["score"], helpful=evaluation["helpful"],
-            harmful=evaluation["harmful"], confidence=evaluation["confidence"],
+            score=evaluation["score"],
+            helpful=evaluation["helpful"],
+            harmful=evaluation["harmful"],
+            confidence=evaluation["confidence"],
             helpful_history=[Case(**c) for c in payload.get("helpful_history", ())],
             harmful_history=[Case(**c) for c in payload.get("harmful_history", ())],
             votes=evaluation.get("votes", {}),
@@ -184,8 +211,11 @@ class Candidate:
         if all(v == voters for v in self.fields.get("voted_by") or ()):
             return self
         counters = self.knowledge.eval.seen_by(voters)
-        return Candidate({**self.fields, "helpful": counters.helpful,
-                          "harmful": counters.harmful}, self.relevance, lambda: self.knowledge)
+        return Candidate(
+            {**self.fields, "helpful": counters.helpful, "harmful": counters.harmful},
+            self.relevance,
+            lambda: self.knowledge,
+        )
 
     @property
     def scopes(self) -> list[str]:
@@ -198,15 +228,20 @@ class Candidate:
         return "user_profile" in self.fields["types"]
 
 
-def visible_where(visible_scopes: frozenset[str] | Sequence[str], *,
-                  types: Sequence[str] = (), min_score: int | None = None) -> Where:
+def visible_where(
+    visible_scopes: frozenset[str] | Sequence[str],
+    *,
+    types: Sequence[str] = (),
+    min_score: int | None = None,
+) -> Where:
     """Records in at least one of the scopes, of at least one of the types, scored enough."""
     return _visible_where(frozenset(visible_scopes), tuple(types), min_score)
 
 
 @functools.lru_cache(maxsize=1024)
-def _visible_where(visible_scopes: frozenset[str], types: tuple[str, ...],
-                   min_score: int | None) -> Where:
+def _visible_where(
+    visible_scopes: frozenset[str], types: tuple[str, ...], min_score: int | None
+) -> Where:
     """Cached: a caller's few filters recur on every search."""
     must: list[Condition] = [AnyOf("scopes", tuple(sorted(visible_scopes)))]
     if types:
@@ -246,8 +281,9 @@ class KnowledgeVectors:
         """As `for_records`, but without the dense vectors when the model fails within
         its timeout: the record is saved at once and its vector written later."""
         texts = [r.indexed_text for r in records]
-        return vectors_now_or_later(self.embedder,
-                                    [{SPARSE: self._bm25.document(t)} for t in texts], texts)
+        return vectors_now_or_later(
+            self.embedder, [{SPARSE: self._bm25.document(t)} for t in texts], texts
+        )
 
     def stored_payload(self, record: Knowledge, vectors: Vectors) -> dict[str, Any]:
         return marked(to_payload(record), vectors, self.embedder)
@@ -269,15 +305,22 @@ class KnowledgeVectors:
         return frozenset(self._bm25.document(record.indexed_text).indices)
 
 
-def reindex(store: VectorStore, embedder: DenseEmbedder | None,
-            progress: Callable[[int, int], None] | None = None) -> int:
+def reindex(
+    store: VectorStore,
+    embedder: DenseEmbedder | None,
+    progress: Callable[[int, int], None] | None = None,
+) -> int:
     """Rebuilds the knowledge collection's vectors with the configured embedding model."""
     vectors = KnowledgeVectors(embedder)
     return store.rebuild(knowledge_schema(embedder), vectors.for_stored, progress)
 
 
-def qualify_legacy_names(store: VectorStore, embedder: DenseEmbedder | None,
-                         names: LegacyNames, resource_keys: Mapping[str, str]) -> int:
+def qualify_legacy_names(
+    store: VectorStore,
+    embedder: DenseEmbedder | None,
+    names: LegacyNames,
+    resource_keys: Mapping[str, str],
+) -> int:
     """Moves the bare agent names of records stored before names had organisations into
     their creator's org, and their resource references to where those resources moved
     (`resource_keys`, old id -> new); returns how many records changed."""
@@ -288,11 +331,12 @@ def qualify_legacy_names(store: VectorStore, embedder: DenseEmbedder | None,
             return None
         record = from_payload(payload)
         after = replace(
-            record, scopes=[qualified_scope(namespace, s) for s in record.scopes],
+            record,
+            scopes=[qualified_scope(namespace, s) for s in record.scopes],
             owner=qualified_scope(namespace, record.owner),
-            source=replace(record.source,
-                           agent_id=qualified(namespace, record.source.agent_id)),
-            resource_ids=[resource_keys.get(r, r) for r in record.resource_ids])
+            source=replace(record.source, agent_id=qualified(namespace, record.source.agent_id)),
+            resource_ids=[resource_keys.get(r, r) for r in record.resource_ids],
+        )
         if after == record:
             return None
         rewritten = to_payload(after)
@@ -306,8 +350,9 @@ def qualify_legacy_names(store: VectorStore, embedder: DenseEmbedder | None,
 class KnowledgeStore:
     """Reads and writes Knowledge records; keeps their vectors in step with their text."""
 
-    def __init__(self, store: VectorStore, vectors: KnowledgeVectors,
-                 settings: KnowledgeSettings) -> None:
+    def __init__(
+        self, store: VectorStore, vectors: KnowledgeVectors, settings: KnowledgeSettings
+    ) -> None:
         self.vectors = vectors
         self._settings = settings
         self._fusion = HybridFusion(settings.search_hybrid_pool, settings.search_dense_weight)
@@ -319,18 +364,25 @@ class KnowledgeStore:
         """The task that writes the dense vectors saves could not get in time."""
         if self.vectors.embedder is None:
             return None
-        return VectorBacklog(COLLECTION, self._collection, self.vectors.embedder,
-                             lambda payload: from_payload(payload).indexed_text, metrics)
+        return VectorBacklog(
+            COLLECTION,
+            self._collection,
+            self.vectors.embedder,
+            lambda payload: from_payload(payload).indexed_text,
+            metrics,
+        )
 
     # -- writes --
 
     def insert(self, records: Sequence[Knowledge]) -> list[bool]:
         """Creates the records; False for any whose id already existed (nothing written)."""
         vectors = self.vectors.for_saving(records)
-        return self._collection.insert([
-            Record(key=r.id, payload=self.vectors.stored_payload(r, v), vectors=v)
-            for r, v in zip(records, vectors, strict=True)
-        ])
+        return self._collection.insert(
+            [
+                Record(key=r.id, payload=self.vectors.stored_payload(r, v), vectors=v)
+                for r, v in zip(records, vectors, strict=True)
+            ]
+        )
 
     def claim_request(self, request_key: str, knowledge_id: str) -> str:
         """Binds an idempotency key to the id of the record it creates, once: the id the
@@ -351,8 +403,11 @@ class KnowledgeStore:
             vectors = current.vectors
             if after.indexed_text != text_before or not vectors:
                 vectors = self.vectors.for_saving([after])[0]
-            return Record(key=knowledge_id, payload=self.vectors.stored_payload(after, vectors),
-                          vectors=vectors)
+            return Record(
+                key=knowledge_id,
+                payload=self.vectors.stored_payload(after, vectors),
+                vectors=vectors,
+            )
 
         return from_payload(self._collection.compare_and_set(knowledge_id, apply).payload)
 
@@ -376,16 +431,17 @@ class KnowledgeStore:
         if found is None:
             return None
         payload = dict(found.payload)
-        return DeletedKnowledge(from_payload(payload), payload["deleted_at"],
-                                payload["purge_at"])
+        return DeletedKnowledge(from_payload(payload), payload["deleted_at"], payload["purge_at"])
 
     def restore(self, record: Knowledge) -> Knowledge:
         """Makes a deleted record live again (as it was, if a crash left it live too)."""
         if not self.insert([record])[0]:
             live = self.get(record.id)
             if live is None or live.created_at != record.created_at:
-                raise AlreadyExists(f"another record took the id {record.id!r}; the deleted "
-                                    "one cannot come back under it")
+                raise AlreadyExists(
+                    f"another record took the id {record.id!r}; the deleted "
+                    "one cannot come back under it"
+                )
         self._deleted.delete([record.id])
         restored = self.get(record.id)
         assert restored is not None, "just written"
@@ -408,7 +464,7 @@ class KnowledgeStore:
         for collection in (self._collection, self._deleted):
             keys = [r.key for r in _scan(collection) if r.payload.get("owner") == owner]
             for start in range(0, len(keys), 256):
-                collection.delete(keys[start:start + 256])
+                collection.delete(keys[start : start + 256])
             counts.append(len(keys))
         return counts[0], counts[1]
 
@@ -434,29 +490,63 @@ class KnowledgeStore:
         if dense is None:
             return Recall(self._lexical(sparse, where, limit))
         fused = self._fusion.search(self._collection, where, sparse, dense, limit)
-        found = {point_id(r.key): r for r in self._collection.retrieve_points(
-            [p for p, _ in fused], with_bulk=False)}
-        return Recall([Candidate(found[p].payload, score, _decoded_later(found[p].payload))
-                       for p, score in fused if p in found], lexical=False)
+        found = {
+            point_id(r.key): r
+            for r in self._collection.retrieve_points([p for p, _ in fused], with_bulk=False)
+        }
+        return Recall(
+            [
+                Candidate(found[p].payload, score, _decoded_later(found[p].payload))
+                for p, score in fused
+                if p in found
+            ],
+            lexical=False,
+        )
 
     def _lexical(self, sparse: SparseVector, where: Where, limit: int) -> list[Candidate]:
         feedback = self._settings.search_feedback_docs
         if feedback:
-            top = self._collection.search(SearchQuery(
-                where, feedback, sparse=sparse, with_payload=False, with_vectors=True))
+            top = self._collection.search(
+                SearchQuery(where, feedback, sparse=sparse, with_payload=False, with_vectors=True)
+            )
             sparse = self._expanded(sparse, [h.vectors[SPARSE] for h in top])
         # The stored payload holds the indexed fields: no need to copy them out.
-        return [Candidate(h.stored or {}, similarity, _hit_decoded_later(h))
-                for h, similarity in bounded_bm25(self._collection, where, sparse, limit)]
+        return [
+            Candidate(h.stored or {}, similarity, _hit_decoded_later(h))
+            for h, similarity in bounded_bm25(self._collection, where, sparse, limit)
+        ]
 
-    def find_same(self, record: Knowledge, candidates: int = 10) -> Knowledge | None:
-        """A stored record that `same_knowledge` calls the same as `record`: among the
-        BM25 matches of its text in its scopes, which an identical record tops."""
-        hits = self._collection.search(SearchQuery(
-            visible_where(record.scopes), candidates,
-            sparse=self.vectors.bm25_query(record.indexed_text)))
-        found = (from_payload(h.record.payload) for h in hits if h.record is not None)
-        return next((k for k in found if same_knowledge(k, record)), None)
+    def find_same(
+        self, records: Sequence[Knowledge], candidates: int = 10
+    ) -> list[Knowledge | None]:
+        """For each record, a stored record that `same_knowledge` calls the same, or None:
+        among the BM25 matches of its text in its scopes, which an identical record tops.
+        One batch of searches for all of them, weighting terms by the whole collection's
+        statistics: an identical record tops either way, and the scopes' own statistics
+        would cost a search per term of each record (a save forgets the ones it touches)."""
+        found = self._collection.search_batch(
+            [
+                SearchQuery(
+                    visible_where(r.scopes),
+                    candidates,
+                    collection_idf=True,
+                    sparse=self.vectors.bm25_query(r.indexed_text),
+                )
+                for r in records
+            ]
+        )
+        same = [
+            next(
+                (
+                    k.id
+                    for k in (from_payload(h.record.payload) for h in hits if h.record is not None)
+                    if same_knowledge(k, record)
+                ),
+                None,
+            )
+            for record, hits in zip(records, found, strict=True)
+        ]
+        return [self.get(knowledge_id) if knowledge_id else None for knowledge_id in same]
 
     def count(self, where: Where) -> int:
         return self._collection.count(where)
@@ -469,8 +559,11 @@ class KnowledgeStore:
         cursor = None
         while True:
             page, cursor = self._collection.scroll(where, 256, cursor=cursor)
-            rest += [Candidate(r.payload, 0.0, _decoded_later(r.payload))
-                     for r in page if r.key not in seen]
+            rest += [
+                Candidate(r.payload, 0.0, _decoded_later(r.payload))
+                for r in page
+                if r.key not in seen
+            ]
             if cursor is None:
                 return [*first, *rest]
 
@@ -487,8 +580,9 @@ class KnowledgeStore:
                 pooled[term] = pooled.get(term, 0.0) + value / total
         terms = dict(zip(query.indices, query.values, strict=True))
         scale = self._settings.search_feedback_weight * len(terms) / len(feedback)
-        strongest = heapq.nlargest(self._settings.search_feedback_terms, pooled.items(),
-                                   key=lambda item: item[1])
+        strongest = heapq.nlargest(
+            self._settings.search_feedback_terms, pooled.items(), key=lambda item: item[1]
+        )
         for term, value in strongest:
             terms[term] = terms.get(term, 0.0) + scale * value
         return SparseVector(list(terms), list(terms.values()))
@@ -497,21 +591,25 @@ class KnowledgeStore:
         """Every matching record, in no particular order."""
         return (from_payload(r.payload) for r in _scan(self._collection, where))
 
-    def page(self, where: Where, order: str, page_size: int,
-             page_token: str) -> tuple[list[Knowledge], str]:
+    def page(
+        self, where: Where, order: str, page_size: int, page_token: str
+    ) -> tuple[list[Knowledge], str]:
         """One page in descending `order` ("updated" or "confidence"), and the next token.
 
         Tokens are keyset cursors: the last sort value and the ids already returned with
         it, tied to the filter so a token cannot be replayed against another query.
         """
         filters = (where, order)
-        start_from, seen = _cursor(paging.read_token(page_token, filters)) \
-            if page_token else (None, [])
+        start_from, seen = (
+            _cursor(paging.read_token(page_token, filters)) if page_token else (None, [])
+        )
         field_name = ORDER_FIELDS[order]
         must_not = where.must_not + ((HasKey(tuple(seen)),) if seen else ())
         page, _ = self._collection.scroll(
-            Where(must=where.must, must_not=must_not, should=where.should), page_size + 1,
-            order=Order(field_name, descending=True, start_from=start_from))
+            Where(must=where.must, must_not=must_not, should=where.should),
+            page_size + 1,
+            order=Order(field_name, descending=True, start_from=start_from),
+        )
         records = [from_payload(r.payload) for r in page[:page_size]]
         if len(page) <= page_size:
             return records, ""

@@ -29,7 +29,6 @@ TOKEN_CHECK_SECONDS = 60.0
 MAX_SESSIONS = 10_000
 
 
-
 def _digest(token: str) -> bytes:
     return hashlib.sha256(token.encode()).digest()
 
@@ -38,13 +37,15 @@ def _unauthorized(message: str, error: str) -> JSONResponse:
     return JSONResponse(
         {"jsonrpc": "2.0", "id": None, "error": {"code": -32001, "message": message}},
         status_code=401,
-        headers={"WWW-Authenticate": f'Bearer realm="knowhub", error="{error}"'})
+        headers={"WWW-Authenticate": f'Bearer realm="knowhub", error="{error}"'},
+    )
 
 
 def _no_session() -> JSONResponse:
-    return JSONResponse({"jsonrpc": "2.0", "id": None,
-                         "error": {"code": -32600, "message": "Session not found"}},
-                        status_code=404)
+    return JSONResponse(
+        {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "Session not found"}},
+        status_code=404,
+    )
 
 
 class TokenSessions:
@@ -66,17 +67,20 @@ class TokenSessions:
             token = bearer_token(headers.get("authorization"))
         except ServiceError as error:
             await _unauthorized(f"UNAUTHENTICATED: {error.message}", "invalid_request")(
-                scope, receive, send)
+                scope, receive, send
+            )
             return
         if not token:
-            await _unauthorized("UNAUTHENTICATED: missing bearer token: send "
-                                "'Authorization: Bearer <token>'", "invalid_request")(
-                scope, receive, send)
+            await _unauthorized(
+                "UNAUTHENTICATED: missing bearer token: send 'Authorization: Bearer <token>'",
+                "invalid_request",
+            )(scope, receive, send)
             return
         digest = _digest(token)
         if not await self._known(token, digest):
             await _unauthorized("UNAUTHENTICATED: unknown bearer token", "invalid_token")(
-                scope, receive, send)
+                scope, receive, send
+            )
             return
         session = headers.get(SESSION_HEADER)
         if session is not None:
@@ -99,6 +103,7 @@ class TokenSessions:
 
     def _recording(self, send: Send, digest: bytes, asked: str | None) -> Send:
         """`send` that notes the owner of a session the library opens in its answer."""
+
         async def sending(message: Message) -> None:
             if message["type"] == "http.response.start" and asked is None:
                 opened = MutableHeaders(scope=message).get(SESSION_HEADER)

@@ -38,7 +38,8 @@ INSTRUCTIONS = (
     "KnowHub is the knowledge base agents share. Search it (knowledge_search) before a "
     "task, report whether what you used helped (knowledge_update, knowledge_batch_update), "
     "and save what you learned (knowledge_save; code, credentials and cookies with "
-    "resource_save, referenced by resource_ids).")
+    "resource_save, referenced by resource_ids)."
+)
 
 
 class HubClients:
@@ -46,8 +47,14 @@ class HubClients:
     hub as their own principal. Least recently used clients beyond `keep` are dropped
     (their channels close once no call uses them)."""
 
-    def __init__(self, target: str, *, knowledge: str | None = None,
-                 resource: str | None = None, keep: int = 64) -> None:
+    def __init__(
+        self,
+        target: str,
+        *,
+        knowledge: str | None = None,
+        resource: str | None = None,
+        keep: int = 64,
+    ) -> None:
         self._target, self._knowledge, self._resource = target, knowledge, resource
         self._keep = keep
         self._clients: OrderedDict[str | None, KnowHub] = OrderedDict()
@@ -56,7 +63,8 @@ class HubClients:
         """A client calling with `token`; None: the token the SDK finds itself
         (KNOWHUB_TOKEN, else a local hub's token), for the stdio transport only."""
         client = self._clients.pop(token, None) or KnowHub(
-            self._target, token=token, knowledge=self._knowledge, resource=self._resource)
+            self._target, token=token, knowledge=self._knowledge, resource=self._resource
+        )
         self._clients[token] = client
         while len(self._clients) > self._keep:
             self._clients.popitem(last=False)
@@ -73,12 +81,14 @@ def build_server(hubs: HubClients, stdio_token: str | None) -> Server[Any]:
     choice); over HTTP each call uses the bearer token its request carries (none without
     the header: the server's own token and a local hub's are never lent)."""
 
-    async def list_tools(_ctx: ServerRequestContext[Any, Any],
-                         _params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+    async def list_tools(
+        _ctx: ServerRequestContext[Any, Any], _params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
         return types.ListToolsResult(tools=tools.TOOLS)
 
-    async def call_tool(ctx: ServerRequestContext[Any, Any],
-                        params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def call_tool(
+        ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
         if tools.input_schema(params.name) is None:
             raise MCPError(types.INVALID_PARAMS, f"unknown tool {params.name!r}")
         request = ctx.request
@@ -89,12 +99,16 @@ def build_server(hubs: HubClients, stdio_token: str | None) -> Server[Any]:
             except ServiceError as error:
                 return tools.error_result(f"{error.code.name}: {error.message}")
         kh = hubs.for_token(token)
-        return await anyio.to_thread.run_sync(
-            tools.call, kh, params.name, params.arguments or {})
+        return await anyio.to_thread.run_sync(tools.call, kh, params.name, params.arguments or {})
 
-    return Server("knowhub", version=version("knowhub"), instructions=INSTRUCTIONS,
-                  get_tool_input_schema=tools.input_schema,
-                  on_list_tools=list_tools, on_call_tool=call_tool)
+    return Server(
+        "knowhub",
+        version=version("knowhub"),
+        instructions=INSTRUCTIONS,
+        get_tool_input_schema=tools.input_schema,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
 
 
 def serve_stdio(settings: McpSettings, hubs: HubClients) -> None:
@@ -116,22 +130,31 @@ def serve_http(settings: McpSettings, hubs: HubClients) -> None:
     if settings.mcp_host not in LOOPBACK_HOSTS:
         problem = open_hub_problem(settings.target)
         if problem:
-            raise ValueError(f"refusing to bind the MCP server to {settings.mcp_host}: "
-                             f"{problem}; bind 127.0.0.1")
+            raise ValueError(
+                f"refusing to bind the MCP server to {settings.mcp_host}: {problem}; bind 127.0.0.1"
+            )
     sock = listen(settings.mcp_host, settings.mcp_port)
     port = sock.getsockname()[1]
     server = build_server(hubs, stdio_token=None)
-    policy = HostPolicy.for_bind(settings.mcp_host, settings.mcp_allowed_hosts,
-                                 settings.mcp_allowed_origins)
+    policy = HostPolicy.for_bind(
+        settings.mcp_host, settings.mcp_allowed_hosts, settings.mcp_allowed_origins
+    )
     app = server.streamable_http_app(
-        streamable_http_path=MCP_PATH, host=settings.mcp_host,
-        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False))
-    log.info("MCP server for hub %s on http://%s:%d%s", settings.target, settings.mcp_host,
-             port, MCP_PATH)
+        streamable_http_path=MCP_PATH,
+        host=settings.mcp_host,
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+    )
+    log.info(
+        "MCP server for hub %s on http://%s:%d%s",
+        settings.target,
+        settings.mcp_host,
+        port,
+        MCP_PATH,
+    )
     guarded = HostGuard(TokenSessions(app, hubs.for_token), policy, "KNOWHUB_MCP")
-    uvicorn.Server(server_config(guarded,
-                                 settings.connection_limits, lifespan="on")
-                   ).run(sockets=[sock])
+    uvicorn.Server(server_config(guarded, settings.connection_limits, lifespan="on")).run(
+        sockets=[sock]
+    )
 
 
 def open_hub_problem(target: str) -> str:
@@ -140,12 +163,15 @@ def open_hub_problem(target: str) -> str:
     with grpc.insecure_channel(target) as channel:
         stub = knowledge_pb2_grpc.KnowledgeServiceStub(channel)
         try:
-            stub.ListKnowledge(knowledge_pb2.ListKnowledgeRequest(page_size=1),
-                               timeout=PROBE_SECONDS)
+            stub.ListKnowledge(
+                knowledge_pb2.ListKnowledgeRequest(page_size=1), timeout=PROBE_SECONDS
+            )
         except grpc.RpcError as error:
             if error.code() != grpc.StatusCode.UNAUTHENTICATED:
-                return f"cannot tell whether the hub at {target} requires tokens " \
-                       f"({error.code().name}: {error.details()}); start it first"
+                return (
+                    f"cannot tell whether the hub at {target} requires tokens "
+                    f"({error.code().name}: {error.details()}); start it first"
+                )
             # grpc's stubs type trailers as objects with bytes values; they are (key, str)
             # tuples for text keys
             if LOCAL_MODE_TRAILER in tuple(error.trailing_metadata() or ()):  # type: ignore[comparison-overlap]

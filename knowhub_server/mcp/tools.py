@@ -17,18 +17,31 @@ from knowhub.tools import openai_tools, run_tool
 
 # Hints for clients that ask before a tool changes something: these only read, and a
 # slim (unless dry_run) merges records into others and removes them.
-_READ_ONLY = {"knowledge_search", "knowledge_list", "resource_get", "memory_search_events",
-              "memory_recent_memos", "memory_get_profile", "memory_search_profiles",
-              "memory_documents_list", "memory_document_read", "memory_job",
-              "trace_evaluation_prompt"}
+_READ_ONLY = {
+    "knowledge_search",
+    "knowledge_list",
+    "resource_get",
+    "memory_search_events",
+    "memory_recent_memos",
+    "memory_get_profile",
+    "memory_search_profiles",
+    "memory_documents_list",
+    "memory_document_read",
+    "memory_job",
+    "trace_evaluation_prompt",
+}
 _DESTRUCTIVE = {"knowledge_slim", "knowledge_delete", "trace_delete", "memory_delete_event"}
 
 TOOLS: list[types.Tool] = [
-    types.Tool(name=function["name"], description=function["description"],
-               input_schema=function["parameters"],
-               annotations=types.ToolAnnotations(
-                   read_only_hint=function["name"] in _READ_ONLY,
-                   destructive_hint=function["name"] in _DESTRUCTIVE))
+    types.Tool(
+        name=function["name"],
+        description=function["description"],
+        input_schema=function["parameters"],
+        annotations=types.ToolAnnotations(
+            read_only_hint=function["name"] in _READ_ONLY,
+            destructive_hint=function["name"] in _DESTRUCTIVE,
+        ),
+    )
     for function in (schema["function"] for schema in openai_tools())
 ]
 _BY_NAME: dict[str, types.Tool] = {tool.name: tool for tool in TOOLS}
@@ -67,7 +80,8 @@ def call(kh: KnowHub, name: str, arguments: Mapping[str, Any]) -> types.CallTool
         return error_result(f"INVALID_ARGUMENT: {error}")
     return types.CallToolResult(
         content=[types.TextContent(text=json.dumps(result, ensure_ascii=False))],
-        structured_content=result)
+        structured_content=result,
+    )
 
 
 def error_result(message: str) -> types.CallToolResult:

@@ -62,8 +62,9 @@ class AuditEvent:
 
 
 class AuditLog:
-    def __init__(self, connect: Callable[[], redis.Redis], prefix: str,
-                 wait: ReplicaWait = NO_WAIT) -> None:
+    def __init__(
+        self, connect: Callable[[], redis.Redis], prefix: str, wait: ReplicaWait = NO_WAIT
+    ) -> None:
         self._connect = connect  # the runtime's Redis, started on first use
         self.stream = f"{prefix}{STREAM}"
         self._wait = wait
@@ -71,10 +72,16 @@ class AuditLog:
     def record(self, principal: Principal, event: AuditEvent, *, unless: str) -> None:
         """Appends the event, or raises UNAVAILABLE saying what was therefore not done."""
         at = now()
-        fields = {"time": repr(at), "actor": principal.user_scope,
-                  "agent_id": principal.acting_agent(""), "action": event.action,
-                  "resource_id": event.resource_id, "version": str(event.version),
-                  "outcome": event.outcome, "detail": event.detail}
+        fields = {
+            "time": repr(at),
+            "actor": principal.user_scope,
+            "agent_id": principal.acting_agent(""),
+            "action": event.action,
+            "resource_id": event.resource_id,
+            "version": str(event.version),
+            "outcome": event.outcome,
+            "detail": event.detail,
+        }
         # Half the command timeout: an append made in time is answered before the client
         # gives up on it.
         deadline_ms = int((at + COMMAND_TIMEOUT_SECONDS / 2) * 1000)
@@ -84,16 +91,20 @@ class AuditLog:
             append = client.register_script(_APPEND_BEFORE)
             if self._wait.replicas:
                 (written,) = write_acknowledged(
-                    client, self.stream,
+                    client,
+                    self.stream,
                     lambda pipe: append(keys=[self.stream], args=args, client=pipe),
-                    self._wait, "the audit record")
+                    self._wait,
+                    "the audit record",
+                )
             else:
                 written = append(keys=[self.stream], args=args)
         except NotReplicated as exc:
             raise Unavailable(f"{exc.message}, so {unless}") from None
         except (redis.RedisError, OSError, RuntimeError) as exc:
-            raise Unavailable(f"the audit log (Redis) cannot be written, so {unless}: "
-                              f"{type(exc).__name__}: {exc}") from None
+            raise Unavailable(
+                f"the audit log (Redis) cannot be written, so {unless}: {type(exc).__name__}: {exc}"
+            ) from None
         if written is None:
             raise Unavailable(f"the audit log (Redis) answered too late, so {unless}")
 
@@ -102,12 +113,19 @@ class AuditLog:
         try:
             self.record(principal, event, unless="this outcome is not recorded")
         except Unavailable as exc:
-            log.warning("audit record lost (%s %s v%d %s by %s): %s", event.action,
-                        event.resource_id, event.version, event.outcome,
-                        principal.user_scope, exc.message)
+            log.warning(
+                "audit record lost (%s %s v%d %s by %s): %s",
+                event.action,
+                event.resource_id,
+                event.version,
+                event.outcome,
+                principal.user_scope,
+                exc.message,
+            )
 
-    def page(self, page_size: int, page_token: str,
-             resource_id: str = "") -> tuple[list[AuditEvent], str]:
+    def page(
+        self, page_size: int, page_token: str, resource_id: str = ""
+    ) -> tuple[list[AuditEvent], str]:
         """Events newest first, from just before `page_token`, and the next token."""
         if page_token and not _STREAM_ID.fullmatch(page_token):
             raise InvalidArgument("page_token", "is not a token this service issued")
@@ -118,8 +136,9 @@ class AuditLog:
         try:
             client = self._connect()
             while len(events) < page_size and scanned < _SCAN_MAX:
-                entries = stream_entries(client.xrevrange(self.stream, max=upper, min="-",
-                                                          count=chunk))
+                entries = stream_entries(
+                    client.xrevrange(self.stream, max=upper, min="-", count=chunk)
+                )
                 scanned += len(entries)
                 for entry_id, fields in entries:
                     upper = f"({entry_id.decode()}"
@@ -132,15 +151,22 @@ class AuditLog:
                     return events, ""
             more = stream_entries(client.xrevrange(self.stream, max=upper, min="-", count=1))
         except (redis.RedisError, OSError, RuntimeError) as exc:
-            raise Unavailable(f"the audit log (Redis) cannot be read: "
-                              f"{type(exc).__name__}: {exc}") from None
+            raise Unavailable(
+                f"the audit log (Redis) cannot be read: {type(exc).__name__}: {exc}"
+            ) from None
         return events, upper[1:] if more else ""
 
 
 def _event(entry_id: str, fields: dict[bytes, bytes]) -> AuditEvent:
     text = {k.decode(): v.decode() for k, v in fields.items()}
-    return AuditEvent(action=text.get("action", ""), resource_id=text.get("resource_id", ""),
-                      version=int(text.get("version") or 0), outcome=text.get("outcome", ""),
-                      actor=text.get("actor", ""), agent_id=text.get("agent_id", ""),
-                      detail=text.get("detail", ""), time=float(text.get("time") or 0.0),
-                      id=entry_id)
+    return AuditEvent(
+        action=text.get("action", ""),
+        resource_id=text.get("resource_id", ""),
+        version=int(text.get("version") or 0),
+        outcome=text.get("outcome", ""),
+        actor=text.get("actor", ""),
+        agent_id=text.get("agent_id", ""),
+        detail=text.get("detail", ""),
+        time=float(text.get("time") or 0.0),
+        id=entry_id,
+    )

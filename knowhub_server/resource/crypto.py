@@ -54,14 +54,20 @@ class Envelope:
     ciphertext: bytes  # nonce + AES-GCM(data key, secure_body)
 
     def to_payload(self) -> dict[str, str]:
-        return {"alg": ALGORITHM, "key_id": self.key_id,
-                "wrapped_key": base64.b64encode(self.wrapped_key).decode(),
-                "ciphertext": base64.b64encode(self.ciphertext).decode()}
+        return {
+            "alg": ALGORITHM,
+            "key_id": self.key_id,
+            "wrapped_key": base64.b64encode(self.wrapped_key).decode(),
+            "ciphertext": base64.b64encode(self.ciphertext).decode(),
+        }
 
     @classmethod
     def from_payload(cls, payload: dict[str, Any]) -> Envelope:
-        return cls(payload["key_id"], base64.b64decode(payload["wrapped_key"]),
-                   base64.b64decode(payload["ciphertext"]))
+        return cls(
+            payload["key_id"],
+            base64.b64decode(payload["wrapped_key"]),
+            base64.b64decode(payload["ciphertext"]),
+        )
 
 
 def generate_key() -> str:
@@ -74,13 +80,16 @@ def decode_key(text: str, what: str) -> bytes:
     keep_out_of_logs(text.strip())
     normalized = text.strip().replace("+", "-").replace("/", "_")
     try:
-        raw = base64.b64decode(normalized + "=" * (-len(normalized) % 4), altchars=b"-_",
-                               validate=True)
+        raw = base64.b64decode(
+            normalized + "=" * (-len(normalized) % 4), altchars=b"-_", validate=True
+        )
     except ValueError:
         raw = b""
     if len(raw) != KEY_BYTES:
-        raise ValueError(f"{what} must be {KEY_BYTES} random bytes in base64; generate one "
-                         "with `knowhub keys generate`")
+        raise ValueError(
+            f"{what} must be {KEY_BYTES} random bytes in base64; generate one "
+            "with `knowhub keys generate`"
+        )
     return raw
 
 
@@ -138,8 +147,7 @@ class Keyring:
         """Makes a fresh key active if this keyring can create one; True if it did."""
         return False
 
-    def _wrap(self, data_key: bytes, resource_id: str, version: int,
-              ciphertext: bytes) -> Envelope:
+    def _wrap(self, data_key: bytes, resource_id: str, version: int, ciphertext: bytes) -> Envelope:
         key_id = self.active_id
         wrapped = _seal(self._keys[key_id], data_key, _key_aad(key_id, resource_id, version))
         return Envelope(key_id, wrapped, ciphertext)
@@ -153,10 +161,12 @@ class Keyring:
             raise FailedPrecondition(
                 f"the secure_body of {resource_id!r} version {version} is wrapped by master "
                 f"key {envelope.key_id!r}, which is not in the keyring ({self.source}); "
-                "restore that key (KNOWHUB_MASTER_KEY_RETIRED or the key file backup)")
+                "restore that key (KNOWHUB_MASTER_KEY_RETIRED or the key file backup)"
+            )
         try:
-            return _unseal(master, envelope.wrapped_key,
-                           _key_aad(envelope.key_id, resource_id, version))
+            return _unseal(
+                master, envelope.wrapped_key, _key_aad(envelope.key_id, resource_id, version)
+            )
         except InvalidTag:
             raise self._corrupt(resource_id, version) from None
 
@@ -164,7 +174,8 @@ class Keyring:
     def _corrupt(resource_id: str, version: int) -> FailedPrecondition:
         return FailedPrecondition(
             f"the secure_body of {resource_id!r} version {version} fails its integrity "
-            "check (altered or moved from another resource); restore it from a backup")
+            "check (altered or moved from another resource); restore it from a backup"
+        )
 
 
 def env_key_id(key: bytes) -> str:
@@ -185,8 +196,9 @@ def env_keyring(active: str, retired: str) -> Keyring:
 class FileKeyring(Keyring):
     """Keys in a JSON file readable by its owner only; rotation adds a key to it."""
 
-    def __init__(self, path: Path, keys: dict[str, bytes], active_id: str,
-                 created: dict[str, str]) -> None:
+    def __init__(
+        self, path: Path, keys: dict[str, bytes], active_id: str, created: dict[str, str]
+    ) -> None:
         super().__init__(keys, active_id, f"key file {path}")
         self.path = path
         self._created = created  # key id -> ISO time, kept in the file
@@ -199,8 +211,11 @@ class FileKeyring(Keyring):
     def create(cls, path: Path) -> FileKeyring:
         keyring = cls(path, {}, "", {})
         keyring._add_key()
-        log.warning("created the master key file %s: back it up (and keep the backup apart "
-                    "from the data); without it no secure_body can ever be read", path)
+        log.warning(
+            "created the master key file %s: back it up (and keep the backup apart "
+            "from the data); without it no secure_body can ever be read",
+            path,
+        )
         return keyring
 
     def rotate(self) -> bool:
@@ -208,8 +223,10 @@ class FileKeyring(Keyring):
         try:
             self._add_key()
         except OSError as exc:
-            raise Unavailable(f"the master key file {self.path} cannot be written, so the "
-                              f"key was not rotated: {exc.strerror}") from None
+            raise Unavailable(
+                f"the master key file {self.path} cannot be written, so the "
+                f"key was not rotated: {exc.strerror}"
+            ) from None
         return True
 
     def _master_key(self, key_id: str) -> bytes | None:
@@ -239,25 +256,40 @@ class FileKeyring(Keyring):
             key_id = f"key-{secrets.token_hex(6)}"
             keys[key_id] = AESGCM.generate_key(bit_length=256)
             created[key_id] = iso(now())
-            _write_private(self.path, {
-                "format": KEY_FILE_FORMAT, "active": key_id,
-                "keys": [{"id": k, "key": base64.b64encode(v).decode(),
-                          "created_at": created[k]} for k, v in keys.items()]})
+            _write_private(
+                self.path,
+                {
+                    "format": KEY_FILE_FORMAT,
+                    "active": key_id,
+                    "keys": [
+                        {"id": k, "key": base64.b64encode(v).decode(), "created_at": created[k]}
+                        for k, v in keys.items()
+                    ],
+                },
+            )
             self._keys, self._created, self.active_id = keys, created, key_id
         _keep_keys_out_of_logs(keys)
 
 
 def _keep_keys_out_of_logs(keys: dict[str, bytes]) -> None:
-    keep_out_of_logs(*(encode(key).decode() for key in keys.values()
-                       for encode in (base64.b64encode, base64.urlsafe_b64encode)))
+    keep_out_of_logs(
+        *(
+            encode(key).decode()
+            for key in keys.values()
+            for encode in (base64.b64encode, base64.urlsafe_b64encode)
+        )
+    )
 
 
 def _read_key_file(path: Path) -> tuple[dict[str, bytes], str, dict[str, str]]:
     """The keys, the active key id and each key's creation time (ISO)."""
     mode = stat.S_IMODE(path.stat().st_mode)
     if mode & 0o077:
-        log.warning("the master key file %s is readable by others (mode %o): "
-                    "run chmod 600 on it", path, mode)
+        log.warning(
+            "the master key file %s is readable by others (mode %o): run chmod 600 on it",
+            path,
+            mode,
+        )
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
         entries = document["keys"]
@@ -265,8 +297,7 @@ def _read_key_file(path: Path) -> tuple[dict[str, bytes], str, dict[str, str]]:
         created = {e["id"]: str(e.get("created_at", "")) for e in entries}
         active = document["active"]
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise ValueError(f"cannot read the master key file {path}: "
-                         f"{type(exc).__name__}") from None
+        raise ValueError(f"cannot read the master key file {path}: {type(exc).__name__}") from None
     if active not in keys:
         raise ValueError(f"the master key file {path} names an active key it lacks")
     return keys, active, created
@@ -301,8 +332,9 @@ def _write_private(path: Path, document: dict[str, Any]) -> None:
         os.close(directory)
 
 
-def open_keyring(*, master_key: str | None, retired: str | None, key_file: Path,
-                 may_create: bool, why_not: str) -> Keyring:
+def open_keyring(
+    *, master_key: str | None, retired: str | None, key_file: Path, may_create: bool, why_not: str
+) -> Keyring:
     """The keyring of the settings: the environment's keys, else the key file, created
     when missing if `may_create` (else ValueError saying `why_not`)."""
     if master_key is not None:

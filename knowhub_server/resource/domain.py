@@ -111,10 +111,16 @@ class Resource:
 
 def resource_view(head: Head, info: VersionInfo, content: Content, at: float) -> Resource:
     expired = content.expires_at is not None and content.expires_at <= at
-    return Resource(id=head.id, version=info.version, content=content,
-                    created_at=head.created_at, updated_at=info.created_at,
-                    has_secure_body=info.has_secure_body, deleted_at=info.deleted_at,
-                    expired=expired)
+    return Resource(
+        id=head.id,
+        version=info.version,
+        content=content,
+        created_at=head.created_at,
+        updated_at=info.created_at,
+        has_secure_body=info.has_secure_body,
+        deleted_at=info.deleted_at,
+        expired=expired,
+    )
 
 
 def version_key(resource_id: str, version: int) -> str:
@@ -143,6 +149,7 @@ def visible(principal: Principal, head: Head) -> bool:
 
 
 # ---- Saving ------------------------------------------------------------------------------
+
 
 @dataclass
 class Draft:
@@ -191,8 +198,9 @@ def validate_metadata(metadata: dict[str, Any]) -> None:
     except ValueError:
         raise InvalidArgument("metadata", "numbers must be finite") from None
     if size > METADATA_BYTES_MAX:
-        raise InvalidArgument("metadata", f"is {size} bytes as JSON; the limit is "
-                              f"{METADATA_BYTES_MAX}")
+        raise InvalidArgument(
+            "metadata", f"is {size} bytes as JSON; the limit is {METADATA_BYTES_MAX}"
+        )
     if _depth(metadata) > METADATA_DEPTH_MAX:
         raise InvalidArgument("metadata", f"nests deeper than {METADATA_DEPTH_MAX} levels")
 
@@ -213,8 +221,9 @@ def effective_expiry(draft: Draft) -> float | None:
     if draft.expires_at is None:
         return from_metadata
     if from_metadata is not None and round(from_metadata, 6) != round(draft.expires_at, 6):
-        raise InvalidArgument("expires_at", "differs from metadata.expires_at; give one, or "
-                              "the same time in both")
+        raise InvalidArgument(
+            "expires_at", "differs from metadata.expires_at; give one, or the same time in both"
+        )
     return draft.expires_at
 
 
@@ -228,8 +237,9 @@ def parse_time(value: Any, field_name: str) -> float:
         try:
             parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
         except ValueError:
-            raise InvalidArgument(field_name, f"{value[:64]!r} is not an ISO 8601 time, "
-                                  "e.g. 2026-03-07T10:00:00Z") from None
+            raise InvalidArgument(
+                field_name, f"{value[:64]!r} is not an ISO 8601 time, e.g. 2026-03-07T10:00:00Z"
+            ) from None
         if parsed.tzinfo is None:
             parsed = parsed.replace(tzinfo=timezone.utc)
         seconds = parsed.timestamp()
@@ -243,9 +253,12 @@ def parse_time(value: Any, field_name: str) -> float:
 def qualified_draft(principal: Principal, draft: Draft) -> Draft:
     """A validated draft with its id, scopes and owner as the store keeps them: names of
     the caller's organisation qualified by it (ids are per organisation)."""
-    return replace(draft, id=principal.qualify(draft.id),
-                   scopes=[principal.qualify_scope(s) for s in draft.scopes],
-                   owner=principal.qualify_scope(draft.owner) if draft.owner else "")
+    return replace(
+        draft,
+        id=principal.qualify(draft.id),
+        scopes=[principal.qualify_scope(s) for s in draft.scopes],
+        owner=principal.qualify_scope(draft.owner) if draft.owner else "",
+    )
 
 
 def check_may_save(principal: Principal, draft: Draft, current: Head | None) -> None:
@@ -257,45 +270,66 @@ def check_may_save(principal: Principal, draft: Draft, current: Head | None) -> 
     unseen = current is None or not visible(principal, current)
     if unseen and not principal.names_own(draft.id) and not principal.is_admin:
         # The same answer whether the other organisation has the id or not.
-        raise PermissionDenied(f"id: {shown_id!r} names a resource of another "
-                               "organisation; save under an id of your own organisation")
+        raise PermissionDenied(
+            f"id: {shown_id!r} names a resource of another "
+            "organisation; save under an id of your own organisation"
+        )
     if current is not None and not visible(principal, current) and not principal.is_admin:
-        raise AlreadyExists(f"the resource id {shown_id!r} is taken by a resource of your "
-                            "organisation that you cannot see; choose another id")
+        raise AlreadyExists(
+            f"the resource id {shown_id!r} is taken by a resource of your "
+            "organisation that you cannot see; choose another id"
+        )
     if current is not None and not may_change(principal, current):
         raise PermissionDenied(
             f"only the owner ({principal.show_scope(current.content.owner)}), the user who "
-            f"created {shown_id!r} or an admin may save a new version")
+            f"created {shown_id!r} or an admin may save a new version"
+        )
     found = current.version if current is not None else 0
     if draft.expected_version is not None and draft.expected_version != found:
         state = f"is at version {found}" if found else "does not exist"
-        raise FailedPrecondition(f"expected_version is {draft.expected_version} but "
-                                 f"{shown_id!r} {state}; nothing was saved")
+        raise FailedPrecondition(
+            f"expected_version is {draft.expected_version} but "
+            f"{shown_id!r} {state}; nothing was saved"
+        )
 
 
-def new_content(principal: Principal, draft: Draft, expiry: float | None,
-                current: Head | None) -> Content:
+def new_content(
+    principal: Principal, draft: Draft, expiry: float | None, current: Head | None
+) -> Content:
     """The version's content; scopes and owner default to the current version's (for a
     new resource: the caller's default scope and identity), and what the caller names
     must be its own to give."""
     for index, value in enumerate(draft.scopes):
         if value not in principal.visible_scopes and not principal.is_admin:
-            raise PermissionDenied(f"scopes[{index}]: cannot write into "
-                                   f"{principal.show_scope(value)!r}, a scope the caller "
-                                   "cannot see")
+            raise PermissionDenied(
+                f"scopes[{index}]: cannot write into "
+                f"{principal.show_scope(value)!r}, a scope the caller "
+                "cannot see"
+            )
     if draft.owner and draft.owner not in principal.identities() and not principal.is_admin:
-        raise PermissionDenied(f"owner: {principal.show_scope(draft.owner)!r} is not the "
-                               "caller; only an admin may save on behalf of another owner")
-    scopes = draft.scopes or (list(current.content.scopes) if current
-                              else [principal.default_scope])
-    owner = draft.owner or (current.content.owner if current
-                            else principal.default_owner(principal.acting_agent("")))
-    return Content(title=draft.title, body=draft.body, content_type=draft.content_type,
-                   metadata=dict(draft.metadata), scopes=list(scopes), owner=owner,
-                   expires_at=expiry)
+        raise PermissionDenied(
+            f"owner: {principal.show_scope(draft.owner)!r} is not the "
+            "caller; only an admin may save on behalf of another owner"
+        )
+    scopes = draft.scopes or (
+        list(current.content.scopes) if current else [principal.default_scope]
+    )
+    owner = draft.owner or (
+        current.content.owner if current else principal.default_owner(principal.acting_agent(""))
+    )
+    return Content(
+        title=draft.title,
+        body=draft.body,
+        content_type=draft.content_type,
+        metadata=dict(draft.metadata),
+        scopes=list(scopes),
+        owner=owner,
+        expires_at=expiry,
+    )
 
 
 # ---- Reading -----------------------------------------------------------------------------
+
 
 def validate_id(value: str, field_name: str = "id") -> str:
     return check.resource_id(value, field_name)

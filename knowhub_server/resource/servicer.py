@@ -37,21 +37,25 @@ class ResourceServicer(resource_pb2_grpc.ResourceServiceServicer):
         self._ops = operations
 
     @unary
-    def SaveResource(self, request: resource_pb2.SaveResourceRequest,
-                     principal: Principal) -> resource_pb2.SaveResourceResponse:
+    def SaveResource(
+        self, request: resource_pb2.SaveResourceRequest, principal: Principal
+    ) -> resource_pb2.SaveResourceResponse:
         saved = self._ops.save(principal, draft_from_proto(request))
         return resource_pb2.SaveResourceResponse(resource=resource_to_proto(saved, principal))
 
     @unary
-    def GetResource(self, request: resource_pb2.GetResourceRequest,
-                    principal: Principal) -> resource_pb2.GetResourceResponse:
-        found = self._ops.get(principal, request.id, include_secure=request.include_secure,
-                              version=request.version)
+    def GetResource(
+        self, request: resource_pb2.GetResourceRequest, principal: Principal
+    ) -> resource_pb2.GetResourceResponse:
+        found = self._ops.get(
+            principal, request.id, include_secure=request.include_secure, version=request.version
+        )
         return resource_pb2.GetResourceResponse(resource=resource_to_proto(found, principal))
 
     @unary
-    def BatchGetResources(self, request: resource_pb2.BatchGetResourcesRequest,
-                          principal: Principal) -> resource_pb2.BatchGetResourcesResponse:
+    def BatchGetResources(
+        self, request: resource_pb2.BatchGetResourcesRequest, principal: Principal
+    ) -> resource_pb2.BatchGetResourcesResponse:
         view = VIEWS.name(request.view, "view")
         outcomes = self._ops.batch_get(principal, list(request.ids), with_body=view != "basic")
         results = []
@@ -65,75 +69,95 @@ class ResourceServicer(resource_pb2_grpc.ResourceServiceServicer):
         return resource_pb2.BatchGetResourcesResponse(results=results)
 
     @unary
-    def ListResources(self, request: resource_pb2.ListResourcesRequest,
-                      principal: Principal) -> resource_pb2.ListResourcesResponse:
+    def ListResources(
+        self, request: resource_pb2.ListResourcesRequest, principal: Principal
+    ) -> resource_pb2.ListResourcesResponse:
         resources, token = self._ops.list_page(
-            principal, prefix=request.prefix,
+            principal,
+            prefix=request.prefix,
             content_type=CONTENT_TYPES.name(request.content_type, "content_type"),
-            include_expired=request.include_expired, show_deleted=request.show_deleted,
-            page_size=request.page_size or DEFAULT_PAGE_SIZE, page_token=request.page_token)
+            include_expired=request.include_expired,
+            show_deleted=request.show_deleted,
+            page_size=request.page_size or DEFAULT_PAGE_SIZE,
+            page_token=request.page_token,
+        )
         return resource_pb2.ListResourcesResponse(
-            resources=[resource_to_proto(r, principal) for r in resources],
-            next_page_token=token)
+            resources=[resource_to_proto(r, principal) for r in resources], next_page_token=token
+        )
 
     @unary
-    def SearchResources(self, request: resource_pb2.SearchResourcesRequest,
-                        principal: Principal) -> resource_pb2.SearchResourcesResponse:
+    def SearchResources(
+        self, request: resource_pb2.SearchResourcesRequest, principal: Principal
+    ) -> resource_pb2.SearchResourcesResponse:
         hits = self._ops.search(
-            principal, request.query,
+            principal,
+            request.query,
             top_k=request.top_k if request.HasField("top_k") else DEFAULT_TOP_K,
             content_type=CONTENT_TYPES.name(request.content_type, "content_type"),
-            include_expired=request.include_expired)
-        return resource_pb2.SearchResourcesResponse(hits=[hit_to_proto(r, score, principal)
-                                                          for r, score in hits])
+            include_expired=request.include_expired,
+        )
+        return resource_pb2.SearchResourcesResponse(
+            hits=[hit_to_proto(r, score, principal) for r, score in hits]
+        )
 
     @unary
-    def DeleteResource(self, request: resource_pb2.DeleteResourceRequest,
-                       principal: Principal) -> resource_pb2.DeleteResourceResponse:
+    def DeleteResource(
+        self, request: resource_pb2.DeleteResourceRequest, principal: Principal
+    ) -> resource_pb2.DeleteResourceResponse:
         deleted = self._ops.delete(principal, request.id)
-        return resource_pb2.DeleteResourceResponse(
-            resource=resource_to_proto(deleted, principal))
+        return resource_pb2.DeleteResourceResponse(resource=resource_to_proto(deleted, principal))
 
     @unary
-    def UndeleteResource(self, request: resource_pb2.UndeleteResourceRequest,
-                         principal: Principal) -> resource_pb2.UndeleteResourceResponse:
+    def UndeleteResource(
+        self, request: resource_pb2.UndeleteResourceRequest, principal: Principal
+    ) -> resource_pb2.UndeleteResourceResponse:
         restored = self._ops.undelete(principal, request.id)
         return resource_pb2.UndeleteResourceResponse(
-            resource=resource_to_proto(restored, principal))
+            resource=resource_to_proto(restored, principal)
+        )
 
     @unary
-    def DestroyResource(self, request: resource_pb2.DestroyResourceRequest,
-                        principal: Principal) -> resource_pb2.DestroyResourceResponse:
+    def DestroyResource(
+        self, request: resource_pb2.DestroyResourceRequest, principal: Principal
+    ) -> resource_pb2.DestroyResourceResponse:
         erased = self._ops.destroy(principal, request.id)
         return resource_pb2.DestroyResourceResponse(destroyed_versions=erased)
 
     @unary
-    def ForgetResourceSubject(self, request: resource_pb2.ForgetResourceSubjectRequest,
-                              principal: Principal
-                              ) -> resource_pb2.ForgetResourceSubjectResponse:
+    def ForgetResourceSubject(
+        self, request: resource_pb2.ForgetResourceSubjectRequest, principal: Principal
+    ) -> resource_pb2.ForgetResourceSubjectResponse:
         return resource_pb2.ForgetResourceSubjectResponse(
-            erased=self._ops.forget(principal, request.subject))
+            erased=self._ops.forget(principal, request.subject)
+        )
 
     @unary
-    def ListResourceVersions(self, request: resource_pb2.ListResourceVersionsRequest,
-                             principal: Principal
-                             ) -> resource_pb2.ListResourceVersionsResponse:
+    def ListResourceVersions(
+        self, request: resource_pb2.ListResourceVersionsRequest, principal: Principal
+    ) -> resource_pb2.ListResourceVersionsResponse:
         versions = self._ops.versions(principal, request.id)
         return resource_pb2.ListResourceVersionsResponse(
-            versions=[version_to_proto(v) for v in versions])
+            versions=[version_to_proto(v) for v in versions]
+        )
 
     @unary
-    def ListAuditEvents(self, request: resource_pb2.ListAuditEventsRequest,
-                        principal: Principal) -> resource_pb2.ListAuditEventsResponse:
+    def ListAuditEvents(
+        self, request: resource_pb2.ListAuditEventsRequest, principal: Principal
+    ) -> resource_pb2.ListAuditEventsResponse:
         events, token = self._ops.audit_events(
-            principal, page_size=request.page_size or DEFAULT_AUDIT_PAGE,
-            page_token=request.page_token, resource_id=request.resource_id)
+            principal,
+            page_size=request.page_size or DEFAULT_AUDIT_PAGE,
+            page_token=request.page_token,
+            resource_id=request.resource_id,
+        )
         return resource_pb2.ListAuditEventsResponse(
-            events=[event_to_proto(e, principal) for e in events], next_page_token=token)
+            events=[event_to_proto(e, principal) for e in events], next_page_token=token
+        )
 
     @unary
-    def RotateMasterKey(self, request: resource_pb2.RotateMasterKeyRequest,
-                        principal: Principal) -> resource_pb2.RotateMasterKeyResponse:
+    def RotateMasterKey(
+        self, request: resource_pb2.RotateMasterKeyRequest, principal: Principal
+    ) -> resource_pb2.RotateMasterKeyResponse:
         return rotation_to_proto(self._ops.rotate_master_key(principal))
 
 
@@ -145,7 +169,8 @@ def register(server: ServiceHost, runtime: Runtime) -> str:
     runtime.watch_streams(audit.stream)
     operations = ResourceOperations(store, keyring(settings, runtime, store), audit, settings)
     resource_pb2_grpc.add_ResourceServiceServicer_to_server(
-        ResourceServicer(runtime.authenticator, operations), as_grpc_server(server))
+        ResourceServicer(runtime.authenticator, operations), as_grpc_server(server)
+    )
     return SERVICE_NAME
 
 
@@ -153,18 +178,24 @@ def keyring(settings: ResourceSettings, runtime: Runtime, store: ResourceStore) 
     """The master keys. A key file is created only when this process alone writes the
     store and no secure_body is stored yet: a missing file then means lost keys, not a
     first start."""
-    key_file = settings.master_key_file or runtime.settings.data_dir / "keys" / \
-        "master-keys.json"
+    key_file = settings.master_key_file or runtime.settings.data_dir / "keys" / "master-keys.json"
     runtime.backup_files[KEY_FILE] = key_file
     if store.shared:
-        why_not = ("every replica of a shared Qdrant store must use the same key: set "
-                   "KNOWHUB_MASTER_KEY (or KNOWHUB_MASTER_KEY_FILE)")
+        why_not = (
+            "every replica of a shared Qdrant store must use the same key: set "
+            "KNOWHUB_MASTER_KEY (or KNOWHUB_MASTER_KEY_FILE)"
+        )
     else:
-        why_not = ("the resource store already holds encrypted secure_body values: restore "
-                   "the key file from its backup, or set KNOWHUB_MASTER_KEY")
+        why_not = (
+            "the resource store already holds encrypted secure_body values: restore "
+            "the key file from its backup, or set KNOWHUB_MASTER_KEY"
+        )
     return open_keyring(
         master_key=settings.master_key.get_secret_value() if settings.master_key else None,
         retired=settings.master_key_retired.get_secret_value()
-        if settings.master_key_retired else None,
-        key_file=key_file, may_create=not store.shared and store.count_encrypted() == 0,
-        why_not=why_not)
+        if settings.master_key_retired
+        else None,
+        key_file=key_file,
+        may_create=not store.shared and store.count_encrypted() == 0,
+        why_not=why_not,
+    )

@@ -41,13 +41,17 @@ VERSIONS = "resource_versions"
 NEVER = 1e15
 
 HEADS_SCHEMA = CollectionSchema(
-    name=HEADS, keyword_fields=("scopes", "prefixes", "content_type"), tenant_field="scopes",
-    integer_fields=("deleted",), float_fields=("expiry",),
+    name=HEADS,
+    keyword_fields=("scopes", "prefixes", "content_type"),
+    tenant_field="scopes",
+    integer_fields=("deleted",),
+    float_fields=("expiry",),
     # A batch read for reference checks skips the bodies; searches ask for them.
     bulk_fields=("body", "older_versions"),
 )
 VERSIONS_SCHEMA = CollectionSchema(
-    name=VERSIONS, keyword_fields=("resource_id", "key_id"), integer_fields=("encrypted",))
+    name=VERSIONS, keyword_fields=("resource_id", "key_id"), integer_fields=("encrypted",)
+)
 
 
 @dataclass
@@ -62,57 +66,84 @@ class VersionRecord:
 
 
 def _content_payload(content: Content) -> dict[str, Any]:
-    return {"title": content.title, "body": content.body,
-            "content_type": content.content_type, "metadata": content.metadata,
-            "scopes": content.scopes, "owner": content.owner,
-            "expires_at": content.expires_at}
+    return {
+        "title": content.title,
+        "body": content.body,
+        "content_type": content.content_type,
+        "metadata": content.metadata,
+        "scopes": content.scopes,
+        "owner": content.owner,
+        "expires_at": content.expires_at,
+    }
 
 
 def _content(payload: dict[str, Any]) -> Content:
-    return Content(title=payload["title"], body=payload.get("body", ""),
-                   content_type=payload["content_type"], metadata=payload["metadata"],
-                   scopes=payload["scopes"], owner=payload["owner"],
-                   expires_at=payload["expires_at"])
+    return Content(
+        title=payload["title"],
+        body=payload.get("body", ""),
+        content_type=payload["content_type"],
+        metadata=payload["metadata"],
+        scopes=payload["scopes"],
+        owner=payload["owner"],
+        expires_at=payload["expires_at"],
+    )
 
 
 def head_payload(head: Head) -> dict[str, Any]:
     expires_at = head.content.expires_at
     return {
-        "id": head.id, **_content_payload(head.content), "creator": head.creator,
-        "created_at": head.created_at, "latest": vars(head.latest),
+        "id": head.id,
+        **_content_payload(head.content),
+        "creator": head.creator,
+        "created_at": head.created_at,
+        "latest": vars(head.latest),
         "older_versions": [vars(v) for v in head.versions[1:]],
         # Native copies for the filters of List and Search.
-        "prefixes": path_prefixes(head.id), "deleted": int(head.latest.deleted_at > 0),
+        "prefixes": path_prefixes(head.id),
+        "deleted": int(head.latest.deleted_at > 0),
         "expiry": NEVER if expires_at is None else expires_at,
     }
 
 
 def head_from_payload(payload: dict[str, Any]) -> Head:
     """A head; without its bulk fields (a basic read) `versions` holds the latest only."""
-    versions = [VersionInfo(**v)
-                for v in [payload["latest"], *payload.get("older_versions", ())]]
-    return Head(id=payload["id"], content=_content(payload), creator=payload["creator"],
-                created_at=payload["created_at"], versions=versions)
+    versions = [VersionInfo(**v) for v in [payload["latest"], *payload.get("older_versions", ())]]
+    return Head(
+        id=payload["id"],
+        content=_content(payload),
+        creator=payload["creator"],
+        created_at=payload["created_at"],
+        versions=versions,
+    )
 
 
 def version_payload(record: VersionRecord) -> dict[str, Any]:
     envelope = record.envelope
-    return {"resource_id": record.resource_id, "version": record.version,
-            **_content_payload(record.content),
-            "envelope": envelope.to_payload() if envelope else None,
-            "key_id": envelope.key_id if envelope else "", "encrypted": int(bool(envelope))}
+    return {
+        "resource_id": record.resource_id,
+        "version": record.version,
+        **_content_payload(record.content),
+        "envelope": envelope.to_payload() if envelope else None,
+        "key_id": envelope.key_id if envelope else "",
+        "encrypted": int(bool(envelope)),
+    }
 
 
 def version_from_record(record: Record) -> VersionRecord:
     payload = record.payload
     envelope = payload["envelope"]
-    return VersionRecord(key=record.key, resource_id=payload["resource_id"],
-                         version=payload["version"], content=_content(payload),
-                         envelope=Envelope.from_payload(envelope) if envelope else None)
+    return VersionRecord(
+        key=record.key,
+        resource_id=payload["resource_id"],
+        version=payload["version"],
+        content=_content(payload),
+        envelope=Envelope.from_payload(envelope) if envelope else None,
+    )
 
 
-def _moved_version(record: VersionRecord, new_id: str, namespace: str,
-                   keyring: Keyring) -> VersionRecord:
+def _moved_version(
+    record: VersionRecord, new_id: str, namespace: str, keyring: Keyring
+) -> VersionRecord:
     """A version record of a resource moving to `new_id` (already moved: as it is)."""
     if record.resource_id == new_id:
         return record
@@ -120,13 +151,23 @@ def _moved_version(record: VersionRecord, new_id: str, namespace: str,
     if envelope is not None:
         secret = keyring.open(envelope, record.resource_id, record.version)
         envelope = keyring.seal(secret, new_id, record.version)
-    return replace(record, resource_id=new_id, envelope=envelope,
-                   content=_qualified_content(record.content, namespace))
+    return replace(
+        record,
+        resource_id=new_id,
+        envelope=envelope,
+        content=_qualified_content(record.content, namespace),
+    )
 
 
-def heads_where(visible_scopes: frozenset[str], *, now: float, prefix: str = "",
-                content_type: str = "", include_expired: bool = False,
-                show_deleted: bool = False) -> Where:
+def heads_where(
+    visible_scopes: frozenset[str],
+    *,
+    now: float,
+    prefix: str = "",
+    content_type: str = "",
+    include_expired: bool = False,
+    show_deleted: bool = False,
+) -> Where:
     must: list[Condition] = [AnyOf("scopes", tuple(sorted(visible_scopes)))]
     if prefix:
         must.append(Eq("prefixes", prefix))
@@ -154,8 +195,9 @@ class ResourceStore:
 
     def _head_record(self, head: Head) -> Record:
         text = f"{head.content.title}\n{head.content.body}"
-        return Record(key=head.id, payload=head_payload(head),
-                      vectors={SPARSE: self._bm25.document(text)})
+        return Record(
+            key=head.id, payload=head_payload(head), vectors={SPARSE: self._bm25.document(text)}
+        )
 
     # -- heads --
 
@@ -166,8 +208,9 @@ class ResourceStore:
     def heads(self, resource_ids: Sequence[str], *, with_body: bool) -> dict[str, Head]:
         """The heads that exist among the ids; without body (and kept versions but the
         latest) unless `with_body`."""
-        records = self._heads.retrieve_points([point_id(i) for i in resource_ids],
-                                              with_bulk=with_body)
+        records = self._heads.retrieve_points(
+            [point_id(i) for i in resource_ids], with_bulk=with_body
+        )
         return {r.key: head_from_payload(r.payload) for r in records}
 
     def create_head(self, head: Head) -> bool:
@@ -181,36 +224,43 @@ class ResourceStore:
         def apply(current: Record) -> Record:
             before = head_from_payload(current.payload)
             after = change(before)
-            text_changed = ((after.content.title, after.content.body)
-                            != (before.content.title, before.content.body))
+            text_changed = (after.content.title, after.content.body) != (
+                before.content.title,
+                before.content.body,
+            )
             if text_changed or not current.vectors:
                 return self._head_record(after)
-            return Record(key=resource_id, payload=head_payload(after),
-                          vectors=current.vectors)
+            return Record(key=resource_id, payload=head_payload(after), vectors=current.vectors)
 
         return head_from_payload(self._heads.compare_and_set(resource_id, apply).payload)
 
     def delete_head(self, resource_id: str) -> None:
         self._heads.delete([resource_id])
 
-    def page(self, where: Where, page_size: int,
-             cursor: str | None) -> tuple[list[Head], str | None]:
+    def page(
+        self, where: Where, page_size: int, cursor: str | None
+    ) -> tuple[list[Head], str | None]:
         records, next_cursor = self._heads.scroll(where, page_size, cursor=cursor)
         return [head_from_payload(r.payload) for r in records], next_cursor
 
     def search(self, query: str, where: Where, limit: int) -> list[tuple[Head, float]]:
-        hits = self._heads.search(SearchQuery(where, limit, sparse=self._bm25.query(query),
-                                              with_bulk=True))
-        return [(head_from_payload(h.record.payload), h.score) for h in hits
-                if h.record is not None]
+        hits = self._heads.search(
+            SearchQuery(where, limit, sparse=self._bm25.query(query), with_bulk=True)
+        )
+        return [
+            (head_from_payload(h.record.payload), h.score) for h in hits if h.record is not None
+        ]
 
     def owned_by(self, owner: str) -> list[Head]:
         """Every resource `owner` owns, deleted or expired ones included."""
         heads, cursor = [], None
         while True:
             page, cursor = self._heads.scroll(Where(), 256, cursor=cursor)
-            heads += [h for h in map(head_from_payload, (r.payload for r in page))
-                      if h.content.owner == owner]
+            heads += [
+                h
+                for h in map(head_from_payload, (r.payload for r in page))
+                if h.content.owner == owner
+            ]
             if cursor is None:
                 return heads
 
@@ -234,26 +284,28 @@ class ResourceStore:
         """The resource under `new_id`, every step of it safe to repeat: the version
         records first (sealed for the new id), then the new head, then the old one goes."""
         for key in self.version_keys(head.id):
-            self.update_version(key, lambda record: _moved_version(
-                record, new_id, namespace, keyring))
-        self.create_head(replace(head, id=new_id,
-                                 content=_qualified_content(head.content, namespace)))
+            self.update_version(
+                key, lambda record: _moved_version(record, new_id, namespace, keyring)
+            )
+        self.create_head(
+            replace(head, id=new_id, content=_qualified_content(head.content, namespace))
+        )
         self.delete_head(head.id)
         return new_id
 
     # -- version records --
 
     def add_version(self, record: VersionRecord) -> None:
-        if not self._versions.insert([Record(key=record.key,
-                                             payload=version_payload(record))])[0]:
+        if not self._versions.insert([Record(key=record.key, payload=version_payload(record))])[0]:
             raise Aborted(f"version key {record.key!r} was taken; try again")
 
     def version(self, key: str) -> VersionRecord | None:
         record = self._versions.get(key)
         return version_from_record(record) if record else None
 
-    def update_version(self, key: str,
-                       change: Callable[[VersionRecord], VersionRecord]) -> VersionRecord:
+    def update_version(
+        self, key: str, change: Callable[[VersionRecord], VersionRecord]
+    ) -> VersionRecord:
         def apply(current: Record) -> Record:
             changed = change(version_from_record(current))
             return Record(key=key, payload=version_payload(changed))
@@ -266,8 +318,7 @@ class ResourceStore:
 
     def version_keys(self, resource_id: str) -> list[str]:
         """Every version record of a resource, kept or left over."""
-        return [r.key for r in self._scan_versions(Where(must=(Eq("resource_id",
-                                                                   resource_id),)))]
+        return [r.key for r in self._scan_versions(Where(must=(Eq("resource_id", resource_id),)))]
 
     def versions_under_keys(self, key_ids: Collection[str]) -> Iterator[VersionRecord]:
         """Version records whose secure_body is wrapped by one of these master keys."""
@@ -291,8 +342,10 @@ class ResourceStore:
 
 # ---- Names from before resource ids had organisations -------------------------------------
 
-def qualify_legacy_ids(resources: ResourceStore, keyring: Keyring,
-                       names: LegacyNames) -> dict[str, str]:
+
+def qualify_legacy_ids(
+    resources: ResourceStore, keyring: Keyring, names: LegacyNames
+) -> dict[str, str]:
     """Moves each resource stored under a bare id into its creator's org: its versions'
     secure_body sealed again for the new id, its agent scopes and owner qualified, its
     head written under the new id and the old one removed. Safe to run again after an
@@ -305,11 +358,17 @@ def qualify_legacy_ids(resources: ResourceStore, keyring: Keyring,
         if head is None or not namespace:
             continue
         new_id = qualified(namespace, resource_id)
-        moved[resource_id] = resources.move(head, new_id, namespace, keyring) \
-            if resources.free_for(head, new_id) else ""
+        moved[resource_id] = (
+            resources.move(head, new_id, namespace, keyring)
+            if resources.free_for(head, new_id)
+            else ""
+        )
     return moved
 
 
 def _qualified_content(content: Content, namespace: str) -> Content:
-    return replace(content, scopes=[qualified_scope(namespace, s) for s in content.scopes],
-                   owner=qualified_scope(namespace, content.owner))
+    return replace(
+        content,
+        scopes=[qualified_scope(namespace, s) for s in content.scopes],
+        owner=qualified_scope(namespace, content.owner),
+    )

@@ -26,10 +26,10 @@ def write_tokens(directory: Path) -> Path:
     `token-dream`, a dreamer (the dream service's role)."""
     path = write_tokens_file(directory)
     document = json.loads(path.read_text())
-    document["tokens"].append({"token": "token-eval", "user_id": "evalbot",
-                               "org_id": "acme", "roles": ["evaluator"]})
-    document["tokens"].append({"token": "token-dream", "user_id": "dreamsvc",
-                               "roles": ["dreamer"]})
+    document["tokens"].append(
+        {"token": "token-eval", "user_id": "evalbot", "org_id": "acme", "roles": ["evaluator"]}
+    )
+    document["tokens"].append({"token": "token-dream", "user_id": "dreamsvc", "roles": ["dreamer"]})
     path.write_text(json.dumps(document))
     return path
 
@@ -38,14 +38,19 @@ def write_tokens(directory: Path) -> Path:
 def server(tmp_path_factory: pytest.TempPathFactory, redis_url: str) -> Iterator[Harness]:
     """Every service, with the tests' tokens and no LLM; tests use traces of their own."""
     directory = tmp_path_factory.mktemp("cognition")
-    with running_hub(directory, tokens=write_tokens(directory), redis_url=redis_url,
-                     redis_prefix=f"test-{uuid.uuid4().hex[:12]}:") as harness:
+    with running_hub(
+        directory,
+        tokens=write_tokens(directory),
+        redis_url=redis_url,
+        redis_prefix=f"test-{uuid.uuid4().hex[:12]}:",
+    ) as harness:
         yield harness
 
 
 @pytest.fixture
-def start_redis_hub(start_hub: StartHub, redis_url: str, redis_prefix: str,
-                    tokens_file: Path) -> StartHub:
+def start_redis_hub(
+    start_hub: StartHub, redis_url: str, redis_prefix: str, tokens_file: Path
+) -> StartHub:
     """start_hub on the session's Redis under this test's prefix, with the evaluator."""
     write_tokens(tokens_file.parent)  # start_hub's tokens file, evaluator added
 
@@ -83,25 +88,50 @@ def new_trace() -> str:
     return f"trace-{uuid.uuid4().hex[:12]}"
 
 
-def query_event(sequence: int, *knowledge: Knowledge | str, text: str = "how to log in",
-                goal_id: str = "g1") -> dict[str, Any]:
+def query_event(
+    sequence: int, *knowledge: Knowledge | str, text: str = "how to log in", goal_id: str = "g1"
+) -> dict[str, Any]:
     """A query event that returned these records (or ids)."""
-    sources = [{"id": k, "task": "", "content": ""} if isinstance(k, str)
-               else {"id": k.id, "task": k.task, "content": k.content} for k in knowledge]
-    return {"type": "query", "sequence": sequence, "goal_id": goal_id, "query": text,
-            "response": "", "source_ids": [s["id"] for s in sources], "sources": sources}
+    sources = [
+        {"id": k, "task": "", "content": ""}
+        if isinstance(k, str)
+        else {"id": k.id, "task": k.task, "content": k.content}
+        for k in knowledge
+    ]
+    return {
+        "type": "query",
+        "sequence": sequence,
+        "goal_id": goal_id,
+        "query": text,
+        "response": "",
+        "source_ids": [s["id"] for s in sources],
+        "sources": sources,
+    }
 
 
-def save_knowledge(client: KnowHub, task: str = "log in to the supplier portal",
-                   content: str = "use the saved cookie", **fields: Any) -> Knowledge:
+def save_knowledge(
+    client: KnowHub,
+    task: str = "log in to the supplier portal",
+    content: str = "use the saved cookie",
+    **fields: Any,
+) -> Knowledge:
     """A new record each call: tests sharing a hub get records of their own even with the
     same text (a save equal to an existing record would return that one)."""
-    values: dict[str, Any] = {"types": ["strategy"], "scopes": ["org:acme"],
-                              "allow_duplicate": True, **fields}
+    values: dict[str, Any] = {
+        "types": ["strategy"],
+        "scopes": ["org:acme"],
+        "allow_duplicate": True,
+        **fields,
+    }
     return client.knowledge.save(task=task, content=content, **values)
 
 
 def payload(**fields: Any) -> dict[str, Any]:
     """An extraction payload (a knowledge save's arguments)."""
-    return {"task": "rotate the API keys", "content": "monthly, revoking the old ones",
-            "types": ["strategy"], "scopes": ["org:acme"], **fields}
+    return {
+        "task": "rotate the API keys",
+        "content": "monthly, revoking the old ones",
+        "types": ["strategy"],
+        "scopes": ["org:acme"],
+        **fields,
+    }

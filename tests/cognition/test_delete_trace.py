@@ -31,14 +31,18 @@ def trace_keys(redis_url: str, redis_prefix: str, owner: str, trace_id: str) -> 
         if redis.zscore(key, ref) is not None:
             found.append(f"{key.decode()} -> {ref}")
     for key in redis.scan_iter(match=f"{base}extractions-by-state*", count=1000):
-        found += [f"{key.decode()} -> {m.decode()}" for m in redis.zrange(key, 0, -1)
-                  if m.decode().startswith(f"{ref}|")]
+        found += [
+            f"{key.decode()} -> {m.decode()}"
+            for m in redis.zrange(key, 0, -1)
+            if m.decode().startswith(f"{ref}|")
+        ]
     redis.close()
     return found
 
 
 def test_the_owner_deletes_a_trace_with_everything_it_held(
-        start_redis_hub: StartHub, redis_url: str, redis_prefix: str) -> None:
+    start_redis_hub: StartHub, redis_url: str, redis_prefix: str
+) -> None:
     hub = start_redis_hub()
     alice, bob = hub.client("alice"), hub.client("bob")
     record = save_knowledge(alice)
@@ -46,9 +50,15 @@ def test_the_owner_deletes_a_trace_with_everything_it_held(
     for target in (trace_id, kept):
         alice.cognition.append_events(target, [MESSAGE, query_event(3, record)], task="t")
         alice.cognition.save_pending(target, **payload())
-        alice.cognition.submit_evaluation(target, evaluations=[{"query_sequence": 3,
-                                          "assessments": [{"knowledge_id": record.id,
-                                                           "status": "helpful"}]}])
+        alice.cognition.submit_evaluation(
+            target,
+            evaluations=[
+                {
+                    "query_sequence": 3,
+                    "assessments": [{"knowledge_id": record.id, "status": "helpful"}],
+                }
+            ],
+        )
         alice.cognition.signal_trigger(target, "compression")
     bob.cognition.append_events(trace_id, [MESSAGE])
     assert trace_keys(redis_url, redis_prefix, "user:alice", trace_id)
@@ -57,7 +67,9 @@ def test_the_owner_deletes_a_trace_with_everything_it_held(
     assert (deleted.deleted_events, deleted.deleted_extractions) == (4, 1)
     assert trace_keys(redis_url, redis_prefix, "user:alice", trace_id) == []
     assert failure(lambda: alice.cognition.get_log(trace_id)) == (
-        "NOT_FOUND", f"trace {trace_id!r} not found")
+        "NOT_FOUND",
+        f"trace {trace_id!r} not found",
+    )
     assert failure(lambda: alice.cognition.delete_trace(trace_id))[0] == "NOT_FOUND"
     assert trace_id not in {t.trace_id for t in alice.cognition.list_traces(limit=100)}
     assert {x.trace_id for x in alice.cognition.list_extractions(limit=100)} == {kept}
@@ -67,8 +79,9 @@ def test_the_owner_deletes_a_trace_with_everything_it_held(
     assert alice.knowledge.get(record.id).eval.helpful == record.eval.helpful + 2
     # the id names a new trace, of another agent even
     fresh = alice.cognition.append_events(trace_id, [MESSAGE], agent_id="").trace
-    carol_style = hub.client("carol").cognition.append_events(
-        trace_id, [MESSAGE], agent_id="carol_bot").trace
+    carol_style = (
+        hub.client("carol").cognition.append_events(trace_id, [MESSAGE], agent_id="carol_bot").trace
+    )
     assert (fresh.event_count, fresh.pending_evaluations, fresh.task) == (1, 0, "")
     assert carol_style.agent_id == "carol_bot"
 
@@ -79,8 +92,10 @@ def test_only_the_owner_or_an_admin_deletes(server: Harness) -> None:
     trace_id = new_trace()
     alice.cognition.append_events(trace_id, [MESSAGE])
     for client in (bob, evaluator, dreamer):
-        assert failure(lambda c=client: c.cognition.delete_trace(
-            trace_id, owner="user:alice")) == ("NOT_FOUND", f"trace {trace_id!r} not found")
+        assert failure(lambda c=client: c.cognition.delete_trace(trace_id, owner="user:alice")) == (
+            "NOT_FOUND",
+            f"trace {trace_id!r} not found",
+        )
     assert len(alice.cognition.get_log(trace_id)) == 1
     assert admin.cognition.delete_trace(trace_id, owner="user:alice").deleted_events == 1
     assert failure(lambda: alice.cognition.get_log(trace_id))[0] == "NOT_FOUND"
@@ -98,8 +113,9 @@ def gateway(server: Harness) -> Iterator[Gateway]:
     running.stop()
 
 
-def test_delete_over_rest_and_the_command(server: Harness, gateway: Gateway,
-                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_delete_over_rest_and_the_command(
+    server: Harness, gateway: Gateway, capsys: pytest.CaptureFixture[str]
+) -> None:
     alice = server.client("alice")
     over_rest, by_command = new_trace(), new_trace()
     for trace_id in (over_rest, by_command):

@@ -21,29 +21,40 @@ pytestmark = pytest.mark.redis_cluster  # also on a Redis Cluster
 Call = Callable[[KnowHub, str], object]
 
 
-@pytest.mark.parametrize(("call", "field"), [
-    (lambda kh, t: kh.cognition.save_pending(t, **payload(), sequence=-1), "sequence"),
-    (lambda kh, t: kh.cognition.save_pending(t, **payload(), goal_id="g" * 257), "goal_id"),
-    (lambda kh, t: kh.cognition.save_pending(t, **payload(), branch_id="b" * 257),
-     "branch_id"),
-    (lambda kh, t: kh.cognition.save_pending(t, **payload(), request_id="r" * 257),
-     "request_id"),
-    (lambda kh, t: kh.cognition.save_pending("bad trace", **payload()), "trace_id"),
-    (lambda kh, t: kh.cognition.evaluation_prompt(t, mission="m" * 4_001), "mission"),
-    (lambda kh, t: kh.cognition.evaluation_prompt(t, goal="g" * 4_001), "goal"),
-    (lambda kh, t: kh.cognition.list_traces(limit=101), "page_size"),
-    (lambda kh, t: kh.cognition.list_traces(agent_id="no spaces"), "agent_id"),
-    (lambda kh, t: kh.cognition.list_traces(page_token="garbage"), "page_token"),
-    (lambda kh, t: kh.cognition.list_extractions(limit=101), "page_size"),
-    (lambda kh, t: kh.cognition.list_extractions(states=["pending", "pending"]),
-     "states[1]"),
-    (lambda kh, t: kh.cognition.consume_reflections(t, []), "event_ids"),
-    (lambda kh, t: kh.cognition.review_extraction(t, "bad id", "approve"), "extraction_id"),
-    (lambda kh, t: kh.cognition.import_log(json.dumps(
-        {"trace_id": t, "task": "x" * 4_001, "events": []})), "document.task"),
-    (lambda kh, t: kh.cognition.import_log(json.dumps(
-        {"trace_id": t, "agent_id": "no spaces", "events": []})), "document.agent_id"),
-])
+@pytest.mark.parametrize(
+    ("call", "field"),
+    [
+        (lambda kh, t: kh.cognition.save_pending(t, **payload(), sequence=-1), "sequence"),
+        (lambda kh, t: kh.cognition.save_pending(t, **payload(), goal_id="g" * 257), "goal_id"),
+        (lambda kh, t: kh.cognition.save_pending(t, **payload(), branch_id="b" * 257), "branch_id"),
+        (
+            lambda kh, t: kh.cognition.save_pending(t, **payload(), request_id="r" * 257),
+            "request_id",
+        ),
+        (lambda kh, t: kh.cognition.save_pending("bad trace", **payload()), "trace_id"),
+        (lambda kh, t: kh.cognition.evaluation_prompt(t, mission="m" * 4_001), "mission"),
+        (lambda kh, t: kh.cognition.evaluation_prompt(t, goal="g" * 4_001), "goal"),
+        (lambda kh, t: kh.cognition.list_traces(limit=101), "page_size"),
+        (lambda kh, t: kh.cognition.list_traces(agent_id="no spaces"), "agent_id"),
+        (lambda kh, t: kh.cognition.list_traces(page_token="garbage"), "page_token"),
+        (lambda kh, t: kh.cognition.list_extractions(limit=101), "page_size"),
+        (lambda kh, t: kh.cognition.list_extractions(states=["pending", "pending"]), "states[1]"),
+        (lambda kh, t: kh.cognition.consume_reflections(t, []), "event_ids"),
+        (lambda kh, t: kh.cognition.review_extraction(t, "bad id", "approve"), "extraction_id"),
+        (
+            lambda kh, t: kh.cognition.import_log(
+                json.dumps({"trace_id": t, "task": "x" * 4_001, "events": []})
+            ),
+            "document.task",
+        ),
+        (
+            lambda kh, t: kh.cognition.import_log(
+                json.dumps({"trace_id": t, "agent_id": "no spaces", "events": []})
+            ),
+            "document.agent_id",
+        ),
+    ],
+)
 def test_each_request_rule_names_its_field(server: Harness, call: Call, field: str) -> None:
     alice, trace_id = server.client("alice"), new_trace()
     code, message = failure(lambda: call(alice, trace_id))
@@ -55,9 +66,12 @@ def test_each_request_rule_names_its_field(server: Harness, call: Call, field: s
 def test_a_save_without_a_payload_is_refused(server: Harness) -> None:
     channel = grpc.insecure_channel(server.address)
     stub, trace_id = cognition_pb2_grpc.CognitionServiceStub(channel), new_trace()
-    code, message = failure(lambda: stub.SavePendingExtraction(
-        cognition_pb2.SavePendingExtractionRequest(trace_id=trace_id, sequence=1),
-        metadata=bearer("alice")))
+    code, message = failure(
+        lambda: stub.SavePendingExtraction(
+            cognition_pb2.SavePendingExtractionRequest(trace_id=trace_id, sequence=1),
+            metadata=bearer("alice"),
+        )
+    )
     channel.close()
     assert (code, message) == ("INVALID_ARGUMENT", "payload: is required")
 

@@ -19,15 +19,18 @@ from tests.support.shared import failure
 
 pytestmark = pytest.mark.redis_cluster  # also on a Redis Cluster
 
-FAST_REDELIVERY = {"KNOWHUB_COGNITION_TRIGGER_VISIBILITY_SECONDS": "0.3",
-                   "KNOWHUB_COGNITION_TRIGGER_POLL_SECONDS": "0.05"}
+FAST_REDELIVERY = {
+    "KNOWHUB_COGNITION_TRIGGER_VISIBILITY_SECONDS": "0.3",
+    "KNOWHUB_COGNITION_TRIGGER_POLL_SECONDS": "0.05",
+}
 
 
 def trigger_stream(harness: Harness) -> list[dict[str, str]]:
     client = connect(harness.settings["redis_url"])
     key = keyspace(harness.settings["redis_prefix"], "cognition") + "triggers:evaluation"
-    entries = [{k.decode(): v.decode() for k, v in fields.items()}
-               for _, fields in client.xrange(key)]
+    entries = [
+        {k.decode(): v.decode() for k, v in fields.items()} for _, fields in client.xrange(key)
+    ]
     client.close()
     return entries
 
@@ -46,36 +49,51 @@ def fast_hub(start_redis_hub: StartHub) -> Iterator[Harness]:
 
 # ---- Pending evaluations ----------------------------------------------------------------
 
+
 def test_queries_with_sources_are_pending_until_evaluated(server: Harness) -> None:
     alice, trace_id = server.client("alice"), new_trace()
     k = alice.knowledge.save(task="t", content="c", types=["tool"])
-    alice.cognition.append_events(trace_id, [
-        query_event(3, k), query_event(4), query_event(5, k, "knowledge-other")])
+    alice.cognition.append_events(
+        trace_id, [query_event(3, k), query_event(4), query_event(5, k, "knowledge-other")]
+    )
 
     pending = alice.cognition.pending_evaluations(trace_id)
     assert [q["sequence"] for q in pending] == [3, 5]
     assert pending[0]["source_ids"] == [k.id]
     # a query waits for a verdict on each of its sources
-    report = alice.cognition.submit_evaluation(trace_id, evaluations=[
-        {"query_sequence": 5, "assessments": [{"knowledge_id": k.id, "status": "unused"}]}])
+    report = alice.cognition.submit_evaluation(
+        trace_id,
+        evaluations=[
+            {"query_sequence": 5, "assessments": [{"knowledge_id": k.id, "status": "unused"}]}
+        ],
+    )
     assert report.pending_query_sequences == [3, 5]
-    report = alice.cognition.submit_evaluation(trace_id, evaluations=[
-        {"query_sequence": 5, "assessments": [{"knowledge_id": "knowledge-other",
-                                               "status": "irrelevant"}]}])
+    report = alice.cognition.submit_evaluation(
+        trace_id,
+        evaluations=[
+            {
+                "query_sequence": 5,
+                "assessments": [{"knowledge_id": "knowledge-other", "status": "irrelevant"}],
+            }
+        ],
+    )
     assert report.pending_query_sequences == [3]
     assert [q["sequence"] for q in alice.cognition.pending_evaluations(trace_id)] == [3]
     # the query without sources (4) was closed at once, with no verdicts
     view = alice.cognition.trace_view(trace_id)
     assert view.pending_query_sequences == [3]
-    assert [e["query_sequence"] for e in alice.cognition.get_log(
-        trace_id, types=["evaluation"])] == [5, 5]
+    assert [
+        e["query_sequence"] for e in alice.cognition.get_log(trace_id, types=["evaluation"])
+    ] == [5, 5]
 
 
 # ---- Signalling -----------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("kind", ["goal_completion", "compression", "task_completion"])
-def test_each_trigger_kind_publishes_the_pending_set_once(start_redis_hub: StartHub,
-                                                          kind: str) -> None:
+def test_each_trigger_kind_publishes_the_pending_set_once(
+    start_redis_hub: StartHub, kind: str
+) -> None:
     hub = start_redis_hub()
     alice, trace_id = hub.client("alice"), new_trace()
     alice.cognition.append_events(trace_id, [query_event(3, "k1"), query_event(8, "k2")])
@@ -83,13 +101,21 @@ def test_each_trigger_kind_publishes_the_pending_set_once(start_redis_hub: Start
     signal = alice.cognition.signal_trigger(trace_id, kind)
     assert (signal.query_sequences, signal.published) == ([3, 8], True)
     (entry,) = trigger_stream(hub)
-    assert {k: entry[k] for k in ("trace_id", "trigger", "query_sequences", "owner",
-                                  "agent_id")} == {
-        "trace_id": trace_id, "trigger": kind, "query_sequences": "3,8",
-        "owner": "user:alice", "agent_id": "acme:alice_bot"}  # kept qualified by its org
+    assert {
+        k: entry[k] for k in ("trace_id", "trigger", "query_sequences", "owner", "agent_id")
+    } == {
+        "trace_id": trace_id,
+        "trigger": kind,
+        "query_sequences": "3,8",
+        "owner": "user:alice",
+        "agent_id": "acme:alice_bot",
+    }  # kept qualified by its org
     again = alice.cognition.signal_trigger(trace_id, "task_completion")
     assert (again.query_sequences, again.published, again.trigger_id) == (
-        [3, 8], False, signal.trigger_id)
+        [3, 8],
+        False,
+        signal.trigger_id,
+    )
     assert len(trigger_stream(hub)) == 1
     assert alice.cognition.pending_evaluations(trace_id).last_trigger == kind
 
@@ -121,13 +147,18 @@ def test_signal_trigger_checks_its_arguments(server: Harness) -> None:
     alice.cognition.append_events(trace_id, [query_event(3, "k")])
     code, message = failure(lambda: alice.cognition.signal_trigger(trace_id, "lunch"))
     assert code == "INVALID_ARGUMENT" and message.startswith("trigger:")
-    assert failure(lambda: server.client("bob").cognition.signal_trigger(
-        trace_id, "compression"))[0] == "NOT_FOUND"
-    assert failure(lambda: alice.cognition.signal_trigger(new_trace(), "compression"))[0] == \
-        "NOT_FOUND"
+    assert (
+        failure(lambda: server.client("bob").cognition.signal_trigger(trace_id, "compression"))[0]
+        == "NOT_FOUND"
+    )
+    assert (
+        failure(lambda: alice.cognition.signal_trigger(new_trace(), "compression"))[0]
+        == "NOT_FOUND"
+    )
 
 
 # ---- Watching and acknowledging ------------------------------------------------------------
+
 
 def test_a_trigger_reaches_a_watcher_and_an_ack_retires_it(fast_hub: Harness) -> None:
     alice, evaluator = fast_hub.client("alice"), fast_hub.client("eval")
@@ -136,8 +167,13 @@ def test_a_trigger_reaches_a_watcher_and_an_ack_retires_it(fast_hub: Harness) ->
     watcher = Watcher(evaluator, consumer="one")
     trigger = watcher.next()
     assert isinstance(trigger, Trigger)
-    assert (trigger.trigger_id, trigger.trace_id, trigger.trigger, trigger.query_sequences,
-            trigger.delivery_count) == (trigger_id, trace_id, "goal_completion", [3], 1)
+    assert (
+        trigger.trigger_id,
+        trigger.trace_id,
+        trigger.trigger,
+        trigger.query_sequences,
+        trigger.delivery_count,
+    ) == (trigger_id, trace_id, "goal_completion", [3], 1)
     assert trigger.owner == "user:alice" and trigger.signaled_at is not None
     assert evaluator.cognition.ack_triggers([trigger.trigger_id]) == 1
     assert evaluator.cognition.ack_triggers([trigger.trigger_id]) == 0
@@ -188,12 +224,15 @@ def test_triggers_are_for_evaluators(server: Harness) -> None:
     assert failure(lambda: alice.cognition.ack_triggers(["1-0"]))[0] == "PERMISSION_DENIED"
 
 
-@pytest.mark.parametrize(("call", "field"), [
-    ({"trigger_ids": []}, "trigger_ids"),
-    ({"trigger_ids": ["not-an-id"]}, "trigger_ids[0]"),
-    ({"trigger_ids": ["1-0"] * 501}, "trigger_ids"),
-    ({"trigger_ids": ["1-0"], "group": "no spaces"}, "group"),
-])
+@pytest.mark.parametrize(
+    ("call", "field"),
+    [
+        ({"trigger_ids": []}, "trigger_ids"),
+        ({"trigger_ids": ["not-an-id"]}, "trigger_ids[0]"),
+        ({"trigger_ids": ["1-0"] * 501}, "trigger_ids"),
+        ({"trigger_ids": ["1-0"], "group": "no spaces"}, "group"),
+    ],
+)
 def test_ack_checks_its_arguments(server: Harness, call: dict[str, Any], field: str) -> None:
     code, message = failure(lambda: server.client("eval").cognition.ack_triggers(**call))
     assert code == "INVALID_ARGUMENT" and message.startswith(f"{field}:")

@@ -25,16 +25,22 @@ from tests.support.shared import running_hub
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "console"
-HUB_ENV = {**FAST, **FAST_HISTORIAN, "KNOWHUB_HISTORIAN_WORKERS": "1",
-           "KNOWHUB_HISTORIAN_JOB_MAX_RETRIES": "0"}
+HUB_ENV = {
+    **FAST,
+    **FAST_HISTORIAN,
+    "KNOWHUB_HISTORIAN_WORKERS": "1",
+    "KNOWHUB_HISTORIAN_JOB_MAX_RETRIES": "0",
+}
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     missing = [str(path) for path in (CHROMIUM, CHROMEDRIVER) if not path.exists()]
     if not missing:
         return
-    skip = pytest.mark.skip(reason=f"headless Chromium is not installed ({', '.join(missing)} "
-                                   "missing): apt-get install -y chromium chromium-driver")
+    skip = pytest.mark.skip(
+        reason=f"headless Chromium is not installed ({', '.join(missing)} "
+        "missing): apt-get install -y chromium chromium-driver"
+    )
     for item in items:
         if item.path.parent == Path(__file__).parent:
             item.add_marker(skip)
@@ -49,16 +55,23 @@ def console_llm() -> Iterator[OpenAIStub]:
 
 
 @pytest.fixture(scope="module")
-def hub(tmp_path_factory: pytest.TempPathFactory, redis_url: str,
-        console_llm: OpenAIStub) -> Iterator[tuple[Harness, Queue]]:
+def hub(
+    tmp_path_factory: pytest.TempPathFactory, redis_url: str, console_llm: OpenAIStub
+) -> Iterator[tuple[Harness, Queue]]:
     directory = tmp_path_factory.mktemp("console")
     prefix = f"test-{uuid.uuid4().hex[:12]}:"
     with pytest.MonkeyPatch.context() as env:
         for name, value in HUB_ENV.items():
             env.setenv(name, value)
-        with running_hub(directory, tokens=write_dream_tokens(directory), redis_url=redis_url,
-                         redis_prefix=prefix, llm_base_url=console_llm.base_url, llm_max_retries=0,
-                         llm_timeout_seconds=10) as harness:
+        with running_hub(
+            directory,
+            tokens=write_dream_tokens(directory),
+            redis_url=redis_url,
+            redis_prefix=prefix,
+            llm_base_url=console_llm.base_url,
+            llm_max_retries=0,
+            llm_timeout_seconds=10,
+        ) as harness:
             yield harness, Queue(redis_url, prefix)
 
 
@@ -74,8 +87,11 @@ def gateway(hub: tuple[Harness, Queue]) -> Iterator[str]:
     """The gateway, serving the console, on a free loopback port; yields its base URL."""
     harness = hub[0]
     settings = CommonSettings(data_dir=harness.data_dir, **harness.settings)
-    app = create_app({service: harness.address for service in SERVICES}, timeout=30.0,
-                     facts=HubFacts.of(settings))
+    app = create_app(
+        {service: harness.address for service in SERVICES},
+        timeout=30.0,
+        facts=HubFacts.of(settings),
+    )
     server = GatewayServer(app, "127.0.0.1", 0)
     server.start()
     yield server.url
@@ -89,8 +105,13 @@ def browser() -> Iterator[object]:
 
     options = webdriver.ChromeOptions()
     options.binary_location = str(CHROMIUM)
-    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage",
-                     "--disable-gpu", "--window-size=1400,1800"):
+    for argument in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-dev-shm-usage",
+        "--disable-gpu",
+        "--window-size=1400,1800",
+    ):
         options.add_argument(argument)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)

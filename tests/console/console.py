@@ -28,14 +28,17 @@ class Console:
         self.driver.execute_script(
             "sessionStorage.clear(); localStorage.clear();"
             " if (arguments[0]) sessionStorage.setItem(arguments[1], arguments[0]);",
-            token or "", TOKEN_KEY)
+            token or "",
+            TOKEN_KEY,
+        )
         self.driver.get("about:blank")
         self.errors()  # forget what the loads before this one logged
         self.driver.get(f"{self.base_url}/console/#{hash_path}")
         return self
 
-    def wait(self, css: str, text: str = "", timeout: float = 20.0,
-             within: WebElement | None = None) -> WebElement:
+    def wait(
+        self, css: str, text: str = "", timeout: float = 20.0, within: WebElement | None = None
+    ) -> WebElement:
         """The first element matching `css` whose text contains `text`, once there is one."""
         scope: Any = within or self.driver
 
@@ -46,14 +49,19 @@ class Console:
             return False
 
         # A page re-rendering detaches the elements found a moment before: look again.
-        wait = WebDriverWait(self.driver, timeout, poll_frequency=0.05,
-                             ignored_exceptions=[StaleElementReferenceException])
+        wait = WebDriverWait(
+            self.driver,
+            timeout,
+            poll_frequency=0.05,
+            ignored_exceptions=[StaleElementReferenceException],
+        )
         try:
             return wait.until(found)
         except TimeoutException as exc:
             shown = self.driver.find_element(By.ID, "main").text[:2000]
-            raise AssertionError(f"no {css!r} containing {text!r}; the page shows:\n{shown}"
-                                 ) from exc
+            raise AssertionError(
+                f"no {css!r} containing {text!r}; the page shows:\n{shown}"
+            ) from exc
 
     def find_all(self, css: str) -> list[WebElement]:
         return self.driver.find_elements(By.CSS_SELECTOR, css)
@@ -70,8 +78,11 @@ class Console:
     def errors(self) -> list[str]:
         """The browser's SEVERE console entries since the last call (JS errors, failed
         requests)."""
-        return [entry["message"] for entry in self.driver.get_log("browser")
-                if entry["level"] == "SEVERE"]
+        return [
+            entry["message"]
+            for entry in self.driver.get_log("browser")
+            if entry["level"] == "SEVERE"
+        ]
 
     def screenshot(self, name: str) -> Path:
         path = self.artifacts / f"{name}.png"

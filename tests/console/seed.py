@@ -78,29 +78,43 @@ class Seeded:
 
 
 def seed(alice: KnowHub, llm: ConsoleLLM, queue: Queue) -> Seeded:
-    resource = alice.resources.save("creds/console/staging", "Staging console login",
-                                    "user: deploy-bot on https://staging.example",
-                                    secure_body=SECRET, content_type="credential")
-    record = alice.knowledge.save("log in to the staging console", ORIGINAL, ["tool"],
-                                  resource_ids=[resource.id], score=4)
-    for number, (outcome, helpful) in enumerate((("logged in first try", True),
-                                                 ("login expired", False),
-                                                 ("logged in again", True))):
+    resource = alice.resources.save(
+        "creds/console/staging",
+        "Staging console login",
+        "user: deploy-bot on https://staging.example",
+        secure_body=SECRET,
+        content_type="credential",
+    )
+    record = alice.knowledge.save(
+        "log in to the staging console", ORIGINAL, ["tool"], resource_ids=[resource.id], score=4
+    )
+    for number, (outcome, helpful) in enumerate(
+        (("logged in first try", True), ("login expired", False), ("logged in again", True))
+    ):
         # Each from a deploy of its own: a user's cases count once per trace.
-        case = {"task": "deploy to staging", "outcome": outcome, "reason": f"because {outcome}",
-                "trace_id": f"trace-console-deploy-{number}"}
-        alice.knowledge.update(record.id, **{
-            "add_helpful_case" if helpful else "add_harmful_case": case})
+        case = {
+            "task": "deploy to staging",
+            "outcome": outcome,
+            "reason": f"because {outcome}",
+            "trace_id": f"trace-console-deploy-{number}",
+        }
+        alice.knowledge.update(
+            record.id, **{"add_helpful_case" if helpful else "add_harmful_case": case}
+        )
     alice.knowledge.update(record.id, evolve_feedback="say to rotate the login")
 
     trace_events(alice, record.id)
     append_runtime_trace(alice, RUNTIME_TRACE)
-    extraction_ids = [alice.cognition.save_pending(
-        TRACE, task, content, ["strategy"], sequence=4, goal_id="g1").extraction.extraction_id
+    extraction_ids = [
+        alice.cognition.save_pending(
+            TRACE, task, content, ["strategy"], sequence=4, goal_id="g1"
+        ).extraction.extraction_id
         for task, content in (
             ("deploy on fridays", "Deploy before noon on Fridays; nobody watches later."),
             ("name release branches", "Name release branches release/YYYY-MM-DD."),
-            ("retry flaky tests", "Retry a flaky test five times before reporting it."))]
+            ("retry flaky tests", "Retry a flaky test five times before reporting it."),
+        )
+    ]
 
     for summary, said in (("Likes tea.", "tea"), ("Likes green tea, no sugar.", "green tea")):
         llm.merges.append(ToolCalls([profile_update("user", "10001", summary, name="Null")]))
@@ -112,32 +126,85 @@ def seed(alice: KnowHub, llm: ConsoleLLM, queue: Queue) -> Seeded:
     run = alice.dream.run(agent_id="alice_bot", trace_ids=[TRACE])
     wait_run(alice, run.run_id)
     schedule = alice.dream.schedule(every_minutes=600, agent_id="alice_bot")
-    return Seeded(record.id, resource.id, TRACE, RUNTIME_TRACE, extraction_ids, run.run_id,
-                  schedule.schedule_id, queue.failed_count())
+    return Seeded(
+        record.id,
+        resource.id,
+        TRACE,
+        RUNTIME_TRACE,
+        extraction_ids,
+        run.run_id,
+        schedule.schedule_id,
+        queue.failed_count(),
+    )
 
 
 def trace_events(alice: KnowHub, knowledge_id: str) -> None:
-    alice.cognition.append_events(TRACE, [
-        message(1, "Deploy the console build to staging"),
-        {"type": "plan_evolution", "plan_version": 1, "diff_summary": "build, then deploy"},
-        {"type": "memory_read", "memory_type": "long_term", "key_or_scope": "deploy:staging",
-         "summary": "read the staging deploy notes", "step_index": 2},
-        {"type": "query", "sequence": 2, "goal_id": "g1", "query": "how to log in to staging",
-         "response": "use the shared login", "source_ids": [knowledge_id]},
-        message(3, "logged in with the shared login", role="tool"),
-        {"type": "memory_write", "memory_type": "working", "key_or_scope": "deploy:status",
-         "summary": "staging login worked", "step_index": 3},
-        {"type": "plan_evolution", "plan_version": 2, "diff_summary": "skip the build, reuse"},
-        message(4, "Deployed.", role="assistant"),
-    ], task="deploy the console build")
+    alice.cognition.append_events(
+        TRACE,
+        [
+            message(1, "Deploy the console build to staging"),
+            {"type": "plan_evolution", "plan_version": 1, "diff_summary": "build, then deploy"},
+            {
+                "type": "memory_read",
+                "memory_type": "long_term",
+                "key_or_scope": "deploy:staging",
+                "summary": "read the staging deploy notes",
+                "step_index": 2,
+            },
+            {
+                "type": "query",
+                "sequence": 2,
+                "goal_id": "g1",
+                "query": "how to log in to staging",
+                "response": "use the shared login",
+                "source_ids": [knowledge_id],
+            },
+            message(3, "logged in with the shared login", role="tool"),
+            {
+                "type": "memory_write",
+                "memory_type": "working",
+                "key_or_scope": "deploy:status",
+                "summary": "staging login worked",
+                "step_index": 3,
+            },
+            {"type": "plan_evolution", "plan_version": 2, "diff_summary": "skip the build, reuse"},
+            message(4, "Deployed.", role="assistant"),
+        ],
+        task="deploy the console build",
+    )
     gone = alice.knowledge.save("log in to the old staging", "use the old VPN", ["tool"]).id
-    alice.cognition.append_events(TRACE, [
-        {"type": "query", "sequence": 5, "goal_id": "g1", "query": "old staging login",
-         "source_ids": [gone]}])
+    alice.cognition.append_events(
+        TRACE,
+        [
+            {
+                "type": "query",
+                "sequence": 5,
+                "goal_id": "g1",
+                "query": "old staging login",
+                "source_ids": [gone],
+            }
+        ],
+    )
     alice.knowledge.delete(gone)  # its verdict below cannot land: a feedback_refused event
-    alice.cognition.submit_evaluation(TRACE, evaluations=[
-        {"query_sequence": 2, "assessments": [
-            {"knowledge_id": knowledge_id, "status": "helpful", "reason": "the login worked"}]},
-        {"query_sequence": 5, "assessments": [
-            {"knowledge_id": gone, "status": "helpful", "reason": "it was right"}]}],
-        trigger="task_completion")
+    alice.cognition.submit_evaluation(
+        TRACE,
+        evaluations=[
+            {
+                "query_sequence": 2,
+                "assessments": [
+                    {
+                        "knowledge_id": knowledge_id,
+                        "status": "helpful",
+                        "reason": "the login worked",
+                    }
+                ],
+            },
+            {
+                "query_sequence": 5,
+                "assessments": [
+                    {"knowledge_id": gone, "status": "helpful", "reason": "it was right"}
+                ],
+            },
+        ],
+        trigger="task_completion",
+    )

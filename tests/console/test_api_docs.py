@@ -25,8 +25,7 @@ def local_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[st
     """A hub without a tokens file, one record in it, and its gateway: (its URL, a
     sign-in code)."""
     hub = Harness(tmp_path_factory.mktemp("api-docs") / "data").start()
-    hub.client().knowledge.save(task="open the api docs", content="at /docs",
-                                types=["tool"])
+    hub.client().knowledge.save(task="open the api docs", content="at /docs", types=["tool"])
     app = create_app(dict.fromkeys(SERVICES, hub.address), 30.0, local_token=hub.local_token)
     gateway = GatewayServer(app, "127.0.0.1", 0)
     gateway.start()
@@ -36,9 +35,11 @@ def local_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[st
 
 
 def _refused_by_policy(browser: Any) -> list[str]:
-    return [entry["message"] for entry in browser.get_log("browser")
-            if "Content Security Policy" in entry["message"]
-            or "Refused to" in entry["message"]]
+    return [
+        entry["message"]
+        for entry in browser.get_log("browser")
+        if "Content Security Policy" in entry["message"] or "Refused to" in entry["message"]
+    ]
 
 
 def test_the_page_loads_only_the_gateways_own_files() -> None:
@@ -50,30 +51,41 @@ def test_the_page_loads_only_the_gateways_own_files() -> None:
 
 
 def test_swagger_ui_renders_and_calls_the_api_through_the_session(
-        browser: Any, local_gateway: tuple[str, str]) -> None:
+    browser: Any, local_gateway: tuple[str, str]
+) -> None:
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
 
     url, code = local_gateway
     browser.get(f"{url}/?login={code}")
-    wait_until(lambda: "/console/" in browser.current_url
-               and "session=" not in browser.current_url, what="the sign-in")
+    wait_until(
+        lambda: "/console/" in browser.current_url and "session=" not in browser.current_url,
+        what="the sign-in",
+    )
     browser.get(f"{url}/docs")  # redirected to /docs/
-    wait_until(lambda: browser.find_elements(By.CSS_SELECTOR, KNOWLEDGE_LIST),
-               what="the operations to render", timeout=30)
+    wait_until(
+        lambda: browser.find_elements(By.CSS_SELECTOR, KNOWLEDGE_LIST),
+        what="the operations to render",
+        timeout=30,
+    )
     assert "KnowHub REST gateway" in browser.find_element(By.CSS_SELECTOR, ".info .title").text
     operation = browser.find_element(By.CSS_SELECTOR, KNOWLEDGE_LIST)
     operation.find_element(By.CSS_SELECTOR, ".opblock-summary-control").click()
-    wait_until(lambda: operation.find_elements(By.CSS_SELECTOR, ".try-out__btn"),
-               what="the Try it out button")
+    wait_until(
+        lambda: operation.find_elements(By.CSS_SELECTOR, ".try-out__btn"),
+        what="the Try it out button",
+    )
     operation.find_element(By.CSS_SELECTOR, ".try-out__btn").click()
     # the document's example lists one team's records; this hub's record is in no team
     scopes = operation.find_element(By.CSS_SELECTOR, "tr[data-param-name='scopes'] input")
     scopes.send_keys(Keys.CONTROL, "a")
     scopes.send_keys(Keys.BACKSPACE)  # as a person would: Swagger UI sees the change
     operation.find_element(By.CSS_SELECTOR, ".execute").click()
-    wait_until(lambda: operation.find_elements(By.CSS_SELECTOR, ".live-responses-table"),
-               what="the live response", timeout=30)
+    wait_until(
+        lambda: operation.find_elements(By.CSS_SELECTOR, ".live-responses-table"),
+        what="the live response",
+        timeout=30,
+    )
     status = operation.find_element(By.CSS_SELECTOR, f"{LIVE} .response-col_status").text
     assert status.strip() == "200", status
     body = operation.find_element(By.CSS_SELECTOR, f"{LIVE} .microlight").text

@@ -30,7 +30,8 @@ def alice(hub: tuple[Harness, Queue]) -> KnowHub:
 
 
 def test_the_review_queue_approves_edits_discards_and_commits(
-        console: Console, seeded: Seeded, alice: KnowHub) -> None:
+    console: Console, seeded: Seeded, alice: KnowHub
+) -> None:
     console.open("/review", "token-alice")
     friday, branches, flaky = seeded.extraction_ids
     card = console.wait(f'.extraction[data-extraction-id="{friday}"]', "deploy on fridays")
@@ -46,27 +47,36 @@ def test_the_review_queue_approves_edits_discards_and_commits(
     task.clear()
     task.send_keys("name release branches by date")
     console.click('form.edit button[type="submit"]', within=edited)
-    console.wait(f'.extraction[data-extraction-id="{branches}"][data-state="edited"]',
-                 "name release branches by date")
-    console.click("button.discard", within=console.wait(
-        f'.extraction[data-extraction-id="{flaky}"]'))
+    console.wait(
+        f'.extraction[data-extraction-id="{branches}"][data-state="edited"]',
+        "name release branches by date",
+    )
+    console.click(
+        "button.discard", within=console.wait(f'.extraction[data-extraction-id="{flaky}"]')
+    )
     console.wait(f'.extraction[data-extraction-id="{flaky}"][data-state="discarded"]')
 
     console.click(f'button.commit[data-trace-id="{seeded.trace_id}"]')
     report = console.wait("#commit-report", "2 committed, 0 failed")
-    committed = {row.find_elements("css selector", "td")[0].text:
-                 row.find_elements("css selector", "td")[1].text
-                 for row in report.find_elements("css selector", "tr.committed")}
+    committed = {
+        row.find_elements("css selector", "td")[0].text: row.find_elements("css selector", "td")[
+            1
+        ].text
+        for row in report.find_elements("css selector", "tr.committed")
+    }
     console.screenshot("review-commit-report")
     assert set(committed) == {friday, branches}
     assert "name release branches by date" in report.text  # the edited task
     assert console.errors() == []
 
     assert alice.knowledge.get(committed[friday]).content == (
-        "Deploy before noon on Fridays; nobody watches later.")
+        "Deploy before noon on Fridays; nobody watches later."
+    )
     assert alice.knowledge.get(committed[branches]).task == "name release branches by date"
-    states = {e.extraction_id: (e.state, e.knowledge_id)
-              for e in alice.cognition.list_extractions(seeded.trace_id, limit=100)}
+    states = {
+        e.extraction_id: (e.state, e.knowledge_id)
+        for e in alice.cognition.list_extractions(seeded.trace_id, limit=100)
+    }
     assert states[friday] == ("committed", committed[friday])
     assert states[branches] == ("committed", committed[branches])
     assert states[flaky] == ("discarded", "")
@@ -77,8 +87,10 @@ def test_the_review_queue_approves_edits_discards_and_commits(
 
 def test_the_knowledge_page_lists_and_searches(console: Console, seeded: Seeded) -> None:
     console.open("/knowledge", "token-alice")
-    row = console.wait(f'.knowledge-row[data-knowledge-id="{seeded.knowledge_id}"]',
-                       "log in to the staging console")
+    row = console.wait(
+        f'.knowledge-row[data-knowledge-id="{seeded.knowledge_id}"]',
+        "log in to the staging console",
+    )
     assert "4 / 1" in row.text  # helpful: the first + 2 cases + 1 evaluation; harmful: 1
     console.screenshot("knowledge-list")
     query = console.wait("#knowledge-query")
@@ -92,21 +104,27 @@ def test_the_knowledge_page_lists_and_searches(console: Console, seeded: Seeded)
 
 
 def test_a_record_shows_its_eval_history_versions_and_resources(
-        console: Console, seeded: Seeded) -> None:
+    console: Console, seeded: Seeded
+) -> None:
     console.open(f"/knowledge/{seeded.knowledge_id}", "token-alice")
     console.wait(".record-content", EVOLVED)
     history = console.wait("#eval-history", "Eval history")
     cases = console.find_all("#eval-history tr.case")
     assert [c.get_attribute("class").split()[-1] for c in cases] == [
-        "case-helpful", "case-harmful", "case-helpful", "case-helpful"]
+        "case-helpful",
+        "case-harmful",
+        "case-helpful",
+        "case-helpful",
+    ]
     assert "the login worked" in cases[-1].text and seeded.trace_id in cases[-1].text
     assert console.find_all("#eval-history svg.chart")
     assert "Helpful\n4" in history.text and "Harmful\n1" in history.text
     version = console.wait("#versions .version", ORIGINAL)
     assert "say to rotate the login" in version.text and "evolve" in version.text
 
-    resource = console.wait(f'.resource[data-resource-id="{seeded.resource_id}"]',
-                            "Staging console login")
+    resource = console.wait(
+        f'.resource[data-resource-id="{seeded.resource_id}"]', "Staging console login"
+    )
     assert "deploy-bot" in resource.text
     console.wait(".secure-hidden", "Secure body hidden", within=resource)
     assert SECRET not in console.page_source()
@@ -123,10 +141,12 @@ def test_a_record_shows_its_eval_history_versions_and_resources(
 
 
 def test_reveal_shows_the_servers_refusal_to_a_viewer_it_does_not_allow(
-        console: Console, seeded: Seeded) -> None:
+    console: Console, seeded: Seeded
+) -> None:
     console.open(f"/knowledge/{seeded.knowledge_id}", "token-carol")  # same org, not owner
-    resource = console.wait(f'.resource[data-resource-id="{seeded.resource_id}"]',
-                            "Staging console login")
+    resource = console.wait(
+        f'.resource[data-resource-id="{seeded.resource_id}"]', "Staging console login"
+    )
     console.click("button.reveal", within=resource)
     console.wait(".error", "PERMISSION_DENIED", within=resource)
     assert SECRET not in console.page_source()
@@ -141,8 +161,12 @@ def test_the_trace_page_shows_its_view_tabs(console: Console, seeded: Seeded) ->
         "timeline": ("Step 2", "how to log in to staging"),
         "tree": ("Knowledge decisions", "how to log in to staging"),
         "plan": ("v2", "skip the build, reuse"),
-        "tools": (seeded.knowledge_id, "logged in with the shared login", "NOT_FOUND",
-                  "was not applied"),
+        "tools": (
+            seeded.knowledge_id,
+            "logged in with the shared login",
+            "NOT_FOUND",
+            "was not applied",
+        ),
         "memory": ("long_term", "staging login worked"),
         "events": ("extraction_pending", "Deploy the console build to staging"),
     }
@@ -152,8 +176,10 @@ def test_the_trace_page_shows_its_view_tabs(console: Console, seeded: Seeded) ->
         for text in texts:
             console.wait(f'.tab[data-tab="{tab}"]', text)
         if tab == "tree":  # the knowledge choices, drawn: step -> query -> rated record
-            rated = console.wait(f'.graph-knowledge-tree .graph-node[data-node-id="knowledge-2-'
-                                 f'{seeded.knowledge_id}"]')
+            rated = console.wait(
+                f'.graph-knowledge-tree .graph-node[data-node-id="knowledge-2-'
+                f'{seeded.knowledge_id}"]'
+            )
             assert "rating-helpful" in (rated.get_attribute("class") or "")
             rated.click()
             console.wait('.node-details[data-graph="knowledge-tree"]', "the login worked")
@@ -163,17 +189,23 @@ def test_the_trace_page_shows_its_view_tabs(console: Console, seeded: Seeded) ->
 
 
 def test_a_runtime_trace_shows_its_header_and_reasoning_steps(
-        console: Console, seeded: Seeded) -> None:
+    console: Console, seeded: Seeded
+) -> None:
     console.open(f"/trace/{seeded.runtime_trace_id}", "token-alice")
-    header = {name: console.wait(f'.job-field[data-field="{name}"]').text
-              for name in ("job", "agent", "goal", "status", "cursor", "plan")}
+    header = {
+        name: console.wait(f'.job-field[data-field="{name}"]').text
+        for name in ("job", "agent", "goal", "status", "cursor", "plan")
+    }
     assert JOB in header["job"] and "alice_bot" in header["agent"]
     assert GOAL in header["goal"] and "completed" in header["status"]
     assert "notify (step 7)" in header["cursor"] and "v3" in header["plan"]
     retried = console.wait('.reasoning-step[data-node-id="search_logs"]', "2 attempts")
     assert "#1 retryable (the log store timed out) → #2 ok" in retried.text
     assert [m.text.split(" (")[0] for m in console.find_all(".plan-marker")] == [
-        "Plan v1", "Plan v2", "Plan v3"]
+        "Plan v1",
+        "Plan v2",
+        "Plan v3",
+    ]
     analyze = console.wait('.reasoning-step[data-node-id="analyze"]')
     assert "runbooks:checkout" in console.wait(".step-memory", within=analyze).text
     cards = [c.text.split("\n")[0] for c in analyze.find_elements("css selector", ".card-title")]
@@ -184,7 +216,8 @@ def test_a_runtime_trace_shows_its_header_and_reasoning_steps(
 
 
 def test_the_decision_tree_is_a_graph_with_clickable_nodes(
-        console: Console, seeded: Seeded) -> None:
+    console: Console, seeded: Seeded
+) -> None:
     console.open(f"/trace/{seeded.runtime_trace_id}/tree", "token-alice")
     tree = ".graph-decision-tree"
     plan = console.wait(f'{tree} .graph-node[data-node-id="plan"]')
@@ -206,7 +239,8 @@ def test_the_decision_tree_is_a_graph_with_clickable_nodes(
 
 
 def test_the_plan_tab_draws_the_dag_and_two_versions_side_by_side(
-        console: Console, seeded: Seeded) -> None:
+    console: Console, seeded: Seeded
+) -> None:
     console.open(f"/trace/{seeded.runtime_trace_id}/plan", "token-alice")
     console.wait(".plan-row")
     rows = [r.text for r in console.find_all(".plan-row")]
@@ -225,8 +259,9 @@ def test_the_plan_tab_draws_the_dag_and_two_versions_side_by_side(
     assert "added read_dashboards (grafana_query), notify (slack_post)" in diff.text
     assert console.find_all('.plan-side-from .graph-node.diff-removed[data-node-id="read_metrics"]')
     assert console.find_all('.plan-side-to .graph-node.diff-added[data-node-id="read_dashboards"]')
-    assert console.find_all('.plan-side-from .graph-edge.diff-removed[data-from="plan"]'
-                            '[data-to="read_metrics"]')
+    assert console.find_all(
+        '.plan-side-from .graph-edge.diff-removed[data-from="plan"][data-to="read_metrics"]'
+    )
     console.click('.plan-side-to .graph-node[data-node-id="read_dashboards"]')
     console.wait('.node-details[data-graph="plan-to"]', "added")
     console.screenshot("trace-runtime-plan")
@@ -234,12 +269,15 @@ def test_the_plan_tab_draws_the_dag_and_two_versions_side_by_side(
 
 
 def test_the_tools_tab_draws_the_tool_graph_with_call_details(
-        console: Console, seeded: Seeded) -> None:
+    console: Console, seeded: Seeded
+) -> None:
     console.open(f"/trace/{seeded.runtime_trace_id}/tools", "token-alice")
     graph = ".graph-tool-graph"
     console.wait(f"{graph} .graph-node")
-    kinds = {node.get_attribute("data-node-id"): "kind-tool" in (node.get_attribute("class") or "")
-             for node in console.find_all(f"{graph} .graph-node")}
+    kinds = {
+        node.get_attribute("data-node-id"): "kind-tool" in (node.get_attribute("class") or "")
+        for node in console.find_all(f"{graph} .graph-node")
+    }
     assert {node for node, tool in kinds.items() if not tool} == {"plan", "analyze"}
     console.click(f'{graph} .graph-node[data-node-id="file_ticket"]')
     details = console.wait('.node-details[data-graph="tool-graph"]', TICKET)
@@ -264,7 +302,8 @@ def test_the_tools_tab_draws_the_tool_graph_with_call_details(
 
 
 def test_the_dream_page_shows_runs_schedules_failed_jobs_and_documents(
-        console: Console, seeded: Seeded, hub: tuple[Harness, Queue]) -> None:
+    console: Console, seeded: Seeded, hub: tuple[Harness, Queue]
+) -> None:
     console.open("/dream", "token-admin")
     console.wait(f'.schedule-row[data-schedule-id="{seeded.schedule_id}"]', "every 600 min")
     job = console.wait(".failed-job", "not a historian job")
@@ -284,8 +323,9 @@ def test_the_dream_page_shows_runs_schedules_failed_jobs_and_documents(
     console.click("#runs button", "Refresh")
     wait_until(lambda: run_ids(console) == paging[::-1], what="the first page of runs")
     console.click("#runs button.more-runs", "More")
-    wait_until(lambda: run_ids(console) == [*paging[::-1], seeded.run_id],
-               what="the second page of runs")
+    wait_until(
+        lambda: run_ids(console) == [*paging[::-1], seeded.run_id], what="the second page of runs"
+    )
     assert not console.wait("#runs button.more-runs").is_displayed()
 
     console.wait('#runs input[name="run"]').send_keys(seeded.run_id)
@@ -296,8 +336,10 @@ def test_the_dream_page_shows_runs_schedules_failed_jobs_and_documents(
     console.wait('#runs input[name="agent"]').send_keys("alice_bot")
     console.click("#runs button", "Run dream")  # alice_bot's traces, as admin
     shown = [*paging, seeded.run_id]
-    wait_until(lambda: run_ids(console)[:1] not in ([], *([r] for r in shown)),
-               what="the new run at the top of the list")  # (the list is empty reloading)
+    wait_until(
+        lambda: run_ids(console)[:1] not in ([], *([r] for r in shown)),
+        what="the new run at the top of the list",
+    )  # (the list is empty reloading)
 
     Select(console.wait("#documents-agent")).select_by_value("alice_bot")  # known from its runs
     console.wait("#documents .document")
@@ -311,6 +353,9 @@ def test_the_dream_page_shows_runs_schedules_failed_jobs_and_documents(
 
 def run_ids(console: Console) -> list[str]:
     """The runs listed, read in one go in the page (a reloading list replaces its rows)."""
-    return list(console.driver.execute_script(
-        "return [...document.querySelectorAll('#run-list .run-row')]"
-        ".map((row) => row.dataset.runId)"))
+    return list(
+        console.driver.execute_script(
+            "return [...document.querySelectorAll('#run-list .run-row')]"
+            ".map((row) => row.dataset.runId)"
+        )
+    )

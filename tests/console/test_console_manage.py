@@ -40,10 +40,15 @@ def replace_text(element: Any, text: str) -> None:
 
 
 def test_knowledge_is_edited_its_versions_shown_and_a_delete_undone(
-        console: Console, hub: tuple[Harness, Queue]) -> None:
+    console: Console, hub: tuple[Harness, Queue]
+) -> None:
     alice = client(hub, "alice")
-    record = alice.knowledge.save("rotate the deploy key", "Rotate the deploy key every 90 days.",
-                                  ["tool"], tags={"team": "ops"})
+    record = alice.knowledge.save(
+        "rotate the deploy key",
+        "Rotate the deploy key every 90 days.",
+        ["tool"],
+        tags={"team": "ops"},
+    )
     console.open(f"/knowledge/{record.id}", "token-alice")
     console.click("#edit-fields summary")
     form = console.wait("#edit-knowledge")
@@ -51,8 +56,10 @@ def test_knowledge_is_edited_its_versions_shown_and_a_delete_undone(
     console.wait("#edit-knowledge .notice", "Nothing changed")
     assert alice.knowledge.versions(record.id) == []
 
-    replace_text(console.wait('textarea[name="content"]', within=form),
-                 "Rotate the deploy key every 30 days.")
+    replace_text(
+        console.wait('textarea[name="content"]', within=form),
+        "Rotate the deploy key every 30 days.",
+    )
     console.wait('textarea[name="tags"]', within=form).send_keys("\nowner: <b>sre</b>")
     console.click('input[name="types"][value="strategy"]', within=form)
     console.wait('input[name="change_note"]', within=form).send_keys("the policy changed")
@@ -61,8 +68,10 @@ def test_knowledge_is_edited_its_versions_shown_and_a_delete_undone(
     console.wait(".record-content", "every 30 days")
 
     edited = alice.knowledge.get(record.id)
-    assert (edited.task, edited.content) == ("rotate the deploy key",
-                                             "Rotate the deploy key every 30 days.")
+    assert (edited.task, edited.content) == (
+        "rotate the deploy key",
+        "Rotate the deploy key every 30 days.",
+    )
     assert sorted(edited.types) == ["strategy", "tool"]
     assert dict(edited.tags) == {"team": "ops", "owner": "<b>sre</b>"}
     [version] = alice.knowledge.versions(record.id)
@@ -94,14 +103,16 @@ def test_knowledge_is_edited_its_versions_shown_and_a_delete_undone(
 
 
 def remember(alice: KnowHub, text: str, at: float, user_id: str) -> str:
-    result = alice.memory.remember("", [text], context=private_context(user_id, timestamp=at),
-                                   wait=20.0)
+    result = alice.memory.remember(
+        "", [text], context=private_context(user_id, timestamp=at), wait=20.0
+    )
     assert result.job.state == "done", result.job
     return result.job_id
 
 
 def test_a_memory_event_is_edited_deleted_and_restored_with_its_history_and_job(
-        console: Console, hub: tuple[Harness, Queue], console_llm: OpenAIStub) -> None:
+    console: Console, hub: tuple[Harness, Queue], console_llm: OpenAIStub
+) -> None:
     alice = client(hub, "alice")
     llm = console_llm.responder
     assert isinstance(llm, ConsoleLLM)
@@ -146,7 +157,8 @@ def test_a_memory_event_is_edited_deleted_and_restored_with_its_history_and_job(
 
 
 def test_forgetting_a_user_erases_their_knowledge_and_events(
-        console: Console, hub: tuple[Harness, Queue]) -> None:
+    console: Console, hub: tuple[Harness, Queue]
+) -> None:
     alice, carol, admin = (client(hub, name) for name in ("alice", "carol", "admin"))
     kept = alice.knowledge.save("alice keeps this", "Alice's own record.", ["tool"])
     record = carol.knowledge.save("carol's deploy steps", "Carol deploys with make ship.", ["tool"])
@@ -174,8 +186,14 @@ def test_forgetting_a_user_erases_their_knowledge_and_events(
     knowledge = console.wait('tr.erased[data-service="knowledge"][data-kind="knowledge"]')
     assert knowledge.find_element("css selector", ".erased-count").text == "1"
     dream_rows = console.find_all('tr.erased[data-service="dream"]')
-    assert sum(int(row.find_element("css selector", ".erased-count").text)
-               for row in dream_rows if "event" in row.get_attribute("data-kind")) >= 1
+    assert (
+        sum(
+            int(row.find_element("css selector", ".erased-count").text)
+            for row in dream_rows
+            if "event" in row.get_attribute("data-kind")
+        )
+        >= 1
+    )
     assert "item(s) erased" in done.text
     console.screenshot("console2-forget-done")
 
@@ -189,13 +207,15 @@ def test_forgetting_a_user_erases_their_knowledge_and_events(
 
 
 def test_a_memo_a_profile_and_a_memory_document_are_edited_and_deleted(
-        console: Console, hub: tuple[Harness, Queue], console_llm: OpenAIStub) -> None:
+    console: Console, hub: tuple[Harness, Queue], console_llm: OpenAIStub
+) -> None:
     alice = client(hub, "alice")
     llm = console_llm.responder
     assert isinstance(llm, ConsoleLLM)
     llm.merges.append(ToolCalls([profile_update("user", "20002", "Likes coffee.", name="Bo")]))
-    alice.memory.remember("Deployed build 7", ["User 20002 likes coffee"],
-                          context=private_context("20002"), wait=20.0)
+    alice.memory.remember(
+        "Deployed build 7", ["User 20002 likes coffee"], context=private_context("20002"), wait=20.0
+    )
 
     console.open("/memory", "token-alice")
     console.wait("#memos-id").send_keys("20002")
@@ -229,8 +249,10 @@ def test_a_memo_a_profile_and_a_memory_document_are_edited_and_deleted(
     console.wait(".profile-deleted", "Deleted the profile of user 20002")
     with pytest.raises(errors.NotFound):
         alice.memory.get_profile("user", "20002")
-    wait_until(lambda: not console.find_all('.profile-row[data-entity-id="20002"]'),
-               what="the deleted profile gone from the list")
+    wait_until(
+        lambda: not console.find_all('.profile-row[data-entity-id="20002"]'),
+        what="the deleted profile gone from the list",
+    )
     assert console.errors() == []
 
     doc = '.document[data-path="notes/preferences.md"]'
@@ -239,7 +261,8 @@ def test_a_memo_a_profile_and_a_memory_document_are_edited_and_deleted(
     form = console.wait("#new-document")
     console.wait('input[name="path"]', within=form).send_keys("notes/preferences.md")
     console.wait('textarea[name="content"]', within=form).send_keys(
-        "Prefers <em>short</em> replies.")
+        "Prefers <em>short</em> replies."
+    )
     console.click("button", "Create document", within=form)
     card = console.wait(doc, "revision 1")
     card.find_element("css selector", "summary").click()
@@ -248,7 +271,8 @@ def test_a_memo_a_profile_and_a_memory_document_are_edited_and_deleted(
     console.click(f"{doc} button", "Save document")
     console.wait(doc, "revision 2")
     assert alice.dream.document("notes/preferences.md").content == (
-        "Prefers short replies, in French.")
+        "Prefers short replies, in French."
+    )
     console.screenshot("console2-dream-documents")
     card = console.wait(doc)
     card.find_element("css selector", "summary").click()

@@ -34,7 +34,8 @@ def count(console: Console, name: str) -> str:
 
 
 def test_the_overview_shows_configuration_counts_failures_and_links(
-        console: Console, seeded: Seeded, console_llm: OpenAIStub) -> None:
+    console: Console, seeded: Seeded, console_llm: OpenAIStub
+) -> None:
     console.open("", "token-admin")  # the landing page
     console.wait("#counts")
     assert int(count(console, "records")) >= 1
@@ -51,15 +52,19 @@ def test_the_overview_shows_configuration_counts_failures_and_links(
 
 
 def test_knowledge_is_created_scored_evolved_asked_about_and_deleted(
-        console: Console, alice: KnowHub) -> None:
+    console: Console, alice: KnowHub
+) -> None:
     console.open("/knowledge", "token-alice")
     console.click("#new-knowledge summary")
     form = console.wait("#create-knowledge")
     console.wait('input[name="task"]', within=form).send_keys("restart the console worker")
     console.wait('textarea[name="content"]', within=form).send_keys(
-        "Run systemctl restart console-worker and watch its log.")
-    boxes = {box.get_attribute("value"): box
-             for box in form.find_elements("css selector", 'input[name="types"]')}
+        "Run systemctl restart console-worker and watch its log."
+    )
+    boxes = {
+        box.get_attribute("value"): box
+        for box in form.find_elements("css selector", 'input[name="types"]')
+    }
     assert set(boxes) == {"user_profile", "strategy", "tool", "usecase", "definition", "plan"}
     boxes["tool"].click()
     boxes["strategy"].click()
@@ -99,8 +104,7 @@ def test_knowledge_is_created_scored_evolved_asked_about_and_deleted(
     assert console.errors() == []
 
 
-def test_a_secret_is_saved_and_read_only_on_demand(
-        console: Console, alice: KnowHub) -> None:
+def test_a_secret_is_saved_and_read_only_on_demand(console: Console, alice: KnowHub) -> None:
     console.open("/resources", "token-alice")
     console.wait(".resource-row", "Staging console login")
     console.click("#new-resource summary")
@@ -124,7 +128,8 @@ def test_a_secret_is_saved_and_read_only_on_demand(
     console.click('button[type="submit"]', within=form)
     console.wait('.resource-version[data-version="2"]')
     assert alice.resources.get("creds/console/api", include_secure=True).secure_body == (
-        "sk-console-2")
+        "sk-console-2"
+    )
     old = console.wait('.resource-version[data-version="1"]')
     console.click("button.reveal", within=old)
     console.wait('.resource-version[data-version="1"] .secure-body', "sk-console-1")
@@ -153,7 +158,8 @@ def test_the_audit_log_and_a_refused_secure_read(console: Console, seeded: Seede
 
 
 def test_memory_is_browsed_from_events_to_memos_and_profiles(
-        console: Console, hub: tuple[Harness, Queue]) -> None:
+    console: Console, hub: tuple[Harness, Queue]
+) -> None:
     admin = hub[0].client("admin")
     admin.memory.remember("Talked tea with user 10001", context=private_context())
     hub[1].wait_drained()
@@ -197,20 +203,23 @@ def test_signing_in_with_a_wrong_token_then_a_right_one_and_out(console: Console
     assert "UNAUTHENTICATED" in refusal.text
     assert "No knowledge visible" not in console.page_text()
     console.screenshot("sign-in-refused")
-    stored = console.driver.execute_script(
-        "return sessionStorage.getItem('knowhub.console.token')")
+    stored = console.driver.execute_script("return sessionStorage.getItem('knowhub.console.token')")
     assert stored is None
 
     console.wait("#sign-in-token").send_keys("token-alice")
     console.click("#sign-in button")
     console.wait(".page-knowledge .knowledge-row")
     assert console.wait("#token-state").text == "signed in with a token"
-    assert console.driver.execute_script(
-        "return localStorage.getItem('knowhub.console.token')") is None  # tab only
+    assert (
+        console.driver.execute_script("return localStorage.getItem('knowhub.console.token')")
+        is None
+    )  # tab only
 
     console.click("#sign-out")
     console.wait("#sign-in")
-    assert console.driver.execute_script(
-        "return sessionStorage.getItem('knowhub.console.token')") is None
+    assert (
+        console.driver.execute_script("return sessionStorage.getItem('knowhub.console.token')")
+        is None
+    )
     assert console.find_all(".knowledge-row") == []
     assert [e for e in console.errors() if "401" not in e] == []  # the refusal's own 401

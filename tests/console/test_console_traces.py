@@ -37,8 +37,10 @@ def new_trace() -> str:
 
 
 def messages(start: int, count: int) -> list[dict[str, object]]:
-    return [{"type": "message", "sequence": n, "role": "user", "content": f"message {n}"}
-            for n in range(start, start + count)]
+    return [
+        {"type": "message", "sequence": n, "role": "user", "content": f"message {n}"}
+        for n in range(start, start + count)
+    ]
 
 
 def test_a_trace_is_deleted_from_its_page(console: Console, hub_harness: Harness) -> None:
@@ -56,17 +58,25 @@ def test_a_trace_is_deleted_from_its_page(console: Console, hub_harness: Harness
     assert console.errors() == []
 
 
-def test_a_given_up_evaluation_shows_and_is_retried(console: Console,
-                                                   hub_harness: Harness) -> None:
+def test_a_given_up_evaluation_shows_and_is_retried(console: Console, hub_harness: Harness) -> None:
     alice: KnowHub = hub_harness.client("alice")
     trace_id = new_trace()
-    alice.cognition.append_events(trace_id, [{"type": "query", "sequence": 3,
-                                              "query": "how to deploy",
-                                              "source_ids": ["knowledge-x1", "knowledge-x2"]}])
+    alice.cognition.append_events(
+        trace_id,
+        [
+            {
+                "type": "query",
+                "sequence": 3,
+                "query": "how to deploy",
+                "source_ids": ["knowledge-x1", "knowledge-x2"],
+            }
+        ],
+    )
     alice.cognition.submit_evaluation(trace_id, raw_text="All of them were fine.")
     assert alice.cognition.signal_trigger(trace_id, "goal_completion").published
     hub_harness.client("dream").cognition.abandon_evaluation(
-        trace_id, "the answer held no JSON three times", deliveries=3, owner="user:alice")
+        trace_id, "the answer held no JSON three times", deliveries=3, owner="user:alice"
+    )
 
     console.open("/review", "token-alice")
     row = console.wait(f'tr.given-up-trace[data-trace-id="{trace_id}"]', "1 queries")
@@ -86,7 +96,8 @@ def test_a_given_up_evaluation_shows_and_is_retried(console: Console,
 
 
 def test_a_long_trace_is_viewed_a_window_at_a_time_and_exported_whole(
-        console: Console, hub_harness: Harness) -> None:
+    console: Console, hub_harness: Harness
+) -> None:
     alice: KnowHub = hub_harness.client("alice")
     trace_id = new_trace()
     for start in range(1, 2_501, 500):
@@ -110,8 +121,9 @@ def test_a_long_trace_is_viewed_a_window_at_a_time_and_exported_whole(
     assert console.errors() == []
 
 
-def test_an_admin_opens_the_owners_trace_of_a_shared_name(console: Console,
-                                                          hub_harness: Harness) -> None:
+def test_an_admin_opens_the_owners_trace_of_a_shared_name(
+    console: Console, hub_harness: Harness
+) -> None:
     alice, bob = hub_harness.client("alice"), hub_harness.client("bob")
     trace_id = new_trace()
     alice.cognition.append_events(trace_id, messages(1, 1), task="alice's task")
@@ -126,13 +138,15 @@ def test_an_admin_opens_the_owners_trace_of_a_shared_name(console: Console,
 
 
 def view_box(console: Console, css: str) -> list[float]:
-    found = console.driver.execute_script("return arguments[0].getAttribute('viewBox')",
-                                          console.wait(css))
+    found = console.driver.execute_script(
+        "return arguments[0].getAttribute('viewBox')", console.wait(css)
+    )
     return [float(n) for n in found.split()]
 
 
 def test_graphs_zoom_and_pan_and_labels_sit_beside_their_lines(
-        console: Console, seeded: Seeded) -> None:
+    console: Console, seeded: Seeded
+) -> None:
     console.open(f"/trace/{seeded.runtime_trace_id}/tree", "token-alice")
     svg = "svg.graph-decision-tree"
     whole = view_box(console, svg)
@@ -141,15 +155,19 @@ def test_graphs_zoom_and_pan_and_labels_sit_beside_their_lines(
     assert zoomed[2] < whole[2] and zoomed[3] < whole[3]  # a smaller part, drawn larger
     box = console.wait(svg)
     corner = (5 - box.size["width"] // 2, 5 - box.size["height"] // 2)  # offsets from the centre
-    ActionChains(console.driver).move_to_element_with_offset(box, *corner).click_and_hold() \
-        .move_by_offset(60, 40).release().perform()  # drag from a corner (no node there)
+    ActionChains(console.driver).move_to_element_with_offset(
+        box, *corner
+    ).click_and_hold().move_by_offset(
+        60, 40
+    ).release().perform()  # drag from a corner (no node there)
     panned = view_box(console, svg)
     assert panned[2:] == zoomed[2:] and panned[:2] != zoomed[:2]
     console.click(".graph-box button.zoom-fit")
     assert view_box(console, svg) == whole
     # An edge's label is beside its line, not on it: right of the line's middle point.
     edge = console.wait(f'{svg} .graph-edge[data-to="analyze"][data-from="search_logs"]')
-    overlap = console.driver.execute_script("""
+    overlap = console.driver.execute_script(
+        """
         const edge = arguments[0], label = edge.querySelector('text').getBBox();
         const path = edge.querySelector('path'), length = path.getTotalLength();
         for (let at = 0; at <= length; at += 1) {
@@ -157,7 +175,9 @@ def test_graphs_zoom_and_pan_and_labels_sit_beside_their_lines(
           if (p.x >= label.x && p.x <= label.x + label.width
               && p.y >= label.y && p.y <= label.y + label.height) return true;
         }
-        return false;""", edge)
+        return false;""",
+        edge,
+    )
     assert overlap is False
     assert console.errors() == []
 
@@ -181,13 +201,19 @@ def test_the_trace_list_filters_as_you_type(console: Console, seeded: Seeded) ->
 def test_the_events_tab_shows_each_event_in_columns(console: Console, seeded: Seeded) -> None:
     console.open(f"/trace/{seeded.runtime_trace_id}/events", "token-alice")
     row = console.wait(".raw-event summary", "plan_generated")
-    parts = [row.find_element("css selector", css).text
-             for css in (".event-id", ".kind", ".event-text", ".event-time")]
+    parts = [
+        row.find_element("css selector", css).text
+        for css in (".event-id", ".kind", ".event-text", ".event-time")
+    ]
     assert parts[1] == "plan_generated" and parts[0] and parts[2] and parts[3]
-    tops = [row.find_element("css selector", css).location["y"]
-            for css in (".event-id", ".kind", ".event-text")]
+    tops = [
+        row.find_element("css selector", css).location["y"]
+        for css in (".event-id", ".kind", ".event-text")
+    ]
     assert max(tops) - min(tops) < 6, tops  # side by side on one line, not stacked
-    lefts = [row.find_element("css selector", css).location["x"]
-             for css in (".event-id", ".kind", ".event-text")]
+    lefts = [
+        row.find_element("css selector", css).location["x"]
+        for css in (".event-id", ".kind", ".event-text")
+    ]
     assert lefts == sorted(lefts) and lefts[1] - lefts[0] >= 150  # columns, with room
     assert console.errors() == []

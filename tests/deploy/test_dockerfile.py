@@ -19,10 +19,16 @@ import tomllib
 
 from tests.test_server import REPO
 
-LINES = [line.strip() for line in (REPO / "Dockerfile").read_text().splitlines()
-         if line.strip() and not line.lstrip().startswith("#")]
-IGNORED = [line.strip() for line in (REPO / ".dockerignore").read_text().splitlines()
-           if line.strip() and not line.startswith("#")]
+LINES = [
+    line.strip()
+    for line in (REPO / "Dockerfile").read_text().splitlines()
+    if line.strip() and not line.lstrip().startswith("#")
+]
+IGNORED = [
+    line.strip()
+    for line in (REPO / ".dockerignore").read_text().splitlines()
+    if line.strip() and not line.startswith("#")
+]
 
 
 def instructions() -> list[tuple[str, str]]:
@@ -98,14 +104,29 @@ def test_the_builder_copies_what_the_install_needs(tmp_path: Path) -> None:
         target = context / source
         target.parent.mkdir(parents=True, exist_ok=True)
         if (REPO / source).is_dir():
-            shutil.copytree(REPO / source, target, ignore=lambda _d, names: [
-                n for n in names if ignored(n)])
+            shutil.copytree(
+                REPO / source, target, ignore=lambda _d, names: [n for n in names if ignored(n)]
+            )
         else:
             shutil.copy2(REPO / source, target)
     wheels = tmp_path / "wheels"
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
-                    "--no-build-isolation", "--wheel-dir", str(wheels),
-                    "."], cwd=context, check=True, timeout=300)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--quiet",
+            "--no-deps",
+            "--no-build-isolation",
+            "--wheel-dir",
+            str(wheels),
+            ".",
+        ],
+        cwd=context,
+        check=True,
+        timeout=300,
+    )
     built = sorted(p.name.split("-")[0] for p in wheels.glob("*.whl"))
     assert built == ["knowhub"]  # the server wheel carries the SDK it calls peers with
     installed = tmp_path / "installed"
@@ -123,9 +144,15 @@ def test_the_builder_copies_what_the_install_needs(tmp_path: Path) -> None:
         "from knowhub_server.cognition.store import SCRIPTS, script_source\n"
         "assert all('redis.call' in script_source(name) for name in SCRIPTS)\n"
         "from knowhub_server.cli import main\n"
-        "main(['--help'])\n")
-    finished = subprocess.run([sys.executable, "-c", check], cwd=tmp_path,
-                              env={"PYTHONPATH": str(installed), "PATH": "/usr/bin:/bin"},
-                              capture_output=True, text=True, timeout=120)
+        "main(['--help'])\n"
+    )
+    finished = subprocess.run(
+        [sys.executable, "-c", check],
+        cwd=tmp_path,
+        env={"PYTHONPATH": str(installed), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert finished.returncode == 0, finished.stderr
     assert "serve" in finished.stdout and "health" in finished.stdout

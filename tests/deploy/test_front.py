@@ -45,8 +45,9 @@ PROCESS = re.compile(r"\(process (\d+)\)")
 def front(hub: Harness, tmp_path: Path, tokens_file: Path) -> Iterator[str]:
     """A front that hosts no service and passes each call on to `hub`."""
     addresses = {f"{s}_address": hub.address for s in SERVICE_MODULES}
-    settings = CommonSettings(data_dir=tmp_path / "front", port=0, tokens_file=tokens_file,
-                              **addresses)
+    settings = CommonSettings(
+        data_dir=tmp_path / "front", port=0, tokens_file=tokens_file, **addresses
+    )
     server = KnowHubServer(Runtime.open(settings), [], forwarded=list(SERVICE_MODULES))
     server.start()
     yield f"127.0.0.1:{server.port}"
@@ -55,11 +56,13 @@ def front(hub: Harness, tmp_path: Path, tokens_file: Path) -> Iterator[str]:
 
 def test_the_front_serves_every_service_of_another_process(front: str, hub: Harness) -> None:
     with KnowHub(front, token="token-alice", timeout=10) as alice:
-        saved = alice.knowledge.save(task="login with selenium", content="wait for the form",
-                                     types=["strategy"])
+        saved = alice.knowledge.save(
+            task="login with selenium", content="wait for the form", types=["strategy"]
+        )
         assert [h.knowledge.id for h in alice.knowledge.search("selenium login")] == [saved.id]
-        alice.cognition.append_events("trace-front", [
-            {"type": "message", "sequence": 1, "role": "user", "content": "hello"}])
+        alice.cognition.append_events(
+            "trace-front", [{"type": "message", "sequence": 1, "role": "user", "content": "hello"}]
+        )
         assert alice.cognition.get_log("trace-front", limit=5).trace.event_count == 1
         resource = alice.resources.save("front/r1", "a script", "print(1)")
         assert alice.resources.get(resource.id).body == "print(1)"
@@ -73,17 +76,21 @@ def test_refusals_come_back_as_the_service_gave_them(front: str) -> None:
             alice.cognition.get_log("", limit=5)
         with pytest.raises(errors.NotFound):
             alice.knowledge.get("knowledge-20250101-000000000000")
-    with KnowHub(front, token="no-such-token", timeout=10) as stranger, \
-            pytest.raises(errors.Unauthenticated):
+    with (
+        KnowHub(front, token="no-such-token", timeout=10) as stranger,
+        pytest.raises(errors.Unauthenticated),
+    ):
         stranger.knowledge.search("anything")
 
 
 def test_streams_and_deadlines_pass_through(front: str) -> None:
     with grpc.insecure_channel(front) as channel:
         stub = cognition_pb2_grpc.CognitionServiceStub(channel)
-        stream = stub.WatchTriggers(cognition_pb2.WatchTriggersRequest(consumer="front-test"),
-                                    metadata=(("authorization", "Bearer token-admin"),),
-                                    timeout=1.0)
+        stream = stub.WatchTriggers(
+            cognition_pb2.WatchTriggersRequest(consumer="front-test"),
+            metadata=(("authorization", "Bearer token-admin"),),
+            timeout=1.0,
+        )
         started = time.monotonic()
         with pytest.raises(grpc.RpcError) as raised:
             list(stream)
@@ -92,26 +99,38 @@ def test_streams_and_deadlines_pass_through(front: str) -> None:
 
 
 def test_a_service_the_front_cannot_reach_is_unavailable(tmp_path: Path) -> None:
-    server = KnowHubServer(Runtime.open(CommonSettings(data_dir=tmp_path, port=0)), [],
-                           forwarded=["cognition"])
+    server = KnowHubServer(
+        Runtime.open(CommonSettings(data_dir=tmp_path, port=0)), [], forwarded=["cognition"]
+    )
     server.start()
     try:
-        with KnowHub(f"127.0.0.1:{server.port}", token="t", timeout=10) as kh, \
-                pytest.raises(errors.Unavailable, match="KNOWHUB_COGNITION_ADDRESS"):
+        with (
+            KnowHub(f"127.0.0.1:{server.port}", token="t", timeout=10) as kh,
+            pytest.raises(errors.Unavailable, match="KNOWHUB_COGNITION_ADDRESS"),
+        ):
             kh.cognition.get_log("trace-1", limit=1)
     finally:
         server.stop(grace=1.0)
 
 
 def test_mcp_over_http_beyond_loopback_reaches_the_hub_through_the_front(
-        front: str, hub: Harness) -> None:
+    front: str, hub: Harness
+) -> None:
     """MCP bound to every address, its hub a forwarding front. The front passes
     on the hub's refusal of a call without a token, so MCP sees a hub that needs one."""
+
     async def save() -> str:
         async with connect(url, "token-alice") as alice:
-            saved = data(await alice.call_tool("knowledge_save", {
-                "task": "reach the hub through compose", "content": "publish one port",
-                "types": ["tool"]}))
+            saved = data(
+                await alice.call_tool(
+                    "knowledge_save",
+                    {
+                        "task": "reach the hub through compose",
+                        "content": "publish one port",
+                        "types": ["tool"],
+                    },
+                )
+            )
             return str(saved["id"])
 
     with mcp_http(front, "0.0.0.0") as url:
@@ -138,9 +157,11 @@ def test_a_grant_signed_in_one_process_is_accepted_in_another(tmp_path: Path) ->
     owner = Principal(user_id="alice", org_id="acme")
     caller = Principal(user_id="eval", org_id="ops", roles=frozenset({"evaluator"}))
     grant = DelegationKeys.load(key_file).issue(
-        owner_user_id="alice", trace_id="t", knowledge_ids=["k"], grantee=caller.user_scope)
-    acting = DelegationKeys.load(key_file).principal(caller, grant, "evaluator",
-                                                     lambda _user: owner)
+        owner_user_id="alice", trace_id="t", knowledge_ids=["k"], grantee=caller.user_scope
+    )
+    acting = DelegationKeys.load(key_file).principal(
+        caller, grant, "evaluator", lambda _user: owner
+    )
     assert acting.user_id == "alice" and acting.delegation is not None
     with pytest.raises(Unauthenticated, match="not a valid grant"):  # a key of its own
         DelegationKeys.load(None).principal(caller, grant, "evaluator", lambda _user: owner)
@@ -148,21 +169,39 @@ def test_a_grant_signed_in_one_process_is_accepted_in_another(tmp_path: Path) ->
 
 # ---- knowhub up --processes ---------------------------------------------------------------
 
+
 class Up:
     """`knowhub up --processes N` in its own process group, with its printed lines."""
 
     def __init__(self, data_dir: Path, processes: int) -> None:
         env = {k: v for k, v in os.environ.items() if not k.startswith("KNOWHUB_")}
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "knowhub_server.cli", "up", "--data-dir", str(data_dir),
-             "--port", "0", "--processes", str(processes)], cwd=REPO, env=env,
-            stdout=subprocess.PIPE, text=True, start_new_session=True)
+            [
+                sys.executable,
+                "-m",
+                "knowhub_server.cli",
+                "up",
+                "--data-dir",
+                str(data_dir),
+                "--port",
+                "0",
+                "--processes",
+                str(processes),
+            ],
+            cwd=REPO,
+            env=env,
+            stdout=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
         assert self.process.stdout is not None
         self.lines = [self.process.stdout.readline() for _ in range(processes)]
         assert all(LISTENING.search(line) for line in self.lines), self.lines
         self.address = LISTENING.search(self.lines[0]).group(1)  # type: ignore[union-attr]
-        self.children = [int(PROCESS.search(line).group(1))  # type: ignore[union-attr]
-                         for line in self.lines[1:]]
+        self.children = [
+            int(PROCESS.search(line).group(1))  # type: ignore[union-attr]
+            for line in self.lines[1:]
+        ]
 
     def stop(self) -> None:
         if self.process.poll() is None:
@@ -196,15 +235,16 @@ def up(tmp_path: Path) -> Iterator[Up]:
 
 
 def test_three_processes_serve_everything_on_one_port_with_shared_secrets(
-        up: Up, tmp_path: Path) -> None:
+    up: Up, tmp_path: Path
+) -> None:
     data_dir = tmp_path / "data"
     assert "cognition" in up.lines[1] and "gateway" in up.lines[2]
     assert up.process.pid not in up.children and len(set(up.children)) == 2
     with KnowHub(up.address, token=read_local_token(data_dir), timeout=10) as kh:
-        kh.knowledge.save(task="deploy with compose", content="publish one port",
-                          types=["tool"])
-        kh.cognition.append_events("trace-up", [
-            {"type": "message", "sequence": 1, "role": "user", "content": "hi"}])
+        kh.knowledge.save(task="deploy with compose", content="publish one port", types=["tool"])
+        kh.cognition.append_events(
+            "trace-up", [{"type": "message", "sequence": 1, "role": "user", "content": "hi"}]
+        )
         assert kh.cognition.get_log("trace-up", limit=5).trace.event_count == 1
     gateway = LISTENING.search(up.lines[2]).group(1)  # type: ignore[union-attr]
     with urllib.request.urlopen(f"{gateway}/openapi.json", timeout=10) as response:
@@ -212,28 +252,49 @@ def test_three_processes_serve_everything_on_one_port_with_shared_secrets(
     key_file = data_dir / "delegation_key"
     assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
     for pid in up.children:
-        environ = dict(entry.split("=", 1) for entry in
-                       Path(f"/proc/{pid}/environ").read_text().split("\0") if "=" in entry)
+        environ = dict(
+            entry.split("=", 1)
+            for entry in Path(f"/proc/{pid}/environ").read_text().split("\0")
+            if "=" in entry
+        )
         assert environ["KNOWHUB_DELEGATION_KEY_FILE"] == str(key_file.resolve())
         assert environ["KNOWHUB_REDIS_URL"].startswith("unix://")
 
 
 def test_a_backup_through_the_one_port_holds_what_the_children_wrote(
-        up: Up, tmp_path: Path) -> None:
+    up: Up, tmp_path: Path
+) -> None:
     """Cognition (a child) keeps its traces in the Redis the main process shares; the
     backup, written by the main process that holds the collections, has them too."""
     with KnowHub(up.address, token=read_local_token(tmp_path / "data"), timeout=60) as kh:
-        kh.cognition.append_events("trace-backup", [
-            {"type": "message", "sequence": 1, "role": "user", "content": "keep me"}])
+        kh.cognition.append_events(
+            "trace-backup",
+            [{"type": "message", "sequence": 1, "role": "user", "content": "keep me"}],
+        )
         kh.knowledge.save(task="back up", content="every store", types=["tool"])
     backup = tmp_path / "backup"
     result = subprocess.run(
-        [sys.executable, "-m", "knowhub_server.cli", "backup", "--to", str(backup),
-         "--target", up.address], cwd=REPO, capture_output=True, text=True, timeout=120,
-        env={**os.environ, "KNOWHUB_DATA_DIR": str(tmp_path / "data")})
+        [
+            sys.executable,
+            "-m",
+            "knowhub_server.cli",
+            "backup",
+            "--to",
+            str(backup),
+            "--target",
+            up.address,
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "KNOWHUB_DATA_DIR": str(tmp_path / "data")},
+    )
     assert result.returncode == 0, result.stderr
-    keys = [base64.b64decode(json.loads(line)["key"]) for line in
-            (backup / "redis.jsonl").read_text().splitlines()]
+    keys = [
+        base64.b64decode(json.loads(line)["key"])
+        for line in (backup / "redis.jsonl").read_text().splitlines()
+    ]
     assert any(b"trace-backup" in key for key in keys), keys
     assert any(p.name.startswith("knowledge") for p in (backup / "collections").iterdir())
 
@@ -263,8 +324,22 @@ def test_a_child_that_dies_stops_the_hub_with_an_error(up: Up) -> None:
 
 def test_more_processes_than_there_are_parts_are_refused(tmp_path: Path) -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "knowhub_server.cli", "up", "--data-dir",
-         str(tmp_path / "data"), "--port", "0", "--processes", "4"], cwd=REPO,
-        capture_output=True, text=True, timeout=60)
+        [
+            sys.executable,
+            "-m",
+            "knowhub_server.cli",
+            "up",
+            "--data-dir",
+            str(tmp_path / "data"),
+            "--port",
+            "0",
+            "--processes",
+            "4",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 1
     assert "--processes 4: at most 3" in result.stderr

@@ -15,8 +15,7 @@ from tests.support.harness import Harness
 
 @pytest.mark.parametrize("service", sorted(SERVICE_MODULES))
 def test_a_short_name_is_the_registered_service_name(service: str) -> None:
-    assert health_name(service) == importlib.import_module(
-        SERVICE_MODULES[service]).SERVICE_NAME
+    assert health_name(service) == importlib.import_module(SERVICE_MODULES[service]).SERVICE_NAME
 
 
 def test_a_serving_service_exits_0(hub: Harness, capsys: pytest.CaptureFixture[str]) -> None:
@@ -27,12 +26,15 @@ def test_a_serving_service_exits_0(hub: Harness, capsys: pytest.CaptureFixture[s
 
 
 def test_a_service_the_server_does_not_run_exits_1(
-        start_hub: StartHub, capsys: pytest.CaptureFixture[str]) -> None:
+    start_hub: StartHub, capsys: pytest.CaptureFixture[str]
+) -> None:
     knowledge_only = start_hub(services=["knowledge"])
     assert main(["health", "--target", knowledge_only.address, "--service", "dream"]) == 1
     # stderr also carries the server's own log lines (same process); the probe prints one.
-    assert f"dream at {knowledge_only.address}: not served there (NOT_FOUND)" in \
-        capsys.readouterr().err.splitlines()
+    assert (
+        f"dream at {knowledge_only.address}: not served there (NOT_FOUND)"
+        in capsys.readouterr().err.splitlines()
+    )
 
 
 def test_the_default_address_is_this_process_port_on_loopback() -> None:

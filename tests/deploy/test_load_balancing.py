@@ -48,20 +48,29 @@ def assert_spread(hubs: list[Harness], save: Callable[[int], object], who: str) 
 
 def test_the_sdk_spreads_calls_over_every_address(replicas: list[Harness]) -> None:
     with KnowHub(multi_address(replicas), token="token-alice", timeout=10) as alice:
-        assert_spread(replicas, lambda i: alice.knowledge.save(
-            task=f"task {i}", content="spread", types=["tool"]), "SDK")
+        assert_spread(
+            replicas,
+            lambda i: alice.knowledge.save(task=f"task {i}", content="spread", types=["tool"]),
+            "SDK",
+        )
 
 
-def test_peer_calls_spread_over_every_address(replicas: list[Harness],
-                                              tokens_file: Path) -> None:
+def test_peer_calls_spread_over_every_address(replicas: list[Harness], tokens_file: Path) -> None:
     alice = TokenRegistry.from_file(tokens_file).principal_for("token-alice")
     assert alice is not None
     peers = Peers(CommonSettings(knowledge_address=multi_address(replicas)))
     stub = knowledge_pb2_grpc.KnowledgeServiceStub(peers.channel("knowledge"))
     try:
-        assert_spread(replicas, lambda i: call_as(alice, stub.SaveKnowledge,
-                                                  knowledge_pb2.SaveKnowledgeRequest(
-                                                      task=f"peer {i}", content="spread",
-                                                      types=["tool"])), "peers")
+        assert_spread(
+            replicas,
+            lambda i: call_as(
+                alice,
+                stub.SaveKnowledge,
+                knowledge_pb2.SaveKnowledgeRequest(
+                    task=f"peer {i}", content="spread", types=["tool"]
+                ),
+            ),
+            "peers",
+        )
     finally:
         peers.close()

@@ -37,7 +37,8 @@ from tests.test_server import REPO, clean_env
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
 pytestmark = pytest.mark.skipif(
     not Path(NGINX).is_file(),
-    reason="nginx is not installed (Debian: apt-get install nginx; .ci/run installs it)")
+    reason="nginx is not installed (Debian: apt-get install nginx; .ci/run installs it)",
+)
 
 CONFIG = REPO / "deploy" / "nginx" / "nginx.conf"
 SERVICES = ("knowledge", "resource", "cognition", "dream")
@@ -62,16 +63,18 @@ def wait_listening(port: int, process: subprocess.Popen[bytes]) -> None:
         time.sleep(0.1)
 
 
-def rendered(upstreams: dict[str, list[str]], port: int, health_port: int,
-             directory: Path) -> str:
+def rendered(upstreams: dict[str, list[str]], port: int, health_port: int, directory: Path) -> str:
     """The deployed configuration with loopback addresses in place of compose's names."""
     text = CONFIG.read_text()
-    replacements = {"listen 50051 http2;": f"listen 127.0.0.1:{port} http2;",
-                    "listen 127.0.0.1:8081;": f"listen 127.0.0.1:{health_port};",
-                    "pid /tmp/nginx.pid;": f"pid {directory / 'nginx.pid'};"}
+    replacements = {
+        "listen 50051 http2;": f"listen 127.0.0.1:{port} http2;",
+        "listen 127.0.0.1:8081;": f"listen 127.0.0.1:{health_port};",
+        "pid /tmp/nginx.pid;": f"pid {directory / 'nginx.pid'};",
+    }
     for service, addresses in upstreams.items():
         replacements[f"server {service}:50051;"] = " ".join(
-            f"server {address};" for address in addresses)
+            f"server {address};" for address in addresses
+        )
     for old, new in replacements.items():
         assert text.count(old) == 1, f"{old!r} is not once in {CONFIG}"
         text = text.replace(old, new)
@@ -92,8 +95,10 @@ def nginx(upstreams: dict[str, list[str]], directory: Path) -> Iterator[Nginx]:
     port, health_port = free_port(), free_port()
     config = directory / "nginx.conf"
     config.write_text(rendered(upstreams, port, health_port, directory))
-    process = subprocess.Popen([NGINX, "-p", str(directory), "-c", str(config), "-e", "stderr",
-                                "-g", "daemon off;"], stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        [NGINX, "-p", str(directory), "-c", str(config), "-e", "stderr", "-g", "daemon off;"],
+        stderr=subprocess.PIPE,
+    )
     try:
         wait_listening(port, process)
         yield Nginx(f"127.0.0.1:{port}", health_port, config)
@@ -106,12 +111,24 @@ def nginx(upstreams: dict[str, list[str]], directory: Path) -> Iterator[Nginx]:
             process.wait()
 
 
-def serve(service: str, port: int, data_dir: Path, env: dict[str, str]
-          ) -> subprocess.Popen[bytes]:
+def serve(service: str, port: int, data_dir: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [sys.executable, "-m", "knowhub_server.cli", "serve", service, "--port", str(port),
-         "--data-dir", str(data_dir)], cwd=REPO, env=env, stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE)
+        [
+            sys.executable,
+            "-m",
+            "knowhub_server.cli",
+            "serve",
+            service,
+            "--port",
+            str(port),
+            "--data-dir",
+            str(data_dir),
+        ],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
 
 
 def wait_healthy(process: subprocess.Popen[bytes], address: str, service: str) -> None:
@@ -148,19 +165,27 @@ def stack(tmp_path_factory: pytest.TempPathFactory, redis_url: str) -> Iterator[
     ports.update({service: free_port() for service in SERVICES[1:]})
     addresses = {name: f"127.0.0.1:{port}" for name, port in ports.items()}
     replicas = [addresses[f"knowledge{i}"] for i in range(KNOWLEDGE_REPLICAS)]
-    env = {**clean_env(), "KNOWHUB_TOKENS_FILE": str(write_dream_tokens(tmp)),
-           "KNOWHUB_REDIS_URL": redis_url,
-           "KNOWHUB_REDIS_PREFIX": f"test-{uuid.uuid4().hex[:12]}:",
-           "KNOWHUB_DREAM_SERVICE_TOKEN": "token-dream", "KNOWHUB_LOG_LEVEL": "WARNING",
-           "KNOWHUB_KNOWLEDGE_ADDRESS": "ipv4:" + ",".join(replicas),
-           **{f"KNOWHUB_{s.upper()}_ADDRESS": addresses[s] for s in SERVICES[1:]}}
-    processes = {name: serve(name.rstrip("0123456789"), port, tmp / name, env)
-                 for name, port in ports.items()}
+    env = {
+        **clean_env(),
+        "KNOWHUB_TOKENS_FILE": str(write_dream_tokens(tmp)),
+        "KNOWHUB_REDIS_URL": redis_url,
+        "KNOWHUB_REDIS_PREFIX": f"test-{uuid.uuid4().hex[:12]}:",
+        "KNOWHUB_DREAM_SERVICE_TOKEN": "token-dream",
+        "KNOWHUB_LOG_LEVEL": "WARNING",
+        "KNOWHUB_KNOWLEDGE_ADDRESS": "ipv4:" + ",".join(replicas),
+        **{f"KNOWHUB_{s.upper()}_ADDRESS": addresses[s] for s in SERVICES[1:]},
+    }
+    processes = {
+        name: serve(name.rstrip("0123456789"), port, tmp / name, env)
+        for name, port in ports.items()
+    }
     try:
         for name, process in processes.items():
             wait_healthy(process, addresses[name], name.rstrip("0123456789"))
-        upstreams = {"knowledge": replicas,
-                     **{service: [addresses[service]] for service in SERVICES[1:]}}
+        upstreams = {
+            "knowledge": replicas,
+            **{service: [addresses[service]] for service in SERVICES[1:]},
+        }
         with nginx(upstreams, tmp / "nginx") as proxy:
             yield Stack(proxy, replicas)
     finally:
@@ -168,22 +193,36 @@ def stack(tmp_path_factory: pytest.TempPathFactory, redis_url: str) -> Iterator[
 
 
 def test_debian_nginx_accepts_the_configuration(stack: Stack) -> None:
-    tested = subprocess.run([NGINX, "-t", "-p", str(stack.proxy.config.parent), "-c",
-                             str(stack.proxy.config), "-e", "stderr"],
-                            capture_output=True, text=True, timeout=30)
+    tested = subprocess.run(
+        [
+            NGINX,
+            "-t",
+            "-p",
+            str(stack.proxy.config.parent),
+            "-c",
+            str(stack.proxy.config),
+            "-e",
+            "stderr",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert tested.returncode == 0, tested.stderr
 
 
 def test_every_service_answers_through_nginx_as_the_caller(stack: Stack) -> None:
     with KnowHub(stack.proxy.address, token="token-alice", timeout=30) as alice:
-        saved = alice.knowledge.save(task="reach every service through nginx",
-                                     content="one port", types=["tool"])
+        saved = alice.knowledge.save(
+            task="reach every service through nginx", content="one port", types=["tool"]
+        )
         assert stored_on_a_replica(stack, saved.id)
         resource = alice.resources.save("nginx/r1", "a script", "print(1)")
         assert alice.resources.get(resource.id).body == "print(1)"
         trace_id = new_trace()
-        alice.cognition.append_events(trace_id, [
-            {"type": "message", "sequence": 1, "role": "user", "content": "hello"}])
+        alice.cognition.append_events(
+            trace_id, [{"type": "message", "sequence": 1, "role": "user", "content": "hello"}]
+        )
         assert alice.cognition.get_log(trace_id, limit=5).trace.event_count == 1
         # dream -> cognition, as the caller: a trace nobody wrote is not found.
         with pytest.raises(errors.NotFound):
@@ -194,13 +233,13 @@ def test_calls_spread_over_the_knowledge_replicas_in_turn(stack: Stack) -> None:
     task = f"spread {uuid.uuid4().hex[:8]}"
     with KnowHub(stack.proxy.address, token="token-carol", timeout=30) as carol:
         for index in range(10):
-            carol.knowledge.save(task=f"{task} {index}", content="round robin",
-                                 types=["tool"])
+            carol.knowledge.save(task=f"{task} {index}", content="round robin", types=["tool"])
     counts = []
     for replica in stack.replicas:
         with KnowHub(replica, token="token-carol", timeout=30) as direct:
-            counts.append(sum(1 for k in direct.knowledge.list(limit=100)
-                              if k.task.startswith(task)))
+            counts.append(
+                sum(1 for k in direct.knowledge.list(limit=100) if k.task.startswith(task))
+            )
     print(f"\n10 saves through nginx over {len(counts)} replicas -> {counts}")
     assert sum(counts) == 10
     assert all(count > 0 for count in counts), counts
@@ -212,8 +251,10 @@ def test_refusals_come_back_as_the_service_gave_them(stack: Stack) -> None:
             alice.cognition.get_log("", limit=5)
         with pytest.raises(errors.NotFound):
             alice.resources.get("nginx/absent")
-    with KnowHub(stack.proxy.address, token="no-such-token", timeout=30) as stranger, \
-            pytest.raises(errors.Unauthenticated):
+    with (
+        KnowHub(stack.proxy.address, token="no-such-token", timeout=30) as stranger,
+        pytest.raises(errors.Unauthenticated),
+    ):
         stranger.knowledge.search("anything")
 
 
@@ -222,17 +263,21 @@ def test_a_stream_passes_through_as_it_is_produced(stack: Stack) -> None:
     trace_id, group = new_trace(), f"nginx-{uuid.uuid4().hex[:8]}"
     for replica in stack.replicas:  # whichever replica the injection asks finds a source
         with KnowHub(replica, token="token-alice", timeout=30) as direct:
-            direct.knowledge.save(task="stream triggers through nginx", content="h2c",
-                                  types=["tool"])
+            direct.knowledge.save(
+                task="stream triggers through nginx", content="h2c", types=["tool"]
+            )
     with KnowHub(stack.proxy.address, token="token-alice", timeout=30) as alice:
         injected = alice.cognition.inject_knowledge_for_goal(
-            trace_id, "g1", "stream triggers through nginx", sequence=1)
+            trace_id, "g1", "stream triggers through nginx", sequence=1
+        )
         assert injected.hits
         assert alice.cognition.signal_trigger(trace_id, "task_completion").published
     with grpc.insecure_channel(stack.proxy.address) as channel:
         stream = cognition_pb2_grpc.CognitionServiceStub(channel).WatchTriggers(
             cognition_pb2.WatchTriggersRequest(group=group, consumer="nginx-test"),
-            metadata=(("authorization", "Bearer token-dream"),), timeout=60)
+            metadata=(("authorization", "Bearer token-dream"),),
+            timeout=60,
+        )
         received = next(r.trigger for r in stream if r.trigger.trace_id == trace_id)
         stream.cancel()
     with KnowHub(stack.proxy.address, token="token-dream", timeout=30) as evaluator:
@@ -242,9 +287,11 @@ def test_a_stream_passes_through_as_it_is_produced(stack: Stack) -> None:
 def test_the_callers_deadline_reaches_the_service(stack: Stack) -> None:
     with grpc.insecure_channel(stack.proxy.address) as channel:
         stub = cognition_pb2_grpc.CognitionServiceStub(channel)
-        stream = stub.WatchTriggers(cognition_pb2.WatchTriggersRequest(consumer="deadline"),
-                                    metadata=(("authorization", "Bearer token-dream"),),
-                                    timeout=1.0)
+        stream = stub.WatchTriggers(
+            cognition_pb2.WatchTriggersRequest(consumer="deadline"),
+            metadata=(("authorization", "Bearer token-dream"),),
+            timeout=1.0,
+        )
         with pytest.raises(grpc.RpcError) as raised:
             list(stream)
         assert raised.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
@@ -252,7 +299,9 @@ def test_the_callers_deadline_reaches_the_service(stack: Stack) -> None:
 
 def test_health_through_nginx_is_a_knowledge_replicas(stack: Stack) -> None:
     assert check(stack.proxy.address, "", timeout=10) == (
-        True, f"server at {stack.proxy.address}: SERVING")
+        True,
+        f"server at {stack.proxy.address}: SERVING",
+    )
     assert check(stack.proxy.address, "knowledge", timeout=10)[0]
 
 
@@ -266,11 +315,19 @@ def test_the_proxy_healthcheck_passes_while_nginx_serves(stack: Stack) -> None:
 
 def test_mcp_over_http_reaches_the_hub_through_nginx(stack: Stack) -> None:
     """As compose runs it: MCP bound to every address, its hub nginx."""
+
     async def save() -> str:
         async with connect(url, "token-alice") as alice:
-            saved = data(await alice.call_tool("knowledge_save", {
-                "task": "reach the hub through nginx", "content": "publish one port",
-                "types": ["tool"]}))
+            saved = data(
+                await alice.call_tool(
+                    "knowledge_save",
+                    {
+                        "task": "reach the hub through nginx",
+                        "content": "publish one port",
+                        "types": ["tool"],
+                    },
+                )
+            )
             return str(saved["id"])
 
     with mcp_http(stack.proxy.address, "0.0.0.0") as url:
@@ -292,19 +349,23 @@ def stored_on_a_replica(stack: Stack, knowledge_id: str) -> bool:
 
 # ---- what nginx answers itself, and trailers ---------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def local_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Nginx]:
     """nginx in front of one knowledge process in local mode (no tokens file), with the
     other services' upstreams at a port nothing listens on."""
     tmp = tmp_path_factory.mktemp("nginx-local")
     port = free_port()
-    process = serve("knowledge", port, tmp / "data", {**clean_env(),
-                                                      "KNOWHUB_LOG_LEVEL": "WARNING"})
+    process = serve(
+        "knowledge", port, tmp / "data", {**clean_env(), "KNOWHUB_LOG_LEVEL": "WARNING"}
+    )
     try:
         wait_healthy(process, f"127.0.0.1:{port}", "knowledge")
         closed = f"127.0.0.1:{free_port()}"
-        upstreams = {"knowledge": [f"127.0.0.1:{port}"],
-                     **{service: [closed] for service in SERVICES[1:]}}
+        upstreams = {
+            "knowledge": [f"127.0.0.1:{port}"],
+            **{service: [closed] for service in SERVICES[1:]},
+        }
         with nginx(upstreams, tmp / "nginx") as proxy:
             yield proxy
     finally:
@@ -322,8 +383,10 @@ def test_trailing_metadata_comes_back_through_nginx(local_hub: Nginx) -> None:
 
 
 def test_a_service_with_no_replica_reachable_is_unavailable(local_hub: Nginx) -> None:
-    with KnowHub(local_hub.address, token="t", timeout=10) as kh, \
-            pytest.raises(errors.Unavailable, match="no replica of this service"):
+    with (
+        KnowHub(local_hub.address, token="t", timeout=10) as kh,
+        pytest.raises(errors.Unavailable, match="no replica of this service"),
+    ):
         kh.resources.get("anything")
 
 

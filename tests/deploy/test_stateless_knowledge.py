@@ -29,14 +29,21 @@ def replicas(tmp_path: Path, tokens_file: Path) -> Iterator[list[KnowHubServer]]
     qdrant = QdrantClient(":memory:")
     servers = []
     for index in range(2):
-        settings = CommonSettings(data_dir=tmp_path / f"replica{index}", port=0,
-                                  tokens_file=tokens_file, qdrant_url="http://qdrant:6333")
+        settings = CommonSettings(
+            data_dir=tmp_path / f"replica{index}",
+            port=0,
+            tokens_file=tokens_file,
+            qdrant_url="http://qdrant:6333",
+        )
         settings.data_dir.mkdir()
-        runtime = Runtime(settings=settings,
-                          authenticator=load_authenticator(tokens_file, settings.host,
-                                                            settings.data_dir),
-                          vectors=RemoteStore(qdrant), llm=None, embedder=None,
-                          metrics=Metrics())
+        runtime = Runtime(
+            settings=settings,
+            authenticator=load_authenticator(tokens_file, settings.host, settings.data_dir),
+            vectors=RemoteStore(qdrant),
+            llm=None,
+            embedder=None,
+            metrics=Metrics(),
+        )
         server = KnowHubServer(runtime, ["knowledge"])
         server.start()
         servers.append(server)
@@ -45,19 +52,22 @@ def replicas(tmp_path: Path, tokens_file: Path) -> Iterator[list[KnowHubServer]]
         server.stop(grace=1.0)
 
 
-def test_replicas_over_one_qdrant_act_as_one_service(replicas: list[KnowHubServer],
-                                                     tmp_path: Path) -> None:
+def test_replicas_over_one_qdrant_act_as_one_service(
+    replicas: list[KnowHubServer], tmp_path: Path
+) -> None:
     target = "ipv4:" + ",".join(f"127.0.0.1:{s.port}" for s in replicas)
     with KnowHub(target, token="token-alice", timeout=10) as alice:
         # Round-robin sends consecutive calls to different replicas.
-        first = alice.knowledge.save(task="shared", content="c", types=["tool"],
-                                     request_id="req-1")
-        retries = [alice.knowledge.save(task="shared", content="c", types=["tool"],
-                                        request_id="req-1") for _ in range(3)]
+        first = alice.knowledge.save(task="shared", content="c", types=["tool"], request_id="req-1")
+        retries = [
+            alice.knowledge.save(task="shared", content="c", types=["tool"], request_id="req-1")
+            for _ in range(3)
+        ]
         assert {r.id for r in retries} == {first.id}
         for _ in range(4):
-            alice.knowledge.update(first.id, add_helpful_case={"task": "t", "outcome": "ok"},
-                                   request_id="feedback-1")
+            alice.knowledge.update(
+                first.id, add_helpful_case={"task": "t", "outcome": "ok"}, request_id="feedback-1"
+            )
         assert alice.knowledge.get(first.id).eval.helpful == 2  # 1 at creation + 1 once
         assert len(alice.knowledge.list(limit=100)) == 1
     for server in replicas:
@@ -77,13 +87,11 @@ def test_replicas_starting_together_agree_on_one_collection() -> None:
     loser = RemoteStore(qdrant).open(schema)
     assert loser.insert([Record(key="k1", payload={"scopes": ["public"]})]) == [True]
     assert winner.open(schema).get("k1") is not None
-    assert [a.collection_name for a in qdrant.get_aliases().aliases] == \
-        ["knowhub_knowledge__1"]
+    assert [a.collection_name for a in qdrant.get_aliases().aliases] == ["knowhub_knowledge__1"]
 
 
 def test_a_raced_collection_of_another_schema_is_still_refused() -> None:
     qdrant = QdrantClient(":memory:")
-    RemoteStore(qdrant)._create("knowhub_notes__1", CollectionSchema(name="notes",
-                                                                     dense_dim=8))
+    RemoteStore(qdrant)._create("knowhub_notes__1", CollectionSchema(name="notes", dense_dim=8))
     with pytest.raises(StoreMismatch):
         RemoteStore(qdrant).open(CollectionSchema(name="notes", dense_dim=16))

@@ -36,12 +36,19 @@ def run_shell(example: Example) -> None:
     env = _hub.client_environment()
     # The shell of a reader who followed "source .venv/bin/activate".
     env.update(VIRTUAL_ENV=str(venv), PATH=f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}")
-    done = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", example.parsed],
-                          cwd=_hub.folder, env=env, text=True, capture_output=True,
-                          timeout=SHELL_TIMEOUT, check=False)
+    done = subprocess.run(
+        ["bash", "-e", "-o", "pipefail", "-c", example.parsed],
+        cwd=_hub.folder,
+        env=env,
+        text=True,
+        capture_output=True,
+        timeout=SHELL_TIMEOUT,
+        check=False,
+    )
     print(done.stdout, done.stderr)
-    assert done.returncode == 0, (f"exit {done.returncode}\n--- stdout\n{done.stdout}"
-                                  f"\n--- stderr\n{done.stderr}")
+    assert done.returncode == 0, (
+        f"exit {done.returncode}\n--- stdout\n{done.stdout}\n--- stderr\n{done.stderr}"
+    )
 
 
 def read_config(example: Example) -> None:
@@ -50,21 +57,23 @@ def read_config(example: Example) -> None:
     values = tomllib.loads(str(example.parsed))
     check_config_file(values, "the block")
     for _, settings in settings_classes():
-        settings(**{name: value for name, value in values.items()
-                    if name in settings.model_fields})
+        settings(**{name: value for name, value in values.items() if name in settings.model_fields})
 
 
-PARSERS = [PythonCodeBlockParser(), CodeBlockParser("sh", run_shell),
-           CodeBlockParser("bash", run_shell), CodeBlockParser("toml", read_config),
-           SkipParser()]
+PARSERS = [
+    PythonCodeBlockParser(),
+    CodeBlockParser("sh", run_shell),
+    CodeBlockParser("bash", run_shell),
+    CodeBlockParser("toml", read_config),
+    SkipParser(),
+]
 
 
 def examples() -> list[tuple[str, Example]]:
     found = []
     for page in PAGES:
         document = Document.parse(str(page), *PARSERS)
-        found += [(f"{page.relative_to(ROOT)}:{example.line}", example)
-                  for example in document]
+        found += [(f"{page.relative_to(ROOT)}:{example.line}", example) for example in document]
     return found
 
 
@@ -82,15 +91,17 @@ def model() -> Iterator[OpenAIStub]:
 
 
 @pytest.fixture(scope="module")
-def docs_hub(model: OpenAIStub, tmp_path_factory: pytest.TempPathFactory
-             ) -> Iterator[HubProcess]:
+def docs_hub(model: OpenAIStub, tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubProcess]:
     global _hub
     folder = tmp_path_factory.mktemp("docs-hub")
     # curl reads this: an HTTP error status fails the block, as it would a careful user
     (folder / ".curlrc").write_text("--fail-with-body\n")
     with running(folder, {"KNOWHUB_LLM_BASE_URL": model.base_url}) as hub:
-        hub.client_settings = {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "none",
-                               "CURL_HOME": str(folder)}
+        hub.client_settings = {
+            "OPENAI_BASE_URL": model.base_url,
+            "OPENAI_API_KEY": "none",
+            "CURL_HOME": str(folder),
+        }
         _hub = hub
         yield hub
         _hub = None
@@ -106,14 +117,14 @@ def moved_to(hub: HubProcess, example: Example) -> None:
     default addresses become the ones this hub took."""
     source = example.parsed
     if isinstance(source, Lexeme) and not hub.on_default_ports:
-        text = (source.replace(DEFAULT_TARGET, hub.target)
-                .replace(f"127.0.0.1:{DEFAULT_GATEWAY_PORT}", hub.gateway))
+        text = source.replace(DEFAULT_TARGET, hub.target).replace(
+            f"127.0.0.1:{DEFAULT_GATEWAY_PORT}", hub.gateway
+        )
         example.parsed = Lexeme(text, source.offset, source.line_offset)
 
 
 @pytest.mark.parametrize("example", [e for _, e in EXAMPLES], ids=[i for i, _ in EXAMPLES])
-def test_example(example: Example, docs_hub: HubProcess, monkeypatch: pytest.MonkeyPatch
-                 ) -> None:
+def test_example(example: Example, docs_hub: HubProcess, monkeypatch: pytest.MonkeyPatch) -> None:
     moved_to(docs_hub, example)
     monkeypatch.chdir(docs_hub.folder)
     environment = docs_hub.client_environment()

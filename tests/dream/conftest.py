@@ -22,16 +22,22 @@ def dream_stub() -> Iterator[OpenAIStub]:
 
 
 @pytest.fixture(scope="module")
-def dream_server(tmp_path_factory: pytest.TempPathFactory, redis_url: str,
-                 dream_stub: OpenAIStub) -> Iterator[Harness]:
+def dream_server(
+    tmp_path_factory: pytest.TempPathFactory, redis_url: str, dream_stub: OpenAIStub
+) -> Iterator[Harness]:
     directory = tmp_path_factory.mktemp("dream-runs")
     with pytest.MonkeyPatch.context() as env:
         for name, value in FAST.items():
             env.setenv(name, value)
-        with running_hub(directory, tokens=write_dream_tokens(directory), redis_url=redis_url,
-                         redis_prefix=f"test-{uuid.uuid4().hex[:12]}:",
-                         llm_base_url=dream_stub.base_url, llm_max_retries=0,
-                         llm_timeout_seconds=10) as harness:
+        with running_hub(
+            directory,
+            tokens=write_dream_tokens(directory),
+            redis_url=redis_url,
+            redis_prefix=f"test-{uuid.uuid4().hex[:12]}:",
+            llm_base_url=dream_stub.base_url,
+            llm_max_retries=0,
+            llm_timeout_seconds=10,
+        ) as harness:
             yield harness
 
 

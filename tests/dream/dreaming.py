@@ -21,14 +21,20 @@ from tests.support.openai_stub import Failure
 # The dream service's token (dreamer and evaluator, in acme) and dave, a second user of
 # alice's agent.
 DREAM_TOKENS = [
-    {"token": "token-dream", "user_id": "dreamsvc", "org_id": "acme",
-     "roles": ["dreamer", "evaluator"]},
+    {
+        "token": "token-dream",
+        "user_id": "dreamsvc",
+        "org_id": "acme",
+        "roles": ["dreamer", "evaluator"],
+    },
     {"token": "token-dave", "user_id": "dave", "agent_id": "alice_bot", "org_id": "acme"},
 ]
-FAST = {"KNOWHUB_DREAM_SERVICE_TOKEN": "token-dream",
-        "KNOWHUB_DREAM_POLL_INTERVAL_SECONDS": "0.05",
-        "KNOWHUB_DREAM_SCHEDULER_INTERVAL_SECONDS": "0.05",
-        "KNOWHUB_HISTORIAN_WORKERS": "0"}
+FAST = {
+    "KNOWHUB_DREAM_SERVICE_TOKEN": "token-dream",
+    "KNOWHUB_DREAM_POLL_INTERVAL_SECONDS": "0.05",
+    "KNOWHUB_DREAM_SCHEDULER_INTERVAL_SECONDS": "0.05",
+    "KNOWHUB_HISTORIAN_WORKERS": "0",
+}
 
 
 def write_dream_tokens(directory: Path) -> Path:
@@ -78,10 +84,16 @@ class DreamLLM:
     evaluations, each a fixed reply or a function of the prompt. Records the prompts."""
 
     def __init__(self) -> None:
-        self.reflect: Callable[[str, str], Reply] = \
-            lambda trace, prompt: json.dumps({"summary": f"what {trace} taught"})
-        self.integrate: Callable[[str], Reply] = lambda prompt: json.dumps({"updates": [
-            {"path": "notes.md", "new_content": "# Notes\n" + _reflection_lines(prompt)}]})
+        self.reflect: Callable[[str, str], Reply] = lambda trace, prompt: json.dumps(
+            {"summary": f"what {trace} taught"}
+        )
+        self.integrate: Callable[[str], Reply] = lambda prompt: json.dumps(
+            {
+                "updates": [
+                    {"path": "notes.md", "new_content": "# Notes\n" + _reflection_lines(prompt)}
+                ]
+            }
+        )
         self.evaluate: Callable[[str], Reply] = lambda prompt: Failure(500)
         self.prompts: dict[str, list[str]] = {"reflect": [], "integrate": [], "evaluate": []}
         self.gate: threading.Event | None = None  # reflections wait for it when set

@@ -17,8 +17,9 @@ PROFILE = "update_profile"
 RECONCILE = "decide_memory"
 
 
-def memory_settings(redis_url: str, redis_prefix: str, llm: OpenAIStub | None = None,
-                    **extra: Any) -> dict[str, Any]:
+def memory_settings(
+    redis_url: str, redis_prefix: str, llm: OpenAIStub | None = None, **extra: Any
+) -> dict[str, Any]:
     """Harness settings: the test's Redis and prefix, the scripted LLM if given."""
     settings: dict[str, Any] = {"redis_url": redis_url, "redis_prefix": redis_prefix, **extra}
     if llm is not None:
@@ -29,8 +30,9 @@ def memory_settings(redis_url: str, redis_prefix: str, llm: OpenAIStub | None = 
 FAST_HISTORIAN = {"KNOWHUB_HISTORIAN_POLL_INTERVAL_SECONDS": "0.05"}
 
 
-def wait_until(condition: Callable[[], object], timeout: float = 20.0,
-               what: str = "the condition") -> None:
+def wait_until(
+    condition: Callable[[], object], timeout: float = 20.0, what: str = "the condition"
+) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if condition():
@@ -54,8 +56,10 @@ class Queue:
         wait_until(self.drained, timeout, "the historian to finish its jobs")
 
     def entries(self) -> list[dict[str, str]]:
-        return [{k.decode(): v.decode() for k, v in fields.items()}
-                for _id, fields in self.client.xrange(self.jobs)]
+        return [
+            {k.decode(): v.decode() for k, v in fields.items()}
+            for _id, fields in self.client.xrange(self.jobs)
+        ]
 
     def failed_count(self) -> int:
         return self.client.xlen(self.failed)
@@ -74,10 +78,19 @@ def decide(action: str, target: int | None = None, reason: str = "") -> ToolCall
     return ToolCalls([(RECONCILE, arguments)])
 
 
-def profile_update(entity_type: str, entity_id: str, summary: str, *, name: str = "",
-                   tags: list[str] | None = None) -> tuple[str, dict[str, Any]]:
-    return (PROFILE, {"entity_type": entity_type, "entity_id": entity_id,
-                      "name": name or entity_id, "tags": tags or [], "summary": summary})
+def profile_update(
+    entity_type: str, entity_id: str, summary: str, *, name: str = "", tags: list[str] | None = None
+) -> tuple[str, dict[str, Any]]:
+    return (
+        PROFILE,
+        {
+            "entity_type": entity_type,
+            "entity_id": entity_id,
+            "name": name or entity_id,
+            "tags": tags or [],
+            "summary": summary,
+        },
+    )
 
 
 def tool_of(request: dict[str, Any]) -> str:
@@ -88,8 +101,7 @@ def prompt_of(request: dict[str, Any]) -> str:
     return request["messages"][-1]["content"]
 
 
-def group_context(group_id: str = "20002", user_id: str = "10001",
-                  **extra: Any) -> dict[str, Any]:
+def group_context(group_id: str = "20002", user_id: str = "10001", **extra: Any) -> dict[str, Any]:
     return {"user_id": user_id, "group_id": group_id, "request_type": "group", **extra}
 
 

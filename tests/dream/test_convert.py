@@ -24,21 +24,37 @@ VIEWER = Principal(user_id="viewer", namespace="")
 PHASE = {"phase": "per_trace_reflect", "phases": ["per_trace_reflect", "cross_trace_integrate"]}
 RECORDS: dict[str, tuple[Callable[[], Any], Callable[[Any], Message]]] = {
     "Memo": (lambda: filled_record(Memo), memory.memo_to_proto),
-    "CognitiveEvent": (lambda: filled_record(CognitiveEvent, {"state": "superseded"}),
-                       lambda event: memory.event_to_proto(event, VIEWER)),
-    "Profile": (lambda: filled_record(Profile, {"entity_type": "user"}),
-                lambda profile: memory.profile_to_proto(profile, VIEWER)),
-    "FailedJob": (lambda: filled_record(FailedJob, {"request_type": "group"}),
-                  lambda failed: memory.failed_job_to_proto(failed, VIEWER)),
-    "DreamRun": (lambda: filled_record(DreamRun, {
-        **PHASE, "status": "failed",
-        "counts": {f.name: 3 for f in dream_pb2.DreamRunCounts.DESCRIPTOR.fields}}),
-        lambda run: runs.run_to_proto(run, VIEWER)),
-    "DreamSchedule": (lambda: filled_record(ScheduleView, PHASE),
-                      lambda view: runs.schedule_to_proto(view, VIEWER)),
-    "MemoryDocument": (lambda: filled_record(MemoryDocument),
-                       lambda document: runs.document_to_proto(document, VIEWER,
-                                                               with_content=True)),
+    "CognitiveEvent": (
+        lambda: filled_record(CognitiveEvent, {"state": "superseded"}),
+        lambda event: memory.event_to_proto(event, VIEWER),
+    ),
+    "Profile": (
+        lambda: filled_record(Profile, {"entity_type": "user"}),
+        lambda profile: memory.profile_to_proto(profile, VIEWER),
+    ),
+    "FailedJob": (
+        lambda: filled_record(FailedJob, {"request_type": "group"}),
+        lambda failed: memory.failed_job_to_proto(failed, VIEWER),
+    ),
+    "DreamRun": (
+        lambda: filled_record(
+            DreamRun,
+            {
+                **PHASE,
+                "status": "failed",
+                "counts": {f.name: 3 for f in dream_pb2.DreamRunCounts.DESCRIPTOR.fields},
+            },
+        ),
+        lambda run: runs.run_to_proto(run, VIEWER),
+    ),
+    "DreamSchedule": (
+        lambda: filled_record(ScheduleView, PHASE),
+        lambda view: runs.schedule_to_proto(view, VIEWER),
+    ),
+    "MemoryDocument": (
+        lambda: filled_record(MemoryDocument),
+        lambda document: runs.document_to_proto(document, VIEWER, with_content=True),
+    ),
 }
 
 

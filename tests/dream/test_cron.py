@@ -20,27 +20,38 @@ def epoch(text: str, zone: str = "UTC") -> float:
     return moment.replace(tzinfo=tz).timestamp()
 
 
-@pytest.mark.parametrize("expression", [
-    "*/15 9-17 * * MON-FRI", "5/20 * * * *", "0,30 8,20 1,15 * *", "0 0 1 jan-Mar,dec *",
-    "0 0 * * 7", "0 0 * * 1-7/2"])
+@pytest.mark.parametrize(
+    "expression",
+    [
+        "*/15 9-17 * * MON-FRI",
+        "5/20 * * * *",
+        "0,30 8,20 1,15 * *",
+        "0 0 1 jan-Mar,dec *",
+        "0 0 * * 7",
+        "0 0 * * 1-7/2",
+    ],
+)
 def test_standard_expressions_are_accepted(expression: str) -> None:
     assert validate_cron(expression) == expression
 
 
-@pytest.mark.parametrize("expression, problem", [
-    ("* * * *", "has 4 fields; a cron expression has 5"),
-    ("* * * * * *", "has 6 fields"),
-    ("60 * * * *", "bad minute"),
-    ("* 24 * * *", "bad hour"),
-    ("* * 0 * *", "bad day-of-month"),
-    ("* * * 13 *", "bad month"),
-    ("* * * * 8", "bad day-of-week"),
-    ("*/0 * * * *", "bad minute"),
-    ("* 5-1 * * *", "bad hour"),
-    ("* * * foo *", "bad month"),
-    ("0 0 30 2 *", "bad day-of-month"),  # never comes
-    ("0 0 31 4,6 *", "bad day-of-month"),
-])
+@pytest.mark.parametrize(
+    "expression, problem",
+    [
+        ("* * * *", "has 4 fields; a cron expression has 5"),
+        ("* * * * * *", "has 6 fields"),
+        ("60 * * * *", "bad minute"),
+        ("* 24 * * *", "bad hour"),
+        ("* * 0 * *", "bad day-of-month"),
+        ("* * * 13 *", "bad month"),
+        ("* * * * 8", "bad day-of-week"),
+        ("*/0 * * * *", "bad minute"),
+        ("* 5-1 * * *", "bad hour"),
+        ("* * * foo *", "bad month"),
+        ("0 0 30 2 *", "bad day-of-month"),  # never comes
+        ("0 0 31 4,6 *", "bad day-of-month"),
+    ],
+)
 def test_a_wrong_expression_is_refused_naming_its_field(expression: str, problem: str) -> None:
     with pytest.raises(InvalidArgument) as refused:
         validate_cron(expression)
@@ -48,9 +59,15 @@ def test_a_wrong_expression_is_refused_naming_its_field(expression: str, problem
 
 
 def schedule(**fields: object) -> Schedule:
-    values: dict[str, object] = {"schedule_id": "s", "agent_id": "a", "phases": [],
-                                 "requested_by": "user:u", "sees_all": False,
-                                 "created_at": 0.0, "start_time": epoch("2026-01-01T00:00")}
+    values: dict[str, object] = {
+        "schedule_id": "s",
+        "agent_id": "a",
+        "phases": [],
+        "requested_by": "user:u",
+        "sees_all": False,
+        "created_at": 0.0,
+        "start_time": epoch("2026-01-01T00:00"),
+    }
     return Schedule(**{**values, **fields})  # type: ignore[arg-type]
 
 

@@ -29,11 +29,23 @@ pytestmark = pytest.mark.redis_cluster  # also on a Redis Cluster
 ALICES_AGENT = "acme:alice_bot"
 
 
-def dream_hub(start_hub: StartHub, tokens_file: Path, redis_url: str, redis_prefix: str,
-              llm: OpenAIStub, **env: str) -> Harness:
+def dream_hub(
+    start_hub: StartHub,
+    tokens_file: Path,
+    redis_url: str,
+    redis_prefix: str,
+    llm: OpenAIStub,
+    **env: str,
+) -> Harness:
     write_dream_tokens(tokens_file.parent)
-    return start_hub(env={**FAST, **env}, redis_url=redis_url, redis_prefix=redis_prefix,
-                     llm_base_url=llm.base_url, llm_max_retries=0, llm_timeout_seconds=30)
+    return start_hub(
+        env={**FAST, **env},
+        redis_url=redis_url,
+        redis_prefix=redis_prefix,
+        llm_base_url=llm.base_url,
+        llm_max_retries=0,
+        llm_timeout_seconds=30,
+    )
 
 
 def alice_trace(client: KnowHub, text: str = "I prefer window seats") -> str:
@@ -42,14 +54,13 @@ def alice_trace(client: KnowHub, text: str = "I prefer window seats") -> str:
     return trace_id
 
 
-def test_runs_of_one_agent_never_overlap(start_hub: StartHub, tokens_file: Path,
-                                         redis_url: str, redis_prefix: str,
-                                         llm: OpenAIStub) -> None:
+def test_runs_of_one_agent_never_overlap(
+    start_hub: StartHub, tokens_file: Path, redis_url: str, redis_prefix: str, llm: OpenAIStub
+) -> None:
     scripted = DreamLLM()
     scripted.gate = threading.Event()
     llm.responder = scripted
-    hub = dream_hub(start_hub, tokens_file, redis_url, redis_prefix, llm,
-                    KNOWHUB_DREAM_WORKERS="2")
+    hub = dream_hub(start_hub, tokens_file, redis_url, redis_prefix, llm, KNOWHUB_DREAM_WORKERS="2")
     alice, admin = hub.client("alice"), hub.client("admin")
     alice_trace(alice)
     admin.cognition.append_events(new_trace(), [message(1, "other agent")], agent_id="bot-z")
@@ -58,8 +69,9 @@ def test_runs_of_one_agent_never_overlap(start_hub: StartHub, tokens_file: Path,
     wait_until(lambda: scripted.prompts["reflect"], what="the first run to reach the LLM")
     second = wait_run(alice, alice.dream.run().run_id)
     assert second.status == "skipped"
-    assert second.reason == (f"agent 'alice_bot' has run {first.run_id} in progress; runs "
-                             "of one agent never overlap")
+    assert second.reason == (
+        f"agent 'alice_bot' has run {first.run_id} in progress; runs of one agent never overlap"
+    )
     assert alice.dream.get_run(first.run_id).status == "running"
     other = admin.dream.run(agent_id="bot-z")  # another agent is not held up
     wait_until(lambda: len(scripted.prompts["reflect"]) == 2, what="the other agent's run")
@@ -73,20 +85,44 @@ def test_runs_of_one_agent_never_overlap(start_hub: StartHub, tokens_file: Path,
 
 
 def test_a_run_whose_process_was_killed_is_taken_over_and_finished(
-        start_hub: StartHub, tmp_path: Path, tokens_file: Path, redis_url: str,
-        redis_prefix: str, llm: OpenAIStub) -> None:
+    start_hub: StartHub,
+    tmp_path: Path,
+    tokens_file: Path,
+    redis_url: str,
+    redis_prefix: str,
+    llm: OpenAIStub,
+) -> None:
     scripted = DreamLLM()
     scripted.gate = threading.Event()  # the first process waits here until killed
     llm.responder = scripted
     write_dream_tokens(tokens_file.parent)
-    env = {**clean_env(), **FAST, "KNOWHUB_REDIS_URL": redis_url,
-           "KNOWHUB_REDIS_PREFIX": redis_prefix, "KNOWHUB_LLM_BASE_URL": llm.base_url,
-           "KNOWHUB_LLM_MAX_RETRIES": "0", "KNOWHUB_TOKENS_FILE": str(tokens_file),
-           "KNOWHUB_LOG_LEVEL": "WARNING"}
+    env = {
+        **clean_env(),
+        **FAST,
+        "KNOWHUB_REDIS_URL": redis_url,
+        "KNOWHUB_REDIS_PREFIX": redis_prefix,
+        "KNOWHUB_LLM_BASE_URL": llm.base_url,
+        "KNOWHUB_LLM_MAX_RETRIES": "0",
+        "KNOWHUB_TOKENS_FILE": str(tokens_file),
+        "KNOWHUB_LOG_LEVEL": "WARNING",
+    }
     process = subprocess.Popen(
-        [sys.executable, "-m", "knowhub_server.cli", "up", "--data-dir", str(tmp_path / "first"),
-         "--port", "0"], cwd=REPO, env=env, stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL, text=True)
+        [
+            sys.executable,
+            "-m",
+            "knowhub_server.cli",
+            "up",
+            "--data-dir",
+            str(tmp_path / "first"),
+            "--port",
+            "0",
+        ],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     try:
         assert process.stdout is not None
         port = int(wait_for(lines_of(process.stdout), r"listening on [\d.]+:(\d+)").group(1))
@@ -105,8 +141,14 @@ def test_a_run_whose_process_was_killed_is_taken_over_and_finished(
     assert redis.xpending(f"{keyspace(redis_prefix, 'dream')}runs", "dreamers")["pending"] == 1
 
     scripted.gate = None
-    hub = dream_hub(start_hub, tokens_file, redis_url, redis_prefix, llm,
-                    KNOWHUB_DREAM_STALE_RUN_TIMEOUT_SECONDS="0.5")
+    hub = dream_hub(
+        start_hub,
+        tokens_file,
+        redis_url,
+        redis_prefix,
+        llm,
+        KNOWHUB_DREAM_STALE_RUN_TIMEOUT_SECONDS="0.5",
+    )
     alice = hub.client("alice")
     finished = wait_run(alice, run.run_id)
     assert (finished.status, finished.attempts) == ("done", 2)
@@ -117,8 +159,8 @@ def test_a_run_whose_process_was_killed_is_taken_over_and_finished(
 
 
 def test_stopping_puts_a_run_in_progress_back_uncharged(
-        start_hub: StartHub, tokens_file: Path, redis_url: str, redis_prefix: str,
-        llm: OpenAIStub) -> None:
+    start_hub: StartHub, tokens_file: Path, redis_url: str, redis_prefix: str, llm: OpenAIStub
+) -> None:
     scripted = DreamLLM()
     scripted.gate = threading.Event()
     llm.responder = scripted
@@ -149,11 +191,12 @@ def test_stopping_puts_a_run_in_progress_back_uncharged(
     assert finished.counts["reflections_written"] == 2
 
 
-def test_a_run_whose_workers_kept_dying_is_failed(start_hub: StartHub, tokens_file: Path,
-                                                  redis_url: str, redis_prefix: str,
-                                                  llm: OpenAIStub) -> None:
-    producer = dream_hub(start_hub, tokens_file, redis_url, redis_prefix, llm,
-                         KNOWHUB_DREAM_WORKERS="0")
+def test_a_run_whose_workers_kept_dying_is_failed(
+    start_hub: StartHub, tokens_file: Path, redis_url: str, redis_prefix: str, llm: OpenAIStub
+) -> None:
+    producer = dream_hub(
+        start_hub, tokens_file, redis_url, redis_prefix, llm, KNOWHUB_DREAM_WORKERS="0"
+    )
     alice = producer.client("alice")
     alice_trace(alice)
     run = alice.dream.run()
@@ -165,8 +208,7 @@ def test_a_run_whose_workers_kept_dying_is_failed(start_hub: StartHub, tokens_fi
     redis.xadd(stream, {k.decode(): v.decode() for k, v in fields.items()} | {"attempt": "3"})
     producer.stop()
 
-    hub = dream_hub(start_hub, tokens_file, redis_url, redis_prefix, llm,
-                    KNOWHUB_DREAM_WORKERS="1")
+    hub = dream_hub(start_hub, tokens_file, redis_url, redis_prefix, llm, KNOWHUB_DREAM_WORKERS="1")
     failed = wait_run(hub.client("alice"), run.run_id)
     assert failed.status == "failed"
     assert failed.reason == "gave up after 3 deliveries whose worker stopped or stalled"
@@ -176,8 +218,8 @@ def test_a_run_whose_workers_kept_dying_is_failed(start_hub: StartHub, tokens_fi
 
 
 def test_an_integration_left_unconsumed_is_finished_by_the_next_run(
-        start_hub: StartHub, tokens_file: Path, redis_url: str, redis_prefix: str,
-        llm: OpenAIStub) -> None:
+    start_hub: StartHub, tokens_file: Path, redis_url: str, redis_prefix: str, llm: OpenAIStub
+) -> None:
     scripted = DreamLLM()
     llm.responder = scripted
     hub = dream_hub(start_hub, tokens_file, redis_url, redis_prefix, llm)
@@ -186,8 +228,11 @@ def test_an_integration_left_unconsumed_is_finished_by_the_next_run(
     wait_run(alice, alice.dream.run(phases=["per_trace_reflect"]).run_id)
     [reflection] = alice.cognition.get_log(trace_id, types=["reflection"])
     # As a run leaves it when it dies between writing the documents and consuming.
-    connect(redis_url).hset(f"{keyspace(redis_prefix, 'dream')}outbox:{ALICES_AGENT}",
-                            "dream-dead|0", json.dumps({trace_id: [reflection.event_id]}))
+    connect(redis_url).hset(
+        f"{keyspace(redis_prefix, 'dream')}outbox:{ALICES_AGENT}",
+        "dream-dead|0",
+        json.dumps({trace_id: [reflection.event_id]}),
+    )
 
     run = wait_run(alice, alice.dream.run(phases=["cross_trace_integrate"]).run_id)
 
@@ -195,5 +240,3 @@ def test_an_integration_left_unconsumed_is_finished_by_the_next_run(
     assert run.counts["llm_calls"] == 0, "the integrated reflection is not integrated again"
     assert alice.cognition.get_log(trace_id, types=["reflection"])[0]["consumed_at"]
     assert connect(redis_url).hlen(f"{keyspace(redis_prefix, 'dream')}outbox:{ALICES_AGENT}") == 0
-
-

@@ -33,22 +33,22 @@ def admin(dream_server: Harness) -> KnowHub:
 
 def listed(client: KnowHub, **filters: object) -> list[str]:
     """Every run id the caller lists with these filters, following the pages."""
-    runs = every_item(lambda token: client.dream.list_runs(limit=100, page_token=token,
-                                                            **filters))
+    runs = every_item(lambda token: client.dream.list_runs(limit=100, page_token=token, **filters))
     return [run.run_id for run in runs]
 
 
 def raw_list(harness: Harness, principal: str, **fields: object) -> object:
     with grpc.insecure_channel(harness.address) as channel:
         stub = dream_pb2_grpc.DreamServiceStub(channel)
-        return stub.ListDreamRuns(dream_pb2.ListDreamRunsRequest(**fields),
-                                  metadata=bearer(principal))
+        return stub.ListDreamRuns(
+            dream_pb2.ListDreamRunsRequest(**fields), metadata=bearer(principal)
+        )
 
 
 # ---- Listing, paging, filters ---------------------------------------------------------------
 
-def test_runs_are_listed_newest_first_a_page_at_a_time(admin: KnowHub,
-                                                       dream_llm: DreamLLM) -> None:
+
+def test_runs_are_listed_newest_first_a_page_at_a_time(admin: KnowHub, dream_llm: DreamLLM) -> None:
     agent = new_agent()
     made = [admin.dream.run(agent_id=agent).run_id for _ in range(5)]
     for run_id in made:
@@ -56,8 +56,9 @@ def test_runs_are_listed_newest_first_a_page_at_a_time(admin: KnowHub,
 
     pages: list[DreamRunPage] = [admin.dream.list_runs(agent_id=agent, limit=2)]
     while pages[-1].next_page_token:
-        pages.append(admin.dream.list_runs(agent_id=agent, limit=2,
-                                           page_token=pages[-1].next_page_token))
+        pages.append(
+            admin.dream.list_runs(agent_id=agent, limit=2, page_token=pages[-1].next_page_token)
+        )
 
     assert [len(p) for p in pages] == [2, 2, 1]
     assert [run.run_id for page in pages for run in page] == made[::-1]
@@ -82,8 +83,9 @@ def test_runs_filter_by_status_and_agent(admin: KnowHub, dream_llm: DreamLLM) ->
     try:
         admin.cognition.append_events(new_trace(), [message(1, "likes blues")], agent_id=agent)
         running = admin.dream.run(agent_id=agent).run_id
-        wait_until(lambda: admin.dream.get_run(running).status == "running",
-                   what="the run to start")
+        wait_until(
+            lambda: admin.dream.get_run(running).status == "running", what="the run to start"
+        )
 
         assert (failed.status, done.status, others.status) == ("failed", "done", "done")
         assert listed(admin, agent_id=agent) == [running, done.run_id, failed.run_id]
@@ -101,8 +103,9 @@ def test_runs_filter_by_status_and_agent(admin: KnowHub, dream_llm: DreamLLM) ->
     assert listed(admin, agent_id=agent, status="running") == []
 
 
-def test_a_caller_lists_the_runs_it_could_read(dream_server: Harness, admin: KnowHub,
-                                               dream_llm: DreamLLM) -> None:
+def test_a_caller_lists_the_runs_it_could_read(
+    dream_server: Harness, admin: KnowHub, dream_llm: DreamLLM
+) -> None:
     alice, dave, bob = (dream_server.client(p) for p in ("alice", "dave", "bob"))
     alices = wait_run(alice, alice.dream.run().run_id).run_id
     daves = wait_run(dave, dave.dream.run().run_id).run_id
@@ -119,8 +122,7 @@ def test_a_caller_lists_the_runs_it_could_read(dream_server: Harness, admin: Kno
     assert failure(lambda: bob.dream.get_run(alices))[0] == "NOT_FOUND"
 
 
-def test_scheduled_runs_are_listed_with_their_schedule(admin: KnowHub,
-                                                       dream_llm: DreamLLM) -> None:
+def test_scheduled_runs_are_listed_with_their_schedule(admin: KnowHub, dream_llm: DreamLLM) -> None:
     agent = new_agent()
     made = admin.dream.schedule(60, agent_id=agent, start_time=time.time() - 1)
     try:
@@ -134,8 +136,10 @@ def test_scheduled_runs_are_listed_with_their_schedule(admin: KnowHub,
 
 # ---- Validation ------------------------------------------------------------------------------
 
-def test_bad_requests_are_refused_naming_the_field(dream_server: Harness, admin: KnowHub,
-                                                   dream_llm: DreamLLM) -> None:
+
+def test_bad_requests_are_refused_naming_the_field(
+    dream_server: Harness, admin: KnowHub, dream_llm: DreamLLM
+) -> None:
     agent = new_agent()
     for _ in range(2):
         admin.dream.run(agent_id=agent)
@@ -147,23 +151,25 @@ def test_bad_requests_are_refused_naming_the_field(dream_server: Harness, admin:
         (lambda: admin.dream.list_runs(agent_id="no spaces"), "agent_id"),
         (lambda: admin.dream.list_runs(page_token="not-a-token"), "page_token"),
         (lambda: admin.dream.list_runs(page_token=token), "page_token"),  # other filters
-        (lambda: admin.dream.list_runs(agent_id=agent, status="done", page_token=token),
-         "page_token"),
+        (
+            lambda: admin.dream.list_runs(agent_id=agent, status="done", page_token=token),
+            "page_token",
+        ),
         (lambda: raw_list(dream_server, "admin", status=99), "status"),
     ]
     for call, field in cases:
         code, text = failure(call)
         assert (code, text.split(":")[0]) == ("INVALID_ARGUMENT", field), text
-    code, text = failure(lambda: dream_server.client("alice").dream.list_runs(
-        page_token=token))
+    code, text = failure(lambda: dream_server.client("alice").dream.list_runs(page_token=token))
     assert (code, text.split(":")[0]) == ("INVALID_ARGUMENT", "page_token")
     with pytest.raises(ValueError, match="unknown run status 'finished'"):
         admin.dream.list_runs(status="finished")
     assert failure(lambda: raw_list(dream_server, None))[0] == "UNAUTHENTICATED"
 
 
-def test_the_async_client_lists_runs(dream_server: Harness, admin: KnowHub,
-                                     dream_llm: DreamLLM) -> None:
+def test_the_async_client_lists_runs(
+    dream_server: Harness, admin: KnowHub, dream_llm: DreamLLM
+) -> None:
     agent = new_agent()
     made = wait_run(admin, admin.dream.run(agent_id=agent).run_id)
 
@@ -177,6 +183,7 @@ def test_the_async_client_lists_runs(dream_server: Harness, admin: KnowHub,
 
 # ---- The run indexes in Redis ----------------------------------------------------------------
 
+
 @pytest.fixture
 def store(redis_url: str) -> DreamStore:
     return DreamStore(lambda: connect(redis_url), f"test-{uuid.uuid4().hex[:12]}:")
@@ -189,15 +196,16 @@ def store_run(store: DreamStore, agent: str, requester: str, at: float) -> str:
 
 
 def test_runs_stored_before_the_indexes_existed_are_indexed_once(
-        store: DreamStore, redis_url: str) -> None:
+    store: DreamStore, redis_url: str
+) -> None:
     runs = [store_run(store, "bot-a", f"user:u{i % 3}", 1_000.0 + i) for i in range(250)]
-    prefix = store.stream[:-len("runs")]
+    prefix = store.stream[: -len("runs")]
     client = connect(redis_url)
     old = [k for k in client.scan_iter(f"{prefix}runs-by*")]
     assert len(old) == 4
     client.delete(*old)  # as a store before ListDreamRuns left them
 
-    fresh = DreamStore(lambda: connect(redis_url), prefix[1:-len("dream}:")])
+    fresh = DreamStore(lambda: connect(redis_url), prefix[1 : -len("dream}:")])
     assert [r.run_id for r in fresh.runs_newest_first("", None)] == runs[::-1]
     assert [r.run_id for r in fresh.runs_newest_first("user:u1", None)] == runs[1::3][::-1]
     assert client.exists(f"{prefix}runs-indexed")
@@ -206,11 +214,12 @@ def test_runs_stored_before_the_indexes_existed_are_indexed_once(
 
 
 def test_listing_drops_the_index_entries_of_expired_runs_and_keeps_order_on_ties(
-        store: DreamStore, redis_url: str) -> None:
+    store: DreamStore, redis_url: str
+) -> None:
     tied = sorted(store_run(store, "bot-a", "user:u", 1_500.0) for _ in range(230))
     older = store_run(store, "bot-a", "user:u", 1_000.0)
     expired = tied[7]
-    prefix = store.stream[:-len("runs")]
+    prefix = store.stream[: -len("runs")]
     client = connect(redis_url)
     client.delete(f"{prefix}run:{expired}")
 
@@ -218,5 +227,7 @@ def test_listing_drops_the_index_entries_of_expired_runs_and_keeps_order_on_ties
     assert found == [*[t for t in tied[::-1] if t != expired], older]
     assert client.zscore(f"{prefix}runs-by:user:u", expired) is None
     after = (1_500.0, tied[100])
-    assert [r.run_id for r in store.runs_newest_first("user:u", after)] == \
-        [*[t for t in tied[:100][::-1] if t != expired], older]
+    assert [r.run_id for r in store.runs_newest_first("user:u", after)] == [
+        *[t for t in tied[:100][::-1] if t != expired],
+        older,
+    ]

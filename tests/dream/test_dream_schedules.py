@@ -38,42 +38,63 @@ def schedule_ids(client: KnowHub, **options: Any) -> list[str]:
 
 # ---- The RPCs ----------------------------------------------------------------------------------
 
+
 def test_each_schedule_rule_is_enforced_and_a_refused_schedule_adds_nothing(
-        dream_server: Harness) -> None:
+    dream_server: Harness,
+) -> None:
     alice, bob = dream_server.client("alice"), dream_server.client("bob")
     before = schedule_ids(alice)
     for call, field, problem in [
-        (lambda: alice.dream.schedule(), "every_minutes", "give exactly one of every_minutes "
-         "and cron"),
+        (
+            lambda: alice.dream.schedule(),
+            "every_minutes",
+            "give exactly one of every_minutes and cron",
+        ),
         (lambda: alice.dream.schedule(5, "* * * * *"), "every_minutes", "give exactly one"),
         (lambda: alice.dream.schedule(-1), "every_minutes", "must be between 1 and 527040"),
         (lambda: alice.dream.schedule(527_041), "every_minutes", "must be between"),
         (lambda: alice.dream.schedule(cron="* 25 * * *"), "cron", "bad hour"),
         (lambda: alice.dream.schedule(cron="* * *"), "cron", "has 3 fields"),
         (lambda: alice.dream.schedule(cron="x" * 201), "cron", "is 201 characters"),
-        (lambda: alice.dream.schedule(cron="0 3 * * *", time_zone="Mars/Olympus"),
-         "time_zone", "'Mars/Olympus' is not an IANA time zone"),
-        (lambda: alice.dream.schedule(30, time_zone="UTC"), "time_zone",
-         "applies to cron expressions only"),
-        (lambda: alice.dream.schedule(30, start_time=time.time() + 400 * 86_400),
-         "start_time", "is more than a year ahead"),
-        (lambda: alice.dream.schedule(30, phases=["cross_trace_integrate"] * 2), "phases[1]",
-         "repeats"),
+        (
+            lambda: alice.dream.schedule(cron="0 3 * * *", time_zone="Mars/Olympus"),
+            "time_zone",
+            "'Mars/Olympus' is not an IANA time zone",
+        ),
+        (
+            lambda: alice.dream.schedule(30, time_zone="UTC"),
+            "time_zone",
+            "applies to cron expressions only",
+        ),
+        (
+            lambda: alice.dream.schedule(30, start_time=time.time() + 400 * 86_400),
+            "start_time",
+            "is more than a year ahead",
+        ),
+        (
+            lambda: alice.dream.schedule(30, phases=["cross_trace_integrate"] * 2),
+            "phases[1]",
+            "repeats",
+        ),
     ]:
         code, text = failure(call)
-        assert code == "INVALID_ARGUMENT" and text.startswith(f"{field}: ") and problem in text, \
+        assert code == "INVALID_ARGUMENT" and text.startswith(f"{field}: ") and problem in text, (
             text
-    assert failure(lambda: bob.dream.schedule(30, agent_id="alice_bot"))[0] == \
-        "PERMISSION_DENIED"
+        )
+    assert failure(lambda: bob.dream.schedule(30, agent_id="alice_bot"))[0] == "PERMISSION_DENIED"
     assert schedule_ids(alice) == before
 
 
 def test_schedules_are_their_creators_and_the_admins(dream_server: Harness) -> None:
     alice, dave, admin = (dream_server.client(p) for p in ("alice", "dave", "admin"))
-    mine = alice.dream.schedule(cron="0 3 * * 1-5", time_zone="Asia/Shanghai",
-                                phases=["per_trace_reflect"])
+    mine = alice.dream.schedule(
+        cron="0 3 * * 1-5", time_zone="Asia/Shanghai", phases=["per_trace_reflect"]
+    )
     assert (mine.agent_id, mine.requested_by, mine.time_zone) == (
-        "alice_bot", "user:alice", "Asia/Shanghai")
+        "alice_bot",
+        "user:alice",
+        "Asia/Shanghai",
+    )
     assert mine.phases == ["per_trace_reflect"] and mine.last_run_id == ""
     assert mine.next_run_at is not None and mine.next_run_at.minute == 0
     daves = dave.dream.schedule(90)
@@ -84,7 +105,9 @@ def test_schedules_are_their_creators_and_the_admins(dream_server: Harness) -> N
     assert {mine.schedule_id, daves.schedule_id} <= set(schedule_ids(admin))
     assert schedule_ids(admin, agent_id="bot-none") == []
     assert failure(lambda: dave.dream.delete_schedule(mine.schedule_id)) == (
-        "NOT_FOUND", f"dream schedule {mine.schedule_id!r} not found")
+        "NOT_FOUND",
+        f"dream schedule {mine.schedule_id!r} not found",
+    )
     assert alice.dream.delete_schedule(mine.schedule_id) == mine.schedule_id
     assert mine.schedule_id not in schedule_ids(admin)
     assert failure(lambda: alice.dream.delete_schedule(mine.schedule_id))[0] == "NOT_FOUND"
@@ -99,12 +122,14 @@ def test_an_equal_schedule_is_returned_rather_than_added(dream_server: Harness) 
     told = alice.dream.schedule_unless_exists(cron="30 2 * * *", time_zone="Europe/Paris")
     assert again.schedule_id == first.schedule_id == told.schedule.schedule_id
     assert told.existing is True
-    others = [alice.dream.schedule(cron="30 2 * * *"),  # another time zone
-              alice.dream.schedule(cron="30 2 * * *", time_zone="Europe/Paris",
-                                   phases=["per_trace_reflect"]),
-              dave.dream.schedule(cron="30 2 * * *", time_zone="Europe/Paris"),  # another
-              alice.dream.schedule(cron="30 2 * * *", time_zone="Europe/Paris",
-                                   allow_duplicate=True)]
+    others = [
+        alice.dream.schedule(cron="30 2 * * *"),  # another time zone
+        alice.dream.schedule(
+            cron="30 2 * * *", time_zone="Europe/Paris", phases=["per_trace_reflect"]
+        ),
+        dave.dream.schedule(cron="30 2 * * *", time_zone="Europe/Paris"),  # another
+        alice.dream.schedule(cron="30 2 * * *", time_zone="Europe/Paris", allow_duplicate=True),
+    ]
     ids = {first.schedule_id, *(s.schedule_id for s in others)}
     assert len(ids) == 5
     for schedule_id in ids:
@@ -113,10 +138,13 @@ def test_an_equal_schedule_is_returned_rather_than_added(dream_server: Harness) 
 
 def test_schedules_page_and_are_limited_per_agent(dream_server: Harness) -> None:
     admin = dream_server.client("admin")
-    made = [admin.dream.schedule(60, agent_id="bot-many", allow_duplicate=True).schedule_id
-            for _ in range(20)]
-    code, text = failure(lambda: admin.dream.schedule(60, agent_id="bot-many",
-                                                      allow_duplicate=True))
+    made = [
+        admin.dream.schedule(60, agent_id="bot-many", allow_duplicate=True).schedule_id
+        for _ in range(20)
+    ]
+    code, text = failure(
+        lambda: admin.dream.schedule(60, agent_id="bot-many", allow_duplicate=True)
+    )
     assert code == "RESOURCE_EXHAUSTED" and "the limit is 20" in text
 
     listed, token = [], ""
@@ -128,23 +156,32 @@ def test_schedules_page_and_are_limited_per_agent(dream_server: Harness) -> None
             break
     assert listed == made
     first = admin.dream.schedules(agent_id="bot-many", limit=7)
-    assert failure(lambda: admin.dream.schedules(page_token=first.next_page_token))[1] == \
-        "page_token: belongs to a list with other filters"
+    assert (
+        failure(lambda: admin.dream.schedules(page_token=first.next_page_token))[1]
+        == "page_token: belongs to a list with other filters"
+    )
     for schedule_id in made:
         admin.dream.delete_schedule(schedule_id)
 
 
 # ---- Firing once --------------------------------------------------------------------------------
 
+
 @pytest.fixture
-def two(start_hub: StartHub, tokens_file: Path, redis_url: str,
-        redis_prefix: str) -> tuple[KnowHub, list[Scheduler]]:
+def two(
+    start_hub: StartHub, tokens_file: Path, redis_url: str, redis_prefix: str
+) -> tuple[KnowHub, list[Scheduler]]:
     """Alice's client and the schedulers of two dream processes' worth of services on one
     Redis (their own tickers off, so only the test's ticks fire)."""
     write_dream_tokens(tokens_file.parent)
-    hubs = [start_hub(env={**FAST, "KNOWHUB_DREAM_SCHEDULER_ENABLED": "false",
-                           "KNOWHUB_DREAM_WORKERS": "0"},
-                      redis_url=redis_url, redis_prefix=redis_prefix) for _ in range(2)]
+    hubs = [
+        start_hub(
+            env={**FAST, "KNOWHUB_DREAM_SCHEDULER_ENABLED": "false", "KNOWHUB_DREAM_WORKERS": "0"},
+            redis_url=redis_url,
+            redis_prefix=redis_prefix,
+        )
+        for _ in range(2)
+    ]
     schedulers = []
     for hub in hubs:
         assert hub.server is not None
@@ -161,8 +198,7 @@ def tick_together(schedulers: list[Scheduler], at: float, threads: int = 2) -> l
         barrier.wait(10)
         created.extend(scheduler.tick(at))
 
-    workers = [threading.Thread(target=tick, args=(s,)) for s in schedulers
-               for _ in range(threads)]
+    workers = [threading.Thread(target=tick, args=(s,)) for s in schedulers for _ in range(threads)]
     for worker in workers:
         worker.start()
     for worker in workers:
@@ -170,8 +206,9 @@ def tick_together(schedulers: list[Scheduler], at: float, threads: int = 2) -> l
     return created
 
 
-def test_each_slot_fires_once_among_schedulers(two: tuple[KnowHub, list[Scheduler]],
-                                               redis_url: str, redis_prefix: str) -> None:
+def test_each_slot_fires_once_among_schedulers(
+    two: tuple[KnowHub, list[Scheduler]], redis_url: str, redis_prefix: str
+) -> None:
     alice, schedulers = two
     start = time.time()
     made = alice.dream.schedule(10, start_time=start)
@@ -184,7 +221,8 @@ def test_each_slot_fires_once_among_schedulers(two: tuple[KnowHub, list[Schedule
         fired += created
     runs = [alice.dream.get_run(r.run_id) for r in fired]
     assert {(r.schedule_id, r.agent_id, r.requested_by, r.status) for r in runs} == {
-        (made.schedule_id, "alice_bot", "user:alice", "queued")}
+        (made.schedule_id, "alice_bot", "user:alice", "queued")
+    }
     [listed] = alice.dream.schedules()
     assert listed.last_run_id == fired[-1].run_id
     assert listed.last_fired_at is not None
@@ -193,8 +231,7 @@ def test_each_slot_fires_once_among_schedulers(two: tuple[KnowHub, list[Schedule
     assert tick_together(schedulers, start + 5) == []  # a slot already passed stays fired
 
 
-def test_a_cron_schedule_fires_its_latest_slot_once(
-        two: tuple[KnowHub, list[Scheduler]]) -> None:
+def test_a_cron_schedule_fires_its_latest_slot_once(two: tuple[KnowHub, list[Scheduler]]) -> None:
     alice, schedulers = two
     alice.dream.schedule(cron="*/5 * * * *")
     soon = (time.time() // 300 + 2) * 300  # a five-minute boundary ahead
@@ -218,13 +255,21 @@ def test_a_deleted_schedule_fires_no_more(two: tuple[KnowHub, list[Scheduler]]) 
 
 
 def test_two_dream_processes_run_a_due_schedule_once_with_its_creators_visibility(
-        start_hub: StartHub, tokens_file: Path, redis_url: str, redis_prefix: str,
-        llm: OpenAIStub) -> None:
+    start_hub: StartHub, tokens_file: Path, redis_url: str, redis_prefix: str, llm: OpenAIStub
+) -> None:
     scripted = DreamLLM()
     llm.responder = scripted
     write_dream_tokens(tokens_file.parent)
-    hubs = [start_hub(env=FAST, redis_url=redis_url, redis_prefix=redis_prefix,
-                      llm_base_url=llm.base_url, llm_max_retries=0) for _ in range(2)]
+    hubs = [
+        start_hub(
+            env=FAST,
+            redis_url=redis_url,
+            redis_prefix=redis_prefix,
+            llm_base_url=llm.base_url,
+            llm_max_retries=0,
+        )
+        for _ in range(2)
+    ]
     alice, dave = hubs[0].client("alice"), hubs[1].client("dave")
     alices, daves = new_trace(), new_trace()
     alice.cognition.append_events(alices, [message(1, "alice likes sailing")])
@@ -236,7 +281,10 @@ def test_two_dream_processes_run_a_due_schedule_once_with_its_creators_visibilit
     time.sleep(0.5)  # ten more ticks of each scheduler
 
     assert (run.status, run.schedule_id, run.requested_by) == (
-        "done", made.schedule_id, "user:alice")
+        "done",
+        made.schedule_id,
+        "user:alice",
+    )
     runs = [k for k in connect(redis_url).scan_iter(f"{keyspace(redis_prefix, 'dream')}run:*")]
     assert len(runs) == 1, "the slot fired once"
     assert len(scripted.prompts["reflect"]) == 1

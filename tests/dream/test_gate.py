@@ -29,28 +29,84 @@ pytestmark = pytest.mark.redis_cluster  # also on a Redis Cluster
 
 # (text, kind, what the gate reports) per rule: (kind, language).
 CAUGHT: dict[tuple[str, str], list[tuple[str, str]]] = {
-    ("pronoun", "zh"): [("我们去吃饭", "我"), ("你好", "你"), ("他买了书", "他"),
-                        ("她来了", "她"), ("它坏了", "它"), ("这位同学", "这位"),
-                        ("那个人走了", "那个人")],
-    ("pronoun", "en"): [("I fixed it", "I"), ("I'm done", "I"), ("She moved", "She"),
-                        ("gave them a call", "them"), ("that guy left", "that guy")],
-    ("relative_time", "zh"): [(w, w) for w in (
-        "今早", "今晨", "昨日", "前年", "上星期", "上个星期", "那天", "今天", "明晚", "最近",
-        "三天前", "3天后", "两年前", "当时")],
-    ("relative_time", "en"): [(w, w) for w in (
-        "three days ago", "last Monday", "next Friday", "yesterday", "this morning",
-        "a few weeks ago", "2 hours later", "back then", "the other day", "recently")],
+    ("pronoun", "zh"): [
+        ("我们去吃饭", "我"),
+        ("你好", "你"),
+        ("他买了书", "他"),
+        ("她来了", "她"),
+        ("它坏了", "它"),
+        ("这位同学", "这位"),
+        ("那个人走了", "那个人"),
+    ],
+    ("pronoun", "en"): [
+        ("I fixed it", "I"),
+        ("I'm done", "I"),
+        ("She moved", "She"),
+        ("gave them a call", "them"),
+        ("that guy left", "that guy"),
+    ],
+    ("relative_time", "zh"): [
+        (w, w)
+        for w in (
+            "今早",
+            "今晨",
+            "昨日",
+            "前年",
+            "上星期",
+            "上个星期",
+            "那天",
+            "今天",
+            "明晚",
+            "最近",
+            "三天前",
+            "3天后",
+            "两年前",
+            "当时",
+        )
+    ],
+    ("relative_time", "en"): [
+        (w, w)
+        for w in (
+            "three days ago",
+            "last Monday",
+            "next Friday",
+            "yesterday",
+            "this morning",
+            "a few weeks ago",
+            "2 hours later",
+            "back then",
+            "the other day",
+            "recently",
+        )
+    ],
     ("relative_place", "zh"): [(w, w) for w in ("这里", "那边", "当地", "附近", "隔壁")]
     + [("回本地了", "回本地")],
-    ("relative_place", "en"): [("went there", "there"), ("moved here", "here"),
-                               ("a café nearby", "nearby"), ("over there", "over there")],
+    ("relative_place", "en"): [
+        ("went there", "there"),
+        ("moved here", "here"),
+        ("a café nearby", "nearby"),
+        ("over there", "over there"),
+    ],
 }
 # Technical terms and absolute statements that share letters with a rule.
 PASSING = [
-    "Python I/O", "I/O-bound tasks", "a Type I error", "排他锁", "其他选项", "自我介绍",
-    "迷你主机", "吉他", "其它", "在本地部署了模型", "本地缓存", "There are three servers",
-    "Is there a fix?", "2020年后", "Alice (QQ 10001) moved to Berlin on 2024-03-01.",
-    "Python 3.11 or later", "the latest release",
+    "Python I/O",
+    "I/O-bound tasks",
+    "a Type I error",
+    "排他锁",
+    "其他选项",
+    "自我介绍",
+    "迷你主机",
+    "吉他",
+    "其它",
+    "在本地部署了模型",
+    "本地缓存",
+    "There are three servers",
+    "Is there a fix?",
+    "2020年后",
+    "Alice (QQ 10001) moved to Berlin on 2024-03-01.",
+    "Python 3.11 or later",
+    "the latest release",
 ]
 
 
@@ -58,8 +114,10 @@ def test_every_rule_of_the_table_is_tested() -> None:
     assert {(r.kind, r.language) for r in GATE_RULES} == set(CAUGHT)
 
 
-@pytest.mark.parametrize(("rule", "text", "found"), [
-    (rule, text, found) for rule, cases in CAUGHT.items() for text, found in cases])
+@pytest.mark.parametrize(
+    ("rule", "text", "found"),
+    [(rule, text, found) for rule, cases in CAUGHT.items() for text, found in cases],
+)
 def test_the_gate_catches(rule: tuple[str, str], text: str, found: str) -> None:
     assert found in gate_hits(text).get(rule[0], [])
 
@@ -78,7 +136,7 @@ ADVERSARIAL = {
     "一 runs before a unit": "一" * (LENGTH - 1) + "天",
     "一 runs alone": "一" * LENGTH,
     "二 runs before 个月": "二" * (LENGTH - 2) + "个月",
-    "mixed number runs before units": ("一二三四五六七八九十两几半数" * 400)[:LENGTH - 1] + "年",
+    "mixed number runs before units": ("一二三四五六七八九十两几半数" * 400)[: LENGTH - 1] + "年",
     "digits before an English unit": "1" * (LENGTH - 5) + " days",
     "there before spaces": ("there" + " " * 95) * (LENGTH // 100),
 }
@@ -113,8 +171,19 @@ def test_bounded_numbers_still_catch_long_relative_times() -> None:
 
 # ---- Through the historian --------------------------------------------------------------------
 
-ISSUE_WORDS = ["今早", "今晨", "昨日", "前年", "上星期", "上个星期", "那天", "three days ago",
-               "last Monday", "next Friday", "went there"]
+ISSUE_WORDS = [
+    "今早",
+    "今晨",
+    "昨日",
+    "前年",
+    "上星期",
+    "上个星期",
+    "那天",
+    "three days ago",
+    "last Monday",
+    "next Friday",
+    "went there",
+]
 
 
 def echo_rewrites(request: dict[str, Any]) -> ToolCalls:
@@ -127,11 +196,13 @@ def echo_rewrites(request: dict[str, Any]) -> ToolCalls:
 
 
 def test_the_historian_stores_caught_rewrites_as_not_absolute(
-        start_hub: StartHub, tokens_file: Path, llm: OpenAIStub, redis_url: str,
-        redis_prefix: str) -> None:
+    start_hub: StartHub, tokens_file: Path, llm: OpenAIStub, redis_url: str, redis_prefix: str
+) -> None:
     llm.responder = echo_rewrites
-    hub = start_hub(env={**FAST_HISTORIAN, "KNOWHUB_HISTORIAN_REWRITE_MAX_RETRY": "0"},
-                    **memory_settings(redis_url, redis_prefix, llm))
+    hub = start_hub(
+        env={**FAST_HISTORIAN, "KNOWHUB_HISTORIAN_REWRITE_MAX_RETRY": "0"},
+        **memory_settings(redis_url, redis_prefix, llm),
+    )
     alice = hub.client("alice")
     observations = [f"User 10001 marker{n} {word}" for n, word in enumerate(ISSUE_WORDS)]
     observations.append("User 10001 marker99 tuned Python I/O buffers")

@@ -28,26 +28,36 @@ pytestmark = pytest.mark.redis_cluster  # also on a Redis Cluster
 
 
 def embedding_settings(llm: OpenAIStub) -> dict[str, object]:
-    return {"embedding_base_url": llm.base_url, "embedding_model": "stub-embed",
-            "embedding_dim": llm.embedding_dim}
+    return {
+        "embedding_base_url": llm.base_url,
+        "embedding_model": "stub-embed",
+        "embedding_dim": llm.embedding_dim,
+    }
 
 
 def passthrough(request: dict[str, object]) -> ToolCalls:
     if tool_of(request) == REWRITE:
         observation = prompt_of(request).split("Observation to rewrite:\n", 1)[1]
         return rewrite(observation.split("\n\n", 1)[0])
-    return ToolCalls([profile_update("user", "10001", "Plays the oboe in an orchestra.",
-                                     tags=["oboe", "music"])])
+    return ToolCalls(
+        [profile_update("user", "10001", "Plays the oboe in an orchestra.", tags=["oboe", "music"])]
+    )
 
 
-def test_hybrid_recall_finds_events_and_profiles(start_hub: StartHub, llm: OpenAIStub,
-                                                 redis_url: str, redis_prefix: str) -> None:
+def test_hybrid_recall_finds_events_and_profiles(
+    start_hub: StartHub, llm: OpenAIStub, redis_url: str, redis_prefix: str
+) -> None:
     llm.responder = passthrough
-    hub = start_hub(env=FAST_HISTORIAN, **embedding_settings(llm),
-                    **memory_settings(redis_url, redis_prefix, llm))
+    hub = start_hub(
+        env=FAST_HISTORIAN,
+        **embedding_settings(llm),
+        **memory_settings(redis_url, redis_prefix, llm),
+    )
     alice = hub.client("alice")
-    for observation in ("User 10001 plays the oboe in an orchestra",
-                        "User 10001 repairs vintage radios"):
+    for observation in (
+        "User 10001 plays the oboe in an orchestra",
+        "User 10001 repairs vintage radios",
+    ):
         alice.memory.remember("", [observation], context=private_context())
     Queue(redis_url, redis_prefix).wait_drained()
     embedded = len(llm.embedding_requests)
@@ -59,18 +69,24 @@ def test_hybrid_recall_finds_events_and_profiles(start_hub: StartHub, llm: OpenA
     assert profile.profile.summary == "Plays the oboe in an orchestra."
 
 
-def test_reindex_rebuilds_the_memory_vectors(tmp_path: Path, llm: OpenAIStub,
-                                             tokens_file: Path, redis_url: str,
-                                             redis_prefix: str, monkeypatch: pytest.MonkeyPatch,
-                                             capsys: pytest.CaptureFixture[str]) -> None:
+def test_reindex_rebuilds_the_memory_vectors(
+    tmp_path: Path,
+    llm: OpenAIStub,
+    tokens_file: Path,
+    redis_url: str,
+    redis_prefix: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     llm.responder = passthrough
     data = tmp_path / "data"
     settings = {"tokens_file": tokens_file, **memory_settings(redis_url, redis_prefix, llm)}
     for name, value in FAST_HISTORIAN.items():
         monkeypatch.setenv(name, value)
     bm25 = Harness(data, **settings).start()
-    bm25.client("alice").memory.remember("", ["User 10001 plays the oboe"],
-                                         context=private_context())
+    bm25.client("alice").memory.remember(
+        "", ["User 10001 plays the oboe"], context=private_context()
+    )
     Queue(redis_url, redis_prefix).wait_drained()
     bm25.stop()
 

@@ -18,10 +18,10 @@ pytestmark = pytest.mark.redis_cluster  # also on a Redis Cluster
 class Recorder(StreamWorker):
     """Handles each job by noting its number; `after(number)` runs once it is done."""
 
-    def __init__(self, stream: JobStream, stopping: threading.Event,
-                 after: Callable[[str], None]) -> None:
-        super().__init__("recorder", stream, poll_seconds=0.05, stale_seconds=60,
-                         stopping=stopping)
+    def __init__(
+        self, stream: JobStream, stopping: threading.Event, after: Callable[[str], None]
+    ) -> None:
+        super().__init__("recorder", stream, poll_seconds=0.05, stale_seconds=60, stopping=stopping)
         self.handled: list[str] = []
         self._after = after
 
@@ -41,8 +41,7 @@ class CountingStream(JobStream):
         return super().read(client, consumer, block_ms)
 
 
-def stream_of(redis_url: str, redis_prefix: str,
-              jobs: int) -> tuple[CountingStream, redis.Redis]:
+def stream_of(redis_url: str, redis_prefix: str, jobs: int) -> tuple[CountingStream, redis.Redis]:
     client = connect(redis_url)
     stream = CountingStream(lambda: client, f"{redis_prefix}jobs", "workers")
     stream.ensure_group()
@@ -51,8 +50,9 @@ def stream_of(redis_url: str, redis_prefix: str,
     return stream, client
 
 
-def test_each_job_is_done_and_the_next_delivered_in_one_step(redis_url: str,
-                                                             redis_prefix: str) -> None:
+def test_each_job_is_done_and_the_next_delivered_in_one_step(
+    redis_url: str, redis_prefix: str
+) -> None:
     stream, client = stream_of(redis_url, redis_prefix, 3)
     stopping = threading.Event()
     worker = Recorder(stream, stopping, after=lambda n: n == "3" and stopping.set())
@@ -65,7 +65,8 @@ def test_each_job_is_done_and_the_next_delivered_in_one_step(redis_url: str,
 
 
 def test_a_job_delivered_with_the_last_acknowledgement_is_handled_before_stopping(
-        redis_url: str, redis_prefix: str) -> None:
+    redis_url: str, redis_prefix: str
+) -> None:
     """Stopping after job 1 was acknowledged (and job 2 delivered with it): job 2 is
     handled, not left pending until the stale timeout; job 3 stays for another worker."""
     stream, client = stream_of(redis_url, redis_prefix, 3)

@@ -63,18 +63,22 @@ def historian(llm: OpenAIStub) -> Historian:
 
 
 @pytest.fixture
-def hub_with(start_hub: StartHub, llm: OpenAIStub, redis_url: str,
-             redis_prefix: str) -> Callable[..., Harness]:
+def hub_with(
+    start_hub: StartHub, llm: OpenAIStub, redis_url: str, redis_prefix: str
+) -> Callable[..., Harness]:
     def start(env: dict[str, str] | None = None, with_llm: bool = True) -> Harness:
-        return start_hub(env={"KNOWHUB_HISTORIAN_POLL_INTERVAL_SECONDS": "0.05", **(env or {})},
-                         **memory_settings(redis_url, redis_prefix, llm if with_llm else None))
+        return start_hub(
+            env={"KNOWHUB_HISTORIAN_POLL_INTERVAL_SECONDS": "0.05", **(env or {})},
+            **memory_settings(redis_url, redis_prefix, llm if with_llm else None),
+        )
+
     return start
 
 
-def remember(kh: KnowHub, observation: str, at: float, user: str = "10001",
-             **options: Any) -> Any:
-    result = kh.memory.remember("", [observation], wait=20,
-                                context=private_context(user, timestamp=at), **options)
+def remember(kh: KnowHub, observation: str, at: float, user: str = "10001", **options: Any) -> Any:
+    result = kh.memory.remember(
+        "", [observation], wait=20, context=private_context(user, timestamp=at), **options
+    )
     assert result.job is not None and result.job.state == "done", result
     return result
 
@@ -85,18 +89,23 @@ def texts(hits: Any) -> list[str]:
 
 # ---- Jobs you can follow ---------------------------------------------------------------------
 
-def test_a_job_tells_its_state_events_and_decisions(hub_with: Callable[..., Harness],
-                                                   historian: Historian) -> None:
+
+def test_a_job_tells_its_state_events_and_decisions(
+    hub_with: Callable[..., Harness], historian: Historian
+) -> None:
     hub = hub_with()
     alice = hub.client("alice")
-    result = alice.memory.remember("helped with a bot", ["Null (QQ 10001) writes QQ bots"],
-                                   context=group_context(), wait=20)
+    result = alice.memory.remember(
+        "helped with a bot", ["Null (QQ 10001) writes QQ bots"], context=group_context(), wait=20
+    )
     job = result.job
     assert job is not None and job.state == "done" and job.error == ""
     assert sorted(job.event_ids) == sorted(
-        f"{result.job_id}_0_{p}" for p in ("group", "sender", "global"))
+        f"{result.job_id}_0_{p}" for p in ("group", "sender", "global")
+    )
     assert [(d.observation_index, d.action, d.event_id) for d in job.decisions] == [
-        (0, "add", f"{result.job_id}_0_sender")]
+        (0, "add", f"{result.job_id}_0_sender")
+    ]
     assert job.deliveries == 1 and job.scope == "org:acme"
     assert alice.memory.job(result.job_id) == job
     # Without a wait, the call returns at once; the job is followed by its id.
@@ -105,11 +114,15 @@ def test_a_job_tells_its_state_events_and_decisions(hub_with: Callable[..., Harn
     wait_until(lambda: alice.memory.job(quick.job_id).state == "done", what="the job")
 
 
-def test_a_job_is_read_only_by_those_who_see_its_scope(hub_with: Callable[..., Harness],
-                                                      historian: Historian) -> None:
+def test_a_job_is_read_only_by_those_who_see_its_scope(
+    hub_with: Callable[..., Harness], historian: Historian
+) -> None:
     hub = hub_with()
-    job_id = hub.client("alice").memory.remember(
-        "", ["User 10001 plays go"], context=private_context(), scope="user:alice").job_id
+    job_id = (
+        hub.client("alice")
+        .memory.remember("", ["User 10001 plays go"], context=private_context(), scope="user:alice")
+        .job_id
+    )
     for stranger in ("bob", "carol"):
         with pytest.raises(errors.NotFound, match="not found"):
             hub.client(stranger).memory.job(job_id)
@@ -121,17 +134,23 @@ def test_a_job_is_read_only_by_those_who_see_its_scope(hub_with: Callable[..., H
 
 
 def test_a_failing_job_reads_failed_with_its_error_then_pending_on_retry(
-        start_hub: StartHub, redis_url: str, redis_prefix: str,
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    hub = start_hub(env={"KNOWHUB_HISTORIAN_POLL_INTERVAL_SECONDS": "0.05",
-                         "KNOWHUB_HISTORIAN_JOB_MAX_RETRIES": "0"},
-                    redis_url=redis_url, redis_prefix=redis_prefix)
+    start_hub: StartHub, redis_url: str, redis_prefix: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    hub = start_hub(
+        env={
+            "KNOWHUB_HISTORIAN_POLL_INTERVAL_SECONDS": "0.05",
+            "KNOWHUB_HISTORIAN_JOB_MAX_RETRIES": "0",
+        },
+        redis_url=redis_url,
+        redis_prefix=redis_prefix,
+    )
     alice = hub.client("alice")
     # An embeddings outage no longer fails a job (its vectors are written later): a fault
     # injected into the job's processing does.
     assert hub.server is not None
-    [historian] = [t for t in hub.server.runtime.background
-                   if isinstance(t, historian_module.Historian)]
+    [historian] = [
+        t for t in hub.server.runtime.background if isinstance(t, historian_module.Historian)
+    ]
     processor = historian._processor
     process = processor.process
 
@@ -139,8 +158,9 @@ def test_a_failing_job_reads_failed_with_its_error_then_pending_on_retry(
         raise RuntimeError("injected failure")
 
     monkeypatch.setattr(processor, "process", failing)
-    result = alice.memory.remember("", ["User 10001 keeps bees"], context=private_context(),
-                                   wait=20)
+    result = alice.memory.remember(
+        "", ["User 10001 keeps bees"], context=private_context(), wait=20
+    )
     assert result.job is not None and result.job.state == "failed"
     assert "injected failure" in result.job.error and result.job.event_ids == []
     assert alice.memory.job(result.job_id).state == "failed"
@@ -150,11 +170,11 @@ def test_a_failing_job_reads_failed_with_its_error_then_pending_on_retry(
     assert alice.memory.job(result.job_id).error == ""
 
 
-def test_a_wait_is_bounded_and_checked(hub_with: Callable[..., Harness],
-                                      historian: Historian) -> None:
+def test_a_wait_is_bounded_and_checked(
+    hub_with: Callable[..., Harness], historian: Historian
+) -> None:
     alice = hub_with({"KNOWHUB_HISTORIAN_WORKERS": "0"}).client("alice")
-    result = alice.memory.remember("", ["User 10001 waits"], context=private_context(),
-                                   wait=0.3)
+    result = alice.memory.remember("", ["User 10001 waits"], context=private_context(), wait=0.3)
     assert result.job is not None and result.job.state == "pending"
     with pytest.raises(errors.InvalidArgument, match="wait_timeout"):
         alice.memory.remember("", ["x"], context=private_context(), wait=61)
@@ -162,12 +182,14 @@ def test_a_wait_is_bounded_and_checked(hub_with: Callable[..., Harness],
 
 # ---- Facts that stay consistent --------------------------------------------------------------
 
+
 def test_without_an_llm_an_exact_duplicate_is_a_no_op(hub_with: Callable[..., Harness]) -> None:
     alice = hub_with(with_llm=False).client("alice")
     first = remember(alice, "User 10001 lives in Paris", T0)
     again = remember(alice, "user 10001  lives in Paris.", T0 + DAY)
     assert [(d.action, d.target_event_id) for d in again.job.decisions] == [
-        ("noop", f"{first.job_id}_0_sender")]
+        ("noop", f"{first.job_id}_0_sender")
+    ]
     assert again.job.event_ids == []
     restated = alice.memory.get_event(f"{first.job_id}_0_sender")
     assert restated.confirmed_at is not None  # counts as recent as its restatement
@@ -175,18 +197,24 @@ def test_without_an_llm_an_exact_duplicate_is_a_no_op(hub_with: Callable[..., Ha
     other = remember(alice, "User 10001 moved to Berlin", T0 + 2 * DAY)
     assert other.job.decisions[0].action == "add"  # no LLM: a change is a new fact
     assert sorted(texts(alice.memory.search_events("User 10001", target_user_id="10001"))) == [
-        "User 10001 lives in Paris", "User 10001 moved to Berlin"]
+        "User 10001 lives in Paris",
+        "User 10001 moved to Berlin",
+    ]
 
 
 def test_a_changed_fact_supersedes_the_old_one_from_its_time(
-        hub_with: Callable[..., Harness], historian: Historian, llm: OpenAIStub) -> None:
+    hub_with: Callable[..., Harness], historian: Historian, llm: OpenAIStub
+) -> None:
     alice = hub_with().client("alice")
     paris = remember(alice, "User 10001 lives in Paris", T0)
     historian.decisions.append(decide("update", 1, "a new city"))
     berlin = remember(alice, "User 10001 lives in Berlin", T0 + 30 * DAY)
     decision = berlin.job.decisions[0]
     assert (decision.action, decision.target_event_id, decision.reason) == (
-        "update", f"{paris.job_id}_0_sender", "a new city")
+        "update",
+        f"{paris.job_id}_0_sender",
+        "a new city",
+    )
     prompt = prompt_of(next(r for r in llm.chat_requests if tool_of(r) == RECONCILE))
     assert "1. (2026-01-01T00:00:00+00:00) User 10001 lives in Paris" in prompt
     assert "User 10001 lives in Berlin" in prompt.split("Existing facts", 1)[0]
@@ -194,8 +222,9 @@ def test_a_changed_fact_supersedes_the_old_one_from_its_time(
     now = alice.memory.search_events("where does user 10001 live", target_user_id="10001")
     assert texts(now) == ["User 10001 lives in Berlin"]
     assert now[0].event.supersedes == f"{paris.job_id}_0_sender"
-    history = alice.memory.search_events("where does user 10001 live",
-                                         target_user_id="10001", include_history=True)
+    history = alice.memory.search_events(
+        "where does user 10001 live", target_user_id="10001", include_history=True
+    )
     assert sorted(texts(history)) == ["User 10001 lives in Berlin", "User 10001 lives in Paris"]
     for perspective in ("sender", "global"):  # every copy of the old fact follows
         old = alice.memory.get_event(f"{paris.job_id}_0_{perspective}")
@@ -208,19 +237,23 @@ def test_a_changed_fact_supersedes_the_old_one_from_its_time(
     assert [e.text for e in listed] == ["User 10001 lives in Berlin"]
     listed = alice.memory.list_events(target_user_id="10001", include_history=True)
     assert [(e.text, e.state) for e in listed] == [
-        ("User 10001 lives in Berlin", "current"), ("User 10001 lives in Paris", "superseded")]
+        ("User 10001 lives in Berlin", "current"),
+        ("User 10001 lives in Paris", "superseded"),
+    ]
 
 
 def test_a_redelivered_update_keeps_its_decision(
-        hub_with: Callable[..., Harness], historian: Historian, redis_url: str,
-        redis_prefix: str) -> None:
+    hub_with: Callable[..., Harness], historian: Historian, redis_url: str, redis_prefix: str
+) -> None:
     queue = Queue(redis_url, redis_prefix)
     producer = hub_with({"KNOWHUB_HISTORIAN_WORKERS": "0"})
     alice = producer.client("alice")
-    paris = alice.memory.remember("", ["User 10001 lives in Paris"],
-                                  context=private_context(timestamp=T0)).job_id
-    berlin = alice.memory.remember("", ["User 10001 lives in Berlin"],
-                                   context=private_context(timestamp=T0 + DAY)).job_id
+    paris = alice.memory.remember(
+        "", ["User 10001 lives in Paris"], context=private_context(timestamp=T0)
+    ).job_id
+    berlin = alice.memory.remember(
+        "", ["User 10001 lives in Berlin"], context=private_context(timestamp=T0 + DAY)
+    ).job_id
     queue.client.xadd(queue.jobs, queue.entries()[-1])  # Berlin's job again, redelivered
     producer.stop()
     historian.decisions.append(decide("update", 1))
@@ -228,13 +261,15 @@ def test_a_redelivered_update_keeps_its_decision(
     queue.wait_drained()
     job = alice.memory.job(berlin)
     assert [(d.action, d.target_event_id) for d in job.decisions] == [
-        ("update", f"{paris}_0_sender")]
+        ("update", f"{paris}_0_sender")
+    ]
     assert alice.memory.get_event(f"{berlin}_0_sender").supersedes == f"{paris}_0_sender"
     assert alice.memory.get_event(f"{paris}_0_sender").superseded_by == f"{berlin}_0_sender"
 
 
 def test_a_retraction_supersedes_without_storing_and_a_noop_stores_nothing(
-        hub_with: Callable[..., Harness], historian: Historian) -> None:
+    hub_with: Callable[..., Harness], historian: Historian
+) -> None:
     alice = hub_with().client("alice")
     cat = remember(alice, "User 10001 owns a cat named Tom", T0)
     historian.decisions.append(decide("noop", 1, "already known"))
@@ -248,8 +283,9 @@ def test_a_retraction_supersedes_without_storing_and_a_noop_stores_nothing(
     assert texts(alice.memory.search_events("cat Tom", target_user_id="10001")) == []
 
 
-def test_an_unusable_decision_adds_the_event(hub_with: Callable[..., Harness],
-                                             historian: Historian) -> None:
+def test_an_unusable_decision_adds_the_event(
+    hub_with: Callable[..., Harness], historian: Historian
+) -> None:
     alice = hub_with().client("alice")
     remember(alice, "User 10001 drinks tea", T0)
     historian.decisions.append(decide("update", 7))  # no fact 7
@@ -259,8 +295,9 @@ def test_an_unusable_decision_adds_the_event(hub_with: Callable[..., Harness],
     assert len(alice.memory.search_events("tea", target_user_id="10001")) == 2
 
 
-def test_profiles_follow_the_decisions(hub_with: Callable[..., Harness],
-                                       historian: Historian, llm: OpenAIStub) -> None:
+def test_profiles_follow_the_decisions(
+    hub_with: Callable[..., Harness], historian: Historian, llm: OpenAIStub
+) -> None:
     alice = hub_with().client("alice")
     historian.merges.append(ToolCalls([profile_update("user", "10001", "Lives in Paris.")]))
     remember(alice, "User 10001 lives in Paris", T0)
@@ -277,10 +314,12 @@ def test_profiles_follow_the_decisions(hub_with: Callable[..., Harness],
 
 # ---- Editing and deleting events -------------------------------------------------------------
 
+
 def test_an_event_is_corrected_in_every_copy(hub_with: Callable[..., Harness]) -> None:
     alice = hub_with(with_llm=False).client("alice")
-    job_id = alice.memory.remember("", ["Null likes Pyhton"], context=group_context(),
-                                   wait=20).job_id
+    job_id = alice.memory.remember(
+        "", ["Null likes Pyhton"], context=group_context(), wait=20
+    ).job_id
     edited = alice.memory.update_event(f"{job_id}_0_group", "Null (QQ 10001) likes Python")
     assert edited.text == "Null (QQ 10001) likes Python" and edited.is_absolute
     assert edited.edited_at is not None and edited.warning == ""
@@ -300,24 +339,36 @@ def test_a_delete_hides_the_event_until_undone(hub_with: Callable[..., Harness])
     assert deleted.state == "deleted" and deleted.deleted_at and deleted.purge_at
     assert (deleted.purge_at - deleted.deleted_at).total_seconds() == pytest.approx(72 * 3600)
     for history in (False, True):
-        assert texts(alice.memory.search_events("stamps", target_user_id="10001",
-                                                include_history=history)) == []
+        assert (
+            texts(
+                alice.memory.search_events(
+                    "stamps", target_user_id="10001", include_history=history
+                )
+            )
+            == []
+        )
     assert alice.memory.delete_event(event_id).state == "deleted"  # safe to repeat
     with pytest.raises(errors.FailedPrecondition, match="undelete"):
         alice.memory.update_event(event_id, "User 10001 collects coins")
     restored = alice.memory.undelete_event(event_id)
     assert restored.state == "current" and restored.deleted_at is None
     assert texts(alice.memory.search_events("stamps", target_user_id="10001")) == [
-        "User 10001 collects stamps"]
+        "User 10001 collects stamps"
+    ]
     with pytest.raises(errors.FailedPrecondition, match="not deleted"):
         alice.memory.undelete_event(event_id)
 
 
 def test_deleted_events_are_purged_after_the_retention_window(
-        hub_with: Callable[..., Harness]) -> None:
-    alice = hub_with({"KNOWHUB_MEMORY_DELETE_RETENTION_HOURS": "0.0003",
-                      "KNOWHUB_HISTORIAN_FAILED_CLEANUP_INTERVAL": "1"},
-                     with_llm=False).client("alice")
+    hub_with: Callable[..., Harness],
+) -> None:
+    alice = hub_with(
+        {
+            "KNOWHUB_MEMORY_DELETE_RETENTION_HOURS": "0.0003",
+            "KNOWHUB_HISTORIAN_FAILED_CLEANUP_INTERVAL": "1",
+        },
+        with_llm=False,
+    ).client("alice")
     job_id = remember(alice, "User 10001 hides a key", T0).job_id
     kept = remember(alice, "User 10001 keeps a diary", T0).job_id
     alice.memory.delete_event(f"{job_id}_0_sender")
@@ -335,8 +386,7 @@ def test_deleted_events_are_purged_after_the_retention_window(
     assert alice.memory.get_event(f"{kept}_0_sender").state == "current"
 
 
-def test_only_the_rememberer_or_an_admin_changes_an_event(
-        hub_with: Callable[..., Harness]) -> None:
+def test_only_the_rememberer_or_an_admin_changes_an_event(hub_with: Callable[..., Harness]) -> None:
     hub = hub_with(with_llm=False)
     alice, carol, bob = hub.client("alice"), hub.client("carol"), hub.client("bob")
     event_id = f"{remember(alice, 'User 10001 sings', T0).job_id}_0_sender"
@@ -347,11 +397,15 @@ def test_only_the_rememberer_or_an_admin_changes_an_event(
         bob.memory.update_event(event_id, "x")  # another org: as if it did not exist
     with pytest.raises(errors.NotFound):
         alice.memory.get_event(event_id, scope="user:alice")
-    assert hub.client("admin").memory.update_event(event_id, "User 10001 sings opera").text \
+    assert (
+        hub.client("admin").memory.update_event(event_id, "User 10001 sings opera").text
         == "User 10001 sings opera"
-    for call, field in ((lambda: alice.memory.update_event(event_id, ""), "text"),
-                        (lambda: alice.memory.update_event(event_id, "x" * 2001), "text"),
-                        (lambda: alice.memory.delete_event(""), "event_id")):
+    )
+    for call, field in (
+        (lambda: alice.memory.update_event(event_id, ""), "text"),
+        (lambda: alice.memory.update_event(event_id, "x" * 2001), "text"),
+        (lambda: alice.memory.delete_event(""), "event_id"),
+    ):
         with pytest.raises(errors.InvalidArgument, match=field):
             call()
     with pytest.raises(errors.NotFound):
@@ -361,6 +415,7 @@ def test_only_the_rememberer_or_an_admin_changes_an_event(
 
 # ---- Memos and profiles ----------------------------------------------------------------------
 
+
 def test_memos_are_corrected_and_removed(hub_with: Callable[..., Harness]) -> None:
     hub = hub_with(with_llm=False)
     alice = hub.client("alice")
@@ -369,7 +424,9 @@ def test_memos_are_corrected_and_removed(hub_with: Callable[..., Harness]) -> No
     memo = alice.memory.update_memo(first, "explained asyncio", group_id="20002")
     assert memo.text == "explained asyncio" and memo.edited_at is not None
     assert [m.text for m in alice.memory.recent_memos(group_id="20002")] == [
-        "explained asyncio", "answered a Rust question"]
+        "explained asyncio",
+        "answered a Rust question",
+    ]
     with pytest.raises(errors.PermissionDenied):
         hub.client("carol").memory.delete_memo(second, group_id="20002")
     assert alice.memory.delete_memo(second, group_id="20002") == second
@@ -382,15 +439,21 @@ def test_memos_are_corrected_and_removed(hub_with: Callable[..., Harness]) -> No
         alice.memory.update_memo(first, "x", request_type="group")
 
 
-def test_profiles_are_edited_with_a_mask_and_deleted(hub_with: Callable[..., Harness],
-                                                     historian: Historian) -> None:
+def test_profiles_are_edited_with_a_mask_and_deleted(
+    hub_with: Callable[..., Harness], historian: Historian
+) -> None:
     alice = hub_with().client("alice")
-    historian.merges.append(ToolCalls([profile_update("user", "10001", "Writes Go.",
-                                                      name="Null", tags=["Go"])]))
+    historian.merges.append(
+        ToolCalls([profile_update("user", "10001", "Writes Go.", name="Null", tags=["Go"])])
+    )
     remember(alice, "User 10001 writes Go", T0)
     edited = alice.memory.update_profile("user", "10001", summary="Writes Go and Rust.")
     assert (edited.revision, edited.name, edited.tags, edited.summary) == (
-        2, "Null", ["Go"], "Writes Go and Rust.")
+        2,
+        "Null",
+        ["Go"],
+        "Writes Go and Rust.",
+    )
     assert edited.reason == "edit by user:alice"
     assert alice.memory.profile_revisions("user", "10001")[0].profile.summary == "Writes Go."
     retagged = alice.memory.update_profile("user", "10001", tags=["Go", "Rust"], name="N")
@@ -410,19 +473,26 @@ def test_profiles_are_edited_with_a_mask_and_deleted(hub_with: Callable[..., Har
 
 # ---- Memory documents ------------------------------------------------------------------------
 
+
 def test_an_agent_reads_appends_and_rewrites_its_own_documents(
-        hub_with: Callable[..., Harness]) -> None:
+    hub_with: Callable[..., Harness],
+) -> None:
     hub = hub_with(with_llm=False)
     alice = hub.client("alice")  # agent alice_bot
     created = alice.dream.write_document("notes/people.md", "# People", expected_revision=0)
     assert (created.revision, created.content, created.written_by, created.run_id) == (
-        1, "# People", "user:alice", "")
+        1,
+        "# People",
+        "user:alice",
+        "",
+    )
     appended = alice.dream.write_document("notes/people.md", "- Null likes Go", append=True)
     assert (appended.revision, appended.content) == (2, "# People\n- Null likes Go")
     with pytest.raises(errors.FailedPrecondition, match="revision 2"):
         alice.dream.write_document("notes/people.md", "# Stale", expected_revision=1)
-    rewritten = alice.dream.write_document("notes/people.md", "# People\n- Null: Go, Rust",
-                                           expected_revision=2)
+    rewritten = alice.dream.write_document(
+        "notes/people.md", "# People\n- Null: Go, Rust", expected_revision=2
+    )
     document = alice.dream.document("notes/people.md")
     assert (document.revision, document.content) == (3, rewritten.content)
     assert [r.revision for r in document.revisions] == [2, 1]
@@ -452,4 +522,3 @@ def test_the_rerank_multiplier_is_at_least_two(monkeypatch: pytest.MonkeyPatch) 
         MemorySettings()
     monkeypatch.setenv("KNOWHUB_MEMORY_RERANK_CANDIDATE_MULTIPLIER", "2")
     assert MemorySettings().memory_rerank_candidate_multiplier == 2
-

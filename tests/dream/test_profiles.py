@@ -59,10 +59,11 @@ def merges(llm: OpenAIStub) -> Merges:
 
 
 @pytest.fixture
-def hub(start_hub: StartHub, llm: OpenAIStub, redis_url: str,
-        redis_prefix: str) -> Harness:
-    return start_hub(env={**FAST_HISTORIAN, "KNOWHUB_MEMORY_PROFILE_REVISION_KEEP": "3"},
-                     **memory_settings(redis_url, redis_prefix, llm))
+def hub(start_hub: StartHub, llm: OpenAIStub, redis_url: str, redis_prefix: str) -> Harness:
+    return start_hub(
+        env={**FAST_HISTORIAN, "KNOWHUB_MEMORY_PROFILE_REVISION_KEEP": "3"},
+        **memory_settings(redis_url, redis_prefix, llm),
+    )
 
 
 @pytest.fixture
@@ -75,38 +76,63 @@ def alice(hub: Harness) -> KnowHub:
     return hub.client("alice")
 
 
-def observe(kh: KnowHub, queue: Queue, merges: Merges, observation: str,
-            *calls: tuple[str, dict[str, Any]], context: dict[str, Any] | None = None,
-            **options: Any) -> str:
+def observe(
+    kh: KnowHub,
+    queue: Queue,
+    merges: Merges,
+    observation: str,
+    *calls: tuple[str, dict[str, Any]],
+    context: dict[str, Any] | None = None,
+    **options: Any,
+) -> str:
     """Remembers one observation whose profile merge answers `calls`; returns the job id."""
     merges.answers.append(ToolCalls(list(calls)))
-    result = kh.memory.remember("", [observation], context=context or group_context(),
-                                **options)
+    result = kh.memory.remember("", [observation], context=context or group_context(), **options)
     queue.wait_drained()
     return result.job_id
 
 
 def test_a_merge_creates_profiles_as_markdown_with_front_matter(
-        alice: KnowHub, queue: Queue, merges: Merges, llm: OpenAIStub) -> None:
-    job = observe(alice, queue, merges, "Null (QQ 10001) writes QQ bots in Python",
-                  profile_update("user", "10001", "Null writes QQ bots in Python.",
-                                 name="Null", tags=["Python", "QQ机器人"]),
-                  profile_update("group", "20002", "A group of bot developers.",
-                                 name="Bot Dev"))
+    alice: KnowHub, queue: Queue, merges: Merges, llm: OpenAIStub
+) -> None:
+    job = observe(
+        alice,
+        queue,
+        merges,
+        "Null (QQ 10001) writes QQ bots in Python",
+        profile_update(
+            "user",
+            "10001",
+            "Null writes QQ bots in Python.",
+            name="Null",
+            tags=["Python", "QQ机器人"],
+        ),
+        profile_update("group", "20002", "A group of bot developers.", name="Bot Dev"),
+    )
     user = alice.memory.get_profile("user", "10001")
     assert (user.name, user.tags, user.summary) == (
-        "Null", ["Python", "QQ机器人"], "Null writes QQ bots in Python.")
+        "Null",
+        ["Python", "QQ机器人"],
+        "Null writes QQ bots in Python.",
+    )
     assert (user.revision, user.reason, user.scope) == (1, "merge", "org:acme")
     assert user.source_event_id == f"{job}_0_sender"
     lines = user.markdown.split("\n")
     stamp = lines.pop(7)
     assert lines == [
-        "---", "entity_type: user", 'entity_id: "10001"', 'name: "Null"', "tags:",
-        '  - "Python"', '  - "QQ机器人"', f'source_event_id: "{job}_0_sender"', "---",
-        "Null writes QQ bots in Python."]
+        "---",
+        "entity_type: user",
+        'entity_id: "10001"',
+        'name: "Null"',
+        "tags:",
+        '  - "Python"',
+        '  - "QQ机器人"',
+        f'source_event_id: "{job}_0_sender"',
+        "---",
+        "Null writes QQ bots in Python.",
+    ]
     written = datetime.fromisoformat(stamp.removeprefix('updated_at: "').rstrip('"Z'))
-    assert abs(written.replace(tzinfo=timezone.utc) - user.updated_at) < timedelta(
-        milliseconds=1)
+    assert abs(written.replace(tzinfo=timezone.utc) - user.updated_at) < timedelta(milliseconds=1)
     group = alice.memory.get_profile("group", "20002")
     assert (group.name, group.source_event_id) == ("Bot Dev", f"{job}_0_group")
     merge = next(r for r in llm.chat_requests if tool_of(r) == PROFILE)
@@ -115,43 +141,67 @@ def test_a_merge_creates_profiles_as_markdown_with_front_matter(
     assert "Null (QQ 10001) writes QQ bots in Python" in prompt_of(merge)
 
 
-def test_each_update_keeps_the_previous_revision(alice: KnowHub, queue: Queue,
-                                                 merges: Merges, llm: OpenAIStub) -> None:
+def test_each_update_keeps_the_previous_revision(
+    alice: KnowHub, queue: Queue, merges: Merges, llm: OpenAIStub
+) -> None:
     for n in range(1, 6):
-        observe(alice, queue, merges, f"Null (QQ 10001) finished project number {n}",
-                profile_update("user", "10001", f"Finished {n} projects.", tags=[f"t{n}"]))
+        observe(
+            alice,
+            queue,
+            merges,
+            f"Null (QQ 10001) finished project number {n}",
+            profile_update("user", "10001", f"Finished {n} projects.", tags=[f"t{n}"]),
+        )
     current = alice.memory.get_profile("user", "10001")
     assert (current.revision, current.summary) == (5, "Finished 5 projects.")
     revisions = alice.memory.profile_revisions("user", "10001")
     assert [r.profile.revision for r in revisions] == [4, 3, 2]  # the last 3 kept
-    assert [r.profile.summary for r in revisions] == [f"Finished {n} projects." for n in
-                                                      (4, 3, 2)]
+    assert [r.profile.summary for r in revisions] == [f"Finished {n} projects." for n in (4, 3, 2)]
     assert all(r.replaced_at is not None for r in revisions)
     last_merge = [r for r in llm.chat_requests if tool_of(r) == PROFILE][-1]
     assert "Finished 4 projects." in prompt_of(last_merge), "the LLM saw the current profile"
 
 
 def test_restore_brings_back_a_revision_and_keeps_the_replaced_one(
-        alice: KnowHub, queue: Queue, merges: Merges) -> None:
+    alice: KnowHub, queue: Queue, merges: Merges
+) -> None:
     for summary in ("Likes tea.", "Likes coffee.", "Likes nothing (a wrong merge)."):
-        observe(alice, queue, merges, f"User 10001 talked about drinks: {summary}",
-                profile_update("user", "10001", summary, tags=[summary[:5]]),
-                context=private_context())
+        observe(
+            alice,
+            queue,
+            merges,
+            f"User 10001 talked about drinks: {summary}",
+            profile_update("user", "10001", summary, tags=[summary[:5]]),
+            context=private_context(),
+        )
     restored = alice.memory.restore_profile("user", "10001", revision=2)
     assert (restored.revision, restored.summary, restored.reason) == (
-        4, "Likes coffee.", "restore of revision 2")
+        4,
+        "Likes coffee.",
+        "restore of revision 2",
+    )
     assert alice.memory.get_profile("user", "10001") == restored
     revisions = alice.memory.profile_revisions("user", "10001")
     assert [(r.profile.revision, r.profile.summary) for r in revisions] == [
-        (3, "Likes nothing (a wrong merge)."), (2, "Likes coffee."), (1, "Likes tea.")]
+        (3, "Likes nothing (a wrong merge)."),
+        (2, "Likes coffee."),
+        (1, "Likes tea."),
+    ]
     again = alice.memory.restore_profile("user", "10001", revision=3)
     assert (again.revision, again.summary) == (5, "Likes nothing (a wrong merge).")
 
 
-def test_restore_refusals_change_nothing(alice: KnowHub, queue: Queue, merges: Merges,
-                                         hub: Harness) -> None:
-    observe(alice, queue, merges, "User 10001 likes chess",
-            profile_update("user", "10001", "Plays chess."), context=private_context())
+def test_restore_refusals_change_nothing(
+    alice: KnowHub, queue: Queue, merges: Merges, hub: Harness
+) -> None:
+    observe(
+        alice,
+        queue,
+        merges,
+        "User 10001 likes chess",
+        profile_update("user", "10001", "Plays chess."),
+        context=private_context(),
+    )
     before = alice.memory.get_profile("user", "10001")
     with pytest.raises(errors.NotFound, match="revision 7"):
         alice.memory.restore_profile("user", "10001", revision=7)
@@ -164,20 +214,34 @@ def test_restore_refusals_change_nothing(alice: KnowHub, queue: Queue, merges: M
     assert alice.memory.get_profile("user", "10001") == before
 
 
-def test_no_tool_call_leaves_the_profile_as_it_is(alice: KnowHub, queue: Queue,
-                                                  merges: Merges) -> None:
-    observe(alice, queue, merges, "User 10001 likes jazz",
-            profile_update("user", "10001", "Likes jazz."), context=private_context())
+def test_no_tool_call_leaves_the_profile_as_it_is(
+    alice: KnowHub, queue: Queue, merges: Merges
+) -> None:
+    observe(
+        alice,
+        queue,
+        merges,
+        "User 10001 likes jazz",
+        profile_update("user", "10001", "Likes jazz."),
+        context=private_context(),
+    )
     observe(alice, queue, merges, "User 10001 said hello", context=private_context())
     assert alice.memory.get_profile("user", "10001").revision == 1
 
 
 def test_calls_for_profiles_the_job_does_not_concern_are_ignored(
-        alice: KnowHub, queue: Queue, merges: Merges) -> None:
-    observe(alice, queue, merges, "User 10001 likes opera",
-            profile_update("group", "20002", "Opera fans."),
-            profile_update("user", "66666", "Someone else."),
-            profile_update("user", "10001", "Likes opera."), context=private_context())
+    alice: KnowHub, queue: Queue, merges: Merges
+) -> None:
+    observe(
+        alice,
+        queue,
+        merges,
+        "User 10001 likes opera",
+        profile_update("group", "20002", "Opera fans."),
+        profile_update("user", "66666", "Someone else."),
+        profile_update("user", "10001", "Likes opera."),
+        context=private_context(),
+    )
     assert alice.memory.get_profile("user", "10001").summary == "Likes opera."
     for entity_type, entity_id in (("group", "20002"), ("user", "66666")):
         with pytest.raises(errors.NotFound):
@@ -185,30 +249,46 @@ def test_calls_for_profiles_the_job_does_not_concern_are_ignored(
 
 
 def test_profiles_are_found_by_search_within_visible_scopes(
-        hub: Harness, alice: KnowHub, queue: Queue, merges: Merges) -> None:
-    observe(alice, queue, merges, "Null (QQ 10001) maintains a Rust compiler",
-            profile_update("user", "10001", "Maintains a Rust compiler.", tags=["Rust"]),
-            profile_update("group", "20002", "Talks about Rust compilers.", tags=["Rust"]))
+    hub: Harness, alice: KnowHub, queue: Queue, merges: Merges
+) -> None:
+    observe(
+        alice,
+        queue,
+        merges,
+        "Null (QQ 10001) maintains a Rust compiler",
+        profile_update("user", "10001", "Maintains a Rust compiler.", tags=["Rust"]),
+        profile_update("group", "20002", "Talks about Rust compilers.", tags=["Rust"]),
+    )
     bob = hub.client("bob")
-    observe(bob, queue, merges, "User 10001 of globex likes Rust too",
-            profile_update("user", "10001", "Globex's Rust fan.", tags=["Rust"]))
+    observe(
+        bob,
+        queue,
+        merges,
+        "User 10001 of globex likes Rust too",
+        profile_update("user", "10001", "Globex's Rust fan.", tags=["Rust"]),
+    )
     hits = alice.memory.search_profiles("Rust compiler")
     assert {(h.profile.entity_type, h.profile.scope) for h in hits} == {
-        ("user", "org:acme"), ("group", "org:acme")}
+        ("user", "org:acme"),
+        ("group", "org:acme"),
+    }
     users = alice.memory.search_profiles("Rust", entity_type="user")
     assert [(h.profile.entity_id, h.profile.summary) for h in users] == [
-        ("10001", "Maintains a Rust compiler.")]
+        ("10001", "Maintains a Rust compiler.")
+    ]
     assert len(alice.memory.search_profiles("Rust", top_k=1)) == 1
-    assert [h.profile.summary for h in bob.memory.search_profiles("Rust")] == [
-        "Globex's Rust fan."]
+    assert [h.profile.summary for h in bob.memory.search_profiles("Rust")] == ["Globex's Rust fan."]
     assert bob.memory.get_profile("user", "10001").summary == "Globex's Rust fan."
     with pytest.raises(errors.PermissionDenied):
         bob.memory.get_profile("user", "10001", scope="org:acme")
-    assert hub.client("admin").memory.get_profile(
-        "user", "10001", scope="org:globex").summary == "Globex's Rust fan."
+    assert (
+        hub.client("admin").memory.get_profile("user", "10001", scope="org:globex").summary
+        == "Globex's Rust fan."
+    )
 
 
 # ---- Validation ---------------------------------------------------------------------------------
+
 
 @pytest.fixture
 def stub(hub: Harness) -> Iterator[dream_pb2_grpc.DreamServiceStub]:
@@ -221,42 +301,55 @@ INVALID = [
     ("GetProfile", dream_pb2.GetProfileRequest(entity_id="1"), "entity_type"),
     ("GetProfile", dream_pb2.GetProfileRequest(entity_type=7, entity_id="1"), "entity_type"),
     ("GetProfile", dream_pb2.GetProfileRequest(entity_type=USER), "entity_id"),
-    ("GetProfile", dream_pb2.GetProfileRequest(entity_type=USER, entity_id="a b"),
-     "entity_id"),
-    ("GetProfile", dream_pb2.GetProfileRequest(entity_type=USER, entity_id="1", scope="x"),
-     "scope"),
+    ("GetProfile", dream_pb2.GetProfileRequest(entity_type=USER, entity_id="a b"), "entity_id"),
+    (
+        "GetProfile",
+        dream_pb2.GetProfileRequest(entity_type=USER, entity_id="1", scope="x"),
+        "scope",
+    ),
     ("SearchProfiles", dream_pb2.SearchProfilesRequest(query=""), "query"),
     ("SearchProfiles", dream_pb2.SearchProfilesRequest(query="q" * 2001), "query"),
     ("SearchProfiles", dream_pb2.SearchProfilesRequest(query="q", top_k=0), "top_k"),
     ("SearchProfiles", dream_pb2.SearchProfilesRequest(query="q", top_k=101), "top_k"),
-    ("SearchProfiles", dream_pb2.SearchProfilesRequest(query="q", entity_type=9),
-     "entity_type"),
+    ("SearchProfiles", dream_pb2.SearchProfilesRequest(query="q", entity_type=9), "entity_type"),
     ("SearchProfiles", dream_pb2.SearchProfilesRequest(query="q", scope="nope"), "scope"),
-    ("ListProfileRevisions", dream_pb2.ListProfileRevisionsRequest(entity_id="1"),
-     "entity_type"),
-    ("ListProfileRevisions", dream_pb2.ListProfileRevisionsRequest(entity_type=USER),
-     "entity_id"),
-    ("RestoreProfileRevision", dream_pb2.RestoreProfileRevisionRequest(revision=1),
-     "entity_type"),
+    ("ListProfileRevisions", dream_pb2.ListProfileRevisionsRequest(entity_id="1"), "entity_type"),
+    ("ListProfileRevisions", dream_pb2.ListProfileRevisionsRequest(entity_type=USER), "entity_id"),
+    ("RestoreProfileRevision", dream_pb2.RestoreProfileRevisionRequest(revision=1), "entity_type"),
 ]
 
 
-@pytest.mark.parametrize(("method", "request_message", "field"), INVALID,
-                         ids=[f"{m}-{f}-{i}" for i, (m, _, f) in enumerate(INVALID)])
-def test_profile_validation(stub: dream_pb2_grpc.DreamServiceStub, method: str,
-                            request_message: Any, field: str) -> None:
+@pytest.mark.parametrize(
+    ("method", "request_message", "field"),
+    INVALID,
+    ids=[f"{m}-{f}-{i}" for i, (m, _, f) in enumerate(INVALID)],
+)
+def test_profile_validation(
+    stub: dream_pb2_grpc.DreamServiceStub, method: str, request_message: Any, field: str
+) -> None:
     call: Callable[..., Any] = getattr(stub, method)
     code, message = failure(lambda: call(request_message, metadata=bearer("alice")))
     assert (code, message.split(":")[0]) == ("INVALID_ARGUMENT", field), message
 
 
 def test_profiles_are_listed_page_by_page_within_visible_scopes(
-        hub: Harness, alice: KnowHub, queue: Queue, merges: Merges) -> None:
-    observe(alice, queue, merges, "Null (QQ 10001) maintains a Rust compiler",
-            profile_update("user", "10001", "Maintains a Rust compiler."),
-            profile_update("group", "20002", "Talks about Rust compilers."))
-    observe(hub.client("bob"), queue, merges, "User 10001 of globex likes Rust too",
-            profile_update("user", "10001", "Globex's Rust fan."))
+    hub: Harness, alice: KnowHub, queue: Queue, merges: Merges
+) -> None:
+    observe(
+        alice,
+        queue,
+        merges,
+        "Null (QQ 10001) maintains a Rust compiler",
+        profile_update("user", "10001", "Maintains a Rust compiler."),
+        profile_update("group", "20002", "Talks about Rust compilers."),
+    )
+    observe(
+        hub.client("bob"),
+        queue,
+        merges,
+        "User 10001 of globex likes Rust too",
+        profile_update("user", "10001", "Globex's Rust fan."),
+    )
     listed, token = [], ""
     while True:
         page = alice.memory.list_profiles(limit=1, page_token=token)
@@ -267,11 +360,11 @@ def test_profiles_are_listed_page_by_page_within_visible_scopes(
             break
     assert sorted((p.entity_type, p.entity_id, p.summary) for p in listed) == [
         ("group", "20002", "Talks about Rust compilers."),
-        ("user", "10001", "Maintains a Rust compiler.")]
+        ("user", "10001", "Maintains a Rust compiler."),
+    ]
     users = alice.memory.list_profiles(entity_type="user", limit=100)
     assert [p.entity_id for p in users] == ["10001"]
-    assert [p.summary for p in hub.client("bob").memory.list_profiles()] == [
-        "Globex's Rust fan."]
+    assert [p.summary for p in hub.client("bob").memory.list_profiles()] == ["Globex's Rust fan."]
     with pytest.raises(errors.PermissionDenied):
         hub.client("bob").memory.list_profiles(scope="org:acme")
     with pytest.raises(errors.InvalidArgument, match="page_token"):
@@ -291,10 +384,11 @@ LIST_INVALID = [
 ]
 
 
-@pytest.mark.parametrize(("request_message", "field"), LIST_INVALID,
-                         ids=[f for _, f in LIST_INVALID])
-def test_list_profiles_validation(stub: dream_pb2_grpc.DreamServiceStub,
-                                  request_message: Any, field: str) -> None:
-    code, message = failure(lambda: stub.ListProfiles(request_message,
-                                                      metadata=bearer("alice")))
+@pytest.mark.parametrize(
+    ("request_message", "field"), LIST_INVALID, ids=[f for _, f in LIST_INVALID]
+)
+def test_list_profiles_validation(
+    stub: dream_pb2_grpc.DreamServiceStub, request_message: Any, field: str
+) -> None:
+    code, message = failure(lambda: stub.ListProfiles(request_message, metadata=bearer("alice")))
     assert (code, message.split(":")[0]) == ("INVALID_ARGUMENT", field), message

@@ -22,9 +22,12 @@ from tests.support.shared import bearer, failure, running_hub
 
 pytestmark = pytest.mark.redis_cluster  # also on a Redis Cluster
 
-ENV = {"KNOWHUB_HISTORIAN_WORKERS": "0", "KNOWHUB_MEMORY_RECENT_MEMOS_KEEP": "5",
-       "KNOWHUB_MEMORY_RECENT_MEMOS_INJECT_K": "3",
-       "KNOWHUB_MEMORY_REMEMBER_REQUEST_TTL_HOURS": "2"}
+ENV = {
+    "KNOWHUB_HISTORIAN_WORKERS": "0",
+    "KNOWHUB_MEMORY_RECENT_MEMOS_KEEP": "5",
+    "KNOWHUB_MEMORY_RECENT_MEMOS_INJECT_K": "3",
+    "KNOWHUB_MEMORY_REMEMBER_REQUEST_TTL_HOURS": "2",
+}
 
 
 @pytest.fixture(scope="module")
@@ -33,14 +36,16 @@ def prefix() -> str:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory, redis_url: str,
-           prefix: str) -> Iterator[Harness]:
+def server(
+    tmp_path_factory: pytest.TempPathFactory, redis_url: str, prefix: str
+) -> Iterator[Harness]:
     """No historian workers: jobs stay on the stream for the tests to read."""
     with pytest.MonkeyPatch.context() as patch:
         for name, value in ENV.items():
             patch.setenv(name, value)
-        with running_hub(tmp_path_factory.mktemp("remember"),
-                         **memory_settings(redis_url, prefix)) as harness:
+        with running_hub(
+            tmp_path_factory.mktemp("remember"), **memory_settings(redis_url, prefix)
+        ) as harness:
             yield harness
 
 
@@ -60,13 +65,20 @@ def last_job(queue: Queue) -> dict[str, Any]:
 
 # ---- What Remember records ------------------------------------------------------------------
 
+
 def test_remember_records_the_memo_and_enqueues_one_job(alice: KnowHub, queue: Queue) -> None:
     before = len(queue.entries())
     result = alice.memory.remember(
-        "answered a question about asyncio", ["User 10001 uses Python 3.12 at work"],
-        context=group_context("21001", source_message="which asyncio version?",
-                              recent_messages=["10001: hi", "10001: which asyncio version?"],
-                              sender_name="Null", group_name="Pythonistas"))
+        "answered a question about asyncio",
+        ["User 10001 uses Python 3.12 at work"],
+        context=group_context(
+            "21001",
+            source_message="which asyncio version?",
+            recent_messages=["10001: hi", "10001: which asyncio version?"],
+            sender_name="Null",
+            group_name="Pythonistas",
+        ),
+    )
     assert result.enqueued and result.memo_recorded and result.warnings == []
     assert len(queue.entries()) == before + 1
     job = last_job(queue)
@@ -78,7 +90,8 @@ def test_remember_records_the_memo_and_enqueues_one_job(alice: KnowHub, queue: Q
     assert job["context"]["sender_name"] == "Null"
     memos = alice.memory.recent_memos(group_id="21001")
     assert [(m.text, m.job_id, m.sender_id) for m in memos] == [
-        ("answered a question about asyncio", result.job_id, "10001")]
+        ("answered a question about asyncio", result.job_id, "10001")
+    ]
 
 
 def test_empty_memo_and_no_observations_enqueue_nothing(alice: KnowHub, queue: Queue) -> None:
@@ -89,10 +102,12 @@ def test_empty_memo_and_no_observations_enqueue_nothing(alice: KnowHub, queue: Q
     assert alice.memory.recent_memos(user_id="10077") == []
 
 
-def test_observations_without_a_memo_are_enqueued_but_record_no_memo(alice: KnowHub,
-                                                                     queue: Queue) -> None:
-    result = alice.memory.remember("", ["User 10078 speaks Esperanto"],
-                                   context=private_context("10078"))
+def test_observations_without_a_memo_are_enqueued_but_record_no_memo(
+    alice: KnowHub, queue: Queue
+) -> None:
+    result = alice.memory.remember(
+        "", ["User 10078 speaks Esperanto"], context=private_context("10078")
+    )
     assert result.enqueued and not result.memo_recorded
     assert last_job(queue)["job_id"] == result.job_id
     assert alice.memory.recent_memos(user_id="10078") == []
@@ -100,8 +115,11 @@ def test_observations_without_a_memo_are_enqueued_but_record_no_memo(alice: Know
 
 def test_context_is_truncated_to_the_configured_limits(alice: KnowHub, queue: Queue) -> None:
     recent = [f"line {i} " + "x" * 300 for i in range(20)]
-    result = alice.memory.remember("memo", [], context=private_context(
-        "10079", source_message="s" * 1000, recent_messages=recent))
+    result = alice.memory.remember(
+        "memo",
+        [],
+        context=private_context("10079", source_message="s" * 1000, recent_messages=recent),
+    )
     job = last_job(queue)
     assert job["context"]["source_message"] == "s" * 800
     kept = job["context"]["recent_messages"]
@@ -109,17 +127,22 @@ def test_context_is_truncated_to_the_configured_limits(alice: KnowHub, queue: Qu
     assert result.warnings == [
         "context.source_message: truncated to 800 characters",
         "context.recent_messages: kept the last 12 of 20",
-        "context.recent_messages: lines truncated to 240 characters"]
+        "context.recent_messages: lines truncated to 240 characters",
+    ]
 
 
 def test_the_short_term_list_is_bounded_and_read_oldest_first(alice: KnowHub) -> None:
     for i in range(7):
         alice.memory.remember(f"memo {i}", context=private_context("10080"))
-    assert [m.text for m in alice.memory.recent_memos(user_id="10080", limit=5)] == \
-        [f"memo {i}" for i in range(2, 7)]
+    assert [m.text for m in alice.memory.recent_memos(user_id="10080", limit=5)] == [
+        f"memo {i}" for i in range(2, 7)
+    ]
     # The default limit is KNOWHUB_MEMORY_RECENT_MEMOS_INJECT_K (3 here).
-    assert [m.text for m in alice.memory.recent_memos(user_id="10080")] == \
-        ["memo 4", "memo 5", "memo 6"]
+    assert [m.text for m in alice.memory.recent_memos(user_id="10080")] == [
+        "memo 4",
+        "memo 5",
+        "memo 6",
+    ]
 
 
 def test_memos_belong_to_one_conversation_and_one_scope(server: Harness) -> None:
@@ -137,43 +160,54 @@ def test_a_memo_can_go_to_a_narrower_visible_scope(server: Harness, queue: Queue
     alice.memory.remember("just mine", context=private_context("10082"), scope="user:alice")
     assert last_job(queue)["scope"] == "user:alice"
     assert carol.memory.recent_memos(user_id="10082") == []
-    assert [m.text for m in alice.memory.recent_memos(user_id="10082", scope="user:alice")] \
-        == ["just mine"]
+    assert [m.text for m in alice.memory.recent_memos(user_id="10082", scope="user:alice")] == [
+        "just mine"
+    ]
 
 
 def test_a_scope_the_caller_cannot_see_is_refused(server: Harness, queue: Queue) -> None:
     before = len(queue.entries())
-    code, message = failure(lambda: server.client("alice").memory.remember(
-        "x", context=private_context("10083"), scope="org:globex"))
+    code, message = failure(
+        lambda: server.client("alice").memory.remember(
+            "x", context=private_context("10083"), scope="org:globex"
+        )
+    )
     assert (code, "scope" in message) == ("PERMISSION_DENIED", True)
     assert len(queue.entries()) == before
     admin = server.client("admin")
-    assert admin.memory.remember("ops note", context=private_context("10083"),
-                                 scope="org:globex").enqueued
-    assert [m.text for m in server.client("bob").memory.recent_memos(user_id="10083")] == \
-        ["ops note"]
+    assert admin.memory.remember(
+        "ops note", context=private_context("10083"), scope="org:globex"
+    ).enqueued
+    assert [m.text for m in server.client("bob").memory.recent_memos(user_id="10083")] == [
+        "ops note"
+    ]
 
 
 def test_a_caller_without_a_token_is_unauthenticated(server: Harness) -> None:
-    code, _ = failure(lambda: KnowHub(server.address, token="").memory.remember(
-        "x", context=private_context()))
+    code, _ = failure(
+        lambda: KnowHub(server.address, token="").memory.remember("x", context=private_context())
+    )
     assert code == "UNAUTHENTICATED"
 
 
 # ---- Retries with a request_id -------------------------------------------------------------
+
 
 def _request_key(prefix: str, caller: str, request_id: str) -> str:
     return f"{keyspace(prefix, 'historian')}remember-request:{caller}:{request_id}"
 
 
 def test_a_retry_with_the_same_request_id_returns_the_first_response(
-        alice: KnowHub, queue: Queue) -> None:
+    alice: KnowHub, queue: Queue
+) -> None:
     context = private_context("10100", source_message="s" * 1000)
-    first = alice.memory.remember("fixed the build", ["User 10100 uses Bazel"],
-                                  context=context, request_id="turn-10100")
+    first = alice.memory.remember(
+        "fixed the build", ["User 10100 uses Bazel"], context=context, request_id="turn-10100"
+    )
     entries = len(queue.entries())
-    retry = alice.memory.remember("fixed the build", ["User 10100 uses Bazel"],
-                                  context=context, request_id="turn-10100")
+    retry = alice.memory.remember(
+        "fixed the build", ["User 10100 uses Bazel"], context=context, request_id="turn-10100"
+    )
     assert retry == first
     assert retry.warnings == ["context.source_message: truncated to 800 characters"]
     assert len(queue.entries()) == entries
@@ -181,72 +215,91 @@ def test_a_retry_with_the_same_request_id_returns_the_first_response(
 
 
 def test_a_retry_with_other_content_still_returns_the_first_response(
-        alice: KnowHub, queue: Queue) -> None:
-    first = alice.memory.remember("first memo", context=private_context("10101"),
-                                  request_id="turn-10101")
+    alice: KnowHub, queue: Queue
+) -> None:
+    first = alice.memory.remember(
+        "first memo", context=private_context("10101"), request_id="turn-10101"
+    )
     entries = len(queue.entries())
-    retry = alice.memory.remember("", ["User 10101 changed the story"],
-                                  context=private_context("10101"), request_id="turn-10101")
+    retry = alice.memory.remember(
+        "",
+        ["User 10101 changed the story"],
+        context=private_context("10101"),
+        request_id="turn-10101",
+    )
     assert (retry.job_id, retry.memo_recorded) == (first.job_id, True)
     assert len(queue.entries()) == entries
     assert [m.text for m in alice.memory.recent_memos(user_id="10101")] == ["first memo"]
 
 
 def test_the_same_request_id_from_another_caller_is_independent(
-        server: Harness, queue: Queue) -> None:
+    server: Harness, queue: Queue
+) -> None:
     alice, carol = server.client("alice"), server.client("carol")  # one org, one scope
     entries = len(queue.entries())
-    mine = alice.memory.remember("alice's turn", context=private_context("10102"),
-                                 request_id="shared-id")
-    theirs = carol.memory.remember("carol's turn", context=private_context("10102"),
-                                   request_id="shared-id")
+    mine = alice.memory.remember(
+        "alice's turn", context=private_context("10102"), request_id="shared-id"
+    )
+    theirs = carol.memory.remember(
+        "carol's turn", context=private_context("10102"), request_id="shared-id"
+    )
     assert mine.job_id != theirs.job_id and theirs.enqueued
     assert len(queue.entries()) == entries + 2
     assert [m.text for m in alice.memory.recent_memos(user_id="10102")] == [
-        "alice's turn", "carol's turn"]
+        "alice's turn",
+        "carol's turn",
+    ]
 
 
 def test_without_a_request_id_every_call_is_recorded(alice: KnowHub, queue: Queue) -> None:
     entries = len(queue.entries())
-    calls = [alice.memory.remember("same", context=private_context("10103"))
-             for _ in range(2)]
+    calls = [alice.memory.remember("same", context=private_context("10103")) for _ in range(2)]
     assert calls[0].job_id != calls[1].job_id
     assert len(queue.entries()) == entries + 2
 
 
 def test_a_request_id_is_kept_for_the_configured_time_then_forgotten(
-        alice: KnowHub, queue: Queue, prefix: str) -> None:
-    first = alice.memory.remember("kept a while", context=private_context("10104"),
-                                  request_id="turn-10104")
+    alice: KnowHub, queue: Queue, prefix: str
+) -> None:
+    first = alice.memory.remember(
+        "kept a while", context=private_context("10104"), request_id="turn-10104"
+    )
     key = _request_key(prefix, "user:alice", "turn-10104")
     # KNOWHUB_MEMORY_REMEMBER_REQUEST_TTL_HOURS is 2 here.
     assert 7200 - 60 < queue.client.ttl(key) <= 7200
     assert json.loads(queue.client.get(key))["job_id"] == first.job_id
     queue.client.delete(key)  # what expiry does
     entries = len(queue.entries())
-    again = alice.memory.remember("kept a while", context=private_context("10104"),
-                                  request_id="turn-10104")
+    again = alice.memory.remember(
+        "kept a while", context=private_context("10104"), request_id="turn-10104"
+    )
     assert again.job_id != first.job_id
     assert len(queue.entries()) == entries + 1
 
 
 def test_a_refused_call_claims_no_request_id(server: Harness, queue: Queue) -> None:
     alice = server.client("alice")
-    code, _ = failure(lambda: alice.memory.remember(
-        "x", context=private_context("10105"), scope="org:globex", request_id="turn-10105"))
+    code, _ = failure(
+        lambda: alice.memory.remember(
+            "x", context=private_context("10105"), scope="org:globex", request_id="turn-10105"
+        )
+    )
     assert code == "PERMISSION_DENIED"
-    result = alice.memory.remember("x", context=private_context("10105"),
-                                   request_id="turn-10105")
+    result = alice.memory.remember("x", context=private_context("10105"), request_id="turn-10105")
     assert result.enqueued and last_job(queue)["job_id"] == result.job_id
 
 
 # ---- Validation: every rule, nothing written ------------------------------------------------
 
+
 def _request(**changes: Any) -> dream_pb2.RememberRequest:
     request = dream_pb2.RememberRequest(
-        memo="memo", observations=["User 10090 likes tea"],
-        context=dream_pb2.MemoryContext(user_id="10090", group_id="21090",
-                                        request_type=dream_pb2.REQUEST_TYPE_GROUP))
+        memo="memo",
+        observations=["User 10090 likes tea"],
+        context=dream_pb2.MemoryContext(
+            user_id="10090", group_id="21090", request_type=dream_pb2.REQUEST_TYPE_GROUP
+        ),
+    )
     for name, value in changes.items():
         target = request.context if name.startswith("context.") else request
         field = name.removeprefix("context.")
@@ -286,14 +339,17 @@ INVALID_REMEMBER = [
 ]
 
 
-@pytest.mark.parametrize(("changes", "field"), INVALID_REMEMBER,
-                         ids=[f for _, f in INVALID_REMEMBER])
-def test_remember_validation(server: Harness, queue: Queue, changes: dict[str, Any],
-                             field: str) -> None:
+@pytest.mark.parametrize(
+    ("changes", "field"), INVALID_REMEMBER, ids=[f for _, f in INVALID_REMEMBER]
+)
+def test_remember_validation(
+    server: Harness, queue: Queue, changes: dict[str, Any], field: str
+) -> None:
     before = len(queue.entries())
     memos_before = server.client("alice").memory.recent_memos(group_id="21090")
-    code, message = _raw_failure(server, lambda stub: stub.Remember(
-        _request(**changes), metadata=bearer("alice")))
+    code, message = _raw_failure(
+        server, lambda stub: stub.Remember(_request(**changes), metadata=bearer("alice"))
+    )
     assert code == "INVALID_ARGUMENT"
     assert message.startswith(f"{field}:"), message
     assert len(queue.entries()) == before
@@ -304,19 +360,23 @@ INVALID_MEMOS = [
     (dict(request_type=0), "request_type"),
     (dict(request_type=dream_pb2.REQUEST_TYPE_PRIVATE), "user_id"),
     (dict(request_type=dream_pb2.REQUEST_TYPE_GROUP), "group_id"),
-    (dict(request_type=dream_pb2.REQUEST_TYPE_PRIVATE, user_id="u", group_id="g"),
-     "group_id"),
+    (dict(request_type=dream_pb2.REQUEST_TYPE_PRIVATE, user_id="u", group_id="g"), "group_id"),
     (dict(request_type=dream_pb2.REQUEST_TYPE_PRIVATE, user_id="u", limit=6), "limit"),
     (dict(request_type=dream_pb2.REQUEST_TYPE_PRIVATE, user_id="u", limit=-1), "limit"),
     (dict(request_type=dream_pb2.REQUEST_TYPE_PRIVATE, user_id="u", scope="x"), "scope"),
 ]
 
 
-@pytest.mark.parametrize(("fields", "field"), INVALID_MEMOS,
-                         ids=[f"{f}-{i}" for i, (_, f) in enumerate(INVALID_MEMOS)])
+@pytest.mark.parametrize(
+    ("fields", "field"), INVALID_MEMOS, ids=[f"{f}-{i}" for i, (_, f) in enumerate(INVALID_MEMOS)]
+)
 def test_recent_memos_validation(server: Harness, fields: dict[str, Any], field: str) -> None:
-    code, message = _raw_failure(server, lambda stub: stub.RecentMemos(
-        dream_pb2.RecentMemosRequest(**fields), metadata=bearer("alice")))
+    code, message = _raw_failure(
+        server,
+        lambda stub: stub.RecentMemos(
+            dream_pb2.RecentMemosRequest(**fields), metadata=bearer("alice")
+        ),
+    )
     assert (code, message.split(":")[0]) == ("INVALID_ARGUMENT", field), message
 
 
@@ -328,8 +388,8 @@ def _raw_failure(server: Harness, call: Callable[[Any], object]) -> tuple[str, s
 
 # ---- Degrade paths -------------------------------------------------------------------------
 
-def test_remember_is_unavailable_while_redis_is_down(start_hub: StartHub,
-                                                    tmp_path: Path) -> None:
+
+def test_remember_is_unavailable_while_redis_is_down(start_hub: StartHub, tmp_path: Path) -> None:
     redis_server = EmbeddedRedis(tmp_path / "own-redis").start()
     hub = start_hub(redis_url=redis_server.url, env={"KNOWHUB_HISTORIAN_WORKERS": "0"})
     alice = hub.client("alice")
@@ -341,13 +401,14 @@ def test_remember_is_unavailable_while_redis_is_down(start_hub: StartHub,
         alice.memory.recent_memos(user_id="10001")
 
 
-def test_disabled_memory_refuses_calls_and_keeps_the_queue(start_hub: StartHub,
-                                                          redis_url: str,
-                                                          redis_prefix: str) -> None:
+def test_disabled_memory_refuses_calls_and_keeps_the_queue(
+    start_hub: StartHub, redis_url: str, redis_prefix: str
+) -> None:
     queue = Queue(redis_url, redis_prefix)
     queue.client.xadd(queue.jobs, {"job": "{}", "attempt": "0"})
-    hub = start_hub(env={"KNOWHUB_MEMORY_ENABLED": "false"},
-                    **memory_settings(redis_url, redis_prefix))
+    hub = start_hub(
+        env={"KNOWHUB_MEMORY_ENABLED": "false"}, **memory_settings(redis_url, redis_prefix)
+    )
     with pytest.raises(errors.FailedPrecondition, match="KNOWHUB_MEMORY_ENABLED"):
         hub.client("alice").memory.remember("x", context=private_context())
     with pytest.raises(errors.FailedPrecondition):

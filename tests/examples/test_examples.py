@@ -34,20 +34,29 @@ class Endpoint:
         return self.model == "scripted"
 
     def for_examples(self) -> dict[str, str]:
-        return {"OPENAI_BASE_URL": self.base_url, "OPENAI_API_KEY": self.api_key,
-                "OPENAI_MODEL": self.model}
+        return {
+            "OPENAI_BASE_URL": self.base_url,
+            "OPENAI_API_KEY": self.api_key,
+            "OPENAI_MODEL": self.model,
+        }
 
     def for_the_hub(self) -> dict[str, str]:
-        return {"KNOWHUB_LLM_BASE_URL": self.base_url, "KNOWHUB_LLM_API_KEY": self.api_key,
-                "KNOWHUB_LLM_MODEL": self.model}
+        return {
+            "KNOWHUB_LLM_BASE_URL": self.base_url,
+            "KNOWHUB_LLM_API_KEY": self.api_key,
+            "KNOWHUB_LLM_MODEL": self.model,
+        }
 
 
 def real_endpoint() -> Endpoint | None:
     base_url = os.environ.get("KNOWHUB_EXAMPLES_OPENAI_BASE_URL")
     if not base_url:
         return None
-    return Endpoint(base_url, os.environ.get("KNOWHUB_EXAMPLES_OPENAI_API_KEY", "none"),
-                    os.environ.get("KNOWHUB_EXAMPLES_OPENAI_MODEL", "gpt-4o-mini"))
+    return Endpoint(
+        base_url,
+        os.environ.get("KNOWHUB_EXAMPLES_OPENAI_API_KEY", "none"),
+        os.environ.get("KNOWHUB_EXAMPLES_OPENAI_MODEL", "gpt-4o-mini"),
+    )
 
 
 @pytest.fixture(scope="module", params=["scripted", "real"])
@@ -55,8 +64,10 @@ def endpoint(request: pytest.FixtureRequest) -> Iterator[Endpoint]:
     if request.param == "real":
         real = real_endpoint()
         if real is None:
-            pytest.skip("no real endpoint: set KNOWHUB_EXAMPLES_OPENAI_BASE_URL to run "
-                        "the examples against one")
+            pytest.skip(
+                "no real endpoint: set KNOWHUB_EXAMPLES_OPENAI_BASE_URL to run "
+                "the examples against one"
+            )
         yield real
         return
     stub = OpenAIStub().start()
@@ -79,10 +90,8 @@ def run_example(hub: HubProcess, endpoint: Endpoint, *args: str) -> str:
     return done.stdout
 
 
-def test_the_agent_loop_searches_the_hub_and_answers(hub: HubProcess,
-                                                     endpoint: Endpoint) -> None:
-    out = run_example(hub, endpoint, "examples/agent_openai_tools.py",
-                      "How do I log in to site A?")
+def test_the_agent_loop_searches_the_hub_and_answers(hub: HubProcess, endpoint: Endpoint) -> None:
+    out = run_example(hub, endpoint, "examples/agent_openai_tools.py", "How do I log in to site A?")
     assert "answer: " in out
     if endpoint.scripted:
         assert "tool knowledge_search(" in out
@@ -91,8 +100,9 @@ def test_the_agent_loop_searches_the_hub_and_answers(hub: HubProcess,
         assert "undetected_chromedriver" in answer
 
 
-def test_the_cognition_loop_evaluates_commits_and_dreams(hub: HubProcess,
-                                                         endpoint: Endpoint) -> None:
+def test_the_cognition_loop_evaluates_commits_and_dreams(
+    hub: HubProcess, endpoint: Endpoint
+) -> None:
     out = run_example(hub, endpoint, "examples/cognition_loop.py")
     assert "committed {'pending-" in out, out
     assert "dream run " in out
@@ -103,7 +113,8 @@ def test_the_cognition_loop_evaluates_commits_and_dreams(hub: HubProcess,
 
 
 def test_memory_remembers_and_the_historian_writes_events_and_a_profile(
-        hub: HubProcess, endpoint: Endpoint) -> None:
+    hub: HubProcess, endpoint: Endpoint
+) -> None:
     out = run_example(hub, endpoint, "examples/memory.py")
     assert "historian job " in out
     assert "memos ['explained asyncio.gather']" in out, out
@@ -114,7 +125,8 @@ def test_memory_remembers_and_the_historian_writes_events_and_a_profile(
 
 
 def test_the_mcp_configuration_starts_a_server_a_client_can_use(
-        hub: HubProcess, endpoint: Endpoint) -> None:
+    hub: HubProcess, endpoint: Endpoint
+) -> None:
     config = "examples/mcp/claude_desktop_config.json"
     if not hub.on_default_ports:  # another hub holds the default ports on this machine
         document = json.loads((hub.folder / config).read_text(encoding="utf-8"))
@@ -137,8 +149,9 @@ def test_every_example_is_tested() -> None:
         assert f"examples/{example.relative_to(examples).as_posix()}" in tested, example
 
 
-@pytest.mark.parametrize("example", ["examples/agent_openai_tools.py",
-                                     "examples/cognition_loop.py"])
+@pytest.mark.parametrize(
+    "example", ["examples/agent_openai_tools.py", "examples/cognition_loop.py"]
+)
 def test_an_example_without_a_model_says_what_to_set(hub: HubProcess, example: str) -> None:
     """Run with no endpoint configured (examples/agent_model.py), an example says in one line
     what to set, before it writes anything to the hub."""

@@ -27,8 +27,9 @@ class Gateway:
     def url(self) -> str:
         return self.server.url
 
-    def request(self, method: str, path: str, as_: str | None = None,
-                **kwargs: Any) -> httpx.Response:
+    def request(
+        self, method: str, path: str, as_: str | None = None, **kwargs: Any
+    ) -> httpx.Response:
         headers = dict(kwargs.pop("headers", {}))
         if as_:
             headers["Authorization"] = f"Bearer token-{as_}"
@@ -45,8 +46,9 @@ class Gateway:
     def put(self, path: str, as_: str | None = None, **kwargs: Any) -> httpx.Response:
         return self.request("PUT", path, as_, **kwargs)
 
-    def rpc(self, service: str, method: str, body: dict[str, Any] | None = None,
-            as_: str | None = None) -> httpx.Response:
+    def rpc(
+        self, service: str, method: str, body: dict[str, Any] | None = None, as_: str | None = None
+    ) -> httpx.Response:
         return self.post(f"/api/v1/{service}/{method}", as_, json=body or {})
 
     def stop(self) -> None:
@@ -54,16 +56,18 @@ class Gateway:
         self.server.stop()
 
 
-def start_gateway(targets: dict[str, str], timeout: float = 30.0,
-                  hub: Harness | None = None, local_token: str | None = None) -> Gateway:
-    server = GatewayServer(create_app(targets, timeout, local_token=local_token),
-                           "127.0.0.1", 0)
+def start_gateway(
+    targets: dict[str, str],
+    timeout: float = 30.0,
+    hub: Harness | None = None,
+    local_token: str | None = None,
+) -> Gateway:
+    server = GatewayServer(create_app(targets, timeout, local_token=local_token), "127.0.0.1", 0)
     server.start()
     return Gateway(server, httpx.Client(base_url=server.url, timeout=30), hub)
 
 
-def gateway_for(hub: Harness, timeout: float = 30.0, local_token: str | None = None
-                ) -> Gateway:
+def gateway_for(hub: Harness, timeout: float = 30.0, local_token: str | None = None) -> Gateway:
     """A gateway sending every service's calls to `hub`."""
     return start_gateway(dict.fromkeys(SERVICES, hub.address), timeout, hub, local_token)
 

@@ -24,9 +24,14 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def knowhub(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
     clean = {k: v for k, v in os.environ.items() if not k.startswith("KNOWHUB_")}
-    return subprocess.Popen([sys.executable, "-m", "knowhub_server.cli", *args], cwd=ROOT,
-                            env={**clean, **(env or {})}, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "knowhub_server.cli", *args],
+        cwd=ROOT,
+        env={**clean, **(env or {})},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def gateway_url(process: subprocess.Popen[str]) -> str:
@@ -67,12 +72,15 @@ def test_up_serves_the_gateway_on_its_own_port(tmp_path: Path) -> None:
         signed_in = httpx.get(link, timeout=30)
         assert signed_in.status_code == 303, signed_in.text
         secret = signed_in.headers["location"].removeprefix("/console/#session=")
-        headers = {"X-KnowHub-Session": secret,
-                   "Cookie": f"knowhub_session={signed_in.cookies['knowhub_session']}"}
+        headers = {
+            "X-KnowHub-Session": secret,
+            "Cookie": f"knowhub_session={signed_in.cookies['knowhub_session']}",
+        }
         saved = httpx.post(f"{url}/api/knowledge", json=note, headers=headers, timeout=30)
         assert saved.status_code == 201, saved.text
-        found = httpx.get(f"{url}/api/knowledge/search", params={"q": "t c"}, timeout=30,
-                          headers=headers)
+        found = httpx.get(
+            f"{url}/api/knowledge/search", params={"q": "t c"}, timeout=30, headers=headers
+        )
         assert found.json()["count"] == 1
         assert httpx.get(f"{url}/", timeout=30).headers["location"] == "/console/"
         console = httpx.get(f"{url}/console/", timeout=30)
@@ -82,19 +90,34 @@ def test_up_serves_the_gateway_on_its_own_port(tmp_path: Path) -> None:
 
 
 def test_serve_gateway_alone_reaches_the_services_by_address(hub: Harness) -> None:
-    process = knowhub("serve", "gateway", "--port", "0",
-                      env={"KNOWHUB_KNOWLEDGE_ADDRESS": hub.address,
-                           "KNOWHUB_RESOURCE_ADDRESS": hub.address,
-                           "KNOWHUB_COGNITION_ADDRESS": hub.address,
-                           "KNOWHUB_DREAM_ADDRESS": hub.address})
+    process = knowhub(
+        "serve",
+        "gateway",
+        "--port",
+        "0",
+        env={
+            "KNOWHUB_KNOWLEDGE_ADDRESS": hub.address,
+            "KNOWHUB_RESOURCE_ADDRESS": hub.address,
+            "KNOWHUB_COGNITION_ADDRESS": hub.address,
+            "KNOWHUB_DREAM_ADDRESS": hub.address,
+        },
+    )
     url = gateway_url(process)
     try:
         headers = {"Authorization": "Bearer token-alice"}
-        saved = httpx.post(f"{url}/api/knowledge", headers=headers, json={
-            "task": "t", "content": "c", "types": ["tool"]}, timeout=30)
+        saved = httpx.post(
+            f"{url}/api/knowledge",
+            headers=headers,
+            json={"task": "t", "content": "c", "types": ["tool"]},
+            timeout=30,
+        )
         assert saved.json()["owner"] == "agent:alice_bot"
-        memos = httpx.post(f"{url}/api/v1/dream/RecentMemos", headers=headers, timeout=30,
-                           json={"user_id": "u1", "request_type": "REQUEST_TYPE_PRIVATE"})
+        memos = httpx.post(
+            f"{url}/api/v1/dream/RecentMemos",
+            headers=headers,
+            timeout=30,
+            json={"user_id": "u1", "request_type": "REQUEST_TYPE_PRIVATE"},
+        )
         assert memos.json() == {"memos": []}
         assert httpx.get(f"{url}/api/knowledge", timeout=30).status_code == 401
     finally:
@@ -136,9 +159,13 @@ def test_where_the_gateway_finds_the_services() -> None:
     assert hub_address(CommonSettings(host="::1"), 7) == "[::1]:7"
     assert hub_address(CommonSettings(host="10.1.2.3"), 7) == "10.1.2.3:7"
     targets = service_targets(CommonSettings(port=6000, knowledge_address="k.internal:50051"))
-    assert targets == {"knowledge": "k.internal:50051", "resource": "127.0.0.1:6000",
-                       "cognition": "127.0.0.1:6000", "dream": "127.0.0.1:6000",
-                       "admin": "k.internal:50051"}
+    assert targets == {
+        "knowledge": "k.internal:50051",
+        "resource": "127.0.0.1:6000",
+        "cognition": "127.0.0.1:6000",
+        "dream": "127.0.0.1:6000",
+        "admin": "k.internal:50051",
+    }
 
 
 @pytest.mark.parametrize("busy", ["grpc", "gateway"])
@@ -151,8 +178,9 @@ def test_up_checks_its_ports_before_it_creates_anything(tmp_path: Path, busy: st
         process = knowhub("up", "--data-dir", str(tmp_path / "hub"), *ports)
         _out, err = process.communicate(timeout=60)
     assert process.returncode == 1
-    what, option = (("the gRPC port", "--port") if busy == "grpc"
-                    else ("the gateway's port", "--gateway-port"))
+    what, option = (
+        ("the gRPC port", "--port") if busy == "grpc" else ("the gateway's port", "--gateway-port")
+    )
     assert err.startswith(f"knowhub: {what}: cannot listen on 127.0.0.1:{port}"), err
     assert option in err and "E1126" not in err and "add_port" not in err
     assert not (tmp_path / "hub").exists()  # no data directory, no master key
@@ -164,15 +192,39 @@ def test_console_link_prints_a_link_only_the_token_holder_can_make(tmp_path: Pat
     data_dir = tmp_path / "hub"
     data_dir.mkdir()
     (data_dir / "local_token").write_text("the-local-token\n")
-    made = subprocess.run([sys.executable, "-m", "knowhub_server.cli", "console-link",
-                           "--data-dir", str(data_dir), "--url", "http://127.0.0.1:9999"],
-                          capture_output=True, text=True, timeout=60, cwd=ROOT)
+    made = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "knowhub_server.cli",
+            "console-link",
+            "--data-dir",
+            str(data_dir),
+            "--url",
+            "http://127.0.0.1:9999",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+    )
     assert made.returncode == 0, made.stderr
     match = re.search(r"http://127\.0\.0\.1:9999/\?login=([\w-]+) ", made.stdout)
     assert match, made.stdout
     sessions = Sessions("the-local-token", 900, 3600)
     assert sessions.sign_in(match.group(1))[1].token == "the-local-token"
-    missing = subprocess.run([sys.executable, "-m", "knowhub_server.cli", "console-link",
-                              "--data-dir", str(tmp_path / "none")],
-                             capture_output=True, text=True, timeout=60, cwd=ROOT)
+    missing = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "knowhub_server.cli",
+            "console-link",
+            "--data-dir",
+            str(tmp_path / "none"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+    )
     assert missing.returncode == 1 and "no local token in" in missing.stderr

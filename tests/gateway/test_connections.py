@@ -117,9 +117,25 @@ def hub_with_low_file_limit(data_dir: Path, log: Path) -> Iterator[tuple[str, st
     env = {k: v for k, v in os.environ.items() if not k.startswith("KNOWHUB_")}
     env["KNOWHUB_GATEWAY_HEADER_TIMEOUT_SECONDS"] = "4"
     process = subprocess.Popen(
-        [sys.executable, "-m", "knowhub_server.cli", "up", "--data-dir", str(data_dir),
-         "--port", "0", "--processes", "1"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
-        stderr=log.open("w"), text=True, preexec_fn=_low_file_limit)
+        [
+            sys.executable,
+            "-m",
+            "knowhub_server.cli",
+            "up",
+            "--data-dir",
+            str(data_dir),
+            "--port",
+            "0",
+            "--processes",
+            "1",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=log.open("w"),
+        text=True,
+        preexec_fn=_low_file_limit,
+    )
     assert process.stdout is not None
     try:
         address = url = ""
@@ -141,8 +157,7 @@ def hub_with_low_file_limit(data_dir: Path, log: Path) -> Iterator[tuple[str, st
             process.communicate()
 
 
-def test_slow_connections_to_the_gateway_leave_the_grpc_server_answering(
-        tmp_path: Path) -> None:
+def test_slow_connections_to_the_gateway_leave_the_grpc_server_answering(tmp_path: Path) -> None:
     """The attack: more slow-header connections than the process may open files."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if hard != resource.RLIM_INFINITY and hard < 2000:
@@ -168,8 +183,7 @@ def test_slow_connections_to_the_gateway_leave_the_grpc_server_answering(
             assert "Too many open files" not in log.read_text()
             token = read_local_token(tmp_path / "hub")
             with KnowHub(address, token=token, timeout=10) as kh:
-                saved = kh.knowledge.save(task="still answering", content="yes",
-                                          types=["tool"])
+                saved = kh.knowledge.save(task="still answering", content="yes", types=["tool"])
                 assert kh.knowledge.get(saved.id).task == "still answering"
         finally:
             for sock in slow:

@@ -14,8 +14,11 @@ def test_the_vendored_graph_layout_is_served_as_fetched(gateway: Gateway) -> Non
     """dagre as `npm pack` gave it (the checksums scripts/vendor_console_js.sh recorded),
     with its licenses, served as a JavaScript module."""
     vendor = CONSOLE_DIR / "vendor" / "dagre"
-    recorded = dict(reversed(line.split("  ")) for line in
-                    (vendor / "VERSION").read_text().splitlines() if "  " in line)
+    recorded = dict(
+        reversed(line.split("  "))
+        for line in (vendor / "VERSION").read_text().splitlines()
+        if "  " in line
+    )
     assert set(recorded) == {"dagre.esm.js", "LICENSE", "LICENSE-graphlib"}
     for name, digest in recorded.items():
         assert hashlib.sha256((vendor / name).read_bytes()).hexdigest() == digest, name
@@ -26,14 +29,23 @@ def test_the_vendored_graph_layout_is_served_as_fetched(gateway: Gateway) -> Non
 
 
 def test_the_api_docs_page_and_its_vendored_swagger_ui_are_served_as_fetched(
-        gateway: Gateway) -> None:
+    gateway: Gateway,
+) -> None:
     """swagger-ui-dist as `npm pack` gave it (the checksums scripts/vendor_swagger_ui.sh
     recorded), with its license and notice; /docs under the gateway's security headers."""
     vendor = API_DOCS_DIR / "vendor" / "swagger-ui"
-    recorded = dict(reversed(line.split("  ")) for line in
-                    (vendor / "VERSION").read_text().splitlines() if "  " in line)
-    assert set(recorded) == {"swagger-ui-bundle.js", "swagger-ui.css", "LICENSE", "NOTICE",
-                             "swagger-ui-bundle.js.LICENSE.txt"}
+    recorded = dict(
+        reversed(line.split("  "))
+        for line in (vendor / "VERSION").read_text().splitlines()
+        if "  " in line
+    )
+    assert set(recorded) == {
+        "swagger-ui-bundle.js",
+        "swagger-ui.css",
+        "LICENSE",
+        "NOTICE",
+        "swagger-ui-bundle.js.LICENSE.txt",
+    }
     for name, digest in recorded.items():
         assert hashlib.sha256((vendor / name).read_bytes()).hexdigest() == digest, name
     assert "Apache-2.0" in (vendor / "VERSION").read_text()

@@ -32,14 +32,14 @@ def sign_in(gateway: Gateway, code: str) -> tuple[str, str]:
     return response.cookies[COOKIE], location.removeprefix("/console/#session=")
 
 
-def list_knowledge(gateway: Gateway, cookie: str | None, secret: str | None,
-                   **headers: str) -> int:
+def list_knowledge(gateway: Gateway, cookie: str | None, secret: str | None, **headers: str) -> int:
     if cookie:
         headers["Cookie"] = f"{COOKIE}={cookie}"
     if secret:
         headers["X-KnowHub-Session"] = secret
-    return gateway.client.post("/api/v1/knowledge/ListKnowledge", json={},
-                               headers=headers).status_code
+    return gateway.client.post(
+        "/api/v1/knowledge/ListKnowledge", json={}, headers=headers
+    ).status_code
 
 
 def code_for(gateway: Gateway) -> str:
@@ -51,9 +51,9 @@ def test_a_sign_in_link_opens_one_session_once(local_gateway: Gateway) -> None:
     code = code_for(local_gateway)
     cookie, secret = sign_in(local_gateway, code)
     assert list_knowledge(local_gateway, cookie, secret) == 200
-    assert local_gateway.client.get("/api/session", headers={
-        "Cookie": f"{COOKIE}={cookie}", "X-KnowHub-Session": secret}).json() == \
-        {"local": True, "signed_in": True}
+    assert local_gateway.client.get(
+        "/api/session", headers={"Cookie": f"{COOKIE}={cookie}", "X-KnowHub-Session": secret}
+    ).json() == {"local": True, "signed_in": True}
     again = local_gateway.client.get(f"/?login={code}")  # used
     assert again.status_code == 401 and "knowhub console-link" in again.text
     assert COOKIE not in again.headers.get("set-cookie", "")
@@ -85,18 +85,21 @@ def test_forged_expired_and_foreign_codes_open_nothing(local_gateway: Gateway) -
 
 def test_sign_out_ends_the_session(local_gateway: Gateway) -> None:
     cookie, secret = sign_in(local_gateway, code_for(local_gateway))
-    headers = {"Cookie": f"{COOKIE}={cookie}", "X-KnowHub-Session": secret,
-               "Content-Type": "application/json"}
-    refused = local_gateway.client.delete("/api/session", headers={**headers,
-                                          "X-KnowHub-Session": "wrong"})
+    headers = {
+        "Cookie": f"{COOKIE}={cookie}",
+        "X-KnowHub-Session": secret,
+        "Content-Type": "application/json",
+    }
+    refused = local_gateway.client.delete(
+        "/api/session", headers={**headers, "X-KnowHub-Session": "wrong"}
+    )
     assert refused.status_code == 401 and list_knowledge(local_gateway, cookie, secret) == 200
     out = local_gateway.client.delete("/api/session", headers=headers)
-    assert out.status_code == 200 and 'max-age=0' in out.headers["set-cookie"].lower()
+    assert out.status_code == 200 and "max-age=0" in out.headers["set-cookie"].lower()
     assert list_knowledge(local_gateway, cookie, secret) == 401
 
 
-def test_the_overview_takes_the_session_as_every_api_route_does(
-        local_gateway: Gateway) -> None:
+def test_the_overview_takes_the_session_as_every_api_route_does(local_gateway: Gateway) -> None:
     cookie, secret = sign_in(local_gateway, code_for(local_gateway))
     both = {"Cookie": f"{COOKIE}={cookie}", "X-KnowHub-Session": secret}
     overview = local_gateway.client.get("/api/overview", headers=both)
@@ -153,18 +156,31 @@ def test_another_account_gets_no_token_from_the_gateway(local_gateway: Gateway) 
     the gateway as the console used to (`X-KnowHub-Console: 1`)."""
     assert local_gateway.hub is not None
     token = local_gateway.hub.local_token
-    local_gateway.hub.client().knowledge.save(task="private note", content="mine",
-                                              types=["tool"])
+    local_gateway.hub.client().knowledge.save(task="private note", content="mine", types=["tool"])
     attacker = subprocess.run(
-        ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
-         "/usr/bin/python3", "-c", ATTACK, local_gateway.server.url,
-         str(local_gateway.hub.data_dir)],
-        capture_output=True, text=True, timeout=60, env={"PATH": "/usr/bin:/bin"})
+        [
+            "setpriv",
+            f"--reuid={NOBODY}",
+            f"--regid={NOBODY}",
+            "--clear-groups",
+            "/usr/bin/python3",
+            "-c",
+            ATTACK,
+            local_gateway.server.url,
+            str(local_gateway.hub.data_dir),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PATH": "/usr/bin:/bin"},
+    )
     assert attacker.returncode == 0, attacker.stderr
     seen = json.loads(attacker.stdout)
     assert seen["file"] == "PermissionError"
     assert token not in attacker.stdout
     assert seen["local-token"][0] == 404
-    assert seen["session"] == [200, json.dumps({"local": True, "signed_in": False},
-                                               separators=(",", ":"))]
+    assert seen["session"] == [
+        200,
+        json.dumps({"local": True, "signed_in": False}, separators=(",", ":")),
+    ]
     assert seen["list"][0] == 401 and "private note" not in attacker.stdout

@@ -51,21 +51,35 @@ def test_a_cross_origin_simple_request_writes_nothing(local_gateway: Gateway) ->
         ({"Content-Type": "multipart/form-data; boundary=x"}, 415),
         ({"Content-Type": "application/json", "Origin": EVIL}, 403),
         ({"Content-Type": "application/json", "Origin": "null"}, 403),  # a sandboxed frame
-        ({"Content-Type": "application/json",  # another local web app
-          "Origin": f"http://127.0.0.1:{port_of(local_gateway) + 1}"}, 403),
+        (
+            {
+                "Content-Type": "application/json",  # another local web app
+                "Origin": f"http://127.0.0.1:{port_of(local_gateway) + 1}",
+            },
+            403,
+        ),
     ]
     for headers, status in attempts:
         # even with the local token (a page cannot have it), the guard refuses first
         for sent in (headers, with_token(local_gateway, **headers)):
             response = local_gateway.client.post("/api/knowledge", content=NOTE, headers=sent)
             assert response.status_code == status, (sent, response.text)
-            response = local_gateway.client.post("/api/v1/knowledge/DeleteKnowledge",
-                                                 content='{"id": "x"}', headers=sent)
+            response = local_gateway.client.post(
+                "/api/v1/knowledge/DeleteKnowledge", content='{"id": "x"}', headers=sent
+            )
             assert response.status_code == status, (sent, response.text)
     assert local_notes(local_gateway) == []
-    same_origin = local_gateway.client.post("/api/knowledge", content=NOTE, headers=with_token(
-        local_gateway, **{"Content-Type": "application/json; charset=utf-8",
-                          "Origin": f"http://localhost:{port_of(local_gateway)}"}))
+    same_origin = local_gateway.client.post(
+        "/api/knowledge",
+        content=NOTE,
+        headers=with_token(
+            local_gateway,
+            **{
+                "Content-Type": "application/json; charset=utf-8",
+                "Origin": f"http://localhost:{port_of(local_gateway)}",
+            },
+        ),
+    )
     assert same_origin.status_code == 201, same_origin.text
     assert local_notes(local_gateway) == ["csrf"]
 
@@ -73,39 +87,48 @@ def test_a_cross_origin_simple_request_writes_nothing(local_gateway: Gateway) ->
 def test_dns_rebinding_cannot_read_a_secret(local_gateway: Gateway) -> None:
     """A page whose name now points at 127.0.0.1 reads with its own name as Host."""
     assert local_gateway.hub is not None
-    local_gateway.hub.client().resources.save("credentials/db", "db", "how to log in",
-                                              secure_body="s3cret-password")
+    local_gateway.hub.client().resources.save(
+        "credentials/db", "db", "how to log in", secure_body="s3cret-password"
+    )
     path = "/api/resource/credentials/db?include_secure=true"
-    for host in (f"evil.example:{port_of(local_gateway)}", "evil.example",
-                 f"127.0.0.1.evil.example:{port_of(local_gateway)}", ""):
+    for host in (
+        f"evil.example:{port_of(local_gateway)}",
+        "evil.example",
+        f"127.0.0.1.evil.example:{port_of(local_gateway)}",
+        "",
+    ):
         for headers in ({"Host": host}, with_token(local_gateway, Host=host)):
             response = local_gateway.client.get(path, headers=headers)
             assert response.status_code == 421, (host, response.text)
             assert "s3cret-password" not in response.text
         session = local_gateway.client.get("/api/session", headers={"Host": host})
         assert session.status_code == 421
-    own = local_gateway.client.get(path, headers=with_token(
-        local_gateway, Host=f"localhost:{port_of(local_gateway)}"))
+    own = local_gateway.client.get(
+        path, headers=with_token(local_gateway, Host=f"localhost:{port_of(local_gateway)}")
+    )
     assert own.json()["secure_body"] == "s3cret-password"
 
 
 def test_allowed_origins_and_hosts_widen_the_checks(hub: Harness) -> None:
-    policy = HostPolicy.for_bind("127.0.0.1", ["knowhub.internal"],
-                                 ["https://tools.example.com"])
-    server = GatewayServer(create_app(dict.fromkeys(SERVICES, hub.address), 30.0,
-                                      policy=policy), "127.0.0.1", 0)
+    policy = HostPolicy.for_bind("127.0.0.1", ["knowhub.internal"], ["https://tools.example.com"])
+    server = GatewayServer(
+        create_app(dict.fromkeys(SERVICES, hub.address), 30.0, policy=policy), "127.0.0.1", 0
+    )
     server.start()
     headers = {"Authorization": "Bearer token-alice", "Content-Type": "application/json"}
 
     def status(**more: str) -> int:
-        return httpx.post(f"{server.url}/api/v1/knowledge/ListKnowledge", content="{}",
-                          headers={**headers, **more}, timeout=30).status_code
+        return httpx.post(
+            f"{server.url}/api/v1/knowledge/ListKnowledge",
+            content="{}",
+            headers={**headers, **more},
+            timeout=30,
+        ).status_code
 
     try:
         assert status(Origin="https://tools.example.com") == 200
         assert status(Origin="https://other.example.com") == 403
-        assert status(Host="knowhub.internal:9000", Origin="http://knowhub.internal:9000") \
-            == 200
+        assert status(Host="knowhub.internal:9000", Origin="http://knowhub.internal:9000") == 200
         assert status(Host="knowhub.internal") == 200
         assert status(Host="knowhub.evil") == 421
     finally:
@@ -113,8 +136,13 @@ def test_allowed_origins_and_hosts_widen_the_checks(hub: Harness) -> None:
 
 
 def test_every_answer_carries_the_security_headers(local_gateway: Gateway) -> None:
-    for path in ("/console/", "/console/js/app.js", "/api/knowledge", "/openapi.json",
-                 "/api/nothing"):
+    for path in (
+        "/console/",
+        "/console/js/app.js",
+        "/api/knowledge",
+        "/openapi.json",
+        "/api/nothing",
+    ):
         response = local_gateway.get(path)
         assert response.headers["content-security-policy"] == CONTENT_SECURITY_POLICY
         assert response.headers["x-frame-options"] == "DENY"
@@ -130,6 +158,7 @@ def test_every_answer_carries_the_security_headers(local_gateway: Gateway) -> No
 
 # ---- Huge bodies ----------------------------------------------------------------------------
 
+
 @pytest.fixture
 def gateway_process(hub: Harness) -> Iterator[tuple[str, int]]:
     """`knowhub serve gateway` in its own process (so its memory can be read); its URL
@@ -138,7 +167,10 @@ def gateway_process(hub: Harness) -> Iterator[tuple[str, int]]:
     process = subprocess.Popen(
         [sys.executable, "-m", "knowhub_server.cli", "serve", "gateway", "--port", "0"],
         env={**clean, **{f"KNOWHUB_{s.upper()}_ADDRESS": hub.address for s in SERVICES}},
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert process.stdout is not None
     line = process.stdout.readline()
     match = re.search(r"listening on (http://[\d.]+:\d+)", line)
@@ -160,15 +192,16 @@ def declared_too_large(url: str) -> bytes:
     """The status line answering a request that announces 400 MB and sends none."""
     host, port = url.removeprefix("http://").split(":")
     with socket.create_connection((host, int(port)), timeout=30) as connection:
-        connection.sendall(f"POST /api/knowledge HTTP/1.1\r\nHost: {host}:{port}\r\n"
-                           "Authorization: Bearer token-alice\r\n"
-                           "Content-Type: application/json\r\n"
-                           f"Content-Length: {400 * 1024 * 1024}\r\n\r\n".encode())
+        connection.sendall(
+            f"POST /api/knowledge HTTP/1.1\r\nHost: {host}:{port}\r\n"
+            "Authorization: Bearer token-alice\r\n"
+            "Content-Type: application/json\r\n"
+            f"Content-Length: {400 * 1024 * 1024}\r\n\r\n".encode()
+        )
         return connection.recv(1024)
 
 
-def test_a_huge_body_is_refused_before_it_is_read(
-        gateway_process: tuple[str, int]) -> None:
+def test_a_huge_body_is_refused_before_it_is_read(gateway_process: tuple[str, int]) -> None:
     url, pid = gateway_process
     headers = {"Authorization": "Bearer token-alice", "Content-Type": "application/json"}
     httpx.post(f"{url}/api/v1/knowledge/ListKnowledge", json={}, headers=headers, timeout=30)
@@ -184,8 +217,7 @@ def test_a_huge_body_is_refused_before_it_is_read(
             yield chunk
 
     try:
-        chunked = httpx.post(f"{url}/api/knowledge", content=body(), headers=headers,
-                             timeout=60)
+        chunked = httpx.post(f"{url}/api/knowledge", content=body(), headers=headers, timeout=60)
         assert chunked.status_code == 413
         assert chunked.json()["error"]["code"] == "RESOURCE_EXHAUSTED"
     except httpx.TransportError:
@@ -194,6 +226,5 @@ def test_a_huge_body_is_refused_before_it_is_read(
     time.sleep(0.2)
     grown = peak_memory(pid) - before
     assert grown < 8 * MAX_BODY_BYTES, f"the gateway grew by {grown >> 20} MB"
-    ok = httpx.post(f"{url}/api/v1/knowledge/ListKnowledge", json={}, headers=headers,
-                    timeout=30)
+    ok = httpx.post(f"{url}/api/v1/knowledge/ListKnowledge", json={}, headers=headers, timeout=30)
     assert ok.status_code == 200

@@ -51,7 +51,8 @@ def test_the_document_covers_every_route_and_rpc(gateway: Gateway) -> None:
             assert "application/x-ndjson" in ok
         else:
             assert ok["application/json"]["schema"]["$ref"].endswith(
-                rpc.method.output_type.full_name)
+                rpc.method.output_type.full_name
+            )
     schemas = document["components"]["schemas"]
     for ref in refs(document):
         assert ref.removeprefix("#/components/schemas/") in schemas, ref
@@ -62,18 +63,39 @@ def test_the_document_covers_every_route_and_rpc(gateway: Gateway) -> None:
 
 
 def test_schemathesis_finds_no_server_error_and_no_nonconforming_answer(
-        gateway: Gateway, tmp_path: Path) -> None:
+    gateway: Gateway, tmp_path: Path
+) -> None:
     """Generated requests (valid and invalid) against every operation but the endless
     WatchTriggers stream, as an admin."""
     result = subprocess.run(
-        [str(SCHEMATHESIS), "run", f"{gateway.url}/openapi.json",
-         "--header", "Authorization: Bearer token-admin",
-         "--checks", "not_a_server_error,status_code_conformance,content_type_conformance,"
-                     "response_schema_conformance",
-         "--phases", "examples,fuzzing", "--mode", "all",
-         "--max-examples", str(EXAMPLES_PER_OPERATION), "--seed", "1", "--workers", "1",
-         "--exclude-path-regex", "WatchTriggers", "--no-shrink"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=600)
+        [
+            str(SCHEMATHESIS),
+            "run",
+            f"{gateway.url}/openapi.json",
+            "--header",
+            "Authorization: Bearer token-admin",
+            "--checks",
+            "not_a_server_error,status_code_conformance,content_type_conformance,"
+            "response_schema_conformance",
+            "--phases",
+            "examples,fuzzing",
+            "--mode",
+            "all",
+            "--max-examples",
+            str(EXAMPLES_PER_OPERATION),
+            "--seed",
+            "1",
+            "--workers",
+            "1",
+            "--exclude-path-regex",
+            "WatchTriggers",
+            "--no-shrink",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     summary = result.stdout[-3000:]
     assert result.returncode == 0, summary
     assert " passed" in summary and "failed" not in summary.split("SUMMARY")[-1], summary
@@ -97,21 +119,25 @@ TAKES_NOTHING = {"GET /api/overview"}
 
 
 def operations() -> list[tuple[str, dict[str, Any]]]:
-    return [(f"{method.upper()} {path}", operation)
-            for path, item in openapi.document()["paths"].items()
-            for method, operation in item.items()]
+    return [
+        (f"{method.upper()} {path}", operation)
+        for path, item in openapi.document()["paths"].items()
+        for method, operation in item.items()
+    ]
 
 
 @pytest.mark.parametrize(("route", "operation"), operations(), ids=[r for r, _ in operations()])
 def test_every_route_has_schemas_and_an_example_that_the_gateway_takes(
-        route: str, operation: dict[str, Any]) -> None:
+    route: str, operation: dict[str, Any]
+) -> None:
     """Swagger UI at /docs/ and the REST reference show each route's parameters and body
     with an example; each example fits the route's schema and parses as the gateway
     parses it."""
     components = openapi.document()["components"]
     parameters = operation.get("parameters", [])
-    assert parameters or "requestBody" in operation or route in TAKES_NOTHING, \
+    assert parameters or "requestBody" in operation or route in TAKES_NOTHING, (
         f"{route} takes nothing"
+    )
     for parameter in parameters:
         assert parameter["schema"] and parameter["description"], (route, parameter["name"])
         assert "example" in parameter, f"{route}: no example of {parameter['name']}"
@@ -120,7 +146,8 @@ def test_every_route_has_schemas_and_an_example_that_the_gateway_takes(
         media = operation["requestBody"]["content"]["application/json"]
         assert "example" in media, f"{route}: no example body (gateway/openapi_examples.py)"
         Draft202012Validator({**media["schema"], "components": components}).validate(
-            media["example"])
+            media["example"]
+        )
         service, _, method = operation["operationId"].partition(".")
         if (service, method) in RPCS:
             to_message(media["example"], RPCS[service, method].request_class)

@@ -28,15 +28,29 @@ WORD = "zephyrine"  # in every record of this module, so one search can reach th
 # What each principal sees: its user, agent, project, team, org scopes and public.
 VISIBLE = {
     "alice": {"user:alice", "agent:alice_bot", "project:p1", "team:t1", "org:acme", "public"},
-    "carol": {"user:carol", "agent:carol_bot", "agent:carols_helper", "team:t1", "org:acme",
-              "public"},
+    "carol": {
+        "user:carol",
+        "agent:carol_bot",
+        "agent:carols_helper",
+        "team:t1",
+        "org:acme",
+        "public",
+    },
     # Agent ids are per organisation: bob's agent is globex's bob_bot, which an admin of
     # acme names qualified (agent:bob_bot would be acme's).
     "bob": {"user:bob", "agent:globex:bob_bot", "org:globex", "public"},
     "admin": {"user:root", "org:acme", "public"},
 }
-OTHER_SCOPES = ["user:bob", "user:carol", "agent:bob_bot", "agent:research_agent",
-                "project:p2", "team:t2", "org:globex", "org:initech"]
+OTHER_SCOPES = [
+    "user:bob",
+    "user:carol",
+    "agent:bob_bot",
+    "agent:research_agent",
+    "project:p2",
+    "team:t2",
+    "org:globex",
+    "org:initech",
+]
 
 
 @pytest.fixture(scope="module")
@@ -51,8 +65,7 @@ def clients(server: Harness) -> dict[str, KnowHub]:
 
 
 def note(task: str) -> dict[str, Any]:
-    return {"task": f"{WORD} {task}", "content": f"{WORD} notes on {task}",
-            "types": ["strategy"]}
+    return {"task": f"{WORD} {task}", "content": f"{WORD} notes on {task}", "types": ["strategy"]}
 
 
 @pytest.fixture(scope="module")
@@ -60,15 +73,17 @@ def by_scope(clients: dict[str, KnowHub]) -> dict[str, str]:
     """One record per scope, saved by the admin (who may write anywhere): scope -> id."""
     scopes = sorted(set().union(*VISIBLE.values(), OTHER_SCOPES))
     saved = clients["admin"].knowledge.save_many(
-        [{**note(f"in {s}"), "scopes": [s]} for s in scopes])
+        [{**note(f"in {s}"), "scopes": [s]} for s in scopes]
+    )
     return {s: k.id for s, k in zip(scopes, saved, strict=True)}
 
 
 @pytest.fixture(scope="module")
 def private(clients: dict[str, KnowHub]) -> dict[str, Knowledge]:
     """A record of alice's (in org:acme) and one of bob's (in org:globex), by default."""
-    return {name: clients[name].knowledge.save(**note(f"{name}'s own"))
-            for name in ("alice", "bob")}
+    return {
+        name: clients[name].knowledge.save(**note(f"{name}'s own")) for name in ("alice", "bob")
+    }
 
 
 # ---- Authentication ---------------------------------------------------------------------
@@ -78,20 +93,24 @@ CALLS: dict[str, Callable[[KnowHub], object]] = {
     "get": lambda kh: kh.knowledge.get("knowledge-20260101-000000000000"),
     "list": lambda kh: kh.knowledge.list(),
     "search": lambda kh: kh.knowledge.search(WORD),
-    "update": lambda kh: kh.knowledge.update("knowledge-20260101-000000000000",
-                                             update_score=4),
+    "update": lambda kh: kh.knowledge.update("knowledge-20260101-000000000000", update_score=4),
     "delete": lambda kh: kh.knowledge.delete("knowledge-20260101-000000000000"),
     "slim": lambda kh: kh.knowledge.slim(dry_run=True),
 }
 
 
-@pytest.mark.parametrize("token", [None, "token-mallory", "alice"],
-                         ids=["none", "unknown", "a-user-name"])
+@pytest.mark.parametrize(
+    "token", [None, "token-mallory", "alice"], ids=["none", "unknown", "a-user-name"]
+)
 @pytest.mark.parametrize("call", list(CALLS.values()), ids=list(CALLS))
 def test_calls_without_a_known_token_are_unauthenticated(
-        server: Harness, clients: dict[str, KnowHub], token: str | None,
-        call: Callable[[KnowHub], object], tmp_path: Path,
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    server: Harness,
+    clients: dict[str, KnowHub],
+    token: str | None,
+    call: Callable[[KnowHub], object],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     # Without a token the SDK reads a local hub's (./.knowhub, as `make run` leaves it in
     # the checkout): point it at an empty data dir, a caller with no token at all.
     monkeypatch.setenv("KNOWHUB_DATA_DIR", str(tmp_path))
@@ -103,26 +122,31 @@ def test_calls_without_a_known_token_are_unauthenticated(
     assert visible_records(clients["alice"]) == before
 
 
-@pytest.mark.parametrize("metadata", [
-    (("authorization", "Basic dG9rZW4tYWxpY2U="),),
-    (("authorization", "token-alice"),),
-    (("authorization", "Bearer "),),
-    (("x-token", "token-alice"),),
-], ids=["basic", "no-scheme", "empty-bearer", "other-header"])
+@pytest.mark.parametrize(
+    "metadata",
+    [
+        (("authorization", "Basic dG9rZW4tYWxpY2U="),),
+        (("authorization", "token-alice"),),
+        (("authorization", "Bearer "),),
+        (("x-token", "token-alice"),),
+    ],
+    ids=["basic", "no-scheme", "empty-bearer", "other-header"],
+)
 def test_malformed_authorization_is_unauthenticated(
-        server: Harness, metadata: tuple[tuple[str, str], ...]) -> None:
+    server: Harness, metadata: tuple[tuple[str, str], ...]
+) -> None:
     with raw_knowledge(server) as stub:
-        code, _ = failure(lambda: stub.ListKnowledge(pb.ListKnowledgeRequest(),
-                                                     metadata=metadata))
+        code, _ = failure(lambda: stub.ListKnowledge(pb.ListKnowledgeRequest(), metadata=metadata))
     assert code == "UNAUTHENTICATED"
 
 
 # ---- Visible scopes -----------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("principal", list(VISIBLE))
-def test_each_principal_sees_exactly_its_scopes(clients: dict[str, KnowHub],
-                                                by_scope: dict[str, str],
-                                                principal: str) -> None:
+def test_each_principal_sees_exactly_its_scopes(
+    clients: dict[str, KnowHub], by_scope: dict[str, str], principal: str
+) -> None:
     expected = {by_scope[s] for s in VISIBLE[principal]}
     client = clients[principal]
 
@@ -143,8 +167,7 @@ def test_each_principal_sees_exactly_its_scopes(clients: dict[str, KnowHub],
 
 
 def test_a_record_is_visible_through_any_of_its_scopes(clients: dict[str, KnowHub]) -> None:
-    shared = clients["admin"].knowledge.save(**note("shared"),
-                                             scopes=["org:globex", "project:p1"])
+    shared = clients["admin"].knowledge.save(**note("shared"), scopes=["org:globex", "project:p1"])
     assert clients["alice"].knowledge.get(shared.id).id == shared.id
     assert clients["bob"].knowledge.get(shared.id).id == shared.id
     with pytest.raises(errors.NotFound):
@@ -152,6 +175,7 @@ def test_a_record_is_visible_through_any_of_its_scopes(clients: dict[str, KnowHu
 
 
 # ---- Isolation between alice (acme) and bob (globex) --------------------------------------
+
 
 def not_found_message(call: Callable[[], object], knowledge_id: str) -> str:
     code, message = failure(call)
@@ -171,10 +195,13 @@ INVISIBLE_CALLS: dict[str, Callable[[KnowHub, str], object]] = {
 
 @pytest.mark.parametrize(("reader", "owner"), [("bob", "alice"), ("alice", "bob")])
 @pytest.mark.parametrize("call", list(INVISIBLE_CALLS.values()), ids=list(INVISIBLE_CALLS))
-def test_another_orgs_record_is_not_found(clients: dict[str, KnowHub],
-                                          private: dict[str, Knowledge], reader: str,
-                                          owner: str,
-                                          call: Callable[[KnowHub, str], object]) -> None:
+def test_another_orgs_record_is_not_found(
+    clients: dict[str, KnowHub],
+    private: dict[str, Knowledge],
+    reader: str,
+    owner: str,
+    call: Callable[[KnowHub, str], object],
+) -> None:
     target = private[owner]
     missing = "knowledge-20200101-0123456789ab"
     snapshot = visible_records(clients[owner])
@@ -188,17 +215,20 @@ def test_another_orgs_record_is_not_found(clients: dict[str, KnowHub],
 
 @pytest.mark.parametrize(("reader", "owner"), [("bob", "alice"), ("alice", "bob")])
 def test_another_orgs_record_never_shows_in_list_search_or_batches(
-        clients: dict[str, KnowHub], private: dict[str, Knowledge], reader: str,
-        owner: str) -> None:
+    clients: dict[str, KnowHub], private: dict[str, Knowledge], reader: str, owner: str
+) -> None:
     target, own = private[owner], private[reader]
     client = clients[reader]
     before = clients[owner].knowledge.get(target.id)
 
     listed = set(visible_records(client))
-    found = {h.knowledge.id for h in client.knowledge.search(f"{WORD} {owner}'s own",
-                                                             top_k=100, min_score=1)}
-    results = client.knowledge.batch_update([
-        {"knowledge_id": target.id, "is_helpful": False, "case": {"task": "probe"}}])
+    found = {
+        h.knowledge.id
+        for h in client.knowledge.search(f"{WORD} {owner}'s own", top_k=100, min_score=1)
+    }
+    results = client.knowledge.batch_update(
+        [{"knowledge_id": target.id, "is_helpful": False, "case": {"task": "probe"}}]
+    )
 
     assert own.id in listed and own.id in found
     assert target.id not in listed and target.id not in found
@@ -208,7 +238,8 @@ def test_another_orgs_record_never_shows_in_list_search_or_batches(
 
 
 def test_list_scopes_filter_is_intersected_with_what_the_caller_sees(
-        clients: dict[str, KnowHub], by_scope: dict[str, str]) -> None:
+    clients: dict[str, KnowHub], by_scope: dict[str, str]
+) -> None:
     alice = clients["alice"]
     assert list(alice.knowledge.list(scopes=["org:globex"])) == []
     assert list(alice.knowledge.list(scopes=["user:bob", "agent:bob_bot"])) == []
@@ -219,17 +250,28 @@ def test_list_scopes_filter_is_intersected_with_what_the_caller_sees(
 
 # ---- Writing into scopes ----------------------------------------------------------------
 
-@pytest.mark.parametrize("scopes", [
-    ["org:globex"], ["org:acme", "user:bob"], ["project:p2"], ["team:t2"],
-    ["agent:bob_bot"], ["user:carol"], ["public", "agent:research_agent"],
-])
+
+@pytest.mark.parametrize(
+    "scopes",
+    [
+        ["org:globex"],
+        ["org:acme", "user:bob"],
+        ["project:p2"],
+        ["team:t2"],
+        ["agent:bob_bot"],
+        ["user:carol"],
+        ["public", "agent:research_agent"],
+    ],
+)
 def test_alice_cannot_write_into_a_scope_she_cannot_see(
-        clients: dict[str, KnowHub], scopes: list[str]) -> None:
+    clients: dict[str, KnowHub], scopes: list[str]
+) -> None:
     bad_index = next(i for i, s in enumerate(scopes) if s not in VISIBLE["alice"])
     views = {name: visible_records(clients[name]) for name in ("alice", "bob", "admin")}
 
-    code, message = failure(lambda: clients["alice"].knowledge.save(**note("sneaky"),
-                                                                    scopes=scopes))
+    code, message = failure(
+        lambda: clients["alice"].knowledge.save(**note("sneaky"), scopes=scopes)
+    )
 
     assert code == "PERMISSION_DENIED"
     assert message.startswith(f"scopes[{bad_index}]:"), message
@@ -238,48 +280,63 @@ def test_alice_cannot_write_into_a_scope_she_cannot_see(
 
 def test_a_batch_with_one_forbidden_scope_writes_nothing(clients: dict[str, KnowHub]) -> None:
     views = {name: visible_records(clients[name]) for name in ("alice", "bob")}
-    code, message = failure(lambda: clients["alice"].knowledge.save_many([
-        note("one"), note("two"), {**note("three"), "scopes": ["org:globex"]}]))
+    code, message = failure(
+        lambda: clients["alice"].knowledge.save_many(
+            [note("one"), note("two"), {**note("three"), "scopes": ["org:globex"]}]
+        )
+    )
     assert code == "PERMISSION_DENIED"
     assert message.startswith("requests[2].scopes[0]:"), message
     assert {name: visible_records(clients[name]) for name in views} == views
 
 
 @pytest.mark.parametrize("scope_value", sorted(VISIBLE["alice"]))
-def test_alice_can_write_into_each_scope_she_sees(clients: dict[str, KnowHub],
-                                                  scope_value: str) -> None:
-    saved = clients["alice"].knowledge.save(**note(f"mine in {scope_value}"),
-                                            scopes=[scope_value])
+def test_alice_can_write_into_each_scope_she_sees(
+    clients: dict[str, KnowHub], scope_value: str
+) -> None:
+    saved = clients["alice"].knowledge.save(**note(f"mine in {scope_value}"), scopes=[scope_value])
     assert clients["alice"].knowledge.get(saved.id).scopes == [scope_value]
 
 
 # ---- Defaults: scopes and owner -----------------------------------------------------------
 
-@pytest.mark.parametrize(("principal", "agent_id", "scopes", "owner", "source_agent"), [
-    ("alice", "alice_bot", ["org:acme"], "agent:alice_bot", "alice_bot"),
-    ("alice", "", ["org:acme"], "agent:alice_bot", "alice_bot"),
-    ("carol", "", ["org:acme"], "user:carol", ""),
-    ("bob", "", ["org:globex"], "agent:bob_bot", "bob_bot"),
-    ("admin", "x", ["org:acme"], "agent:x", "x"),  # an admin may act for any agent
-    ("admin", "", ["org:acme"], "user:root", ""),
-])
-def test_default_scopes_and_owner(clients: dict[str, KnowHub], principal: str,
-                                  agent_id: str, scopes: list[str], owner: str,
-                                  source_agent: str) -> None:
+
+@pytest.mark.parametrize(
+    ("principal", "agent_id", "scopes", "owner", "source_agent"),
+    [
+        ("alice", "alice_bot", ["org:acme"], "agent:alice_bot", "alice_bot"),
+        ("alice", "", ["org:acme"], "agent:alice_bot", "alice_bot"),
+        ("carol", "", ["org:acme"], "user:carol", ""),
+        ("bob", "", ["org:globex"], "agent:bob_bot", "bob_bot"),
+        ("admin", "x", ["org:acme"], "agent:x", "x"),  # an admin may act for any agent
+        ("admin", "", ["org:acme"], "user:root", ""),
+    ],
+)
+def test_default_scopes_and_owner(
+    clients: dict[str, KnowHub],
+    principal: str,
+    agent_id: str,
+    scopes: list[str],
+    owner: str,
+    source_agent: str,
+) -> None:
     saved = clients[principal].knowledge.save(**note("defaults"), agent_id=agent_id)
     stored = clients[principal].knowledge.get(saved.id)
-    assert (stored.scopes, stored.owner, stored.source.agent_id) == (scopes, owner,
-                                                                     source_agent)
+    assert (stored.scopes, stored.owner, stored.source.agent_id) == (scopes, owner, source_agent)
     assert (stored.eval.helpful, stored.eval.harmful, stored.eval.confidence) == (1, 0, 0.5)
 
 
-@pytest.mark.parametrize(("principal", "agent_id"), [
-    ("alice", "research_agent"), ("alice", "bob_bot"), ("carol", "x"), ("bob", "alice_bot")])
+@pytest.mark.parametrize(
+    ("principal", "agent_id"),
+    [("alice", "research_agent"), ("alice", "bob_bot"), ("carol", "x"), ("bob", "alice_bot")],
+)
 def test_naming_an_agent_the_token_does_not_list_is_refused(
-        clients: dict[str, KnowHub], principal: str, agent_id: str) -> None:
+    clients: dict[str, KnowHub], principal: str, agent_id: str
+) -> None:
     views = {name: visible_records(clients[name]) for name in ("alice", "bob", "admin")}
-    code, message = failure(lambda: clients[principal].knowledge.save(
-        **note("borrowed"), agent_id=agent_id))
+    code, message = failure(
+        lambda: clients[principal].knowledge.save(**note("borrowed"), agent_id=agent_id)
+    )
     assert code == "PERMISSION_DENIED"
     assert message.startswith("source.agent_id:"), message
     assert {name: visible_records(clients[name]) for name in views} == views
@@ -296,33 +353,44 @@ def test_without_an_org_the_default_scope_is_the_user_scope(tmp_path: Path) -> N
         assert set(visible_records(client)) == {saved.id}
 
 
-@pytest.mark.parametrize(("principal", "agent_id", "owner"), [
-    ("alice", "", "user:alice"),
-    ("alice", "alice_bot", "agent:alice_bot"),
-    ("alice", "", "agent:alice_bot"),
-    ("carol", "", "user:carol"),
-    ("admin", "", "user:bob"),
-    ("admin", "", "agent:anyone"),
-])
+@pytest.mark.parametrize(
+    ("principal", "agent_id", "owner"),
+    [
+        ("alice", "", "user:alice"),
+        ("alice", "alice_bot", "agent:alice_bot"),
+        ("alice", "", "agent:alice_bot"),
+        ("carol", "", "user:carol"),
+        ("admin", "", "user:bob"),
+        ("admin", "", "agent:anyone"),
+    ],
+)
 def test_an_explicit_owner_that_is_the_caller_or_by_an_admin(
-        clients: dict[str, KnowHub], principal: str, agent_id: str, owner: str) -> None:
+    clients: dict[str, KnowHub], principal: str, agent_id: str, owner: str
+) -> None:
     saved = clients[principal].knowledge.save(**note("owned"), owner=owner, agent_id=agent_id)
     assert clients[principal].knowledge.get(saved.id).owner == owner
 
 
-@pytest.mark.parametrize(("principal", "agent_id", "owner"), [
-    ("alice", "", "agent:research_agent"),
-    ("alice", "", "user:carol"),
-    ("bob", "", "agent:alice_bot"),
-    ("carol", "", "agent:x"),
-    ("carol", "", "user:alice"),
-    ("bob", "", "user:root"),
-])
+@pytest.mark.parametrize(
+    ("principal", "agent_id", "owner"),
+    [
+        ("alice", "", "agent:research_agent"),
+        ("alice", "", "user:carol"),
+        ("bob", "", "agent:alice_bot"),
+        ("carol", "", "agent:x"),
+        ("carol", "", "user:alice"),
+        ("bob", "", "user:root"),
+    ],
+)
 def test_an_explicit_owner_of_someone_else_is_denied(
-        clients: dict[str, KnowHub], principal: str, agent_id: str, owner: str) -> None:
+    clients: dict[str, KnowHub], principal: str, agent_id: str, owner: str
+) -> None:
     before = visible_records(clients[principal])
-    code, message = failure(lambda: clients[principal].knowledge.save(
-        **note("impostor"), owner=owner, agent_id=agent_id))
+    code, message = failure(
+        lambda: clients[principal].knowledge.save(
+            **note("impostor"), owner=owner, agent_id=agent_id
+        )
+    )
     assert code == "PERMISSION_DENIED"
     assert message.startswith("owner:"), message
     assert visible_records(clients[principal]) == before
@@ -330,13 +398,15 @@ def test_an_explicit_owner_of_someone_else_is_denied(
 
 # ---- Owner rights: delete and evolve --------------------------------------------------------
 
+
 @pytest.fixture
 def alices_org_record(clients: dict[str, KnowHub]) -> Knowledge:
     return clients["alice"].knowledge.save(**note("alice's org record"))
 
 
 def test_carol_may_give_feedback_but_not_delete_or_evolve(
-        clients: dict[str, KnowHub], alices_org_record: Knowledge) -> None:
+    clients: dict[str, KnowHub], alices_org_record: Knowledge
+) -> None:
     carol, record_id = clients["carol"], alices_org_record.id
 
     rated = carol.knowledge.update(record_id, add_helpful_case={"task": "it helped"})
@@ -348,8 +418,10 @@ def test_carol_may_give_feedback_but_not_delete_or_evolve(
     assert results[0].knowledge.eval.harmful == 1
 
     before = clients["alice"].knowledge.get(record_id)
-    for call in (lambda: carol.knowledge.delete(record_id),
-                 lambda: carol.knowledge.update(record_id, evolve_feedback="make it better")):
+    for call in (
+        lambda: carol.knowledge.delete(record_id),
+        lambda: carol.knowledge.update(record_id, evolve_feedback="make it better"),
+    ):
         code, message = failure(call)
         assert code == "PERMISSION_DENIED"
         assert "agent:alice_bot" in message, message
@@ -357,18 +429,22 @@ def test_carol_may_give_feedback_but_not_delete_or_evolve(
 
 
 def test_the_owner_passes_the_evolve_check_and_reaches_the_llm_check(
-        clients: dict[str, KnowHub], alices_org_record: Knowledge) -> None:
-    code, message = failure(lambda: clients["alice"].knowledge.update(
-        alices_org_record.id, evolve_feedback="make it better"))
+    clients: dict[str, KnowHub], alices_org_record: Knowledge
+) -> None:
+    code, message = failure(
+        lambda: clients["alice"].knowledge.update(
+            alices_org_record.id, evolve_feedback="make it better"
+        )
+    )
     assert code == "FAILED_PRECONDITION"
     assert "KNOWHUB_LLM_BASE_URL" in message
-    assert clients["alice"].knowledge.get(alices_org_record.id).content == \
-        alices_org_record.content
+    assert clients["alice"].knowledge.get(alices_org_record.id).content == alices_org_record.content
 
 
 @pytest.mark.parametrize("deleter", ["alice", "admin"])
-def test_the_owner_or_an_admin_may_delete(clients: dict[str, KnowHub],
-                                          alices_org_record: Knowledge, deleter: str) -> None:
+def test_the_owner_or_an_admin_may_delete(
+    clients: dict[str, KnowHub], alices_org_record: Knowledge, deleter: str
+) -> None:
     clients[deleter].knowledge.delete(alices_org_record.id)
     for name in ("alice", "carol", "admin"):
         with pytest.raises(errors.NotFound):
@@ -376,7 +452,8 @@ def test_the_owner_or_an_admin_may_delete(clients: dict[str, KnowHub],
 
 
 def test_the_creator_keeps_owner_rights_over_an_agent_owned_record(
-        clients: dict[str, KnowHub]) -> None:
+    clients: dict[str, KnowHub],
+) -> None:
     alice = clients["alice"]
     saved = alice.knowledge.save(**note("alice via her agent"), agent_id="alice_bot")
     assert saved.owner == "agent:alice_bot"
@@ -387,10 +464,10 @@ def test_the_creator_keeps_owner_rights_over_an_agent_owned_record(
         alice.knowledge.get(saved.id)
 
 
-def test_an_admin_saving_for_alice_leaves_alice_owner_rights(
-        clients: dict[str, KnowHub]) -> None:
-    saved = clients["admin"].knowledge.save(**note("for alice"), owner="user:alice",
-                                            scopes=["user:alice"])
+def test_an_admin_saving_for_alice_leaves_alice_owner_rights(clients: dict[str, KnowHub]) -> None:
+    saved = clients["admin"].knowledge.save(
+        **note("for alice"), owner="user:alice", scopes=["user:alice"]
+    )
     with pytest.raises(errors.NotFound):
         clients["admin"].knowledge.get(saved.id)  # the admin cannot see user:alice
     clients["alice"].knowledge.delete(saved.id)
@@ -399,37 +476,54 @@ def test_an_admin_saving_for_alice_leaves_alice_owner_rights(
 
 # ---- Tokens file ------------------------------------------------------------------------------
 
+
 def write(tmp_path: Path, content: str | dict[str, Any]) -> Path:
     path = tmp_path / "tokens.json"
     path.write_text(content if isinstance(content, str) else json.dumps(content))
     return path
 
 
-@pytest.mark.parametrize(("content", "expected"), [
-    ("{not json", "cannot read tokens file"),
-    ("[]", "non-empty list under 'tokens'"),
-    ({"tokens": []}, "non-empty list under 'tokens'"),
-    ({"tokens": {"token": "t", "user_id": "u"}}, "non-empty list under 'tokens'"),
-    ({"tokens": ["token-alice"]}, "tokens[0] must be an object"),
-    ({"tokens": [{"token": "t"}]}, "tokens[0].user_id is required"),
-    ({"tokens": [{"token": "t", "user_id": "u"}, {"token": "s"}]},
-     "tokens[1].user_id is required"),
-    ({"tokens": [{"user_id": "u"}]}, "tokens[0] needs 'token' or 'token_sha256'"),
-    ({"tokens": [{"token_sha256": "abc", "user_id": "u"}]},
-     "tokens[0].token_sha256 must be 64 hex digits"),
-    ({"tokens": [{"token_sha256": "g" * 64, "user_id": "u"}]},
-     "tokens[0].token_sha256 must be 64 hex digits"),
-    ({"tokens": [{"token": "t", "user_id": "u", "roles": "admin"}]},
-     "tokens[0].roles must be a list of strings"),
-    ({"tokens": [{"token": "t", "user_id": "u", "project_ids": [1]}]},
-     "tokens[0].project_ids must be a list of strings"),
-    ({"tokens": [{"token": "t", "user_id": "u", "team_ids": None}]},
-     "tokens[0].team_ids must be a list of strings"),
-    ({"tokens": [{"token": "t", "user_id": "a b"}]}, "tokens[0].user_id"),
-    ({"tokens": [{"token": "t", "user_id": "u", "org_id": "ac:me"}]}, "tokens[0].org_id"),
-])
-def test_a_malformed_tokens_file_is_refused_clearly(tmp_path: Path, content: str | dict[str, Any],
-                                                    expected: str) -> None:
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        ("{not json", "cannot read tokens file"),
+        ("[]", "non-empty list under 'tokens'"),
+        ({"tokens": []}, "non-empty list under 'tokens'"),
+        ({"tokens": {"token": "t", "user_id": "u"}}, "non-empty list under 'tokens'"),
+        ({"tokens": ["token-alice"]}, "tokens[0] must be an object"),
+        ({"tokens": [{"token": "t"}]}, "tokens[0].user_id is required"),
+        (
+            {"tokens": [{"token": "t", "user_id": "u"}, {"token": "s"}]},
+            "tokens[1].user_id is required",
+        ),
+        ({"tokens": [{"user_id": "u"}]}, "tokens[0] needs 'token' or 'token_sha256'"),
+        (
+            {"tokens": [{"token_sha256": "abc", "user_id": "u"}]},
+            "tokens[0].token_sha256 must be 64 hex digits",
+        ),
+        (
+            {"tokens": [{"token_sha256": "g" * 64, "user_id": "u"}]},
+            "tokens[0].token_sha256 must be 64 hex digits",
+        ),
+        (
+            {"tokens": [{"token": "t", "user_id": "u", "roles": "admin"}]},
+            "tokens[0].roles must be a list of strings",
+        ),
+        (
+            {"tokens": [{"token": "t", "user_id": "u", "project_ids": [1]}]},
+            "tokens[0].project_ids must be a list of strings",
+        ),
+        (
+            {"tokens": [{"token": "t", "user_id": "u", "team_ids": None}]},
+            "tokens[0].team_ids must be a list of strings",
+        ),
+        ({"tokens": [{"token": "t", "user_id": "a b"}]}, "tokens[0].user_id"),
+        ({"tokens": [{"token": "t", "user_id": "u", "org_id": "ac:me"}]}, "tokens[0].org_id"),
+    ],
+)
+def test_a_malformed_tokens_file_is_refused_clearly(
+    tmp_path: Path, content: str | dict[str, Any], expected: str
+) -> None:
     path = write(tmp_path, content)
     with pytest.raises(ValueError) as info:
         TokenRegistry.from_file(path)
@@ -444,10 +538,13 @@ def test_a_missing_tokens_file_is_refused(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("digest_case", [str.lower, str.upper])
 def test_a_token_sha256_entry_authenticates_the_plain_token(
-        tmp_path: Path, digest_case: Callable[[str], str]) -> None:
+    tmp_path: Path, digest_case: Callable[[str], str]
+) -> None:
     digest = hashlib.sha256(b"s3cret-value").hexdigest()
-    tokens = write(tmp_path, {"tokens": [
-        {"token_sha256": digest_case(digest), "user_id": "erin", "org_id": "acme"}]})
+    tokens = write(
+        tmp_path,
+        {"tokens": [{"token_sha256": digest_case(digest), "user_id": "erin", "org_id": "acme"}]},
+    )
     registry = TokenRegistry.from_file(tokens)
     assert registry.principal_for("s3cret-value") is not None
     assert registry.principal_for(digest) is None
@@ -464,6 +561,7 @@ def test_a_token_sha256_entry_authenticates_the_plain_token(
 
 # ---- Without a tokens file --------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("host", ["0.0.0.0", "::", "192.168.1.20", "example.com"])
 def test_no_tokens_file_refuses_a_non_loopback_address(host: str, tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="KNOWHUB_TOKENS_FILE"):
@@ -473,14 +571,18 @@ def test_no_tokens_file_refuses_a_non_loopback_address(host: str, tmp_path: Path
 
 @pytest.mark.parametrize("host", ["127.0.0.1", "localhost", "::1"])
 def test_no_tokens_file_on_loopback_accepts_the_local_token_alone(
-        host: str, tmp_path: Path) -> None:
+    host: str, tmp_path: Path
+) -> None:
     authenticator = load_authenticator(None, host, tmp_path)
     token = (tmp_path / "local_token").read_text().strip()
     assert authenticator.local_mode
     assert stat.S_IMODE((tmp_path / "local_token").stat().st_mode) == 0o600
     principal = authenticator.authenticate((("authorization", f"Bearer {token}"),))
     assert (principal.user_id, principal.visible_scopes, principal.is_admin) == (
-        "local", {"user:local", "org:local", "public"}, True)
+        "local",
+        {"user:local", "org:local", "public"},
+        True,
+    )
     for metadata in ((), bearer("mallory"), (("authorization", f"Bearer {token}x"),)):
         with pytest.raises(Unauthenticated, match="local_token"):
             authenticator.authenticate(metadata)
@@ -493,8 +595,9 @@ def test_a_local_hub_serves_the_local_token_and_no_one_else(tmp_path: Path) -> N
         local = harness.client()
         saved = local.knowledge.save(**note("local"))
         assert (saved.owner, saved.scopes) == ("user:local", ["org:local"])
-        public = local.knowledge.save(**note("public"), scopes=["public"],
-                                      owner="user:someone")  # the admin role allows it
+        public = local.knowledge.save(
+            **note("public"), scopes=["public"], owner="user:someone"
+        )  # the admin role allows it
         local.knowledge.delete(public.id)
         assert set(visible_records(local)) == {saved.id}
         for token in ("", "whatever"):

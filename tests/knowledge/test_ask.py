@@ -25,20 +25,22 @@ QUESTION = "how do I renew the quasar gateway certificate?"
 
 def cite_all(request: dict[str, Any]) -> str:
     """The answering LLM: cites every record of the prompt."""
-    cited = re.findall(r"^\[(knowledge-[^\]]+)\]", request["messages"][-1]["content"],
-                       re.MULTILINE)
+    cited = re.findall(r"^\[(knowledge-[^\]]+)\]", request["messages"][-1]["content"], re.MULTILINE)
     return "Run certbot " + " ".join(f"[{i}]" for i in cited)
 
 
 def settings(llm: OpenAIStub, **extra: Any) -> dict[str, Any]:
-    return {"llm_base_url": llm.base_url, "llm_max_retries": 0, "llm_timeout_seconds": 5,
-            **extra}
+    return {"llm_base_url": llm.base_url, "llm_max_retries": 0, "llm_timeout_seconds": 5, **extra}
 
 
 def saved(alice: KnowHub) -> list[str]:
-    return [alice.knowledge.save(task=task, content=content, types=["tool"]).id
-            for task, content in (("renew the quasar gateway certificate", "certbot renew"),
-                                  ("quasar gateway certificate expiry", "90 days"))]
+    return [
+        alice.knowledge.save(task=task, content=content, types=["tool"]).id
+        for task, content in (
+            ("renew the quasar gateway certificate", "certbot renew"),
+            ("quasar gateway certificate expiry", "90 days"),
+        )
+    ]
 
 
 def new_trace() -> str:
@@ -68,18 +70,23 @@ def test_with_a_trace_the_answer_is_the_query_events_response(asking: Harness) -
     alice = asking.client("alice")
     ids = saved(alice)
     trace_id = new_trace()
-    answer = alice.knowledge.ask(QUESTION, top_k=2, trace_id=trace_id, sequence=7,
-                                 goal_id="g2")
+    answer = alice.knowledge.ask(QUESTION, top_k=2, trace_id=trace_id, sequence=7, goal_id="g2")
     [query] = alice.cognition.get_log(trace_id)
     assert query.event_id == answer.event_id
-    assert (query.type, query["sequence"], query["goal_id"], query["query"],
-            query["response"]) == ("query", 7, "g2", QUESTION, answer.answer)
+    assert (query.type, query["sequence"], query["goal_id"], query["query"], query["response"]) == (
+        "query",
+        7,
+        "g2",
+        QUESTION,
+        answer.answer,
+    )
     assert set(query["source_ids"]) == set(ids)
     assert [q["sequence"] for q in alice.cognition.pending_evaluations(trace_id)] == [7]
 
 
-def test_nothing_found_asks_no_llm_and_logs_an_empty_answer(asking: Harness,
-                                                           llm: OpenAIStub) -> None:
+def test_nothing_found_asks_no_llm_and_logs_an_empty_answer(
+    asking: Harness, llm: OpenAIStub
+) -> None:
     alice = asking.client("alice")
     trace_id = new_trace()
     answer = alice.knowledge.ask("xylophone quokka", trace_id=trace_id, sequence=1)
@@ -88,11 +95,13 @@ def test_nothing_found_asks_no_llm_and_logs_an_empty_answer(asking: Harness,
     assert alice.cognition.get_log(trace_id)[0]["response"] == ""
 
 
-def test_the_ask_prompt_is_chinese_with_knowhub_language_zh(start_hub: StartHub,
-                                                           llm: OpenAIStub) -> None:
+def test_the_ask_prompt_is_chinese_with_knowhub_language_zh(
+    start_hub: StartHub, llm: OpenAIStub
+) -> None:
     llm.responder = cite_all
-    alice = start_hub({"KNOWHUB_SEARCH_ROUTING": "false"},
-                      **settings(llm, language="zh")).client("alice")
+    alice = start_hub({"KNOWHUB_SEARCH_ROUTING": "false"}, **settings(llm, language="zh")).client(
+        "alice"
+    )
     saved(alice)
     alice.knowledge.ask(QUESTION)
     request = llm.chat_requests[-1]
@@ -106,8 +115,7 @@ def test_without_an_llm_asking_is_a_failed_precondition(hub: Harness) -> None:
     assert "KNOWHUB_LLM_BASE_URL" in raised.value.message
 
 
-def test_a_failing_llm_is_unavailable_and_logs_nothing(asking: Harness,
-                                                       llm: OpenAIStub) -> None:
+def test_a_failing_llm_is_unavailable_and_logs_nothing(asking: Harness, llm: OpenAIStub) -> None:
     alice = asking.client("alice")
     saved(alice)
     llm.script(Failure(500))
@@ -118,15 +126,19 @@ def test_a_failing_llm_is_unavailable_and_logs_nothing(asking: Harness,
         alice.cognition.get_log(trace_id)
 
 
-@pytest.mark.parametrize(("arguments", "field"), [
-    ({"query": ""}, "query"),
-    ({"query": QUESTION, "top_k": 0}, "top_k"),
-    ({"query": QUESTION, "trace_id": "bad trace id"}, "trace_id"),
-    ({"query": QUESTION, "trace_id": "trace-x", "sequence": -1}, "sequence"),
-    ({"query": QUESTION, "sequence": 3}, "trace_id"),
-])
-def test_bad_input_names_its_field(asking: Harness, llm: OpenAIStub,
-                                   arguments: dict[str, Any], field: str) -> None:
+@pytest.mark.parametrize(
+    ("arguments", "field"),
+    [
+        ({"query": ""}, "query"),
+        ({"query": QUESTION, "top_k": 0}, "top_k"),
+        ({"query": QUESTION, "trace_id": "bad trace id"}, "trace_id"),
+        ({"query": QUESTION, "trace_id": "trace-x", "sequence": -1}, "sequence"),
+        ({"query": QUESTION, "sequence": 3}, "trace_id"),
+    ],
+)
+def test_bad_input_names_its_field(
+    asking: Harness, llm: OpenAIStub, arguments: dict[str, Any], field: str
+) -> None:
     with pytest.raises(errors.InvalidArgument) as raised:
         asking.client("alice").knowledge.ask(**arguments)
     assert raised.value.message.startswith(field)
@@ -152,8 +164,11 @@ def test_the_http_route_and_the_agent_tool_answer_alike(asking: Harness) -> None
     trace_id = new_trace()
     gateway = gateway_for(asking)
     try:
-        response = gateway.post("/api/knowledge/ask", "alice", json={
-            "query": QUESTION, "top_k": 2, "trace_id": trace_id, "sequence": 3})
+        response = gateway.post(
+            "/api/knowledge/ask",
+            "alice",
+            json={"query": QUESTION, "top_k": 2, "trace_id": trace_id, "sequence": 3},
+        )
         assert response.status_code == 200, response.text
         body = response.json()
         refused = gateway.post("/api/knowledge/ask", "alice", json={"query": ""})

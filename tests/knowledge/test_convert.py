@@ -33,10 +33,14 @@ from tests.support.messages import (
 VIEWER = Principal(user_id="viewer", namespace="")
 
 ROUND_TRIPS: dict[str, tuple[Callable[[Any], Any], Callable[[Any], Message]]] = {
-    "Case": (lambda m: convert.case_from_proto(m, "case"),
-             lambda case: knowledge_pb2.Case(**convert.case_fields(case))),
-    "Source": (lambda m: convert.source_from_proto(m, "source"),
-               lambda source: knowledge_pb2.Source(**convert.source_fields(source, VIEWER))),
+    "Case": (
+        lambda m: convert.case_from_proto(m, "case"),
+        lambda case: knowledge_pb2.Case(**convert.case_fields(case)),
+    ),
+    "Source": (
+        lambda m: convert.source_from_proto(m, "source"),
+        lambda source: knowledge_pb2.Source(**convert.source_fields(source, VIEWER)),
+    ),
 }
 
 # Request fields the servicer reads itself (options of the call, the search's arguments).
@@ -55,16 +59,26 @@ REQUESTS: dict[str, Callable[[Any], Any]] = {
 
 def _hit_message(hit: SearchHit) -> knowledge_pb2.SearchHit:
     return knowledge_pb2.SearchKnowledgeResponse(
-        hits=convert.search_hits(SearchResult([hit], Selection.ROUTED), VIEWER)).hits[0]
+        hits=convert.search_hits(SearchResult([hit], Selection.ROUTED), VIEWER)
+    ).hits[0]
 
 
 RECORDS: dict[str, tuple[Callable[[], Any], Callable[[Any], Message]]] = {
-    "Knowledge": (lambda: filled_record(Knowledge),
-                  lambda record: convert.knowledge_to_proto(record, VIEWER)),
-    "KnowledgeVersion": (lambda: filled_record(KnowledgeVersion),
-                         lambda version: convert.version_to_proto(version, VIEWER)),
-    "SearchHit": (lambda: filled_record(SearchHit, {"unavailable_resources": [
-        ("r-1", MISSING), ("r-2", EXPIRED), ("r-3", DELETED)]}), _hit_message),
+    "Knowledge": (
+        lambda: filled_record(Knowledge),
+        lambda record: convert.knowledge_to_proto(record, VIEWER),
+    ),
+    "KnowledgeVersion": (
+        lambda: filled_record(KnowledgeVersion),
+        lambda version: convert.version_to_proto(version, VIEWER),
+    ),
+    "SearchHit": (
+        lambda: filled_record(
+            SearchHit,
+            {"unavailable_resources": [("r-1", MISSING), ("r-2", EXPIRED), ("r-3", DELETED)]},
+        ),
+        _hit_message,
+    ),
     "SlimKnowledgeResponse": (lambda: filled_record(SlimReport), convert.slim_to_proto),
 }
 
@@ -80,8 +94,9 @@ def test_a_message_survives_its_domain_record(name: str) -> None:
 @pytest.mark.parametrize("name", REQUESTS)
 def test_every_field_of_a_request_reaches_the_domain(name: str) -> None:
     for message in filled(knowledge_pb2.DESCRIPTOR.message_types_by_name[name]):
-        ignored = set(unread_fields(message, REQUESTS[name])) - \
-            READ_BY_THE_SERVICER.get(name, set())
+        ignored = set(unread_fields(message, REQUESTS[name])) - READ_BY_THE_SERVICER.get(
+            name, set()
+        )
         assert ignored == set(), f"{name}: {sorted(ignored)} never reach the domain"
 
 

@@ -38,9 +38,14 @@ PARAPHRASE = "kitten meals"
 
 def embedding(minilm: OpenAIStub, **extra: Any) -> dict[str, Any]:
     # A breaker of 1 s: the endpoint is tried again soon after it comes back.
-    return {"embedding_base_url": minilm.base_url, "embedding_model": MODEL_NAME,
-            "embedding_dim": minilm.embedding_dim, "llm_max_retries": 2,
-            "embedding_breaker_seconds": 1, **extra}
+    return {
+        "embedding_base_url": minilm.base_url,
+        "embedding_model": MODEL_NAME,
+        "embedding_dim": minilm.embedding_dim,
+        "llm_max_retries": 2,
+        "embedding_breaker_seconds": 1,
+        **extra,
+    }
 
 
 def waiting(hub: Harness) -> tuple[str, int]:
@@ -56,7 +61,8 @@ def backlog_metric(hub: Harness) -> float | None:
     """knowhub_embedding_backlog{collection="knowledge"} as /metrics shows it."""
     assert hub.server is not None
     return hub.server.runtime.metrics.registry.get_sample_value(
-        "knowhub_embedding_backlog", {"collection": "knowledge"})
+        "knowhub_embedding_backlog", {"collection": "knowledge"}
+    )
 
 
 def found_by_meaning(kh: KnowHub, knowledge_id: str) -> bool:
@@ -65,7 +71,8 @@ def found_by_meaning(kh: KnowHub, knowledge_id: str) -> bool:
 
 
 def test_an_outage_degrades_search_and_defers_vectors_sdk_rest_mcp(
-        start_hub: StartHub, minilm: OpenAIStub) -> None:
+    start_hub: StartHub, minilm: OpenAIStub
+) -> None:
     hub = start_hub(**embedding(minilm))
     kh = hub.client("alice")
     kept = kh.knowledge.save(task=CERT[0], content=CERT[1], types=["tool"])
@@ -85,9 +92,15 @@ def test_an_outage_degrades_search_and_defers_vectors_sdk_rest_mcp(
 
     gateway = gateway_for(hub)
     try:
-        saved = gateway.post("/api/knowledge", "alice", json={
-            "task": "Water the office plants", "content": "Mondays, half a can.",
-            "types": ["usecase"]})
+        saved = gateway.post(
+            "/api/knowledge",
+            "alice",
+            json={
+                "task": "Water the office plants",
+                "content": "Mondays, half a can.",
+                "types": ["usecase"],
+            },
+        )
         assert saved.status_code == 201, saved.text
         found = gateway.get("/api/knowledge/search", "alice", params={"q": "office plants"})
         assert found.status_code == 200, found.text
@@ -98,11 +111,20 @@ def test_an_outage_degrades_search_and_defers_vectors_sdk_rest_mcp(
 
     async def over_mcp() -> tuple[dict[str, Any], dict[str, Any]]:
         async with Client(stdio_server(hub, "token-alice")) as client:
-            made = data(await client.call_tool("knowledge_save", {
-                "task": "Order office coffee", "content": "Beans every Friday.",
-                "types": ["usecase"]}))
-            return made, data(await client.call_tool("knowledge_search",
-                                                     {"query": "office coffee"}))
+            made = data(
+                await client.call_tool(
+                    "knowledge_save",
+                    {
+                        "task": "Order office coffee",
+                        "content": "Beans every Friday.",
+                        "types": ["usecase"],
+                    },
+                )
+            )
+            return made, data(
+                await client.call_tool("knowledge_search", {"query": "office coffee"})
+            )
+
     made, searched = anyio.run(over_mcp)
     assert searched["selection"] == "degraded"
     assert searched["results"][0]["id"] == made["id"]
@@ -134,7 +156,8 @@ def test_owed_vectors_survive_a_restart(start_hub: StartHub, minilm: OpenAIStub)
 
 
 def test_an_edit_during_an_outage_gets_the_vector_of_its_new_text(
-        start_hub: StartHub, minilm: OpenAIStub) -> None:
+    start_hub: StartHub, minilm: OpenAIStub
+) -> None:
     hub = start_hub(**embedding(minilm))
     kh = hub.client("alice")
     kh.knowledge.save(task=CERT[0], content=CERT[1], types=["tool"])
@@ -150,14 +173,14 @@ def test_an_edit_during_an_outage_gets_the_vector_of_its_new_text(
 
 
 def test_memory_events_are_stored_during_an_outage_and_embedded_later(
-        start_hub: StartHub, minilm: OpenAIStub, redis_url: str, redis_prefix: str,
-        tmp_path: Path) -> None:
-    hub = start_hub(env=FAST_HISTORIAN, **embedding(minilm),
-                    **memory_settings(redis_url, redis_prefix))
+    start_hub: StartHub, minilm: OpenAIStub, redis_url: str, redis_prefix: str, tmp_path: Path
+) -> None:
+    hub = start_hub(
+        env=FAST_HISTORIAN, **embedding(minilm), **memory_settings(redis_url, redis_prefix)
+    )
     kh = hub.client("alice")
     minilm.embeddings_down = True
-    kh.memory.remember("", ["User 10001 plays the oboe in an orchestra"],
-                       context=private_context())
+    kh.memory.remember("", ["User 10001 plays the oboe in an orchestra"], context=private_context())
     Queue(redis_url, redis_prefix).wait_drained()
     hits = kh.memory.search_events("oboe", target_user_id="10001")
     assert [h.event.text for h in hits] == ["User 10001 plays the oboe in an orchestra"]

@@ -74,15 +74,21 @@ def in_order(times: list[datetime | None], *, descending: bool) -> bool:
 
 def rate(client: KnowHub, record: Knowledge, helpful: int, harmful: int) -> Knowledge:
     """Adds helpful and harmful cases, returning the record as it then is."""
-    cases = [{"knowledge_id": record.id, "is_helpful": kind,
-              "case": {"trace_id": f"trace-{uuid.uuid4().hex}"}}
-             for kind in [True] * helpful + [False] * harmful]
+    cases = [
+        {
+            "knowledge_id": record.id,
+            "is_helpful": kind,
+            "case": {"trace_id": f"trace-{uuid.uuid4().hex}"},
+        }
+        for kind in [True] * helpful + [False] * harmful
+    ]
     if cases:
         assert all(r.ok for r in client.knowledge.batch_update(cases))
     return client.knowledge.get(record.id)
 
 
 # ---- Order by updated_at (the default) ------------------------------------------------------
+
 
 def test_default_order_is_newest_updated_first(alice: KnowHub) -> None:
     saved = save_each(alice, 5, scopes=["user:alice"])
@@ -120,8 +126,9 @@ def test_the_default_page_size_is_ten(alice: KnowHub) -> None:
     first = alice.knowledge.list(scopes=["team:t1"], types=["usecase"])
     assert ids(first) == ids(saved)[::-1][:10]
     assert first.next_page_token
-    rest = alice.knowledge.list(scopes=["team:t1"], types=["usecase"],
-                                page_token=first.next_page_token)
+    rest = alice.knowledge.list(
+        scopes=["team:t1"], types=["usecase"], page_token=first.next_page_token
+    )
     assert ids(rest) == ids(saved)[::-1][10:]
     assert rest.next_page_token == ""
 
@@ -137,6 +144,7 @@ def test_a_batch_keeps_its_order(alice: KnowHub) -> None:
 
 # ---- Order by confidence, then helpful ---------------------------------------------------
 
+
 def test_confidence_order_sorts_by_confidence_then_helpful(alice: KnowHub) -> None:
     a, b, c, d, e = save_each(alice, 5, types=["user_profile"])
     rated = {
@@ -147,10 +155,10 @@ def test_confidence_order_sorts_by_confidence_then_helpful(alice: KnowHub) -> No
         "e": rate(alice, e, 3, 1),  # 4, 1: 4/6
     }
     assert [rated[n].eval.confidence for n in "bedac"] == pytest.approx(
-        [0.75, 4 / 6, 0.5, 0.5, 1 / 3])
+        [0.75, 4 / 6, 0.5, 0.5, 1 / 3]
+    )
 
-    listed = list(alice.knowledge.list(limit=100, types=["user_profile"],
-                                       order="confidence"))
+    listed = list(alice.knowledge.list(limit=100, types=["user_profile"], order="confidence"))
 
     assert ids(listed) == [rated[n].id for n in "bedac"]
     newest_first = alice.knowledge.list(limit=100, types=["user_profile"])
@@ -177,6 +185,7 @@ def test_confidence_paging_with_many_ties_returns_each_once(alice: KnowHub) -> N
 
 # ---- Filters -----------------------------------------------------------------------------
 
+
 def test_types_filter_matches_any_of_the_types(alice: KnowHub) -> None:
     saved = {
         "tool": alice.knowledge.save(**item("t", types=["tool"], scopes=["org:acme"])),
@@ -196,8 +205,9 @@ def test_types_filter_matches_any_of_the_types(alice: KnowHub) -> None:
         assert "plan" in record.types
 
 
-def test_scopes_filter_is_intersected_with_what_the_caller_sees(alice: KnowHub,
-                                                                bob: KnowHub) -> None:
+def test_scopes_filter_is_intersected_with_what_the_caller_sees(
+    alice: KnowHub, bob: KnowHub
+) -> None:
     theirs = bob.knowledge.save(**item("globex secret"))
     assert theirs.scopes == ["org:globex"]
     assert theirs.id in ids(bob.knowledge.list(limit=100, scopes=["org:globex"]))
@@ -212,6 +222,7 @@ def test_scopes_filter_is_intersected_with_what_the_caller_sees(alice: KnowHub,
 
 # ---- Page tokens -------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def token_of_acme(alice: KnowHub) -> str:
     """A next_page_token of alice's newest-first listing of org:acme, page size 2."""
@@ -221,33 +232,44 @@ def token_of_acme(alice: KnowHub) -> str:
     return token
 
 
-@pytest.mark.parametrize("other", [
-    {"order": "confidence"},
-    {"types": ["plan"]},
-    {"scopes": ["org:acme", "public"]},
-    {"scopes": None},  # every visible scope
-], ids=["order", "types", "scopes", "no-scopes"])
-def test_a_page_token_only_works_for_its_own_listing(alice: KnowHub, token_of_acme: str,
-                                                     other: dict[str, Any]) -> None:
-    code, message = failure(lambda: alice.knowledge.list(limit=2, page_token=token_of_acme,
-                                                         **{"scopes": ["org:acme"], **other}))
+@pytest.mark.parametrize(
+    "other",
+    [
+        {"order": "confidence"},
+        {"types": ["plan"]},
+        {"scopes": ["org:acme", "public"]},
+        {"scopes": None},  # every visible scope
+    ],
+    ids=["order", "types", "scopes", "no-scopes"],
+)
+def test_a_page_token_only_works_for_its_own_listing(
+    alice: KnowHub, token_of_acme: str, other: dict[str, Any]
+) -> None:
+    code, message = failure(
+        lambda: alice.knowledge.list(
+            limit=2, page_token=token_of_acme, **{"scopes": ["org:acme"], **other}
+        )
+    )
     assert code == "INVALID_ARGUMENT"
     assert message.startswith("page_token:"), message
 
 
 @pytest.mark.parametrize("scopes", [["org:acme"], ["org:globex"], None])
-def test_a_page_token_does_not_work_for_another_caller(bob: KnowHub, token_of_acme: str,
-                                                       scopes: list[str] | None) -> None:
-    code, message = failure(lambda: bob.knowledge.list(limit=2, page_token=token_of_acme,
-                                                       scopes=scopes))
+def test_a_page_token_does_not_work_for_another_caller(
+    bob: KnowHub, token_of_acme: str, scopes: list[str] | None
+) -> None:
+    code, message = failure(
+        lambda: bob.knowledge.list(limit=2, page_token=token_of_acme, scopes=scopes)
+    )
     assert code == "INVALID_ARGUMENT"
     assert message.startswith("page_token:"), message
 
 
 def test_a_garbage_page_token_is_rejected_even_for_an_empty_listing(alice: KnowHub) -> None:
     assert list(alice.knowledge.list(scopes=["org:globex"])) == []
-    code, message = failure(lambda: alice.knowledge.list(scopes=["org:globex"],
-                                                         page_token="garbage"))
+    code, message = failure(
+        lambda: alice.knowledge.list(scopes=["org:globex"], page_token="garbage")
+    )
     assert code == "INVALID_ARGUMENT"
     assert message.startswith("page_token:"), message
 
@@ -261,6 +283,7 @@ def test_a_page_token_may_change_the_page_size(alice: KnowHub, token_of_acme: st
 
 
 # ---- Versions ----------------------------------------------------------------------------
+
 
 def test_a_fresh_record_has_no_versions(alice: KnowHub) -> None:
     saved = alice.knowledge.save(**item("fresh"))

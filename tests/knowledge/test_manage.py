@@ -24,8 +24,12 @@ CONTENT = "use the staging account and the one-time code from the vault"
 
 
 def save(client: KnowHub, **fields: Any) -> Knowledge:
-    values: dict[str, Any] = {"task": TASK, "content": CONTENT, "types": ["strategy"],
-                              "scopes": ["org:acme"]}
+    values: dict[str, Any] = {
+        "task": TASK,
+        "content": CONTENT,
+        "types": ["strategy"],
+        "scopes": ["org:acme"],
+    }
     values.update(fields)
     return client.knowledge.save(**values)
 
@@ -36,12 +40,17 @@ def found_ids(client: KnowHub, query: str) -> list[str]:
 
 # ---- Edits -------------------------------------------------------------------------------
 
+
 def test_an_edit_writes_the_masked_fields_and_keeps_the_state_before(hub: Harness) -> None:
     alice = hub.client("alice")
     record = save(alice, tags={"domain": "auth"})
-    edited = alice.knowledge.edit(record.id, content="use the production account with a "
-                                  "hardware key", tags={"domain": "security"},
-                                  types=["strategy", "tool"], note="staging was retired")
+    edited = alice.knowledge.edit(
+        record.id,
+        content="use the production account with a hardware key",
+        tags={"domain": "security"},
+        types=["strategy", "tool"],
+        note="staging was retired",
+    )
 
     assert edited.id == record.id
     assert edited.content.startswith("use the production account")
@@ -55,7 +64,12 @@ def test_an_edit_writes_the_masked_fields_and_keeps_the_state_before(hub: Harnes
     assert version.changed_by == "agent:alice_bot"  # alice's token acts for her agent
     assert version.changed_fields == ["content", "tags", "types"]
     assert (version.content, version.task, version.tags, version.types, version.scopes) == (
-        CONTENT, TASK, {"domain": "auth"}, ["strategy"], ["org:acme"])
+        CONTENT,
+        TASK,
+        {"domain": "auth"},
+        ["strategy"],
+        ["org:acme"],
+    )
 
     # Search follows the new text, not the old.
     assert record.id in found_ids(alice, "hardware key production")
@@ -71,11 +85,17 @@ def test_an_edit_that_changes_nothing_keeps_no_version(hub: Harness) -> None:
 
 def test_scopes_and_resource_links_can_be_edited(hub: Harness) -> None:
     alice, bob = hub.client("alice"), hub.client("bob")
-    alice.resources.save("code/quetzal/login", "login script", "print('hi')",
-                         content_type="code", scopes=["org:acme"])
+    alice.resources.save(
+        "code/quetzal/login",
+        "login script",
+        "print('hi')",
+        content_type="code",
+        scopes=["org:acme"],
+    )
     record = save(alice)
-    moved = alice.knowledge.edit(record.id, scopes=["user:alice", "project:p1"],
-                                 resource_ids=["code/quetzal/login"])
+    moved = alice.knowledge.edit(
+        record.id, scopes=["user:alice", "project:p1"], resource_ids=["code/quetzal/login"]
+    )
     assert moved.scopes == ["user:alice", "project:p1"]
     assert moved.resource_ids == ["code/quetzal/login"]
     carol = hub.client("carol")  # of acme, but not of user:alice or project p1
@@ -86,20 +106,22 @@ def test_scopes_and_resource_links_can_be_edited(hub: Harness) -> None:
     assert alice.knowledge.edit(record.id, resource_ids=[]).resource_ids == []
 
 
-@pytest.mark.parametrize(("edit", "error", "field"), [
-    ({"scopes": ["org:globex"]}, errors.PermissionDenied, "knowledge.scopes[0]"),
-    ({"scopes": []}, errors.InvalidArgument, "knowledge.scopes"),
-    ({"types": ["recipe"]}, errors.InvalidArgument, "knowledge.types[0]"),
-    ({"task": "  "}, errors.InvalidArgument, "knowledge.task"),
-    ({"content": "x" * 65_537}, errors.InvalidArgument, "knowledge.content"),
-    ({"resource_ids": ["code/none/here"]}, errors.InvalidArgument,
-     "knowledge.resource_ids[0]"),
-    ({"tags": {"": "empty key"}}, errors.InvalidArgument, "knowledge.tags"),
-    ({"task": "new", "note": "n" * 4001}, errors.InvalidArgument, "change_note"),
-])
+@pytest.mark.parametrize(
+    ("edit", "error", "field"),
+    [
+        ({"scopes": ["org:globex"]}, errors.PermissionDenied, "knowledge.scopes[0]"),
+        ({"scopes": []}, errors.InvalidArgument, "knowledge.scopes"),
+        ({"types": ["recipe"]}, errors.InvalidArgument, "knowledge.types[0]"),
+        ({"task": "  "}, errors.InvalidArgument, "knowledge.task"),
+        ({"content": "x" * 65_537}, errors.InvalidArgument, "knowledge.content"),
+        ({"resource_ids": ["code/none/here"]}, errors.InvalidArgument, "knowledge.resource_ids[0]"),
+        ({"tags": {"": "empty key"}}, errors.InvalidArgument, "knowledge.tags"),
+        ({"task": "new", "note": "n" * 4001}, errors.InvalidArgument, "change_note"),
+    ],
+)
 def test_a_wrong_edit_is_refused_naming_the_field_and_changes_nothing(
-        hub: Harness, edit: dict[str, Any], error: type[errors.KnowHubError],
-        field: str) -> None:
+    hub: Harness, edit: dict[str, Any], error: type[errors.KnowHubError], field: str
+) -> None:
     alice = hub.client("alice")
     record = save(alice)
     with pytest.raises(error, match=re.escape(field)):
@@ -114,17 +136,32 @@ def test_the_mask_is_checked_and_only_the_owner_may_edit(hub: Harness) -> None:
     stub = alice.knowledge._stub  # raw requests, for masks the SDK never builds
 
     def update(**fields: Any) -> pb.UpdateKnowledgeResponse:
-        return stub.UpdateKnowledge(pb.UpdateKnowledgeRequest(id=record.id, **fields),
-                                    metadata=(("authorization", "Bearer token-alice"),))
+        return stub.UpdateKnowledge(
+            pb.UpdateKnowledgeRequest(id=record.id, **fields),
+            metadata=(("authorization", "Bearer token-alice"),),
+        )
 
     for request, field in [
-        ({"knowledge": pb.Knowledge(owner="user:bob"), "update_mask": {"paths": ["owner"]}},
-         "update_mask.paths[0]"),
-        ({"knowledge": pb.Knowledge(id="knowledge-other", task="t"),
-          "update_mask": {"paths": ["task"]}}, "knowledge.id"),
+        (
+            {"knowledge": pb.Knowledge(owner="user:bob"), "update_mask": {"paths": ["owner"]}},
+            "update_mask.paths[0]",
+        ),
+        (
+            {
+                "knowledge": pb.Knowledge(id="knowledge-other", task="t"),
+                "update_mask": {"paths": ["task"]},
+            },
+            "knowledge.id",
+        ),
         ({"update_mask": {"paths": []}}, "update_mask"),
-        ({"knowledge": pb.Knowledge(content="new"), "update_mask": {"paths": ["content"]},
-          "evolve_feedback": "shorter"}, "update_mask"),
+        (
+            {
+                "knowledge": pb.Knowledge(content="new"),
+                "update_mask": {"paths": ["content"]},
+                "evolve_feedback": "shorter",
+            },
+            "update_mask",
+        ),
         ({"change_note": "why"}, "change_note"),
     ]:
         with pytest.raises(Exception) as refused:
@@ -150,11 +187,16 @@ def test_an_evolve_version_says_who_and_what(llm_hub: Harness, llm: OpenAIStub) 
     alice.knowledge.update(record.id, evolve_feedback="mention the hardware key")
     (version,) = alice.knowledge.versions(record.id)
     assert (version.reason, version.feedback, version.changed_fields, version.content) == (
-        "evolve", "mention the hardware key", ["content"], CONTENT)
+        "evolve",
+        "mention the hardware key",
+        ["content"],
+        CONTENT,
+    )
     assert version.changed_by == "agent:alice_bot"
 
 
 # ---- Delete, undelete, purge -------------------------------------------------------------
+
 
 def test_a_deleted_record_is_gone_until_undeleted_whole(hub: Harness) -> None:
     alice, bob, carol = hub.client("alice"), hub.client("bob"), hub.client("carol")
@@ -187,8 +229,12 @@ def test_a_deleted_record_is_gone_until_undeleted_whole(hub: Harness) -> None:
 
 
 def test_deleted_records_are_purged_after_the_retention(start_hub: StartHub) -> None:
-    hub = start_hub(env={"KNOWHUB_KNOWLEDGE_RETENTION_HOURS": "0",
-                         "KNOWHUB_KNOWLEDGE_PURGE_INTERVAL_SECONDS": "0.2"})
+    hub = start_hub(
+        env={
+            "KNOWHUB_KNOWLEDGE_RETENTION_HOURS": "0",
+            "KNOWHUB_KNOWLEDGE_PURGE_INTERVAL_SECONDS": "0.2",
+        }
+    )
     alice = hub.client("alice")
     record = save(alice)
     alice.knowledge.delete(record.id)
@@ -205,12 +251,13 @@ def test_deleted_records_are_purged_after_the_retention(start_hub: StartHub) -> 
 
 # ---- Idempotent saves --------------------------------------------------------------------
 
+
 def test_saving_the_same_knowledge_again_returns_the_record(hub: Harness) -> None:
     alice = hub.client("alice")
     first = save(alice)
-    again = alice.knowledge.save_unless_exists(f"  {TASK.upper()} ",
-                                               CONTENT.replace(" ", "  "),
-                                               types=["strategy"], scopes=["org:acme"])
+    again = alice.knowledge.save_unless_exists(
+        f"  {TASK.upper()} ", CONTENT.replace(" ", "  "), types=["strategy"], scopes=["org:acme"]
+    )
     assert again.existing and again.knowledge.id == first.id
     assert save(alice).id == first.id
     assert len(alice.knowledge.list(limit=100)) == 1
@@ -222,9 +269,12 @@ def test_saving_the_same_knowledge_again_returns_the_record(hub: Harness) -> Non
     assert len({first.id, duplicate.id, other_scope.id, other_text.id}) == 4
 
     # A batch says which of its records existed.
-    saved = alice.knowledge.save_many([
-        {"task": TASK, "content": CONTENT, "types": ["strategy"], "scopes": ["user:alice"]},
-        {"task": "a new task", "content": "new", "types": ["plan"]}])
+    saved = alice.knowledge.save_many(
+        [
+            {"task": TASK, "content": CONTENT, "types": ["strategy"], "scopes": ["user:alice"]},
+            {"task": "a new task", "content": "new", "types": ["plan"]},
+        ]
+    )
     assert saved.existing == [True, False]
     assert saved[0].id == other_scope.id
 

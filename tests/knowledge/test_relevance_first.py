@@ -41,25 +41,30 @@ DEVOPS = [
     ("Upgrade the nginx ingress controller", "Helm upgrade with the new chart version."),
     ("Profile a slow Python service", "py-spy dump on the busiest worker."),
 ]
-CERTBOT = ("Renew the TLS certificate of the web server",
-           "Run certbot renew, then reload nginx.")
+CERTBOT = ("Renew the TLS certificate of the web server", "Run certbot renew, then reload nginx.")
 OFF_TOPIC = "what do zebrafish eat in an aquarium"
 
 
 def seed(kh: KnowHub) -> str:
     """The devops hub; returns the certbot record's id."""
-    kh.knowledge.save_many([{"task": t, "content": c, "types": ["tool"], "score": 5}
-                            for t, c in DEVOPS])
+    kh.knowledge.save_many(
+        [{"task": t, "content": c, "types": ["tool"], "score": 5} for t, c in DEVOPS]
+    )
     return kh.knowledge.save(task=CERTBOT[0], content=CERTBOT[1], types=["tool"], score=3).id
 
 
 @pytest.fixture
 def routed_hub(tmp_path: Path, tokens_file: Path, minilm: OpenAIStub) -> Iterator[Harness]:
     """Real embeddings and the scripted LLM routing (two retries, as deployed)."""
-    harness = Harness(tmp_path / "data", tokens_file=tokens_file,
-                      embedding_base_url=minilm.base_url, embedding_model=MODEL_NAME,
-                      embedding_dim=minilm.embedding_dim, llm_base_url=minilm.base_url,
-                      llm_max_retries=2).start()
+    harness = Harness(
+        tmp_path / "data",
+        tokens_file=tokens_file,
+        embedding_base_url=minilm.base_url,
+        embedding_model=MODEL_NAME,
+        embedding_dim=minilm.embedding_dim,
+        llm_base_url=minilm.base_url,
+        llm_max_retries=2,
+    ).start()
     yield harness
     harness.stop()
 
@@ -77,11 +82,13 @@ def mcp_search(hub: Harness, arguments: dict[str, Any]) -> dict[str, Any]:
 
 def timed_mcp_search(hub: Harness, arguments: dict[str, Any]) -> tuple[dict[str, Any], float]:
     """The tool's result and the seconds the call took (the MCP server already up)."""
+
     async def scenario() -> tuple[dict[str, Any], float]:
         async with Client(stdio_server(hub, "token-alice")) as client:
             started = time.monotonic()
             result = await client.call_tool("knowledge_search", arguments)
             return data(result), time.monotonic() - started
+
     return anyio.run(scenario)
 
 
@@ -93,8 +100,10 @@ def rest_search(gateway: Gateway, **params: Any) -> dict[str, Any]:
 
 # ---- Relevance first ------------------------------------------------------------------------
 
+
 def test_certbot_comes_first_over_better_rated_records_sdk_rest_mcp(
-        minilm_hub: Harness, rest: Gateway) -> None:
+    minilm_hub: Harness, rest: Gateway
+) -> None:
     kh = minilm_hub.client("alice")
     certbot = seed(kh)
 
@@ -117,7 +126,8 @@ def test_certbot_comes_first_over_better_rated_records_sdk_rest_mcp(
 
 
 def test_an_off_topic_question_gets_nothing_above_the_floor_sdk_rest_mcp(
-        minilm_hub: Harness, rest: Gateway) -> None:
+    minilm_hub: Harness, rest: Gateway
+) -> None:
     kh = minilm_hub.client("alice")
     seed(kh)
     assert list(kh.knowledge.search(OFF_TOPIC)) == []
@@ -132,40 +142,52 @@ def test_an_off_topic_question_gets_nothing_above_the_floor_sdk_rest_mcp(
 def test_min_relevance_filters_on_every_surface(minilm_hub: Harness, rest: Gateway) -> None:
     kh = minilm_hub.client("alice")
     certbot = seed(kh)
-    loose = kh.knowledge.search("restart the web server after a certificate change",
-                                top_k=13, min_relevance=0)
+    loose = kh.knowledge.search(
+        "restart the web server after a certificate change", top_k=13, min_relevance=0
+    )
     assert len(loose) == 13
     cut = (loose[0].relevance + loose[-1].relevance) / 2
-    strict = kh.knowledge.search("restart the web server after a certificate change",
-                                 top_k=13, min_relevance=cut)
+    strict = kh.knowledge.search(
+        "restart the web server after a certificate change", top_k=13, min_relevance=cut
+    )
     assert strict and len(strict) < 13
     assert all(h.relevance >= cut for h in strict)
     assert certbot in {h.knowledge.id for h in strict}
 
-    over_rest = rest_search(rest, q="restart the web server after a certificate change",
-                            top_k=13, min_relevance=cut)
+    over_rest = rest_search(
+        rest, q="restart the web server after a certificate change", top_k=13, min_relevance=cut
+    )
     assert {r["id"] for r in over_rest["results"]} == {h.knowledge.id for h in strict}
-    over_mcp = mcp_search(minilm_hub, {"query": "restart the web server after a certificate "
-                                       "change", "top_k": 13, "min_relevance": cut})
+    over_mcp = mcp_search(
+        minilm_hub,
+        {
+            "query": "restart the web server after a certificate change",
+            "top_k": 13,
+            "min_relevance": cut,
+        },
+    )
     assert {r["id"] for r in over_mcp["results"]} == {h.knowledge.id for h in strict}
 
 
 @pytest.mark.parametrize("value", [-0.1, 1.5, math.nan, math.inf])
-def test_min_relevance_out_of_range_is_invalid_and_named(minilm_hub: Harness, rest: Gateway,
-                                                         value: float) -> None:
+def test_min_relevance_out_of_range_is_invalid_and_named(
+    minilm_hub: Harness, rest: Gateway, value: float
+) -> None:
     kh = minilm_hub.client("alice")
     with pytest.raises(errors.InvalidArgument) as raised:
         kh.knowledge.search("certbot", min_relevance=value)
     assert "min_relevance" in raised.value.message
-    response = rest.get("/api/knowledge/search", "alice",
-                        params={"q": "certbot", "min_relevance": str(value)})
+    response = rest.get(
+        "/api/knowledge/search", "alice", params={"q": "certbot", "min_relevance": str(value)}
+    )
     assert response.status_code == 400
     assert "min_relevance" in response.text
 
 
 def test_rest_min_relevance_must_be_a_number(rest: Gateway) -> None:
-    response = rest.get("/api/knowledge/search", "alice",
-                        params={"q": "certbot", "min_relevance": "high"})
+    response = rest.get(
+        "/api/knowledge/search", "alice", params={"q": "certbot", "min_relevance": "high"}
+    )
     assert response.status_code == 400
     assert "min_relevance" in response.text
 
@@ -173,19 +195,28 @@ def test_rest_min_relevance_must_be_a_number(rest: Gateway) -> None:
 def test_mcp_min_relevance_out_of_range_is_a_tool_error(minilm_hub: Harness) -> None:
     async def scenario() -> str:
         async with Client(stdio_server(minilm_hub, "token-alice")) as client:
-            return error_text(await client.call_tool(
-                "knowledge_search", {"query": "certbot", "min_relevance": 2}))
+            return error_text(
+                await client.call_tool("knowledge_search", {"query": "certbot", "min_relevance": 2})
+            )
+
     assert "min_relevance" in anyio.run(scenario)
 
 
-def test_harmful_feedback_demotes_a_record_among_the_relevant_ones(minilm_hub: Harness
-                                                                   ) -> None:
+def test_harmful_feedback_demotes_a_record_among_the_relevant_ones(minilm_hub: Harness) -> None:
     kh = minilm_hub.client("alice")
-    first = kh.knowledge.save(task="Renew the TLS certificate with certbot",
-                              content="certbot renew --nginx", types=["tool"], score=5)
-    second = kh.knowledge.save(task="Renew the TLS certificate with certbot",
-                               content="certbot renew --nginx", types=["tool"], score=3,
-                               allow_duplicate=True)  # the same text: the same relevance
+    first = kh.knowledge.save(
+        task="Renew the TLS certificate with certbot",
+        content="certbot renew --nginx",
+        types=["tool"],
+        score=5,
+    )
+    second = kh.knowledge.save(
+        task="Renew the TLS certificate with certbot",
+        content="certbot renew --nginx",
+        types=["tool"],
+        score=3,
+        allow_duplicate=True,
+    )  # the same text: the same relevance
     assert [h.knowledge.id for h in kh.knowledge.search("certbot")] == [first.id, second.id]
     kh.knowledge.update(first.id, add_harmful_case={"task": "renew", "outcome": "broke it"})
     hits = kh.knowledge.search("certbot")
@@ -195,8 +226,10 @@ def test_harmful_feedback_demotes_a_record_among_the_relevant_ones(minilm_hub: H
 
 # ---- Routing: one bounded step ---------------------------------------------------------------
 
-def test_routing_picks_and_relevance_orders_the_pick(routed_hub: Harness,
-                                                     minilm: OpenAIStub) -> None:
+
+def test_routing_picks_and_relevance_orders_the_pick(
+    routed_hub: Harness, minilm: OpenAIStub
+) -> None:
     kh = routed_hub.client("alice")
     certbot = seed(kh)
     everything = [h.knowledge.id for h in kh.knowledge.search("x", top_k=13, min_relevance=0)]
@@ -208,11 +241,14 @@ def test_routing_picks_and_relevance_orders_the_pick(routed_hub: Harness,
     assert hits[0].knowledge.id == certbot
 
 
-@pytest.mark.parametrize("reply", [{"ids": []}, {"ids": ["knowledge-20990101-000000000000"]},
-                                   "no json here", Failure(500)],
-                         ids=["empty", "unknown-id", "garbage", "error"])
-def test_an_unusable_pick_falls_back_to_relevance_order(routed_hub: Harness,
-                                                        minilm: OpenAIStub, reply: Any) -> None:
+@pytest.mark.parametrize(
+    "reply",
+    [{"ids": []}, {"ids": ["knowledge-20990101-000000000000"]}, "no json here", Failure(500)],
+    ids=["empty", "unknown-id", "garbage", "error"],
+)
+def test_an_unusable_pick_falls_back_to_relevance_order(
+    routed_hub: Harness, minilm: OpenAIStub, reply: Any
+) -> None:
     kh = routed_hub.client("alice")
     certbot = seed(kh)
     minilm.script(*[reply] * 3)  # every retry gets the same
@@ -224,11 +260,16 @@ def test_an_unusable_pick_falls_back_to_relevance_order(routed_hub: Harness,
 
 
 def test_a_slow_model_is_bounded_by_the_routing_timeout_sdk_rest_mcp(
-        start_hub: Any, minilm: OpenAIStub) -> None:
-    hub = start_hub({"KNOWHUB_SEARCH_ROUTING_TIMEOUT_SECONDS": "1.5"},
-                    embedding_base_url=minilm.base_url, embedding_model=MODEL_NAME,
-                    embedding_dim=minilm.embedding_dim, llm_base_url=minilm.base_url,
-                    llm_max_retries=2)
+    start_hub: Any, minilm: OpenAIStub
+) -> None:
+    hub = start_hub(
+        {"KNOWHUB_SEARCH_ROUTING_TIMEOUT_SECONDS": "1.5"},
+        embedding_base_url=minilm.base_url,
+        embedding_model=MODEL_NAME,
+        embedding_dim=minilm.embedding_dim,
+        llm_base_url=minilm.base_url,
+        llm_max_retries=2,
+    )
     kh = hub.client("alice")
     certbot = seed(kh)
     gateway = gateway_for(hub)

@@ -23,28 +23,47 @@ LOOSE = WORDS + " walrus otter heron moose"
 OTHER = "grind the coffee beans just before brewing"
 
 
-
 def save(client: KnowHub, content: str, **fields: Any) -> Knowledge:
-    values: dict[str, Any] = {"task": TASK, "content": content, "types": ["plan"],
-                              "scopes": ["org:acme"]}
+    values: dict[str, Any] = {
+        "task": TASK,
+        "content": content,
+        "types": ["plan"],
+        "scopes": ["org:acme"],
+    }
     values.update(fields)
     return client.knowledge.save(**values)
 
 
-def give(client: KnowHub, knowledge_id: str, *, helpful: int = 0, harmful: int = 0,
-         label: str = "") -> None:
-    feedback = [{"knowledge_id": knowledge_id, "is_helpful": True,
-                 "case": {"task": f"{label} helpful {n}", "outcome": "ok"}}
-                for n in range(helpful)]
-    feedback += [{"knowledge_id": knowledge_id, "is_helpful": False,
-                  "case": {"task": f"{label} harmful {n}", "outcome": "bad"}}
-                 for n in range(harmful)]
+def give(
+    client: KnowHub, knowledge_id: str, *, helpful: int = 0, harmful: int = 0, label: str = ""
+) -> None:
+    feedback = [
+        {
+            "knowledge_id": knowledge_id,
+            "is_helpful": True,
+            "case": {"task": f"{label} helpful {n}", "outcome": "ok"},
+        }
+        for n in range(helpful)
+    ]
+    feedback += [
+        {
+            "knowledge_id": knowledge_id,
+            "is_helpful": False,
+            "case": {"task": f"{label} harmful {n}", "outcome": "bad"},
+        }
+        for n in range(harmful)
+    ]
     assert all(r.ok for r in client.knowledge.batch_update(feedback))
 
 
 def snapshot(client: KnowHub, records: list[Knowledge]) -> dict[str, Any]:
-    return {r.id: (client.knowledge.get(r.id).to_dict(),
-                   [v.to_dict() for v in client.knowledge.versions(r.id)]) for r in records}
+    return {
+        r.id: (
+            client.knowledge.get(r.id).to_dict(),
+            [v.to_dict() for v in client.knowledge.versions(r.id)],
+        )
+        for r in records
+    }
 
 
 def groups(report: SlimReport) -> list[tuple[str, set[str]]]:
@@ -54,8 +73,12 @@ def groups(report: SlimReport) -> list[tuple[str, set[str]]]:
 @pytest.fixture
 def merge_hub(start_hub: StartHub, llm: OpenAIStub) -> Harness:
     """A hub with the scripted LLM whose operator also allows `merge-model`."""
-    return start_hub(llm_base_url=llm.base_url, llm_max_retries=0, llm_timeout_seconds=5,
-                     llm_allowed_models=["merge-model"])
+    return start_hub(
+        llm_base_url=llm.base_url,
+        llm_max_retries=0,
+        llm_timeout_seconds=5,
+        llm_allowed_models=["merge-model"],
+    )
 
 
 def exists(client: KnowHub, knowledge_id: str) -> bool:
@@ -68,17 +91,26 @@ def exists(client: KnowHub, knowledge_id: str) -> bool:
 
 # ---- Finding near-duplicates -------------------------------------------------------------
 
-@pytest.mark.parametrize(("similarity", "grouped"), [
-    (None, {"original", "near"}),          # default 0.8
-    ("0.7", {"original", "near", "loose"}),
-    ("0.95", set()),
-])
+
+@pytest.mark.parametrize(
+    ("similarity", "grouped"),
+    [
+        (None, {"original", "near"}),  # default 0.8
+        ("0.7", {"original", "near", "loose"}),
+        ("0.95", set()),
+    ],
+)
 def test_near_duplicates_are_records_with_enough_shared_tokens(
-        start_hub: StartHub, similarity: str | None, grouped: set[str]) -> None:
+    start_hub: StartHub, similarity: str | None, grouped: set[str]
+) -> None:
     env = {"KNOWHUB_SLIM_SIMILARITY": similarity} if similarity else {}
     alice = start_hub(env).client("alice")
-    saved = {"original": save(alice, ORIGINAL), "near": save(alice, NEAR),
-             "loose": save(alice, LOOSE), "other": save(alice, OTHER)}
+    saved = {
+        "original": save(alice, ORIGINAL),
+        "near": save(alice, NEAR),
+        "loose": save(alice, LOOSE),
+        "other": save(alice, OTHER),
+    }
     report = alice.knowledge.slim(dry_run=True)
     assert report.examined == 4
     if not grouped:
@@ -95,10 +127,10 @@ def test_records_with_another_owner_or_other_scopes_are_never_grouped(hub: Harne
     original = save(alice, ORIGINAL)
     near = save(alice, NEAR)
     others = [
-        save(alice, ORIGINAL, scopes=["public"]),          # other scopes
+        save(alice, ORIGINAL, scopes=["public"]),  # other scopes
         save(alice, NEAR, scopes=["org:acme", "public"]),  # a superset of scopes
-        save(alice, ORIGINAL, owner="user:alice"),         # same creator, other owner
-        save(carol, ORIGINAL),                             # another user
+        save(alice, ORIGINAL, owner="user:alice"),  # same creator, other owner
+        save(carol, ORIGINAL),  # another user
     ]
     # The admin may slim all of these: only alice's same-owner, same-scope pair groups.
     report = admin.knowledge.slim(dry_run=True)
@@ -111,6 +143,7 @@ def test_records_with_another_owner_or_other_scopes_are_never_grouped(hub: Harne
 
 
 # ---- Dry run --------------------------------------------------------------------------------
+
 
 def test_dry_run_reports_the_groups_and_changes_nothing(hub: Harness) -> None:
     alice = hub.client("alice")
@@ -143,12 +176,14 @@ def test_dry_run_does_not_ask_the_llm(merge_hub: Harness, llm: OpenAIStub) -> No
 
 # ---- Without an LLM: keep the best, fold the rest in ---------------------------------------
 
+
 def test_without_an_llm_the_best_record_is_kept_and_absorbs_the_others(hub: Harness) -> None:
     alice = hub.client("alice")
     alice.resources.save("code/sailing/knots", "Knots", "bowline, cleat hitch")
     best = save(alice, ORIGINAL, score=4, tags={"origin": "best", "shared": "best"})
-    near = save(alice, NEAR, tags={"shared": "near", "extra": "near"},
-                resource_ids=["code/sailing/knots"])
+    near = save(
+        alice, NEAR, tags={"shared": "near", "extra": "near"}, resource_ids=["code/sailing/knots"]
+    )
     give(alice, best.id, helpful=2, harmful=1, label="best")  # 4 + 3 - 2 = 5
     give(alice, near.id, helpful=1, harmful=2, label="near")  # 3 + 2 - 4 = 1
 
@@ -165,9 +200,15 @@ def test_without_an_llm_the_best_record_is_kept_and_absorbs_the_others(hub: Harn
     assert kept.eval.confidence == pytest.approx(5 / (5 + 3 + 1))
     assert kept.eval.score == 4
     assert sorted(c.task for c in kept.eval.helpful_history) == [
-        "best helpful 0", "best helpful 1", "near helpful 0"]
+        "best helpful 0",
+        "best helpful 1",
+        "near helpful 0",
+    ]
     assert sorted(c.task for c in kept.eval.harmful_history) == [
-        "best harmful 0", "near harmful 0", "near harmful 1"]
+        "best harmful 0",
+        "near harmful 0",
+        "near harmful 1",
+    ]
     assert kept.resource_ids == ["code/sailing/knots"]
     assert kept.tags == {"origin": "best", "shared": "best", "extra": "near"}
 
@@ -195,8 +236,12 @@ def test_a_group_of_three_folds_into_one(start_hub: StartHub) -> None:
 
 def test_a_second_slim_finds_nothing_more_to_do(hub: Harness) -> None:
     alice = hub.client("alice")
-    records = [save(alice, ORIGINAL), save(alice, NEAR), save(alice, OTHER),
-               save(alice, "other other " + OTHER)]
+    records = [
+        save(alice, ORIGINAL),
+        save(alice, NEAR),
+        save(alice, OTHER),
+        save(alice, "other other " + OTHER),
+    ]
     first = alice.knowledge.slim()
     assert len(first.groups) == 2
     remaining = snapshot(alice, [r for r in records if exists(alice, r.id)])
@@ -210,13 +255,19 @@ def test_a_second_slim_finds_nothing_more_to_do(hub: Harness) -> None:
 
 # ---- With an LLM: merge the contents -------------------------------------------------------
 
-def test_with_an_llm_the_group_is_merged_with_the_model_asked_for(merge_hub: Harness,
-                                                                  llm: OpenAIStub) -> None:
+
+def test_with_an_llm_the_group_is_merged_with_the_model_asked_for(
+    merge_hub: Harness, llm: OpenAIStub
+) -> None:
     alice = merge_hub.client("alice")
     best, near = save(alice, ORIGINAL, score=5), save(alice, NEAR)
-    llm.script({"task": "sailing checklist before leaving harbor",
-                "content": "check anchor, compass, lantern, rope, tide and beacon; "
-                           "watch for zebra mussels"})
+    llm.script(
+        {
+            "task": "sailing checklist before leaving harbor",
+            "content": "check anchor, compass, lantern, rope, tide and beacon; "
+            "watch for zebra mussels",
+        }
+    )
 
     report = alice.knowledge.slim(model="merge-model")
     assert groups(report) == [(best.id, {near.id})]
@@ -241,8 +292,9 @@ def test_with_an_llm_the_group_is_merged_with_the_model_asked_for(merge_hub: Har
     assert [h.knowledge.id for h in hits] == [best.id]
 
 
-def test_without_a_model_argument_the_configured_model_merges(start_hub: StartHub,
-                                                              llm: OpenAIStub) -> None:
+def test_without_a_model_argument_the_configured_model_merges(
+    start_hub: StartHub, llm: OpenAIStub
+) -> None:
     hub = start_hub(llm_base_url=llm.base_url, llm_model="configured-model", llm_max_retries=0)
     alice = hub.client("alice")
     save(alice, ORIGINAL)
@@ -253,15 +305,20 @@ def test_without_a_model_argument_the_configured_model_merges(start_hub: StartHu
     assert [r["model"] for r in llm.chat_requests] == ["configured-model"]
 
 
-@pytest.mark.parametrize("reply", [
-    Failure(500),
-    "I merged them for you!",
-    {"task": "", "content": "merged"},
-    {"task": "merged", "content": "   "},
-    {"content": "only content"},
-], ids=["http-500", "garbage", "empty-task", "blank-content", "no-task"])
+@pytest.mark.parametrize(
+    "reply",
+    [
+        Failure(500),
+        "I merged them for you!",
+        {"task": "", "content": "merged"},
+        {"task": "merged", "content": "   "},
+        {"content": "only content"},
+    ],
+    ids=["http-500", "garbage", "empty-task", "blank-content", "no-task"],
+)
 def test_when_the_llm_fails_slim_keeps_the_best_record_with_a_note(
-        merge_hub: Harness, llm: OpenAIStub, reply: str | Failure | dict[str, Any]) -> None:
+    merge_hub: Harness, llm: OpenAIStub, reply: str | Failure | dict[str, Any]
+) -> None:
     alice = merge_hub.client("alice")
     best, near = save(alice, ORIGINAL, score=5), save(alice, NEAR)
     give(alice, near.id, harmful=1, label="near")
@@ -292,7 +349,8 @@ def test_a_model_without_an_llm_is_refused_and_changes_nothing(hub: Harness) -> 
 
 @pytest.mark.parametrize("dry_run", [False, True])
 def test_a_model_the_operator_does_not_allow_is_refused_and_changes_nothing(
-        llm_hub: Harness, llm: OpenAIStub, dry_run: bool) -> None:
+    llm_hub: Harness, llm: OpenAIStub, dry_run: bool
+) -> None:
     alice = llm_hub.client("alice")
     records = [save(alice, ORIGINAL), save(alice, NEAR)]
     before = snapshot(alice, records)
@@ -314,6 +372,7 @@ def test_the_configured_model_may_be_named(llm_hub: Harness, llm: OpenAIStub) ->
 
 
 # ---- Whose records ----------------------------------------------------------------------
+
 
 def test_a_non_admin_slims_only_what_it_owns_or_created(hub: Harness) -> None:
     alice, carol = hub.client("alice"), hub.client("carol")

@@ -22,8 +22,11 @@ from tests.support.harness import Harness
 from tests.support.shared import bearer, failure, raw_knowledge, running_hub, visible_records
 
 ALL_TYPES = ["user_profile", "strategy", "tool", "usecase", "definition", "plan"]
-VALID = {"task": "log in with selenium", "content": "use undetected_chromedriver",
-         "types": ["tool"]}
+VALID = {
+    "task": "log in with selenium",
+    "content": "use undetected_chromedriver",
+    "types": ["tool"],
+}
 
 Call = Callable[[KnowHub, str], object]
 RawCall = Callable[[knowledge_pb2_grpc.KnowledgeServiceStub, str], object]
@@ -69,8 +72,12 @@ def timestamp(seconds: int, nanos: int = 0) -> Timestamp:
     return Timestamp(seconds=seconds, nanos=nanos)
 
 
-BAD_TIMESTAMPS = [timestamp(-1), timestamp(253402300800), timestamp(1, nanos=1_000_000_000),
-                  timestamp(1, nanos=-5)]
+BAD_TIMESTAMPS = [
+    timestamp(-1),
+    timestamp(253402300800),
+    timestamp(1, nanos=1_000_000_000),
+    timestamp(1, nanos=-5),
+]
 
 # ---- SaveKnowledge -------------------------------------------------------------------------
 
@@ -132,8 +139,9 @@ SAVE_CASES: list[tuple[Call, str]] = [
 ]
 
 
-@pytest.mark.parametrize(("call", "field"), SAVE_CASES,
-                         ids=[f"{i}-{f}" for i, (_, f) in enumerate(SAVE_CASES)])
+@pytest.mark.parametrize(
+    ("call", "field"), SAVE_CASES, ids=[f"{i}-{f}" for i, (_, f) in enumerate(SAVE_CASES)]
+)
 def test_save_rejects(alice: KnowHub, existing: Knowledge, call: Call, field: str) -> None:
     assert_rejected(alice, lambda: call(alice, existing.id), field)
 
@@ -152,10 +160,13 @@ RAW_SAVE_CASES: list[tuple[pb.SaveKnowledgeRequest, str]] = [
 
 
 @pytest.mark.parametrize(("request_", "field"), RAW_SAVE_CASES)
-def test_save_rejects_raw(alice: KnowHub, stub: knowledge_pb2_grpc.KnowledgeServiceStub,
-                          request_: pb.SaveKnowledgeRequest, field: str) -> None:
-    assert_rejected(alice, lambda: stub.SaveKnowledge(request_, metadata=bearer("alice")),
-                    field)
+def test_save_rejects_raw(
+    alice: KnowHub,
+    stub: knowledge_pb2_grpc.KnowledgeServiceStub,
+    request_: pb.SaveKnowledgeRequest,
+    field: str,
+) -> None:
+    assert_rejected(alice, lambda: stub.SaveKnowledge(request_, metadata=bearer("alice")), field)
 
 
 def test_save_accepts_the_limits(alice: KnowHub) -> None:
@@ -163,12 +174,19 @@ def test_save_accepts_the_limits(alice: KnowHub) -> None:
     for i in range(32):
         alice.resources.save(f"code/r{i}", f"snippet {i}", "print()")
     saved = alice.knowledge.save(
-        task="t" * 2000, content="c" * 65_536, types=ALL_TYPES,
+        task="t" * 2000,
+        content="c" * 65_536,
+        types=ALL_TYPES,
         tags={f"k{i:02d}" + "k" * 61: "v" * 1024 for i in range(32)},
-        scopes=["org:acme", "public"], score=5, message_id="m" * 256,
-        resource_ids=[f"code/r{i}" for i in range(32)], source_name="n" * 256,
-        source_category="c" * 64, urls=[f"https://example.com/{i}" for i in range(32)],
-        submitted_by="s" * 256)
+        scopes=["org:acme", "public"],
+        score=5,
+        message_id="m" * 256,
+        resource_ids=[f"code/r{i}" for i in range(32)],
+        source_name="n" * 256,
+        source_category="c" * 64,
+        urls=[f"https://example.com/{i}" for i in range(32)],
+        submitted_by="s" * 256,
+    )
     got = alice.knowledge.get(saved.id)
     assert len(got.task) == 2000 and len(got.content) == 65_536
     assert got.types == ALL_TYPES and len(got.tags) == 32 and len(got.resource_ids) == 32
@@ -176,6 +194,7 @@ def test_save_accepts_the_limits(alice: KnowHub) -> None:
 
 
 # ---- BatchSaveKnowledge -------------------------------------------------------------------
+
 
 def batch(*items: dict[str, Any]) -> Call:
     return lambda kh, _id: kh.knowledge.save_many([{**VALID, **item} for item in items])
@@ -193,19 +212,28 @@ BATCH_SAVE_CASES: list[tuple[Call, str]] = [
 ]
 
 
-@pytest.mark.parametrize(("call", "field"), BATCH_SAVE_CASES,
-                         ids=[f"{i}-{f}" for i, (_, f) in enumerate(BATCH_SAVE_CASES)])
-def test_batch_save_rejects_and_writes_none(alice: KnowHub, existing: Knowledge, call: Call,
-                                            field: str) -> None:
+@pytest.mark.parametrize(
+    ("call", "field"),
+    BATCH_SAVE_CASES,
+    ids=[f"{i}-{f}" for i, (_, f) in enumerate(BATCH_SAVE_CASES)],
+)
+def test_batch_save_rejects_and_writes_none(
+    alice: KnowHub, existing: Knowledge, call: Call, field: str
+) -> None:
     assert_rejected(alice, lambda: call(alice, existing.id), field)
 
 
 def test_batch_save_rejects_a_bad_timestamp_in_any_item(
-        alice: KnowHub, stub: knowledge_pb2_grpc.KnowledgeServiceStub) -> None:
-    request = pb.BatchSaveKnowledgeRequest(requests=[
-        raw_save(), raw_save(), raw_save(source=pb.Source(timestamp=timestamp(-60)))])
-    assert_rejected(alice, lambda: stub.BatchSaveKnowledge(request, metadata=bearer("alice")),
-                    "requests[2].source.timestamp")
+    alice: KnowHub, stub: knowledge_pb2_grpc.KnowledgeServiceStub
+) -> None:
+    request = pb.BatchSaveKnowledgeRequest(
+        requests=[raw_save(), raw_save(), raw_save(source=pb.Source(timestamp=timestamp(-60)))]
+    )
+    assert_rejected(
+        alice,
+        lambda: stub.BatchSaveKnowledge(request, metadata=bearer("alice")),
+        "requests[2].source.timestamp",
+    )
 
 
 def test_batch_save_of_500_is_accepted(alice: KnowHub) -> None:
@@ -242,19 +270,21 @@ READ_CASES: list[tuple[Call, str]] = [
 ]
 
 
-@pytest.mark.parametrize(("call", "field"), READ_CASES,
-                         ids=[f"{i}-{f}" for i, (_, f) in enumerate(READ_CASES)])
+@pytest.mark.parametrize(
+    ("call", "field"), READ_CASES, ids=[f"{i}-{f}" for i, (_, f) in enumerate(READ_CASES)]
+)
 def test_reads_reject(alice: KnowHub, existing: Knowledge, call: Call, field: str) -> None:
     assert_rejected(alice, lambda: call(alice, existing.id), field)
 
 
 @pytest.mark.parametrize("order_by", [2, 7, -1])
-def test_list_rejects_an_unknown_order(alice: KnowHub,
-                                       stub: knowledge_pb2_grpc.KnowledgeServiceStub,
-                                       order_by: int) -> None:
+def test_list_rejects_an_unknown_order(
+    alice: KnowHub, stub: knowledge_pb2_grpc.KnowledgeServiceStub, order_by: int
+) -> None:
     request = pb.ListKnowledgeRequest(order_by=order_by)  # type: ignore[arg-type]
-    assert_rejected(alice, lambda: stub.ListKnowledge(request, metadata=bearer("alice")),
-                    "order_by")
+    assert_rejected(
+        alice, lambda: stub.ListKnowledge(request, metadata=bearer("alice")), "order_by"
+    )
 
 
 def test_read_limits_themselves_are_accepted(alice: KnowHub, existing: Knowledge) -> None:
@@ -266,6 +296,7 @@ def test_read_limits_themselves_are_accepted(alice: KnowHub, existing: Knowledge
 
 
 # ---- UpdateKnowledge, BatchUpdateKnowledge -------------------------------------------------
+
 
 def update(**arguments: Any) -> Call:
     return lambda kh, knowledge_id: kh.knowledge.update(knowledge_id, **arguments)
@@ -287,31 +318,55 @@ UPDATE_CASES: list[tuple[Call, str]] = [
     (update(add_helpful_case={"task": "ok"}, update_score=9), "update_score"),
     (update(update_score=4, request_id="r" * 257), "request_id"),
     (lambda kh, _id: kh.knowledge.batch_update([]), "feedback_list"),
-    (lambda kh, knowledge_id: kh.knowledge.batch_update(
-        [{"knowledge_id": knowledge_id, "is_helpful": True}] * 501), "feedback_list"),
+    (
+        lambda kh, knowledge_id: kh.knowledge.batch_update(
+            [{"knowledge_id": knowledge_id, "is_helpful": True}] * 501
+        ),
+        "feedback_list",
+    ),
 ]
 
 
-@pytest.mark.parametrize(("call", "field"), UPDATE_CASES,
-                         ids=[f"{i}-{f}" for i, (_, f) in enumerate(UPDATE_CASES)])
+@pytest.mark.parametrize(
+    ("call", "field"), UPDATE_CASES, ids=[f"{i}-{f}" for i, (_, f) in enumerate(UPDATE_CASES)]
+)
 def test_updates_reject(alice: KnowHub, existing: Knowledge, call: Call, field: str) -> None:
     assert_rejected(alice, lambda: call(alice, existing.id), field)
 
 
 RAW_UPDATE_CASES: list[tuple[RawCall, str]] = [
-    *[(lambda raw, knowledge_id, t=t: raw.UpdateKnowledge(pb.UpdateKnowledgeRequest(
-        id=knowledge_id, add_helpful_case=pb.Case(task="x", timestamp=t)),
-        metadata=bearer("alice")), "add_helpful_case.timestamp") for t in BAD_TIMESTAMPS[:2]],
-    (lambda raw, knowledge_id: raw.UpdateKnowledge(pb.UpdateKnowledgeRequest(
-        id=knowledge_id, add_harmful_case=pb.Case(timestamp=timestamp(-1))),
-        metadata=bearer("alice")), "add_harmful_case.timestamp"),
+    *[
+        (
+            lambda raw, knowledge_id, t=t: raw.UpdateKnowledge(
+                pb.UpdateKnowledgeRequest(
+                    id=knowledge_id, add_helpful_case=pb.Case(task="x", timestamp=t)
+                ),
+                metadata=bearer("alice"),
+            ),
+            "add_helpful_case.timestamp",
+        )
+        for t in BAD_TIMESTAMPS[:2]
+    ],
+    (
+        lambda raw, knowledge_id: raw.UpdateKnowledge(
+            pb.UpdateKnowledgeRequest(
+                id=knowledge_id, add_harmful_case=pb.Case(timestamp=timestamp(-1))
+            ),
+            metadata=bearer("alice"),
+        ),
+        "add_harmful_case.timestamp",
+    ),
 ]
 
 
 @pytest.mark.parametrize(("call", "field"), RAW_UPDATE_CASES)
-def test_updates_reject_raw(alice: KnowHub, existing: Knowledge,
-                            stub: knowledge_pb2_grpc.KnowledgeServiceStub, call: RawCall,
-                            field: str) -> None:
+def test_updates_reject_raw(
+    alice: KnowHub,
+    existing: Knowledge,
+    stub: knowledge_pb2_grpc.KnowledgeServiceStub,
+    call: RawCall,
+    field: str,
+) -> None:
     assert_rejected(alice, lambda: call(stub, existing.id), field)
 
 
@@ -325,80 +380,126 @@ BATCH_ITEM_CASES: list[tuple[dict[str, Any], str]] = [
 ]
 
 
-@pytest.mark.parametrize(("item", "field"), BATCH_ITEM_CASES,
-                         ids=[f for _, f in BATCH_ITEM_CASES])
+@pytest.mark.parametrize(("item", "field"), BATCH_ITEM_CASES, ids=[f for _, f in BATCH_ITEM_CASES])
 def test_batch_update_reports_a_bad_item_and_applies_the_others(
-        alice: KnowHub, existing: Knowledge, item: dict[str, Any], field: str) -> None:
+    alice: KnowHub, existing: Knowledge, item: dict[str, Any], field: str
+) -> None:
     before = alice.knowledge.get(existing.id)
-    results = alice.knowledge.batch_update([
-        {"knowledge_id": existing.id, "is_helpful": True,
-         "case": {"task": "fine", "trace_id": f"trace-{uuid.uuid4().hex}"}},
-        {"knowledge_id": existing.id, "is_helpful": False, **item},
-    ])
+    results = alice.knowledge.batch_update(
+        [
+            {
+                "knowledge_id": existing.id,
+                "is_helpful": True,
+                "case": {"task": "fine", "trace_id": f"trace-{uuid.uuid4().hex}"},
+            },
+            {"knowledge_id": existing.id, "is_helpful": False, **item},
+        ]
+    )
     assert results[0].ok
     assert results[1].error is not None
     assert results[1].error["code"] == "INVALID_ARGUMENT"
     assert results[1].error["message"].startswith(f"{field}:"), results[1].error
     after = alice.knowledge.get(existing.id)
-    assert (after.eval.helpful, after.eval.harmful) == (before.eval.helpful + 1,
-                                                         before.eval.harmful)
+    assert (after.eval.helpful, after.eval.harmful) == (
+        before.eval.helpful + 1,
+        before.eval.harmful,
+    )
 
 
 def test_batch_update_reports_an_unreadable_timestamp_on_its_item(
-        alice: KnowHub, existing: Knowledge,
-        stub: knowledge_pb2_grpc.KnowledgeServiceStub) -> None:
+    alice: KnowHub, existing: Knowledge, stub: knowledge_pb2_grpc.KnowledgeServiceStub
+) -> None:
     before = alice.knowledge.get(existing.id)
-    response = stub.BatchUpdateKnowledge(pb.BatchUpdateKnowledgeRequest(feedback_list=[
-        pb.KnowledgeFeedback(knowledge_id=existing.id, is_helpful=True,
-                             case=pb.Case(trace_id=f"trace-{uuid.uuid4().hex}")),
-        pb.KnowledgeFeedback(knowledge_id=existing.id, is_helpful=False,
-                             case=pb.Case(timestamp=timestamp(-1)))]),
-        metadata=bearer("alice"))
+    response = stub.BatchUpdateKnowledge(
+        pb.BatchUpdateKnowledgeRequest(
+            feedback_list=[
+                pb.KnowledgeFeedback(
+                    knowledge_id=existing.id,
+                    is_helpful=True,
+                    case=pb.Case(trace_id=f"trace-{uuid.uuid4().hex}"),
+                ),
+                pb.KnowledgeFeedback(
+                    knowledge_id=existing.id,
+                    is_helpful=False,
+                    case=pb.Case(timestamp=timestamp(-1)),
+                ),
+            ]
+        ),
+        metadata=bearer("alice"),
+    )
     assert response.results[0].HasField("knowledge")
     assert response.results[1].error.code == "INVALID_ARGUMENT"
     assert response.results[1].error.message.startswith("feedback_list[1].case.timestamp:")
     after = alice.knowledge.get(existing.id)
-    assert (after.eval.helpful, after.eval.harmful) == (before.eval.helpful + 1,
-                                                         before.eval.harmful)
+    assert (after.eval.helpful, after.eval.harmful) == (
+        before.eval.helpful + 1,
+        before.eval.harmful,
+    )
 
 
 # ---- validate_only (AIP-163) -------------------------------------------------------------
 
+
 def test_validate_only_answers_the_record_a_save_would_make_and_writes_nothing(
-        server: Harness, alice: KnowHub,
-        stub: knowledge_pb2_grpc.KnowledgeServiceStub) -> None:
+    server: Harness, alice: KnowHub, stub: knowledge_pb2_grpc.KnowledgeServiceStub
+) -> None:
     before = visible_records(alice)
-    answer = stub.SaveKnowledge(pb.SaveKnowledgeRequest(**VALID, validate_only=True),
-                                metadata=bearer("alice")).knowledge
+    answer = stub.SaveKnowledge(
+        pb.SaveKnowledgeRequest(**VALID, validate_only=True), metadata=bearer("alice")
+    ).knowledge
     assert answer.id == ""
-    assert (answer.task, list(answer.scopes), answer.owner, answer.source.agent_id,
-            answer.source.category) == (VALID["task"], ["org:acme"], "agent:alice_bot",
-                                        "alice_bot", "exp")
+    assert (
+        answer.task,
+        list(answer.scopes),
+        answer.owner,
+        answer.source.agent_id,
+        answer.source.category,
+    ) == (VALID["task"], ["org:acme"], "agent:alice_bot", "alice_bot", "exp")
     assert visible_records(alice) == before
 
 
-@pytest.mark.parametrize(("request_fields", "code", "field"), [
-    ({**VALID, "task": ""}, "INVALID_ARGUMENT", "task"),
-    ({**VALID, "scopes": ["org:globex"]}, "PERMISSION_DENIED", "scopes[0]"),
-    ({**VALID, "owner": "user:bob"}, "PERMISSION_DENIED", "owner"),
-    ({**VALID, "resource_ids": ["code/none"]}, "INVALID_ARGUMENT", "resource_ids[0]"),
-])
+@pytest.mark.parametrize(
+    ("request_fields", "code", "field"),
+    [
+        ({**VALID, "task": ""}, "INVALID_ARGUMENT", "task"),
+        ({**VALID, "scopes": ["org:globex"]}, "PERMISSION_DENIED", "scopes[0]"),
+        ({**VALID, "owner": "user:bob"}, "PERMISSION_DENIED", "owner"),
+        ({**VALID, "resource_ids": ["code/none"]}, "INVALID_ARGUMENT", "resource_ids[0]"),
+    ],
+)
 def test_validate_only_refuses_what_a_save_would(
-        alice: KnowHub, stub: knowledge_pb2_grpc.KnowledgeServiceStub,
-        request_fields: dict[str, Any], code: str, field: str) -> None:
+    alice: KnowHub,
+    stub: knowledge_pb2_grpc.KnowledgeServiceStub,
+    request_fields: dict[str, Any],
+    code: str,
+    field: str,
+) -> None:
     before = visible_records(alice)
-    found, message = failure(lambda: stub.SaveKnowledge(
-        pb.SaveKnowledgeRequest(**request_fields, validate_only=True), metadata=bearer("alice")))
+    found, message = failure(
+        lambda: stub.SaveKnowledge(
+            pb.SaveKnowledgeRequest(**request_fields, validate_only=True), metadata=bearer("alice")
+        )
+    )
     assert (found, message.split(":")[0]) == (code, field)
     assert visible_records(alice) == before
 
 
-def test_a_batch_cannot_validate_only(alice: KnowHub,
-                                      stub: knowledge_pb2_grpc.KnowledgeServiceStub) -> None:
-    assert_rejected(alice, lambda: stub.BatchSaveKnowledge(pb.BatchSaveKnowledgeRequest(
-        requests=[pb.SaveKnowledgeRequest(**VALID),
-                  pb.SaveKnowledgeRequest(**VALID, validate_only=True)]),
-        metadata=bearer("alice")), "requests[1].validate_only")
+def test_a_batch_cannot_validate_only(
+    alice: KnowHub, stub: knowledge_pb2_grpc.KnowledgeServiceStub
+) -> None:
+    assert_rejected(
+        alice,
+        lambda: stub.BatchSaveKnowledge(
+            pb.BatchSaveKnowledgeRequest(
+                requests=[
+                    pb.SaveKnowledgeRequest(**VALID),
+                    pb.SaveKnowledgeRequest(**VALID, validate_only=True),
+                ]
+            ),
+            metadata=bearer("alice"),
+        ),
+        "requests[1].validate_only",
+    )
 
 
 # ---- DeleteKnowledge, SlimKnowledge ---------------------------------------------------------
@@ -411,10 +512,12 @@ OTHER_CASES: list[tuple[Call, str]] = [
 ]
 
 
-@pytest.mark.parametrize(("call", "field"), OTHER_CASES,
-                         ids=[f"{i}-{f}" for i, (_, f) in enumerate(OTHER_CASES)])
-def test_delete_and_slim_reject(alice: KnowHub, existing: Knowledge, call: Call,
-                                field: str) -> None:
+@pytest.mark.parametrize(
+    ("call", "field"), OTHER_CASES, ids=[f"{i}-{f}" for i, (_, f) in enumerate(OTHER_CASES)]
+)
+def test_delete_and_slim_reject(
+    alice: KnowHub, existing: Knowledge, call: Call, field: str
+) -> None:
     assert_rejected(alice, lambda: call(alice, existing.id), field)
 
 
@@ -422,14 +525,19 @@ def test_the_record_survived_every_rejection(alice: KnowHub, existing: Knowledge
     """The rejected updates above left alice's record as the batch items made it."""
     got = alice.knowledge.get(existing.id)
     assert (got.task, got.content, got.types, got.tags) == (
-        existing.task, existing.content, existing.types, existing.tags)
+        existing.task,
+        existing.content,
+        existing.types,
+        existing.tags,
+    )
     assert got.eval.score == existing.eval.score
     assert got.eval.harmful == existing.eval.harmful == 0
     assert alice.knowledge.versions(existing.id) == []
 
 
-def test_no_rejection_left_records_behind(server: Harness, alice: KnowHub,
-                                          existing: Knowledge) -> None:
+def test_no_rejection_left_records_behind(
+    server: Harness, alice: KnowHub, existing: Knowledge
+) -> None:
     """Only `existing` remains: every rejected save wrote nothing, and the accepted ones
     above were deleted again."""
     assert set(visible_records(alice)) == {existing.id}

@@ -25,8 +25,12 @@ KNOWHUB = str(Path(sys.executable).parent / "knowhub")
 
 
 def server_env(address: str, **extra: str) -> dict[str, str]:
-    return {**get_default_environment(), "KNOWHUB_TARGET": address,
-            "KNOWHUB_LOG_LEVEL": "WARNING", **extra}
+    return {
+        **get_default_environment(),
+        "KNOWHUB_TARGET": address,
+        "KNOWHUB_LOG_LEVEL": "WARNING",
+        **extra,
+    }
 
 
 def stdio_server(hub: Harness | str, token: str | None) -> StdioServerParameters:
@@ -65,8 +69,10 @@ def _wait_for_port(port: int, process: subprocess.Popen[bytes], timeout: float =
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"knowhub mcp exited with {process.returncode}: "
-                               f"{process.stderr.read().decode() if process.stderr else ''}")
+            raise RuntimeError(
+                f"knowhub mcp exited with {process.returncode}: "
+                f"{process.stderr.read().decode() if process.stderr else ''}"
+            )
         try:
             socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
             return
@@ -84,7 +90,9 @@ def mcp_http(hub: Harness | str, host: str, **env: str) -> Iterator[str]:
     process = subprocess.Popen(
         [KNOWHUB, "mcp", "--transport", "http", "--host", host, "--port", str(port)],
         env={**os.environ, **server_env(address, **env)},
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     try:
         _wait_for_port(port, process)
         yield f"http://127.0.0.1:{port}/mcp"

@@ -23,8 +23,7 @@ from tests.mcp.test_stdio import TOOL_COUNT
 from tests.support.harness import Harness
 
 
-def connect(url: str, token: str | None,
-            authorization: str | bytes | None = None) -> Client:
+def connect(url: str, token: str | None, authorization: str | bytes | None = None) -> Client:
     """A client sending `Bearer <token>`, or the `authorization` header as given."""
     if authorization is None and token:
         authorization = f"Bearer {token}"
@@ -32,26 +31,45 @@ def connect(url: str, token: str | None,
     return Client(streamable_http_client(url, http_client=create_mcp_http_client(headers)))
 
 
-def test_tools_over_streamable_http_run_as_the_callers_token(
-        hub: Harness, http_url: str) -> None:
+def test_tools_over_streamable_http_run_as_the_callers_token(hub: Harness, http_url: str) -> None:
     async def scenario() -> str:
         async with connect(http_url, "token-alice") as alice:
             assert len((await alice.list_tools()).tools) == TOOL_COUNT
-            saved = data(await alice.call_tool("knowledge_save", {
-                "task": "Page the on-call engineer", "content": "Use the escalation policy.",
-                "types": ["strategy"]}))
+            saved = data(
+                await alice.call_tool(
+                    "knowledge_save",
+                    {
+                        "task": "Page the on-call engineer",
+                        "content": "Use the escalation policy.",
+                        "types": ["strategy"],
+                    },
+                )
+            )
             assert saved["owner"] == "agent:alice_bot"
-            found = data(await alice.call_tool("knowledge_search",
-                                               {"query": "escalation policy on-call"}))
+            found = data(
+                await alice.call_tool("knowledge_search", {"query": "escalation policy on-call"})
+            )
             assert [hit["id"] for hit in found["results"]] == [saved["id"]]
-            data(await alice.call_tool("resource_save", {
-                "id": "credentials/pager", "title": "Pager", "body": "the pager account",
-                "secure_body": "pager-s3cret", "content_type": "credential"}))
+            data(
+                await alice.call_tool(
+                    "resource_save",
+                    {
+                        "id": "credentials/pager",
+                        "title": "Pager",
+                        "body": "the pager account",
+                        "secure_body": "pager-s3cret",
+                        "content_type": "credential",
+                    },
+                )
+            )
         async with connect(http_url, "token-bob") as bob:  # another organisation
             assert data(await bob.call_tool("knowledge_list", {}))["count"] == 0
         async with connect(http_url, "token-carol") as carol:  # alice's org, not allowed
-            refused = error_text(await carol.call_tool(
-                "resource_get", {"id": "credentials/pager", "include_secure": True}))
+            refused = error_text(
+                await carol.call_tool(
+                    "resource_get", {"id": "credentials/pager", "include_secure": True}
+                )
+            )
             assert refused.startswith("PERMISSION_DENIED")
         return saved["id"]
 
@@ -59,14 +77,22 @@ def test_tools_over_streamable_http_run_as_the_callers_token(
     assert hub.client("alice").knowledge.get(saved_id).task == "Page the on-call engineer"
 
 
-INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-    "protocolVersion": "2025-06-18", "capabilities": {},
-    "clientInfo": {"name": "raw", "version": "1"}}}
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"},
+    },
+}
 ACCEPT = "application/json, text/event-stream"
 
 
-def post(url: str, body: dict[str, Any], authorization: str | None = None,
-         session: str | None = None) -> httpx.Response:
+def post(
+    url: str, body: dict[str, Any], authorization: str | None = None, session: str | None = None
+) -> httpx.Response:
     headers = {"Accept": ACCEPT}
     if authorization:
         headers["Authorization"] = authorization
@@ -76,24 +102,23 @@ def post(url: str, body: dict[str, Any], authorization: str | None = None,
 
 
 def test_without_a_valid_token_the_answer_is_401_with_www_authenticate(
-        hub: Harness, http_url: str) -> None:
+    hub: Harness, http_url: str
+) -> None:
     """The server's own KNOWHUB_TOKEN (admin's, in the fixture) is never lent to HTTP
     callers; a request without a token the hub knows is HTTP 401, so that a client can
     ask its user for one, before any tool is listed or called."""
     for authorization, message, error in (
-            (None, "missing bearer token: send 'Authorization: Bearer <token>'",
-             "invalid_request"),
-            ("Bearer token-mallory", "unknown bearer token", "invalid_token"),
-            ("Basic YWxpY2U6cHc=", "Authorization: expected 'Bearer <token>'",
-             "invalid_request"),
-            (b"Bearer t\xf6ken-alice", "Authorization: malformed token", "invalid_request")):
+        (None, "missing bearer token: send 'Authorization: Bearer <token>'", "invalid_request"),
+        ("Bearer token-mallory", "unknown bearer token", "invalid_token"),
+        ("Basic YWxpY2U6cHc=", "Authorization: expected 'Bearer <token>'", "invalid_request"),
+        (b"Bearer t\xf6ken-alice", "Authorization: malformed token", "invalid_request"),
+    ):
         headers: Any = {"Accept": ACCEPT}
         if authorization:
             headers["Authorization"] = authorization
         response = httpx.post(http_url, json=INITIALIZE, headers=headers, timeout=30)
         assert response.status_code == 401, (authorization, response.text)
-        assert response.headers["www-authenticate"] == \
-            f'Bearer realm="knowhub", error="{error}"'
+        assert response.headers["www-authenticate"] == f'Bearer realm="knowhub", error="{error}"'
         assert response.json()["error"]["message"] == f"UNAUTHENTICATED: {message}"
 
     async def scenario() -> None:
@@ -113,15 +138,21 @@ def test_a_session_belongs_to_the_token_that_opened_it(hub: Harness, http_url: s
     session = opened.headers["mcp-session-id"]
     ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
     for authorization in ("Bearer token-bob", "Bearer token-carol"):
-        ended = httpx.delete(http_url, headers={"Authorization": authorization,
-                                                "mcp-session-id": session}, timeout=30)
+        ended = httpx.delete(
+            http_url,
+            headers={"Authorization": authorization, "mcp-session-id": session},
+            timeout=30,
+        )
         assert ended.status_code == 404, ended.text
         assert post(http_url, ping, authorization, session).status_code == 404
     anonymous = httpx.delete(http_url, headers={"mcp-session-id": session}, timeout=30)
     assert anonymous.status_code == 401
     assert post(http_url, ping, "Bearer token-alice", session).status_code == 200
-    own = httpx.delete(http_url, headers={"Authorization": "Bearer token-alice",
-                                          "mcp-session-id": session}, timeout=30)
+    own = httpx.delete(
+        http_url,
+        headers={"Authorization": "Bearer token-alice", "mcp-session-id": session},
+        timeout=30,
+    )
     assert own.status_code in (200, 204), own.text
     assert post(http_url, ping, "Bearer token-alice", session).status_code == 404
 
@@ -134,29 +165,41 @@ def test_a_request_from_another_host_name_is_refused(http_url: str) -> None:
     for host in ("evil.example:80", f"evil.example:{port}", f"127.0.0.1:{port + 1}", ""):
         assert httpx.post(http_url, headers={"Host": host}, json=ping).status_code == 421
     for origin in ("http://evil.example", f"http://localhost:{port + 1}", "null"):
-        assert httpx.post(http_url, headers={"Origin": origin},
-                          json=ping).status_code == 403
-    own = httpx.post(http_url, json=ping, headers={
-        "Origin": f"http://localhost:{port}", "Accept": "application/json, text/event-stream"})
+        assert httpx.post(http_url, headers={"Origin": origin}, json=ping).status_code == 403
+    own = httpx.post(
+        http_url,
+        json=ping,
+        headers={
+            "Origin": f"http://localhost:{port}",
+            "Accept": "application/json, text/event-stream",
+        },
+    )
     assert own.status_code not in (403, 421)
 
 
 def test_beyond_loopback_only_in_front_of_a_hub_that_requires_tokens(
-        hub: Harness, tmp_path: Path) -> None:
+    hub: Harness, tmp_path: Path
+) -> None:
     local = Harness(tmp_path / "local").start()
     try:
-        for target, refusal in ((local.address, "runs without a tokens file"),
-                                ("127.0.0.1:1", "cannot tell whether the hub")):
+        for target, refusal in (
+            (local.address, "runs without a tokens file"),
+            ("127.0.0.1:1", "cannot tell whether the hub"),
+        ):
             process = subprocess.run(
                 [KNOWHUB, "mcp", "--transport", "http", "--host", "0.0.0.0", "--port", "0"],
-                env={**os.environ, **server_env(target)}, capture_output=True, text=True,
-                timeout=60)
+                env={**os.environ, **server_env(target)},
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
             assert process.returncode == 1, process.stderr
             assert "refusing to bind the MCP server to 0.0.0.0" in process.stderr
             assert refusal in process.stderr
     finally:
         local.stop()
     with mcp_http(hub, "0.0.0.0") as url:  # a hub with tokens: callers bring theirs
+
         async def scenario() -> None:
             async with connect(url, "token-alice") as alice:
                 assert data(await alice.call_tool("knowledge_list", {}))["count"] == 0
@@ -172,10 +215,14 @@ def test_no_token_is_lent_in_front_of_a_local_hub(tmp_path: Path) -> None:
     local.client().resources.save("credentials/db", "db", "how", secure_body="s3cret")
     try:
         with mcp_http(local, "127.0.0.1", KNOWHUB_DATA_DIR=str(local.data_dir)) as url:
+
             async def scenario() -> dict[str, Any]:
                 async with connect(url, local.local_token) as owner:
-                    return data(await owner.call_tool(
-                        "resource_get", {"id": "credentials/db", "include_secure": True}))
+                    return data(
+                        await owner.call_tool(
+                            "resource_get", {"id": "credentials/db", "include_secure": True}
+                        )
+                    )
 
             refused = post(url, INITIALIZE)
             allowed = anyio.run(scenario)

@@ -26,8 +26,7 @@ def _captured(log_format: str) -> Iterator[io.StringIO]:
     root = logging.getLogger()
     level = root.level
     stream = io.StringIO()
-    handler = configure_logging("DEBUG", log_format, process="observability-test",
-                                stream=stream)
+    handler = configure_logging("DEBUG", log_format, process="observability-test", stream=stream)
     yield stream
     root.removeHandler(handler)
     root.setLevel(level)

@@ -18,8 +18,11 @@ def scrape(harness: Harness) -> Samples:
     with urllib.request.urlopen(url, timeout=10) as response:
         assert response.status == 200
         text = response.read().decode()
-    return {(s.name, frozenset(s.labels.items())): s.value
-            for family in text_string_to_metric_families(text) for s in family.samples}
+    return {
+        (s.name, frozenset(s.labels.items())): s.value
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+    }
 
 
 def value(samples: Samples, name: str, **labels: str) -> float | None:

@@ -33,26 +33,41 @@ def records(stream: io.StringIO) -> list[dict[str, Any]]:
 
 def of_method(found: list[dict[str, Any]], method: str) -> list[dict[str, Any]]:
     """The server's line on each `method` call (its code and time)."""
-    return [r for r in found
-            if r.get("method") == method and r["message"].startswith(f"rpc={method} ")]
+    return [
+        r for r in found if r.get("method") == method and r["message"].startswith(f"rpc={method} ")
+    ]
 
 
-def test_json_records_carry_the_call_and_its_trace_id(start_hub: StartHub,
-                                                      json_logs: io.StringIO) -> None:
+def test_json_records_carry_the_call_and_its_trace_id(
+    start_hub: StartHub, json_logs: io.StringIO
+) -> None:
     hub = start_hub()
     alice = hub.client("alice")
     alice.resources.save("docs/runbook", "runbook", "restart the service")
     channel = grpc.insecure_channel(hub.address)
     knowledge_pb2_grpc.KnowledgeServiceStub(channel).SaveKnowledge(
-        knowledge_pb2.SaveKnowledgeRequest(task="restart", content="see the runbook",
-                                           types=["tool"], resource_ids=["docs/runbook"]),
-        metadata=(*bearer("alice"), ("x-trace-id", "trace-obs-1"),
-                  ("x-request-id", "req-obs-1")), timeout=10)
+        knowledge_pb2.SaveKnowledgeRequest(
+            task="restart", content="see the runbook", types=["tool"], resource_ids=["docs/runbook"]
+        ),
+        metadata=(*bearer("alice"), ("x-trace-id", "trace-obs-1"), ("x-request-id", "req-obs-1")),
+        timeout=10,
+    )
     channel.close()
     trace_id = f"trace-{uuid.uuid4().hex[:12]}"
-    alice.cognition.append_events(trace_id, [{
-        "type": "query", "sequence": 1, "goal_id": "g1", "query": "how to restart",
-        "response": "", "source_ids": [], "sources": []}])
+    alice.cognition.append_events(
+        trace_id,
+        [
+            {
+                "type": "query",
+                "sequence": 1,
+                "goal_id": "g1",
+                "query": "how to restart",
+                "response": "",
+                "source_ids": [],
+                "sources": [],
+            }
+        ],
+    )
 
     found = records(json_logs)
     assert found, "the server logged at DEBUG"
@@ -65,7 +80,10 @@ def test_json_records_carry_the_call_and_its_trace_id(start_hub: StartHub,
 
     [save] = of_method(found, "SaveKnowledge")
     assert (save["service"], save["trace_id"], save["request_id"]) == (
-        "knowhub.v1.KnowledgeService", "trace-obs-1", "req-obs-1")
+        "knowhub.v1.KnowledgeService",
+        "trace-obs-1",
+        "req-obs-1",
+    )
     assert save["message"].startswith("rpc=SaveKnowledge code=OK")
     # The resource check the save made on the caller's behalf carries the same trace.
     [check] = of_method(found, "BatchGetResources")
@@ -76,20 +94,20 @@ def test_json_records_carry_the_call_and_its_trace_id(start_hub: StartHub,
     assert "trace_id" not in plain and len(plain["request_id"]) == 16
 
 
-def test_an_id_that_is_not_an_id_is_not_logged(start_hub: StartHub,
-                                               json_logs: io.StringIO) -> None:
+def test_an_id_that_is_not_an_id_is_not_logged(start_hub: StartHub, json_logs: io.StringIO) -> None:
     hub = start_hub()
     channel = grpc.insecure_channel(hub.address)
     knowledge_pb2_grpc.KnowledgeServiceStub(channel).ListKnowledge(
-        knowledge_pb2.ListKnowledgeRequest(), timeout=10,
-        metadata=(*bearer("alice"), ("x-trace-id", "forged] ERROR fake line")))
+        knowledge_pb2.ListKnowledgeRequest(),
+        timeout=10,
+        metadata=(*bearer("alice"), ("x-trace-id", "forged] ERROR fake line")),
+    )
     channel.close()
     [listed] = of_method(records(json_logs), "ListKnowledge")
     assert "trace_id" not in listed
 
 
-def test_text_lines_show_the_call_for_people(start_hub: StartHub,
-                                             text_logs: io.StringIO) -> None:
+def test_text_lines_show_the_call_for_people(start_hub: StartHub, text_logs: io.StringIO) -> None:
     hub = start_hub()
     alice = hub.client("alice")
     trace_id = f"trace-{uuid.uuid4().hex[:12]}"
@@ -100,39 +118,50 @@ def test_text_lines_show_the_call_for_people(start_hub: StartHub,
     assert line.endswith("]") and f"[GetLog trace={trace_id} request=" in line
 
 
-def test_no_secret_reaches_the_logs_on_any_path(start_hub: StartHub, tmp_path: Path,
-                                                json_logs: io.StringIO,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_secret_reaches_the_logs_on_any_path(
+    start_hub: StartHub, tmp_path: Path, json_logs: io.StringIO, monkeypatch: pytest.MonkeyPatch
+) -> None:
     master_key = generate_key()
     monkeypatch.setenv("KNOWHUB_MASTER_KEY", master_key)
     redis_server = EmbeddedRedis(tmp_path / "redis").start()
-    hub = start_hub(redis_url=redis_server.url, llm_base_url="http://127.0.0.1:9/v1",
-                    llm_api_key=LLM_KEY, llm_max_retries=0, llm_timeout_seconds=2)
+    hub = start_hub(
+        redis_url=redis_server.url,
+        llm_base_url="http://127.0.0.1:9/v1",
+        llm_api_key=LLM_KEY,
+        llm_max_retries=0,
+        llm_timeout_seconds=2,
+    )
     alice, carol = hub.client("alice"), hub.client("carol")
     alice.resources.save("credentials/db", "db login", "ask ops", secure_body=SECURE_BODY)
-    assert alice.resources.get("credentials/db", include_secure=True).secure_body == \
-        SECURE_BODY
+    assert alice.resources.get("credentials/db", include_secure=True).secure_body == SECURE_BODY
     # Refusals the server logs: not allowed, too long, unknown token.
     failure(lambda: carol.resources.get("credentials/db", include_secure=True))
-    failure(lambda: alice.resources.save("credentials/db", "t", "b",
-                                         secure_body=SECURE_BODY + "x" * 70_000))
+    failure(
+        lambda: alice.resources.save(
+            "credentials/db", "t", "b", secure_body=SECURE_BODY + "x" * 70_000
+        )
+    )
     channel = grpc.insecure_channel(hub.address)
     with pytest.raises(grpc.RpcError):
         knowledge_pb2_grpc.KnowledgeServiceStub(channel).ListKnowledge(
-            knowledge_pb2.ListKnowledgeRequest(), timeout=10,
-            metadata=(("authorization", f"Bearer {BOGUS_TOKEN}"),))
+            knowledge_pb2.ListKnowledgeRequest(),
+            timeout=10,
+            metadata=(("authorization", f"Bearer {BOGUS_TOKEN}"),),
+        )
     channel.close()
     # The LLM is unreachable: evolve fails and says why.
-    knowledge = alice.knowledge.save(task="log in to the db", content="ask ops",
-                                     types=["tool"], resource_ids=["credentials/db"])
+    knowledge = alice.knowledge.save(
+        task="log in to the db", content="ask ops", types=["tool"], resource_ids=["credentials/db"]
+    )
     failure(lambda: alice.knowledge.update(knowledge.id, evolve_feedback="name the user"))
     # Redis down: the audit record of a secret read cannot be written, so the read fails.
     redis_server.stop()
     failure(lambda: alice.resources.get("credentials/db", include_secure=True))
     # Careless lines a future change might add: the request, the header, a traceback.
     careless = logging.getLogger("knowhub.careless")
-    careless.warning("request %s", resource_pb2.SaveResourceRequest(
-        id="credentials/db", secure_body=SECURE_BODY))
+    careless.warning(
+        "request %s", resource_pb2.SaveResourceRequest(id="credentials/db", secure_body=SECURE_BODY)
+    )
     careless.warning("headers %s", [("authorization", f"Bearer {BOGUS_TOKEN}")])
     try:
         raise ValueError(f"bad key {master_key} for token-alice with {LLM_KEY}")
@@ -140,11 +169,25 @@ def test_no_secret_reaches_the_logs_on_any_path(start_hub: StartHub, tmp_path: P
         careless.exception("startup check failed")
 
     text = json_logs.getvalue()
-    for path in ("PERMISSION_DENIED", "INVALID_ARGUMENT", "UNAUTHENTICATED", "UNAVAILABLE",
-                 "audit log (Redis) cannot be written", "evolve failed", "Traceback"):
+    for path in (
+        "PERMISSION_DENIED",
+        "INVALID_ARGUMENT",
+        "UNAUTHENTICATED",
+        "UNAVAILABLE",
+        "audit log (Redis) cannot be written",
+        "evolve failed",
+        "Traceback",
+    ):
         assert path in text, f"the {path} path was logged"
-    for secret in (SECURE_BODY, "Hunter2-Correct-Horse-4711", BOGUS_TOKEN, master_key,
-                   "token-alice", "token-carol", LLM_KEY):
+    for secret in (
+        SECURE_BODY,
+        "Hunter2-Correct-Horse-4711",
+        BOGUS_TOKEN,
+        master_key,
+        "token-alice",
+        "token-carol",
+        LLM_KEY,
+    ):
         assert secret not in text, f"{secret!r} reached the logs"
     assert text.count("[REDACTED]") >= 4
     # What merely names a secret stays readable.

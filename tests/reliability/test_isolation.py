@@ -34,8 +34,20 @@ from tests.support.harness import Harness, write_tokens_file
 from tests.support.shared import running_hub
 
 SEED = 3
-WORDS = ("selenium", "login", "cookie", "retry", "proxy", "captcha", "timeout", "parser",
-         "invoice", "report", "deploy", "cache")
+WORDS = (
+    "selenium",
+    "login",
+    "cookie",
+    "retry",
+    "proxy",
+    "captcha",
+    "timeout",
+    "parser",
+    "invoice",
+    "report",
+    "deploy",
+    "cache",
+)
 DENIED = {"NOT_FOUND", "PERMISSION_DENIED"}
 
 
@@ -135,29 +147,43 @@ class World:
     traces: dict[str, str]  # trace id -> owner user scope
 
 
-def populate(hub: Harness, principals: list[Who], rng: random.Random,
-             per_principal: int) -> World:
+def populate(hub: Harness, principals: list[Who], rng: random.Random, per_principal: int) -> World:
     world = World({}, {}, {})
     for who in principals:
         client = hub.client(who.name)
         for i in range(per_principal):
-            scopes = [s for s in some_scopes(rng, who) if who.may_write([s])] or \
-                [who.user_scope]
-            record = client.knowledge.save(task=text(rng), content=text(rng), types=["tool"],
-                                           scopes=[who.read_scope(s) for s in scopes])
+            scopes = [s for s in some_scopes(rng, who) if who.may_write([s])] or [who.user_scope]
+            record = client.knowledge.save(
+                task=text(rng),
+                content=text(rng),
+                types=["tool"],
+                scopes=[who.read_scope(s) for s in scopes],
+            )
             world.knowledge[record.id] = scopes
             resource_id = f"iso/{who.name}/r{i}"
             scopes = some_scopes(rng, who)
-            client.resources.save(resource_id, text(rng), text(rng), secure_body="s",
-                                  scopes=[who.read_scope(s) for s in scopes])
+            client.resources.save(
+                resource_id,
+                text(rng),
+                text(rng),
+                secure_body="s",
+                scopes=[who.read_scope(s) for s in scopes],
+            )
             world.resources[who.stored(resource_id)] = scopes
-            client.memory.remember(observations=[f"{who.name} noted {text(rng)}"],
-                                   context={"user_id": f"m{rng.randint(0, 9)}"},
-                                   scope=who.read_scope(rng.choice(sorted(who.visible))))
+            client.memory.remember(
+                observations=[f"{who.name} noted {text(rng)}"],
+                context={"user_id": f"m{rng.randint(0, 9)}"},
+                scope=who.read_scope(rng.choice(sorted(who.visible))),
+            )
         trace = f"iso-{who.name}"
-        client.cognition.append_events(trace, [
-            {"type": "message", "sequence": 1, "role": "user", "content": text(rng)},
-            {"type": "query", "sequence": 1, "query": text(rng)}], task=text(rng))
+        client.cognition.append_events(
+            trace,
+            [
+                {"type": "message", "sequence": 1, "role": "user", "content": text(rng)},
+                {"type": "query", "sequence": 1, "query": text(rng)},
+            ],
+            task=text(rng),
+        )
         world.traces[trace] = who.user_scope
     return world
 
@@ -198,14 +224,29 @@ class Tally:
         return item
 
 
-def read_once(rng: random.Random, clients: dict[str, KnowHub], principals: list[Who],
-              world: World, tally: Tally) -> None:
+def read_once(
+    rng: random.Random,
+    clients: dict[str, KnowHub],
+    principals: list[Who],
+    world: World,
+    tally: Tally,
+) -> None:
     who = rng.choice(principals)
     client = clients[who.name]
-    kind = rng.choice(["knowledge.search", "knowledge.list", "knowledge.get",
-                       "resources.get", "resources.list", "resources.search",
-                       "cognition.get_log", "cognition.trace_view", "cognition.list_traces",
-                       "memory.search_events"])
+    kind = rng.choice(
+        [
+            "knowledge.search",
+            "knowledge.list",
+            "knowledge.get",
+            "resources.get",
+            "resources.list",
+            "resources.search",
+            "cognition.get_log",
+            "cognition.trace_view",
+            "cognition.list_traces",
+            "memory.search_events",
+        ]
+    )
     tally.reads[kind] += 1
     if kind == "knowledge.search":
         for hit in client.knowledge.search(text(rng), top_k=rng.randint(1, 50), min_score=1):
@@ -215,15 +256,23 @@ def read_once(rng: random.Random, clients: dict[str, KnowHub], principals: list[
             tally.check(f"knowledge {record.id}", who, record.scopes)
     elif kind == "knowledge.get":
         record_id, scopes = rng.choice(list(world.knowledge.items()))
-        record = tally.get(f"knowledge {record_id}", who, not who.visible.isdisjoint(scopes),
-                           lambda: client.knowledge.get(record_id))
+        record = tally.get(
+            f"knowledge {record_id}",
+            who,
+            not who.visible.isdisjoint(scopes),
+            lambda: client.knowledge.get(record_id),
+        )
         if record is not None:
             tally.check(f"knowledge {record_id}", who, record.scopes)
     elif kind == "resources.get":
         stored, scopes = rng.choice(list(world.resources.items()))
         resource_id = who.read(stored)
-        resource = tally.get(f"resource {resource_id}", who, not who.visible.isdisjoint(scopes),
-                             lambda: client.resources.get(resource_id))
+        resource = tally.get(
+            f"resource {resource_id}",
+            who,
+            not who.visible.isdisjoint(scopes),
+            lambda: client.resources.get(resource_id),
+        )
         if resource is not None:
             tally.check(f"resource {resource_id}", who, resource.scopes)
     elif kind == "resources.list":
@@ -236,55 +285,57 @@ def read_once(rng: random.Random, clients: dict[str, KnowHub], principals: list[
             tally.check(f"resource {hit.resource.id}", who, hit.resource.scopes)
     elif kind in ("cognition.get_log", "cognition.trace_view"):
         trace, owner = rng.choice(list(world.traces.items()))
-        read = client.cognition.get_log if kind.endswith("get_log") else \
-            client.cognition.trace_view
+        read = client.cognition.get_log if kind.endswith("get_log") else client.cognition.trace_view
         tally.get(f"trace {trace}", who, owner == who.user_scope, lambda: read(trace))
     elif kind == "cognition.list_traces":
         for trace in client.cognition.list_traces(limit=100):
             tally.results += 1
             if trace.owner != who.user_scope:
-                tally.leaks.append(f"trace {trace.trace_id} of {trace.owner} reached "
-                                   f"{who.fields}")
+                tally.leaks.append(f"trace {trace.trace_id} of {trace.owner} reached {who.fields}")
     else:
         for hit in client.memory.search_events(text(rng), top_k=rng.randint(1, 50)):
             tally.check(f"memory event {hit.event.event_id}", who, [hit.event.scope])
 
 
 @pytest.fixture
-def isolation_hub(tmp_path: Path, redis_url: str,
-                  scale: Scale) -> Iterator[tuple[Harness, list[Who], str]]:
+def isolation_hub(
+    tmp_path: Path, redis_url: str, scale: Scale
+) -> Iterator[tuple[Harness, list[Who], str]]:
     principals = make_principals(random.Random(SEED), int(scale.pick(12, 48)))
     tokens = write_tokens_file(tmp_path, {who.name: who.fields for who in principals})
     prefix = f"iso-{uuid.uuid4().hex[:12]}:"
     with pytest.MonkeyPatch.context() as env:
         env.setenv("KNOWHUB_HISTORIAN_POLL_INTERVAL_SECONDS", "0.05")
         env.setenv("KNOWHUB_DREAM_WORKERS", "0")
-        with running_hub(tmp_path, tokens=tokens, redis_url=redis_url,
-                         redis_prefix=prefix) as hub:
+        with running_hub(tmp_path, tokens=tokens, redis_url=redis_url, redis_prefix=prefix) as hub:
             yield hub, principals, prefix
 
 
-def test_no_read_crosses_scopes(isolation_hub: tuple[Harness, list[Who], str], redis_url: str,
-                                scale: Scale, figures: Report) -> None:
+def test_no_read_crosses_scopes(
+    isolation_hub: tuple[Harness, list[Who], str], redis_url: str, scale: Scale, figures: Report
+) -> None:
     hub, principals, prefix = isolation_hub
     rng = random.Random(SEED)
     world = populate(hub, principals, rng, per_principal=int(scale.pick(3, 8)))
     Queue(redis_url, prefix).wait_drained(timeout=60)
     some = hub.client(principals[0].name)
-    wait_until(lambda: some.memory.search_events(" ".join(WORDS), top_k=1), 20,
-               "the historian's events")
+    wait_until(
+        lambda: some.memory.search_events(" ".join(WORDS), top_k=1), 20, "the historian's events"
+    )
     clients = {who.name: hub.client(who.name) for who in principals}
     tally = Tally()
     reads = int(scale.pick(600, 10_000))
     for _ in range(reads):
         read_once(rng, clients, principals, world, tally)
 
-    figures(f"{len(principals)} principals wrote {len(world.knowledge)} knowledge records, "
-            f"{len(world.resources)} resources, {len(world.traces)} traces and "
-            f"{len(world.knowledge)} memory observations; {reads} reads returned "
-            f"{tally.results} results: {len(tally.leaks)} outside the caller's scopes; "
-            f"{tally.refused} gets of invisible items refused, "
-            f"{len(tally.refused_visible)} of visible ones")
+    figures(
+        f"{len(principals)} principals wrote {len(world.knowledge)} knowledge records, "
+        f"{len(world.resources)} resources, {len(world.traces)} traces and "
+        f"{len(world.knowledge)} memory observations; {reads} reads returned "
+        f"{tally.results} results: {len(tally.leaks)} outside the caller's scopes; "
+        f"{tally.refused} gets of invisible items refused, "
+        f"{len(tally.refused_visible)} of visible ones"
+    )
     figures("reads by kind: " + ", ".join(f"{k} {n}" for k, n in sorted(tally.reads.items())))
     assert not tally.leaks, tally.leaks[:10]
     assert not tally.refused_visible, tally.refused_visible[:10]
@@ -314,8 +365,9 @@ class Writes:
         return result
 
 
-def test_no_write_borrows_an_identity(isolation_hub: tuple[Harness, list[Who], str],
-                                      scale: Scale, figures: Report) -> None:
+def test_no_write_borrows_an_identity(
+    isolation_hub: tuple[Harness, list[Who], str], scale: Scale, figures: Report
+) -> None:
     """Random callers save naming random agents (their own, another's, none) and delete
     random records they can see: a save acts as an agent only if the caller's token lists
     it, and a delete succeeds only for the record's owner (the user or its agent) or its
@@ -332,10 +384,14 @@ def test_no_write_borrows_an_identity(isolation_hub: tuple[Harness, list[Who], s
         named = rng.choice(["", own, *pool])
         scopes = some_scopes(rng, who)
         allowed = named in ("", own) and who.may_write(scopes)
-        saved = writes.attempt("save", f"{who.fields} naming {named!r} into {scopes}", allowed,
-                               lambda w=who, n=named, s=scopes: clients[w.name].knowledge.save(
-                                   task=text(rng), content=text(rng), types=["tool"],
-                                   scopes=s, agent_id=n))
+        saved = writes.attempt(
+            "save",
+            f"{who.fields} naming {named!r} into {scopes}",
+            allowed,
+            lambda w=who, n=named, s=scopes: clients[w.name].knowledge.save(
+                task=text(rng), content=text(rng), types=["tool"], scopes=s, agent_id=n
+            ),
+        )
         if saved is None:
             continue
         expected = f"agent:{named or own}" if named or own else who.user_scope
@@ -344,23 +400,27 @@ def test_no_write_borrows_an_identity(isolation_hub: tuple[Harness, list[Who], s
         records[saved.id] = (who.stored_scope(saved.owner), who.user_scope, scopes)
     for _ in range(int(scale.pick(150, 1500))):
         who = rng.choice(principals)
-        visible = [i for i, (_, _, scopes) in records.items()
-                   if not who.visible.isdisjoint(scopes)]
+        visible = [i for i, (_, _, scopes) in records.items() if not who.visible.isdisjoint(scopes)]
         if not visible:
             continue
         record_id = rng.choice(visible)
         owner, creator, _ = records[record_id]
         own = who.fields.get("agent_id", "")
-        allowed = owner in (who.user_scope, who.stored_scope(f"agent:{own}") if own else "") \
+        allowed = (
+            owner in (who.user_scope, who.stored_scope(f"agent:{own}") if own else "")
             or creator == who.user_scope
-        deleted = writes.attempt("delete", f"{who.fields} deleting {owner}'s (creator "
-                                 f"{creator}) {record_id}", allowed,
-                                 lambda w=who, r=record_id: clients[w.name].knowledge.delete(r)
-                                 or True)
+        )
+        deleted = writes.attempt(
+            "delete",
+            f"{who.fields} deleting {owner}'s (creator {creator}) {record_id}",
+            allowed,
+            lambda w=who, r=record_id: clients[w.name].knowledge.delete(r) or True,
+        )
         if deleted:
             del records[record_id]
     tally = writes.tally
     figures("identity writes: " + ", ".join(f"{k} {n}" for k, n in sorted(tally.items())))
     assert not writes.wrong, writes.wrong[:10]
-    assert tally["save PERMISSION_DENIED"] and tally["delete PERMISSION_DENIED"] and \
-        tally["delete OK"], tally
+    assert (
+        tally["save PERMISSION_DENIED"] and tally["delete PERMISSION_DENIED"] and tally["delete OK"]
+    ), tally

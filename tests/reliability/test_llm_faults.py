@@ -33,13 +33,15 @@ LLM_TIMEOUT = 0.5
 ROUTING_TIMEOUT = 0.25
 SLOW = LLM_TIMEOUT + 0.5
 
-PIPELINES = ("routing", "evolve", "slim", "rewrite", "profile", "reflect", "integrate",
-             "evaluate")
-SYSTEMS = {knowledge_prompts.ROUTING_SYSTEM: "routing",
-           knowledge_prompts.EVOLVE_SYSTEM: "evolve", knowledge_prompts.SLIM_SYSTEM: "slim",
-           runs_prompts.REFLECT_SYSTEM: "reflect",
-           runs_prompts.INTEGRATE_SYSTEM: "integrate",
-           runs_prompts.EVALUATOR_SYSTEM: "evaluate"}
+PIPELINES = ("routing", "evolve", "slim", "rewrite", "profile", "reflect", "integrate", "evaluate")
+SYSTEMS = {
+    knowledge_prompts.ROUTING_SYSTEM: "routing",
+    knowledge_prompts.EVOLVE_SYSTEM: "evolve",
+    knowledge_prompts.SLIM_SYSTEM: "slim",
+    runs_prompts.REFLECT_SYSTEM: "reflect",
+    runs_prompts.INTEGRATE_SYSTEM: "integrate",
+    runs_prompts.EVALUATOR_SYSTEM: "evaluate",
+}
 TOOLS = {memory_prompts.REWRITE_TOOL: "rewrite", memory_prompts.PROFILE_TOOL: "profile"}
 
 
@@ -60,9 +62,20 @@ def good_answer(pipeline: str, request: dict[str, Any]) -> str | ToolCalls:
     if pipeline == "rewrite":
         return ToolCalls([("submit_rewrite", {"text": "Null (QQ 10001) likes the oboe."})])
     if pipeline == "profile":
-        return ToolCalls([("update_profile", {"entity_type": "user", "entity_id": "10001",
-                                              "name": "Null", "tags": [],
-                                              "summary": "likes the oboe"})])
+        return ToolCalls(
+            [
+                (
+                    "update_profile",
+                    {
+                        "entity_type": "user",
+                        "entity_id": "10001",
+                        "name": "Null",
+                        "tags": [],
+                        "summary": "likes the oboe",
+                    },
+                )
+            ]
+        )
     if pipeline == "reflect":
         return json.dumps({"summary": "the run taught patience"})
     if pipeline == "integrate":
@@ -76,8 +89,16 @@ def fault_answer(fault: str, pipeline: str) -> str | ToolCalls | Failure | Delay
     if fault == "slow":
         return Delay(SLOW, "{}")
     if pipeline in TOOLS.values():  # garbage: a call whose arguments are not JSON
-        return ToolCalls([(memory_prompts.REWRITE_TOOL if pipeline == "rewrite"
-                           else memory_prompts.PROFILE_TOOL, "{{not json")])
+        return ToolCalls(
+            [
+                (
+                    memory_prompts.REWRITE_TOOL
+                    if pipeline == "rewrite"
+                    else memory_prompts.PROFILE_TOOL,
+                    "{{not json",
+                )
+            ]
+        )
     return "Sorry, as a language model I cannot answer in JSON."
 
 
@@ -104,35 +125,47 @@ def timed(call: Callable[[], Any]) -> tuple[Any, float]:
 
 
 @pytest.fixture
-def hub_for(start_hub: StartHub, tokens_file: Path, redis_url: str, redis_prefix: str,
-            llm: OpenAIStub) -> Callable[[FaultyLLM], Harness]:
+def hub_for(
+    start_hub: StartHub, tokens_file: Path, redis_url: str, redis_prefix: str, llm: OpenAIStub
+) -> Callable[[FaultyLLM], Harness]:
     def start(scripted: FaultyLLM) -> Harness:
         llm.responder = scripted
         write_dream_tokens(tokens_file.parent)
         hub = start_hub(
-            env={**FAST, "KNOWHUB_HISTORIAN_WORKERS": "1",
-                 "KNOWHUB_HISTORIAN_POLL_INTERVAL_SECONDS": "0.05",
-                 "KNOWHUB_EVALUATOR": "on", "KNOWHUB_EVALUATOR_MAX_DELIVERIES": "100",
-                 "KNOWHUB_COGNITION_TRIGGER_POLL_SECONDS": "0.1",
-                 "KNOWHUB_COGNITION_TRIGGER_VISIBILITY_SECONDS": "0.5",
-                 "KNOWHUB_SEARCH_ROUTING_TIMEOUT_SECONDS": str(ROUTING_TIMEOUT)},
-            redis_url=redis_url, redis_prefix=redis_prefix, llm_base_url=llm.base_url,
-            llm_max_retries=0, llm_timeout_seconds=LLM_TIMEOUT)
+            env={
+                **FAST,
+                "KNOWHUB_HISTORIAN_WORKERS": "1",
+                "KNOWHUB_HISTORIAN_POLL_INTERVAL_SECONDS": "0.05",
+                "KNOWHUB_EVALUATOR": "on",
+                "KNOWHUB_EVALUATOR_MAX_DELIVERIES": "100",
+                "KNOWHUB_COGNITION_TRIGGER_POLL_SECONDS": "0.1",
+                "KNOWHUB_COGNITION_TRIGGER_VISIBILITY_SECONDS": "0.5",
+                "KNOWHUB_SEARCH_ROUTING_TIMEOUT_SECONDS": str(ROUTING_TIMEOUT),
+            },
+            redis_url=redis_url,
+            redis_prefix=redis_prefix,
+            llm_base_url=llm.base_url,
+            llm_max_retries=0,
+            llm_timeout_seconds=LLM_TIMEOUT,
+        )
         return hub
+
     return start
 
 
 @pytest.mark.parametrize("fault", ["down", "slow", "garbage"])
 def test_every_llm_pipeline_degrades_and_loses_no_work(
-        fault: str, hub_for: Callable[[FaultyLLM], Harness], figures: Report) -> None:
+    fault: str, hub_for: Callable[[FaultyLLM], Harness], figures: Report
+) -> None:
     scripted = FaultyLLM(fault)
     hub = hub_for(scripted)
     alice, carol = hub.client("alice"), hub.client("carol")
     slowest: dict[str, float] = {}
 
     # Routing (the LLM picks 2 of the 3 recalled): the recall order stands.
-    record = alice.knowledge.save(task="log in to the supplier portal",
-                                  content="use the saved cookie", types=["strategy"])
+    record = alice.knowledge.save(
+        task="log in to the supplier portal", content="use the saved cookie", types=["strategy"]
+    )
     for task in ("portal invoices export", "portal user admin"):
         alice.knowledge.save(task=task, content="from the settings tab", types=["tool"])
     hits, slowest["search"] = timed(lambda: alice.knowledge.search("portal", top_k=1))
@@ -145,10 +178,15 @@ def test_every_llm_pipeline_degrades_and_loses_no_work(
     assert alice.knowledge.versions(record.id) == []
 
     # Slim: the best record's content is kept, the group is still merged.
-    twin = [alice.knowledge.save(task="rotate the api keys monthly", content=text,
-                                 types=["strategy"], score=score)
-            for text, score in (("revoke old keys after rotation", 5),
-                                ("revoke old keys after rotation now", 3))]
+    twin = [
+        alice.knowledge.save(
+            task="rotate the api keys monthly", content=text, types=["strategy"], score=score
+        )
+        for text, score in (
+            ("revoke old keys after rotation", 5),
+            ("revoke old keys after rotation now", 3),
+        )
+    ]
     report, slowest["slim"] = timed(lambda: alice.knowledge.slim())
     [group] = report.groups
     assert (group.kept_id, group.removed_ids) == (twin[0].id, [twin[1].id])
@@ -156,13 +194,19 @@ def test_every_llm_pipeline_degrades_and_loses_no_work(
     assert alice.knowledge.get(twin[0].id).content == "revoke old keys after rotation"
 
     # The historian: the observation is stored as written, profiles stay as they are.
-    job = alice.memory.remember("", ["User 10001 likes the oboe"],
-                                context={"user_id": "10001"}).job_id
-    wait_until(lambda: alice.memory.search_events("oboe", target_user_id="10001"),
-               what="the historian's event")
+    job = alice.memory.remember(
+        "", ["User 10001 likes the oboe"], context={"user_id": "10001"}
+    ).job_id
+    wait_until(
+        lambda: alice.memory.search_events("oboe", target_user_id="10001"),
+        what="the historian's event",
+    )
     [hit] = alice.memory.search_events("oboe", target_user_id="10001")
-    assert (hit.event.job_id, hit.event.text, hit.event.is_absolute) == \
-        (job, "User 10001 likes the oboe", False)
+    assert (hit.event.job_id, hit.event.text, hit.event.is_absolute) == (
+        job,
+        "User 10001 likes the oboe",
+        False,
+    )
     assert "rewrite failed" in hit.event.warning
     with pytest.raises(errors.NotFound):
         alice.memory.get_profile("user", "10001")
@@ -170,9 +214,14 @@ def test_every_llm_pipeline_degrades_and_loses_no_work(
 
     # Reflection: the trace fails in the run and stays unreflected for the next run.
     trace = "llm-faults-trace"
-    alice.cognition.append_events(trace, [
-        {"type": "message", "sequence": n, "role": "user", "content": f"step {n}"}
-        for n in range(1, 4)], task="try the portal")
+    alice.cognition.append_events(
+        trace,
+        [
+            {"type": "message", "sequence": n, "role": "user", "content": f"step {n}"}
+            for n in range(1, 4)
+        ],
+        task="try the portal",
+    )
     run = wait_run(alice, alice.dream.run().run_id, timeout=60)
     assert run.status == "failed" and [f.trace_id for f in run.failures] == [trace]
     assert alice.cognition.get_log(trace, limit=1).trace.reflected_at_sequence == 0
@@ -180,10 +229,20 @@ def test_every_llm_pipeline_degrades_and_loses_no_work(
     # The evaluator: the trigger is not acknowledged and comes back. (Carol's trace: she
     # runs no agent, so alice_bot's dream runs leave it out.)
     evaluated = "llm-faults-evaluated"
-    carol.cognition.append_events(evaluated, [{
-        "type": "query", "sequence": 1, "goal_id": "g1", "query": "portal login",
-        "response": "", "source_ids": [record.id],
-        "sources": [{"id": record.id, "task": record.task, "content": record.content}]}])
+    carol.cognition.append_events(
+        evaluated,
+        [
+            {
+                "type": "query",
+                "sequence": 1,
+                "goal_id": "g1",
+                "query": "portal login",
+                "response": "",
+                "source_ids": [record.id],
+                "sources": [{"id": record.id, "task": record.task, "content": record.content}],
+            }
+        ],
+    )
     assert carol.cognition.signal_trigger(evaluated, "goal_completion").published
     wait_until(lambda: scripted.calls["evaluate"] >= 2, 30, "the trigger's second delivery")
     assert carol.cognition.get_log(evaluated, types=["evaluation"]) == []
@@ -198,7 +257,9 @@ def test_every_llm_pipeline_degrades_and_loses_no_work(
     # (the evaluation event is logged first, then its feedback applied)
     recovered = wait_until(
         lambda: alice.knowledge.get(record.id).eval.helpful == record.eval.helpful + 1,
-        30, "the evaluator's feedback once the LLM answers")
+        30,
+        "the evaluator's feedback once the LLM answers",
+    )
     assert len(carol.cognition.get_log(evaluated, types=["evaluation"])) == 1
 
     # Everything answers: the waiting work is done, once.
@@ -214,8 +275,10 @@ def test_every_llm_pipeline_degrades_and_loses_no_work(
     assert alice.knowledge.get(record.id).eval.helpful == record.eval.helpful + 1
 
     called = sum(1 for p in PIPELINES if scripted.calls[p])
-    figures(f"LLM {fault}: {called} of {len(PIPELINES)} pipelines met the fault and took "
-            f"their degrade path, no work lost; search answered in "
-            f"{slowest['search'] * 1000:.0f} ms, slim in {slowest['slim'] * 1000:.0f} ms; "
-            f"the waiting evaluation done {recovered:.2f}s after the LLM recovered")
+    figures(
+        f"LLM {fault}: {called} of {len(PIPELINES)} pipelines met the fault and took "
+        f"their degrade path, no work lost; search answered in "
+        f"{slowest['search'] * 1000:.0f} ms, slim in {slowest['slim'] * 1000:.0f} ms; "
+        f"the waiting evaluation done {recovered:.2f}s after the LLM recovered"
+    )
     assert called == len(PIPELINES)

@@ -33,14 +33,20 @@ def test_mixed_load(tmp_path: Path, scale: Scale, figures: Report) -> None:
         address = f"127.0.0.1:{port}"
         owner = KnowHub(address, token="token-alice", timeout=60)
         shared, resources = seed(owner)
-        clients, elapsed = drive(address, [f"token-{user}" for user in USERS], clients_count,
-                                 seconds, shared, resources)
+        clients, elapsed = drive(
+            address, [f"token-{user}" for user in USERS], clients_count, seconds, shared, resources
+        )
 
         helpful = sum((c.helpful for c in clients), collections.Counter())
-        lost_feedback = {record: 1 + helpful[record] - owner.knowledge.get(record).eval.helpful
-                         for record in shared}
-        lost_events = {c.trace: c.appended - c.kh.cognition.get_log(c.trace, limit=1)
-                       .trace.event_count for c in clients if c.appended}
+        lost_feedback = {
+            record: 1 + helpful[record] - owner.knowledge.get(record).eval.helpful
+            for record in shared
+        }
+        lost_events = {
+            c.trace: c.appended - c.kh.cognition.get_log(c.trace, limit=1).trace.event_count
+            for c in clients
+            if c.appended
+        }
         for client in [owner, *(c.kh for c in clients)]:
             client.close()
 
@@ -50,12 +56,15 @@ def test_mixed_load(tmp_path: Path, scale: Scale, figures: Report) -> None:
             latencies[name] += samples
     failures = [error for c in clients for error in c.errors]
     total = sum(len(samples) for samples in latencies.values())
-    figures(f"{clients_count} clients for {elapsed:.1f} s: {total} calls, "
-            f"{total / elapsed:.0f} calls/s, {len(failures)} errors")
+    figures(
+        f"{clients_count} clients for {elapsed:.1f} s: {total} calls, "
+        f"{total / elapsed:.0f} calls/s, {len(failures)} errors"
+    )
     for name, samples in sorted(latencies.items()):
         shape = percentiles(samples)
-        figures(f"{name}: {len(samples)} calls, p50 {shape['p50']:.1f} ms, "
-                f"p99 {shape['p99']:.1f} ms")
+        figures(
+            f"{name}: {len(samples)} calls, p50 {shape['p50']:.1f} ms, p99 {shape['p99']:.1f} ms"
+        )
     assert not failures, failures[:10]
     assert not any(lost_feedback.values()), lost_feedback
     assert not any(lost_events.values()), lost_events

@@ -44,10 +44,15 @@ def redis_server(directory: Path) -> Iterator[RedisServer]:
 
 @pytest.fixture(scope="module")
 def hub(directory: Path, redis_server: RedisServer) -> Iterator[ServerProcess]:
-    process = ServerProcess(["up"], directory / "data", {
-        "KNOWHUB_TOKENS_FILE": str(write_tokens_file(directory)),
-        "KNOWHUB_REDIS_URL": redis_server.url,
-        "KNOWHUB_HISTORIAN_POLL_INTERVAL_SECONDS": "0.1"}).start()
+    process = ServerProcess(
+        ["up"],
+        directory / "data",
+        {
+            "KNOWHUB_TOKENS_FILE": str(write_tokens_file(directory)),
+            "KNOWHUB_REDIS_URL": redis_server.url,
+            "KNOWHUB_HISTORIAN_POLL_INTERVAL_SECONDS": "0.1",
+        },
+    ).start()
     yield process
     process.stop()
 
@@ -55,13 +60,16 @@ def hub(directory: Path, redis_server: RedisServer) -> Iterator[ServerProcess]:
 def writers_of(kh: KnowHub, count: int, run: str, user: str) -> list[Writer]:
     """AppendEvents (each writer its trace), secure resource saves (audited in Redis) and
     Remember (the historian's job stream); `run` keeps the ids apart from other runs'."""
+
     def appender(w: int) -> Writer:
         def append(n: int) -> tuple[str, int]:
             kh.cognition.append_events(
-                f"{run}-trace-{w}", [{"type": "message", "sequence": n, "role": "user",
-                                      "content": f"message {w}-{n}"}],
-                request_id=f"append-{w}-{n}")
+                f"{run}-trace-{w}",
+                [{"type": "message", "sequence": n, "role": "user", "content": f"message {w}-{n}"}],
+                request_id=f"append-{w}-{n}",
+            )
             return f"{run}-trace-{w}", n
+
         return Writer(f"append-{w}", append, keep_going=True)
 
     def save(n: int) -> tuple[str, int, str]:
@@ -71,13 +79,17 @@ def writers_of(kh: KnowHub, count: int, run: str, user: str) -> list[Writer]:
     def remember(n: int) -> str:
         return kh.memory.remember(f"memo {n}", context={"user_id": user}).job_id
 
-    return [*(appender(w) for w in range(count)), Writer("resource", save, keep_going=True),
-            Writer("remember", remember, keep_going=True)]
+    return [
+        *(appender(w) for w in range(count)),
+        Writer("resource", save, keep_going=True),
+        Writer("remember", remember, keep_going=True),
+    ]
 
 
 @pytest.mark.parametrize("fault", ["killed", "frozen"])
-def test_redis_away_under_load(fault: str, hub: ServerProcess, redis_server: RedisServer,
-                               scale: Scale, figures: Report) -> None:
+def test_redis_away_under_load(
+    fault: str, hub: ServerProcess, redis_server: RedisServer, scale: Scale, figures: Report
+) -> None:
     # frozen: longer than the 3 s a call waits for a Redis that does not answer
     outage = float(scale.pick(1.5, 10) if fault == "killed" else scale.pick(4, 12))
     with KnowHub(hub.address, token="token-alice", timeout=30) as kh:
@@ -86,16 +98,22 @@ def test_redis_away_under_load(fault: str, hub: ServerProcess, redis_server: Red
         for writer in writers:
             writer.start()
         before = int(scale.pick(30, 2000))
-        wait_until(lambda: sum(len(w.acknowledged) for w in writers) >= before,
-                   scale.pick(30, 300), "writes before the outage")
+        wait_until(
+            lambda: sum(len(w.acknowledged) for w in writers) >= before,
+            scale.pick(30, 300),
+            "writes before the outage",
+        )
 
         redis_server.kill() if fault == "killed" else redis_server.freeze()
         killed = time.monotonic()
         time.sleep(outage)
         redis_server.start() if fault == "killed" else redis_server.thaw()
         restarted = time.monotonic()
-        recovery = wait_until(lambda: all(w.acknowledged_at and w.acknowledged_at[-1] > restarted
-                                          for w in writers), 60, "every writer to write again")
+        recovery = wait_until(
+            lambda: all(w.acknowledged_at and w.acknowledged_at[-1] > restarted for w in writers),
+            60,
+            "every writer to write again",
+        )
         time.sleep(float(scale.pick(0.5, 5)))  # writing on after the recovery
         for writer in writers:
             writer.stop()
@@ -118,12 +136,14 @@ def test_redis_away_under_load(fault: str, hub: ServerProcess, redis_server: Red
         assert set(remember.acknowledged[-50:]) <= memos
 
     latencies = [f.seconds * 1000 for f in failures]
-    figures(f"Redis {fault} for {outage:.1f}s under load: {appended} acknowledged appends, "
-            f"{len(resource.acknowledged)} secure saves, {len(remember.acknowledged)} "
-            f"Remember calls, all found after the restart; {len(failures)} calls answered "
-            f"UNAVAILABLE meanwhile (p50 {statistics.median(latencies):.1f} ms, max "
-            f"{max(latencies):.1f} ms); every writer wrote again {recovery:.2f}s after "
-            "Redis was back")
+    figures(
+        f"Redis {fault} for {outage:.1f}s under load: {appended} acknowledged appends, "
+        f"{len(resource.acknowledged)} secure saves, {len(remember.acknowledged)} "
+        f"Remember calls, all found after the restart; {len(failures)} calls answered "
+        f"UNAVAILABLE meanwhile (p50 {statistics.median(latencies):.1f} ms, max "
+        f"{max(latencies):.1f} ms); every writer wrote again {recovery:.2f}s after "
+        "Redis was back"
+    )
 
 
 def check_appends(kh: KnowHub, writers: list[Writer]) -> int:

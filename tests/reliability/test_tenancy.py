@@ -50,16 +50,22 @@ def llm(stub: OpenAIStub) -> DreamLLM:
 
 
 @pytest.fixture(scope="module")
-def hub(tmp_path_factory: pytest.TempPathFactory, redis_url: str, stub: OpenAIStub,
-        llm: DreamLLM) -> Iterator[Harness]:
+def hub(
+    tmp_path_factory: pytest.TempPathFactory, redis_url: str, stub: OpenAIStub, llm: DreamLLM
+) -> Iterator[Harness]:
     directory = tmp_path_factory.mktemp("tenancy")
     with pytest.MonkeyPatch.context() as env:
         for name, value in {**FAST, "KNOWHUB_DREAM_SERVICE_TOKEN": "token-dream"}.items():
             env.setenv(name, value)
-        with running_hub(directory, tokens=write_tokens_file(directory, TENANTS),
-                         redis_url=redis_url, redis_prefix=f"test-{uuid.uuid4().hex[:12]}:",
-                         llm_base_url=stub.base_url, llm_max_retries=0,
-                         llm_timeout_seconds=10) as harness:
+        with running_hub(
+            directory,
+            tokens=write_tokens_file(directory, TENANTS),
+            redis_url=redis_url,
+            redis_prefix=f"test-{uuid.uuid4().hex[:12]}:",
+            llm_base_url=stub.base_url,
+            llm_max_retries=0,
+            llm_timeout_seconds=10,
+        ) as harness:
             yield harness
 
 
@@ -70,28 +76,33 @@ def kh(hub: Harness) -> dict[str, KnowHub]:
 
 # ---- One agent id in two organisations ------------------------------------------------------
 
+
 def test_another_orgs_agent_of_the_same_name_cannot_touch_its_records(
-        kh: dict[str, KnowHub]) -> None:
+    kh: dict[str, KnowHub],
+) -> None:
     rita, erin = kh["rita"], kh["erin"]
-    saved = rita.knowledge.save(task="launch plan", content=SECRET_WORDS, types=["plan"],
-                                scopes=["agent:research_agent"])
+    saved = rita.knowledge.save(
+        task="launch plan", content=SECRET_WORDS, types=["plan"], scopes=["agent:research_agent"]
+    )
     assert (saved.scopes, saved.owner) == (["agent:research_agent"], "agent:research_agent")
 
     # globex's research_agent: the record does not exist for it, whatever it tries.
-    for attempt in (lambda: erin.knowledge.get(saved.id),
-                    lambda: erin.knowledge.update(saved.id, evolve_feedback="rewrite it"),
-                    lambda: erin.knowledge.update(saved.id, add_harmful_case={"task": "x"}),
-                    lambda: erin.knowledge.delete(saved.id)):
+    for attempt in (
+        lambda: erin.knowledge.get(saved.id),
+        lambda: erin.knowledge.update(saved.id, evolve_feedback="rewrite it"),
+        lambda: erin.knowledge.update(saved.id, add_harmful_case={"task": "x"}),
+        lambda: erin.knowledge.delete(saved.id),
+    ):
         with pytest.raises(errors.NotFound):
             attempt()
     assert saved.id not in {k.id for k in erin.knowledge.list(limit=100)}
     assert saved.id not in {h.knowledge.id for h in erin.knowledge.search("launch plan")}
-    assert saved.id not in {k.id for k in erin.knowledge.list(
-        scopes=["agent:research_agent"], limit=100)}
+    assert saved.id not in {
+        k.id for k in erin.knowledge.list(scopes=["agent:research_agent"], limit=100)
+    }
     # Nor can it write into acme's agent scope, or as acme's agent, by naming it.
     for name in ("scopes", "owner"):
-        value = ["agent:acme:research_agent"] if name == "scopes" else \
-            "agent:acme:research_agent"
+        value = ["agent:acme:research_agent"] if name == "scopes" else "agent:acme:research_agent"
         with pytest.raises(errors.PermissionDenied):
             erin.knowledge.save(task="t", content="c", types=["plan"], **{name: value})
 
@@ -101,12 +112,17 @@ def test_another_orgs_agent_of_the_same_name_cannot_touch_its_records(
 
 def test_an_admin_names_another_orgs_agent_with_its_org(kh: dict[str, KnowHub]) -> None:
     admin, erin = kh["admin"], kh["erin"]
-    for_erin = admin.knowledge.save(task="for globex's agent", content="c", types=["plan"],
-                                    scopes=["agent:globex:research_agent"])
+    for_erin = admin.knowledge.save(
+        task="for globex's agent",
+        content="c",
+        types=["plan"],
+        scopes=["agent:globex:research_agent"],
+    )
     assert for_erin.scopes == ["agent:globex:research_agent"]  # another org's: qualified
     assert erin.knowledge.get(for_erin.id).scopes == ["agent:research_agent"]
-    for_rita = admin.knowledge.save(task="for acme's agent", content="c", types=["plan"],
-                                    scopes=["agent:research_agent"])
+    for_rita = admin.knowledge.save(
+        task="for acme's agent", content="c", types=["plan"], scopes=["agent:research_agent"]
+    )
     with pytest.raises(errors.NotFound):
         erin.knowledge.get(for_rita.id)
 
@@ -118,7 +134,8 @@ def trace_with(client: KnowHub, text: str) -> str:
 
 
 def test_the_same_agent_id_of_another_org_has_its_own_dream(
-        kh: dict[str, KnowHub], llm: DreamLLM) -> None:
+    kh: dict[str, KnowHub], llm: DreamLLM
+) -> None:
     rita, erin = kh["rita"], kh["erin"]
     ritas_trace = trace_with(rita, SECRET_WORDS)
     assert rita.cognition.get_log(ritas_trace, limit=1).trace.agent_id == "research_agent"
@@ -145,7 +162,8 @@ def test_the_same_agent_id_of_another_org_has_its_own_dream(
 
 
 def test_a_dream_run_cannot_take_another_orgs_trace_of_the_same_agent_id(
-        kh: dict[str, KnowHub]) -> None:
+    kh: dict[str, KnowHub],
+) -> None:
     rita, erin = kh["rita"], kh["erin"]
     ritas_trace = trace_with(rita, SECRET_WORDS)
     with pytest.raises((errors.NotFound, errors.PermissionDenied)):
@@ -154,13 +172,14 @@ def test_a_dream_run_cannot_take_another_orgs_trace_of_the_same_agent_id(
 
 # ---- Resource ids ---------------------------------------------------------------------------
 
+
 def test_an_id_another_org_uses_tells_nothing_and_cannot_be_squatted(
-        kh: dict[str, KnowHub]) -> None:
+    kh: dict[str, KnowHub],
+) -> None:
     alice, bob = kh["alice"], kh["bob"]
     # bob (globex) takes the name first: acme can still use it, for its own resource.
     squatted = bob.resources.save("tools/curl", "globex's curl", "curl -s")
-    mine = alice.resources.save("tools/curl", "acme's curl", "curl -fsSL",
-                                secure_body="acme-token")
+    mine = alice.resources.save("tools/curl", "acme's curl", "curl -fsSL", secure_body="acme-token")
     assert (squatted.id, mine.id) == ("tools/curl", "tools/curl")
     assert (squatted.version, mine.version) == (1, 1)
 
@@ -180,31 +199,36 @@ def test_an_id_another_org_uses_tells_nothing_and_cannot_be_squatted(
             bob.resources.save(resource_id, "mine now", "b")
         assert refused.value.message == (
             f"id: {resource_id!r} names a resource of another organisation; save under an "
-            "id of your own organisation")
+            "id of your own organisation"
+        )
     # Another org's id in a batch read is missing, exactly like one that does not exist.
     results = bob.resources.get_many(["acme:tools/curl", "acme:tools/nothing-here"])
     assert [r.error for r in results] == [
         {"code": "NOT_FOUND", "message": "resource 'acme:tools/curl' not found"},
-        {"code": "NOT_FOUND", "message": "resource 'acme:tools/nothing-here' not found"}]
+        {"code": "NOT_FOUND", "message": "resource 'acme:tools/nothing-here' not found"},
+    ]
 
 
 def test_knowledge_refers_to_its_own_orgs_resources(kh: dict[str, KnowHub]) -> None:
     alice, bob = kh["alice"], kh["bob"]
     alice.resources.save("code/deploy", "acme's deploy script", "make deploy")
     bob.resources.save("code/deploy", "globex's deploy script", "./deploy.sh")
-    record = alice.knowledge.save(task="deploying the site", content="run the script",
-                                  types=["tool"], scopes=["public"],
-                                  resource_ids=["code/deploy"])
+    record = alice.knowledge.save(
+        task="deploying the site",
+        content="run the script",
+        types=["tool"],
+        scopes=["public"],
+        resource_ids=["code/deploy"],
+    )
     assert record.resource_ids == ["code/deploy"]
-    [hit] = [h for h in alice.knowledge.search("deploying the site")
-             if h.knowledge.id == record.id]
+    [hit] = [h for h in alice.knowledge.search("deploying the site") if h.knowledge.id == record.id]
     assert hit.unavailable_resources == []
     # bob reads acme's reference as acme's, and cannot use it: never his own code/deploy.
-    [bobs] = [h for h in bob.knowledge.search("deploying the site")
-              if h.knowledge.id == record.id]
+    [bobs] = [h for h in bob.knowledge.search("deploying the site") if h.knowledge.id == record.id]
     assert bobs.knowledge.resource_ids == ["acme:code/deploy"]
     assert [(u.resource_id, u.reason) for u in bobs.unavailable_resources] == [
-        ("acme:code/deploy", "missing")]
+        ("acme:code/deploy", "missing")
+    ]
 
 
 def test_listing_under_a_prefix_covers_the_callers_org(kh: dict[str, KnowHub]) -> None:
@@ -213,4 +237,5 @@ def test_listing_under_a_prefix_covers_the_callers_org(kh: dict[str, KnowHub]) -
     bob.resources.save("notes/globex", "t", "b")
     assert {r.id for r in bob.resources.list(prefix="notes", limit=100)} == {"notes/globex"}
     assert {r.id for r in bob.resources.list(prefix="acme:notes", limit=100)} == {
-        "acme:notes/acme-public"}
+        "acme:notes/acme-public"
+    }

@@ -25,8 +25,9 @@ def module_redis(redis_url: str) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory,
-           module_redis: dict[str, str]) -> Iterator[Harness]:
+def server(
+    tmp_path_factory: pytest.TempPathFactory, module_redis: dict[str, str]
+) -> Iterator[Harness]:
     directory = tmp_path_factory.mktemp("resources")
     with running_hub(directory, tokens=write_tokens(directory), **module_redis) as harness:
         yield harness
@@ -34,16 +35,16 @@ def server(tmp_path_factory: pytest.TempPathFactory,
 
 @pytest.fixture(scope="module")
 def clients(server: Harness) -> Principals:
-    return {name: server.client(name)
-            for name in ("alice", "carol", "bob", "admin", "reader")}
+    return {name: server.client(name) for name in ("alice", "carol", "bob", "admin", "reader")}
 
 
 StartResourceHub = Callable[..., Harness]
 
 
 @pytest.fixture
-def start_resource_hub(tmp_path: Path, redis_url: str, redis_prefix: str,
-                       monkeypatch: pytest.MonkeyPatch) -> Iterator[StartResourceHub]:
+def start_resource_hub(
+    tmp_path: Path, redis_url: str, redis_prefix: str, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[StartResourceHub]:
     """Starts servers on this test's own data directory (one at a time), with the
     secure_reader tokens and this test's Redis prefix: `start(env={...}, **settings)`."""
     started: list[Harness] = []
@@ -53,8 +54,11 @@ def start_resource_hub(tmp_path: Path, redis_url: str, redis_prefix: str,
         for name, value in (env or {}).items():
             monkeypatch.setenv(name, value)
         given = {"redis_url": redis_url, "redis_prefix": redis_prefix, **settings}
-        harness = Harness(tmp_path / "data", tokens_file=tokens,
-                          **{k: v for k, v in given.items() if v is not None}).start()
+        harness = Harness(
+            tmp_path / "data",
+            tokens_file=tokens,
+            **{k: v for k, v in given.items() if v is not None},
+        ).start()
         started.append(harness)
         return harness
 

@@ -14,15 +14,19 @@ from tests.support.harness import PRINCIPALS
 READER = {"user_id": "dave", "org_id": "acme", "roles": ["secure_reader"]}
 
 CREDENTIAL: dict[str, Any] = {
-    "title": "website A test account", "body": "log in directly; 100 logins a day",
-    "content_type": "credential", "metadata": {"acquired_at": "2026-03-06T10:00:00Z"},
+    "title": "website A test account",
+    "body": "log in directly; 100 logins a day",
+    "content_type": "credential",
+    "metadata": {"acquired_at": "2026-03-06T10:00:00Z"},
 }
 
 
 def write_tokens(directory: Path) -> Path:
     path = directory / "tokens.json"
-    entries = [{"token": f"token-{name}", **fields}
-               for name, fields in {**PRINCIPALS, "reader": READER}.items()]
+    entries = [
+        {"token": f"token-{name}", **fields}
+        for name, fields in {**PRINCIPALS, "reader": READER}.items()
+    ]
     path.write_text(json.dumps({"tokens": entries}))
     return path
 
@@ -32,12 +36,14 @@ def everything(client: KnowHub) -> dict[str, Any]:
     found: dict[str, Any] = {}
     token = ""
     while True:
-        page = client.resources.list(limit=100, page_token=token, include_expired=True,
-                                     show_deleted=True)
+        page = client.resources.list(
+            limit=100, page_token=token, include_expired=True, show_deleted=True
+        )
         for resource in page:
-            found[resource.id] = {"latest": resource.to_dict(),
-                                  "versions": [v.to_dict()
-                                               for v in client.resources.versions(resource.id)]}
+            found[resource.id] = {
+                "latest": resource.to_dict(),
+                "versions": [v.to_dict() for v in client.resources.versions(resource.id)],
+            }
         token = page.next_page_token
         if not token:
             return found

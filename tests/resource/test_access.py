@@ -68,7 +68,8 @@ def test_the_permission_matrix(clients: Principals, owned: str, who: str) -> Non
 
 
 def test_a_refused_secure_read_returns_nothing_secret_and_is_audited(
-        clients: Principals, owned: str) -> None:
+    clients: Principals, owned: str
+) -> None:
     code, message = failure(lambda: secret_of(clients["carol"], owned))
     assert code == "PERMISSION_DENIED"
     assert "secure_reader" in message and SECRET not in message
@@ -77,32 +78,39 @@ def test_a_refused_secure_read_returns_nothing_secret_and_is_audited(
     assert public.body == CREDENTIAL["body"]
     events = clients["admin"].resources.audit_events(resource_id=owned)
     assert ("read_secure", "denied", "user:carol") in {
-        (e.action, e.outcome, e.actor) for e in events}
+        (e.action, e.outcome, e.actor) for e in events
+    }
 
 
-def test_the_creator_keeps_its_rights_when_the_owner_changes(clients: Principals,
-                                                             owned: str) -> None:
+def test_the_creator_keeps_its_rights_when_the_owner_changes(
+    clients: Principals, owned: str
+) -> None:
     admin, alice, carol = clients["admin"], clients["alice"], clients["carol"]
-    handed = admin.resources.save(owned, "handed over", "b", secure_body="new secret",
-                                  owner="user:carol")
+    handed = admin.resources.save(
+        owned, "handed over", "b", secure_body="new secret", owner="user:carol"
+    )
     assert handed.owner == "user:carol"
     assert secret_of(carol, owned) == "new secret"  # the new owner
     assert secret_of(alice, owned) == "new secret"  # the user who created it
     assert alice.resources.save(owned, "still mine to change", "b").version == 3
 
 
-@pytest.mark.parametrize(("fields", "field"), [
-    ({"scopes": ["org:globex"]}, "scopes[0]"),
-    ({"scopes": ["org:acme", "team:t2"]}, "scopes[1]"),
-    ({"owner": "user:bob"}, "owner"),
-    ({"owner": "agent:research_agent"}, "owner"),
-])
-def test_a_caller_writes_only_into_its_scopes_and_as_itself(clients: Principals,
-                                                            fields: dict[str, object],
-                                                            field: str) -> None:
+@pytest.mark.parametrize(
+    ("fields", "field"),
+    [
+        ({"scopes": ["org:globex"]}, "scopes[0]"),
+        ({"scopes": ["org:acme", "team:t2"]}, "scopes[1]"),
+        ({"owner": "user:bob"}, "owner"),
+        ({"owner": "agent:research_agent"}, "owner"),
+    ],
+)
+def test_a_caller_writes_only_into_its_scopes_and_as_itself(
+    clients: Principals, fields: dict[str, object], field: str
+) -> None:
     resource_id = f"code/scoped-{next(_ids)}"
-    code, message = failure(lambda: clients["alice"].resources.save(resource_id, "t", "b",
-                                                                    **fields))
+    code, message = failure(
+        lambda: clients["alice"].resources.save(resource_id, "t", "b", **fields)
+    )
     assert code == "PERMISSION_DENIED" and message.startswith(f"{field}:"), message
     assert outcome(lambda: clients["admin"].resources.get(resource_id)) == "NOT_FOUND"
     saved = clients["admin"].resources.save(resource_id, "t", "b", **fields)
@@ -117,8 +125,7 @@ def test_defaults_are_the_callers_org_and_agent(clients: Principals) -> None:
     assert (carols.scopes, carols.owner) == (["org:acme"], "user:carol")
 
 
-def test_lists_searches_and_batch_reads_show_only_visible_resources(
-        clients: Principals) -> None:
+def test_lists_searches_and_batch_reads_show_only_visible_resources(clients: Principals) -> None:
     alice, bob = clients["alice"], clients["bob"]
     alice.resources.save("shared/acme-only", "quokka notes", "acme")
     alice.resources.save("shared/for-all", "quokka public notes", "all", scopes=["public"])
@@ -133,14 +140,21 @@ def test_lists_searches_and_batch_reads_show_only_visible_resources(
     assert listed(bob) == {"shared/globex-only"}
     assert listed(bob, "acme:shared") == {"acme:shared/for-all"}
     assert {r.id for r in bob.resources.list(limit=100)} >= {
-        "acme:shared/for-all", "shared/globex-only"}
+        "acme:shared/for-all",
+        "shared/globex-only",
+    }
     assert {h.resource.id for h in bob.resources.search("quokka")} == {
-        "acme:shared/for-all", "shared/globex-only"}
-    results = bob.resources.get_many(["acme:shared/acme-only", "acme:shared/for-all",
-                                      "shared/for-all"])
+        "acme:shared/for-all",
+        "shared/globex-only",
+    }
+    results = bob.resources.get_many(
+        ["acme:shared/acme-only", "acme:shared/for-all", "shared/for-all"]
+    )
     assert [r.ok for r in results] == [False, True, False]
-    assert results[0].error == {"code": "NOT_FOUND",
-                                "message": "resource 'acme:shared/acme-only' not found"}
+    assert results[0].error == {
+        "code": "NOT_FOUND",
+        "message": "resource 'acme:shared/acme-only' not found",
+    }
     assert results[1].resource.id == "acme:shared/for-all"
 
 
@@ -169,7 +183,6 @@ CALLS: dict[str, Callable[[KnowHub], object]] = {
 
 @pytest.mark.parametrize("name", list(CALLS))
 @pytest.mark.parametrize("token", [None, "not-a-token"])
-def test_every_call_needs_a_known_token(server: Harness, name: str,
-                                        token: str | None) -> None:
+def test_every_call_needs_a_known_token(server: Harness, name: str, token: str | None) -> None:
     with KnowHub(server.address, token=token, timeout=10) as anonymous:
         assert failure(lambda: CALLS[name](anonymous))[0] == "UNAUTHENTICATED"

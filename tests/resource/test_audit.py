@@ -41,14 +41,19 @@ def test_every_change_and_secure_read_is_recorded(clients: Principals) -> None:
 
     a, c = "user:alice", "user:carol"
     assert actions(admin, "credentials/trail") == [
-        ("save", 1, "attempt", a), ("save", 1, "ok", a),
+        ("save", 1, "attempt", a),
+        ("save", 1, "ok", a),
         ("read_secure", 1, "ok", a),
         ("read_secure", 1, "denied", c),
         ("save", 2, "denied", c),
-        ("save", 2, "attempt", a), ("save", 2, "ok", a),
-        ("delete", 2, "attempt", a), ("delete", 2, "ok", a),
-        ("undelete", 2, "attempt", a), ("undelete", 2, "ok", a),
-        ("destroy", 2, "attempt", a), ("destroy", 2, "ok", a),
+        ("save", 2, "attempt", a),
+        ("save", 2, "ok", a),
+        ("delete", 2, "attempt", a),
+        ("delete", 2, "ok", a),
+        ("undelete", 2, "attempt", a),
+        ("undelete", 2, "ok", a),
+        ("destroy", 2, "attempt", a),
+        ("destroy", 2, "ok", a),
     ]
     events = admin.resources.audit_events(limit=1000, resource_id="credentials/trail")
     assert all(e.agent_id == "alice_bot" for e in events if e.actor == a)
@@ -61,7 +66,9 @@ def test_a_rotation_is_recorded(clients: Principals) -> None:
     rotation = admin.resources.rotate_master_key()
     latest = admin.resources.audit_events(limit=2)
     assert [(e.action, e.outcome, e.actor) for e in latest] == [
-        ("rotate_key", "ok", "user:root"), ("rotate_key", "attempt", "user:root")]
+        ("rotate_key", "ok", "user:root"),
+        ("rotate_key", "attempt", "user:root"),
+    ]
     assert f"active={rotation.active_key_id}" in latest[0].detail
 
 
@@ -85,16 +92,24 @@ def test_events_page_newest_first(clients: Principals) -> None:
 
     filtered = admin.resources.audit_events(limit=2, resource_id="code/paged")
     assert [(e.resource_id, e.version, e.outcome) for e in filtered] == [
-        ("code/paged", 3, "ok"), ("code/paged", 3, "attempt")]
-    rest = admin.resources.audit_events(limit=100, resource_id="code/paged",
-                                        page_token=filtered.next_page_token)
-    assert [(e.version, e.outcome) for e in rest] == [(2, "ok"), (2, "attempt"),
-                                                      (1, "ok"), (1, "attempt")]
+        ("code/paged", 3, "ok"),
+        ("code/paged", 3, "attempt"),
+    ]
+    rest = admin.resources.audit_events(
+        limit=100, resource_id="code/paged", page_token=filtered.next_page_token
+    )
+    assert [(e.version, e.outcome) for e in rest] == [
+        (2, "ok"),
+        (2, "attempt"),
+        (1, "ok"),
+        (1, "attempt"),
+    ]
     assert rest.next_page_token == ""
 
 
-def test_the_stream_is_under_the_redis_prefix(server: Harness,
-                                              module_redis: dict[str, str]) -> None:
+def test_the_stream_is_under_the_redis_prefix(
+    server: Harness, module_redis: dict[str, str]
+) -> None:
     stream = f"{module_redis['redis_prefix']}audit"
     assert connect(module_redis["redis_url"]).xlen(stream) > 0
 
@@ -107,7 +122,8 @@ def own_redis(tmp_path: Path) -> EmbeddedRedis:
 
 
 def test_without_the_audit_log_no_secret_leaves_and_nothing_changes(
-        start_resource_hub: StartResourceHub, own_redis: EmbeddedRedis) -> None:
+    start_resource_hub: StartResourceHub, own_redis: EmbeddedRedis
+) -> None:
     hub = start_resource_hub(redis_url=own_redis.url)
     alice = hub.client("alice")
     alice.resources.save("credentials/closed", **CREDENTIAL, secure_body=SECRET)
@@ -117,11 +133,12 @@ def test_without_the_audit_log_no_secret_leaves_and_nothing_changes(
     code, message = failure(lambda: secret_of(alice, "credentials/closed"))
     assert code == "UNAVAILABLE" and "audit" in message and "not returned" in message
     assert SECRET not in message
-    for change in (lambda: alice.resources.save("credentials/closed", "t", "b",
-                                                secure_body="other"),
-                   lambda: alice.resources.save("credentials/new", "t", "b"),
-                   lambda: alice.resources.delete("credentials/closed"),
-                   lambda: alice.resources.destroy("credentials/closed")):
+    for change in (
+        lambda: alice.resources.save("credentials/closed", "t", "b", secure_body="other"),
+        lambda: alice.resources.save("credentials/new", "t", "b"),
+        lambda: alice.resources.delete("credentials/closed"),
+        lambda: alice.resources.destroy("credentials/closed"),
+    ):
         code, message = failure(change)
         assert code == "UNAVAILABLE" and "audit" in message, message
     # Reading the public part needs no audit record.
@@ -133,12 +150,15 @@ def test_without_the_audit_log_no_secret_leaves_and_nothing_changes(
     outcomes = actions(hub.client("admin"), "credentials/closed")
     assert outcomes[-1] == ("read_secure", 1, "ok", "user:alice")
     assert [o for o in outcomes if o[0] != "read_secure"] == [
-        ("save", 1, "attempt", "user:alice"), ("save", 1, "ok", "user:alice")]
+        ("save", 1, "attempt", "user:alice"),
+        ("save", 1, "ok", "user:alice"),
+    ]
 
 
 @pytest.mark.filterwarnings("error::pytest.PytestUnhandledThreadExceptionWarning")
 def test_a_read_refused_while_redis_froze_is_not_recorded_when_it_resumes(
-        start_resource_hub: StartResourceHub, own_redis: EmbeddedRedis) -> None:
+    start_resource_hub: StartResourceHub, own_redis: EmbeddedRedis
+) -> None:
     """A frozen Redis (SIGSTOP) holds the read's audit append; the caller is refused when
     its command times out, and once Redis resumes the held append must not record the
     read as done. (The background workers ride the freeze out too.)"""
@@ -155,6 +175,8 @@ def test_a_read_refused_while_redis_froze_is_not_recorded_when_it_resumes(
     redis_client = connect(own_redis.url)
     redis_client.ping()  # Redis has run what it held
     assert actions(admin, "credentials/frozen") == [
-        ("save", 1, "attempt", "user:alice"), ("save", 1, "ok", "user:alice")]
+        ("save", 1, "attempt", "user:alice"),
+        ("save", 1, "ok", "user:alice"),
+    ]
     assert secret_of(alice, "credentials/frozen") == SECRET
     assert actions(admin, "credentials/frozen")[-1] == ("read_secure", 1, "ok", "user:alice")

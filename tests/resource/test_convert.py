@@ -22,13 +22,19 @@ from tests.support.messages import assert_writes_every_field, filled, filled_rec
 VIEWER = Principal(user_id="viewer", namespace="")
 
 RECORDS: dict[str, tuple[Callable[[], Any], Callable[[Any], Message]]] = {
-    "Resource": (lambda: filled_record(Resource, {"content_type": "code"}),
-                 lambda resource: convert.resource_to_proto(resource, VIEWER)),
-    "ResourceHit": (lambda: filled_record(Resource, {"content_type": "cookie"}),
-                    lambda resource: convert.hit_to_proto(resource, 0.75, VIEWER)),
+    "Resource": (
+        lambda: filled_record(Resource, {"content_type": "code"}),
+        lambda resource: convert.resource_to_proto(resource, VIEWER),
+    ),
+    "ResourceHit": (
+        lambda: filled_record(Resource, {"content_type": "cookie"}),
+        lambda resource: convert.hit_to_proto(resource, 0.75, VIEWER),
+    ),
     "ResourceVersion": (lambda: filled_record(VersionInfo), convert.version_to_proto),
-    "AuditEvent": (lambda: filled_record(AuditEvent),
-                   lambda event: convert.event_to_proto(event, VIEWER)),
+    "AuditEvent": (
+        lambda: filled_record(AuditEvent),
+        lambda event: convert.event_to_proto(event, VIEWER),
+    ),
     "RotateMasterKeyResponse": (lambda: filled_record(Rotation), convert.rotation_to_proto),
 }
 

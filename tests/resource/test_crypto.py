@@ -55,8 +55,12 @@ def test_processes_sharing_a_key_file_see_each_others_rotations(tmp_path: Path) 
 
 def test_keys_are_read_in_either_base64_alphabet_with_or_without_padding() -> None:
     raw = bytes(range(200, 232))
-    for text in (base64.b64encode(raw).decode(), base64.urlsafe_b64encode(raw).decode(),
-                 base64.urlsafe_b64encode(raw).decode().rstrip("="), " " + generate_key()):
+    for text in (
+        base64.b64encode(raw).decode(),
+        base64.urlsafe_b64encode(raw).decode(),
+        base64.urlsafe_b64encode(raw).decode().rstrip("="),
+        " " + generate_key(),
+    ):
         assert len(decode_key(text, "k")) == 32
     with pytest.raises(ValueError, match="32 random bytes"):
         decode_key("not*base64", "k")

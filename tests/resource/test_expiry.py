@@ -20,17 +20,33 @@ FUTURE = "2999-01-01T00:00:00Z"
 def alice(clients: Principals) -> KnowHub:
     alice = clients["alice"]
     # A cookie, its expiry in metadata only; it has passed.
-    alice.resources.save("cookies/website_a", "website A cookie", "for logged-in API calls",
-                         secure_body="session_id=abc123; auth_token=xyz789",
-                         content_type="cookie",
-                         metadata={"acquired_at": "2026-03-06T10:00:00Z", "expires_at": PAST})
-    alice.resources.save("cookies/website_b", "website B cookie", "for logged-in API calls",
-                         secure_body="sid=b", content_type="cookie", expires_at=FUTURE)
-    alice.resources.save("cookies/website_c", "website C cookie", "for logged-in API calls",
-                         secure_body="sid=c", content_type="cookie",
-                         expires_at=datetime(2020, 1, 1, tzinfo=timezone.utc))
-    alice.resources.save("cookies/website_d", "website D cookie", "for logged-in API calls",
-                         content_type="cookie")
+    alice.resources.save(
+        "cookies/website_a",
+        "website A cookie",
+        "for logged-in API calls",
+        secure_body="session_id=abc123; auth_token=xyz789",
+        content_type="cookie",
+        metadata={"acquired_at": "2026-03-06T10:00:00Z", "expires_at": PAST},
+    )
+    alice.resources.save(
+        "cookies/website_b",
+        "website B cookie",
+        "for logged-in API calls",
+        secure_body="sid=b",
+        content_type="cookie",
+        expires_at=FUTURE,
+    )
+    alice.resources.save(
+        "cookies/website_c",
+        "website C cookie",
+        "for logged-in API calls",
+        secure_body="sid=c",
+        content_type="cookie",
+        expires_at=datetime(2020, 1, 1, tzinfo=timezone.utc),
+    )
+    alice.resources.save(
+        "cookies/website_d", "website D cookie", "for logged-in API calls", content_type="cookie"
+    )
     return alice
 
 
@@ -69,9 +85,13 @@ def test_a_resource_expires_while_stored(alice: KnowHub) -> None:
 
 def test_epoch_seconds_and_agreeing_fields_are_accepted(alice: KnowHub) -> None:
     at = datetime(2030, 5, 1, tzinfo=timezone.utc)
-    saved = alice.resources.save("cookies/epoch", "t", "b",
-                                 metadata={"expires_at": at.timestamp()})
+    saved = alice.resources.save("cookies/epoch", "t", "b", metadata={"expires_at": at.timestamp()})
     assert saved.expires_at == at
-    both = alice.resources.save("cookies/both", "t", "b", expires_at=at,
-                                metadata={"expires_at": "2030-05-01T00:00:00+00:00"})
+    both = alice.resources.save(
+        "cookies/both",
+        "t",
+        "b",
+        expires_at=at,
+        metadata={"expires_at": "2030-05-01T00:00:00+00:00"},
+    )
     assert both.expires_at == at

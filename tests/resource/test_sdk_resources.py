@@ -16,15 +16,32 @@ from knowhub.resources import ResourcesAPI
 from tests.resource.conftest import Principals
 from tests.support.harness import Harness
 
-RESOURCE_KEYS = {"id", "title", "body", "secure_body", "content_type", "metadata", "scopes",
-                 "owner", "expires_at", "version", "created_at", "updated_at", "expired",
-                 "has_secure_body", "deleted", "deleted_at"}
+RESOURCE_KEYS = {
+    "id",
+    "title",
+    "body",
+    "secure_body",
+    "content_type",
+    "metadata",
+    "scopes",
+    "owner",
+    "expires_at",
+    "version",
+    "created_at",
+    "updated_at",
+    "expired",
+    "has_secure_body",
+    "deleted",
+    "deleted_at",
+}
 # A website's test account, its password in the secure body.
 CREDENTIAL: dict[str, Any] = {
-    "id": "credentials/website_a", "title": "某网站测试账号",
+    "id": "credentials/website_a",
+    "title": "某网站测试账号",
     "body": "使用方法:直接登录即可,每天限额 100 次",
     "secure_body": "账号:user@example.com\n密码:SecurePass123",
-    "content_type": "credential", "metadata": {"acquired_at": "2026-03-06T10:00:00Z"},
+    "content_type": "credential",
+    "metadata": {"acquired_at": "2026-03-06T10:00:00Z"},
 }
 
 
@@ -50,8 +67,9 @@ def test_list_pages_with_a_next_page_token(alice: KnowHub) -> None:
         alice.resources.save(f"code/sdk/p{n}", f"snippet {n}", "print()", content_type="code")
     seen, token, pages = [], "", 0
     while True:
-        page = alice.resources.list(prefix="code/sdk/", limit=2, page_token=token,
-                                    content_type="code")
+        page = alice.resources.list(
+            prefix="code/sdk/", limit=2, page_token=token, content_type="code"
+        )
         seen += [r.id for r in page]
         pages += 1
         token = page.next_page_token
@@ -61,15 +79,16 @@ def test_list_pages_with_a_next_page_token(alice: KnowHub) -> None:
 
 
 def test_the_async_client_has_every_method_of_the_blocking_one(server: Harness) -> None:
-    methods = {n for n, _ in inspect.getmembers(ResourcesAPI, inspect.isfunction)
-               if not n.startswith("_")}
-    assert {"save", "get", "list", "search", "delete", "undelete", "destroy",
-            "versions"} <= methods
+    methods = {
+        n for n, _ in inspect.getmembers(ResourcesAPI, inspect.isfunction) if not n.startswith("_")
+    }
+    assert {"save", "get", "list", "search", "delete", "undelete", "destroy", "versions"} <= methods
 
     async def scenario() -> dict[str, Any]:
         async with AsyncKnowHub(resource=server.address, token="token-alice") as kh:
-            saved = await kh.resources.save("code/async", "aardwolf snippet", "await x()",
-                                            secure_body="s", expires_at=2e9)
+            saved = await kh.resources.save(
+                "code/async", "aardwolf snippet", "await x()", secure_body="s", expires_at=2e9
+            )
             got = await kh.resources.get("code/async", include_secure=True)
             hits = await kh.resources.search("aardwolf")
             page = await kh.resources.list(prefix="code/async")
@@ -80,9 +99,17 @@ def test_the_async_client_has_every_method_of_the_blocking_one(server: Harness) 
             destroyed = await kh.resources.destroy("code/async")
             with pytest.raises(errors.NotFound):
                 await kh.resources.get("code/async")
-            return {"saved": saved, "got": got, "hits": hits, "page": page, "many": many,
-                    "deleted": deleted, "restored": restored, "versions": versions,
-                    "destroyed": destroyed}
+            return {
+                "saved": saved,
+                "got": got,
+                "hits": hits,
+                "page": page,
+                "many": many,
+                "deleted": deleted,
+                "restored": restored,
+                "versions": versions,
+                "destroyed": destroyed,
+            }
 
     out = asyncio.run(scenario())
     assert out["saved"].expires_at == datetime.fromtimestamp(2e9, timezone.utc)
@@ -106,28 +133,43 @@ def test_the_resource_tools_match_the_sdk() -> None:
         signature = inspect.signature(getattr(ResourcesAPI, method))
         accepted = {n for n in signature.parameters if n != "self"}
         assert set(parameters["properties"]) <= accepted, name
-        mandatory = {n for n in accepted
-                     if signature.parameters[n].default is inspect.Parameter.empty}
+        mandatory = {
+            n for n in accepted if signature.parameters[n].default is inspect.Parameter.empty
+        }
         assert set(parameters["required"]) == mandatory, name
     assert schemas["resource_save"]["parameters"]["properties"]["content_type"]["enum"] == [
-        "text", "code", "credential", "cookie"]
+        "text",
+        "code",
+        "credential",
+        "cookie",
+    ]
 
 
 def test_call_tool_saves_and_reads_a_resource(alice: KnowHub, clients: Principals) -> None:
-    saved = tools.call_tool(alice, "resource_save", json.dumps({
-        "id": "cookies/tool", "title": "tool cookie", "body": "for the API",
-        "secure_body": "sid=tool", "content_type": "cookie",
-        "metadata": {"expires_at": "2999-01-01T00:00:00Z"}}))
-    assert (saved["version"], saved["secure_body"], saved["has_secure_body"]) == (1, None,
-                                                                                True)
-    got = tools.call_tool(alice, "resource_get", {"id": "cookies/tool",
-                                                  "include_secure": True})
+    saved = tools.call_tool(
+        alice,
+        "resource_save",
+        json.dumps(
+            {
+                "id": "cookies/tool",
+                "title": "tool cookie",
+                "body": "for the API",
+                "secure_body": "sid=tool",
+                "content_type": "cookie",
+                "metadata": {"expires_at": "2999-01-01T00:00:00Z"},
+            }
+        ),
+    )
+    assert (saved["version"], saved["secure_body"], saved["has_secure_body"]) == (1, None, True)
+    got = tools.call_tool(alice, "resource_get", {"id": "cookies/tool", "include_secure": True})
     assert got["secure_body"] == "sid=tool" and got["expires_at"] == "2999-01-01T00:00:00Z"
-    refused = tools.call_tool(clients["carol"], "resource_get",
-                              {"id": "cookies/tool", "include_secure": True})
+    refused = tools.call_tool(
+        clients["carol"], "resource_get", {"id": "cookies/tool", "include_secure": True}
+    )
     assert refused["error"]["code"] == "PERMISSION_DENIED"
     bad = tools.call_tool(alice, "resource_save", {"id": "Bad", "title": "t", "body": "b"})
     assert bad["error"]["code"] == "INVALID_ARGUMENT" and "id" in bad["error"]["message"]
-    wrong_type = tools.call_tool(alice, "resource_save", {"id": "code/x", "title": "t",
-                                                          "body": "b", "content_type": "exe"})
+    wrong_type = tools.call_tool(
+        alice, "resource_save", {"id": "code/x", "title": "t", "body": "b", "content_type": "exe"}
+    )
     assert wrong_type["error"]["code"] == "INVALID_ARGUMENT"

@@ -36,21 +36,34 @@ def files_under(root: Path) -> list[Path]:
 
 
 def test_no_secret_reaches_the_data_directory_or_the_logs(
-        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     caplog.set_level(logging.DEBUG)
     # No redis_url: the embedded Redis keeps its AOF under the data directory too.
     with running_hub(tmp_path, tokens=write_tokens(tmp_path)) as hub:
         alice, carol, admin = hub.client("alice"), hub.client("carol"), hub.client("admin")
         for resource_id, secret in SECRETS.items():
-            alice.resources.save(resource_id, f"{resource_id} title", PUBLIC_MARKER,
-                                 secure_body=secret, content_type="credential")
+            alice.resources.save(
+                resource_id,
+                f"{resource_id} title",
+                PUBLIC_MARKER,
+                secure_body=secret,
+                content_type="credential",
+            )
             assert secret_of(alice, resource_id) == secret
             failure(lambda r=resource_id: secret_of(carol, r))  # refused, and audited
-            failure(lambda r=resource_id, s=secret: alice.resources.save(
-                r, "t", "b", secure_body=s + "x" * 70_000))  # too long: refused
+            failure(
+                lambda r=resource_id, s=secret: alice.resources.save(
+                    r, "t", "b", secure_body=s + "x" * 70_000
+                )
+            )  # too long: refused
         alice.resources.save("credentials/website_a", "v2", "b", secure_body=SECOND_VERSION)
-        alice.knowledge.save(task="log in to website A", content="use the test account",
-                             types=["tool"], resource_ids=list(SECRETS))
+        alice.knowledge.save(
+            task="log in to website A",
+            content="use the test account",
+            types=["tool"],
+            resource_ids=list(SECRETS),
+        )
         alice.knowledge.search("website A")
         alice.resources.delete("cookies/website_a")
         alice.resources.undelete("cookies/website_a")
@@ -66,15 +79,15 @@ def test_no_secret_reaches_the_data_directory_or_the_logs(
     contents = b"".join(p.read_bytes() for p in scanned)
     assert PUBLIC_MARKER.encode() in contents, "the scan reads what the stores wrote"
     for secret in [*SECRETS.values(), SECOND_VERSION]:
-        for form in (secret, secret.split("\n")[-1],
-                     base64.b64encode(secret.encode()).decode()):
+        for form in (secret, secret.split("\n")[-1], base64.b64encode(secret.encode()).decode()):
             assert form.encode() not in contents, f"{form!r} found in the data directory"
             assert form not in caplog.text, f"{form!r} found in the logs"
     assert "rpc=GetResource" in caplog.text, "the logs were captured at DEBUG"
 
 
 def test_an_envelope_moved_to_another_resource_or_version_does_not_open(
-        start_resource_hub: StartResourceHub) -> None:
+    start_resource_hub: StartResourceHub,
+) -> None:
     hub = start_resource_hub()
     alice = hub.client("alice")
     alice.resources.save("credentials/a", "a", "b", secure_body="secret of a")
@@ -85,16 +98,21 @@ def test_an_envelope_moved_to_another_resource_or_version_does_not_open(
     store = EdgeStore(hub.data_dir / "qdrant")
     resources = ResourceStore(store)
     # The store keeps alice's ids qualified by her organisation.
-    keys = {(h.id, v.version): v.key for h in (resources.head("acme:credentials/a"),
-                                               resources.head("acme:credentials/b"))
-            if h is not None for v in h.versions}
+    keys = {
+        (h.id, v.version): v.key
+        for h in (resources.head("acme:credentials/a"), resources.head("acme:credentials/b"))
+        if h is not None
+        for v in h.versions
+    }
     sealed_b = resources.version(keys["acme:credentials/b", 1])
     sealed_b2 = resources.version(keys["acme:credentials/b", 2])
     assert sealed_b is not None and sealed_b2 is not None
-    resources.update_version(keys["acme:credentials/a", 1],
-                             lambda r: replace(r, envelope=sealed_b.envelope))
-    resources.update_version(keys["acme:credentials/b", 1],
-                             lambda r: replace(r, envelope=sealed_b2.envelope))
+    resources.update_version(
+        keys["acme:credentials/a", 1], lambda r: replace(r, envelope=sealed_b.envelope)
+    )
+    resources.update_version(
+        keys["acme:credentials/b", 1], lambda r: replace(r, envelope=sealed_b2.envelope)
+    )
     store.close()
 
     hub.start()
@@ -107,7 +125,8 @@ def test_an_envelope_moved_to_another_resource_or_version_does_not_open(
 
 
 def test_the_key_file_is_private_and_must_not_go_missing(
-        start_resource_hub: StartResourceHub) -> None:
+    start_resource_hub: StartResourceHub,
+) -> None:
     hub = start_resource_hub()
     hub.client("alice").resources.save("credentials/k", "k", "b", secure_body="kept secret")
     hub.stop()
@@ -132,7 +151,8 @@ def test_the_key_file_is_private_and_must_not_go_missing(
 
 
 def test_a_key_from_the_environment_rotates_by_restart_and_rewrap(
-        start_resource_hub: StartResourceHub) -> None:
+    start_resource_hub: StartResourceHub,
+) -> None:
     old, new = generate_key(), generate_key()
     hub = start_resource_hub(env={"KNOWHUB_MASTER_KEY": old})
     hub.client("alice").resources.save("credentials/env", "e", "b", secure_body="env secret")
@@ -144,28 +164,33 @@ def test_a_key_from_the_environment_rotates_by_restart_and_rewrap(
     assert code == "FAILED_PRECONDITION" and env_key_id(base64.b64decode(old)) in message
     hub.stop()
 
-    hub = start_resource_hub(env={"KNOWHUB_MASTER_KEY": new,
-                                  "KNOWHUB_MASTER_KEY_RETIRED": f"{generate_key()},{old}"})
+    hub = start_resource_hub(
+        env={"KNOWHUB_MASTER_KEY": new, "KNOWHUB_MASTER_KEY_RETIRED": f"{generate_key()},{old}"}
+    )
     assert secret_of(hub.client("alice"), "credentials/env") == "env secret"
     rotation = hub.client("admin").resources.rotate_master_key()
-    assert (rotation.active_key_id, rotation.created) == (
-        env_key_id(base64.b64decode(new)), False)
+    assert (rotation.active_key_id, rotation.created) == (env_key_id(base64.b64decode(new)), False)
     assert (rotation.rewrapped, rotation.remaining) == (1, 0)
     hub.stop()
 
-    hub = start_resource_hub(env={"KNOWHUB_MASTER_KEY": new,
-                                  "KNOWHUB_MASTER_KEY_RETIRED": ""})
+    hub = start_resource_hub(env={"KNOWHUB_MASTER_KEY": new, "KNOWHUB_MASTER_KEY_RETIRED": ""})
     assert secret_of(hub.client("alice"), "credentials/env") == "env secret"
 
 
-@pytest.mark.parametrize(("env", "complaint"), [
-    ({"KNOWHUB_MASTER_KEY": "too-short"}, "KNOWHUB_MASTER_KEY must be 32 random bytes"),
-    ({"KNOWHUB_MASTER_KEY": base64.b64encode(b"k" * 31).decode()},
-     "KNOWHUB_MASTER_KEY must be 32"),
-    ({"KNOWHUB_MASTER_KEY_RETIRED": generate_key()}, "needs KNOWHUB_MASTER_KEY"),
-])
-def test_a_bad_key_setting_stops_the_start(start_resource_hub: StartResourceHub,
-                                           env: dict[str, str], complaint: str) -> None:
+@pytest.mark.parametrize(
+    ("env", "complaint"),
+    [
+        ({"KNOWHUB_MASTER_KEY": "too-short"}, "KNOWHUB_MASTER_KEY must be 32 random bytes"),
+        (
+            {"KNOWHUB_MASTER_KEY": base64.b64encode(b"k" * 31).decode()},
+            "KNOWHUB_MASTER_KEY must be 32",
+        ),
+        ({"KNOWHUB_MASTER_KEY_RETIRED": generate_key()}, "needs KNOWHUB_MASTER_KEY"),
+    ],
+)
+def test_a_bad_key_setting_stops_the_start(
+    start_resource_hub: StartResourceHub, env: dict[str, str], complaint: str
+) -> None:
     with pytest.raises(ValueError, match=complaint) as raised:
         start_resource_hub(env=env)
     for value in env.values():
@@ -173,7 +198,8 @@ def test_a_bad_key_setting_stops_the_start(start_resource_hub: StartResourceHub,
 
 
 def test_rotation_rewraps_every_data_key_while_reads_go_on(
-        start_resource_hub: StartResourceHub) -> None:
+    start_resource_hub: StartResourceHub,
+) -> None:
     hub = start_resource_hub()
     alice, admin = hub.client("alice"), hub.client("admin")
     expected = {}
@@ -218,15 +244,14 @@ def test_rotation_rewraps_every_data_key_while_reads_go_on(
 
 
 def test_knowhub_keys_rotate_asks_the_running_server(
-        start_resource_hub: StartResourceHub, capsys: pytest.CaptureFixture[str]) -> None:
+    start_resource_hub: StartResourceHub, capsys: pytest.CaptureFixture[str]
+) -> None:
     hub = start_resource_hub()
     hub.client("alice").resources.save("credentials/cli", "c", "b", secure_body="via cli")
-    assert knowhub_cli(["keys", "rotate", "--address", hub.address,
-                        "--token", "token-admin"]) == 0
+    assert knowhub_cli(["keys", "rotate", "--address", hub.address, "--token", "token-admin"]) == 0
     out = capsys.readouterr().out
     assert "(a new key); 1 data keys re-wrapped; 0 still under another key" in out
-    assert knowhub_cli(["keys", "rotate", "--address", hub.address,
-                        "--token", "token-carol"]) == 1
+    assert knowhub_cli(["keys", "rotate", "--address", hub.address, "--token", "token-carol"]) == 1
     assert "PERMISSION_DENIED" in capsys.readouterr().err
     assert secret_of(hub.client("alice"), "credentials/cli") == "via cli"
 
@@ -248,9 +273,9 @@ def test_secure_body_stays_out_of_the_sdks_repr(start_resource_hub: StartResourc
 
 def test_search_never_looks_at_secure_body(start_resource_hub: StartResourceHub) -> None:
     alice = start_resource_hub().client("alice")
-    alice.resources.save("credentials/search", "mongoose account", "public words",
-                         secure_body="platypus-password")
+    alice.resources.save(
+        "credentials/search", "mongoose account", "public words", secure_body="platypus-password"
+    )
     assert alice.resources.search("platypus") == []
-    assert [h.resource.id for h in alice.resources.search("mongoose")] == [
-        "credentials/search"]
+    assert [h.resource.id for h in alice.resources.search("mongoose")] == ["credentials/search"]
     assert alice.resources.search("mongoose")[0].resource.secure_body is None

@@ -47,8 +47,13 @@ def audit_length(server: Harness, module_redis: dict[str, str]) -> int:
     return connect(module_redis["redis_url"]).xlen(f"{module_redis['redis_prefix']}audit")
 
 
-def assert_rejected(server: Harness, module_redis: dict[str, str], client: KnowHub,
-                    call: Callable[[], object], field: str) -> None:
+def assert_rejected(
+    server: Harness,
+    module_redis: dict[str, str],
+    client: KnowHub,
+    call: Callable[[], object],
+    field: str,
+) -> None:
     """The call fails with INVALID_ARGUMENT naming `field`, and nothing changed."""
     before, audited = everything(client), audit_length(server, module_redis)
     code, message = failure(call)
@@ -84,15 +89,16 @@ SAVE_CASES: list[tuple[Call, str]] = [
     (save(secure_body="s" * 65_537), "secure_body"),
     (save(secure_body="a\x00b"), "secure_body"),
     (save(metadata={"blob": "x" * 16_400}), "metadata"),
-    (save(metadata={"a": {"b": {"c": {"d": {"e": {"f": {"g": {"h": {"i": 1}}}}}}}}}),
-     "metadata"),
+    (save(metadata={"a": {"b": {"c": {"d": {"e": {"f": {"g": {"h": {"i": 1}}}}}}}}}), "metadata"),
     (save(metadata={"expires_at": "tomorrow"}), "metadata.expires_at"),
     (save(metadata={"expires_at": True}), "metadata.expires_at"),
     (save(metadata={"expires_at": {"at": 1}}), "metadata.expires_at"),
     (save(metadata={"expires_at": -5}), "metadata.expires_at"),
     (save(metadata={"expires_at": "10000-01-01T00:00:00Z"}), "metadata.expires_at"),
-    (save(metadata={"expires_at": "2030-01-01T00:00:00Z"},
-          expires_at="2031-01-01T00:00:00Z"), "expires_at"),
+    (
+        save(metadata={"expires_at": "2030-01-01T00:00:00Z"}, expires_at="2031-01-01T00:00:00Z"),
+        "expires_at",
+    ),
     (save(scopes=["org"]), "scopes[0]"),
     (save(scopes=["org:acme", "galaxy:far"]), "scopes[1]"),
     (save(scopes=["org:acme", "org:acme"]), "scopes[1]"),
@@ -103,10 +109,12 @@ SAVE_CASES: list[tuple[Call, str]] = [
 ]
 
 
-@pytest.mark.parametrize(("call", "field"), SAVE_CASES,
-                         ids=[f"{i}-{f}" for i, (_, f) in enumerate(SAVE_CASES)])
-def test_save_rejects(server: Harness, module_redis: dict[str, str], alice: KnowHub,
-                      call: Call, field: str) -> None:
+@pytest.mark.parametrize(
+    ("call", "field"), SAVE_CASES, ids=[f"{i}-{f}" for i, (_, f) in enumerate(SAVE_CASES)]
+)
+def test_save_rejects(
+    server: Harness, module_redis: dict[str, str], alice: KnowHub, call: Call, field: str
+) -> None:
     assert_rejected(server, module_redis, alice, lambda: call(alice), field)
 
 
@@ -143,11 +151,21 @@ RAW_SAVE_CASES: list[tuple[pb.SaveResourceRequest, str]] = [
 
 
 @pytest.mark.parametrize(("request_", "field"), RAW_SAVE_CASES)
-def test_save_rejects_raw(server: Harness, module_redis: dict[str, str], alice: KnowHub,
-                          stub: resource_pb2_grpc.ResourceServiceStub,
-                          request_: pb.SaveResourceRequest, field: str) -> None:
-    assert_rejected(server, module_redis, alice,
-                    lambda: stub.SaveResource(request_, metadata=bearer("alice")), field)
+def test_save_rejects_raw(
+    server: Harness,
+    module_redis: dict[str, str],
+    alice: KnowHub,
+    stub: resource_pb2_grpc.ResourceServiceStub,
+    request_: pb.SaveResourceRequest,
+    field: str,
+) -> None:
+    assert_rejected(
+        server,
+        module_redis,
+        alice,
+        lambda: stub.SaveResource(request_, metadata=bearer("alice")),
+        field,
+    )
 
 
 def test_save_accepts_the_limits(alice: KnowHub) -> None:
@@ -156,13 +174,18 @@ def test_save_accepts_the_limits(alice: KnowHub) -> None:
     resource_id = "x" * 200 + "/" + "y-._" * 13 + "z" * 3
     assert len(resource_id) == 256
     saved = alice.resources.save(
-        resource_id, "t" * 512, "b" * 262_144, secure_body="s" * 65_536,
-        metadata={**deep, "pad": "p" * 16_000}, content_type="cookie",
-        scopes=["user:alice", "org:acme", "public"], owner="user:alice",
-        expires_at="9999-12-31T23:59:59Z")
+        resource_id,
+        "t" * 512,
+        "b" * 262_144,
+        secure_body="s" * 65_536,
+        metadata={**deep, "pad": "p" * 16_000},
+        content_type="cookie",
+        scopes=["user:alice", "org:acme", "public"],
+        owner="user:alice",
+        expires_at="9999-12-31T23:59:59Z",
+    )
     got = alice.resources.get(resource_id, include_secure=True)
-    assert (len(got.title), len(got.body), len(got.secure_body or "")) == (512, 262_144,
-                                                                           65_536)
+    assert (len(got.title), len(got.body), len(got.secure_body or "")) == (512, 262_144, 65_536)
     assert got.metadata["a"] == deep["a"] and saved.content_type == "cookie"
     alice.resources.destroy(resource_id)
 
@@ -194,43 +217,73 @@ CHANGE_CASES: list[tuple[Call, str]] = [
 ]
 
 
-@pytest.mark.parametrize(("call", "field"), READ_CASES + CHANGE_CASES,
-                         ids=[f"{i}-{f}" for i, (_, f) in enumerate(READ_CASES + CHANGE_CASES)])
-def test_reads_and_changes_reject(server: Harness, module_redis: dict[str, str],
-                                  alice: KnowHub, call: Call, field: str) -> None:
+@pytest.mark.parametrize(
+    ("call", "field"),
+    READ_CASES + CHANGE_CASES,
+    ids=[f"{i}-{f}" for i, (_, f) in enumerate(READ_CASES + CHANGE_CASES)],
+)
+def test_reads_and_changes_reject(
+    server: Harness, module_redis: dict[str, str], alice: KnowHub, call: Call, field: str
+) -> None:
     assert_rejected(server, module_redis, alice, lambda: call(alice), field)
 
 
-def test_a_page_token_belongs_to_its_filters(server: Harness, module_redis: dict[str, str],
-                                            alice: KnowHub) -> None:
+def test_a_page_token_belongs_to_its_filters(
+    server: Harness, module_redis: dict[str, str], alice: KnowHub
+) -> None:
     for i in range(3):
         alice.resources.save(f"notes/page{i}", "note", "n")
     page = alice.resources.list(prefix="notes", limit=1)
     assert page.next_page_token
-    assert_rejected(server, module_redis, alice,
-                    lambda: alice.resources.list(prefix="code", limit=1,
-                                                 page_token=page.next_page_token),
-                    "page_token")
-    assert_rejected(server, module_redis, alice,
-                    lambda: server.client("bob").resources.list(
-                        prefix="notes", limit=1, page_token=page.next_page_token),
-                    "page_token")
+    assert_rejected(
+        server,
+        module_redis,
+        alice,
+        lambda: alice.resources.list(prefix="code", limit=1, page_token=page.next_page_token),
+        "page_token",
+    )
+    assert_rejected(
+        server,
+        module_redis,
+        alice,
+        lambda: server.client("bob").resources.list(
+            prefix="notes", limit=1, page_token=page.next_page_token
+        ),
+        "page_token",
+    )
 
 
 RAW_READ_CASES: list[tuple[RawCall, str]] = [
-    (lambda s: s.ListResources(pb.ListResourcesRequest(content_type=7),
-                               metadata=bearer("alice")), "content_type"),
-    (lambda s: s.SearchResources(pb.SearchResourcesRequest(query="q", content_type=-2),
-                                 metadata=bearer("alice")), "content_type"),
-    (lambda s: s.BatchGetResources(pb.BatchGetResourcesRequest(ids=[EXISTING], view=5),
-                                   metadata=bearer("alice")), "view"),
+    (
+        lambda s: s.ListResources(
+            pb.ListResourcesRequest(content_type=7), metadata=bearer("alice")
+        ),
+        "content_type",
+    ),
+    (
+        lambda s: s.SearchResources(
+            pb.SearchResourcesRequest(query="q", content_type=-2), metadata=bearer("alice")
+        ),
+        "content_type",
+    ),
+    (
+        lambda s: s.BatchGetResources(
+            pb.BatchGetResourcesRequest(ids=[EXISTING], view=5), metadata=bearer("alice")
+        ),
+        "view",
+    ),
 ]
 
 
 @pytest.mark.parametrize(("call", "field"), RAW_READ_CASES)
-def test_raw_reads_reject(server: Harness, module_redis: dict[str, str], alice: KnowHub,
-                          stub: resource_pb2_grpc.ResourceServiceStub, call: RawCall,
-                          field: str) -> None:
+def test_raw_reads_reject(
+    server: Harness,
+    module_redis: dict[str, str],
+    alice: KnowHub,
+    stub: resource_pb2_grpc.ResourceServiceStub,
+    call: RawCall,
+    field: str,
+) -> None:
     assert_rejected(server, module_redis, alice, lambda: call(stub), field)
 
 
@@ -243,7 +296,8 @@ AUDIT_CASES: list[tuple[Call, str]] = [
 
 
 @pytest.mark.parametrize(("call", "field"), AUDIT_CASES)
-def test_audit_listing_rejects(server: Harness, module_redis: dict[str, str],
-                               clients: Principals, call: Call, field: str) -> None:
+def test_audit_listing_rejects(
+    server: Harness, module_redis: dict[str, str], clients: Principals, call: Call, field: str
+) -> None:
     admin = clients["admin"]
     assert_rejected(server, module_redis, admin, lambda: call(admin), field)

@@ -16,29 +16,43 @@ from knowhub.v1 import cognition_pb2, dream_pb2, knowledge_pb2, resource_pb2
 
 from tests.support.messages import differences, filled
 
-SERVICES = [service for module in (knowledge_pb2, resource_pb2, cognition_pb2, dream_pb2)
-            for service in module.DESCRIPTOR.services_by_name.values()]
+SERVICES = [
+    service
+    for module in (knowledge_pb2, resource_pb2, cognition_pb2, dream_pb2)
+    for service in module.DESCRIPTOR.services_by_name.values()
+]
 # Responses the SDK reads more than one field of without a model of their own.
 BY_HAND = {dream_pb2.GetMemoryDocumentResponse.DESCRIPTOR.full_name}
 
 MODELS = sorted(
-    (model for _, model in inspect.getmembers(knowhub.models, inspect.isclass)
-     if issubclass(model, ProtoModel | ProtoList) and "PROTO" in vars(model)),
-    key=lambda model: model.__name__)
+    (
+        model
+        for _, model in inspect.getmembers(knowhub.models, inspect.isclass)
+        if issubclass(model, ProtoModel | ProtoList) and "PROTO" in vars(model)
+    ),
+    key=lambda model: model.__name__,
+)
 
 
 def test_the_models_cover_every_message_with_a_model() -> None:
     converted = {descriptor_of(model.PROTO).full_name for model in MODELS}
-    assert {"knowhub.v1.Knowledge", "knowhub.v1.SearchKnowledgeResponse",
-            "knowhub.v1.Resource", "knowhub.v1.Event", "knowhub.v1.GetTraceViewResponse",
-            "knowhub.v1.CognitiveEvent", "knowhub.v1.DreamRun",
-            "knowhub.v1.ListMemoryDocumentsResponse"} <= converted
+    assert {
+        "knowhub.v1.Knowledge",
+        "knowhub.v1.SearchKnowledgeResponse",
+        "knowhub.v1.Resource",
+        "knowhub.v1.Event",
+        "knowhub.v1.GetTraceViewResponse",
+        "knowhub.v1.CognitiveEvent",
+        "knowhub.v1.DreamRun",
+        "knowhub.v1.ListMemoryDocumentsResponse",
+    } <= converted
     assert len(MODELS) == len(converted)
 
 
 @pytest.mark.parametrize("model", MODELS, ids=lambda model: model.__name__)
-def test_a_message_survives_its_model(model: type[ProtoModel[Any]] | type[ProtoList[Any, Any]],
-                                      ) -> None:
+def test_a_message_survives_its_model(
+    model: type[ProtoModel[Any]] | type[ProtoList[Any, Any]],
+) -> None:
     for message in filled(descriptor_of(model.PROTO)):
         assert message.ByteSize() > 0
         back = model.from_proto(message).to_proto()
@@ -49,7 +63,8 @@ def test_a_memory_document_keeps_its_revisions() -> None:
     [response] = filled(dream_pb2.GetMemoryDocumentResponse.DESCRIPTOR)
     document = MemoryDocument.from_response(response)
     back = dream_pb2.GetMemoryDocumentResponse(
-        document=document.to_proto(), revisions=[r.to_proto() for r in document.revisions])
+        document=document.to_proto(), revisions=[r.to_proto() for r in document.revisions]
+    )
     assert back == response
 
 
@@ -58,9 +73,11 @@ def test_every_answer_is_modelled_or_has_one_field(service: Any) -> None:
     """A response is a model's message, or the SDK returns its one field: a second field
     added to such a response needs a model (or the SDK drops it)."""
     modelled = {descriptor_of(model.PROTO).full_name for model in MODELS} | BY_HAND
-    unmodelled = {method.output_type.full_name: len(method.output_type.fields)
-                  for method in service.methods
-                  if method.output_type.full_name not in modelled}
+    unmodelled = {
+        method.output_type.full_name: len(method.output_type.fields)
+        for method in service.methods
+        if method.output_type.full_name not in modelled
+    }
     assert {name: count for name, count in unmodelled.items() if count > 1} == {}
 
 

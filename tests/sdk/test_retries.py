@@ -35,13 +35,15 @@ class FlakyKnowledge(knowledge_pb2_grpc.KnowledgeServiceServicer):
         if failing:
             context.abort(grpc.StatusCode.UNAVAILABLE, "restarting")
 
-    def GetKnowledge(self, request: knowledge_pb2.GetKnowledgeRequest,
-                     context: grpc.ServicerContext) -> knowledge_pb2.GetKnowledgeResponse:
+    def GetKnowledge(
+        self, request: knowledge_pb2.GetKnowledgeRequest, context: grpc.ServicerContext
+    ) -> knowledge_pb2.GetKnowledgeResponse:
         self._attempt("GetKnowledge", context)
         return knowledge_pb2.GetKnowledgeResponse(knowledge=RECORD)
 
-    def SaveKnowledge(self, request: knowledge_pb2.SaveKnowledgeRequest,
-                      context: grpc.ServicerContext) -> knowledge_pb2.SaveKnowledgeResponse:
+    def SaveKnowledge(
+        self, request: knowledge_pb2.SaveKnowledgeRequest, context: grpc.ServicerContext
+    ) -> knowledge_pb2.SaveKnowledgeResponse:
         self._attempt("SaveKnowledge", context)
         return knowledge_pb2.SaveKnowledgeResponse(knowledge=RECORD)
 
@@ -71,7 +73,8 @@ def down() -> Iterator[tuple[str, FlakyKnowledge]]:
 
 
 def test_a_read_that_meets_unavailable_is_retried_until_it_succeeds(
-        flaky: tuple[str, FlakyKnowledge]) -> None:
+    flaky: tuple[str, FlakyKnowledge],
+) -> None:
     address, servicer = flaky
     with KnowHub(address, timeout=10) as kh:
         assert kh.knowledge.get(RECORD.id).content == "c"
@@ -79,8 +82,7 @@ def test_a_read_that_meets_unavailable_is_retried_until_it_succeeds(
     assert servicer.attempts["GetKnowledge"] == ["", "1", "2"]
 
 
-def test_the_asyncio_client_retries_reads_the_same_way(
-        flaky: tuple[str, FlakyKnowledge]) -> None:
+def test_the_asyncio_client_retries_reads_the_same_way(flaky: tuple[str, FlakyKnowledge]) -> None:
     address, servicer = flaky
 
     async def read() -> str:
@@ -99,7 +101,8 @@ def test_a_write_is_not_retried(flaky: tuple[str, FlakyKnowledge]) -> None:
 
 
 def test_a_read_gives_up_unavailable_after_the_policys_attempts(
-        down: tuple[str, FlakyKnowledge]) -> None:
+    down: tuple[str, FlakyKnowledge],
+) -> None:
     address, servicer = down
     with KnowHub(address, timeout=10) as kh, pytest.raises(errors.Unavailable) as raised:
         kh.knowledge.get(RECORD.id)
@@ -109,14 +112,39 @@ def test_a_read_gives_up_unavailable_after_the_policys_attempts(
 
 def test_reads_are_retried_and_writes_are_not() -> None:
     retried = {(m["service"].rsplit(".", 1)[1], m["method"]) for m in read_methods()}
-    assert {("KnowledgeService", "GetKnowledge"), ("KnowledgeService", "SearchKnowledge"),
-            ("ResourceService", "BatchGetResources"), ("CognitionService", "ExportLog"),
-            ("CognitionService", "PendingEvaluations"), ("DreamService", "SearchEvents"),
-            ("DreamService", "GetMemoryDocument")} <= retried
-    writes = {"SaveKnowledge", "BatchSaveKnowledge", "UpdateKnowledge", "DeleteKnowledge",
-              "SlimKnowledge", "SaveResource", "DestroyResource", "RotateMasterKey",
-              "AppendEvents", "SignalTrigger", "AckTriggers", "SubmitEvaluation",
-              "SavePendingExtraction", "ReviewExtraction", "CommitExtractions", "ImportLog",
-              "ConsumeReflections", "Remember", "RestoreProfileRevision", "RetryFailedJob",
-              "RunDream", "ScheduleDream", "DeleteSchedule", "WatchTriggers"}
+    assert {
+        ("KnowledgeService", "GetKnowledge"),
+        ("KnowledgeService", "SearchKnowledge"),
+        ("ResourceService", "BatchGetResources"),
+        ("CognitionService", "ExportLog"),
+        ("CognitionService", "PendingEvaluations"),
+        ("DreamService", "SearchEvents"),
+        ("DreamService", "GetMemoryDocument"),
+    } <= retried
+    writes = {
+        "SaveKnowledge",
+        "BatchSaveKnowledge",
+        "UpdateKnowledge",
+        "DeleteKnowledge",
+        "SlimKnowledge",
+        "SaveResource",
+        "DestroyResource",
+        "RotateMasterKey",
+        "AppendEvents",
+        "SignalTrigger",
+        "AckTriggers",
+        "SubmitEvaluation",
+        "SavePendingExtraction",
+        "ReviewExtraction",
+        "CommitExtractions",
+        "ImportLog",
+        "ConsumeReflections",
+        "Remember",
+        "RestoreProfileRevision",
+        "RetryFailedJob",
+        "RunDream",
+        "ScheduleDream",
+        "DeleteSchedule",
+        "WatchTriggers",
+    }
     assert not writes & {method for _, method in retried}

@@ -38,8 +38,7 @@ def blocking(kh: KnowHub) -> None:
     assert_type(kh.resources.destroy("code/x"), int)
     assert_type(kh.memory.search_events("q"), EventResults)
     assert_type(kh.dream.get_run("r"), DreamRun)
-    assert_type(kh.cognition.inject_knowledge_for_goal("t", "g", "goal", 1),
-                KnowledgeInjection)
+    assert_type(kh.cognition.inject_knowledge_for_goal("t", "g", "goal", 1), KnowledgeInjection)
     triggers = kh.cognition.watch_triggers()
     assert_type(triggers, Stream[Trigger])
     assert_type(iter(triggers), Iterator[Trigger])
@@ -63,8 +62,9 @@ async def asyncio(kh: AsyncKnowHub) -> None:
     assert_type(await kh.resources.destroy("code/x"), int)
     assert_type(await kh.memory.search_events("q"), EventResults)
     assert_type(await kh.dream.get_run("r"), DreamRun)
-    assert_type(await kh.cognition.inject_knowledge_for_goal("t", "g", "goal", 1),
-                KnowledgeInjection)
+    assert_type(
+        await kh.cognition.inject_knowledge_for_goal("t", "g", "goal", 1), KnowledgeInjection
+    )
     triggers = kh.cognition.watch_triggers()
     assert_type(triggers, AsyncStream[Trigger])
     async for trigger in triggers:

@@ -17,19 +17,29 @@ from knowhub_server.common.server import SERVICE_MODULES, KnowHubServer
 # Principals of the tests' tokens file: two organisations, roles, projects and teams.
 # alice and bob may publish into `public`; carol may not.
 PRINCIPALS: dict[str, dict[str, Any]] = {
-    "alice": {"user_id": "alice", "agent_id": "alice_bot", "org_id": "acme",
-              "project_ids": ["p1"], "team_ids": ["t1"], "roles": ["publisher"]},
+    "alice": {
+        "user_id": "alice",
+        "agent_id": "alice_bot",
+        "org_id": "acme",
+        "project_ids": ["p1"],
+        "team_ids": ["t1"],
+        "roles": ["publisher"],
+    },
     # No agent by default; may act as either agent by naming it.
-    "carol": {"user_id": "carol", "org_id": "acme", "team_ids": ["t1"],
-              "agent_ids": ["carol_bot", "carols_helper"]},
-    "bob": {"user_id": "bob", "agent_id": "bob_bot", "org_id": "globex",
-            "roles": ["publisher"]},
+    "carol": {
+        "user_id": "carol",
+        "org_id": "acme",
+        "team_ids": ["t1"],
+        "agent_ids": ["carol_bot", "carols_helper"],
+    },
+    "bob": {"user_id": "bob", "agent_id": "bob_bot", "org_id": "globex", "roles": ["publisher"]},
     "admin": {"user_id": "root", "org_id": "acme", "roles": ["admin"]},
 }
 
 
-def write_tokens_file(directory: Path,
-                      principals: Mapping[str, Mapping[str, Any]] = PRINCIPALS) -> Path:
+def write_tokens_file(
+    directory: Path, principals: Mapping[str, Mapping[str, Any]] = PRINCIPALS
+) -> Path:
     """A tokens file giving each principal the token `token-<name>`."""
     path = directory / "tokens.json"
     entries = [{"token": f"token-{name}", **fields} for name, fields in principals.items()]
@@ -40,8 +50,9 @@ def write_tokens_file(directory: Path,
 class Harness:
     """Starts, stops and restarts one in-process server on a fixed data directory."""
 
-    def __init__(self, data_dir: Path, *, services: list[str] | None = None,
-                 **settings: Any) -> None:
+    def __init__(
+        self, data_dir: Path, *, services: list[str] | None = None, **settings: Any
+    ) -> None:
         self.data_dir = data_dir
         self.services = services or list(SERVICE_MODULES)
         self.settings = settings
@@ -54,8 +65,7 @@ class Harness:
         return f"127.0.0.1:{self.server.port}"
 
     def start(self) -> Harness:
-        settings = CommonSettings(data_dir=self.data_dir, host="127.0.0.1", port=0,
-                                  **self.settings)
+        settings = CommonSettings(data_dir=self.data_dir, host="127.0.0.1", port=0, **self.settings)
         self.server = KnowHubServer(Runtime.open(settings), self.services)
         self.server.start()
         return self

@@ -43,8 +43,11 @@ def free_port() -> int:
 def clean_environment(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """This process's environment without any KNOWHUB_ or OPENAI_ setting of the
     developer's, plus `extra`."""
-    env = {name: value for name, value in os.environ.items()
-           if not name.startswith(("KNOWHUB_", "OPENAI_"))}
+    env = {
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith(("KNOWHUB_", "OPENAI_"))
+    }
     env.update(extra or {})
     return env
 
@@ -90,9 +93,13 @@ class HubProcess:
         if not self.on_default_ports:
             command += ["--port", str(self.port), "--gateway-port", str(self.gateway_port)]
         with self.log.open("wb") as log:
-            self._process = subprocess.Popen(command, cwd=self.folder, stdout=log,
-                                             stderr=subprocess.STDOUT,
-                                             env=clean_environment(self.settings))
+            self._process = subprocess.Popen(
+                command,
+                cwd=self.folder,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=clean_environment(self.settings),
+            )
         self._wait_serving()
         return self
 
@@ -105,8 +112,10 @@ class HubProcess:
                     break
                 with contextlib.suppress(grpc.RpcError):
                     answer = health.Check(health_pb2.HealthCheckRequest(), timeout=1)
-                    if (answer.status == health_pb2.HealthCheckResponse.SERVING
-                            and (self.folder / ".knowhub" / "local_token").exists()):
+                    if (
+                        answer.status == health_pb2.HealthCheckResponse.SERVING
+                        and (self.folder / ".knowhub" / "local_token").exists()
+                    ):
                         return
                 time.sleep(0.2)
         self.stop()
@@ -133,12 +142,16 @@ def running(folder: Path, settings: Mapping[str, str] | None = None) -> Iterator
         hub.stop()
 
 
-def run_python(hub: HubProcess, *args: str, env: Mapping[str, str] | None = None,
-               timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def run_python(
+    hub: HubProcess, *args: str, env: Mapping[str, str] | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
     """The virtualenv's Python in the hub's folder, as a user runs a script there."""
-    return subprocess.run([str(hub.folder / ".venv" / "bin" / "python"), *args],
-                          cwd=hub.folder, env=hub.client_environment(env), text=True,
-                          capture_output=True, timeout=timeout, check=False)
-
-
-
+    return subprocess.run(
+        [str(hub.folder / ".venv" / "bin" / "python"), *args],
+        cwd=hub.folder,
+        env=hub.client_environment(env),
+        text=True,
+        capture_output=True,
+        timeout=timeout,
+        check=False,
+    )

@@ -27,6 +27,7 @@ A_TIME = Timestamp(seconds=1_767_225_600, nanos=123_456_000)
 
 # ---- Messages ------------------------------------------------------------------------------
 
+
 def real_oneof(oneof: OneofDescriptor) -> bool:
     """Not the synthetic oneof of a proto3 `optional` field."""
     return len(oneof.fields) > 1 or oneof.name != "_" + oneof.fields[0].name
@@ -53,8 +54,11 @@ def fill(message: Message, number: int = 1, chosen: FieldDescriptor | None = Non
     `chosen`) to a value that is not the default."""
     for field in message.DESCRIPTOR.fields:
         oneof = field.containing_oneof
-        if oneof is not None and real_oneof(oneof) and field is not (
-                chosen if chosen in oneof.fields else oneof.fields[0]):
+        if (
+            oneof is not None
+            and real_oneof(oneof)
+            and field is not (chosen if chosen in oneof.fields else oneof.fields[0])
+        ):
             continue
         set_field(message, field, number)
     return message
@@ -100,8 +104,11 @@ def filled(descriptor: Descriptor) -> Iterator[Message]:
 
 
 def differences(expected: Message, got: Message) -> list[str]:
-    return [f.name for f in expected.DESCRIPTOR.fields
-            if getattr(expected, f.name) != getattr(got, f.name)]
+    return [
+        f.name
+        for f in expected.DESCRIPTOR.fields
+        if getattr(expected, f.name) != getattr(got, f.name)
+    ]
 
 
 def unset_fields(message: Message, path: str = "") -> list[str]:
@@ -129,8 +136,12 @@ def _unset(message: Message, field: FieldDescriptor, where: str) -> list[str]:
         if not value:
             return [where]
         items = value.values() if is_map else value
-        return [path for index, item in enumerate(items) if isinstance(item, Message)
-                for path in unset_fields(item, f"{where}[{index}].")]
+        return [
+            path
+            for index, item in enumerate(items)
+            if isinstance(item, Message)
+            for path in unset_fields(item, f"{where}[{index}].")
+        ]
     if field.message_type is None:
         return [] if value != field.default_value else [where]
     if not message.HasField(field.name) or (isinstance(value, Struct) and not value):
@@ -140,8 +151,9 @@ def _unset(message: Message, field: FieldDescriptor, where: str) -> list[str]:
     return unset_fields(value, f"{where}.")
 
 
-def assert_writes_every_field(name: str, records: Mapping[str, tuple[
-        Callable[[], Any], Callable[[Any], Message]]]) -> None:
+def assert_writes_every_field(
+    name: str, records: Mapping[str, tuple[Callable[[], Any], Callable[[Any], Message]]]
+) -> None:
     """records[name] makes a full record and converts it to message `name`: no field of
     the message may stay unset."""
     make, to_proto = records[name]
@@ -157,8 +169,7 @@ def unread_fields(message: Message, convert: Callable[[Message], Any]) -> list[s
     ignored = []
     for field in message.DESCRIPTOR.fields:
         oneof = field.containing_oneof
-        if oneof is not None and real_oneof(oneof) and message.WhichOneof(oneof.name) \
-                != field.name:
+        if oneof is not None and real_oneof(oneof) and message.WhichOneof(oneof.name) != field.name:
             continue
         without = type(message)()
         without.CopyFrom(message)
@@ -169,6 +180,7 @@ def unread_fields(message: Message, convert: Callable[[Message], Any]) -> list[s
 
 
 # ---- Domain records ------------------------------------------------------------------------
+
 
 def filled_record(cls: type, values: Mapping[str, Any] | None = None, number: int = 1) -> Any:
     """An instance of dataclass `cls` with every field set to a value that is not the
@@ -198,8 +210,10 @@ def _value(hint: Any, name: str, values: Mapping[str, Any], number: int) -> Any:
         items = [_value(arguments[0], name, values, n) for n in (number, number + 1)]
         return items if origin is list else tuple(items)
     if origin is dict or hint is dict:
-        return {f"key-{n}": _value(arguments[1], name, values, n) if arguments else n
-                for n in (number, number + 1)}
+        return {
+            f"key-{n}": _value(arguments[1], name, values, n) if arguments else n
+            for n in (number, number + 1)
+        }
     if dataclasses.is_dataclass(hint):
         return filled_record(typing.cast(type, hint), values, number)
     if hint is bool:

@@ -68,8 +68,9 @@ class OpenAIStub:
         self._server.daemon_threads = True
         self._server.block_on_close = False  # kept-alive connections may outlive stop()
         # A short poll interval, so stop() returns at once rather than after 0.5 s.
-        self._thread = threading.Thread(target=self._server.serve_forever,
-                                        kwargs={"poll_interval": 0.02}, daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
 
     @property
     def base_url(self) -> str:
@@ -145,17 +146,34 @@ class OpenAIStub:
                     return
                 message: dict[str, Any] = {"role": "assistant", "content": item}
                 if isinstance(item, ToolCalls):
-                    message = {"role": "assistant", "content": None, "tool_calls": [
-                        {"id": f"call_{i}", "type": "function", "function": {
-                            "name": name, "arguments": args if isinstance(args, str)
-                            else json.dumps(args)}}
-                        for i, (name, args) in enumerate(item.calls)]}
-                self._send(200, {
-                    "id": "chatcmpl-stub", "object": "chat.completion", "created": 0,
-                    "model": body.get("model", "stub"),
-                    "choices": [{"index": 0, "finish_reason": "stop", "message": message}],
-                    "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
-                })
+                    message = {
+                        "role": "assistant",
+                        "content": None,
+                        "tool_calls": [
+                            {
+                                "id": f"call_{i}",
+                                "type": "function",
+                                "function": {
+                                    "name": name,
+                                    "arguments": args
+                                    if isinstance(args, str)
+                                    else json.dumps(args),
+                                },
+                            }
+                            for i, (name, args) in enumerate(item.calls)
+                        ],
+                    }
+                self._send(
+                    200,
+                    {
+                        "id": "chatcmpl-stub",
+                        "object": "chat.completion",
+                        "created": 0,
+                        "model": body.get("model", "stub"),
+                        "choices": [{"index": 0, "finish_reason": "stop", "message": message}],
+                        "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+                    },
+                )
 
             def _embeddings(self, body: dict[str, Any]) -> None:
                 stub.embedding_requests.append(body)
@@ -166,12 +184,18 @@ class OpenAIStub:
                     return
                 inputs = body.get("input", [])
                 inputs = [inputs] if isinstance(inputs, str) else inputs
-                self._send(200, {
-                    "object": "list", "model": body.get("model", "stub"),
-                    "data": [{"object": "embedding", "index": i, "embedding": vector}
-                             for i, vector in enumerate(stub.embed_all(inputs))],
-                    "usage": {"prompt_tokens": 0, "total_tokens": 0},
-                })
+                self._send(
+                    200,
+                    {
+                        "object": "list",
+                        "model": body.get("model", "stub"),
+                        "data": [
+                            {"object": "embedding", "index": i, "embedding": vector}
+                            for i, vector in enumerate(stub.embed_all(inputs))
+                        ],
+                        "usage": {"prompt_tokens": 0, "total_tokens": 0},
+                    },
+                )
 
             def _send(self, status: int, payload: dict[str, Any]) -> None:
                 raw = json.dumps(payload).encode()

@@ -62,8 +62,7 @@ class OTLPReceiver:
                 elif encoding == "deflate":
                     body = zlib.decompress(body)
                 if self.path != "/v1/traces" or receiver.answer_status != 200:
-                    self.send_response(404 if self.path != "/v1/traces"
-                                       else receiver.answer_status)
+                    self.send_response(404 if self.path != "/v1/traces" else receiver.answer_status)
                     self.end_headers()
                     return
                 receiver.requests.append(ExportTraceServiceRequest.FromString(body))

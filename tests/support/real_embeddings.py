@@ -47,5 +47,9 @@ def real_embedding_stub() -> OpenAIStub:
 
 def hub_embedding_env(stub: OpenAIStub) -> dict[str, str]:
     """The settings that point a hub at the stub's embeddings (and its scripted LLM)."""
-    return {"KNOWHUB_EMBEDDING_BASE_URL": stub.base_url, "KNOWHUB_EMBEDDING_API_KEY": "test",
-            "KNOWHUB_EMBEDDING_MODEL": MODEL_NAME, "KNOWHUB_EMBEDDING_DIM": str(DIM)}
+    return {
+        "KNOWHUB_EMBEDDING_BASE_URL": stub.base_url,
+        "KNOWHUB_EMBEDDING_API_KEY": "test",
+        "KNOWHUB_EMBEDDING_MODEL": MODEL_NAME,
+        "KNOWHUB_EMBEDDING_DIM": str(DIM),
+    }

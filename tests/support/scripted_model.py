@@ -49,9 +49,20 @@ def _rewrite(prompt: str) -> ToolCalls:
 def _profile(prompt: str) -> ToolCalls:
     speaker = _field(prompt, "sender_id") or _field(prompt, "user_id")
     events = prompt.split("New events:\n", 1)[-1].split("\n\n")[0].replace("- ", "").strip()
-    return ToolCalls([("update_profile", {
-        "entity_type": "user", "entity_id": speaker, "name": f"user {speaker}",
-        "tags": ["learner"], "summary": events})])
+    return ToolCalls(
+        [
+            (
+                "update_profile",
+                {
+                    "entity_type": "user",
+                    "entity_id": speaker,
+                    "name": f"user {speaker}",
+                    "tags": ["learner"],
+                    "summary": events,
+                },
+            )
+        ]
+    )
 
 
 def _agent(request: dict[str, Any]) -> str | ToolCalls:
@@ -75,11 +86,20 @@ def queries_of(prompt: str) -> list[tuple[int, list[str]]]:
 
 
 def _evaluation(prompt: str) -> str:
-    return json.dumps({"evaluations": [
-        {"query_sequence": sequence, "assessments": [
-            {"source_id": source, "status": "helpful", "reason": "it worked"}
-            for source in sources]}
-        for sequence, sources in queries_of(prompt)]})
+    return json.dumps(
+        {
+            "evaluations": [
+                {
+                    "query_sequence": sequence,
+                    "assessments": [
+                        {"source_id": source, "status": "helpful", "reason": "it worked"}
+                        for source in sources
+                    ],
+                }
+                for sequence, sources in queries_of(prompt)
+            ]
+        }
+    )
 
 
 def respond(request: dict[str, Any]) -> str | ToolCalls:
@@ -96,8 +116,16 @@ def respond(request: dict[str, Any]) -> str | ToolCalls:
     if system == dream_prompts.REFLECT_SYSTEM:
         return json.dumps({"summary": "Site A needs undetected_chromedriver and delays."})
     if system == dream_prompts.INTEGRATE_SYSTEM:
-        return json.dumps({"updates": [{"path": "notes.md", "new_content":
-                                        "# Notes\n\n- Site A: undetected_chromedriver."}]})
+        return json.dumps(
+            {
+                "updates": [
+                    {
+                        "path": "notes.md",
+                        "new_content": "# Notes\n\n- Site A: undetected_chromedriver.",
+                    }
+                ]
+            }
+        )
     if system == knowledge_prompts.ROUTING_SYSTEM:
         return json.dumps({"ids": KNOWLEDGE_ID.findall(prompt)})
     if "query_sequence=" in prompt:

@@ -15,8 +15,9 @@ from tests.support.harness import Harness, write_tokens_file
 
 
 @contextlib.contextmanager
-def running_hub(directory: Path, *, tokens: bool | Path = True,
-                **settings: Any) -> Iterator[Harness]:
+def running_hub(
+    directory: Path, *, tokens: bool | Path = True, **settings: Any
+) -> Iterator[Harness]:
     """A server over a data directory under `directory`, with the tests' tokens (True),
     another tokens file, or none (False: open access on loopback)."""
     directory.mkdir(parents=True, exist_ok=True)

@@ -1,10 +1,10 @@
 """KnowHub Python SDK: the knowledge and memory hub for LLM agents, over gRPC.
 
-    from knowhub import KnowHub
-    kh = KnowHub("127.0.0.1:50051")
-    k = kh.knowledge.save(task="...", content="...", types=["tool"])
-    hits = kh.knowledge.search("...")
-    kh.cognition.inject_knowledge_for_goal("trace-1", "g1", "log in to site A", sequence=3)
+from knowhub import KnowHub
+kh = KnowHub("127.0.0.1:50051")
+k = kh.knowledge.save(task="...", content="...", types=["tool"])
+hits = kh.knowledge.search("...")
+kh.cognition.inject_knowledge_for_goal("trace-1", "g1", "log in to site A", sequence=3)
 """
 
 from knowhub import errors, tools

@@ -43,8 +43,12 @@ class Stream(Iterator[T]):
     """The answers of a server-streaming call, parsed. `cancel()` (from any thread, or
     leaving a `with` block) ends it: iteration then stops without an error."""
 
-    def __init__(self, call: Answers[Response], parse: Callable[[Response], T],
-                 failure: Callable[[grpc.RpcError], Exception] = from_rpc_error) -> None:
+    def __init__(
+        self,
+        call: Answers[Response],
+        parse: Callable[[Response], T],
+        failure: Callable[[grpc.RpcError], Exception] = from_rpc_error,
+    ) -> None:
         self._next: Callable[[], T] = lambda: parse(next(call))
         self._failure = failure
         self._cancel = call.cancel
@@ -72,10 +76,14 @@ class Stream(Iterator[T]):
 class AsyncStream(AsyncIterator[T], Generic[T]):
     """The asyncio counterpart of Stream."""
 
-    def __init__(self, call: grpc.aio.UnaryStreamCall[Request, Response],
-                 parse: Callable[[Response], T],
-                 failure: Callable[[grpc.RpcError], Exception] = from_rpc_error) -> None:
+    def __init__(
+        self,
+        call: grpc.aio.UnaryStreamCall[Request, Response],
+        parse: Callable[[Response], T],
+        failure: Callable[[grpc.RpcError], Exception] = from_rpc_error,
+    ) -> None:
         self._failure = failure
+
         async def read() -> T:
             response = await call.read()
             if response is grpc.aio.EOF:
@@ -108,8 +116,14 @@ class AsyncStream(AsyncIterator[T], Generic[T]):
 class Transport:
     """Blocking calls over one channel."""
 
-    def __init__(self, target: str, token: str | None, timeout: float,
-                 tls: bool = False, tls_ca: TlsCA | None = None) -> None:
+    def __init__(
+        self,
+        target: str,
+        token: str | None,
+        timeout: float,
+        tls: bool = False,
+        tls_ca: TlsCA | None = None,
+    ) -> None:
         self.channel = open_channel(target, tls=tls, tls_ca=tls_ca)
         self._metadata = _metadata(token)
         self.timeout = timeout
@@ -118,17 +132,25 @@ class Transport:
     def _failure(self, error: grpc.RpcError) -> Exception:
         return from_rpc_error(error, self._target, self._tls)
 
-    def call(self, method: grpc.UnaryUnaryMultiCallable[Request, Response], request: Request,
-             parse: Callable[[Response], T], timeout: float | None = None) -> T:
+    def call(
+        self,
+        method: grpc.UnaryUnaryMultiCallable[Request, Response],
+        request: Request,
+        parse: Callable[[Response], T],
+        timeout: float | None = None,
+    ) -> T:
         try:
-            response = method(request, metadata=self._metadata,
-                              timeout=timeout or self.timeout)
+            response = method(request, metadata=self._metadata, timeout=timeout or self.timeout)
         except grpc.RpcError as error:
             raise self._failure(error) from None
         return parse(response)
 
-    def stream(self, method: grpc.UnaryStreamMultiCallable[Request, Response],
-               request: Request, parse: Callable[[Response], T]) -> Stream[T]:
+    def stream(
+        self,
+        method: grpc.UnaryStreamMultiCallable[Request, Response],
+        request: Request,
+        parse: Callable[[Response], T],
+    ) -> Stream[T]:
         """A server-streaming call, without deadline, until it is cancelled."""
         return Stream(method(request, metadata=self._metadata), parse, self._failure)
 
@@ -139,8 +161,14 @@ class Transport:
 class AsyncTransport:
     """Awaitable calls over one asyncio channel."""
 
-    def __init__(self, target: str, token: str | None, timeout: float,
-                 tls: bool = False, tls_ca: TlsCA | None = None) -> None:
+    def __init__(
+        self,
+        target: str,
+        token: str | None,
+        timeout: float,
+        tls: bool = False,
+        tls_ca: TlsCA | None = None,
+    ) -> None:
         self.channel = open_aio_channel(target, tls=tls, tls_ca=tls_ca)
         self._metadata = _metadata(token)
         self.timeout = timeout
@@ -149,18 +177,27 @@ class AsyncTransport:
     def _failure(self, error: grpc.RpcError) -> Exception:
         return from_rpc_error(error, self._target, self._tls)
 
-    async def call(self, method: grpc.aio.UnaryUnaryMultiCallable[Request, Response],
-                   request: Request, parse: Callable[[Response], T],
-                   timeout: float | None = None) -> T:
+    async def call(
+        self,
+        method: grpc.aio.UnaryUnaryMultiCallable[Request, Response],
+        request: Request,
+        parse: Callable[[Response], T],
+        timeout: float | None = None,
+    ) -> T:
         try:
-            response = await method(request, metadata=self._metadata,
-                                    timeout=timeout or self.timeout)
+            response = await method(
+                request, metadata=self._metadata, timeout=timeout or self.timeout
+            )
         except grpc.RpcError as error:
             raise self._failure(error) from None
         return parse(response)
 
-    def stream(self, method: grpc.aio.UnaryStreamMultiCallable[Request, Response],
-               request: Request, parse: Callable[[Response], T]) -> AsyncStream[T]:
+    def stream(
+        self,
+        method: grpc.aio.UnaryStreamMultiCallable[Request, Response],
+        request: Request,
+        parse: Callable[[Response], T],
+    ) -> AsyncStream[T]:
         """A server-streaming call, without deadline, until it is cancelled."""
         return AsyncStream(method(request, metadata=self._metadata), parse, self._failure)
 

@@ -27,8 +27,13 @@ DEFAULT_TARGET = "127.0.0.1:50051"
 # Methods that change nothing: the standard reads by their verb, and the custom ones.
 READ_VERBS = ("Get", "BatchGet", "List", "Search")
 CUSTOM_READS = frozenset({"PendingEvaluations", "ExportLog"})
-RETRY_POLICY = {"maxAttempts": 4, "initialBackoff": "0.1s", "maxBackoff": "1s",
-                "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"]}
+RETRY_POLICY = {
+    "maxAttempts": 4,
+    "initialBackoff": "0.1s",
+    "maxBackoff": "1s",
+    "backoffMultiplier": 2,
+    "retryableStatusCodes": ["UNAVAILABLE"],
+}
 # Past a few failures in a row on a channel, no more retries until calls succeed again.
 RETRY_THROTTLING = {"maxTokens": 10, "tokenRatio": 0.1}
 
@@ -41,19 +46,27 @@ def default_target() -> str:
 
 def read_methods() -> list[dict[str, str]]:
     """The unary read methods of every KnowHub service, as service config names."""
-    services = [service for module in (knowledge_pb2, resource_pb2, cognition_pb2, dream_pb2)
-                for service in module.DESCRIPTOR.services_by_name.values()]
-    return [{"service": service.full_name, "method": method.name}
-            for service in services for method in service.methods
-            if not method.server_streaming
-            and (method.name.startswith(READ_VERBS) or method.name in CUSTOM_READS)]
+    services = [
+        service
+        for module in (knowledge_pb2, resource_pb2, cognition_pb2, dream_pb2)
+        for service in module.DESCRIPTOR.services_by_name.values()
+    ]
+    return [
+        {"service": service.full_name, "method": method.name}
+        for service in services
+        for method in service.methods
+        if not method.server_streaming
+        and (method.name.startswith(READ_VERBS) or method.name in CUSTOM_READS)
+    ]
 
 
-SERVICE_CONFIG = json.dumps({
-    "loadBalancingConfig": [{"round_robin": {}}],
-    "methodConfig": [{"name": read_methods(), "retryPolicy": RETRY_POLICY}],
-    "retryThrottling": RETRY_THROTTLING,
-})
+SERVICE_CONFIG = json.dumps(
+    {
+        "loadBalancingConfig": [{"round_robin": {}}],
+        "methodConfig": [{"name": read_methods(), "retryPolicy": RETRY_POLICY}],
+        "retryThrottling": RETRY_THROTTLING,
+    }
+)
 # Clients ping a connection that has calls open every minute, data or not, so a long
 # stream (the evaluator's WatchTriggers) notices a dead peer. KnowHub's servers accept
 # pings that often (`server_keepalive_options`): gRPC's default policy allows one ping in
@@ -70,8 +83,10 @@ def client_keepalive_options(time_ms: int) -> list[tuple[str, int]]:
 def server_keepalive_options(client_time_ms: int) -> list[tuple[str, int]]:
     """A server policy that never strikes a client pinging every `client_time_ms`: pings
     half as far apart pass (timers drift), with or without data or calls in flight."""
-    return [("grpc.http2.min_ping_interval_without_data_ms", client_time_ms // 2),
-            ("grpc.keepalive_permit_without_calls", 1)]
+    return [
+        ("grpc.http2.min_ping_interval_without_data_ms", client_time_ms // 2),
+        ("grpc.keepalive_permit_without_calls", 1),
+    ]
 
 
 SERVER_KEEPALIVE_OPTIONS = server_keepalive_options(KEEPALIVE_TIME_MS)
@@ -95,8 +110,7 @@ def read_ca(tls_ca: TlsCA | None) -> bytes | None:
         raise ValueError(f"tls_ca: cannot read {tls_ca}: {exc.strerror or exc}") from None
 
 
-def open_channel(target: str, *, tls: bool = False,
-                 tls_ca: TlsCA | None = None) -> grpc.Channel:
+def open_channel(target: str, *, tls: bool = False, tls_ca: TlsCA | None = None) -> grpc.Channel:
     """A blocking gRPC channel with the SDK's options, for the generated stubs.
 
     Args:
@@ -113,8 +127,9 @@ def open_channel(target: str, *, tls: bool = False,
     return grpc.insecure_channel(target, CHANNEL_OPTIONS)
 
 
-def open_aio_channel(target: str, *, tls: bool = False,
-                     tls_ca: TlsCA | None = None) -> grpc.aio.Channel:
+def open_aio_channel(
+    target: str, *, tls: bool = False, tls_ca: TlsCA | None = None
+) -> grpc.aio.Channel:
     """The asyncio counterpart of open_channel."""
     if tls or tls_ca is not None:
         credentials = grpc.ssl_channel_credentials(root_certificates=read_ca(tls_ca))

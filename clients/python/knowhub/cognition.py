@@ -11,5 +11,11 @@ from knowhub._requests.cognition import (
 )
 from knowhub._sync.cognition import CognitionAPI
 
-__all__ = ["KNOWLEDGE_HEADING", "SOURCE_CONTENT_KEPT", "AsyncCognitionAPI", "CognitionAPI",
-           "knowledge_block", "payload_message"]
+__all__ = [
+    "KNOWLEDGE_HEADING",
+    "SOURCE_CONTENT_KEPT",
+    "AsyncCognitionAPI",
+    "CognitionAPI",
+    "knowledge_block",
+    "payload_message",
+]

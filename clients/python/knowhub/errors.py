@@ -80,8 +80,9 @@ _BY_CODE: dict[grpc.StatusCode, type[KnowHubError]] = {
 PUSHBACK_HEADER = "grpc-retry-pushback-ms"
 
 
-def from_rpc_error(error: grpc.RpcError, target: str | None = None,
-                   tls: bool = False) -> KnowHubError:
+def from_rpc_error(
+    error: grpc.RpcError, target: str | None = None, tls: bool = False
+) -> KnowHubError:
     """The KnowHubError for a failed gRPC call to `target` (with TLS or not); a
     connection that failed says what to do about it."""
     code = error.code() if hasattr(error, "code") else grpc.StatusCode.UNKNOWN
@@ -94,8 +95,13 @@ def from_rpc_error(error: grpc.RpcError, target: str | None = None,
     return _BY_CODE.get(code, KnowHubError)(code.name, details or "")
 
 
-_REFUSED = ("Connection refused", "connection refused", "No such file or directory",
-            "Name or service not known", "DNS resolution failed")
+_REFUSED = (
+    "Connection refused",
+    "connection refused",
+    "No such file or directory",
+    "Name or service not known",
+    "DNS resolution failed",
+)
 _TLS = ("ssl", "SSL", "handshake", "Handshake", "WRONG_VERSION_NUMBER", "certificate")
 
 
@@ -103,15 +109,21 @@ def connection_problem(target: str, details: str, tls: bool) -> str | None:
     """What went wrong reaching a hub at `target`, and what to do, when gRPC's `details`
     say the connection failed (None: they say something else)."""
     if any(sign in details for sign in _REFUSED):
-        return (f"no KnowHub hub answers at {target}: start one with `knowhub up`, or "
-                "give the address of yours (KNOWHUB_TARGET, --target, target=)")
+        return (
+            f"no KnowHub hub answers at {target}: start one with `knowhub up`, or "
+            "give the address of yours (KNOWHUB_TARGET, --target, target=)"
+        )
     if tls and any(sign in details for sign in _TLS):
-        return (f"TLS with {target} failed: the hub does not speak TLS there, or its "
-                "certificate is not signed by the CA given (KNOWHUB_TLS_CA_FILE, tls_ca=)")
+        return (
+            f"TLS with {target} failed: the hub does not speak TLS there, or its "
+            "certificate is not signed by the CA given (KNOWHUB_TLS_CA_FILE, tls_ca=)"
+        )
     if not tls and ("Socket closed" in details or "Connection reset" in details):
-        return (f"the hub at {target} closed the connection: if it serves TLS "
-                "(KNOWHUB_TLS_CERT_FILE), connect with TLS and its CA (KNOWHUB_TLS_CA_FILE, "
-                "tls_ca=)")
+        return (
+            f"the hub at {target} closed the connection: if it serves TLS "
+            "(KNOWHUB_TLS_CERT_FILE), connect with TLS and its CA (KNOWHUB_TLS_CA_FILE, "
+            "tls_ca=)"
+        )
     return None
 
 

@@ -46,8 +46,9 @@ def main() -> None:
         target = TARGET / source.name
         target.write_text(header(source) + target.read_text())
     ruff = Path(sys.executable).parent / "ruff"
-    subprocess.run([str(ruff), "check", "--fix", "--quiet", "--select", "I", str(TARGET)],
-                   check=True)
+    subprocess.run(
+        [str(ruff), "check", "--fix", "--quiet", "--select", "I", str(TARGET)], check=True
+    )
     subprocess.run([str(ruff), "format", "--quiet", str(TARGET)], check=True)
 
 

@@ -56,6 +56,7 @@ _ID_PATTERN = re.compile(r"[^\s\x00-\x1f\x7f]{1,128}")
 
 # ---- Records ------------------------------------------------------------------------
 
+
 @dataclass
 class Context:
     """Where a Remember call comes from (RememberRequest.context)."""
@@ -95,8 +96,7 @@ class Job:
 
     @property
     def timestamp(self) -> float:
-        return self.context.timestamp if self.context.timestamp is not None \
-            else self.created_at
+        return self.context.timestamp if self.context.timestamp is not None else self.created_at
 
     def to_json(self) -> str:
         # vars(), not asdict(): asdict deep-copies, a quarter of Remember's own time.
@@ -179,8 +179,7 @@ class CognitiveEvent:
 def sibling_ids(event_id_: str) -> list[str]:
     """The ids of every perspective's copy of the event's observation."""
     fact = event_id_.rsplit("_", 1)[0]
-    return [f"{fact}_{p}" for p in (PERSPECTIVE_GROUP, PERSPECTIVE_SENDER,
-                                    PERSPECTIVE_GLOBAL)]
+    return [f"{fact}_{p}" for p in (PERSPECTIVE_GROUP, PERSPECTIVE_SENDER, PERSPECTIVE_GLOBAL)]
 
 
 def normalized_fact(text: str) -> str:
@@ -233,22 +232,45 @@ def local_time(seconds: float, zone: str) -> str:
     return datetime.fromtimestamp(seconds, timezone.utc).astimezone(ZoneInfo(zone)).isoformat()
 
 
-def events_for(job: Job, index: int | str, text: str, *, is_absolute: bool, warning: str,
-               observation: str, zone: str, supersedes: str = "") -> list[CognitiveEvent]:
+def events_for(
+    job: Job,
+    index: int | str,
+    text: str,
+    *,
+    is_absolute: bool,
+    warning: str,
+    observation: str,
+    zone: str,
+    supersedes: str = "",
+) -> list[CognitiveEvent]:
     """One event per perspective of the job's conversation."""
     context, at = job.context, job.timestamp
-    return [CognitiveEvent(
-        event_id=event_id(job.job_id, index, perspective), scope=job.scope, text=text,
-        user_id=context.user_id, group_id=context.group_id,
-        sender_id=context.sender_id or context.user_id, timestamp_epoch=at,
-        timestamp_utc=iso(at), timestamp_local=local_time(at, zone),
-        request_type=context.request_type, perspective=perspective,
-        is_absolute=is_absolute, job_id=job.job_id, warning=warning,
-        observation=observation, supersedes=supersedes, written_by=job.written_by)
-        for perspective in perspectives(context.request_type)]
+    return [
+        CognitiveEvent(
+            event_id=event_id(job.job_id, index, perspective),
+            scope=job.scope,
+            text=text,
+            user_id=context.user_id,
+            group_id=context.group_id,
+            sender_id=context.sender_id or context.user_id,
+            timestamp_epoch=at,
+            timestamp_utc=iso(at),
+            timestamp_local=local_time(at, zone),
+            request_type=context.request_type,
+            perspective=perspective,
+            is_absolute=is_absolute,
+            job_id=job.job_id,
+            warning=warning,
+            observation=observation,
+            supersedes=supersedes,
+            written_by=job.written_by,
+        )
+        for perspective in perspectives(context.request_type)
+    ]
 
 
 # ---- The absolutization gate --------------------------------------------------------------
+
 
 def _words(words: str) -> str:
     """`me|my` -> `[Mm]e|[Mm]y`: lower case or capitalised, never all caps (US, IT)."""
@@ -260,12 +282,16 @@ def _english(pattern: str) -> str:
     return rf"(?i:\b(?:{pattern})\b)"
 
 
-_EN_NUMBER = (r"\d{1,9}|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
-              r"fifteen|twenty|thirty|a few|few|several|a couple of|couple of")
+_EN_NUMBER = (
+    r"\d{1,9}|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
+    r"fifteen|twenty|thirty|a few|few|several|a couple of|couple of"
+)
 _EN_UNIT = r"seconds?|minutes?|hours?|days?|nights?|weeks?|months?|years?|decades?"
-_EN_DAY = (r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|morning|afternoon|"
-           r"evening|night|week|weekend|month|year|summer|winter|spring|autumn|fall|"
-           r"semester|quarter")
+_EN_DAY = (
+    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|morning|afternoon|"
+    r"evening|night|week|weekend|month|year|summer|winter|spring|autumn|fall|"
+    r"semester|quarter"
+)
 _ZH_NUMBER = r"(?<![0-9])[0-9]{1,2}|[一二三四五六七八九十两几半数]{1,8}"
 _ZH_UNIT = r"天|日|周|星期|礼拜|个月|月|年|小时|分钟|晚"
 
@@ -285,43 +311,73 @@ class GateRule:
 # each position of a long run: `re` backtracks, and an unbounded number before a unit
 # word made a run of n characters cost n² steps. Bounded, a check stays linear in its text.
 GATE_RULES: tuple[GateRule, ...] = (
-    GateRule("pronoun", "zh", r"(?<![自])我|(?<![迷])你|您|(?<![其吉利排])他|她|(?<![其])它|"
-             r"咱|这位|那位|此人|这个人|那个人|这家伙|那家伙"),
-    GateRule("pronoun", "en",
-             r"(?<![\w/&.-])(?<!Type )(?<!Phase )(?<!Class )(?<!Tier )(?<!Level )"
-             r"(?<!Stage )(?<!War )I(?![\w/&-])|\b(?:" + _words(
-                 "me|my|mine|myself|we|us|our|ours|ourselves|you|your|yours|yourself|"
-                 "yourselves|he|him|his|himself|she|her|hers|herself|they|them|their|"
-                 "theirs|themselves") + r")\b|"
-             + _english(r"this (?:guy|person|man|woman|lady)|that (?:guy|person|man|woman|"
-                        r"lady)|the other (?:guy|person)")),
-    GateRule("relative_time", "zh",
-             r"今天|今日|今早|今晨|今晚|今夜|昨天|昨日|昨早|昨晚|昨夜|前天|前日|前晚|"
-             r"大前天|明天|明日|明早|明晚|后天|大后天|刚才|刚刚|方才|稍后|待会|等会|"
-             r"一会儿|上周|下周|本周|这周|上星期|下星期|这星期|本星期|上个星期|下个星期|"
-             r"这个星期|上礼拜|下礼拜|这礼拜|上个礼拜|下个礼拜|上个月|下个月|这个月|本月|"
-             r"上月|下月|去年|今年|明年|前年|后年|当年|那年|那天|那时|那会儿|这天|"
-             r"最近|近来|近期|目前|现在|此刻|当时|前几天|这几天|过几天|"
-             rf"(?:{_ZH_NUMBER})(?:{_ZH_UNIT})(?:前|后|以前|以后|之前|之后)"),
-    GateRule("relative_time", "en", _english(
-        r"today|tonight|yesterday|tomorrow|just now|right now|now|currently|recently|"
-        r"lately|soon|nowadays|these days|back then|the other day|earlier today|"
-        r"later today|that day|that night|at that time|"
-        rf"(?:this|last|next|coming|past|previous) (?:{_EN_DAY})|"
-        rf"(?:{_EN_NUMBER}) (?:{_EN_UNIT}) (?:ago|later|from now|earlier|before|after)")),
-    GateRule("relative_place", "zh",
-             r"这里|那里|这边|那边|这儿|那儿|当地|附近|此地|此处|该地|这个地方|那个地方|"
-             r"隔壁|对面|(?:在|到|回|来|去)本地(?!部署|缓存|存储|文件|运行|环境|开发|测试|"
-             r"服务|仓库|模型|化)"),
-    GateRule("relative_place", "en",
-             _english(r"here|over there|this place|that place|this city|this town|"
-                      r"nearby|around here|this area")
-             + r"|(?i:\bthere\b)(?!\s+(?:is|are|was|were|will|would|has|have|had|must|"
-             r"may|might|can|could|should|seems?|exists?|appears?|remains?|\'s|’s)\b)"
-             r"(?<!(?i:Is) there)(?<!(?i:re) there)"),
+    GateRule(
+        "pronoun",
+        "zh",
+        r"(?<![自])我|(?<![迷])你|您|(?<![其吉利排])他|她|(?<![其])它|"
+        r"咱|这位|那位|此人|这个人|那个人|这家伙|那家伙",
+    ),
+    GateRule(
+        "pronoun",
+        "en",
+        r"(?<![\w/&.-])(?<!Type )(?<!Phase )(?<!Class )(?<!Tier )(?<!Level )"
+        r"(?<!Stage )(?<!War )I(?![\w/&-])|\b(?:"
+        + _words(
+            "me|my|mine|myself|we|us|our|ours|ourselves|you|your|yours|yourself|"
+            "yourselves|he|him|his|himself|she|her|hers|herself|they|them|their|"
+            "theirs|themselves"
+        )
+        + r")\b|"
+        + _english(
+            r"this (?:guy|person|man|woman|lady)|that (?:guy|person|man|woman|"
+            r"lady)|the other (?:guy|person)"
+        ),
+    ),
+    GateRule(
+        "relative_time",
+        "zh",
+        r"今天|今日|今早|今晨|今晚|今夜|昨天|昨日|昨早|昨晚|昨夜|前天|前日|前晚|"
+        r"大前天|明天|明日|明早|明晚|后天|大后天|刚才|刚刚|方才|稍后|待会|等会|"
+        r"一会儿|上周|下周|本周|这周|上星期|下星期|这星期|本星期|上个星期|下个星期|"
+        r"这个星期|上礼拜|下礼拜|这礼拜|上个礼拜|下个礼拜|上个月|下个月|这个月|本月|"
+        r"上月|下月|去年|今年|明年|前年|后年|当年|那年|那天|那时|那会儿|这天|"
+        r"最近|近来|近期|目前|现在|此刻|当时|前几天|这几天|过几天|"
+        rf"(?:{_ZH_NUMBER})(?:{_ZH_UNIT})(?:前|后|以前|以后|之前|之后)",
+    ),
+    GateRule(
+        "relative_time",
+        "en",
+        _english(
+            r"today|tonight|yesterday|tomorrow|just now|right now|now|currently|recently|"
+            r"lately|soon|nowadays|these days|back then|the other day|earlier today|"
+            r"later today|that day|that night|at that time|"
+            rf"(?:this|last|next|coming|past|previous) (?:{_EN_DAY})|"
+            rf"(?:{_EN_NUMBER}) (?:{_EN_UNIT}) (?:ago|later|from now|earlier|before|after)"
+        ),
+    ),
+    GateRule(
+        "relative_place",
+        "zh",
+        r"这里|那里|这边|那边|这儿|那儿|当地|附近|此地|此处|该地|这个地方|那个地方|"
+        r"隔壁|对面|(?:在|到|回|来|去)本地(?!部署|缓存|存储|文件|运行|环境|开发|测试|"
+        r"服务|仓库|模型|化)",
+    ),
+    GateRule(
+        "relative_place",
+        "en",
+        _english(
+            r"here|over there|this place|that place|this city|this town|"
+            r"nearby|around here|this area"
+        )
+        + r"|(?i:\bthere\b)(?!\s+(?:is|are|was|were|will|would|has|have|had|must|"
+        r"may|might|can|could|should|seems?|exists?|appears?|remains?|\'s|’s)\b)"
+        r"(?<!(?i:Is) there)(?<!(?i:re) there)",
+    ),
 )
-_GATE = {kind: re.compile("|".join(f"(?:{r.pattern})" for r in GATE_RULES if r.kind == kind))
-         for kind in dict.fromkeys(r.kind for r in GATE_RULES)}
+_GATE = {
+    kind: re.compile("|".join(f"(?:{r.pattern})" for r in GATE_RULES if r.kind == kind))
+    for kind in dict.fromkeys(r.kind for r in GATE_RULES)
+}
 _ENTITY_ID = re.compile(r"(?<!\d)\d{5,12}(?!\d)")
 
 
@@ -357,8 +413,15 @@ def describe_gate(hits: dict[str, list[str]], drifted: list[str]) -> str:
 
 # ---- Retrieval -------------------------------------------------------------------------
 
-def decayed_score(similarity: float, age_seconds: float, *, half_life_days: float,
-                  boost: float, min_similarity: float) -> float:
+
+def decayed_score(
+    similarity: float,
+    age_seconds: float,
+    *,
+    half_life_days: float,
+    boost: float,
+    min_similarity: float,
+) -> float:
     """The time-decayed score: sim * (1 + boost * 0.5^(age / half_life)), only when sim reaches
     min_similarity (so new but unrelated events do not rise)."""
     if similarity < min_similarity:
@@ -387,6 +450,7 @@ def isolation(target_user_id: str, target_group_id: str) -> Isolation:
 
 # ---- Profiles ----------------------------------------------------------------------------
 
+
 @dataclass
 class Profile:
     scope: str
@@ -404,16 +468,25 @@ class Profile:
     def markdown(self) -> str:
         """Markdown with YAML front matter; strings are JSON-quoted, which
         YAML reads as double-quoted scalars."""
+
         def quoted(value: str) -> str:
             return json.dumps(value, ensure_ascii=False)
 
         tags = [f"  - {quoted(t)}" for t in self.tags]
-        return "\n".join([
-            "---", f"entity_type: {self.entity_type}", f"entity_id: {quoted(self.entity_id)}",
-            f"name: {quoted(self.name)}", "tags:" + ("" if tags else " []"), *tags,
-            f"updated_at: {quoted(iso(self.updated_at))}",
-            f"source_event_id: {quoted(self.source_event_id)}", "---", self.summary,
-        ])
+        return "\n".join(
+            [
+                "---",
+                f"entity_type: {self.entity_type}",
+                f"entity_id: {quoted(self.entity_id)}",
+                f"name: {quoted(self.name)}",
+                "tags:" + ("" if tags else " []"),
+                *tags,
+                f"updated_at: {quoted(iso(self.updated_at))}",
+                f"source_event_id: {quoted(self.source_event_id)}",
+                "---",
+                self.summary,
+            ]
+        )
 
     @property
     def indexed_text(self) -> str:
@@ -470,24 +543,40 @@ def profile_targets(job: Job) -> list[tuple[str, str]]:
     return targets
 
 
-def updated_profile(current: Profile | None, update: ProfileUpdate, *, scope: str,
-                    at: float, source_event_id: str) -> Profile:
-    return Profile(scope=scope, entity_type=update.entity_type, entity_id=update.entity_id,
-                   name=update.name or (current.name if current else update.entity_id),
-                   tags=update.tags, summary=update.summary, updated_at=at,
-                   source_event_id=source_event_id,
-                   revision=current.revision + 1 if current else 1, reason="merge")
+def updated_profile(
+    current: Profile | None, update: ProfileUpdate, *, scope: str, at: float, source_event_id: str
+) -> Profile:
+    return Profile(
+        scope=scope,
+        entity_type=update.entity_type,
+        entity_id=update.entity_id,
+        name=update.name or (current.name if current else update.entity_id),
+        tags=update.tags,
+        summary=update.summary,
+        updated_at=at,
+        source_event_id=source_event_id,
+        revision=current.revision + 1 if current else 1,
+        reason="merge",
+    )
 
 
 def restored_profile(current: Profile, revision: Profile, at: float) -> Profile:
-    return Profile(scope=current.scope, entity_type=current.entity_type,
-                   entity_id=current.entity_id, name=revision.name, tags=list(revision.tags),
-                   summary=revision.summary, updated_at=at,
-                   source_event_id=revision.source_event_id, revision=current.revision + 1,
-                   reason=f"restore of revision {revision.revision}")
+    return Profile(
+        scope=current.scope,
+        entity_type=current.entity_type,
+        entity_id=current.entity_id,
+        name=revision.name,
+        tags=list(revision.tags),
+        summary=revision.summary,
+        updated_at=at,
+        source_event_id=revision.source_event_id,
+        revision=current.revision + 1,
+        reason=f"restore of revision {revision.revision}",
+    )
 
 
 # ---- Failed jobs ---------------------------------------------------------------------------
+
 
 @dataclass
 class FailedJob:
@@ -500,14 +589,18 @@ class FailedJob:
 
 # ---- Validation ---------------------------------------------------------------------------
 
+
 def validate_id(value: str, field_name: str, *, required: bool = True) -> str:
     if not value:
         if required:
             raise InvalidArgument(field_name, "is required")
         return value
     if not _ID_PATTERN.fullmatch(value):
-        raise InvalidArgument(field_name, f"{value[:40]!r} is not an id: use 1-{ID_MAX} "
-                              "characters without whitespace or control characters")
+        raise InvalidArgument(
+            field_name,
+            f"{value[:40]!r} is not an id: use 1-{ID_MAX} "
+            "characters without whitespace or control characters",
+        )
     return value
 
 
@@ -523,8 +616,9 @@ def validate_entity_type(value: str, field_name: str) -> str:
     return value
 
 
-def validate_conversation(request_type: str, user_id: str, group_id: str, prefix: str = "",
-                          *, user_required: bool = False) -> None:
+def validate_conversation(
+    request_type: str, user_id: str, group_id: str, prefix: str = "", *, user_required: bool = False
+) -> None:
     """A group conversation names its group, a private one its user and no group."""
     validate_request_type(request_type, f"{prefix}request_type")
     validate_id(user_id, f"{prefix}user_id", required=user_required or request_type == PRIVATE)
@@ -534,14 +628,16 @@ def validate_conversation(request_type: str, user_id: str, group_id: str, prefix
         raise InvalidArgument(f"{prefix}group_id", "must be empty for a private request")
 
 
-def validate_remember(memo: str, observations: list[str], context: Context,
-                      now_seconds: float) -> None:
+def validate_remember(
+    memo: str, observations: list[str], context: Context, now_seconds: float
+) -> None:
     check.text(memo, "memo", MEMO_MAX)
     check.items(observations, "observations", OBSERVATIONS_MAX, unique=False)
     for index, observation in enumerate(observations):
         check.text(observation, f"observations[{index}]", OBSERVATION_MAX, required=True)
-    validate_conversation(context.request_type, context.user_id, context.group_id,
-                          "context.", user_required=True)
+    validate_conversation(
+        context.request_type, context.user_id, context.group_id, "context.", user_required=True
+    )
     validate_id(context.sender_id, "context.sender_id", required=False)
     check.text(context.sender_name, "context.sender_name", DISPLAY_NAME_MAX)
     check.text(context.group_name, "context.group_name", DISPLAY_NAME_MAX)
@@ -556,8 +652,9 @@ def validate_request_id(value: str) -> str:
     return value
 
 
-def truncated_context(context: Context, *, source_max: int, recent_k: int,
-                      line_max: int) -> tuple[Context, list[str]]:
+def truncated_context(
+    context: Context, *, source_max: int, recent_k: int, line_max: int
+) -> tuple[Context, list[str]]:
     """The context cut to the historian's limits (source_max, recent_k, line_max), and
     one warning per cut."""
     warnings = []
@@ -567,16 +664,24 @@ def truncated_context(context: Context, *, source_max: int, recent_k: int,
         warnings.append(f"context.source_message: truncated to {source_max} characters")
     recent = context.recent_messages[-recent_k:] if recent_k else []
     if len(recent) < len(context.recent_messages):
-        warnings.append(f"context.recent_messages: kept the last {len(recent)} of "
-                        f"{len(context.recent_messages)}")
+        warnings.append(
+            f"context.recent_messages: kept the last {len(recent)} of "
+            f"{len(context.recent_messages)}"
+        )
     if any(len(line) > line_max for line in recent):
         recent = [line[:line_max] for line in recent]
         warnings.append(f"context.recent_messages: lines truncated to {line_max} characters")
-    return Context(request_type=context.request_type, user_id=context.user_id,
-                   group_id=context.group_id, sender_id=context.sender_id,
-                   source_message=source, recent_messages=recent,
-                   sender_name=context.sender_name, group_name=context.group_name,
-                   timestamp=context.timestamp), warnings
+    return Context(
+        request_type=context.request_type,
+        user_id=context.user_id,
+        group_id=context.group_id,
+        sender_id=context.sender_id,
+        source_message=source,
+        recent_messages=recent,
+        sender_name=context.sender_name,
+        group_name=context.group_name,
+        timestamp=context.timestamp,
+    ), warnings
 
 
 def validate_query(query: str, top_k: int) -> None:
@@ -592,8 +697,9 @@ def memory_scope(principal: Principal, scope: str, field_name: str = "scope") ->
     validate_scope(scope, field_name)
     scope = principal.qualify_scope(scope)
     if scope not in principal.visible_scopes and not principal.is_admin:
-        raise PermissionDenied(f"{field_name}: {principal.show_scope(scope)!r} is not a scope "
-                               "the caller can see")
+        raise PermissionDenied(
+            f"{field_name}: {principal.show_scope(scope)!r} is not a scope the caller can see"
+        )
     return scope
 
 

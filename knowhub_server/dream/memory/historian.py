@@ -105,8 +105,9 @@ class Rewrite:
 
 
 class JobProcessor:
-    def __init__(self, events: EventStore, profiles: ProfileStore, llm: LLM | None,
-                 settings: MemorySettings) -> None:
+    def __init__(
+        self, events: EventStore, profiles: ProfileStore, llm: LLM | None, settings: MemorySettings
+    ) -> None:
         self._events = events
         self._profiles = profiles
         self._llm = llm
@@ -117,15 +118,18 @@ class JobProcessor:
         claimed and raises Released when the process is stopping."""
         outcome = JobOutcome()
         changes = []
-        items: list[tuple[int | str, str]] = \
-            list(enumerate(job.observations)) or [(MEMO_INDEX, job.memo)]
+        items: list[tuple[int | str, str]] = list(enumerate(job.observations)) or [
+            (MEMO_INDEX, job.memo)
+        ]
         for index, written in items:
-            decision, text = self._stored_before(job, index) \
-                or self._store(job, index, written, checkpoint)
+            decision, text = self._stored_before(job, index) or self._store(
+                job, index, written, checkpoint
+            )
             outcome.decisions.append(decision)
             if decision.action in (ADD, UPDATE):
-                outcome.event_ids += [event_id(job.job_id, index, p)
-                                      for p in perspectives(job.context.request_type)]
+                outcome.event_ids += [
+                    event_id(job.job_id, index, p) for p in perspectives(job.context.request_type)
+                ]
             if decision.action in (UPDATE, RETRACT):
                 self._supersede(decision.target_event_id, job.timestamp, decision.event_id)
             if decision.action == NOOP and decision.target_event_id:
@@ -144,32 +148,52 @@ class JobProcessor:
             return None
         event = found[0]
         position = index if isinstance(index, int) else -1
-        return Decision(position, UPDATE if event.supersedes else ADD, event.event_id,
-                        event.supersedes, "stored by an earlier delivery"), event.text
+        return Decision(
+            position,
+            UPDATE if event.supersedes else ADD,
+            event.event_id,
+            event.supersedes,
+            "stored by an earlier delivery",
+        ), event.text
 
-    def _store(self, job: Job, index: int | str, written: str,
-               checkpoint: Checkpoint) -> tuple[Decision, str]:
+    def _store(
+        self, job: Job, index: int | str, written: str, checkpoint: Checkpoint
+    ) -> tuple[Decision, str]:
         """Rewrites the item, reconciles it and stores its events when it adds or updates."""
         rewrite = self._absolutize(job, written, checkpoint)
         if rewrite.warning and self._llm is not None:
-            log.warning("job %s: is_absolute=false for item %s: %s", job.job_id, index,
-                        rewrite.warning)
+            log.warning(
+                "job %s: is_absolute=false for item %s: %s", job.job_id, index, rewrite.warning
+            )
         # A memo records what the assistant did, not a fact about the subject.
-        decision = self._reconcile(job, index, rewrite.text, checkpoint) if job.observations \
+        decision = (
+            self._reconcile(job, index, rewrite.text, checkpoint)
+            if job.observations
             else Decision(-1, ADD, event_id(job.job_id, index, PERSPECTIVE_SENDER))
+        )
         if decision.action in (ADD, UPDATE):
-            self._events.put(events_for(
-                job, index, rewrite.text, is_absolute=rewrite.is_absolute,
-                warning=rewrite.warning, observation=written,
-                zone=self._settings.memory_timezone,
-                supersedes=decision.target_event_id if decision.action == UPDATE else ""))
+            self._events.put(
+                events_for(
+                    job,
+                    index,
+                    rewrite.text,
+                    is_absolute=rewrite.is_absolute,
+                    warning=rewrite.warning,
+                    observation=written,
+                    zone=self._settings.memory_timezone,
+                    supersedes=decision.target_event_id if decision.action == UPDATE else "",
+                )
+            )
         return decision, rewrite.text
 
     def purge_deleted(self) -> int:
         """Removes the deleted events whose retention window has passed."""
         at = now()
-        expired = [e.event_id for e in self._events.in_state(DELETED)
-                   if e.purge_at is not None and e.purge_at <= at]
+        expired = [
+            e.event_id
+            for e in self._events.in_state(DELETED)
+            if e.purge_at is not None and e.purge_at <= at
+        ]
         if expired:
             self._events.delete(expired)
             log.info("purged %d deleted memory events", len(expired))
@@ -177,8 +201,7 @@ class JobProcessor:
 
     # ---- Keeping facts consistent --------------------------------------------------
 
-    def _reconcile(self, job: Job, index: int | str, text: str,
-                   checkpoint: Checkpoint) -> Decision:
+    def _reconcile(self, job: Job, index: int | str, text: str, checkpoint: Checkpoint) -> Decision:
         """Add, update, delete or no-op against the subject's most similar current
         events: an exact duplicate is a no-op; otherwise the LLM decides (without one,
         or when it fails, the event is added: nothing is lost)."""
@@ -187,36 +210,53 @@ class JobProcessor:
         limit = self._settings.memory_reconcile_candidates
         if not limit:
             return Decision(position, ADD, new_id)
-        similar = [c for c in self._events.recall(
-            text, subject_where(job.scope, job.context.user_id), limit + 3)
-            if c.event.job_id != job.job_id][:limit]
-        same = next((c.event for c in similar
-                     if normalized_fact(c.event.text) == normalized_fact(text)), None)
+        similar = [
+            c
+            for c in self._events.recall(
+                text, subject_where(job.scope, job.context.user_id), limit + 3
+            )
+            if c.event.job_id != job.job_id
+        ][:limit]
+        same = next(
+            (c.event for c in similar if normalized_fact(c.event.text) == normalized_fact(text)),
+            None,
+        )
         if same is not None:
             return Decision(position, NOOP, "", same.event_id, "an exact duplicate")
-        shown = [c.event for c in similar
-                 if c.similarity >= self._settings.memory_reconcile_min_similarity]
+        shown = [
+            c.event
+            for c in similar
+            if c.similarity >= self._settings.memory_reconcile_min_similarity
+        ]
         if not shown or self._llm is None:
             return Decision(position, ADD, new_id)
         checkpoint()
         try:
-            action, target, reason = prompts.read_decision(self._llm.call_tools(
-                prompts.RECONCILE_SYSTEM,
-                prompts.reconcile_prompt(text, job.timestamp,
-                                         [(e.text, e.timestamp_epoch) for e in shown],
-                                         self._settings.memory_timezone),
-                prompts.RECONCILE_TOOLS, purpose="historian_reconcile",
-                force=prompts.RECONCILE_TOOL, model=self._settings.historian_model),
-                len(shown))
+            action, target, reason = prompts.read_decision(
+                self._llm.call_tools(
+                    prompts.RECONCILE_SYSTEM,
+                    prompts.reconcile_prompt(
+                        text,
+                        job.timestamp,
+                        [(e.text, e.timestamp_epoch) for e in shown],
+                        self._settings.memory_timezone,
+                    ),
+                    prompts.RECONCILE_TOOLS,
+                    purpose="historian_reconcile",
+                    force=prompts.RECONCILE_TOOL,
+                    model=self._settings.historian_model,
+                ),
+                len(shown),
+            )
         except LLMError as exc:
             log.warning("job %s: reconcile failed, event added: %s", job.job_id, exc)
             return Decision(position, ADD, new_id, reason=f"reconcile failed: {exc}")
         old = shown[target].event_id if target >= 0 else ""
-        return Decision(position, action, new_id if action in (ADD, UPDATE) else "", old,
-                        reason)
+        return Decision(position, action, new_id if action in (ADD, UPDATE) else "", old, reason)
 
     def _confirm(self, event_id_: str, at: float) -> None:
         """A restated fact: time decay counts it as recent as `at`."""
+
         def change(event: CognitiveEvent) -> CognitiveEvent:
             if at > max(event.timestamp_epoch, event.confirmed_at or 0.0):
                 event.confirmed_at = at
@@ -226,6 +266,7 @@ class JobProcessor:
 
     def _supersede(self, old_event_id: str, at: float, by: str) -> None:
         """Marks every copy of the old fact superseded from `at`, pointing at the new one."""
+
         def change(event: CognitiveEvent) -> CognitiveEvent:
             if event.state == CURRENT:
                 event.state, event.superseded_at, event.superseded_by = SUPERSEDED, at, by
@@ -245,26 +286,37 @@ class JobProcessor:
         for _ in range(attempts):
             checkpoint()
             try:
-                text = prompts.read_rewrite(self._llm.call_tools(
-                    prompts.REWRITE_SYSTEM,
-                    prompts.rewrite_prompt(job, written, self._settings.memory_timezone,
-                                           feedback),
-                    prompts.REWRITE_TOOLS, purpose="historian_rewrite",
-                    force=prompts.REWRITE_TOOL, model=self._settings.historian_model))
+                text = prompts.read_rewrite(
+                    self._llm.call_tools(
+                        prompts.REWRITE_SYSTEM,
+                        prompts.rewrite_prompt(
+                            job, written, self._settings.memory_timezone, feedback
+                        ),
+                        prompts.REWRITE_TOOLS,
+                        purpose="historian_rewrite",
+                        force=prompts.REWRITE_TOOL,
+                        model=self._settings.historian_model,
+                    )
+                )
             except LLMError as exc:
                 return Rewrite(written, False, f"rewrite failed, stored as written: {exc}")
             hits, drifted = gate_hits(text), drifted_ids(required, text)
             if not hits and not drifted:
                 return Rewrite(text, True)
             if job.force and not drifted:
-                return Rewrite(text, False, "force: stored without passing the gate ("
-                               f"{describe_gate(hits, [])})")
+                return Rewrite(
+                    text,
+                    False,
+                    f"force: stored without passing the gate ({describe_gate(hits, [])})",
+                )
             feedback = describe_gate(hits, drifted)
         if drifted:
-            return Rewrite(written, False, f"the rewrites lost entity ids ({feedback}); "
-                           "stored as written")
-        return Rewrite(text, False, f"the gate rejected {attempts} rewrites ({feedback}); "
-                       "stored the last one")
+            return Rewrite(
+                written, False, f"the rewrites lost entity ids ({feedback}); stored as written"
+            )
+        return Rewrite(
+            text, False, f"the gate rejected {attempts} rewrites ({feedback}); stored the last one"
+        )
 
     # ---- Profile merge -----------------------------------------------------------------
 
@@ -282,42 +334,54 @@ class JobProcessor:
             try:
                 calls = self._llm.call_tools(
                     prompts.PROFILE_SYSTEM,
-                    prompts.profile_prompt(job, texts, {t: _profile_of(current[t])
-                                                        for t in targets},
-                                           self._settings.memory_timezone),
-                    prompts.PROFILE_TOOLS, purpose="profile_merge",
-                    model=self._settings.historian_model)
+                    prompts.profile_prompt(
+                        job,
+                        texts,
+                        {t: _profile_of(current[t]) for t in targets},
+                        self._settings.memory_timezone,
+                    ),
+                    prompts.PROFILE_TOOLS,
+                    purpose="profile_merge",
+                    model=self._settings.historian_model,
+                )
             except LLMError as exc:
-                log.warning("job %s: profile merge skipped, profiles unchanged: %s",
-                            job.job_id, exc)
+                log.warning(
+                    "job %s: profile merge skipped, profiles unchanged: %s", job.job_id, exc
+                )
                 return
             updates = prompts.read_profile_updates(calls, targets)
-            targets = [(u.entity_type, u.entity_id) for u in updates
-                       if not self._write_profile(job, u, current[(u.entity_type,
-                                                                   u.entity_id)])]
+            targets = [
+                (u.entity_type, u.entity_id)
+                for u in updates
+                if not self._write_profile(job, u, current[(u.entity_type, u.entity_id)])
+            ]
             if not targets:
                 return
         log.warning("job %s: profiles %s kept changing; merge given up", job.job_id, targets)
 
-    def _write_profile(self, job: Job, update: ProfileUpdate,
-                       basis: ProfileRecord | None) -> bool:
+    def _write_profile(self, job: Job, update: ProfileUpdate, basis: ProfileRecord | None) -> bool:
         """Writes the merged profile over the revision the LLM saw; False when another
         write came first."""
         at = now()
-        perspective = PERSPECTIVE_GROUP if update.entity_type == GROUP_ENTITY \
-            else PERSPECTIVE_SENDER
+        perspective = (
+            PERSPECTIVE_GROUP if update.entity_type == GROUP_ENTITY else PERSPECTIVE_SENDER
+        )
         source = event_id(job.job_id, 0, perspective)
         keep = self._settings.memory_profile_revision_keep
         if basis is None:
-            profile = updated_profile(None, update, scope=job.scope, at=at,
-                                      source_event_id=source)
+            profile = updated_profile(None, update, scope=job.scope, at=at, source_event_id=source)
             return self._profiles.create(ProfileRecord(profile, merged_jobs=[job.job_id]))
 
         def change(record: ProfileRecord) -> ProfileRecord:
             if record.profile.revision != basis.profile.revision:
                 raise ProfileMoved
-            record.replace(updated_profile(record.profile, update, scope=job.scope, at=at,
-                                           source_event_id=source), at, keep)
+            record.replace(
+                updated_profile(
+                    record.profile, update, scope=job.scope, at=at, source_event_id=source
+                ),
+                at,
+                keep,
+            )
             record.remember_job(job.job_id)
             return record
 
@@ -330,11 +394,17 @@ class JobProcessor:
 
 # ---- Workers ---------------------------------------------------------------------------
 
+
 class Historian(WorkerPool):
     """The historian's worker threads in this process; a Background of the runtime."""
 
-    def __init__(self, runtime: Runtime, queue: HistorianQueue, processor: JobProcessor,
-                 settings: MemorySettings) -> None:
+    def __init__(
+        self,
+        runtime: Runtime,
+        queue: HistorianQueue,
+        processor: JobProcessor,
+        settings: MemorySettings,
+    ) -> None:
         super().__init__(runtime)
         self._queue = queue
         self._processor = processor
@@ -345,18 +415,30 @@ class Historian(WorkerPool):
         return self._settings.memory_enabled and self._settings.historian_workers > 0
 
     def _new_workers(self) -> list[PoolThread]:
-        return [Worker(i, self._queue, self._processor, self._settings, self._stopping)
-                for i in range(self._settings.historian_workers)]
+        return [
+            Worker(i, self._queue, self._processor, self._settings, self._stopping)
+            for i in range(self._settings.historian_workers)
+        ]
 
 
 class Worker(StreamWorker):
     """One consumer of the job stream."""
 
-    def __init__(self, index: int, queue: HistorianQueue, processor: JobProcessor,
-                 settings: MemorySettings, stopping: threading.Event) -> None:
-        super().__init__(f"historian-{index}", queue, stopping=stopping,
-                         poll_seconds=settings.historian_poll_interval_seconds,
-                         stale_seconds=settings.historian_stale_job_timeout_seconds)
+    def __init__(
+        self,
+        index: int,
+        queue: HistorianQueue,
+        processor: JobProcessor,
+        settings: MemorySettings,
+        stopping: threading.Event,
+    ) -> None:
+        super().__init__(
+            f"historian-{index}",
+            queue,
+            stopping=stopping,
+            poll_seconds=settings.historian_poll_interval_seconds,
+            stale_seconds=settings.historian_stale_job_timeout_seconds,
+        )
         self._queue = queue
         self._processor = processor
         self._settings = settings
@@ -380,9 +462,13 @@ class Worker(StreamWorker):
             self._retry_or_fail(delivery, delivery.entry_id, "", str(exc))
             return
         if delivery.deliveries > allowed:
-            self._queue.fail(delivery, job.job_id, job.scope,
-                             f"gave up after {delivery.deliveries - 1} deliveries whose "
-                             f"worker stopped or stalled; last error: {last_error or 'none'}")
+            self._queue.fail(
+                delivery,
+                job.job_id,
+                job.scope,
+                f"gave up after {delivery.deliveries - 1} deliveries whose "
+                f"worker stopped or stalled; last error: {last_error or 'none'}",
+            )
             return
         self._queue.set_status(job, JOB_PROCESSING, deliveries=delivery.deliveries)
         try:
@@ -395,17 +481,21 @@ class Worker(StreamWorker):
             raise  # the job stays pending and is taken over later
         except Exception as exc:
             log.exception("historian %s: job %s failed", self.consumer, job.job_id)
-            self._retry_or_fail(delivery, job.job_id, job.scope,
-                                f"{type(exc).__name__}: {exc}")
+            self._retry_or_fail(delivery, job.job_id, job.scope, f"{type(exc).__name__}: {exc}")
             return
-        self._queue.set_status(job, JOB_DONE, error="", event_ids=outcome.event_ids,
-                               decisions=outcome.decisions)
+        self._queue.set_status(
+            job, JOB_DONE, error="", event_ids=outcome.event_ids, decisions=outcome.decisions
+        )
         self.done(delivery)
 
     def _retry_or_fail(self, delivery: Delivery, job_id: str, scope: str, error: str) -> None:
         if delivery.deliveries <= self._settings.historian_job_max_retries:
             self._queue.requeue(delivery, delivery.deliveries, error)
         else:
-            log.error("historian: job %s moved to the failed jobs after %d deliveries: %s",
-                      job_id, delivery.deliveries, error)
+            log.error(
+                "historian: job %s moved to the failed jobs after %d deliveries: %s",
+                job_id,
+                delivery.deliveries,
+                error,
+            )
             self._queue.fail(delivery, job_id, scope, error)

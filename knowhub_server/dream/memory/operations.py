@@ -100,8 +100,14 @@ class EventSearch:
 
 
 class MemoryOperations:
-    def __init__(self, queue: HistorianQueue, events: EventStore, profiles: ProfileStore,
-                 settings: MemorySettings, on_enqueue: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        queue: HistorianQueue,
+        events: EventStore,
+        profiles: ProfileStore,
+        settings: MemorySettings,
+        on_enqueue: Callable[[], None],
+    ) -> None:
         self._queue = queue
         self._events = events
         self._profiles = profiles
@@ -110,17 +116,32 @@ class MemoryOperations:
 
     # -- short-term memory and the historian queue --
 
-    def remember(self, principal: Principal, *, memo: str, observations: list[str],
-                 context: Context, force: bool, scope: str, request_id: str = "",
-                 wait_seconds: float = 0.0) -> RememberResult:
+    def remember(
+        self,
+        principal: Principal,
+        *,
+        memo: str,
+        observations: list[str],
+        context: Context,
+        force: bool,
+        scope: str,
+        request_id: str = "",
+        wait_seconds: float = 0.0,
+    ) -> RememberResult:
         """Records the memo and enqueues its historian job; a replayed request_id (same
         caller, within the TTL) returns the first call's result and records nothing. With
         `wait_seconds`, waits that long at most for the job to be done or failed."""
         if not 0 <= wait_seconds <= WAIT_MAX_SECONDS:
             raise InvalidArgument("wait_timeout", f"must be 0 to {WAIT_MAX_SECONDS:g} seconds")
-        result = self._remember(principal, memo=memo, observations=observations,
-                                context=context, force=force, scope=scope,
-                                request_id=request_id)
+        result = self._remember(
+            principal,
+            memo=memo,
+            observations=observations,
+            context=context,
+            force=force,
+            scope=scope,
+            request_id=request_id,
+        )
         if wait_seconds and result.job_id:
             result.job = self._wait_for_job(result.job_id, wait_seconds)
         return result
@@ -130,8 +151,11 @@ class MemoryOperations:
         while True:
             with reachable("job status"):
                 status = self._queue.job_status(job_id)
-            if status is None or status.state in (JOB_DONE, JOB_FAILED) \
-                    or time.monotonic() >= deadline:
+            if (
+                status is None
+                or status.state in (JOB_DONE, JOB_FAILED)
+                or time.monotonic() >= deadline
+            ):
                 return status
             time.sleep(min(_WAIT_POLL_SECONDS, max(deadline - time.monotonic(), 0)))
 
@@ -141,15 +165,24 @@ class MemoryOperations:
         check.text(job_id, "job_id", 128, required=True)
         with reachable("job status"):
             status = self._queue.job_status(job_id)
-        if status is None or not (principal.is_admin
-                                  or status.scope in principal.visible_scopes):
-            raise NotFound(f"memory job {job_id!r} not found (statuses are kept "
-                           f"{self._settings.memory_job_keep_hours} hours)")
+        if status is None or not (principal.is_admin or status.scope in principal.visible_scopes):
+            raise NotFound(
+                f"memory job {job_id!r} not found (statuses are kept "
+                f"{self._settings.memory_job_keep_hours} hours)"
+            )
         return status
 
-    def _remember(self, principal: Principal, *, memo: str, observations: list[str],
-                  context: Context, force: bool, scope: str,
-                  request_id: str) -> RememberResult:
+    def _remember(
+        self,
+        principal: Principal,
+        *,
+        memo: str,
+        observations: list[str],
+        context: Context,
+        force: bool,
+        scope: str,
+        request_id: str,
+    ) -> RememberResult:
         self._require_enabled()
         at = now()
         validate_remember(memo, observations, context, at)
@@ -157,29 +190,58 @@ class MemoryOperations:
         scope = memory_scope(principal, scope)
         settings = self._settings
         context, warnings = truncated_context(
-            context, source_max=settings.historian_source_message_max_len,
+            context,
+            source_max=settings.historian_source_message_max_len,
             recent_k=settings.historian_recent_messages_inject_k,
-            line_max=settings.historian_recent_message_line_max_len)
+            line_max=settings.historian_recent_message_line_max_len,
+        )
         if not memo.strip() and not observations:
             return RememberResult(warnings=warnings)
-        job = Job(job_id=new_job_id(), scope=scope, context=context, memo=memo,
-                  observations=list(observations), force=force, created_at=at,
-                  written_by=principal.user_scope)
-        note = Memo(text=memo, created_at=at, sender_id=context.sender_id or context.user_id,
-                    job_id=job.job_id, written_by=principal.user_scope) \
-            if memo.strip() else None
+        job = Job(
+            job_id=new_job_id(),
+            scope=scope,
+            context=context,
+            memo=memo,
+            observations=list(observations),
+            force=force,
+            created_at=at,
+            written_by=principal.user_scope,
+        )
+        note = (
+            Memo(
+                text=memo,
+                created_at=at,
+                sender_id=context.sender_id or context.user_id,
+                job_id=job.job_id,
+                written_by=principal.user_scope,
+            )
+            if memo.strip()
+            else None
+        )
         result = RememberResult(job.job_id, True, note is not None, warnings)
         with reachable("remember"):
             first = self._queue.remember(
-                job, note, request_id=request_id, response=result.to_json(),
-                request_ttl_seconds=settings.memory_remember_request_ttl_hours * 3600)
+                job,
+                note,
+                request_id=request_id,
+                response=result.to_json(),
+                request_ttl_seconds=settings.memory_remember_request_ttl_hours * 3600,
+            )
         if first is not None:
             return RememberResult.from_json(first)
         self._on_enqueue()
         return result
 
-    def recent_memos(self, principal: Principal, *, request_type: str, user_id: str,
-                     group_id: str, limit: int, scope: str) -> list[Memo]:
+    def recent_memos(
+        self,
+        principal: Principal,
+        *,
+        request_type: str,
+        user_id: str,
+        group_id: str,
+        limit: int,
+        scope: str,
+    ) -> list[Memo]:
         self._require_enabled()
         validate_conversation(request_type, user_id, group_id)
         keep = self._settings.memory_recent_memos_keep
@@ -190,31 +252,62 @@ class MemoryOperations:
             return []
         with reachable("recent memos"):
             return self._queue.recent_memos(
-                scope, conversation(request_type, user_id, group_id), min(limit, keep))
+                scope, conversation(request_type, user_id, group_id), min(limit, keep)
+            )
 
-    def update_memo(self, principal: Principal, *, request_type: str, user_id: str,
-                    group_id: str, scope: str, job_id: str, text: str) -> Memo:
+    def update_memo(
+        self,
+        principal: Principal,
+        *,
+        request_type: str,
+        user_id: str,
+        group_id: str,
+        scope: str,
+        job_id: str,
+        text: str,
+    ) -> Memo:
         check.text(text, "text", MEMO_MAX, required=True)
-        scope, talk, memo = self._own_memo(principal, request_type, user_id, group_id,
-                                           scope, job_id)
-        edited = Memo(text=text, created_at=memo.created_at, sender_id=memo.sender_id,
-                      job_id=memo.job_id, written_by=memo.written_by, edited_at=now())
+        scope, talk, memo = self._own_memo(
+            principal, request_type, user_id, group_id, scope, job_id
+        )
+        edited = Memo(
+            text=text,
+            created_at=memo.created_at,
+            sender_id=memo.sender_id,
+            job_id=memo.job_id,
+            written_by=memo.written_by,
+            edited_at=now(),
+        )
         with reachable("update memo"):
             if not self._queue.replace_memo(scope, talk, job_id, edited):
                 raise NotFound(f"no memo of job {job_id!r} in this conversation")
         return edited
 
-    def delete_memo(self, principal: Principal, *, request_type: str, user_id: str,
-                    group_id: str, scope: str, job_id: str) -> str:
-        scope, talk, _ = self._own_memo(principal, request_type, user_id, group_id, scope,
-                                        job_id)
+    def delete_memo(
+        self,
+        principal: Principal,
+        *,
+        request_type: str,
+        user_id: str,
+        group_id: str,
+        scope: str,
+        job_id: str,
+    ) -> str:
+        scope, talk, _ = self._own_memo(principal, request_type, user_id, group_id, scope, job_id)
         with reachable("delete memo"):
             if not self._queue.replace_memo(scope, talk, job_id, None):
                 raise NotFound(f"no memo of job {job_id!r} in this conversation")
         return job_id
 
-    def _own_memo(self, principal: Principal, request_type: str, user_id: str,
-                  group_id: str, scope: str, job_id: str) -> tuple[str, str, Memo]:
+    def _own_memo(
+        self,
+        principal: Principal,
+        request_type: str,
+        user_id: str,
+        group_id: str,
+        scope: str,
+        job_id: str,
+    ) -> tuple[str, str, Memo]:
         """The memo a change may touch: the caller's own (any for an admin)."""
         self._require_enabled()
         validate_conversation(request_type, user_id, group_id)
@@ -230,15 +323,26 @@ class MemoryOperations:
 
     # -- events --
 
-    def search_events(self, principal: Principal, *, query: str, target_user_id: str,
-                      target_group_id: str, top_k: int | None, time_from: float | None,
-                      time_to: float | None, mode: str, scope: str,
-                      include_history: bool = False) -> EventSearch:
+    def search_events(
+        self,
+        principal: Principal,
+        *,
+        query: str,
+        target_user_id: str,
+        target_group_id: str,
+        top_k: int | None,
+        time_from: float | None,
+        time_to: float | None,
+        mode: str,
+        scope: str,
+        include_history: bool = False,
+    ) -> EventSearch:
         self._require_enabled()
         settings = self._settings
         if top_k is None:
-            top_k = settings.memory_auto_top_k if mode == AUTO \
-                else settings.memory_tool_default_top_k
+            top_k = (
+                settings.memory_auto_top_k if mode == AUTO else settings.memory_tool_default_top_k
+            )
         validate_query(query, top_k)
         validate_id(target_user_id, "target_user_id", required=False)
         validate_id(target_group_id, "target_group_id", required=False)
@@ -247,28 +351,49 @@ class MemoryOperations:
             time_from, time_to = time_to, time_from
             warnings.append("time_from was after time_to; they were swapped")
         scopes = searched_scopes(principal, scope)
-        where = event_where(scopes, isolation(target_user_id, target_group_id), time_from,
-                            time_to, include_history=include_history)
+        where = event_where(
+            scopes,
+            isolation(target_user_id, target_group_id),
+            time_from,
+            time_to,
+            include_history=include_history,
+        )
         multiplier = settings.memory_rerank_candidate_multiplier
         rerank = settings.memory_time_decay_enabled
         recalled = self._events.recall(query, where, top_k * multiplier if rerank else top_k)
-        half_life = settings.memory_time_decay_half_life_days_auto if mode == AUTO \
+        half_life = (
+            settings.memory_time_decay_half_life_days_auto
+            if mode == AUTO
             else settings.memory_time_decay_half_life_days_tool
+        )
         current = time.time()
-        scored = sorted(((decayed_score(
-            c.similarity, current - c.timestamp, half_life_days=half_life,
-            boost=settings.memory_time_decay_boost,
-            min_similarity=settings.memory_time_decay_min_similarity) if rerank
-            else c.similarity, c) for c in recalled), key=lambda s: (-s[0], -s[1].timestamp))
+        scored = sorted(
+            (
+                (
+                    decayed_score(
+                        c.similarity,
+                        current - c.timestamp,
+                        half_life_days=half_life,
+                        boost=settings.memory_time_decay_boost,
+                        min_similarity=settings.memory_time_decay_min_similarity,
+                    )
+                    if rerank
+                    else c.similarity,
+                    c,
+                )
+                for c in recalled
+            ),
+            key=lambda s: (-s[0], -s[1].timestamp),
+        )
         hits = [EventHit(c.event, c.similarity, score) for score, c in scored[:top_k]]
         return EventSearch(hits, warnings)
 
-    def get_event(self, principal: Principal, *, event_id: str, scope: str
-                  ) -> CognitiveEvent:
+    def get_event(self, principal: Principal, *, event_id: str, scope: str) -> CognitiveEvent:
         return self._visible_event(principal, event_id, scope)
 
-    def update_event(self, principal: Principal, *, event_id: str, scope: str,
-                     text: str) -> CognitiveEvent:
+    def update_event(
+        self, principal: Principal, *, event_id: str, scope: str, text: str
+    ) -> CognitiveEvent:
         """Corrects the text of the event and its copies (stored as written: absolute only
         if it passes the gate)."""
         check.text(text, "text", OBSERVATION_MAX, required=True)
@@ -285,8 +410,7 @@ class MemoryOperations:
 
         return self._changed(event, change)
 
-    def delete_event(self, principal: Principal, *, event_id: str,
-                     scope: str) -> CognitiveEvent:
+    def delete_event(self, principal: Principal, *, event_id: str, scope: str) -> CognitiveEvent:
         """Deletes the event and its copies, undoable until the retention window ends."""
         event = self._own_event(principal, event_id, scope)
         at = now()
@@ -299,8 +423,7 @@ class MemoryOperations:
 
         return self._changed(event, change)
 
-    def undelete_event(self, principal: Principal, *, event_id: str,
-                       scope: str) -> CognitiveEvent:
+    def undelete_event(self, principal: Principal, *, event_id: str, scope: str) -> CognitiveEvent:
         event = self._own_event(principal, event_id, scope)
         if event.state != DELETED:
             raise FailedPrecondition(f"event {event_id!r} is not deleted")
@@ -313,36 +436,47 @@ class MemoryOperations:
 
         return self._changed(event, change)
 
-    def _changed(self, event: CognitiveEvent,
-                 change: Callable[[CognitiveEvent], CognitiveEvent]) -> CognitiveEvent:
+    def _changed(
+        self, event: CognitiveEvent, change: Callable[[CognitiveEvent], CognitiveEvent]
+    ) -> CognitiveEvent:
         changed = self._events.change(sibling_ids(event.event_id), change)
         found = next((e for e in changed if e.event_id == event.event_id), None)
         if found is None:
             raise NotFound(f"event {event.event_id!r} not found")
         return found
 
-    def _visible_event(self, principal: Principal, event_id: str,
-                       scope: str) -> CognitiveEvent:
+    def _visible_event(self, principal: Principal, event_id: str, scope: str) -> CognitiveEvent:
         self._require_enabled()
         check.text(event_id, "event_id", 300, required=True)
         wanted = memory_scope(principal, scope) if scope else ""
         found = self._events.get([event_id])
         event = found[0] if found else None
-        if event is None or (wanted and event.scope != wanted) or not (
-                principal.is_admin or event.scope in principal.visible_scopes):
+        if (
+            event is None
+            or (wanted and event.scope != wanted)
+            or not (principal.is_admin or event.scope in principal.visible_scopes)
+        ):
             raise NotFound(f"event {event_id!r} not found")
         return event
 
-    def _own_event(self, principal: Principal, event_id: str,
-                   scope: str) -> CognitiveEvent:
+    def _own_event(self, principal: Principal, event_id: str, scope: str) -> CognitiveEvent:
         event = self._visible_event(principal, event_id, scope)
         _require_writer(principal, event.written_by, "event")
         return event
 
-    def list_events(self, principal: Principal, *, target_user_id: str, target_group_id: str,
-                    time_from: float | None, time_to: float | None, scope: str,
-                    page_size: int, page_token: str,
-                    include_history: bool = False) -> tuple[list[CognitiveEvent], str]:
+    def list_events(
+        self,
+        principal: Principal,
+        *,
+        target_user_id: str,
+        target_group_id: str,
+        time_from: float | None,
+        time_to: float | None,
+        scope: str,
+        page_size: int,
+        page_token: str,
+        include_history: bool = False,
+    ) -> tuple[list[CognitiveEvent], str]:
         self._require_enabled()
         validate_id(target_user_id, "target_user_id", required=False)
         validate_id(target_group_id, "target_group_id", required=False)
@@ -350,19 +484,25 @@ class MemoryOperations:
         check.int_range(page_size, "page_size", 1, PAGE_SIZE_MAX)
         if time_from is not None and time_to is not None and time_from > time_to:
             raise InvalidArgument("time_from", "is after time_to")
-        where = event_where(searched_scopes(principal, scope),
-                            isolation(target_user_id, target_group_id), time_from, time_to,
-                            include_history=include_history)
+        where = event_where(
+            searched_scopes(principal, scope),
+            isolation(target_user_id, target_group_id),
+            time_from,
+            time_to,
+            include_history=include_history,
+        )
         return self._events.page(where, page_size, page_token)
 
     # -- profiles --
 
-    def get_profile(self, principal: Principal, *, entity_type: str, entity_id: str,
-                    scope: str) -> Profile:
+    def get_profile(
+        self, principal: Principal, *, entity_type: str, entity_id: str, scope: str
+    ) -> Profile:
         return self._profile_record(principal, entity_type, entity_id, scope).profile
 
-    def search_profiles(self, principal: Principal, *, query: str, entity_type: str,
-                        top_k: int | None, scope: str) -> list[tuple[Profile, float]]:
+    def search_profiles(
+        self, principal: Principal, *, query: str, entity_type: str, top_k: int | None, scope: str
+    ) -> list[tuple[Profile, float]]:
         self._require_enabled()
         top_k = self._settings.memory_profile_top_k if top_k is None else top_k
         validate_query(query, top_k)
@@ -371,17 +511,29 @@ class MemoryOperations:
         where = profile_where(searched_scopes(principal, scope), entity_type)
         return self._profiles.recall(query, where, top_k)
 
-    def update_profile(self, principal: Principal, *, entity_type: str, entity_id: str,
-                       scope: str, mask: list[str], name: str, tags: list[str],
-                       summary: str) -> Profile:
+    def update_profile(
+        self,
+        principal: Principal,
+        *,
+        entity_type: str,
+        entity_id: str,
+        scope: str,
+        mask: list[str],
+        name: str,
+        tags: list[str],
+        summary: str,
+    ) -> Profile:
         """Sets the masked fields; the replaced revision is kept."""
         if not mask:
-            raise InvalidArgument("update_mask",
-                                  f"is required: some of {', '.join(PROFILE_FIELDS)}")
+            raise InvalidArgument(
+                "update_mask", f"is required: some of {', '.join(PROFILE_FIELDS)}"
+            )
         for index, path in enumerate(mask):
             if path not in PROFILE_FIELDS:
-                raise InvalidArgument(f"update_mask.paths[{index}]", f"{path!r} is not one of "
-                                      f"{', '.join(PROFILE_FIELDS)}")
+                raise InvalidArgument(
+                    f"update_mask.paths[{index}]",
+                    f"{path!r} is not one of {', '.join(PROFILE_FIELDS)}",
+                )
         check.text(name, "name", DISPLAY_NAME_MAX)
         check.items(tags, "tags", PROFILE_TAGS_MAX)
         for index, tag in enumerate(tags):
@@ -393,27 +545,38 @@ class MemoryOperations:
 
         def change(record: ProfileRecord) -> ProfileRecord:
             at, old = now(), record.profile
-            record.replace(Profile(
-                scope=old.scope, entity_type=old.entity_type, entity_id=old.entity_id,
-                name=name if "name" in mask else old.name,
-                tags=list(tags) if "tags" in mask else old.tags,
-                summary=summary if "summary" in mask else old.summary, updated_at=at,
-                source_event_id=old.source_event_id, revision=old.revision + 1,
-                reason=f"edit by {principal.show_scope(principal.user_scope)}"), at, keep)
+            record.replace(
+                Profile(
+                    scope=old.scope,
+                    entity_type=old.entity_type,
+                    entity_id=old.entity_id,
+                    name=name if "name" in mask else old.name,
+                    tags=list(tags) if "tags" in mask else old.tags,
+                    summary=summary if "summary" in mask else old.summary,
+                    updated_at=at,
+                    source_event_id=old.source_event_id,
+                    revision=old.revision + 1,
+                    reason=f"edit by {principal.show_scope(principal.user_scope)}",
+                ),
+                at,
+                keep,
+            )
             return record
 
         return self._profiles.update(current.scope, entity_type, entity_id, change).profile
 
-    def delete_profile(self, principal: Principal, *, entity_type: str, entity_id: str,
-                       scope: str) -> Profile:
+    def delete_profile(
+        self, principal: Principal, *, entity_type: str, entity_id: str, scope: str
+    ) -> Profile:
         """Removes the profile with its revisions; returns it as it was."""
         current = self._profile_record(principal, entity_type, entity_id, scope).profile
         if not self._profiles.delete(current.scope, entity_type, entity_id):
             raise NotFound(f"no profile of {entity_type} {entity_id!r} in {current.scope}")
         return current
 
-    def list_profiles(self, principal: Principal, *, entity_type: str, scope: str,
-                      page_size: int, page_token: str) -> tuple[list[Profile], str]:
+    def list_profiles(
+        self, principal: Principal, *, entity_type: str, scope: str, page_size: int, page_token: str
+    ) -> tuple[list[Profile], str]:
         self._require_enabled()
         if entity_type:
             validate_entity_type(entity_type, "entity_type")
@@ -422,25 +585,31 @@ class MemoryOperations:
         where = profile_where(searched_scopes(principal, scope), entity_type)
         return self._profiles.page(where, page_size, page_token)
 
-    def profile_revisions(self, principal: Principal, *, entity_type: str, entity_id: str,
-                          scope: str) -> list[ProfileRevision]:
+    def profile_revisions(
+        self, principal: Principal, *, entity_type: str, entity_id: str, scope: str
+    ) -> list[ProfileRevision]:
         return self._profile_record(principal, entity_type, entity_id, scope).revisions
 
-    def restore_profile(self, principal: Principal, *, entity_type: str, entity_id: str,
-                        scope: str, revision: int) -> Profile:
+    def restore_profile(
+        self, principal: Principal, *, entity_type: str, entity_id: str, scope: str, revision: int
+    ) -> Profile:
         """Makes an earlier revision current; the one it replaces becomes a revision."""
         if revision < 1:
-            raise InvalidArgument("revision", "is required: a revision number from "
-                                  "ListProfileRevisions")
+            raise InvalidArgument(
+                "revision", "is required: a revision number from ListProfileRevisions"
+            )
         current = self._profile_record(principal, entity_type, entity_id, scope)
         keep = self._settings.memory_profile_revision_keep
 
         def change(record: ProfileRecord) -> ProfileRecord:
-            earlier = next((r.profile for r in record.revisions
-                            if r.profile.revision == revision), None)
+            earlier = next(
+                (r.profile for r in record.revisions if r.profile.revision == revision), None
+            )
             if earlier is None:
-                raise NotFound(f"revision {revision} of {entity_type} {entity_id!r} is not "
-                               f"kept (the last {keep} are)")
+                raise NotFound(
+                    f"revision {revision} of {entity_type} {entity_id!r} is not "
+                    f"kept (the last {keep} are)"
+                )
             at = now()
             record.replace(restored_profile(record.profile, earlier, at), at, keep)
             return record
@@ -448,8 +617,9 @@ class MemoryOperations:
         profile = current.profile
         return self._profiles.update(profile.scope, entity_type, entity_id, change).profile
 
-    def _profile_record(self, principal: Principal, entity_type: str, entity_id: str,
-                        scope: str) -> ProfileRecord:
+    def _profile_record(
+        self, principal: Principal, entity_type: str, entity_id: str, scope: str
+    ) -> ProfileRecord:
         self._require_enabled()
         validate_entity_type(entity_type, "entity_type")
         validate_id(entity_id, "entity_id")
@@ -461,13 +631,15 @@ class MemoryOperations:
 
     # -- failed historian jobs --
 
-    def failed_jobs(self, principal: Principal, *, page_size: int,
-                    page_token: str) -> tuple[list[FailedJob], str]:
+    def failed_jobs(
+        self, principal: Principal, *, page_size: int, page_token: str
+    ) -> tuple[list[FailedJob], str]:
         self._require_enabled()
         check.int_range(page_size or DEFAULT_PAGE_SIZE, "page_size", 1, PAGE_SIZE_MAX)
         with reachable("failed jobs"):
-            return self._queue.failed_page(page_size or DEFAULT_PAGE_SIZE, page_token,
-                                           _failed_job_visibility(principal))
+            return self._queue.failed_page(
+                page_size or DEFAULT_PAGE_SIZE, page_token, _failed_job_visibility(principal)
+            )
 
     def retry_failed_job(self, principal: Principal, job_id: str) -> str:
         self._require_enabled()
@@ -491,15 +663,18 @@ class MemoryOperations:
 
     def _require_enabled(self) -> None:
         if not self._settings.memory_enabled:
-            raise FailedPrecondition("memory is disabled (KNOWHUB_MEMORY_ENABLED=false); "
-                                     "queued jobs wait until it is enabled again")
+            raise FailedPrecondition(
+                "memory is disabled (KNOWHUB_MEMORY_ENABLED=false); "
+                "queued jobs wait until it is enabled again"
+            )
 
 
 def _require_writer(principal: Principal, written_by: str, what: str) -> None:
     """Only whoever remembered it (or an admin) changes a memory event or memo."""
     if not principal.is_admin and written_by != principal.user_scope:
-        raise PermissionDenied(f"only the caller that remembered this {what}, or an admin, "
-                               "may change it")
+        raise PermissionDenied(
+            f"only the caller that remembered this {what}, or an admin, may change it"
+        )
 
 
 def memory_ids(principal: Principal, subject: str) -> frozenset[str]:
@@ -511,7 +686,10 @@ def memory_ids(principal: Principal, subject: str) -> frozenset[str]:
 
 def _failed_job_visibility(principal: Principal) -> Callable[[FailedJob], bool]:
     """Admins see every failed job; others those of the scopes they can see."""
+
     def visible(job: FailedJob) -> bool:
-        return principal.is_admin or (job.job is not None
-                                      and job.job.scope in principal.visible_scopes)
+        return principal.is_admin or (
+            job.job is not None and job.job.scope in principal.visible_scopes
+        )
+
     return visible

@@ -57,37 +57,70 @@ RECONCILE_SYSTEM = (
     f"fact already says this). Answer by calling {RECONCILE_TOOL}."
 )
 
-RECONCILE_TOOLS = [{"type": "function", "function": {
-    "name": RECONCILE_TOOL,
-    "description": "Decide what the new fact does to the existing ones.",
-    "parameters": {"type": "object", "properties": {
-        "action": {"type": "string", "enum": ["add", "update", "delete", "noop"]},
-        "target": {"type": "integer", "description": "The number of the existing fact "
-                   "updated, deleted or already holding this (not for add)."},
-        "reason": {"type": "string", "description": "Why, in one short sentence."},
-    }, "required": ["action"]},
-}}]
+RECONCILE_TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": RECONCILE_TOOL,
+            "description": "Decide what the new fact does to the existing ones.",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "action": {"type": "string", "enum": ["add", "update", "delete", "noop"]},
+                    "target": {
+                        "type": "integer",
+                        "description": "The number of the existing fact "
+                        "updated, deleted or already holding this (not for add).",
+                    },
+                    "reason": {"type": "string", "description": "Why, in one short sentence."},
+                },
+                "required": ["action"],
+            },
+        },
+    }
+]
 
-REWRITE_TOOLS = [{"type": "function", "function": {
-    "name": REWRITE_TOOL,
-    "description": "Submit the observation rewritten as an absolute event.",
-    "parameters": {"type": "object", "properties": {
-        "text": {"type": "string", "description": "The rewritten event, plain text."},
-    }, "required": ["text"]},
-}}]
+REWRITE_TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": REWRITE_TOOL,
+            "description": "Submit the observation rewritten as an absolute event.",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "text": {"type": "string", "description": "The rewritten event, plain text."},
+                },
+                "required": ["text"],
+            },
+        },
+    }
+]
 
-PROFILE_TOOLS = [{"type": "function", "function": {
-    "name": PROFILE_TOOL,
-    "description": "Replace one profile with its merged version.",
-    "parameters": {"type": "object", "properties": {
-        "entity_type": {"type": "string", "enum": list(ENTITY_TYPES)},
-        "entity_id": {"type": "string"},
-        "name": {"type": "string", "description": "The user's or group's name."},
-        "tags": {"type": "array", "items": {"type": "string"},
-                 "description": "Interests, skills, traits: short labels."},
-        "summary": {"type": "string", "description": "The profile body, Markdown."},
-    }, "required": ["entity_type", "entity_id", "name", "tags", "summary"]},
-}}]
+PROFILE_TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": PROFILE_TOOL,
+            "description": "Replace one profile with its merged version.",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "entity_type": {"type": "string", "enum": list(ENTITY_TYPES)},
+                    "entity_id": {"type": "string"},
+                    "name": {"type": "string", "description": "The user's or group's name."},
+                    "tags": {
+                        "type": "array",
+                        "items": {"type": "string"},
+                        "description": "Interests, skills, traits: short labels.",
+                    },
+                    "summary": {"type": "string", "description": "The profile body, Markdown."},
+                },
+                "required": ["entity_type", "entity_id", "name", "tags", "summary"],
+            },
+        },
+    }
+]
 
 
 def _context_block(job: Job, zone: str) -> str:
@@ -100,8 +133,10 @@ def _context_block(job: Job, zone: str) -> str:
         + (f" (name: {context.sender_name})" if context.sender_name else ""),
     ]
     if context.group_id:
-        lines.append(f"group_id: {context.group_id}"
-                     + (f" (name: {context.group_name})" if context.group_name else ""))
+        lines.append(
+            f"group_id: {context.group_id}"
+            + (f" (name: {context.group_name})" if context.group_name else "")
+        )
     lines.append(f"Source message: {context.source_message or '(none)'}")
     recent = "\n".join(f"- {line}" for line in context.recent_messages) or "(none)"
     lines.append(f"Recent messages, oldest first:\n{recent}")
@@ -113,17 +148,23 @@ def _context_block(job: Job, zone: str) -> str:
 def rewrite_prompt(job: Job, observation: str, zone: str, feedback: str = "") -> str:
     prompt = f"{_context_block(job, zone)}\n\nObservation to rewrite:\n{observation}"
     if feedback:
-        prompt += (f"\n\nYour previous rewrite was rejected by the absolutization gate "
-                   f"({feedback}). Fix each point.")
+        prompt += (
+            f"\n\nYour previous rewrite was rejected by the absolutization gate "
+            f"({feedback}). Fix each point."
+        )
     return prompt
 
 
-def reconcile_prompt(new_text: str, at: float, existing: Sequence[tuple[str, float]],
-                     zone: str) -> str:
-    facts = "\n".join(f"{n}. ({local_time(when, zone)}) {text}"
-                      for n, (text, when) in enumerate(existing, 1))
-    return (f"New fact ({local_time(at, zone)}):\n{new_text}\n\n"
-            f"Existing facts of the same person:\n{facts}")
+def reconcile_prompt(
+    new_text: str, at: float, existing: Sequence[tuple[str, float]], zone: str
+) -> str:
+    facts = "\n".join(
+        f"{n}. ({local_time(when, zone)}) {text}" for n, (text, when) in enumerate(existing, 1)
+    )
+    return (
+        f"New fact ({local_time(at, zone)}):\n{new_text}\n\n"
+        f"Existing facts of the same person:\n{facts}"
+    )
 
 
 def read_decision(calls: Sequence[ToolCall], candidates: int) -> tuple[str, int, str]:
@@ -136,11 +177,14 @@ def read_decision(calls: Sequence[ToolCall], candidates: int) -> tuple[str, int,
         reason = reason[:500] if isinstance(reason, str) else ""
         if action == "add":
             return action, -1, reason
-        if action in ("update", "delete", "noop") and isinstance(target, int) \
-                and not isinstance(target, bool) and 1 <= target <= candidates:
+        if (
+            action in ("update", "delete", "noop")
+            and isinstance(target, int)
+            and not isinstance(target, bool)
+            and 1 <= target <= candidates
+        ):
             return action, target - 1, reason
-    raise LLMError(f"the LLM did not call {RECONCILE_TOOL} with an action and a valid "
-                   "target")
+    raise LLMError(f"the LLM did not call {RECONCILE_TOOL} with an action and a valid target")
 
 
 def read_rewrite(calls: Sequence[ToolCall]) -> str:
@@ -153,19 +197,23 @@ def read_rewrite(calls: Sequence[ToolCall]) -> str:
     raise LLMError(f"the LLM did not call {REWRITE_TOOL} with a text")
 
 
-def profile_prompt(job: Job, texts: Sequence[str],
-                   current: dict[tuple[str, str], Profile | None], zone: str) -> str:
+def profile_prompt(
+    job: Job, texts: Sequence[str], current: dict[tuple[str, str], Profile | None], zone: str
+) -> str:
     profiles = []
     for (entity_type, entity_id), profile in current.items():
         body = profile.markdown if profile else "(no profile yet)"
         profiles.append(f"### {entity_type} {entity_id}\n{body}")
     events = "\n".join(f"- {text}" for text in texts)
-    return (f"{_context_block(job, zone)}\n\nNew events:\n{events}\n\n"
-            "Profiles you may update:\n" + "\n\n".join(profiles))
+    return (
+        f"{_context_block(job, zone)}\n\nNew events:\n{events}\n\n"
+        "Profiles you may update:\n" + "\n\n".join(profiles)
+    )
 
 
-def read_profile_updates(calls: Sequence[ToolCall],
-                         allowed: Sequence[tuple[str, str]]) -> list[ProfileUpdate]:
+def read_profile_updates(
+    calls: Sequence[ToolCall], allowed: Sequence[tuple[str, str]]
+) -> list[ProfileUpdate]:
     """The usable update of each allowed profile (the first call for it wins); calls for
     other entities or with malformed arguments are left out."""
     updates: dict[tuple[str, str], ProfileUpdate] = {}
@@ -191,6 +239,10 @@ def _profile_update(args: dict[str, Any]) -> ProfileUpdate | None:
     if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
         return None
     tags = list(dict.fromkeys(t.strip()[:PROFILE_TAG_MAX] for t in tags if t.strip()))
-    return ProfileUpdate(entity_type=entity_type, entity_id=str(entity_id),
-                         name=name.strip()[:DISPLAY_NAME_MAX], tags=tags[:PROFILE_TAGS_MAX],
-                         summary=summary.strip()[:PROFILE_SUMMARY_MAX])
+    return ProfileUpdate(
+        entity_type=entity_type,
+        entity_id=str(entity_id),
+        name=name.strip()[:DISPLAY_NAME_MAX],
+        tags=tags[:PROFILE_TAGS_MAX],
+        summary=summary.strip()[:PROFILE_SUMMARY_MAX],
+    )

@@ -83,9 +83,16 @@ return false
 
 
 class HistorianQueue(JobStream):
-    def __init__(self, client: Callable[[], redis.Redis], prefix: str, *, memos_keep: int,
-                 failed_max_files: int, failed_max_age_days: int,
-                 job_keep_hours: int) -> None:
+    def __init__(
+        self,
+        client: Callable[[], redis.Redis],
+        prefix: str,
+        *,
+        memos_keep: int,
+        failed_max_files: int,
+        failed_max_age_days: int,
+        job_keep_hours: int,
+    ) -> None:
         base = keyspace(prefix, "historian")
         super().__init__(client, f"{base}jobs", GROUP)
         self.jobs = self.stream
@@ -106,19 +113,38 @@ class HistorianQueue(JobStream):
     def _request_key(self, caller: str, request_id: str) -> str:
         return f"{self._requests}{caller}:{request_id}"
 
-    def remember(self, job: Job, memo: Memo | None, *, request_id: str = "",
-                 response: str = "", request_ttl_seconds: int = 0) -> str | None:
+    def remember(
+        self,
+        job: Job,
+        memo: Memo | None,
+        *,
+        request_id: str = "",
+        response: str = "",
+        request_ttl_seconds: int = 0,
+    ) -> str | None:
         """Appends the memo to its bounded list and enqueues the job, in one round trip.
         With a request_id, `response` is kept under it (per caller, job.written_by) for
         `request_ttl_seconds`; a replay writes nothing and returns the first response."""
         memo_key = self._memo_key(job.scope, job.context.conversation)
         status = _new_status(job, JOB_PENDING)
         first = self._script(_REMEMBER_SCRIPT)(
-            keys=[self._request_key(job.written_by, request_id), memo_key, self.jobs,
-                  self._statuses + job.job_id],
-            args=[response, request_ttl_seconds, memo.to_json() if memo else "",
-                  self._memos_keep, job.to_json(), "1" if request_id else "",
-                  _status_json(status), self._job_keep_seconds])
+            keys=[
+                self._request_key(job.written_by, request_id),
+                memo_key,
+                self.jobs,
+                self._statuses + job.job_id,
+            ],
+            args=[
+                response,
+                request_ttl_seconds,
+                memo.to_json() if memo else "",
+                self._memos_keep,
+                job.to_json(),
+                "1" if request_id else "",
+                _status_json(status),
+                self._job_keep_seconds,
+            ],
+        )
         return text(first) if first is not None else None
 
     def recent_memos(self, scope: str, conversation: str, limit: int) -> list[Memo]:
@@ -129,12 +155,13 @@ class HistorianQueue(JobStream):
         raw = self._client().lrange(self._memo_key(scope, conversation), 0, -1)
         return next((m for m in map(Memo.from_json, raw) if m.job_id == job_id), None)
 
-    def replace_memo(self, scope: str, conversation: str, job_id: str,
-                     memo: Memo | None) -> bool:
+    def replace_memo(self, scope: str, conversation: str, job_id: str, memo: Memo | None) -> bool:
         """Replaces (or with None removes) the memo of `job_id`, in one step; False when
         the conversation holds no memo of that job."""
-        old = self._script(_MEMO_SCRIPT)(keys=[self._memo_key(scope, conversation)],
-                                         args=[job_id, memo.to_json() if memo else ""])
+        old = self._script(_MEMO_SCRIPT)(
+            keys=[self._memo_key(scope, conversation)],
+            args=[job_id, memo.to_json() if memo else ""],
+        )
         return old is not None
 
     # ---- Job statuses ----------------------------------------------------------------
@@ -143,9 +170,16 @@ class HistorianQueue(JobStream):
         raw = self._client().get(self._statuses + job_id)
         return _status_from_json(raw) if raw else None
 
-    def set_status(self, job: Job, state: str, *, error: str | None = None,
-                   deliveries: int | None = None, event_ids: list[str] | None = None,
-                   decisions: list[Decision] | None = None) -> None:
+    def set_status(
+        self,
+        job: Job,
+        state: str,
+        *,
+        error: str | None = None,
+        deliveries: int | None = None,
+        event_ids: list[str] | None = None,
+        decisions: list[Decision] | None = None,
+    ) -> None:
         """Moves the job's status on (read, change, write: a job has one worker at a time)."""
         status = self.job_status(job.job_id) or _new_status(job, state)
         status.state, status.updated_at = state, time.time()
@@ -157,8 +191,9 @@ class HistorianQueue(JobStream):
             status.event_ids = event_ids
         if decisions is not None:
             status.decisions = decisions
-        self._client().set(self._statuses + job.job_id, _status_json(status),
-                           ex=self._job_keep_seconds)
+        self._client().set(
+            self._statuses + job.job_id, _status_json(status), ex=self._job_keep_seconds
+        )
 
     # ---- Settling a delivered job ---------------------------------------------------
 
@@ -171,9 +206,14 @@ class HistorianQueue(JobStream):
             self.set_status(job, JOB_PENDING, error=error)
 
     def fail(self, delivery: Delivery, job_id: str, scope: str, error: str) -> None:
-        fields = {**delivery.fields, "attempt": str(delivery.deliveries),
-                  "error": error[:2000], "job_id": job_id, "scope": scope,
-                  "failed_at": str(time.time())}
+        fields = {
+            **delivery.fields,
+            "attempt": str(delivery.deliveries),
+            "error": error[:2000],
+            "job_id": job_id,
+            "scope": scope,
+            "failed_at": str(time.time()),
+        }
         self.move(delivery, self.failed, fields)
         self.trim_failed()
         job = _job_of(delivery)
@@ -189,8 +229,9 @@ class HistorianQueue(JobStream):
 
     # ---- Failed jobs -------------------------------------------------------------------
 
-    def failed_page(self, page_size: int, page_token: str,
-                    visible: Callable[[FailedJob], bool]) -> tuple[list[FailedJob], str]:
+    def failed_page(
+        self, page_size: int, page_token: str, visible: Callable[[FailedJob], bool]
+    ) -> tuple[list[FailedJob], str]:
         """Newest first; the token is the stream id of the last job returned."""
         if page_token and not _ENTRY_ID.fullmatch(page_token):
             raise InvalidArgument("page_token", "is not a token this service issued")
@@ -198,8 +239,9 @@ class HistorianQueue(JobStream):
         upper = f"({page_token}" if page_token else "+"
         found: list[tuple[str, FailedJob]] = []
         while len(found) <= page_size:
-            batch = stream_entries(client.xrevrange(self.failed, max=upper, min="-",
-                                                    count=_SCAN_BATCH))
+            batch = stream_entries(
+                client.xrevrange(self.failed, max=upper, min="-", count=_SCAN_BATCH)
+            )
             for entry_id, raw in batch:
                 job = failed_job(decoded(raw))
                 if visible(job):
@@ -215,13 +257,17 @@ class HistorianQueue(JobStream):
         client = self._client()
         lower = "-"
         while True:
-            batch = stream_entries(client.xrange(self.failed, min=lower, max="+",
-                                                 count=_SCAN_BATCH))
+            batch = stream_entries(
+                client.xrange(self.failed, min=lower, max="+", count=_SCAN_BATCH)
+            )
             for entry_id, raw in batch:
                 fields = decoded(raw)
                 if fields.get("job_id") == job_id and visible(failed_job(fields)):
-                    requeued = {k: v for k, v in fields.items()
-                                if k not in ("error", "job_id", "scope", "failed_at")}
+                    requeued = {
+                        k: v
+                        for k, v in fields.items()
+                        if k not in ("error", "job_id", "scope", "failed_at")
+                    }
                     requeued["attempt"] = "0"
                     args = [text(entry_id)] + [x for kv in requeued.items() for x in kv]
                     if client.eval(_RETRY_SCRIPT, 2, self.failed, self.jobs, *args):
@@ -233,17 +279,15 @@ class HistorianQueue(JobStream):
                 raise NotFound(f"failed job {job_id!r} not found")
             lower = f"({text(batch[-1][0])}"
 
-
     # ---- Forgetting people ---------------------------------------------------------------
 
-    def erase_about(self, people: frozenset[str],
-                    scopes: frozenset[str] | None) -> dict[str, int]:
+    def erase_about(self, people: frozenset[str], scopes: frozenset[str] | None) -> dict[str, int]:
         """Erases the memos `people` sent or that sit in their private lists, and the
         queued and failed jobs of conversations with them, in `scopes` (all when None)."""
         client = self._client()
         memos = 0
         for key in client.scan_iter(match=f"{self._memos}*", count=500):
-            scope, _, conversation = text(key)[len(self._memos):].rpartition(":")
+            scope, _, conversation = text(key)[len(self._memos) :].rpartition(":")
             scope, _, kind = scope.rpartition(":")
             if scopes is not None and scope not in scopes:
                 continue
@@ -252,27 +296,36 @@ class HistorianQueue(JobStream):
                 if private or Memo.from_json(raw).sender_id in people:
                     # redis-py types the value as text; Redis matches the bytes it sent
                     memos += client.lrem(key, 0, raw)  # type: ignore[arg-type]
-        jobs = sum(self._erase_jobs(client, stream, people, scopes)
-                   for stream in (self.jobs, self.failed))
+        jobs = sum(
+            self._erase_jobs(client, stream, people, scopes) for stream in (self.jobs, self.failed)
+        )
         self._erase_statuses(client, people, scopes)
         return {"memos": memos, "jobs": jobs}
 
-    def _erase_statuses(self, client: redis.Redis, people: frozenset[str],
-                        scopes: frozenset[str] | None) -> None:
+    def _erase_statuses(
+        self, client: redis.Redis, people: frozenset[str], scopes: frozenset[str] | None
+    ) -> None:
         """Drops the statuses of the jobs about `people` (they hold their decisions)."""
         for key in client.scan_iter(match=f"{self._statuses}*", count=500):
             raw = client.get(key)
             status = _status_from_json(raw) if raw else None
-            if status is not None and people.intersection(status.subjects) \
-                    and (scopes is None or status.scope in scopes):
+            if (
+                status is not None
+                and people.intersection(status.subjects)
+                and (scopes is None or status.scope in scopes)
+            ):
                 client.delete(key)
 
-    def _erase_jobs(self, client: redis.Redis, stream: str, people: frozenset[str],
-                    scopes: frozenset[str] | None) -> int:
+    def _erase_jobs(
+        self,
+        client: redis.Redis,
+        stream: str,
+        people: frozenset[str],
+        scopes: frozenset[str] | None,
+    ) -> int:
         erased, lower = 0, "-"
         while True:
-            batch = stream_entries(client.xrange(stream, min=lower, max="+",
-                                                 count=_SCAN_BATCH))
+            batch = stream_entries(client.xrange(stream, min=lower, max="+", count=_SCAN_BATCH))
             doomed = []
             for entry_id, raw in batch:
                 try:
@@ -288,15 +341,20 @@ class HistorianQueue(JobStream):
                 return erased
             lower = f"({text(batch[-1][0])}"
 
+
 def failed_job(fields: dict[str, str]) -> FailedJob:
     """A failed stream entry; `job` is None when the job itself could not be read."""
     try:
         job: Job | None = Job.from_json(fields.get("job", ""))
     except ValueError:
         job = None
-    return FailedJob(job_id=fields.get("job_id", ""), error=fields.get("error", ""),
-                     deliveries=int(fields.get("attempt", "0") or 0),
-                     failed_at=float(fields.get("failed_at", "0") or 0), job=job)
+    return FailedJob(
+        job_id=fields.get("job_id", ""),
+        error=fields.get("error", ""),
+        deliveries=int(fields.get("attempt", "0") or 0),
+        failed_at=float(fields.get("failed_at", "0") or 0),
+        job=job,
+    )
 
 
 def _job_of(delivery: Delivery) -> Job | None:
@@ -309,14 +367,21 @@ def _job_of(delivery: Delivery) -> Job | None:
 
 def _new_status(job: Job, state: str) -> JobStatus:
     context = job.context
-    return JobStatus(job.job_id, state, job.scope, job.written_by, created_at=job.created_at,
-                     updated_at=job.created_at,
-                     subjects=sorted({context.user_id, context.sender_id or context.user_id}))
+    return JobStatus(
+        job.job_id,
+        state,
+        job.scope,
+        job.written_by,
+        created_at=job.created_at,
+        updated_at=job.created_at,
+        subjects=sorted({context.user_id, context.sender_id or context.user_id}),
+    )
 
 
 def _status_json(status: JobStatus) -> str:
-    return json.dumps({**vars(status), "decisions": [vars(d) for d in status.decisions]},
-                      ensure_ascii=False)
+    return json.dumps(
+        {**vars(status), "decisions": [vars(d) for d in status.decisions]}, ensure_ascii=False
+    )
 
 
 def _status_from_json(raw: str | bytes) -> JobStatus:

@@ -19,8 +19,10 @@ LOG_PAGE = 1_000
 IDS_PER_CALL = 500
 REASON_MAX = 4_000  # cognition's limit of an abandoned evaluation's reason
 Event = dict[str, Any]
-_JSON: dict[str, Any] = {"preserving_proto_field_name": True,
-                         "always_print_fields_with_no_presence": True}
+_JSON: dict[str, Any] = {
+    "preserving_proto_field_name": True,
+    "always_print_fields_with_no_presence": True,
+}
 
 
 @dataclass
@@ -36,9 +38,15 @@ class TraceInfo:
     @classmethod
     def of(cls, trace: cognition_pb2.Trace, reader: Principal) -> TraceInfo:
         """The trace as `reader` read it, its agent qualified by its org again."""
-        return cls(trace.trace_id, trace.owner, reader.qualify(trace.agent_id), trace.task,
-                   trace.last_sequence, trace.reflected_at_sequence,
-                   trace.unconsumed_reflections)
+        return cls(
+            trace.trace_id,
+            trace.owner,
+            reader.qualify(trace.agent_id),
+            trace.task,
+            trace.last_sequence,
+            trace.reflected_at_sequence,
+            trace.unconsumed_reflections,
+        )
 
 
 class TriggerStream(Protocol):
@@ -59,8 +67,12 @@ def event_of(message: cognition_pb2.Event) -> Event:
         value = getattr(body, descriptor.name)
         if descriptor.type in (descriptor.TYPE_INT64, descriptor.TYPE_INT32):
             fields[descriptor.name] = list(value) if descriptor.is_repeated else value
-    return {"type": kind, **fields, "event_id": message.event_id,
-            "timestamp": message.timestamp.ToNanoseconds() / 1e9}
+    return {
+        "type": kind,
+        **fields,
+        "event_id": message.event_id,
+        "timestamp": message.timestamp.ToNanoseconds() / 1e9,
+    }
 
 
 class CognitionClient:
@@ -70,8 +82,7 @@ class CognitionClient:
 
     def _cognition(self) -> cognition_pb2_grpc.CognitionServiceStub:
         if self._stub is None:
-            self._stub = cognition_pb2_grpc.CognitionServiceStub(
-                self._peers.channel("cognition"))
+            self._stub = cognition_pb2_grpc.CognitionServiceStub(self._peers.channel("cognition"))
         return self._stub
 
     # ---- Traces and their logs --------------------------------------------------------------
@@ -79,10 +90,10 @@ class CognitionClient:
     def trace(self, principal: Principal, trace_id: str, owner: str = "") -> TraceInfo:
         """`owner`'s trace (the principal's own when ""), if `principal` may read it (else
         PeerRefused NOT_FOUND)."""
-        request = cognition_pb2.GetLogRequest(trace_id=trace_id, owner=owner,
-                                              types=["reflection"], page_size=1)
-        return TraceInfo.of(call_as(principal, self._cognition().GetLog, request).trace,
-                            principal)
+        request = cognition_pb2.GetLogRequest(
+            trace_id=trace_id, owner=owner, types=["reflection"], page_size=1
+        )
+        return TraceInfo.of(call_as(principal, self._cognition().GetLog, request).trace, principal)
 
     def traces(self, principal: Principal, agent_id: str, owner: str) -> list[TraceInfo]:
         """Every trace of the agent (qualified by its org; of `owner` only, unless it is
@@ -90,8 +101,11 @@ class CognitionClient:
         found, token = [], ""
         while True:
             request = cognition_pb2.ListTracesRequest(
-                agent_id=principal.show(agent_id), owner=owner, page_size=TRACE_PAGE,
-                page_token=token)
+                agent_id=principal.show(agent_id),
+                owner=owner,
+                page_size=TRACE_PAGE,
+                page_token=token,
+            )
             response = call_as(principal, self._cognition().ListTraces, request)
             found += [TraceInfo.of(t, principal) for t in response.traces]
             token = response.next_page_token
@@ -102,34 +116,45 @@ class CognitionClient:
         """The trace's events of these types, in log order."""
         found, token = [], ""
         while True:
-            request = cognition_pb2.GetLogRequest(trace_id=trace.trace_id, owner=trace.owner,
-                                                  types=types, page_size=LOG_PAGE,
-                                                  page_token=token)
+            request = cognition_pb2.GetLogRequest(
+                trace_id=trace.trace_id,
+                owner=trace.owner,
+                types=types,
+                page_size=LOG_PAGE,
+                page_token=token,
+            )
             response = call_as(principal, self._cognition().GetLog, request)
             found += [event_of(e) for e in response.events]
             token = response.next_page_token
             if not token:
                 return found
 
-    def append_reflection(self, principal: Principal, trace: TraceInfo, span: tuple[int, int],
-                          summary: str, request_id: str) -> str:
+    def append_reflection(
+        self,
+        principal: Principal,
+        trace: TraceInfo,
+        span: tuple[int, int],
+        summary: str,
+        request_id: str,
+    ) -> str:
         """Appends a reflection event (it advances reflected_at_sequence); a retry with the
         same request id appends nothing. Returns the event id."""
-        event = cognition_pb2.Event(reflection=cognition_pb2.ReflectionEvent(
-            sequence_range=list(span), summary=summary))
-        request = cognition_pb2.AppendEventsRequest(trace_id=trace.trace_id, owner=trace.owner,
-                                                    events=[event], request_id=request_id)
+        event = cognition_pb2.Event(
+            reflection=cognition_pb2.ReflectionEvent(sequence_range=list(span), summary=summary)
+        )
+        request = cognition_pb2.AppendEventsRequest(
+            trace_id=trace.trace_id, owner=trace.owner, events=[event], request_id=request_id
+        )
         return call_as(principal, self._cognition().AppendEvents, request).event_ids[0]
 
-    def consume(self, principal: Principal, trace_id: str, owner: str,
-                event_ids: list[str]) -> int:
+    def consume(self, principal: Principal, trace_id: str, owner: str, event_ids: list[str]) -> int:
         """Marks reflections consumed; returns how many were not consumed before."""
         consumed = 0
         for start in range(0, len(event_ids), IDS_PER_CALL):
             request = cognition_pb2.ConsumeReflectionsRequest(
-                trace_id=trace_id, owner=owner, event_ids=event_ids[start:start + IDS_PER_CALL])
-            consumed += call_as(principal, self._cognition().ConsumeReflections,
-                                request).consumed
+                trace_id=trace_id, owner=owner, event_ids=event_ids[start : start + IDS_PER_CALL]
+            )
+            consumed += call_as(principal, self._cognition().ConsumeReflections, request).consumed
         return consumed
 
     # ---- Evaluation triggers ------------------------------------------------------------------
@@ -147,24 +172,33 @@ class CognitionClient:
     def evaluation_prompt(self, principal: Principal, trigger: cognition_pb2.Trigger) -> str:
         """The evaluation prompt for the pending queries of the trigger's trace; "" when none
         is pending."""
-        request = cognition_pb2.GetEvaluationPromptRequest(trace_id=trigger.trace_id,
-                                                           owner=trigger.owner)
+        request = cognition_pb2.GetEvaluationPromptRequest(
+            trace_id=trigger.trace_id, owner=trigger.owner
+        )
         return call_as(principal, self._cognition().GetEvaluationPrompt, request).prompt
 
-    def submit_evaluation(self, principal: Principal, trigger: cognition_pb2.Trigger,
-                          raw_text: str) -> str:
+    def submit_evaluation(
+        self, principal: Principal, trigger: cognition_pb2.Trigger, raw_text: str
+    ) -> str:
         """Submits the LLM's answer; why it holds no evaluation ("" when it does)."""
         request = cognition_pb2.SubmitEvaluationRequest(
-            trace_id=trigger.trace_id, owner=trigger.owner, raw_text=raw_text,
-            trigger=trigger.trigger)
+            trace_id=trigger.trace_id,
+            owner=trigger.owner,
+            raw_text=raw_text,
+            trigger=trigger.trigger,
+        )
         return call_as(principal, self._cognition().SubmitEvaluation, request).parse_error
 
-    def abandon_evaluation(self, principal: Principal, trigger: cognition_pb2.Trigger,
-                           reason: str) -> None:
+    def abandon_evaluation(
+        self, principal: Principal, trigger: cognition_pb2.Trigger, reason: str
+    ) -> None:
         """Gives up on the trigger's trace's pending queries (a new signal republishes
         them)."""
         request = cognition_pb2.AbandonEvaluationRequest(
-            trace_id=trigger.trace_id, owner=trigger.owner, trigger_id=trigger.trigger_id,
-            reason=reason[:REASON_MAX], deliveries=trigger.delivery_count)
+            trace_id=trigger.trace_id,
+            owner=trigger.owner,
+            trigger_id=trigger.trigger_id,
+            reason=reason[:REASON_MAX],
+            deliveries=trigger.delivery_count,
+        )
         call_as(principal, self._cognition().AbandonEvaluation, request)
-

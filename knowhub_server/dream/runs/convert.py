@@ -17,25 +17,42 @@ STATUSES = ProtoEnum(dream_pb2.DreamRunStatus)
 
 def run_to_proto(run: DreamRun, viewer: Principal) -> dream_pb2.DreamRun:
     return dream_pb2.DreamRun(
-        run_id=run.run_id, agent_id=viewer.show(run.agent_id), trace_ids=run.trace_ids,
-        phases=PHASES.values_of(run.phases), status=STATUSES.value(run.status),
-        reason=run.reason, counts=dream_pb2.DreamRunCounts(**run.counts),
-        failures=[dream_pb2.DreamFailure(phase=PHASES.value(f.phase), trace_id=f.trace_id,
-                                         reason=f.reason) for f in run.failures],
-        schedule_id=run.schedule_id, requested_by=run.requested_by,
-        created_at=to_timestamp(run.created_at), started_at=optional_timestamp(run.started_at),
-        finished_at=optional_timestamp(run.finished_at), attempts=run.attempts)
+        run_id=run.run_id,
+        agent_id=viewer.show(run.agent_id),
+        trace_ids=run.trace_ids,
+        phases=PHASES.values_of(run.phases),
+        status=STATUSES.value(run.status),
+        reason=run.reason,
+        counts=dream_pb2.DreamRunCounts(**run.counts),
+        failures=[
+            dream_pb2.DreamFailure(
+                phase=PHASES.value(f.phase), trace_id=f.trace_id, reason=f.reason
+            )
+            for f in run.failures
+        ],
+        schedule_id=run.schedule_id,
+        requested_by=run.requested_by,
+        created_at=to_timestamp(run.created_at),
+        started_at=optional_timestamp(run.started_at),
+        finished_at=optional_timestamp(run.finished_at),
+        attempts=run.attempts,
+    )
 
 
 def schedule_to_proto(view: ScheduleView, viewer: Principal) -> dream_pb2.DreamSchedule:
     schedule, fired = view.schedule, view.fired
     message = dream_pb2.DreamSchedule(
-        schedule_id=schedule.schedule_id, agent_id=viewer.show(schedule.agent_id),
-        every_minutes=schedule.every_minutes, cron=schedule.cron,
-        time_zone=schedule.time_zone, phases=PHASES.values_of(schedule.phases),
-        start_time=to_timestamp(schedule.start_time), requested_by=schedule.requested_by,
+        schedule_id=schedule.schedule_id,
+        agent_id=viewer.show(schedule.agent_id),
+        every_minutes=schedule.every_minutes,
+        cron=schedule.cron,
+        time_zone=schedule.time_zone,
+        phases=PHASES.values_of(schedule.phases),
+        start_time=to_timestamp(schedule.start_time),
+        requested_by=schedule.requested_by,
         created_at=to_timestamp(schedule.created_at),
-        next_run_at=optional_timestamp(view.next_run_at or 0.0))
+        next_run_at=optional_timestamp(view.next_run_at or 0.0),
+    )
     if fired is not None:
         message.last_fired_at.CopyFrom(to_timestamp(fired.slot))
         message.last_run_id = fired.run_id
@@ -45,11 +62,16 @@ def schedule_to_proto(view: ScheduleView, viewer: Principal) -> dream_pb2.DreamS
 WRITE_MODES = ProtoEnum(dream_pb2.DocumentWriteMode, unspecified=REPLACE)
 
 
-def document_to_proto(document: MemoryDocument, viewer: Principal, *,
-                      with_content: bool) -> dream_pb2.MemoryDocument:
+def document_to_proto(
+    document: MemoryDocument, viewer: Principal, *, with_content: bool
+) -> dream_pb2.MemoryDocument:
     return dream_pb2.MemoryDocument(
-        agent_id=viewer.show(document.agent_id), path=document.path,
-        content=document.content if with_content else "", revision=document.revision,
-        updated_at=to_timestamp(document.updated_at), run_id=document.run_id,
-        size=len(document.content), written_by=viewer.show_scope(document.written_by)
-        if document.written_by else "")
+        agent_id=viewer.show(document.agent_id),
+        path=document.path,
+        content=document.content if with_content else "",
+        revision=document.revision,
+        updated_at=to_timestamp(document.updated_at),
+        run_id=document.run_id,
+        size=len(document.content),
+        written_by=viewer.show_scope(document.written_by) if document.written_by else "",
+    )

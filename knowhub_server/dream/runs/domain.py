@@ -23,9 +23,17 @@ PER_TRACE_REFLECT, CROSS_TRACE_INTEGRATE = "per_trace_reflect", "cross_trace_int
 PHASES = (PER_TRACE_REFLECT, CROSS_TRACE_INTEGRATE)
 QUEUED, RUNNING, DONE, SKIPPED, FAILED = "queued", "running", "done", "skipped", "failed"
 FINISHED = (DONE, SKIPPED, FAILED)
-COUNTS = ("traces_considered", "traces_reflected", "traces_failed", "reflections_written",
-          "reflections_integrated", "reflections_consumed", "documents_created",
-          "documents_updated", "llm_calls")
+COUNTS = (
+    "traces_considered",
+    "traces_reflected",
+    "traces_failed",
+    "reflections_written",
+    "reflections_integrated",
+    "reflections_consumed",
+    "documents_created",
+    "documents_updated",
+    "llm_calls",
+)
 
 # Limits, documented in the docs (docs/concepts) and in dream.proto.
 TRACE_IDS_MAX = 100
@@ -44,6 +52,7 @@ _PATH_SEGMENT = re.compile(r"(?!\.)[\w.\-]+")
 
 
 # ---- Runs ----------------------------------------------------------------------------------
+
 
 @dataclass
 class Failure:
@@ -81,17 +90,39 @@ class DreamRun:
 
     def definition(self) -> str:
         """The parts fixed at creation, as stored."""
-        return json.dumps({"agent_id": self.agent_id, "trace_ids": self.trace_ids,
-                           "phases": self.phases, "requested_by": self.requested_by,
-                           "sees_all": self.sees_all, "created_at": self.created_at,
-                           "schedule_id": self.schedule_id}, separators=(",", ":"))
+        return json.dumps(
+            {
+                "agent_id": self.agent_id,
+                "trace_ids": self.trace_ids,
+                "phases": self.phases,
+                "requested_by": self.requested_by,
+                "sees_all": self.sees_all,
+                "created_at": self.created_at,
+                "schedule_id": self.schedule_id,
+            },
+            separators=(",", ":"),
+        )
 
 
-def new_run(agent_id: str, trace_ids: list[str], phases: list[str], requested_by: str,
-            sees_all: bool, at: float, schedule_id: str = "") -> DreamRun:
-    return DreamRun(run_id=f"dream-{uuid.uuid4().hex}", agent_id=agent_id,
-                    trace_ids=trace_ids, phases=phases, requested_by=requested_by,
-                    sees_all=sees_all, created_at=at, schedule_id=schedule_id)
+def new_run(
+    agent_id: str,
+    trace_ids: list[str],
+    phases: list[str],
+    requested_by: str,
+    sees_all: bool,
+    at: float,
+    schedule_id: str = "",
+) -> DreamRun:
+    return DreamRun(
+        run_id=f"dream-{uuid.uuid4().hex}",
+        agent_id=agent_id,
+        trace_ids=trace_ids,
+        phases=phases,
+        requested_by=requested_by,
+        sees_all=sees_all,
+        created_at=at,
+        schedule_id=schedule_id,
+    )
 
 
 def run_from_fields(run_id: str, fields: dict[str, str]) -> DreamRun:
@@ -119,8 +150,14 @@ def summary_reason(failures: list[Failure]) -> str:
 
 # The events a reflection reads: the messages, and the query, evaluation and extraction
 # events.
-REFLECTED_TYPES = ["message", "query", "evaluation", "extraction_pending",
-                   "extraction_reviewed", "extraction_committed"]
+REFLECTED_TYPES = [
+    "message",
+    "query",
+    "evaluation",
+    "extraction_pending",
+    "extraction_reviewed",
+    "extraction_committed",
+]
 
 
 @dataclass
@@ -135,8 +172,9 @@ class Stretch:
 def event_steps(events: list[dict[str, Any]]) -> list[int | None]:
     """The message sequence each event belongs to: its own, its query's (evaluations) or
     its extraction's (reviews and commits; None when that is unknown)."""
-    extractions = {e["extraction_id"]: e["sequence"] for e in events
-                   if e["type"] == "extraction_pending"}
+    extractions = {
+        e["extraction_id"]: e["sequence"] for e in events if e["type"] == "extraction_pending"
+    }
     steps: list[int | None] = []
     for event in events:
         kind = event["type"]
@@ -149,13 +187,16 @@ def event_steps(events: list[dict[str, Any]]) -> list[int | None]:
     return steps
 
 
-def stretches(lines: list[tuple[int | None, str]], reflected: int, last: int,
-              budget: int) -> list[Stretch]:
+def stretches(
+    lines: list[tuple[int | None, str]], reflected: int, last: int, budget: int
+) -> list[Stretch]:
     """The lines of the steps after `reflected` up to `last`, in step order, cut into
     stretches of about `budget` characters (a longer step is cut short); the stretches
     cover reflected+1 to `last` without gaps."""
-    wanted = sorted(((s, t) for s, t in lines if s is not None and reflected < s <= last),
-                    key=lambda item: item[0])
+    wanted = sorted(
+        ((s, t) for s, t in lines if s is not None and reflected < s <= last),
+        key=lambda item: item[0],
+    )
     found: list[Stretch] = []
     current: list[str] = []
     start, size, previous = reflected + 1, 0, reflected
@@ -176,6 +217,7 @@ def stretches(lines: list[tuple[int | None, str]], reflected: int, last: int,
 
 # ---- Phase 2: the reflections an integration reads ------------------------------------------
 
+
 @dataclass
 class Reflection:
     trace_id: str
@@ -188,13 +230,22 @@ class Reflection:
 
 
 def unconsumed(trace_id: str, owner: str, events: list[dict[str, Any]]) -> list[Reflection]:
-    return [Reflection(trace_id, owner, e["event_id"], e["sequence_range"][0],
-                       e["sequence_range"][1], e["summary"], e["timestamp"])
-            for e in events if e["type"] == "reflection" and not e.get("consumed_at")]
+    return [
+        Reflection(
+            trace_id,
+            owner,
+            e["event_id"],
+            e["sequence_range"][0],
+            e["sequence_range"][1],
+            e["summary"],
+            e["timestamp"],
+        )
+        for e in events
+        if e["type"] == "reflection" and not e.get("consumed_at")
+    ]
 
 
-def integration_batch(reflections: list[Reflection], limit: int,
-                      budget: int) -> list[Reflection]:
+def integration_batch(reflections: list[Reflection], limit: int, budget: int) -> list[Reflection]:
     """The oldest reflections, at most `limit` and about `budget` characters (at least
     one)."""
     batch: list[Reflection] = []
@@ -208,6 +259,7 @@ def integration_batch(reflections: list[Reflection], limit: int,
 
 
 # ---- Schedules -----------------------------------------------------------------------------
+
 
 @dataclass
 class Schedule:
@@ -247,17 +299,19 @@ class Schedule:
             after = self.start_time - 1e-6
         if self.every_minutes:
             period = self.every_minutes * 60
-            return self.start_time + (math.floor((after - self.start_time) / period) + 1) \
-                * period
+            return self.start_time + (math.floor((after - self.start_time) / period) + 1) * period
         return _cron_slot(self.cron, self.time_zone, after, reverse=False)
 
 
 def same_schedule(a: Schedule, b: Schedule, compare_start: bool) -> bool:
     """Whether two schedules of one agent and requester fire alike: cadence, time zone and
     phases (and start time when `compare_start`)."""
-    return (a.every_minutes, a.cron, a.time_zone, sorted(a.phases)) == \
-        (b.every_minutes, b.cron, b.time_zone, sorted(b.phases)) and \
-        (not compare_start or a.start_time == b.start_time)
+    return (a.every_minutes, a.cron, a.time_zone, sorted(a.phases)) == (
+        b.every_minutes,
+        b.cron,
+        b.time_zone,
+        sorted(b.phases),
+    ) and (not compare_start or a.start_time == b.start_time)
 
 
 def next_run(schedule: Schedule, fired: Fired | None, at: float) -> float | None:
@@ -269,8 +323,7 @@ def next_run(schedule: Schedule, fired: Fired | None, at: float) -> float | None
     return schedule.next_slot(at)
 
 
-def _cron_slot(expression: str, time_zone: str, start: float, *,
-               reverse: bool) -> float | None:
+def _cron_slot(expression: str, time_zone: str, start: float, *, reverse: bool) -> float | None:
     """The first minute the expression names strictly after (or before) `start`, in the
     time zone's wall clock; a minute that a clock change skips fires when the clock
     resumes, as cron does."""
@@ -285,14 +338,20 @@ def validate_cron(expression: str, field: str = "cron") -> str:
     check.text(expression, field, CRON_MAX)
     fields = expression.split()
     if len(fields) != 5:
-        raise InvalidArgument(field, f"{expression[:100]!r} has {len(fields)} fields; a cron "
-                              "expression has 5: minute hour day-of-month month day-of-week")
+        raise InvalidArgument(
+            field,
+            f"{expression[:100]!r} has {len(fields)} fields; a cron "
+            "expression has 5: minute hour day-of-month month day-of-week",
+        )
     try:
         CronSim(expression, datetime(2000, 1, 1))
     except CronSimError as error:
-        raise InvalidArgument(field, f"{expression[:100]!r}: {str(error).lower()} (a "
-                              "field is outside its range, malformed, or names a day that "
-                              "never comes)") from None
+        raise InvalidArgument(
+            field,
+            f"{expression[:100]!r}: {str(error).lower()} (a "
+            "field is outside its range, malformed, or names a day that "
+            "never comes)",
+        ) from None
     return expression
 
 
@@ -309,6 +368,7 @@ class Fired:
 
 
 # ---- Memory documents ----------------------------------------------------------------------
+
 
 @dataclass
 class MemoryDocument:
@@ -358,13 +418,21 @@ def path_problem(path: object) -> str:
         return f"{path[:80]!r} is longer than {PATH_MAX} characters or {PATH_DEPTH_MAX} segments"
     for segment in segments:
         if not _PATH_SEGMENT.fullmatch(segment):
-            return (f"{path[:80]!r}: segment {segment!r} may hold only letters, digits and "
-                    "_ - . and must not be empty or start with a dot")
+            return (
+                f"{path[:80]!r}: segment {segment!r} may hold only letters, digits and "
+                "_ - . and must not be empty or start with a dot"
+            )
     return ""
 
 
-def validate_plan(plan: Any, current: dict[str, MemoryDocument], *, max_updates: int,
-                  max_chars: int, max_documents: int) -> list[DocumentUpdate]:
+def validate_plan(
+    plan: Any,
+    current: dict[str, MemoryDocument],
+    *,
+    max_updates: int,
+    max_chars: int,
+    max_documents: int,
+) -> list[DocumentUpdate]:
     """The updates of an LLM's {"updates": [{"path", "new_content"}]} that change a
     document. Raises ValueError when the reply is not such a plan, PlanRefused (with every
     reason) when any entry breaks a rule: the whole plan is refused then."""
@@ -389,21 +457,29 @@ def validate_plan(plan: Any, current: dict[str, MemoryDocument], *, max_updates:
         if not isinstance(content, str) or not content.strip():
             reasons.append(f"{where}.new_content: must be a non-empty string")
         elif len(content) > max_chars or "\x00" in content:
-            reasons.append(f"{where}.new_content: {len(content)} characters; a document "
-                           f"holds at most {max_chars} (and no NUL)")
+            reasons.append(
+                f"{where}.new_content: {len(content)} characters; a document "
+                f"holds at most {max_chars} (and no NUL)"
+            )
         if not problem and isinstance(content, str) and isinstance(path, str):
             accepted[path] = DocumentUpdate(path, content)
     created = [p for p in accepted if p not in current]
     if len(current) + len(created) > max_documents:
-        reasons.append(f"updates: would make {len(current) + len(created)} documents; an "
-                       f"agent holds at most {max_documents}")
+        reasons.append(
+            f"updates: would make {len(current) + len(created)} documents; an "
+            f"agent holds at most {max_documents}"
+        )
     if reasons:
         raise PlanRefused(reasons)
-    return [u for u in accepted.values()
-            if u.path not in current or current[u.path].content != u.new_content]
+    return [
+        u
+        for u in accepted.values()
+        if u.path not in current or current[u.path].content != u.new_content
+    ]
 
 
 # ---- Request validation ----------------------------------------------------------------------
+
 
 def validate_agent_id(value: str, field_name: str = "agent_id") -> str:
     return validate_agent_name(value, field_name)
@@ -419,8 +495,9 @@ def validate_time_zone(value: str) -> str:
     try:
         ZoneInfo(value)
     except (ZoneInfoNotFoundError, ValueError):
-        raise InvalidArgument("time_zone", f"{value[:60]!r} is not an IANA time zone "
-                              "(e.g. UTC, Asia/Shanghai)") from None
+        raise InvalidArgument(
+            "time_zone", f"{value[:60]!r} is not an IANA time zone (e.g. UTC, Asia/Shanghai)"
+        ) from None
     return value
 
 

@@ -60,8 +60,7 @@ from knowhub_server.dream.streams import Checkpoint, Delivery, PoolThread, Strea
 
 log = logging.getLogger("knowhub.dream")
 
-NO_LLM = ("no LLM is configured (KNOWHUB_LLM_BASE_URL): nothing was reflected, written or "
-          "consumed")
+NO_LLM = "no LLM is configured (KNOWHUB_LLM_BASE_URL): nothing was reflected, written or consumed"
 INTEGRATION_STEPS_MAX = 100  # integration steps of one run, as a guard
 
 
@@ -83,26 +82,34 @@ def service_principal(authenticator: Authenticator, token: str | None) -> Princi
     try:
         return authenticator.authenticate(bearer_metadata(token))
     except Unauthenticated:
-        raise ValueError("KNOWHUB_DREAM_SERVICE_TOKEN is not a token of the tokens file") \
-            from None
+        raise ValueError("KNOWHUB_DREAM_SERVICE_TOKEN is not a token of the tokens file") from None
 
 
 def runs_refusal(principal: Principal | None) -> str:
     """Why dream runs cannot work with this service principal ("" when they can)."""
     if principal is None:
-        return ("dream runs need KNOWHUB_DREAM_SERVICE_TOKEN: a token whose principal has "
-                f"the {DREAMER_ROLE!r} role, so the dream service may read traces and add "
-                "reflections")
+        return (
+            "dream runs need KNOWHUB_DREAM_SERVICE_TOKEN: a token whose principal has "
+            f"the {DREAMER_ROLE!r} role, so the dream service may read traces and add "
+            "reflections"
+        )
     if not principal.has_role(DREAMER_ROLE):
-        return (f"KNOWHUB_DREAM_SERVICE_TOKEN names {principal.user_scope}, which lacks the "
-                f"{DREAMER_ROLE!r} role dream runs need")
+        return (
+            f"KNOWHUB_DREAM_SERVICE_TOKEN names {principal.user_scope}, which lacks the "
+            f"{DREAMER_ROLE!r} role dream runs need"
+        )
     return ""
 
 
 class RunExecutor:
-    def __init__(self, store: DreamStore, cognition: CognitionClient,
-                 principal: Principal | None, llm: LLM | None,
-                 settings: RunsSettings) -> None:
+    def __init__(
+        self,
+        store: DreamStore,
+        cognition: CognitionClient,
+        principal: Principal | None,
+        llm: LLM | None,
+        settings: RunsSettings,
+    ) -> None:
         self._store = store
         self._cognition = cognition
         self._principal = principal
@@ -122,9 +129,12 @@ class RunExecutor:
             return FAILED, refusal
         holder = self._store.acquire_agent(run.agent_id, run.run_id, self._lease_ms)
         if holder != run.run_id:
-            return SKIPPED, (f"agent {bare(run.agent_id)!r} has run {holder} in progress; runs of "
-                             "one agent never overlap")
+            return SKIPPED, (
+                f"agent {bare(run.agent_id)!r} has run {holder} in progress; runs of "
+                "one agent never overlap"
+            )
         try:
+
             def keep() -> None:
                 checkpoint()
                 if not self._store.renew_agent(run.agent_id, run.run_id, self._lease_ms):
@@ -142,8 +152,13 @@ class RunExecutor:
         return (FAILED, summary_reason(failures)) if failures else (DONE, "")
 
     def _fail(self, run: DreamRun, phase: str, trace_id: str, reason: str) -> None:
-        log.warning("dream run %s: %s failed for %s: %s", run.run_id, phase,
-                    trace_id or f"agent {run.agent_id}", reason)
+        log.warning(
+            "dream run %s: %s failed for %s: %s",
+            run.run_id,
+            phase,
+            trace_id or f"agent {run.agent_id}",
+            reason,
+        )
         self._store.add_failure(run.run_id, Failure(phase, trace_id, reason))
 
     def _traces(self, run: DreamRun) -> list[TraceInfo]:
@@ -161,8 +176,7 @@ class RunExecutor:
     def _ask(self, run: DreamRun, system: str, prompt: str) -> str:
         assert self._llm is not None
         self._store.count(run.run_id, llm_calls=1)
-        return self._llm.complete(system, prompt, purpose="dream",
-                                  model=self._settings.dream_model)
+        return self._llm.complete(system, prompt, purpose="dream", model=self._settings.dream_model)
 
     # ---- Phase 1 -----------------------------------------------------------------------------
 
@@ -185,20 +199,31 @@ class RunExecutor:
                 continue
             self._store.count(run.run_id, traces_reflected=1)
 
-    def _reflect_trace(self, run: DreamRun, trace: TraceInfo, keep: Checkpoint
-                       ) -> None:
+    def _reflect_trace(self, run: DreamRun, trace: TraceInfo, keep: Checkpoint) -> None:
         assert self._principal is not None
         events = self._cognition.events(self._principal, trace, REFLECTED_TYPES)
         lines = list(zip(event_steps(events), map(prompts.event_text, events), strict=True))
-        for stretch in stretches(lines, trace.reflected_at_sequence, trace.last_sequence,
-                                 self._settings.dream_reflect_max_chars):
+        for stretch in stretches(
+            lines,
+            trace.reflected_at_sequence,
+            trace.last_sequence,
+            self._settings.dream_reflect_max_chars,
+        ):
             keep()
-            summary = prompts.read_reflection(self._ask(
-                run, prompts.REFLECT_SYSTEM,
-                prompts.reflect_prompt(trace.trace_id, trace.task, stretch)))
+            summary = prompts.read_reflection(
+                self._ask(
+                    run,
+                    prompts.REFLECT_SYSTEM,
+                    prompts.reflect_prompt(trace.trace_id, trace.task, stretch),
+                )
+            )
             self._cognition.append_reflection(
-                self._principal, trace, (stretch.start, stretch.end), summary,
-                request_id=f"dream:{run.run_id}:{trace.trace_id}:{stretch.start}-{stretch.end}")
+                self._principal,
+                trace,
+                (stretch.start, stretch.end),
+                summary,
+                request_id=f"dream:{run.run_id}:{trace.trace_id}:{stretch.start}-{stretch.end}",
+            )
             self._store.count(run.run_id, reflections_written=1)
 
     # ---- Phase 2 -----------------------------------------------------------------------------
@@ -213,8 +238,11 @@ class RunExecutor:
                 if not waiting:
                     return
                 keep()
-                batch = integration_batch(waiting, self._settings.dream_integrate_max_reflections,
-                                          self._settings.dream_reflect_max_chars)
+                batch = integration_batch(
+                    waiting,
+                    self._settings.dream_integrate_max_reflections,
+                    self._settings.dream_reflect_max_chars,
+                )
                 self._integrate_batch(run, step, batch)
                 done = {(outbox_key(r), r.event_id) for r in batch}
                 waiting = [r for r in waiting if (outbox_key(r), r.event_id) not in done]
@@ -227,8 +255,11 @@ class RunExecutor:
         waiting = []
         for trace in self._traces(run):
             if trace.unconsumed_reflections:
-                waiting += unconsumed(trace.trace_id, trace.owner, self._cognition.events(
-                    self._principal, trace, ["reflection"]))
+                waiting += unconsumed(
+                    trace.trace_id,
+                    trace.owner,
+                    self._cognition.events(self._principal, trace, ["reflection"]),
+                )
         return waiting
 
     def _integrate_batch(self, run: DreamRun, step: int, batch: list[Reflection]) -> None:
@@ -236,23 +267,45 @@ class RunExecutor:
         the outbox, then consumes the batch."""
         settings = self._settings
         documents = self._store.documents(run.agent_id)
-        reply = self._ask(run, prompts.INTEGRATE_SYSTEM, prompts.integrate_prompt(
-            run.agent_id, documents, batch, max_chars=settings.dream_document_max_chars,
-            max_documents=settings.dream_documents_max))
-        updates = validate_plan(parse_json_reply(reply), documents,
-                                max_updates=settings.dream_plan_max_updates,
-                                max_chars=settings.dream_document_max_chars,
-                                max_documents=settings.dream_documents_max)
+        reply = self._ask(
+            run,
+            prompts.INTEGRATE_SYSTEM,
+            prompts.integrate_prompt(
+                run.agent_id,
+                documents,
+                batch,
+                max_chars=settings.dream_document_max_chars,
+                max_documents=settings.dream_documents_max,
+            ),
+        )
+        updates = validate_plan(
+            parse_json_reply(reply),
+            documents,
+            max_updates=settings.dream_plan_max_updates,
+            max_chars=settings.dream_document_max_chars,
+            max_documents=settings.dream_documents_max,
+        )
         outbox: dict[str, list[str]] = {}
         for reflection in batch:
             outbox.setdefault(outbox_key(reflection), []).append(reflection.event_id)
         field = outbox_field(run.run_id, step)
-        self._store.apply_plan(run.agent_id, run.run_id, updates, documents, at=now(),
-                               keep=settings.dream_document_revision_keep,
-                               outbox_field=field, outbox=outbox)
+        self._store.apply_plan(
+            run.agent_id,
+            run.run_id,
+            updates,
+            documents,
+            at=now(),
+            keep=settings.dream_document_revision_keep,
+            outbox_field=field,
+            outbox=outbox,
+        )
         created = sum(u.path not in documents for u in updates)
-        self._store.count(run.run_id, reflections_integrated=len(batch),
-                          documents_created=created, documents_updated=len(updates) - created)
+        self._store.count(
+            run.run_id,
+            reflections_integrated=len(batch),
+            documents_created=created,
+            documents_updated=len(updates) - created,
+        )
         self._consume(run, field, outbox)
 
     def _drain_outbox(self, run: DreamRun) -> None:
@@ -288,11 +341,13 @@ def _reason(error: Exception) -> str:
 
 # ---- Workers ---------------------------------------------------------------------------
 
+
 class Dreamer(WorkerPool):
     """The dream run workers of this process; a Background of the runtime."""
 
-    def __init__(self, runtime: Runtime, store: DreamStore, executor: RunExecutor,
-                 settings: RunsSettings) -> None:
+    def __init__(
+        self, runtime: Runtime, store: DreamStore, executor: RunExecutor, settings: RunsSettings
+    ) -> None:
         super().__init__(runtime)
         self._store = store
         self._executor = executor
@@ -303,18 +358,30 @@ class Dreamer(WorkerPool):
         return self._settings.dream_workers > 0
 
     def _new_workers(self) -> list[PoolThread]:
-        return [RunWorker(i, self._store, self._executor, self._settings, self._stopping)
-                for i in range(self._settings.dream_workers)]
+        return [
+            RunWorker(i, self._store, self._executor, self._settings, self._stopping)
+            for i in range(self._settings.dream_workers)
+        ]
 
 
 class RunWorker(StreamWorker):
     """One consumer of the run stream."""
 
-    def __init__(self, index: int, store: DreamStore, executor: RunExecutor,
-                 settings: RunsSettings, stopping: threading.Event) -> None:
-        super().__init__(f"dreamer-{index}", store, stopping=stopping,
-                         poll_seconds=settings.dream_poll_interval_seconds,
-                         stale_seconds=settings.dream_stale_run_timeout_seconds)
+    def __init__(
+        self,
+        index: int,
+        store: DreamStore,
+        executor: RunExecutor,
+        settings: RunsSettings,
+        stopping: threading.Event,
+    ) -> None:
+        super().__init__(
+            f"dreamer-{index}",
+            store,
+            stopping=stopping,
+            poll_seconds=settings.dream_poll_interval_seconds,
+            stale_seconds=settings.dream_stale_run_timeout_seconds,
+        )
         self._store = store
         self._executor = executor
         self._settings = settings
@@ -326,8 +393,14 @@ class RunWorker(StreamWorker):
             return
         keep_seconds = self._settings.dream_run_keep_days * 86_400
         if delivery.deliveries > self._settings.dream_run_max_attempts:
-            self._store.finish(run.run_id, FAILED, f"gave up after {delivery.deliveries - 1} "
-                               "deliveries whose worker stopped or stalled", now(), keep_seconds)
+            self._store.finish(
+                run.run_id,
+                FAILED,
+                f"gave up after {delivery.deliveries - 1} "
+                "deliveries whose worker stopped or stalled",
+                now(),
+                keep_seconds,
+            )
             self._store.done(delivery)
             return
         run.attempts = delivery.deliveries
@@ -335,14 +408,22 @@ class RunWorker(StreamWorker):
             status, reason = self._executor.execute(run, self.keeper(delivery, Released))
         except Released:
             self._store.mark_queued(run.run_id, "released at shutdown; waiting for a worker")
-            self._store.move(delivery, self._store.stream,
-                             {**delivery.fields, "attempt": str(delivery.deliveries - 1)})
+            self._store.move(
+                delivery,
+                self._store.stream,
+                {**delivery.fields, "attempt": str(delivery.deliveries - 1)},
+            )
             log.info("%s released run %s at shutdown", self.consumer, run.run_id)
             return
         except LockLost:
-            status, reason = FAILED, (f"lost agent {bare(run.agent_id)!r}'s lock (its lease of "
-                                      f"{self._settings.dream_stale_run_timeout_seconds:g} s "
-                                      "ran out); what was written stays")
+            status, reason = (
+                FAILED,
+                (
+                    f"lost agent {bare(run.agent_id)!r}'s lock (its lease of "
+                    f"{self._settings.dream_stale_run_timeout_seconds:g} s "
+                    "ran out); what was written stays"
+                ),
+            )
         except redis.RedisError:
             raise  # the run stays pending and is taken over later
         except Exception as exc:

@@ -43,19 +43,29 @@ def evaluator_refusal(settings: RunsSettings, principal: Principal | None) -> st
     if not settings.evaluator:
         return ""
     if principal is None:
-        return ("KNOWHUB_EVALUATOR=on needs KNOWHUB_DREAM_SERVICE_TOKEN: a token whose "
-                f"principal has the {EVALUATOR_ROLE!r} role")
+        return (
+            "KNOWHUB_EVALUATOR=on needs KNOWHUB_DREAM_SERVICE_TOKEN: a token whose "
+            f"principal has the {EVALUATOR_ROLE!r} role"
+        )
     if not principal.has_role(EVALUATOR_ROLE):
-        return (f"KNOWHUB_EVALUATOR=on: KNOWHUB_DREAM_SERVICE_TOKEN names "
-                f"{principal.user_scope}, which lacks the {EVALUATOR_ROLE!r} role")
+        return (
+            f"KNOWHUB_EVALUATOR=on: KNOWHUB_DREAM_SERVICE_TOKEN names "
+            f"{principal.user_scope}, which lacks the {EVALUATOR_ROLE!r} role"
+        )
     return ""
 
 
 class Evaluator(WorkerPool):
     """The evaluator's thread in this process; a Background of the runtime."""
 
-    def __init__(self, runtime: Runtime, cognition: CognitionClient, principal: Principal,
-                 llm: LLM | None, settings: RunsSettings) -> None:
+    def __init__(
+        self,
+        runtime: Runtime,
+        cognition: CognitionClient,
+        principal: Principal,
+        llm: LLM | None,
+        settings: RunsSettings,
+    ) -> None:
         super().__init__(runtime)
         self._cognition = cognition
         self._principal = principal
@@ -70,19 +80,28 @@ class Evaluator(WorkerPool):
         """Starts at once (cognition's triggers are asked for explicitly, so its Redis may
         start); without an LLM it says so and leaves the triggers waiting."""
         if self._settings.evaluator and self._llm is None:
-            log.warning("KNOWHUB_EVALUATOR=on but no LLM is configured: evaluation triggers "
-                        "wait in the stream")
+            log.warning(
+                "KNOWHUB_EVALUATOR=on but no LLM is configured: evaluation triggers "
+                "wait in the stream"
+            )
         self.wake()
 
     def _new_workers(self) -> list[PoolThread]:
         assert self._llm is not None
-        return [_Watcher(self._cognition, self._principal, self._llm, self._settings,
-                         self._stopping)]
+        return [
+            _Watcher(self._cognition, self._principal, self._llm, self._settings, self._stopping)
+        ]
 
 
 class _Watcher(PoolThread):
-    def __init__(self, cognition: CognitionClient, principal: Principal, llm: LLM,
-                 settings: RunsSettings, stopping: threading.Event) -> None:
+    def __init__(
+        self,
+        cognition: CognitionClient,
+        principal: Principal,
+        llm: LLM,
+        settings: RunsSettings,
+        stopping: threading.Event,
+    ) -> None:
         super().__init__("evaluator")
         self._cognition = cognition
         self._principal = principal
@@ -105,15 +124,18 @@ class _Watcher(PoolThread):
                 with self._lock:
                     if self._stopping.is_set():
                         return
-                    self._stream = self._cognition.watch(self._principal, self._group,
-                                                         self._consumer)
+                    self._stream = self._cognition.watch(
+                        self._principal, self._group, self._consumer
+                    )
                 for response in self._stream:
                     self._evaluate(response.trigger)
             except grpc.RpcError as error:
                 if self._stopping.is_set():
                     return
-                log.warning("evaluator: the trigger stream failed (%s); reconnecting",
-                            peer_error(error).message)
+                log.warning(
+                    "evaluator: the trigger stream failed (%s); reconnecting",
+                    peer_error(error).message,
+                )
             except ServiceError as error:  # cognition not reachable from here
                 log.warning("evaluator: %s; trying again", error.message)
             except Exception:  # a bug: say so; the trigger comes back unacknowledged
@@ -128,30 +150,50 @@ class _Watcher(PoolThread):
         try:
             prompt = self._cognition.evaluation_prompt(self._principal, trigger)
             if prompt:
-                answer = self._llm.complete(prompts.EVALUATOR_SYSTEM, prompt, purpose="evaluation",
-                                            model=self._settings.evaluator_model)
+                answer = self._llm.complete(
+                    prompts.EVALUATOR_SYSTEM,
+                    prompt,
+                    purpose="evaluation",
+                    model=self._settings.evaluator_model,
+                )
                 unread = self._cognition.submit_evaluation(self._principal, trigger, answer)
                 if unread:
                     raise LLMError(f"the answer holds no evaluation: {unread}")
-                log.info("evaluator: evaluated trace %s (trigger %s)", trigger.trace_id,
-                         trigger.trigger_id)
+                log.info(
+                    "evaluator: evaluated trace %s (trigger %s)",
+                    trigger.trace_id,
+                    trigger.trigger_id,
+                )
         except (LLMError, ServiceError) as error:
             reason = error.message if isinstance(error, ServiceError) else str(error)
             gone = isinstance(error, PeerRefused) and error.code == grpc.StatusCode.NOT_FOUND
             if not gone and trigger.delivery_count < self._settings.evaluator_max_deliveries:
-                log.warning("evaluator: trigger %s of trace %s not evaluated (delivery %d), "
-                            "it comes back: %s", trigger.trigger_id, trigger.trace_id,
-                            trigger.delivery_count, reason)
+                log.warning(
+                    "evaluator: trigger %s of trace %s not evaluated (delivery %d), "
+                    "it comes back: %s",
+                    trigger.trigger_id,
+                    trigger.trace_id,
+                    trigger.delivery_count,
+                    reason,
+                )
                 return
             if not gone and not self._abandon(trigger, reason):
                 return
-            log.error("evaluator: gave up trigger %s of trace %s after %d deliveries: %s",
-                      trigger.trigger_id, trigger.trace_id, trigger.delivery_count, reason)
+            log.error(
+                "evaluator: gave up trigger %s of trace %s after %d deliveries: %s",
+                trigger.trigger_id,
+                trigger.trace_id,
+                trigger.delivery_count,
+                reason,
+            )
         try:
             self._cognition.ack(self._principal, self._group, trigger.trigger_id)
         except ServiceError as error:
-            log.warning("evaluator: could not acknowledge trigger %s (%s); it comes back",
-                        trigger.trigger_id, error.message)
+            log.warning(
+                "evaluator: could not acknowledge trigger %s (%s); it comes back",
+                trigger.trigger_id,
+                error.message,
+            )
 
     def _abandon(self, trigger: cognition_pb2.Trigger, reason: str) -> bool:
         """Records the give-up in the trace; False (the trigger comes back) when cognition
@@ -159,7 +201,10 @@ class _Watcher(PoolThread):
         try:
             self._cognition.abandon_evaluation(self._principal, trigger, reason)
         except ServiceError as error:
-            log.warning("evaluator: could not record giving up trigger %s (%s); it comes back",
-                        trigger.trigger_id, error.message)
+            log.warning(
+                "evaluator: could not record giving up trigger %s (%s); it comes back",
+                trigger.trigger_id,
+                error.message,
+            )
             return False
         return True

@@ -35,8 +35,10 @@ INTEGRATE_SYSTEM = (
     'only the documents that change; {"updates": []} when nothing is worth keeping.'
 )
 
-EVALUATOR_SYSTEM = ("You evaluate how the knowledge an AI agent retrieved worked out in its "
-                    "task. Answer only with the JSON the message asks for.")
+EVALUATOR_SYSTEM = (
+    "You evaluate how the knowledge an AI agent retrieved worked out in its "
+    "task. Answer only with the JSON the message asks for."
+)
 
 _TEXT_KEPT = 4_000  # characters of one message or payload text shown to the LLM
 
@@ -51,18 +53,25 @@ def event_text(event: Event) -> str:
     if kind == "message":
         return f"[{event['sequence']}] {event['role']}: {_cut(event['content'])}"
     if kind == "query":
-        sources = ", ".join(f"{s['id']} ({_cut(s['task'], 200)})" for s in event["sources"]) \
-            or ", ".join(event["source_ids"])
-        return (f"[{event['sequence']}] knowledge query: {_cut(event['query'])}; answer: "
-                f"{_cut(event['response'], 1_000)}; sources: {sources or 'none'}")
+        sources = ", ".join(
+            f"{s['id']} ({_cut(s['task'], 200)})" for s in event["sources"]
+        ) or ", ".join(event["source_ids"])
+        return (
+            f"[{event['sequence']}] knowledge query: {_cut(event['query'])}; answer: "
+            f"{_cut(event['response'], 1_000)}; sources: {sources or 'none'}"
+        )
     if kind == "evaluation":
         result = event["eval_result"]
-        return (f"[{event['query_sequence']}] knowledge {event['knowledge_id']} rated "
-                f"{result['status']}: {_cut(result['reason'], 1_000)}")
+        return (
+            f"[{event['query_sequence']}] knowledge {event['knowledge_id']} rated "
+            f"{result['status']}: {_cut(result['reason'], 1_000)}"
+        )
     if kind == "extraction_pending":
         payload = event["payload"]
-        return (f"[{event['sequence']}] proposed to save knowledge {event['extraction_id']}: "
-                f"{_cut(payload['task'], 500)} — {_cut(payload['content'])}")
+        return (
+            f"[{event['sequence']}] proposed to save knowledge {event['extraction_id']}: "
+            f"{_cut(payload['task'], 500)} — {_cut(payload['content'])}"
+        )
     if kind == "extraction_reviewed":
         return f"review of {event['extraction_id']}: {event['decision']}"
     return f"{event['extraction_id']} saved as knowledge {event['knowledge_id']}"
@@ -70,9 +79,11 @@ def event_text(event: Event) -> str:
 
 def reflect_prompt(trace_id: str, task: str, stretch: Stretch) -> str:
     events = "\n".join(stretch.lines) or "(no messages)"
-    return (f"Trace: {trace_id}\nMission: {task or '(not given)'}\n\n"
-            f"Messages and events of sequences {stretch.start} to {stretch.end}, in order "
-            f"([sequence] first):\n{events}")
+    return (
+        f"Trace: {trace_id}\nMission: {task or '(not given)'}\n\n"
+        f"Messages and events of sequences {stretch.start} to {stretch.end}, in order "
+        f"([sequence] first):\n{events}"
+    )
 
 
 def read_reflection(reply: str) -> str:
@@ -82,18 +93,32 @@ def read_reflection(reply: str) -> str:
     if not isinstance(summary, str) or not summary.strip():
         raise LLMError('the reflection reply has no "summary" text')
     if len(summary) > REFLECTION_SUMMARY_MAX:
-        raise LLMError(f"the reflection summary is {len(summary)} characters; at most "
-                       f"{REFLECTION_SUMMARY_MAX}")
+        raise LLMError(
+            f"the reflection summary is {len(summary)} characters; at most {REFLECTION_SUMMARY_MAX}"
+        )
     return summary.strip()
 
 
-def integrate_prompt(agent_id: str, documents: dict[str, MemoryDocument],
-                     reflections: list[Reflection], *, max_chars: int,
-                     max_documents: int) -> str:
-    shown = "\n\n".join(f"### {path} (revision {d.revision})\n{d.content}"
-                         for path, d in sorted(documents.items())) or "(none yet)"
-    items = "\n".join(f"- trace {r.trace_id}, sequences {r.start}-{r.end}: {r.summary}"
-                      for r in reflections)
-    return (f"Agent: {agent_id}\nLimits: at most {max_documents} documents of at most "
-            f"{max_chars} characters each.\n\nCurrent memory documents:\n{shown}\n\n"
-            f"New reflections, oldest first:\n{items}")
+def integrate_prompt(
+    agent_id: str,
+    documents: dict[str, MemoryDocument],
+    reflections: list[Reflection],
+    *,
+    max_chars: int,
+    max_documents: int,
+) -> str:
+    shown = (
+        "\n\n".join(
+            f"### {path} (revision {d.revision})\n{d.content}"
+            for path, d in sorted(documents.items())
+        )
+        or "(none yet)"
+    )
+    items = "\n".join(
+        f"- trace {r.trace_id}, sequences {r.start}-{r.end}: {r.summary}" for r in reflections
+    )
+    return (
+        f"Agent: {agent_id}\nLimits: at most {max_documents} documents of at most "
+        f"{max_chars} characters each.\n\nCurrent memory documents:\n{shown}\n\n"
+        f"New reflections, oldest first:\n{items}"
+    )

@@ -33,8 +33,13 @@ SLOT_KEY_SECONDS = 3_600
 class Scheduler(WorkerPool):
     """One scheduler thread in this process; a Background of the runtime."""
 
-    def __init__(self, runtime: Runtime, store: DreamStore, settings: RunsSettings,
-                 on_fire: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        runtime: Runtime,
+        store: DreamStore,
+        settings: RunsSettings,
+        on_fire: Callable[[], None],
+    ) -> None:
         super().__init__(runtime)
         self._store = store
         self._settings = settings
@@ -45,8 +50,7 @@ class Scheduler(WorkerPool):
         return self._settings.dream_scheduler_enabled
 
     def _new_workers(self) -> list[PoolThread]:
-        return [_Ticker(self.tick, self._stopping,
-                        self._settings.dream_scheduler_interval_seconds)]
+        return [_Ticker(self.tick, self._stopping, self._settings.dream_scheduler_interval_seconds)]
 
     def tick(self, at: float) -> list[DreamRun]:
         """Fires every schedule slot due at `at` that no process fired yet; returns the
@@ -59,11 +63,22 @@ class Scheduler(WorkerPool):
             last = fired.get(schedule.schedule_id)
             if slot is None or (last is not None and slot <= last.slot):
                 continue
-            run = new_run(schedule.agent_id, [], schedule.phases, schedule.requested_by,
-                          schedule.sees_all, at, schedule.schedule_id)
+            run = new_run(
+                schedule.agent_id,
+                [],
+                schedule.phases,
+                schedule.requested_by,
+                schedule.sees_all,
+                at,
+                schedule.schedule_id,
+            )
             if self._store.fire(schedule, slot, run, SLOT_KEY_SECONDS):
-                log.info("schedule %s fired slot %s: run %s", schedule.schedule_id,
-                         time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(slot)), run.run_id)
+                log.info(
+                    "schedule %s fired slot %s: run %s",
+                    schedule.schedule_id,
+                    time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(slot)),
+                    run.run_id,
+                )
                 created.append(run)
         if created:
             self._on_fire()
@@ -71,8 +86,9 @@ class Scheduler(WorkerPool):
 
 
 class _Ticker(PoolThread):
-    def __init__(self, tick: Callable[[float], object], stopping: threading.Event,
-                 interval: float) -> None:
+    def __init__(
+        self, tick: Callable[[float], object], stopping: threading.Event, interval: float
+    ) -> None:
         super().__init__("dream-scheduler")
         self._tick = tick
         self._stopping = stopping
@@ -83,7 +99,8 @@ class _Ticker(PoolThread):
             try:
                 self._tick(time.time())
             except redis.RedisError as exc:
-                log.warning("dream scheduler: Redis failed (%s); trying again in %.1fs", exc,
-                            self._interval)
+                log.warning(
+                    "dream scheduler: Redis failed (%s); trying again in %.1fs", exc, self._interval
+                )
             except Exception:  # a bug: say so, and keep the schedules firing
                 log.exception("dream scheduler: a tick failed")

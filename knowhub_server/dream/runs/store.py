@@ -139,8 +139,12 @@ class DreamStore(JobStream):
 
     @staticmethod
     def _run_fields(run: DreamRun) -> dict[str, str]:
-        return {"definition": run.definition(), "status": run.status, "attempts": "0",
-                "failures": "[]"}
+        return {
+            "definition": run.definition(),
+            "status": run.status,
+            "attempts": "0",
+            "failures": "[]",
+        }
 
     def create_run(self, run: DreamRun) -> None:
         """Stores the run, indexes it and enqueues it, in one transaction."""
@@ -150,8 +154,9 @@ class DreamStore(JobStream):
         pipe.xadd(self.stream, {"run_id": run.run_id, "attempt": "0"})
         pipe.execute()
 
-    def _index_run(self, pipe: redis.client.Pipeline, run_id: str, requested_by: str,
-                   created_at: float) -> None:
+    def _index_run(
+        self, pipe: redis.client.Pipeline, run_id: str, requested_by: str, created_at: float
+    ) -> None:
         pipe.zadd(self._by_time, {run_id: created_at})
         pipe.zadd(self._by_requester + requested_by, {run_id: created_at})
 
@@ -159,8 +164,9 @@ class DreamStore(JobStream):
         fields = raw_fields(self._client().hgetall(self._run + run_id))
         return run_from_fields(run_id, decoded(fields)) if b"definition" in fields else None
 
-    def runs_newest_first(self, requested_by: str,
-                          before: tuple[float, str] | None) -> Iterator[DreamRun]:
+    def runs_newest_first(
+        self, requested_by: str, before: tuple[float, str] | None
+    ) -> Iterator[DreamRun]:
         """The runs `requested_by` requested (every run when ""), newest first (by
         created_at, then run id), from just after the cursor `before` on. Index entries
         of runs that expired are dropped on the way."""
@@ -169,8 +175,14 @@ class DreamStore(JobStream):
         batch = _RUN_BATCH
         while True:
             top = before[0] if before else "+inf"
-            chunk = [(text(m), s) for m, s in raw_scored(self._client().zrevrangebyscore(
-                key, top, "-inf", start=0, num=batch, withscores=True))]
+            chunk = [
+                (text(m), s)
+                for m, s in raw_scored(
+                    self._client().zrevrangebyscore(
+                        key, top, "-inf", start=0, num=batch, withscores=True
+                    )
+                )
+            ]
             fresh = [(m, s) for m, s in chunk if before is None or (s, m) < before]
             if not fresh and len(chunk) == batch:
                 batch *= 2  # more runs created at one instant than a batch holds
@@ -189,8 +201,11 @@ class DreamStore(JobStream):
         expired = [run_id for run_id, fields in found.items() if b"definition" not in fields]
         if expired:
             self._client().zrem(key, *expired)
-        return [run_from_fields(run_id, decoded(fields)) for run_id, fields in found.items()
-                if b"definition" in fields]
+        return [
+            run_from_fields(run_id, decoded(fields))
+            for run_id, fields in found.items()
+            if b"definition" in fields
+        ]
 
     def _index_existing_runs(self) -> None:
         """Indexes the runs stored before the run indexes existed, once per Redis (adding
@@ -199,10 +214,9 @@ class DreamStore(JobStream):
             self._indexed = True
             return
         client = self._client()
-        keys = [text(k) for k in client.scan_iter(match=glob_escaped(self._run) + "*",
-                                                  count=500)]
+        keys = [text(k) for k in client.scan_iter(match=glob_escaped(self._run) + "*", count=500)]
         for start in range(0, len(keys), _RUN_BATCH):
-            part = keys[start:start + _RUN_BATCH]
+            part = keys[start : start + _RUN_BATCH]
             read = client.pipeline(transaction=False)
             for key in part:
                 read.hget(key, "definition")
@@ -210,8 +224,9 @@ class DreamStore(JobStream):
             for key, definition in zip(part, read.execute(), strict=True):
                 if definition:
                     fields = json.loads(definition)
-                    self._index_run(write, key[len(self._run):], fields["requested_by"],
-                                    fields["created_at"])
+                    self._index_run(
+                        write, key[len(self._run) :], fields["requested_by"], fields["created_at"]
+                    )
             write.execute()
         client.set(self._indexed_marker, "1")
         self._indexed = True
@@ -219,8 +234,14 @@ class DreamStore(JobStream):
     def mark_running(self, run: DreamRun, at: float) -> None:
         """Starts an attempt: what an earlier attempt found failed or considered is its
         own (this one looks again); the work it did stays counted."""
-        fields = {"status": RUNNING, "attempts": str(run.attempts), "reason": "",
-                  "failures": "[]", "count:traces_considered": "0", "count:traces_failed": "0"}
+        fields = {
+            "status": RUNNING,
+            "attempts": str(run.attempts),
+            "reason": "",
+            "failures": "[]",
+            "count:traces_considered": "0",
+            "count:traces_failed": "0",
+        }
         if not run.started_at:
             fields["started_at"] = repr(at)
         self._client().hset(self._run + run.run_id, mapping=writable(fields))
@@ -242,11 +263,12 @@ class DreamStore(JobStream):
         found.append(vars(failure))
         self._client().hset(key, "failures", json.dumps(found, ensure_ascii=False))
 
-    def finish(self, run_id: str, status: str, reason: str, at: float,
-               keep_seconds: int) -> None:
+    def finish(self, run_id: str, status: str, reason: str, at: float, keep_seconds: int) -> None:
         pipe = self._client().pipeline(transaction=True)
-        pipe.hset(self._run + run_id, mapping={"status": status, "reason": reason[:4000],
-                                               "finished_at": repr(at)})
+        pipe.hset(
+            self._run + run_id,
+            mapping={"status": status, "reason": reason[:4000], "finished_at": repr(at)},
+        )
         pipe.expire(self._run + run_id, keep_seconds)
         pipe.execute()
 
@@ -255,8 +277,9 @@ class DreamStore(JobStream):
     def _agent_lock(self, agent_id: str, run_id: str, lease_ms: int) -> Lock:
         """The agent's lease lock (redis-py's Lock) as the run's: its token is the run id,
         so a worker that takes over a run whose worker died keeps the run's lock."""
-        lock = Lock(self._client(), self._lock + agent_id, timeout=lease_ms / 1000,
-                    thread_local=False)
+        lock = Lock(
+            self._client(), self._lock + agent_id, timeout=lease_ms / 1000, thread_local=False
+        )
         lock.local.token = run_id.encode()
         return lock
 
@@ -266,7 +289,8 @@ class DreamStore(JobStream):
         lock = self._agent_lock(agent_id, run_id, lease_ms)
         for _ in range(3):  # the holder's lease may end between the two steps
             if lock.acquire(blocking=False, token=run_id) or self.renew_agent(
-                    agent_id, run_id, lease_ms):
+                agent_id, run_id, lease_ms
+            ):
                 return run_id
             holder = self._client().get(lock.name)
             if holder is not None:
@@ -306,27 +330,42 @@ class DreamStore(JobStream):
         if not schedule_ids:
             return {}
         found = self._client().hmget(self._fired, schedule_ids)
-        return {s: Fired(**json.loads(raw)) for s, raw in zip(schedule_ids, found, strict=True)
-                if raw}
+        return {
+            s: Fired(**json.loads(raw)) for s, raw in zip(schedule_ids, found, strict=True) if raw
+        }
 
     def fire(self, schedule: Schedule, slot: float, run: DreamRun, slot_ttl: int) -> bool:
         """Creates and enqueues the slot's run unless the slot fired already (in this or
         another process) or the schedule is gone; True when this call fired it."""
         fired = json.dumps(vars(Fired(slot, run.run_id)))
         fields = [x for kv in self._run_fields(run).items() for x in kv]
-        return bool(self._script(_FIRE)(
-            keys=[self.schedules, f"{self._slot}{schedule.schedule_id}:{slot:.0f}",
-                  self._run + run.run_id, self.stream, self._fired, self._by_time,
-                  self._by_requester + run.requested_by],
-            args=[schedule.schedule_id, run.run_id, slot_ttl, fired, json.dumps(fields),
-                  repr(run.created_at)]))
+        return bool(
+            self._script(_FIRE)(
+                keys=[
+                    self.schedules,
+                    f"{self._slot}{schedule.schedule_id}:{slot:.0f}",
+                    self._run + run.run_id,
+                    self.stream,
+                    self._fired,
+                    self._by_time,
+                    self._by_requester + run.requested_by,
+                ],
+                args=[
+                    schedule.schedule_id,
+                    run.run_id,
+                    slot_ttl,
+                    fired,
+                    json.dumps(fields),
+                    repr(run.created_at),
+                ],
+            )
+        )
 
     # ---- Memory documents --------------------------------------------------------------------
 
     def documents(self, agent_id: str) -> dict[str, MemoryDocument]:
         raw = self._client().hgetall(self._docs + agent_id)
-        return {text(path): _document(agent_id, text(path), value)
-                for path, value in raw.items()}
+        return {text(path): _document(agent_id, text(path), value) for path, value in raw.items()}
 
     def document(self, agent_id: str, path: str) -> MemoryDocument | None:
         raw = self._client().hget(self._docs + agent_id, path)
@@ -336,41 +375,93 @@ class DreamStore(JobStream):
         found = []
         for raw in self._client().lrange(f"{self._revisions}{agent_id}:{path}", 0, -1):
             entry = json.loads(raw)
-            found.append(DocumentRevision(_document(agent_id, path, entry["document"]),
-                                          entry["replaced_at"]))
+            found.append(
+                DocumentRevision(_document(agent_id, path, entry["document"]), entry["replaced_at"])
+            )
         return found
 
-    def apply_plan(self, agent_id: str, run_id: str, updates: list[DocumentUpdate],
-                   seen: dict[str, MemoryDocument], *, at: float, keep: int,
-                   outbox_field: str, outbox: dict[str, list[str]]) -> None:
+    def apply_plan(
+        self,
+        agent_id: str,
+        run_id: str,
+        updates: list[DocumentUpdate],
+        seen: dict[str, MemoryDocument],
+        *,
+        at: float,
+        keep: int,
+        outbox_field: str,
+        outbox: dict[str, list[str]],
+    ) -> None:
         """Writes the documents and records the integrated reflections (`outbox`: event
         ids by trace) for consumption, atomically; raises DocumentsMoved if a document is
         no longer the revision the plan was made from."""
         planned = []
         for update in updates:
             revision = seen[update.path].revision if update.path in seen else 0
-            planned.append({"path": update.path, "expected": revision, "document": json.dumps(
-                {"content": update.new_content, "revision": revision + 1, "updated_at": at,
-                 "run_id": run_id}, ensure_ascii=False)})
-        argument = {"updates": planned, "now": repr(at), "keep": keep,
-                    "outbox_field": outbox_field, "outbox": json.dumps(outbox)}
-        keys = [self._docs + agent_id, self._outbox + agent_id,
-                *(f"{self._revisions}{agent_id}:{u.path}" for u in updates)]
-        moved = text(self._script(_APPLY)(keys=keys, args=[json.dumps(argument,
-                                                                      ensure_ascii=False)]))
+            planned.append(
+                {
+                    "path": update.path,
+                    "expected": revision,
+                    "document": json.dumps(
+                        {
+                            "content": update.new_content,
+                            "revision": revision + 1,
+                            "updated_at": at,
+                            "run_id": run_id,
+                        },
+                        ensure_ascii=False,
+                    ),
+                }
+            )
+        argument = {
+            "updates": planned,
+            "now": repr(at),
+            "keep": keep,
+            "outbox_field": outbox_field,
+            "outbox": json.dumps(outbox),
+        }
+        keys = [
+            self._docs + agent_id,
+            self._outbox + agent_id,
+            *(f"{self._revisions}{agent_id}:{u.path}" for u in updates),
+        ]
+        moved = text(
+            self._script(_APPLY)(keys=keys, args=[json.dumps(argument, ensure_ascii=False)])
+        )
         if moved:
             raise DocumentsMoved(moved)
 
-    def write_document(self, agent_id: str, path: str, content: str, *, mode: str,
-                       expected: int | None, at: float, keep: int, writer: str,
-                       max_chars: int) -> MemoryDocument | str:
+    def write_document(
+        self,
+        agent_id: str,
+        path: str,
+        content: str,
+        *,
+        mode: str,
+        expected: int | None,
+        at: float,
+        keep: int,
+        writer: str,
+        max_chars: int,
+    ) -> MemoryDocument | str:
         """Writes one document in one step, keeping the replaced revision; returns it, or
         `moved:<revision>` when `expected` is not the current revision (0: none), or
         `too-long:<characters>` when it would hold more than `max_chars`."""
-        raw = text(self._script(_WRITE)(
-            keys=[self._docs + agent_id, f"{self._revisions}{agent_id}:{path}"],
-            args=[path, -1 if expected is None else expected, mode, content, repr(at), keep,
-                  writer, max_chars]))
+        raw = text(
+            self._script(_WRITE)(
+                keys=[self._docs + agent_id, f"{self._revisions}{agent_id}:{path}"],
+                args=[
+                    path,
+                    -1 if expected is None else expected,
+                    mode,
+                    content,
+                    repr(at),
+                    keep,
+                    writer,
+                    max_chars,
+                ],
+            )
+        )
         if raw.startswith(("moved:", "too-long:")):
             return raw
         return _document(agent_id, path, raw)
@@ -391,14 +482,14 @@ class DreamStore(JobStream):
     def settle_outbox(self, agent_id: str, outbox_field: str) -> None:
         self._client().hdel(self._outbox + agent_id, outbox_field)
 
-
     def erase_documents(self, agent_id: str) -> int:
         """Erases an agent's memory documents with their kept revisions and its outbox;
         returns how many documents there were."""
         client = self._client()
         paths = [text(p) for p in client.hkeys(self._docs + agent_id)]
-        revisions = [text(k) for k in client.scan_iter(
-            match=f"{self._revisions}{agent_id}:*", count=500)]
+        revisions = [
+            text(k) for k in client.scan_iter(match=f"{self._revisions}{agent_id}:*", count=500)
+        ]
         pipe = client.pipeline(transaction=False)
         for key in {*revisions, *(f"{self._revisions}{agent_id}:{p}" for p in paths)}:
             pipe.delete(key)
@@ -442,14 +533,13 @@ class DreamStore(JobStream):
         found = set()
         for prefix in (self._docs, self._outbox):
             for key in self._client().scan_iter(match=glob_escaped(prefix) + "*"):
-                agent = text(key)[len(prefix):]
+                agent = text(key)[len(prefix) :]
                 if ORG_SEPARATOR not in agent:
                     found.add(agent)
         return found
 
 
-def _document(agent_id: str, path: str, raw: bytes | str | dict[str, object]
-              ) -> MemoryDocument:
+def _document(agent_id: str, path: str, raw: bytes | str | dict[str, object]) -> MemoryDocument:
     fields = raw if isinstance(raw, dict) else json.loads(raw)
     return MemoryDocument(agent_id=agent_id, path=path, **fields)
 

@@ -18,5 +18,7 @@ class AsyncAdminAPI:
         memory documents and schedules; audit records keep a tombstone without content.
         An admin, or a user about itself. Safe to repeat (a repeat erases nothing)."""
         return await self._transport.call(
-            self._stub.ForgetSubject, admin_pb2.ForgetSubjectRequest(subject=subject),
-            Erasure.from_proto)
+            self._stub.ForgetSubject,
+            admin_pb2.ForgetSubjectRequest(subject=subject),
+            Erasure.from_proto,
+        )

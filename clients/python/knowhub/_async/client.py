@@ -30,11 +30,19 @@ from knowhub.local import default_token
 class AsyncKnowHub:
     """A KnowHub client, e.g. `kh.knowledge.search("how to log in with selenium")`."""
 
-    def __init__(self, target: str | None = None, *, token: str | None = None,
-                 knowledge: str | None = None, resource: str | None = None,
-                 cognition: str | None = None, dream: str | None = None,
-                 timeout: float = DEFAULT_TIMEOUT,
-                 tls: bool = False, tls_ca: TlsCA | None = None) -> None:
+    def __init__(
+        self,
+        target: str | None = None,
+        *,
+        token: str | None = None,
+        knowledge: str | None = None,
+        resource: str | None = None,
+        cognition: str | None = None,
+        dream: str | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        tls: bool = False,
+        tls_ca: TlsCA | None = None,
+    ) -> None:
         """Connects to the hub (the channels open on the first call).
 
         Args:
@@ -82,6 +90,10 @@ class AsyncKnowHub:
     async def __aenter__(self) -> AsyncKnowHub:
         return self
 
-    async def __aexit__(self, kind: type[BaseException] | None, error: BaseException | None,
-                        trace: TracebackType | None) -> None:
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
         await self.close()

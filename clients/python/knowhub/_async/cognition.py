@@ -57,10 +57,17 @@ class AsyncCognitionAPI:
 
     # -- log --
 
-    async def append_events(self, trace_id: str, events: Sequence[Event | Mapping[str, Any]],
-                            *, request_id: str | None = None, task: str | None = None,
-                            agent_id: str | None = None, auto_commit: bool | None = None,
-                            owner: str | None = None) -> AppendResult:
+    async def append_events(
+        self,
+        trace_id: str,
+        events: Sequence[Event | Mapping[str, Any]],
+        *,
+        request_id: str | None = None,
+        task: str | None = None,
+        agent_id: str | None = None,
+        auto_commit: bool | None = None,
+        owner: str | None = None,
+    ) -> AppendResult:
         """Appends events to the trace's log atomically, creating the trace on its first write.
 
         Args:
@@ -84,15 +91,25 @@ class AsyncCognitionAPI:
             PermissionDenied: `owner` names another user and the caller may not act for them.
         """
         request = cognition_pb2.AppendEventsRequest(
-            trace_id=trace_id, events=[event_message(e) for e in events],
-            request_id=request_id or "", task=task or "", agent_id=agent_id or "",
-            auto_commit=auto_commit, owner=owner or "")
-        return await self._transport.call(self._stub.AppendEvents, request,
-                                          AppendResult.from_proto)
+            trace_id=trace_id,
+            events=[event_message(e) for e in events],
+            request_id=request_id or "",
+            task=task or "",
+            agent_id=agent_id or "",
+            auto_commit=auto_commit,
+            owner=owner or "",
+        )
+        return await self._transport.call(self._stub.AppendEvents, request, AppendResult.from_proto)
 
-    async def get_log(self, trace_id: str, types: Sequence[str] | None = None,
-                      since: TimeLike = None, limit: int = 100,
-                      page_token: str = "", owner: str | None = None) -> LogPage:
+    async def get_log(
+        self,
+        trace_id: str,
+        types: Sequence[str] | None = None,
+        since: TimeLike = None,
+        limit: int = 100,
+        page_token: str = "",
+        owner: str | None = None,
+    ) -> LogPage:
         """The trace's events in append order.
 
         Args:
@@ -112,13 +129,23 @@ class AsyncCognitionAPI:
             NotFound: No such trace of the caller's (or of `owner`'s).
         """
         request = cognition_pb2.GetLogRequest(
-            trace_id=trace_id, types=list(types or []), since=to_timestamp(since),
-            page_size=limit, page_token=page_token, owner=owner or "")
+            trace_id=trace_id,
+            types=list(types or []),
+            since=to_timestamp(since),
+            page_size=limit,
+            page_token=page_token,
+            owner=owner or "",
+        )
         return await self._transport.call(self._stub.GetLog, request, LogPage.from_proto)
 
-    async def list_traces(self, agent_id: str | None = None, updated_since: TimeLike = None,
-                          limit: int = 20, page_token: str = "",
-                          owner: str | None = None) -> TracePage:
+    async def list_traces(
+        self,
+        agent_id: str | None = None,
+        updated_since: TimeLike = None,
+        limit: int = 20,
+        page_token: str = "",
+        owner: str | None = None,
+    ) -> TracePage:
         """The caller's traces, most recently updated first (an admin's or the dreamer's: every
         trace, or `owner`'s).
 
@@ -137,13 +164,17 @@ class AsyncCognitionAPI:
             PermissionDenied: `owner` names another user and the caller is not an admin or dreamer.
         """
         request = cognition_pb2.ListTracesRequest(
-            agent_id=agent_id or "", updated_since=to_timestamp(updated_since),
-            page_size=limit, page_token=page_token, owner=owner or "")
-        return await self._transport.call(self._stub.ListTraces, request,
-                                          TracePage.from_proto)
+            agent_id=agent_id or "",
+            updated_since=to_timestamp(updated_since),
+            page_size=limit,
+            page_token=page_token,
+            owner=owner or "",
+        )
+        return await self._transport.call(self._stub.ListTraces, request, TracePage.from_proto)
 
-    async def consume_reflections(self, trace_id: str, event_ids: Sequence[str],
-                                  owner: str | None = None) -> int:
+    async def consume_reflections(
+        self, trace_id: str, event_ids: Sequence[str], owner: str | None = None
+    ) -> int:
         """Marks reflection events consumed, so the next dream run's integration skips them.
 
         Args:
@@ -159,11 +190,12 @@ class AsyncCognitionAPI:
             InvalidArgument: No ids, or an id that is not a reflection event of the trace.
             NotFound: No such trace of the caller's (or of `owner`'s).
         """
-        request = cognition_pb2.ConsumeReflectionsRequest(trace_id=trace_id,
-                                                          event_ids=list(event_ids),
-                                                          owner=owner or "")
-        return await self._transport.call(self._stub.ConsumeReflections, request,
-                                          lambda r: r.consumed)
+        request = cognition_pb2.ConsumeReflectionsRequest(
+            trace_id=trace_id, event_ids=list(event_ids), owner=owner or ""
+        )
+        return await self._transport.call(
+            self._stub.ConsumeReflections, request, lambda r: r.consumed
+        )
 
     async def delete_trace(self, trace_id: str, owner: str | None = None) -> DeletedTrace:
         """Deletes a trace with its whole log, its extractions and its evaluation state (the
@@ -182,13 +214,18 @@ class AsyncCognitionAPI:
             PermissionDenied: `owner` names another user and the caller may not act for them.
         """
         request = cognition_pb2.DeleteTraceRequest(trace_id=trace_id, owner=owner or "")
-        return await self._transport.call(self._stub.DeleteTrace, request,
-                                          DeletedTrace.from_proto)
+        return await self._transport.call(self._stub.DeleteTrace, request, DeletedTrace.from_proto)
 
-    async def trace_view(self, trace_id: str, job_id: str | None = None,
-                         plan_diff: tuple[int, int] | None = None, *,
-                         owner: str | None = None, page_size: int = 0,
-                         page_token: str = "") -> TraceView:
+    async def trace_view(
+        self,
+        trace_id: str,
+        job_id: str | None = None,
+        plan_diff: tuple[int, int] | None = None,
+        *,
+        owner: str | None = None,
+        page_size: int = 0,
+        page_token: str = "",
+    ) -> TraceView:
         """The views of one window of the trace's log: its knowledge aggregations, and the
         runtime views (steps, decisions, plan versions) of one job.
 
@@ -209,15 +246,17 @@ class AsyncCognitionAPI:
             NotFound: No such trace of the caller's (or of `owner`'s).
         """
         request = cognition_pb2.GetTraceViewRequest(
-            trace_id=trace_id, job_id=job_id or "",
+            trace_id=trace_id,
+            job_id=job_id or "",
             plan_diff_from=plan_diff[0] if plan_diff else None,
-            plan_diff_to=plan_diff[1] if plan_diff else None, owner=owner or "",
-            page_size=page_size, page_token=page_token)
-        return await self._transport.call(self._stub.GetTraceView, request,
-                                          TraceView.from_proto)
+            plan_diff_to=plan_diff[1] if plan_diff else None,
+            owner=owner or "",
+            page_size=page_size,
+            page_token=page_token,
+        )
+        return await self._transport.call(self._stub.GetTraceView, request, TraceView.from_proto)
 
-    async def export_log(self, trace_id: str, owner: str | None = None,
-                         page_size: int = 0) -> str:
+    async def export_log(self, trace_id: str, owner: str | None = None, page_size: int = 0) -> str:
         """The trace's whole log as one JSON file, read from the hub a page at a time.
 
         Args:
@@ -248,8 +287,9 @@ class AsyncCognitionAPI:
             if not token:
                 return json.dumps(document, ensure_ascii=False, indent=1)
 
-    async def export_log_page(self, trace_id: str, owner: str | None = None,
-                              page_size: int = 0, page_token: str = "") -> ExportPage:
+    async def export_log_page(
+        self, trace_id: str, owner: str | None = None, page_size: int = 0, page_token: str = ""
+    ) -> ExportPage:
         """One page of the trace's JSON log file.
 
         Args:
@@ -266,8 +306,9 @@ class AsyncCognitionAPI:
             InvalidArgument: A page_size out of range or a stale page_token.
             NotFound: No such trace of the caller's (or of `owner`'s).
         """
-        request = cognition_pb2.ExportLogRequest(trace_id=trace_id, owner=owner or "",
-                                                 page_size=page_size, page_token=page_token)
+        request = cognition_pb2.ExportLogRequest(
+            trace_id=trace_id, owner=owner or "", page_size=page_size, page_token=page_token
+        )
         return await self._transport.call(self._stub.ExportLog, request, ExportPage.from_proto)
 
     async def import_log(self, document: str, trace_id: str | None = None) -> ImportResult:
@@ -286,13 +327,11 @@ class AsyncCognitionAPI:
             AlreadyExists: A trace of the caller's already has this id.
         """
         request = cognition_pb2.ImportLogRequest(document=document, trace_id=trace_id or "")
-        return await self._transport.call(self._stub.ImportLog, request,
-                                          ImportResult.from_proto)
+        return await self._transport.call(self._stub.ImportLog, request, ImportResult.from_proto)
 
     # -- evaluation --
 
-    async def pending_evaluations(self, trace_id: str,
-                                  owner: str | None = None) -> PendingQueries:
+    async def pending_evaluations(self, trace_id: str, owner: str | None = None) -> PendingQueries:
         """The trace's query events still waiting for a verdict on one of their sources.
 
         Args:
@@ -309,10 +348,12 @@ class AsyncCognitionAPI:
         return await self._transport.call(
             self._stub.PendingEvaluations,
             cognition_pb2.PendingEvaluationsRequest(trace_id=trace_id, owner=owner or ""),
-            PendingQueries.from_proto)
+            PendingQueries.from_proto,
+        )
 
-    async def signal_trigger(self, trace_id: str, trigger: str,
-                             owner: str | None = None) -> TriggerSignal:
+    async def signal_trigger(
+        self, trace_id: str, trigger: str, owner: str | None = None
+    ) -> TriggerSignal:
         """Signals that the agent reached a point to evaluate at: publishes one trigger for the
         evaluators when queries are pending (not again for the same pending set, unless an
         evaluator gave up on it).
@@ -332,12 +373,15 @@ class AsyncCognitionAPI:
         """
         return await self._transport.call(
             self._stub.SignalTrigger,
-            cognition_pb2.SignalTriggerRequest(trace_id=trace_id, trigger=trigger,
-                                               owner=owner or ""),
-            TriggerSignal.from_proto)
+            cognition_pb2.SignalTriggerRequest(
+                trace_id=trace_id, trigger=trigger, owner=owner or ""
+            ),
+            TriggerSignal.from_proto,
+        )
 
-    def watch_triggers(self, group: str | None = None,
-                       consumer: str | None = None) -> AsyncStream[Trigger]:
+    def watch_triggers(
+        self, group: str | None = None, consumer: str | None = None
+    ) -> AsyncStream[Trigger]:
         """The evaluation triggers for this consumer of `group`, as they come, until the
         stream's `cancel()` (or the end of a `with` block). Acknowledge each with
         `ack_triggers`, or it is delivered again after the hub's visibility timeout.
@@ -353,10 +397,10 @@ class AsyncCognitionAPI:
             InvalidArgument: A malformed group or consumer name (when the stream is read).
             PermissionDenied: Only admins and the evaluator role may watch triggers.
         """
-        request = cognition_pb2.WatchTriggersRequest(group=group or "",
-                                                      consumer=consumer or "")
-        return self._transport.stream(self._stub.WatchTriggers, request,
-                                      lambda r: Trigger.from_proto(r.trigger))
+        request = cognition_pb2.WatchTriggersRequest(group=group or "", consumer=consumer or "")
+        return self._transport.stream(
+            self._stub.WatchTriggers, request, lambda r: Trigger.from_proto(r.trigger)
+        )
 
     async def ack_triggers(self, trigger_ids: Sequence[str], group: str | None = None) -> int:
         """Acknowledges triggers read with `watch_triggers`.
@@ -372,13 +416,12 @@ class AsyncCognitionAPI:
             InvalidArgument: No ids or too many.
             PermissionDenied: Only admins and the evaluator role may acknowledge triggers.
         """
-        request = cognition_pb2.AckTriggersRequest(group=group or "",
-                                                   trigger_ids=list(trigger_ids))
-        return await self._transport.call(self._stub.AckTriggers, request,
-                                          lambda r: r.acknowledged)
+        request = cognition_pb2.AckTriggersRequest(group=group or "", trigger_ids=list(trigger_ids))
+        return await self._transport.call(self._stub.AckTriggers, request, lambda r: r.acknowledged)
 
-    async def evaluation_prompt(self, trace_id: str, mission: str = "",
-                                goal: str = "", owner: str | None = None) -> EvaluationPrompt:
+    async def evaluation_prompt(
+        self, trace_id: str, mission: str = "", goal: str = "", owner: str | None = None
+    ) -> EvaluationPrompt:
         """The prompt that asks a model to evaluate the knowledge the trace's pending queries
         returned (the trace_evaluation_prompt tool).
 
@@ -395,16 +438,21 @@ class AsyncCognitionAPI:
         Raises:
             NotFound: No such trace of the caller's (or of `owner`'s).
         """
-        request = cognition_pb2.GetEvaluationPromptRequest(trace_id=trace_id,
-                                                           mission=mission, goal=goal,
-                                                           owner=owner or "")
-        return await self._transport.call(self._stub.GetEvaluationPrompt, request,
-                                          EvaluationPrompt.from_proto)
+        request = cognition_pb2.GetEvaluationPromptRequest(
+            trace_id=trace_id, mission=mission, goal=goal, owner=owner or ""
+        )
+        return await self._transport.call(
+            self._stub.GetEvaluationPrompt, request, EvaluationPrompt.from_proto
+        )
 
-    async def submit_evaluation(self, trace_id: str, raw_text: str | None = None,
-                                evaluations: Sequence[Mapping[str, Any]] | None = None,
-                                trigger: str | None = None,
-                                owner: str | None = None) -> EvaluationReport:
+    async def submit_evaluation(
+        self,
+        trace_id: str,
+        raw_text: str | None = None,
+        evaluations: Sequence[Mapping[str, Any]] | None = None,
+        trigger: str | None = None,
+        owner: str | None = None,
+    ) -> EvaluationReport:
         """The evaluator's verdicts on the knowledge the trace's queries returned (the
         trace_submit_evaluation tool); each verdict counts once in the record's helpful or
         harmful counters.
@@ -429,14 +477,24 @@ class AsyncCognitionAPI:
             NotFound: No such trace of the caller's (or of `owner`'s).
         """
         request = cognition_pb2.SubmitEvaluationRequest(
-            trace_id=trace_id, raw_text=raw_text or "", trigger=trigger or "",
-            evaluations=[query_evaluation(e) for e in evaluations or []], owner=owner or "")
-        return await self._transport.call(self._stub.SubmitEvaluation, request,
-                                          EvaluationReport.from_proto)
+            trace_id=trace_id,
+            raw_text=raw_text or "",
+            trigger=trigger or "",
+            evaluations=[query_evaluation(e) for e in evaluations or []],
+            owner=owner or "",
+        )
+        return await self._transport.call(
+            self._stub.SubmitEvaluation, request, EvaluationReport.from_proto
+        )
 
-    async def abandon_evaluation(self, trace_id: str, reason: str = "",
-                                 trigger_id: str | None = None, deliveries: int = 0,
-                                 owner: str | None = None) -> AbandonedEvaluation:
+    async def abandon_evaluation(
+        self,
+        trace_id: str,
+        reason: str = "",
+        trigger_id: str | None = None,
+        deliveries: int = 0,
+        owner: str | None = None,
+    ) -> AbandonedEvaluation:
         """Gives up on the trace's pending queries (an evaluator's last attempt failed): logged,
         shown in the console, and the next `signal_trigger` publishes them again.
 
@@ -455,18 +513,32 @@ class AsyncCognitionAPI:
             NotFound: No such trace of the caller's (or of `owner`'s).
         """
         request = cognition_pb2.AbandonEvaluationRequest(
-            trace_id=trace_id, owner=owner or "", trigger_id=trigger_id or "", reason=reason,
-            deliveries=deliveries)
-        return await self._transport.call(self._stub.AbandonEvaluation, request,
-                                          AbandonedEvaluation.from_proto)
+            trace_id=trace_id,
+            owner=owner or "",
+            trigger_id=trigger_id or "",
+            reason=reason,
+            deliveries=deliveries,
+        )
+        return await self._transport.call(
+            self._stub.AbandonEvaluation, request, AbandonedEvaluation.from_proto
+        )
 
     # -- extractions --
 
-    async def save_pending(self, trace_id: str, task: str, content: str,
-                           types: Sequence[str], *, sequence: int = 0, goal_id: str = "",
-                           branch_id: str = "", request_id: str | None = None,
-                           trace_owner: str | None = None,
-                           **save_arguments: Any) -> SavedExtraction:
+    async def save_pending(
+        self,
+        trace_id: str,
+        task: str,
+        content: str,
+        types: Sequence[str],
+        *,
+        sequence: int = 0,
+        goal_id: str = "",
+        branch_id: str = "",
+        request_id: str | None = None,
+        trace_owner: str | None = None,
+        **save_arguments: Any,
+    ) -> SavedExtraction:
         """Holds candidate knowledge for a person's review (knowledge_save_pending): it becomes
         knowledge when approved (or edited) and committed.
 
@@ -492,18 +564,30 @@ class AsyncCognitionAPI:
             InvalidArgument: The payload fails a save's checks; the message names the field.
             PermissionDenied: A scope or owner the caller may not write.
         """
-        payload = payload_message({"task": task, "content": content, "types": list(types),
-                                   **save_arguments})
+        payload = payload_message(
+            {"task": task, "content": content, "types": list(types), **save_arguments}
+        )
         request = cognition_pb2.SavePendingExtractionRequest(
-            trace_id=trace_id, sequence=sequence, goal_id=goal_id, branch_id=branch_id,
-            payload=payload, request_id=request_id or "", owner=trace_owner or "")
-        return await self._transport.call(self._stub.SavePendingExtraction, request,
-                                          SavedExtraction.from_proto)
+            trace_id=trace_id,
+            sequence=sequence,
+            goal_id=goal_id,
+            branch_id=branch_id,
+            payload=payload,
+            request_id=request_id or "",
+            owner=trace_owner or "",
+        )
+        return await self._transport.call(
+            self._stub.SavePendingExtraction, request, SavedExtraction.from_proto
+        )
 
-    async def list_extractions(self, trace_id: str | None = None,
-                               states: Sequence[str] | None = None, limit: int = 20,
-                               page_token: str = "", owner: str | None = None
-                               ) -> ExtractionPage:
+    async def list_extractions(
+        self,
+        trace_id: str | None = None,
+        states: Sequence[str] | None = None,
+        limit: int = 20,
+        page_token: str = "",
+        owner: str | None = None,
+    ) -> ExtractionPage:
         """Extractions, oldest first, in one trace or across every trace the caller can see.
 
         Args:
@@ -521,14 +605,24 @@ class AsyncCognitionAPI:
             InvalidArgument: An unknown state, a limit out of range or a stale page_token.
         """
         request = cognition_pb2.ListExtractionsRequest(
-            trace_id=trace_id or "", states=list(states or []), page_size=limit,
-            page_token=page_token, owner=owner or "")
-        return await self._transport.call(self._stub.ListExtractions, request,
-                                          ExtractionPage.from_proto)
+            trace_id=trace_id or "",
+            states=list(states or []),
+            page_size=limit,
+            page_token=page_token,
+            owner=owner or "",
+        )
+        return await self._transport.call(
+            self._stub.ListExtractions, request, ExtractionPage.from_proto
+        )
 
-    async def review_extraction(self, trace_id: str, extraction_id: str, decision: str,
-                                edited_payload: Mapping[str, Any] | None = None,
-                                owner: str | None = None) -> Extraction:
+    async def review_extraction(
+        self,
+        trace_id: str,
+        extraction_id: str,
+        decision: str,
+        edited_payload: Mapping[str, Any] | None = None,
+        owner: str | None = None,
+    ) -> Extraction:
         """A person's decision on an extraction; the latest decision wins.
 
         Args:
@@ -548,15 +642,19 @@ class AsyncCognitionAPI:
             FailedPrecondition: The extraction is already committed.
         """
         request = cognition_pb2.ReviewExtractionRequest(
-            trace_id=trace_id, extraction_id=extraction_id, decision=decision,
+            trace_id=trace_id,
+            extraction_id=extraction_id,
+            decision=decision,
             edited_payload=payload_message(edited_payload) if edited_payload else None,
-            owner=owner or "")
-        return await self._transport.call(self._stub.ReviewExtraction, request,
-                                          lambda r: Extraction.from_proto(r.extraction))
+            owner=owner or "",
+        )
+        return await self._transport.call(
+            self._stub.ReviewExtraction, request, lambda r: Extraction.from_proto(r.extraction)
+        )
 
-    async def commit_extractions(self, trace_id: str,
-                                 extraction_ids: Sequence[str] | None = None,
-                                 owner: str | None = None) -> CommitReport:
+    async def commit_extractions(
+        self, trace_id: str, extraction_ids: Sequence[str] | None = None, owner: str | None = None
+    ) -> CommitReport:
         """Saves the trace's approved and edited extractions as knowledge.
 
         Args:
@@ -572,15 +670,24 @@ class AsyncCognitionAPI:
             NotFound: No such trace of the caller's (or of `owner`'s).
         """
         request = cognition_pb2.CommitExtractionsRequest(
-            trace_id=trace_id, extraction_ids=list(extraction_ids or []), owner=owner or "")
-        return await self._transport.call(self._stub.CommitExtractions, request,
-                                          CommitReport.from_proto)
+            trace_id=trace_id, extraction_ids=list(extraction_ids or []), owner=owner or ""
+        )
+        return await self._transport.call(
+            self._stub.CommitExtractions, request, CommitReport.from_proto
+        )
 
     # -- the agent's helper --
 
-    async def inject_knowledge_for_goal(self, trace_id: str, goal_id: str, goal: str,
-                                        sequence: int, top_k: int = 3, min_score: int = 3,
-                                        language: str | None = None) -> KnowledgeInjection:
+    async def inject_knowledge_for_goal(
+        self,
+        trace_id: str,
+        goal_id: str,
+        goal: str,
+        sequence: int,
+        top_k: int = 3,
+        min_score: int = 3,
+        language: str | None = None,
+    ) -> KnowledgeInjection:
         """Knowledge injection when the agent focuses on a goal: searches for the goal, logs the
         query (for evaluation later) and a memory_read in the trace, and returns the hits with
         the "📚 Relevant knowledge" text to show the model.
@@ -602,7 +709,6 @@ class AsyncCognitionAPI:
         """
         hits = await self._knowledge.search(goal, top_k=top_k, min_score=min_score)
         text = knowledge_block(hits, language)
-        events = injection_events(goal_id, goal, sequence, top_k, min_score, hits, text,
-                                  language)
+        events = injection_events(goal_id, goal, sequence, top_k, min_score, hits, text, language)
         appended = await self.append_events(trace_id, events)
         return KnowledgeInjection(list(hits), text, appended.event_ids)

@@ -36,8 +36,12 @@ class AsyncDreamAPI:
         self._transport = transport
         self._stub = dream_pb2_grpc.DreamServiceStub(transport.channel)
 
-    async def run(self, agent_id: str | None = None, trace_ids: Sequence[str] | None = None,
-                  phases: Sequence[str] | None = None) -> DreamRun:
+    async def run(
+        self,
+        agent_id: str | None = None,
+        trace_ids: Sequence[str] | None = None,
+        phases: Sequence[str] | None = None,
+    ) -> DreamRun:
         """Queues a dream run: reflections over the agent's traces, integrated into its memory
         documents.
 
@@ -57,11 +61,12 @@ class AsyncDreamAPI:
             FailedPrecondition: The dream service has no token with the dreamer role
                 (KNOWHUB_DREAM_SERVICE_TOKEN).
         """
-        request = dream_pb2.RunDreamRequest(agent_id=agent_id or "",
-                                            trace_ids=list(trace_ids or []),
-                                            phases=phase_values(phases))
-        return await self._transport.call(self._stub.RunDream, request,
-                                          lambda r: DreamRun.from_proto(r.run))
+        request = dream_pb2.RunDreamRequest(
+            agent_id=agent_id or "", trace_ids=list(trace_ids or []), phases=phase_values(phases)
+        )
+        return await self._transport.call(
+            self._stub.RunDream, request, lambda r: DreamRun.from_proto(r.run)
+        )
 
     async def get_run(self, run_id: str) -> DreamRun:
         """One dream run.
@@ -76,11 +81,18 @@ class AsyncDreamAPI:
             NotFound: No run with this id that the caller can see.
         """
         return await self._transport.call(
-            self._stub.GetDreamRun, dream_pb2.GetDreamRunRequest(run_id=run_id),
-            lambda r: DreamRun.from_proto(r.run))
+            self._stub.GetDreamRun,
+            dream_pb2.GetDreamRunRequest(run_id=run_id),
+            lambda r: DreamRun.from_proto(r.run),
+        )
 
-    async def list_runs(self, agent_id: str | None = None, status: str | None = None,
-                        limit: int = 20, page_token: str = "") -> DreamRunPage:
+    async def list_runs(
+        self,
+        agent_id: str | None = None,
+        status: str | None = None,
+        limit: int = 20,
+        page_token: str = "",
+    ) -> DreamRunPage:
         """The runs the caller requested (every run, for an admin), newest first.
 
         Args:
@@ -95,17 +107,27 @@ class AsyncDreamAPI:
         Raises:
             InvalidArgument: An unknown status, a limit out of range or a stale page_token.
         """
-        request = dream_pb2.ListDreamRunsRequest(agent_id=agent_id or "",
-                                                 status=run_status(status), page_size=limit,
-                                                 page_token=page_token)
-        return await self._transport.call(self._stub.ListDreamRuns, request,
-                                          DreamRunPage.from_proto)
+        request = dream_pb2.ListDreamRunsRequest(
+            agent_id=agent_id or "",
+            status=run_status(status),
+            page_size=limit,
+            page_token=page_token,
+        )
+        return await self._transport.call(
+            self._stub.ListDreamRuns, request, DreamRunPage.from_proto
+        )
 
-    async def schedule(self, every_minutes: int | None = None, cron: str | None = None, *,
-                       agent_id: str | None = None, time_zone: str | None = None,
-                       phases: Sequence[str] | None = None,
-                       start_time: TimeLike = None,
-                       allow_duplicate: bool = False) -> DreamSchedule:
+    async def schedule(
+        self,
+        every_minutes: int | None = None,
+        cron: str | None = None,
+        *,
+        agent_id: str | None = None,
+        time_zone: str | None = None,
+        phases: Sequence[str] | None = None,
+        start_time: TimeLike = None,
+        allow_duplicate: bool = False,
+    ) -> DreamSchedule:
         """Runs the agent's dream on a schedule: every N minutes, or on a cron expression.
         When the agent already has an equal schedule of this caller (cadence, time zone,
         phases, and start_time when given), that one is returned and nothing is added.
@@ -129,15 +151,27 @@ class AsyncDreamAPI:
             PermissionDenied: An agent the caller's token may not act as.
         """
         scheduled = await self.schedule_unless_exists(
-            every_minutes, cron, agent_id=agent_id, time_zone=time_zone, phases=phases,
-            start_time=start_time, allow_duplicate=allow_duplicate)
+            every_minutes,
+            cron,
+            agent_id=agent_id,
+            time_zone=time_zone,
+            phases=phases,
+            start_time=start_time,
+            allow_duplicate=allow_duplicate,
+        )
         return scheduled.schedule
 
     async def schedule_unless_exists(
-            self, every_minutes: int | None = None, cron: str | None = None, *,
-            agent_id: str | None = None, time_zone: str | None = None,
-            phases: Sequence[str] | None = None, start_time: TimeLike = None,
-            allow_duplicate: bool = False) -> ScheduledDream:
+        self,
+        every_minutes: int | None = None,
+        cron: str | None = None,
+        *,
+        agent_id: str | None = None,
+        time_zone: str | None = None,
+        phases: Sequence[str] | None = None,
+        start_time: TimeLike = None,
+        allow_duplicate: bool = False,
+    ) -> ScheduledDream:
         """`schedule`, telling whether the agent already had an equal schedule of this
         caller.
 
@@ -158,14 +192,21 @@ class AsyncDreamAPI:
             PermissionDenied: As in `schedule`.
         """
         request = dream_pb2.ScheduleDreamRequest(
-            agent_id=agent_id or "", every_minutes=every_minutes or 0, cron=cron or "",
-            time_zone=time_zone or "", phases=phase_values(phases),
-            start_time=to_timestamp(start_time), allow_duplicate=allow_duplicate)
-        return await self._transport.call(self._stub.ScheduleDream, request,
-                                          ScheduledDream.from_proto)
+            agent_id=agent_id or "",
+            every_minutes=every_minutes or 0,
+            cron=cron or "",
+            time_zone=time_zone or "",
+            phases=phase_values(phases),
+            start_time=to_timestamp(start_time),
+            allow_duplicate=allow_duplicate,
+        )
+        return await self._transport.call(
+            self._stub.ScheduleDream, request, ScheduledDream.from_proto
+        )
 
-    async def schedules(self, agent_id: str | None = None, limit: int = 20,
-                        page_token: str = "") -> SchedulePage:
+    async def schedules(
+        self, agent_id: str | None = None, limit: int = 20, page_token: str = ""
+    ) -> SchedulePage:
         """The caller's dream schedules (every one, for an admin), oldest first.
 
         Args:
@@ -179,10 +220,12 @@ class AsyncDreamAPI:
         Raises:
             InvalidArgument: A limit out of range or a stale page_token.
         """
-        request = dream_pb2.ListSchedulesRequest(agent_id=agent_id or "", page_size=limit,
-                                                 page_token=page_token)
-        return await self._transport.call(self._stub.ListSchedules, request,
-                                          SchedulePage.from_proto)
+        request = dream_pb2.ListSchedulesRequest(
+            agent_id=agent_id or "", page_size=limit, page_token=page_token
+        )
+        return await self._transport.call(
+            self._stub.ListSchedules, request, SchedulePage.from_proto
+        )
 
     async def delete_schedule(self, schedule_id: str) -> str:
         """Removes one of the caller's dream schedules.
@@ -197,11 +240,18 @@ class AsyncDreamAPI:
             NotFound: No schedule with this id that the caller can see.
         """
         return await self._transport.call(
-            self._stub.DeleteSchedule, dream_pb2.DeleteScheduleRequest(schedule_id=schedule_id),
-            lambda r: r.schedule_id)
+            self._stub.DeleteSchedule,
+            dream_pb2.DeleteScheduleRequest(schedule_id=schedule_id),
+            lambda r: r.schedule_id,
+        )
 
-    async def documents(self, agent_id: str | None = None, include_content: bool = False,
-                        limit: int = 20, page_token: str = "") -> MemoryDocumentPage:
+    async def documents(
+        self,
+        agent_id: str | None = None,
+        include_content: bool = False,
+        limit: int = 20,
+        page_token: str = "",
+    ) -> MemoryDocumentPage:
         """The agent's memory documents (what its dream runs wrote), by path.
 
         Args:
@@ -219,13 +269,18 @@ class AsyncDreamAPI:
             PermissionDenied: An agent the caller's token may not act as.
         """
         request = dream_pb2.ListMemoryDocumentsRequest(
-            agent_id=agent_id or "", include_content=include_content, page_size=limit,
-            page_token=page_token)
-        return await self._transport.call(self._stub.ListMemoryDocuments, request,
-                                          MemoryDocumentPage.from_proto)
+            agent_id=agent_id or "",
+            include_content=include_content,
+            page_size=limit,
+            page_token=page_token,
+        )
+        return await self._transport.call(
+            self._stub.ListMemoryDocuments, request, MemoryDocumentPage.from_proto
+        )
 
-    async def document(self, path: str, agent_id: str | None = None,
-                       revision: int = 0) -> MemoryDocument:
+    async def document(
+        self, path: str, agent_id: str | None = None, revision: int = 0
+    ) -> MemoryDocument:
         """One memory document with its content and the list of its kept revisions.
 
         Args:
@@ -241,14 +296,22 @@ class AsyncDreamAPI:
             NotFound: No such document, or the revision is no longer kept.
             PermissionDenied: An agent the caller's token may not act as.
         """
-        request = dream_pb2.GetMemoryDocumentRequest(agent_id=agent_id or "", path=path,
-                                                     revision=revision)
-        return await self._transport.call(self._stub.GetMemoryDocument, request,
-                                          MemoryDocument.from_response)
+        request = dream_pb2.GetMemoryDocumentRequest(
+            agent_id=agent_id or "", path=path, revision=revision
+        )
+        return await self._transport.call(
+            self._stub.GetMemoryDocument, request, MemoryDocument.from_response
+        )
 
-    async def write_document(self, path: str, content: str, *, append: bool = False,
-                             expected_revision: int | None = None,
-                             agent_id: str | None = None) -> MemoryDocument:
+    async def write_document(
+        self,
+        path: str,
+        content: str,
+        *,
+        append: bool = False,
+        expected_revision: int | None = None,
+        agent_id: str | None = None,
+    ) -> MemoryDocument:
         """Creates or rewrites one of the agent's memory documents, or appends to it; the
         replaced revision is kept.
 
@@ -270,11 +333,15 @@ class AsyncDreamAPI:
             FailedPrecondition: The document is no longer at expected_revision.
         """
         request = dream_pb2.WriteMemoryDocumentRequest(
-            agent_id=agent_id or "", path=path, content=content,
+            agent_id=agent_id or "",
+            path=path,
+            content=content,
             mode="DOCUMENT_WRITE_MODE_APPEND" if append else "DOCUMENT_WRITE_MODE_REPLACE",
-            expected_revision=expected_revision)
-        return await self._transport.call(self._stub.WriteMemoryDocument, request,
-                                          lambda r: MemoryDocument.from_proto(r.document))
+            expected_revision=expected_revision,
+        )
+        return await self._transport.call(
+            self._stub.WriteMemoryDocument, request, lambda r: MemoryDocument.from_proto(r.document)
+        )
 
     async def delete_document(self, path: str, agent_id: str | None = None) -> str:
         """Deletes one of the agent's memory documents with its kept revisions.
@@ -291,5 +358,6 @@ class AsyncDreamAPI:
             PermissionDenied: Another agent's documents (only the agent itself or an admin).
         """
         request = dream_pb2.DeleteMemoryDocumentRequest(agent_id=agent_id or "", path=path)
-        return await self._transport.call(self._stub.DeleteMemoryDocument, request,
-                                          lambda r: r.path)
+        return await self._transport.call(
+            self._stub.DeleteMemoryDocument, request, lambda r: r.path
+        )

@@ -37,14 +37,26 @@ class AsyncKnowledgeAPI:
         self._transport = transport
         self._stub = knowledge_pb2_grpc.KnowledgeServiceStub(transport.channel)
 
-    async def save(self, task: str, content: str, types: Sequence[str],
-                   tags: Mapping[str, str] | None = None, scopes: Sequence[str] | None = None,
-                   owner: str | None = None, source_name: str = "",
-                   source_category: str = "exp", urls: Sequence[str] | None = None,
-                   agent_id: str = "", submitted_by: str = "", score: int = 3,
-                   message_id: str = "", resource_ids: Sequence[str] | None = None,
-                   request_id: str | None = None, trace_id: str = "",
-                   allow_duplicate: bool = False) -> Knowledge:
+    async def save(
+        self,
+        task: str,
+        content: str,
+        types: Sequence[str],
+        tags: Mapping[str, str] | None = None,
+        scopes: Sequence[str] | None = None,
+        owner: str | None = None,
+        source_name: str = "",
+        source_category: str = "exp",
+        urls: Sequence[str] | None = None,
+        agent_id: str = "",
+        submitted_by: str = "",
+        score: int = 3,
+        message_id: str = "",
+        resource_ids: Sequence[str] | None = None,
+        request_id: str | None = None,
+        trace_id: str = "",
+        allow_duplicate: bool = False,
+    ) -> Knowledge:
         """Saves new knowledge (the knowledge_save tool). When a record of the same owner
         in the same scopes already holds this task and content (ignoring case and
         spacing), nothing is written and that record is returned (`save_unless_exists`
@@ -80,16 +92,31 @@ class AsyncKnowledgeAPI:
             PermissionDenied: A scope the caller may not write, or another's owner.
         """
         request = save_request(
-            task, content, types, tags=tags, scopes=scopes, owner=owner,
-            source_name=source_name, source_category=source_category, urls=urls,
-            agent_id=agent_id, submitted_by=submitted_by, score=score, message_id=message_id,
-            resource_ids=resource_ids, request_id=request_id, trace_id=trace_id,
-            allow_duplicate=allow_duplicate)
-        return await self._transport.call(self._stub.SaveKnowledge, request,
-                                          lambda r: Knowledge.from_proto(r.knowledge))
+            task,
+            content,
+            types,
+            tags=tags,
+            scopes=scopes,
+            owner=owner,
+            source_name=source_name,
+            source_category=source_category,
+            urls=urls,
+            agent_id=agent_id,
+            submitted_by=submitted_by,
+            score=score,
+            message_id=message_id,
+            resource_ids=resource_ids,
+            request_id=request_id,
+            trace_id=trace_id,
+            allow_duplicate=allow_duplicate,
+        )
+        return await self._transport.call(
+            self._stub.SaveKnowledge, request, lambda r: Knowledge.from_proto(r.knowledge)
+        )
 
-    async def save_unless_exists(self, task: str, content: str, types: Sequence[str],
-                                 **save_arguments: Any) -> SavedKnowledge:
+    async def save_unless_exists(
+        self, task: str, content: str, types: Sequence[str], **save_arguments: Any
+    ) -> SavedKnowledge:
         """`save`, telling whether a record of the same owner and scopes already held this
         task and content (ignoring case and spacing).
 
@@ -107,8 +134,9 @@ class AsyncKnowledgeAPI:
             PermissionDenied: As in `save`.
         """
         request = save_request(task, content, types, **save_arguments)
-        return await self._transport.call(self._stub.SaveKnowledge, request,
-                                          SavedKnowledge.from_proto)
+        return await self._transport.call(
+            self._stub.SaveKnowledge, request, SavedKnowledge.from_proto
+        )
 
     async def save_many(self, items: Sequence[Mapping[str, Any]]) -> SavedKnowledgeList:
         """Saves up to 500 records in one call; nothing is written unless every item is valid.
@@ -125,9 +153,11 @@ class AsyncKnowledgeAPI:
             PermissionDenied: As in `save`.
         """
         request = knowledge_pb2.BatchSaveKnowledgeRequest(
-            requests=[save_request(**item) for item in items])
-        return await self._transport.call(self._stub.BatchSaveKnowledge, request,
-                                          SavedKnowledgeList.from_proto)
+            requests=[save_request(**item) for item in items]
+        )
+        return await self._transport.call(
+            self._stub.BatchSaveKnowledge, request, SavedKnowledgeList.from_proto
+        )
 
     async def get(self, knowledge_id: str) -> Knowledge:
         """One record with its evaluation histories.
@@ -142,12 +172,19 @@ class AsyncKnowledgeAPI:
             NotFound: No record with this id that the caller can see.
         """
         return await self._transport.call(
-            self._stub.GetKnowledge, knowledge_pb2.GetKnowledgeRequest(id=knowledge_id),
-            lambda r: Knowledge.from_proto(r.knowledge))
+            self._stub.GetKnowledge,
+            knowledge_pb2.GetKnowledgeRequest(id=knowledge_id),
+            lambda r: Knowledge.from_proto(r.knowledge),
+        )
 
-    async def list(self, limit: int = 10, types: Sequence[str] | None = None,
-                   scopes: Sequence[str] | None = None, order: str = "updated",
-                   page_token: str = "") -> Page:
+    async def list(
+        self,
+        limit: int = 10,
+        types: Sequence[str] | None = None,
+        scopes: Sequence[str] | None = None,
+        order: str = "updated",
+        page_token: str = "",
+    ) -> Page:
         """Lists the knowledge the caller can see (the knowledge_list tool).
 
         Args:
@@ -166,9 +203,14 @@ class AsyncKnowledgeAPI:
         request = list_request(limit, types, scopes, order, page_token)
         return await self._transport.call(self._stub.ListKnowledge, request, Page.from_proto)
 
-    async def search(self, query: str, top_k: int | None = None, min_score: int | None = None,
-                     types: Sequence[str] | None = None,
-                     min_relevance: float | None = None) -> SearchResults:
+    async def search(
+        self,
+        query: str,
+        top_k: int | None = None,
+        min_score: int | None = None,
+        types: Sequence[str] | None = None,
+        min_relevance: float | None = None,
+    ) -> SearchResults:
         """Two-stage search (the knowledge_search tool): the records that answer the query
         (the LLM's pick, or recall by BM25, or hybrid BM25 and dense vectors when
         embeddings are on, above a relevance floor), most relevant first; among records of
@@ -192,15 +234,28 @@ class AsyncKnowledgeAPI:
                 out of range.
         """
         request = knowledge_pb2.SearchKnowledgeRequest(
-            query=query, top_k=top_k, min_score=min_score, types=list(types or []),
-            min_relevance=min_relevance)
-        return await self._transport.call(self._stub.SearchKnowledge, request,
-                                          SearchResults.from_proto)
+            query=query,
+            top_k=top_k,
+            min_score=min_score,
+            types=list(types or []),
+            min_relevance=min_relevance,
+        )
+        return await self._transport.call(
+            self._stub.SearchKnowledge, request, SearchResults.from_proto
+        )
 
-    async def ask(self, query: str, top_k: int | None = None, min_score: int | None = None,
-                  types: Sequence[str] | None = None, *, trace_id: str | None = None,
-                  sequence: int = 0, goal_id: str = "",
-                  min_relevance: float | None = None) -> Answer:
+    async def ask(
+        self,
+        query: str,
+        top_k: int | None = None,
+        min_score: int | None = None,
+        types: Sequence[str] | None = None,
+        *,
+        trace_id: str | None = None,
+        sequence: int = 0,
+        goal_id: str = "",
+        min_relevance: float | None = None,
+    ) -> Answer:
         """Asks the hub (the knowledge_ask tool): it searches, and its LLM answers from the hits,
         citing their ids.
 
@@ -226,16 +281,26 @@ class AsyncKnowledgeAPI:
             Unavailable: The LLM could not be reached.
         """
         request = knowledge_pb2.AskKnowledgeRequest(
-            query=query, top_k=top_k, min_score=min_score, types=list(types or []),
-            trace_id=trace_id or "", sequence=sequence, goal_id=goal_id,
-            min_relevance=min_relevance)
+            query=query,
+            top_k=top_k,
+            min_score=min_score,
+            types=list(types or []),
+            trace_id=trace_id or "",
+            sequence=sequence,
+            goal_id=goal_id,
+            min_relevance=min_relevance,
+        )
         return await self._transport.call(self._stub.AskKnowledge, request, Answer.from_proto)
 
-    async def update(self, knowledge_id: str,
-                     add_helpful_case: Case | Mapping[str, Any] | None = None,
-                     add_harmful_case: Case | Mapping[str, Any] | None = None,
-                     update_score: int | None = None, evolve_feedback: str | None = None,
-                     request_id: str | None = None) -> Knowledge:
+    async def update(
+        self,
+        knowledge_id: str,
+        add_helpful_case: Case | Mapping[str, Any] | None = None,
+        add_harmful_case: Case | Mapping[str, Any] | None = None,
+        update_score: int | None = None,
+        evolve_feedback: str | None = None,
+        request_id: str | None = None,
+    ) -> Knowledge:
         """Feedback and evolution of one record (the knowledge_update tool).
 
         Args:
@@ -257,14 +322,20 @@ class AsyncKnowledgeAPI:
             FailedPrecondition: `evolve_feedback` on a hub without an LLM.
         """
         request = knowledge_pb2.UpdateKnowledgeRequest(
-            id=knowledge_id, add_helpful_case=case_message(add_helpful_case),
-            add_harmful_case=case_message(add_harmful_case), update_score=update_score,
-            evolve_feedback=evolve_feedback or "", request_id=request_id or "")
-        return await self._transport.call(self._stub.UpdateKnowledge, request,
-                                          lambda r: Knowledge.from_proto(r.knowledge))
+            id=knowledge_id,
+            add_helpful_case=case_message(add_helpful_case),
+            add_harmful_case=case_message(add_harmful_case),
+            update_score=update_score,
+            evolve_feedback=evolve_feedback or "",
+            request_id=request_id or "",
+        )
+        return await self._transport.call(
+            self._stub.UpdateKnowledge, request, lambda r: Knowledge.from_proto(r.knowledge)
+        )
 
-    async def batch_update(self, feedback_list: Sequence[Mapping[str, Any]]
-                           ) -> builtins.list[FeedbackResult]:
+    async def batch_update(
+        self, feedback_list: Sequence[Mapping[str, Any]]
+    ) -> builtins.list[FeedbackResult]:
         """Feedback on many records at once (the knowledge_batch_update tool); each item succeeds
         or fails on its own.
 
@@ -279,15 +350,26 @@ class AsyncKnowledgeAPI:
                 its result).
         """
         request = knowledge_pb2.BatchUpdateKnowledgeRequest(
-            feedback_list=[feedback_message(item) for item in feedback_list])
+            feedback_list=[feedback_message(item) for item in feedback_list]
+        )
         return await self._transport.call(
-            self._stub.BatchUpdateKnowledge, request,
-            lambda r: [FeedbackResult.from_proto(x) for x in r.results])
+            self._stub.BatchUpdateKnowledge,
+            request,
+            lambda r: [FeedbackResult.from_proto(x) for x in r.results],
+        )
 
-    async def edit(self, knowledge_id: str, *, task: str | None = None,
-                   content: str | None = None, tags: Mapping[str, str] | None = None,
-                   types: Sequence[str] | None = None, scopes: Sequence[str] | None = None,
-                   resource_ids: Sequence[str] | None = None, note: str = "") -> Knowledge:
+    async def edit(
+        self,
+        knowledge_id: str,
+        *,
+        task: str | None = None,
+        content: str | None = None,
+        tags: Mapping[str, str] | None = None,
+        types: Sequence[str] | None = None,
+        scopes: Sequence[str] | None = None,
+        resource_ids: Sequence[str] | None = None,
+        note: str = "",
+    ) -> Knowledge:
         """Writes the fields given and leaves the others (UpdateKnowledge with a field
         mask); the record's state before is kept as a version, with who and why.
 
@@ -310,11 +392,19 @@ class AsyncKnowledgeAPI:
             PermissionDenied: Not the owner, its creator or an admin; or a scope the caller
                 cannot see.
         """
-        request = edit_request(knowledge_id, task=task, content=content, tags=tags,
-                               types=types, scopes=scopes, resource_ids=resource_ids,
-                               note=note)
-        return await self._transport.call(self._stub.UpdateKnowledge, request,
-                                          lambda r: Knowledge.from_proto(r.knowledge))
+        request = edit_request(
+            knowledge_id,
+            task=task,
+            content=content,
+            tags=tags,
+            types=types,
+            scopes=scopes,
+            resource_ids=resource_ids,
+            note=note,
+        )
+        return await self._transport.call(
+            self._stub.UpdateKnowledge, request, lambda r: Knowledge.from_proto(r.knowledge)
+        )
 
     async def delete(self, knowledge_id: str) -> datetime | None:
         """Deletes a record (its owner, the user who created it, or an admin); `undelete`
@@ -331,8 +421,10 @@ class AsyncKnowledgeAPI:
             PermissionDenied: The caller may see the record but not delete it.
         """
         return await self._transport.call(
-            self._stub.DeleteKnowledge, knowledge_pb2.DeleteKnowledgeRequest(id=knowledge_id),
-            lambda r: from_timestamp(r.purge_time))
+            self._stub.DeleteKnowledge,
+            knowledge_pb2.DeleteKnowledgeRequest(id=knowledge_id),
+            lambda r: from_timestamp(r.purge_time),
+        )
 
     async def undelete(self, knowledge_id: str) -> Knowledge:
         """Restores a deleted record before its purge time, with its id, counters and
@@ -352,7 +444,8 @@ class AsyncKnowledgeAPI:
         return await self._transport.call(
             self._stub.UndeleteKnowledge,
             knowledge_pb2.UndeleteKnowledgeRequest(id=knowledge_id),
-            lambda r: Knowledge.from_proto(r.knowledge))
+            lambda r: Knowledge.from_proto(r.knowledge),
+        )
 
     async def slim(self, model: str | None = None, dry_run: bool = False) -> SlimReport:
         """Merges near-duplicates among the records the caller may change (the
@@ -373,7 +466,9 @@ class AsyncKnowledgeAPI:
         return await self._transport.call(
             self._stub.SlimKnowledge,
             knowledge_pb2.SlimKnowledgeRequest(model=model or "", dry_run=dry_run),
-            SlimReport.from_proto, timeout=SLIM_TIMEOUT)
+            SlimReport.from_proto,
+            timeout=SLIM_TIMEOUT,
+        )
 
     async def versions(self, knowledge_id: str) -> builtins.list[KnowledgeVersion]:
         """The earlier states of a record, replaced by edits, evolution or a slim merge,
@@ -391,4 +486,5 @@ class AsyncKnowledgeAPI:
         return await self._transport.call(
             self._stub.ListKnowledgeVersions,
             knowledge_pb2.ListKnowledgeVersionsRequest(id=knowledge_id),
-            lambda r: [KnowledgeVersion.from_proto(v) for v in r.versions])
+            lambda r: [KnowledgeVersion.from_proto(v) for v in r.versions],
+        )

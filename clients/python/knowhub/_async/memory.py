@@ -47,10 +47,17 @@ class AsyncMemoryAPI:
         self._transport = transport
         self._stub = dream_pb2_grpc.DreamServiceStub(transport.channel)
 
-    async def remember(self, memo: str = "", observations: Sequence[str] | None = None, *,
-                       context: Mapping[str, Any], force: bool = False,
-                       scope: str | None = None, request_id: str | None = None,
-                       wait: float = 0.0) -> RememberResult:
+    async def remember(
+        self,
+        memo: str = "",
+        observations: Sequence[str] | None = None,
+        *,
+        context: Mapping[str, Any],
+        force: bool = False,
+        scope: str | None = None,
+        request_id: str | None = None,
+        wait: float = 0.0,
+    ) -> RememberResult:
         """Records this turn's memo and hands the observations to the historian, which rewrites
         them into events that stand on their own (the memory_remember tool); returns at once,
         or with `wait` once the job is done or failed or the wait ends.
@@ -80,12 +87,20 @@ class AsyncMemoryAPI:
         timeout = Duration()
         timeout.FromNanoseconds(int(wait * 1e9))
         request = dream_pb2.RememberRequest(
-            memo=memo, observations=list(observations or []),
-            context=context_to_proto(context), force=force, scope=scope or "",
-            request_id=request_id or "", wait_timeout=timeout)
-        return await self._transport.call(self._stub.Remember, request,
-                                          RememberResult.from_proto,
-                                          timeout=self._transport.timeout + wait)
+            memo=memo,
+            observations=list(observations or []),
+            context=context_to_proto(context),
+            force=force,
+            scope=scope or "",
+            request_id=request_id or "",
+            wait_timeout=timeout,
+        )
+        return await self._transport.call(
+            self._stub.Remember,
+            request,
+            RememberResult.from_proto,
+            timeout=self._transport.timeout + wait,
+        )
 
     async def job(self, job_id: str) -> MemoryJob:
         """A historian job as it progresses (follow what Remember queued).
@@ -102,12 +117,20 @@ class AsyncMemoryAPI:
             NotFound: No such job in a scope the caller sees (or its status has expired).
         """
         return await self._transport.call(
-            self._stub.GetMemoryJob, dream_pb2.GetMemoryJobRequest(job_id=job_id),
-            lambda r: MemoryJob.from_proto(r.job))
+            self._stub.GetMemoryJob,
+            dream_pb2.GetMemoryJobRequest(job_id=job_id),
+            lambda r: MemoryJob.from_proto(r.job),
+        )
 
-    async def recent_memos(self, *, user_id: str = "", group_id: str = "",
-                           request_type: str | None = None, limit: int = 0,
-                           scope: str | None = None) -> list[Memo]:
+    async def recent_memos(
+        self,
+        *,
+        user_id: str = "",
+        group_id: str = "",
+        request_type: str | None = None,
+        limit: int = 0,
+        scope: str | None = None,
+    ) -> list[Memo]:
         """The conversation's last memos, oldest first (the memory_recent_memos tool).
 
         Args:
@@ -125,16 +148,28 @@ class AsyncMemoryAPI:
             PermissionDenied: A scope the caller cannot see.
         """
         request = dream_pb2.RecentMemosRequest(
-            request_type=request_type_value(request_type, group_id), user_id=user_id,
-            group_id=group_id, limit=limit, scope=scope or "")
-        return await self._transport.call(self._stub.RecentMemos, request,
-                                          lambda r: [Memo.from_proto(m) for m in r.memos])
+            request_type=request_type_value(request_type, group_id),
+            user_id=user_id,
+            group_id=group_id,
+            limit=limit,
+            scope=scope or "",
+        )
+        return await self._transport.call(
+            self._stub.RecentMemos, request, lambda r: [Memo.from_proto(m) for m in r.memos]
+        )
 
-    async def search_events(self, query: str, target_user_id: str | None = None,
-                            target_group_id: str | None = None, top_k: int | None = None,
-                            time_from: TimeLike = None, time_to: TimeLike = None,
-                            mode: str = "tool", scope: str | None = None,
-                            include_history: bool = False) -> EventResults:
+    async def search_events(
+        self,
+        query: str,
+        target_user_id: str | None = None,
+        target_group_id: str | None = None,
+        top_k: int | None = None,
+        time_from: TimeLike = None,
+        time_to: TimeLike = None,
+        mode: str = "tool",
+        scope: str | None = None,
+        include_history: bool = False,
+    ) -> EventResults:
         """Searches the events the historian stored (the memory_search_events tool), isolated by
         user or group, filtered by time, reranked by time decay.
 
@@ -158,19 +193,29 @@ class AsyncMemoryAPI:
             PermissionDenied: A scope the caller cannot see.
         """
         request = dream_pb2.SearchEventsRequest(
-            query=query, target_user_id=target_user_id or "",
-            target_group_id=target_group_id or "", top_k=top_k,
-            time_from=to_timestamp(time_from), time_to=to_timestamp(time_to),
-            mode=MODES.proto_name(mode, "mode"), scope=scope or "",
-            include_history=include_history)
-        return await self._transport.call(self._stub.SearchEvents, request,
-                                          EventResults.from_proto)
+            query=query,
+            target_user_id=target_user_id or "",
+            target_group_id=target_group_id or "",
+            top_k=top_k,
+            time_from=to_timestamp(time_from),
+            time_to=to_timestamp(time_to),
+            mode=MODES.proto_name(mode, "mode"),
+            scope=scope or "",
+            include_history=include_history,
+        )
+        return await self._transport.call(self._stub.SearchEvents, request, EventResults.from_proto)
 
-    async def list_events(self, target_user_id: str | None = None,
-                          target_group_id: str | None = None, time_from: TimeLike = None,
-                          time_to: TimeLike = None, scope: str | None = None,
-                          limit: int = 20, page_token: str = "",
-                          include_history: bool = False) -> EventsPage:
+    async def list_events(
+        self,
+        target_user_id: str | None = None,
+        target_group_id: str | None = None,
+        time_from: TimeLike = None,
+        time_to: TimeLike = None,
+        scope: str | None = None,
+        limit: int = 20,
+        page_token: str = "",
+        include_history: bool = False,
+    ) -> EventsPage:
         """Current events newest first without a query, isolated as in `search_events` (a
         user's, a group's, or with neither every event of the scopes) and time-filtered.
 
@@ -194,17 +239,27 @@ class AsyncMemoryAPI:
             PermissionDenied: A scope the caller cannot see.
         """
         request = dream_pb2.ListEventsRequest(
-            target_user_id=target_user_id or "", target_group_id=target_group_id or "",
-            time_from=to_timestamp(time_from), time_to=to_timestamp(time_to),
-            scope=scope or "", page_size=limit, page_token=page_token,
-            include_history=include_history)
-        return await self._transport.call(self._stub.ListEvents, request,
-                                          EventsPage.from_proto)
+            target_user_id=target_user_id or "",
+            target_group_id=target_group_id or "",
+            time_from=to_timestamp(time_from),
+            time_to=to_timestamp(time_to),
+            scope=scope or "",
+            page_size=limit,
+            page_token=page_token,
+            include_history=include_history,
+        )
+        return await self._transport.call(self._stub.ListEvents, request, EventsPage.from_proto)
 
-    async def search_for_prompt(self, question: str, context: Mapping[str, Any], *,
-                                mentioned: bool = False, top_k: int | None = None,
-                                scope: str | None = None,
-                                language: str | None = None) -> EventResults:
+    async def search_for_prompt(
+        self,
+        question: str,
+        context: Mapping[str, Any],
+        *,
+        mentioned: bool = False,
+        top_k: int | None = None,
+        scope: str | None = None,
+        language: str | None = None,
+    ) -> EventResults:
         """Automatic injection: the events to put into this turn's prompt. The query is the
         current `<message><content>` of `question` (else all of it), with a line of context
         when it is short; the search runs in "auto" mode within the conversation of `context`
@@ -225,13 +280,16 @@ class AsyncMemoryAPI:
             InvalidArgument: As in `search_events`.
             PermissionDenied: A scope the caller cannot see.
         """
-        query = auto_inject_query(question, context, mentioned=mentioned,
-                                  language_name=language)
+        query = auto_inject_query(question, context, mentioned=mentioned, language_name=language)
         group_id = str(context.get("group_id") or "")
         return await self.search_events(
-            query, target_group_id=group_id or None,
+            query,
+            target_group_id=group_id or None,
             target_user_id=None if group_id else str(context.get("user_id") or "") or None,
-            top_k=top_k, mode="auto", scope=scope)
+            top_k=top_k,
+            mode="auto",
+            scope=scope,
+        )
 
     async def get_event(self, event_id: str, scope: str | None = None) -> CognitiveEvent:
         """One event in any state: current, superseded, or deleted until it is purged.
@@ -248,11 +306,13 @@ class AsyncMemoryAPI:
             PermissionDenied: A scope the caller cannot see.
         """
         request = dream_pb2.GetEventRequest(event_id=event_id, scope=scope or "")
-        return await self._transport.call(self._stub.GetEvent, request,
-                                          lambda r: CognitiveEvent.from_proto(r.event))
+        return await self._transport.call(
+            self._stub.GetEvent, request, lambda r: CognitiveEvent.from_proto(r.event)
+        )
 
-    async def update_event(self, event_id: str, text: str,
-                           scope: str | None = None) -> CognitiveEvent:
+    async def update_event(
+        self, event_id: str, text: str, scope: str | None = None
+    ) -> CognitiveEvent:
         """Corrects an event's text; every perspective's copy of it follows.
 
         Args:
@@ -270,8 +330,9 @@ class AsyncMemoryAPI:
             FailedPrecondition: The event is deleted (undelete it first).
         """
         request = dream_pb2.UpdateEventRequest(event_id=event_id, text=text, scope=scope or "")
-        return await self._transport.call(self._stub.UpdateEvent, request,
-                                          lambda r: CognitiveEvent.from_proto(r.event))
+        return await self._transport.call(
+            self._stub.UpdateEvent, request, lambda r: CognitiveEvent.from_proto(r.event)
+        )
 
     async def delete_event(self, event_id: str, scope: str | None = None) -> CognitiveEvent:
         """Deletes an event and its copies; undelete_event brings it back until purge_at.
@@ -288,8 +349,9 @@ class AsyncMemoryAPI:
             PermissionDenied: Not the caller that remembered it, nor an admin.
         """
         request = dream_pb2.DeleteEventRequest(event_id=event_id, scope=scope or "")
-        return await self._transport.call(self._stub.DeleteEvent, request,
-                                          lambda r: CognitiveEvent.from_proto(r.event))
+        return await self._transport.call(
+            self._stub.DeleteEvent, request, lambda r: CognitiveEvent.from_proto(r.event)
+        )
 
     async def undelete_event(self, event_id: str, scope: str | None = None) -> CognitiveEvent:
         """Undoes a delete within the retention window.
@@ -307,12 +369,20 @@ class AsyncMemoryAPI:
             FailedPrecondition: The event is not deleted.
         """
         request = dream_pb2.UndeleteEventRequest(event_id=event_id, scope=scope or "")
-        return await self._transport.call(self._stub.UndeleteEvent, request,
-                                          lambda r: CognitiveEvent.from_proto(r.event))
+        return await self._transport.call(
+            self._stub.UndeleteEvent, request, lambda r: CognitiveEvent.from_proto(r.event)
+        )
 
-    async def update_memo(self, job_id: str, text: str, *, user_id: str = "",
-                          group_id: str = "", request_type: str | None = None,
-                          scope: str | None = None) -> Memo:
+    async def update_memo(
+        self,
+        job_id: str,
+        text: str,
+        *,
+        user_id: str = "",
+        group_id: str = "",
+        request_type: str | None = None,
+        scope: str | None = None,
+    ) -> Memo:
         """Corrects a memo of a conversation's short-term list.
 
         Args:
@@ -332,13 +402,26 @@ class AsyncMemoryAPI:
             PermissionDenied: Not the caller that remembered it, nor an admin.
         """
         request = dream_pb2.UpdateMemoRequest(
-            request_type=request_type_value(request_type, group_id), user_id=user_id,
-            group_id=group_id, scope=scope or "", job_id=job_id, text=text)
-        return await self._transport.call(self._stub.UpdateMemo, request,
-                                          lambda r: Memo.from_proto(r.memo))
+            request_type=request_type_value(request_type, group_id),
+            user_id=user_id,
+            group_id=group_id,
+            scope=scope or "",
+            job_id=job_id,
+            text=text,
+        )
+        return await self._transport.call(
+            self._stub.UpdateMemo, request, lambda r: Memo.from_proto(r.memo)
+        )
 
-    async def delete_memo(self, job_id: str, *, user_id: str = "", group_id: str = "",
-                          request_type: str | None = None, scope: str | None = None) -> str:
+    async def delete_memo(
+        self,
+        job_id: str,
+        *,
+        user_id: str = "",
+        group_id: str = "",
+        request_type: str | None = None,
+        scope: str | None = None,
+    ) -> str:
         """Removes a memo from a conversation's short-term list.
 
         Args:
@@ -356,15 +439,24 @@ class AsyncMemoryAPI:
             PermissionDenied: Not the caller that remembered it, nor an admin.
         """
         request = dream_pb2.DeleteMemoRequest(
-            request_type=request_type_value(request_type, group_id), user_id=user_id,
-            group_id=group_id, scope=scope or "", job_id=job_id)
-        return await self._transport.call(self._stub.DeleteMemo, request,
-                                          lambda r: r.job_id)
+            request_type=request_type_value(request_type, group_id),
+            user_id=user_id,
+            group_id=group_id,
+            scope=scope or "",
+            job_id=job_id,
+        )
+        return await self._transport.call(self._stub.DeleteMemo, request, lambda r: r.job_id)
 
-    async def update_profile(self, entity_type: str, entity_id: str, *,
-                             name: str | None = None, tags: Sequence[str] | None = None,
-                             summary: str | None = None,
-                             scope: str | None = None) -> Profile:
+    async def update_profile(
+        self,
+        entity_type: str,
+        entity_id: str,
+        *,
+        name: str | None = None,
+        tags: Sequence[str] | None = None,
+        summary: str | None = None,
+        scope: str | None = None,
+    ) -> Profile:
         """Edits a profile: the fields given are set, the others stay; the replaced
         revision is kept.
 
@@ -386,14 +478,21 @@ class AsyncMemoryAPI:
         """
         given = {"name": name, "tags": tags, "summary": summary}
         request = dream_pb2.UpdateProfileRequest(
-            entity_type=entity_type_value(entity_type), entity_id=entity_id,
-            scope=scope or "", name=name or "", tags=list(tags or []), summary=summary or "",
-            update_mask=FieldMask(paths=[k for k, v in given.items() if v is not None]))
-        return await self._transport.call(self._stub.UpdateProfile, request,
-                                          lambda r: Profile.from_proto(r.profile))
+            entity_type=entity_type_value(entity_type),
+            entity_id=entity_id,
+            scope=scope or "",
+            name=name or "",
+            tags=list(tags or []),
+            summary=summary or "",
+            update_mask=FieldMask(paths=[k for k, v in given.items() if v is not None]),
+        )
+        return await self._transport.call(
+            self._stub.UpdateProfile, request, lambda r: Profile.from_proto(r.profile)
+        )
 
-    async def delete_profile(self, entity_type: str, entity_id: str,
-                             scope: str | None = None) -> Profile:
+    async def delete_profile(
+        self, entity_type: str, entity_id: str, scope: str | None = None
+    ) -> Profile:
         """Deletes a profile with its kept revisions.
 
         Args:
@@ -409,12 +508,15 @@ class AsyncMemoryAPI:
             PermissionDenied: A scope the caller cannot see.
         """
         request = dream_pb2.DeleteProfileRequest(
-            entity_type=entity_type_value(entity_type), entity_id=entity_id, scope=scope or "")
-        return await self._transport.call(self._stub.DeleteProfile, request,
-                                          lambda r: Profile.from_proto(r.profile))
+            entity_type=entity_type_value(entity_type), entity_id=entity_id, scope=scope or ""
+        )
+        return await self._transport.call(
+            self._stub.DeleteProfile, request, lambda r: Profile.from_proto(r.profile)
+        )
 
-    async def get_profile(self, entity_type: str, entity_id: str,
-                          scope: str | None = None) -> Profile:
+    async def get_profile(
+        self, entity_type: str, entity_id: str, scope: str | None = None
+    ) -> Profile:
         """The profile of a user or a group (the memory_get_profile tool).
 
         Args:
@@ -430,13 +532,19 @@ class AsyncMemoryAPI:
             PermissionDenied: A scope the caller cannot see.
         """
         request = dream_pb2.GetProfileRequest(
-            entity_type=entity_type_value(entity_type), entity_id=entity_id, scope=scope or "")
-        return await self._transport.call(self._stub.GetProfile, request,
-                                          lambda r: Profile.from_proto(r.profile))
+            entity_type=entity_type_value(entity_type), entity_id=entity_id, scope=scope or ""
+        )
+        return await self._transport.call(
+            self._stub.GetProfile, request, lambda r: Profile.from_proto(r.profile)
+        )
 
-    async def search_profiles(self, query: str, entity_type: str | None = None,
-                              top_k: int | None = None,
-                              scope: str | None = None) -> list[ProfileHit]:
+    async def search_profiles(
+        self,
+        query: str,
+        entity_type: str | None = None,
+        top_k: int | None = None,
+        scope: str | None = None,
+    ) -> list[ProfileHit]:
         """Profiles by relevance to a query (the memory_search_profiles tool).
 
         Args:
@@ -453,12 +561,19 @@ class AsyncMemoryAPI:
             PermissionDenied: A scope the caller cannot see.
         """
         request = dream_pb2.SearchProfilesRequest(
-            query=query, top_k=top_k, scope=scope or "", entity_type=entity_type_value(entity_type))
-        return await self._transport.call(self._stub.SearchProfiles, request,
-                                          lambda r: [ProfileHit.from_proto(h) for h in r.hits])
+            query=query, top_k=top_k, scope=scope or "", entity_type=entity_type_value(entity_type)
+        )
+        return await self._transport.call(
+            self._stub.SearchProfiles, request, lambda r: [ProfileHit.from_proto(h) for h in r.hits]
+        )
 
-    async def list_profiles(self, entity_type: str | None = None, scope: str | None = None,
-                            limit: int = 20, page_token: str = "") -> ProfilesPage:
+    async def list_profiles(
+        self,
+        entity_type: str | None = None,
+        scope: str | None = None,
+        limit: int = 20,
+        page_token: str = "",
+    ) -> ProfilesPage:
         """The profiles of the scopes the caller sees, without a query.
 
         Args:
@@ -476,13 +591,16 @@ class AsyncMemoryAPI:
             PermissionDenied: A scope the caller cannot see.
         """
         request = dream_pb2.ListProfilesRequest(
-            entity_type=entity_type_value(entity_type), scope=scope or "", page_size=limit,
-            page_token=page_token)
-        return await self._transport.call(self._stub.ListProfiles, request,
-                                          ProfilesPage.from_proto)
+            entity_type=entity_type_value(entity_type),
+            scope=scope or "",
+            page_size=limit,
+            page_token=page_token,
+        )
+        return await self._transport.call(self._stub.ListProfiles, request, ProfilesPage.from_proto)
 
-    async def profile_revisions(self, entity_type: str, entity_id: str,
-                                scope: str | None = None) -> list[ProfileRevision]:
+    async def profile_revisions(
+        self, entity_type: str, entity_id: str, scope: str | None = None
+    ) -> list[ProfileRevision]:
         """The earlier revisions of a profile, kept when the historian rewrote it.
 
         Args:
@@ -498,13 +616,17 @@ class AsyncMemoryAPI:
             PermissionDenied: A scope the caller cannot see.
         """
         request = dream_pb2.ListProfileRevisionsRequest(
-            entity_type=entity_type_value(entity_type), entity_id=entity_id, scope=scope or "")
+            entity_type=entity_type_value(entity_type), entity_id=entity_id, scope=scope or ""
+        )
         return await self._transport.call(
-            self._stub.ListProfileRevisions, request,
-            lambda r: [ProfileRevision.from_proto(v) for v in r.revisions])
+            self._stub.ListProfileRevisions,
+            request,
+            lambda r: [ProfileRevision.from_proto(v) for v in r.revisions],
+        )
 
-    async def restore_profile(self, entity_type: str, entity_id: str, revision: int,
-                              scope: str | None = None) -> Profile:
+    async def restore_profile(
+        self, entity_type: str, entity_id: str, revision: int, scope: str | None = None
+    ) -> Profile:
         """Makes an earlier revision of a profile current again (the current one is kept as a
         revision).
 
@@ -522,10 +644,14 @@ class AsyncMemoryAPI:
             PermissionDenied: A scope the caller cannot see.
         """
         request = dream_pb2.RestoreProfileRevisionRequest(
-            entity_type=entity_type_value(entity_type), entity_id=entity_id, revision=revision,
-            scope=scope or "")
-        return await self._transport.call(self._stub.RestoreProfileRevision, request,
-                                          lambda r: Profile.from_proto(r.profile))
+            entity_type=entity_type_value(entity_type),
+            entity_id=entity_id,
+            revision=revision,
+            scope=scope or "",
+        )
+        return await self._transport.call(
+            self._stub.RestoreProfileRevision, request, lambda r: Profile.from_proto(r.profile)
+        )
 
     async def failed_jobs(self, limit: int = 20, page_token: str = "") -> FailedJobsPage:
         """Historian jobs that failed past their retries, newest first (every one for an admin,
@@ -542,8 +668,9 @@ class AsyncMemoryAPI:
             InvalidArgument: A limit out of range or a stale page_token.
         """
         request = dream_pb2.ListFailedJobsRequest(page_size=limit, page_token=page_token)
-        return await self._transport.call(self._stub.ListFailedJobs, request,
-                                          FailedJobsPage.from_proto)
+        return await self._transport.call(
+            self._stub.ListFailedJobs, request, FailedJobsPage.from_proto
+        )
 
     async def retry_failed_job(self, job_id: str) -> str:
         """Puts a failed historian job back on the queue.
@@ -558,5 +685,7 @@ class AsyncMemoryAPI:
             NotFound: No failed job with this id that the caller can see.
         """
         return await self._transport.call(
-            self._stub.RetryFailedJob, dream_pb2.RetryFailedJobRequest(job_id=job_id),
-            lambda r: r.job_id)
+            self._stub.RetryFailedJob,
+            dream_pb2.RetryFailedJobRequest(job_id=job_id),
+            lambda r: r.job_id,
+        )

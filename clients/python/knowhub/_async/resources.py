@@ -30,10 +30,19 @@ class AsyncResourcesAPI:
         self._transport = transport
         self._stub = resource_pb2_grpc.ResourceServiceStub(transport.channel)
 
-    async def save(self, id: str, title: str, body: str, secure_body: str | None = None,
-                   content_type: str = "text", metadata: Mapping[str, Any] | None = None,
-                   scopes: Sequence[str] | None = None, expires_at: TimeLike = None,
-                   expected_version: int | None = None, owner: str | None = None) -> Resource:
+    async def save(
+        self,
+        id: str,
+        title: str,
+        body: str,
+        secure_body: str | None = None,
+        content_type: str = "text",
+        metadata: Mapping[str, Any] | None = None,
+        scopes: Sequence[str] | None = None,
+        expires_at: TimeLike = None,
+        expected_version: int | None = None,
+        owner: str | None = None,
+    ) -> Resource:
         """Creates the resource or saves a new version of it (the resource_save tool); each save
         replaces the whole content.
 
@@ -64,15 +73,24 @@ class AsyncResourcesAPI:
             FailedPrecondition: The resource is not at `expected_version`; nothing was written.
         """
         request = resource_pb2.SaveResourceRequest(
-            id=id, title=title, body=body, secure_body=secure_body or "",
-            content_type=content_type_value(content_type), metadata=struct(metadata),
-            scopes=list(scopes or []), owner=owner or "", expires_at=to_timestamp(expires_at),
-            expected_version=expected_version)
-        return await self._transport.call(self._stub.SaveResource, request,
-                                          lambda r: Resource.from_proto(r.resource))
+            id=id,
+            title=title,
+            body=body,
+            secure_body=secure_body or "",
+            content_type=content_type_value(content_type),
+            metadata=struct(metadata),
+            scopes=list(scopes or []),
+            owner=owner or "",
+            expires_at=to_timestamp(expires_at),
+            expected_version=expected_version,
+        )
+        return await self._transport.call(
+            self._stub.SaveResource, request, lambda r: Resource.from_proto(r.resource)
+        )
 
-    async def get(self, id: str, include_secure: bool = False,
-                  version: int | None = None) -> Resource:
+    async def get(
+        self, id: str, include_secure: bool = False, version: int | None = None
+    ) -> Resource:
         """One resource (the resource_get tool): its latest version, or a kept one.
 
         Args:
@@ -89,13 +107,16 @@ class AsyncResourcesAPI:
             PermissionDenied: `include_secure` by a caller who may not read the secret.
             FailedPrecondition: `include_secure` on a deleted version.
         """
-        request = resource_pb2.GetResourceRequest(id=id, include_secure=include_secure,
-                                                  version=version or 0)
-        return await self._transport.call(self._stub.GetResource, request,
-                                          lambda r: Resource.from_proto(r.resource))
+        request = resource_pb2.GetResourceRequest(
+            id=id, include_secure=include_secure, version=version or 0
+        )
+        return await self._transport.call(
+            self._stub.GetResource, request, lambda r: Resource.from_proto(r.resource)
+        )
 
-    async def get_many(self, ids: Sequence[str],
-                       basic: bool = False) -> builtins.list[ResourceResult]:
+    async def get_many(
+        self, ids: Sequence[str], basic: bool = False
+    ) -> builtins.list[ResourceResult]:
         """Up to 100 resources in one call, each found or not on its own.
 
         Args:
@@ -110,12 +131,20 @@ class AsyncResourcesAPI:
         """
         request = resource_pb2.BatchGetResourcesRequest(ids=list(ids), view=view(basic))
         return await self._transport.call(
-            self._stub.BatchGetResources, request,
-            lambda r: [ResourceResult.from_proto(x) for x in r.results])
+            self._stub.BatchGetResources,
+            request,
+            lambda r: [ResourceResult.from_proto(x) for x in r.results],
+        )
 
-    async def list(self, prefix: str = "", content_type: str | None = None,
-                   include_expired: bool = False, show_deleted: bool = False, limit: int = 10,
-                   page_token: str = "") -> ResourcePage:
+    async def list(
+        self,
+        prefix: str = "",
+        content_type: str | None = None,
+        include_expired: bool = False,
+        show_deleted: bool = False,
+        limit: int = 10,
+        page_token: str = "",
+    ) -> ResourcePage:
         """The resources the caller can see at or under a path, by id.
 
         Args:
@@ -133,14 +162,24 @@ class AsyncResourcesAPI:
             InvalidArgument: A malformed prefix, an unknown content type or a stale page_token.
         """
         request = resource_pb2.ListResourcesRequest(
-            prefix=prefix, content_type=content_type_value(content_type),
-            include_expired=include_expired, show_deleted=show_deleted, page_size=limit,
-            page_token=page_token)
-        return await self._transport.call(self._stub.ListResources, request,
-                                          ResourcePage.from_proto)
+            prefix=prefix,
+            content_type=content_type_value(content_type),
+            include_expired=include_expired,
+            show_deleted=show_deleted,
+            page_size=limit,
+            page_token=page_token,
+        )
+        return await self._transport.call(
+            self._stub.ListResources, request, ResourcePage.from_proto
+        )
 
-    async def search(self, query: str, top_k: int = 5, content_type: str | None = None,
-                     include_expired: bool = False) -> builtins.list[ResourceHit]:
+    async def search(
+        self,
+        query: str,
+        top_k: int = 5,
+        content_type: str | None = None,
+        include_expired: bool = False,
+    ) -> builtins.list[ResourceHit]:
         """BM25 search over the titles and bodies the caller can see (secure_body never).
 
         Args:
@@ -156,11 +195,16 @@ class AsyncResourcesAPI:
             InvalidArgument: An empty query, or top_k out of range.
         """
         request = resource_pb2.SearchResourcesRequest(
-            query=query, top_k=top_k, content_type=content_type_value(content_type),
-            include_expired=include_expired)
+            query=query,
+            top_k=top_k,
+            content_type=content_type_value(content_type),
+            include_expired=include_expired,
+        )
         return await self._transport.call(
-            self._stub.SearchResources, request,
-            lambda r: [ResourceHit.from_proto(h) for h in r.hits])
+            self._stub.SearchResources,
+            request,
+            lambda r: [ResourceHit.from_proto(h) for h in r.hits],
+        )
 
     async def delete(self, id: str) -> Resource:
         """Soft delete: the latest version is marked deleted; `undelete` restores it.
@@ -176,8 +220,10 @@ class AsyncResourcesAPI:
             PermissionDenied: Only its owner, the user who created it or an admin may delete it.
         """
         return await self._transport.call(
-            self._stub.DeleteResource, resource_pb2.DeleteResourceRequest(id=id),
-            lambda r: Resource.from_proto(r.resource))
+            self._stub.DeleteResource,
+            resource_pb2.DeleteResourceRequest(id=id),
+            lambda r: Resource.from_proto(r.resource),
+        )
 
     async def undelete(self, id: str) -> Resource:
         """Restores a soft-deleted resource's latest version.
@@ -193,8 +239,10 @@ class AsyncResourcesAPI:
             PermissionDenied: Only its owner, the user who created it or an admin may restore it.
         """
         return await self._transport.call(
-            self._stub.UndeleteResource, resource_pb2.UndeleteResourceRequest(id=id),
-            lambda r: Resource.from_proto(r.resource))
+            self._stub.UndeleteResource,
+            resource_pb2.UndeleteResourceRequest(id=id),
+            lambda r: Resource.from_proto(r.resource),
+        )
 
     async def destroy(self, id: str) -> int:
         """Erases every version of the resource for good.
@@ -210,8 +258,10 @@ class AsyncResourcesAPI:
             PermissionDenied: Only its owner, the user who created it or an admin may destroy it.
         """
         return await self._transport.call(
-            self._stub.DestroyResource, resource_pb2.DestroyResourceRequest(id=id),
-            lambda r: r.destroyed_versions)
+            self._stub.DestroyResource,
+            resource_pb2.DestroyResourceRequest(id=id),
+            lambda r: r.destroyed_versions,
+        )
 
     async def versions(self, id: str) -> builtins.list[ResourceVersion]:
         """The kept versions of a resource.
@@ -226,11 +276,14 @@ class AsyncResourcesAPI:
             NotFound: No resource that the caller can see.
         """
         return await self._transport.call(
-            self._stub.ListResourceVersions, resource_pb2.ListResourceVersionsRequest(id=id),
-            lambda r: [ResourceVersion.from_proto(v) for v in r.versions])
+            self._stub.ListResourceVersions,
+            resource_pb2.ListResourceVersionsRequest(id=id),
+            lambda r: [ResourceVersion.from_proto(v) for v in r.versions],
+        )
 
-    async def audit_events(self, limit: int = 100, page_token: str = "",
-                           resource_id: str = "") -> AuditPage:
+    async def audit_events(
+        self, limit: int = 100, page_token: str = "", resource_id: str = ""
+    ) -> AuditPage:
         """The audit trail of secret reads, changes and denials, newest first (admin only).
 
         Args:
@@ -245,9 +298,9 @@ class AsyncResourcesAPI:
             PermissionDenied: The caller is not an admin.
         """
         request = resource_pb2.ListAuditEventsRequest(
-            page_size=limit, page_token=page_token, resource_id=resource_id)
-        return await self._transport.call(self._stub.ListAuditEvents, request,
-                                          AuditPage.from_proto)
+            page_size=limit, page_token=page_token, resource_id=resource_id
+        )
+        return await self._transport.call(self._stub.ListAuditEvents, request, AuditPage.from_proto)
 
     async def rotate_master_key(self) -> KeyRotation:
         """Makes a fresh master key active and re-wraps every data key with it (admin only).
@@ -259,5 +312,7 @@ class AsyncResourcesAPI:
             PermissionDenied: The caller is not an admin.
         """
         return await self._transport.call(
-            self._stub.RotateMasterKey, resource_pb2.RotateMasterKeyRequest(),
-            KeyRotation.from_proto)
+            self._stub.RotateMasterKey,
+            resource_pb2.RotateMasterKeyRequest(),
+            KeyRotation.from_proto,
+        )

@@ -40,12 +40,15 @@ L = TypeVar("L", bound="ProtoList[Any, Any]")
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _TIMESTAMP = Timestamp.DESCRIPTOR.full_name
 _STRUCT = Struct.DESCRIPTOR.full_name
-_JSON_OPTIONS: dict[str, Any] = {"preserving_proto_field_name": True,
-                                 "always_print_fields_with_no_presence": True,
-                                 "unquote_int64_if_possible": True}
+_JSON_OPTIONS: dict[str, Any] = {
+    "preserving_proto_field_name": True,
+    "always_print_fields_with_no_presence": True,
+    "unquote_int64_if_possible": True,
+}
 
 
 # ---- Times -----------------------------------------------------------------------------------
+
 
 def from_timestamp(stamp: Timestamp) -> datetime | None:
     """A UTC datetime; None for an unset (zero) Timestamp. (Timestamp.ToDatetime's value,
@@ -68,8 +71,9 @@ def to_timestamp(value: TimeLike) -> Timestamp | None:
         # Exact, from the datetime's own fields: through a float, a time the hub gave out
         # could come back a fraction of a microsecond later than itself.
         delta = value - _EPOCH
-        return Timestamp(seconds=delta.days * 86_400 + delta.seconds,
-                         nanos=delta.microseconds * 1000)
+        return Timestamp(
+            seconds=delta.days * 86_400 + delta.seconds, nanos=delta.microseconds * 1000
+        )
     seconds, micros = divmod(round(float(value) * 1e6), 1_000_000)
     return Timestamp(seconds=seconds, nanos=micros * 1000)
 
@@ -80,6 +84,7 @@ def iso(value: datetime | None) -> str | None:
 
 # ---- Enums -----------------------------------------------------------------------------------
 
+
 class EnumNames:
     """A proto enum's values by short name: the value's name without the enum's prefix
     (its own name in UPPER_SNAKE_CASE, as buf's ENUM_VALUE_PREFIX rule has it), in lower
@@ -87,8 +92,9 @@ class EnumNames:
 
     def __init__(self, enum: EnumDescriptor, unspecified: str = "") -> None:
         prefix = re.sub(r"(?<!^)(?=[A-Z])", "_", enum.name).upper() + "_"
-        self._names = {value.number: value.name.removeprefix(prefix).lower()
-                       for value in enum.values}
+        self._names = {
+            value.number: value.name.removeprefix(prefix).lower() for value in enum.values
+        }
         self._names[0] = unspecified
         self._proto_names = {self._names[value.number]: value.name for value in enum.values}
 
@@ -116,6 +122,7 @@ def enum_names(enum: EnumDescriptor) -> EnumNames:
 
 # ---- JSON -----------------------------------------------------------------------------------
 
+
 def message_dict(message: Message) -> dict[str, Any]:
     """A message's fields as JSON with proto field names (every field, in the proto's order)."""
     found = json_format.MessageToDict(message, **_JSON_OPTIONS)
@@ -130,6 +137,7 @@ def message_from_dict(descriptor: Descriptor, data: dict[str, Any]) -> Message:
 
 
 # ---- Models ----------------------------------------------------------------------------------
+
 
 def plain(value: Any) -> Any:
     """A value as JSON-ready data: models as dicts, datetimes as ISO 8601 strings."""
@@ -185,8 +193,11 @@ class ProtoList(list[ItemT], Generic[ItemT, P]):
         item, proto = _type_argument(cls, ProtoList, 0), _type_argument(cls, ProtoList, 1)
         if item is not None and proto is not None:
             cls.ITEM, cls.PROTO = item, proto
-            cls.ITEMS = next(f.name for f in proto.DESCRIPTOR.fields
-                             if f.is_repeated and f.message_type is item.PROTO.DESCRIPTOR)
+            cls.ITEMS = next(
+                f.name
+                for f in proto.DESCRIPTOR.fields
+                if f.is_repeated and f.message_type is item.PROTO.DESCRIPTOR
+            )
 
     @classmethod
     def from_proto(cls: type[L], message: Message) -> L:
@@ -245,22 +256,28 @@ class _FieldPlan:
             load, dump = self._helper(value_field, typing.get_args(hint)[1])
             if load is None:
                 return f"dict({got})", given
-            return (f"{{k: {load}(v) for k, v in {got}.items()}}",
-                    f"{{k: {dump}(v) for k, v in {given}.items()}}")
+            return (
+                f"{{k: {load}(v) for k, v in {got}.items()}}",
+                f"{{k: {dump}(v) for k, v in {given}.items()}}",
+            )
         if field.is_repeated:
             load, dump = self._helper(field, typing.get_args(hint)[0])
             sequence = "tuple" if typing.get_origin(hint) is tuple else "list"
             if load is None:
                 return f"{sequence}({got})", given
             read = f"[{load}(v) for v in {got}]"
-            return (read if sequence == "list" else f"tuple({read})",
-                    f"[{dump}(v) for v in {given}]")
+            return (
+                read if sequence == "list" else f"tuple({read})",
+                f"[{dump}(v) for v in {given}]",
+            )
         present, hint = _without_none(hint)
         load, dump = self._helper(field, hint)
         read, write = (got, given) if load is None else (f"{load}({got})", f"{dump}({given})")
         if present and field.has_presence:
-            return (f"({read} if m.HasField({name!r}) else None)",
-                    f"(None if {given} is None else {write})")
+            return (
+                f"({read} if m.HasField({name!r}) else None)",
+                f"(None if {given} is None else {write})",
+            )
         return read, write
 
     def _helper(self, field: FieldDescriptor, hint: Any) -> tuple[str | None, str | None]:
@@ -273,8 +290,7 @@ class _FieldPlan:
         self._helpers[f"_load{number}"], self._helpers[f"_dump{number}"] = load, dump
         return f"_load{number}", f"_dump{number}"
 
-    def _compile(self, argument: str, into: Any,
-                 values: list[tuple[str, str]]) -> Convert:
+    def _compile(self, argument: str, into: Any, values: list[tuple[str, str]]) -> Convert:
         keywords = ", ".join(f"{name}={expression}" for name, expression in values)
         source = f"def convert({argument}):\n    return _into({keywords})\n"
         namespace = {**self._helpers, "_into": into}

@@ -45,29 +45,44 @@ class Event(ProtoModel[cognition_pb2.Event]):
         assert isinstance(message, cognition_pb2.Event)
         kind = message.WhichOneof("body") or ""
         data = message_dict(getattr(message, kind)) if kind else {}
-        return cls(type=kind, data=data, event_id=message.event_id,
-                   timestamp=from_timestamp(message.timestamp))
+        return cls(
+            type=kind,
+            data=data,
+            event_id=message.event_id,
+            timestamp=from_timestamp(message.timestamp),
+        )
 
     def to_proto(self: Event | Mapping[str, Any]) -> cognition_pb2.Event:
         """The message of this event, or (as `Event.to_proto(event)`) of a log-shaped dict
         {"type": "query", "sequence": 3, ...}, whose event_id and timestamp are left out:
         the server sets them."""
-        event = self if isinstance(self, Event) else Event(
-            str(self.get("type", "")),
-            {k: v for k, v in self.items() if k not in _EVENT_ENVELOPE})
+        event = (
+            self
+            if isinstance(self, Event)
+            else Event(
+                str(self.get("type", "")),
+                {k: v for k, v in self.items() if k not in _EVENT_ENVELOPE},
+            )
+        )
         if event.type not in EVENT_TYPES:
-            raise ValueError(f"unknown event type {event.type!r}: use one of "
-                             f"{', '.join(EVENT_TYPES)}")
-        message = cognition_pb2.Event(event_id=event.event_id,
-                                      timestamp=to_timestamp(event.timestamp))
+            raise ValueError(
+                f"unknown event type {event.type!r}: use one of {', '.join(EVENT_TYPES)}"
+            )
+        message = cognition_pb2.Event(
+            event_id=event.event_id, timestamp=to_timestamp(event.timestamp)
+        )
         body = getattr(message, event.type)
         body.SetInParent()
         json_format.ParseDict(event.data, body)
         return message
 
     def to_dict(self) -> dict[str, Any]:
-        return {"type": self.type, **plain(self.data),
-                "timestamp": iso(self.timestamp), "event_id": self.event_id}
+        return {
+            "type": self.type,
+            **plain(self.data),
+            "timestamp": iso(self.timestamp),
+            "event_id": self.event_id,
+        }
 
 
 @dataclass
@@ -228,16 +243,22 @@ class CommitReport(ProtoModel[cognition_pb2.CommitExtractionsResponse]):
     @classmethod
     def from_proto(cls, message: Message) -> CommitReport:
         assert isinstance(message, cognition_pb2.CommitExtractionsResponse)
-        return cls(committed={c.extraction_id: c.knowledge_id for c in message.committed},
-                   failed=[CommitFailure.from_proto(f) for f in message.failed],
-                   linked=[c.extraction_id for c in message.committed if c.linked])
+        return cls(
+            committed={c.extraction_id: c.knowledge_id for c in message.committed},
+            failed=[CommitFailure.from_proto(f) for f in message.failed],
+            linked=[c.extraction_id for c in message.committed if c.linked],
+        )
 
     def to_proto(self) -> cognition_pb2.CommitExtractionsResponse:
         return cognition_pb2.CommitExtractionsResponse(
-            committed=[cognition_pb2.CommittedExtraction(
-                extraction_id=e, knowledge_id=k, linked=e in self.linked)
-                for e, k in self.committed.items()],
-            failed=[f.to_proto() for f in self.failed])
+            committed=[
+                cognition_pb2.CommittedExtraction(
+                    extraction_id=e, knowledge_id=k, linked=e in self.linked
+                )
+                for e, k in self.committed.items()
+            ],
+            failed=[f.to_proto() for f in self.failed],
+        )
 
 
 @dataclass
@@ -267,6 +288,7 @@ class KnowledgeEvaluation(ProtoModel[cognition_pb2.KnowledgeEvaluationSummary]):
 
 
 # ---- The views of an agent runtime's job ----------------------------------------------------
+
 
 @dataclass
 class TaskNode(ProtoModel[cognition_pb2.TaskNode]):

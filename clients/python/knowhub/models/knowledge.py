@@ -34,10 +34,13 @@ class Case(ProtoModel[knowledge_pb2.Case]):
         if unknown:
             raise ValueError(f"unknown case field(s): {', '.join(sorted(unknown))}")
         return knowledge_pb2.Case(
-            task=self.get("task") or "", outcome=self.get("outcome") or "",
-            reason=self.get("reason") or "", trace_id=self.get("trace_id") or "",
+            task=self.get("task") or "",
+            outcome=self.get("outcome") or "",
+            reason=self.get("reason") or "",
+            trace_id=self.get("trace_id") or "",
             timestamp=to_timestamp(self.get("timestamp")),
-            query_sequence=int(self.get("query_sequence") or 0))
+            query_sequence=int(self.get("query_sequence") or 0),
+        )
 
 
 _CASE_FIELDS = frozenset(f.name for f in fields(Case))
@@ -103,10 +106,13 @@ class SearchHit(ProtoModel[knowledge_pb2.SearchHit]):
     def to_dict(self) -> dict[str, Any]:
         """The record's fields plus quality_score and relevance, and which of its
         resources cannot be used."""
-        return {**self.knowledge.to_dict(), "quality_score": self.quality_score,
-                "relevance": self.relevance,
-                "unavailable_resources": [u.to_dict() for u in self.unavailable_resources],
-                "resources_unverified": self.resources_unverified}
+        return {
+            **self.knowledge.to_dict(),
+            "quality_score": self.quality_score,
+            "relevance": self.relevance,
+            "unavailable_resources": [u.to_dict() for u in self.unavailable_resources],
+            "resources_unverified": self.resources_unverified,
+        }
 
 
 class SearchResults(ProtoList[SearchHit, knowledge_pb2.SearchKnowledgeResponse]):
@@ -118,8 +124,11 @@ class SearchResults(ProtoList[SearchHit, knowledge_pb2.SearchKnowledgeResponse])
     selection: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"results": [h.to_dict() for h in self], "count": len(self),
-                "selection": self.selection}
+        return {
+            "results": [h.to_dict() for h in self],
+            "count": len(self),
+            "selection": self.selection,
+        }
 
 
 @dataclass
@@ -135,9 +144,14 @@ class Answer(ProtoModel[knowledge_pb2.AskKnowledgeResponse]):
     selection: str = ""  # how the search chose its candidates (see SearchResults)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"answer": self.answer, "cited_ids": self.cited_ids,
-                "results": [h.to_dict() for h in self.hits], "routed": self.routed,
-                "selection": self.selection, "event_id": self.event_id}
+        return {
+            "answer": self.answer,
+            "cited_ids": self.cited_ids,
+            "results": [h.to_dict() for h in self.hits],
+            "routed": self.routed,
+            "selection": self.selection,
+            "event_id": self.event_id,
+        }
 
 
 @dataclass

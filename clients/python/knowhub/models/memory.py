@@ -104,8 +104,11 @@ class EventResults(ProtoList[EventHit, dream_pb2.SearchEventsResponse]):
     warnings: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {"results": [h.to_dict() for h in self], "count": len(self),
-                "warnings": list(self.warnings)}
+        return {
+            "results": [h.to_dict() for h in self],
+            "count": len(self),
+            "warnings": list(self.warnings),
+        }
 
 
 @dataclass

@@ -13,7 +13,7 @@ CONTENT_TYPES = EnumNames(resource_pb2.ResourceContentType.DESCRIPTOR)
 
 
 def content_type_name(number: int) -> str:
-    """"code" for RESOURCE_CONTENT_TYPE_CODE, and so on."""
+    """ "code" for RESOURCE_CONTENT_TYPE_CODE, and so on."""
     return CONTENT_TYPES.name(number)
 
 
