@@ -38,15 +38,16 @@ $(DEV_STAMP): pyproject.toml clients/python/pyproject.toml | $(BIN)/python
 run: $(HUB_STAMP)
 	$(BIN)/knowhub up $(ARGS)
 
-# Tests run in parallel, one worker per core (JOBS=1 runs them in one process);
+# Tests run in parallel, one worker per core, each test file on one worker (its module's
+# hub and its docs blocks in order; JOBS=0 runs them in this process);
 # ARGS narrows them, e.g. `make test ARGS=tests/knowledge`.
 JOBS ?= auto
 test: setup
-	$(BIN)/pytest -q -n $(JOBS) --dist loadgroup $(ARGS)
+	$(BIN)/pytest -q -n $(JOBS) --dist loadfile $(ARGS)
 
 # The quick tests for the change at hand: no browser, docs, reliability or deploy tests.
 test-fast: setup
-	$(BIN)/pytest -q -n $(JOBS) --dist loadgroup -m "not slow and not browser and not docs" $(ARGS)
+	$(BIN)/pytest -q -n $(JOBS) --dist loadfile -m "not slow and not browser and not docs" $(ARGS)
 
 bench: setup
 	$(BIN)/python -m bench $(ARGS)

@@ -50,9 +50,6 @@ _MARKS_BY_PATH = {
     "tests/reliability/": ("slow",),
     "tests/deploy/": ("slow",),
 }
-# Tests that start a hub on the default ports when those are free: one worker runs them all,
-# so that two workers never both find the ports free and race for them.
-_DEFAULT_PORT_TESTS = ("tests/docs/", "tests/examples/")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -63,8 +60,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             if where.startswith(prefix):
                 for mark in marks:
                     item.add_marker(mark)
-        if where.startswith(_DEFAULT_PORT_TESTS):
-            item.add_marker(pytest.mark.xdist_group("default-ports"))
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -80,7 +80,10 @@ def endpoint(request: pytest.FixtureRequest) -> Iterator[Endpoint]:
 
 @pytest.fixture(scope="module")
 def hub(endpoint: Endpoint, tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubProcess]:
-    with running(tmp_path_factory.mktemp("examples-hub"), endpoint.for_the_hub()) as hub:
+    # On ports of its own: the docs' hub, perhaps in another test worker, takes the defaults.
+    with running(
+        tmp_path_factory.mktemp("examples-hub"), endpoint.for_the_hub(), default_ports=False
+    ) as hub:
         yield hub
 
 

@@ -53,10 +53,20 @@ def clean_environment(extra: Mapping[str, str] | None = None) -> dict[str, str]:
 
 
 class HubProcess:
-    def __init__(self, folder: Path, settings: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        folder: Path,
+        settings: Mapping[str, str] | None = None,
+        *,
+        default_ports: bool = True,
+    ) -> None:
+        """A `knowhub up` in `folder`; on the default ports when `default_ports` and they
+        are free (the docs' blocks name them), else on ports the system picks."""
         self.folder = folder
         self.settings = dict(settings or {})
-        defaults_free = port_is_free(DEFAULT_PORT) and port_is_free(DEFAULT_GATEWAY_PORT)
+        defaults_free = (
+            default_ports and port_is_free(DEFAULT_PORT) and port_is_free(DEFAULT_GATEWAY_PORT)
+        )
         self.port = DEFAULT_PORT if defaults_free else free_port()
         self.gateway_port = DEFAULT_GATEWAY_PORT if defaults_free else free_port()
         self.log = folder / "knowhub-up.log"
@@ -134,8 +144,10 @@ class HubProcess:
 
 
 @contextlib.contextmanager
-def running(folder: Path, settings: Mapping[str, str] | None = None) -> Iterator[HubProcess]:
-    hub = HubProcess(folder, settings).start()
+def running(
+    folder: Path, settings: Mapping[str, str] | None = None, *, default_ports: bool = True
+) -> Iterator[HubProcess]:
+    hub = HubProcess(folder, settings, default_ports=default_ports).start()
     try:
         yield hub
     finally:
