@@ -3,16 +3,21 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-# setuptools tells, on every editable install of a project with two package roots (the
-# server's and the SDK's), to beware of folders named like its packages in the working
-# directory: here those folders are the packages themselves, so the notice is left out.
+# setuptools tells, on each editable install (the hub's, the SDK's, the contracts'), to
+# beware of folders named like its packages in the working directory: here those folders
+# are the packages themselves, so the notice is left out.
 PIP := PYTHONWARNINGS="ignore:Editable installation" $(BIN)/python -m pip --quiet
 # What `make run` needs (the hub), and what `make setup` adds (the development tools), each
-# installed in editable mode, so a change to the sources applies at once.
+# installed in editable mode, so a change to the sources applies at once. The hub
+# (knowhub, here) depends on the SDK (knowhub-client, clients/python) and the contracts
+# (knowhub-contracts, protos): all three go in one pip command, so pip takes the pinned
+# SDK and contracts from this checkout, not from an index.
+LOCAL_DISTS := -e protos -e clients/python
+PROJECTS := pyproject.toml clients/python/pyproject.toml protos/pyproject.toml
 HUB_STAMP := $(VENV)/.installed-hub
 DEV_STAMP := $(VENV)/.installed
 PROTOS := $(wildcard protos/knowhub/v1/*.proto)
-GENERATED := clients/python/knowhub/v1
+GENERATED := protos/knowhub_contracts/v1
 SYNC_SDK := clients/python/knowhub/_sync
 
 .PHONY: setup run test test-fast bench reliability lint typecheck docs proto proto-check sdk-sync \
@@ -25,14 +30,14 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --upgrade pip
 
-$(HUB_STAMP): pyproject.toml clients/python/pyproject.toml | $(BIN)/python
+$(HUB_STAMP): $(PROJECTS) | $(BIN)/python
 	@echo "Installing KnowHub into $(VENV): a minute or two the first time"
-	$(PIP) install -e '.[embedded]'
+	$(PIP) install $(LOCAL_DISTS) -e '.[embedded]'
 	touch $@
 
-$(DEV_STAMP): pyproject.toml clients/python/pyproject.toml | $(BIN)/python
+$(DEV_STAMP): $(PROJECTS) | $(BIN)/python
 	@echo "Installing KnowHub and its development tools into $(VENV): a few minutes the first time"
-	$(PIP) install -e '.[dev]'
+	$(PIP) install $(LOCAL_DISTS) -e '.[dev]'
 	touch $@ $(HUB_STAMP)
 
 run: $(HUB_STAMP)
@@ -71,12 +76,16 @@ typecheck: setup
 docs: setup
 	DISABLE_MKDOCS_2_WARNING=true NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
-# The _grpc.pyi stubs (mypy-protobuf) type the service stubs for blocking and asyncio use.
+# The protobuf code of the contracts (knowhub-contracts), as the package knowhub_contracts.v1:
+# protoc writes it into a temporary folder under the protos' own path (knowhub/v1), and
+# scripts/proto_imports.py moves it into the package, its imports pointed there. The
+# _grpc.pyi stubs (mypy-protobuf) type the service stubs for blocking and asyncio use.
 proto: setup
-	$(BIN)/python -m grpc_tools.protoc -I protos --python_out=clients/python \
-		--pyi_out=clients/python --grpc_python_out=clients/python \
-		--plugin=protoc-gen-mypy_grpc=$(BIN)/protoc-gen-mypy_grpc \
-		--mypy_grpc_out=clients/python $(PROTOS)
+	@out=$$(mktemp -d) && trap 'rm -rf "$$out"' EXIT && \
+	$(BIN)/python -m grpc_tools.protoc -I protos --python_out=$$out --pyi_out=$$out \
+		--grpc_python_out=$$out --plugin=protoc-gen-mypy_grpc=$(BIN)/protoc-gen-mypy_grpc \
+		--mypy_grpc_out=$$out $(PROTOS) && \
+	$(BIN)/python scripts/proto_imports.py $$out/knowhub/v1 $(GENERATED)
 
 # Fails when the committed generated code differs from what the protos produce.
 proto-check: proto

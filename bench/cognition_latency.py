@@ -18,7 +18,7 @@ from pathlib import Path
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from knowhub import KnowHub
-from knowhub.v1 import cognition_pb2, cognition_pb2_grpc
+from knowhub_contracts.v1 import cognition_pb2, cognition_pb2_grpc
 
 from bench.common import BENCH_TOKEN, TextGenerator, peak_rss_mb, percentiles, server_process
 

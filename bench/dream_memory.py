@@ -20,7 +20,7 @@ from typing import Any
 import grpc
 import redis
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from knowhub.v1 import dream_pb2, dream_pb2_grpc
+from knowhub_contracts.v1 import dream_pb2, dream_pb2_grpc
 
 from bench.common import BENCH_TOKEN, TextGenerator, percentiles, server_process
 from knowhub_server.common.redis_store import EmbeddedRedis, connect

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import grpc
-from knowhub.v1 import cognition_pb2, cognition_pb2_grpc, dream_pb2, dream_pb2_grpc
+from knowhub_contracts.v1 import cognition_pb2, cognition_pb2_grpc, dream_pb2, dream_pb2_grpc
 
 from bench.common import BENCH_TOKEN, TextGenerator, percentiles, server_process, timed_ms
 from knowhub_server.dream.runs import prompts

@@ -38,7 +38,7 @@ import grpc
 import numpy as np
 import qdrant_edge as qe
 from knowhub import KnowHub
-from knowhub.v1 import dream_pb2, dream_pb2_grpc, knowledge_pb2, knowledge_pb2_grpc
+from knowhub_contracts.v1 import dream_pb2, dream_pb2_grpc, knowledge_pb2, knowledge_pb2_grpc
 
 from bench.common import (
     BENCH_TOKEN,

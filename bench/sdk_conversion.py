@@ -24,7 +24,7 @@ from knowhub.models.knowledge import (
     UnavailableResource,
 )
 from knowhub.models.resources import Resource
-from knowhub.v1 import knowledge_pb2, resource_pb2
+from knowhub_contracts.v1 import knowledge_pb2, resource_pb2
 
 from bench.common import TextGenerator
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import grpc
-from knowhub.v1 import cognition_pb2, cognition_pb2_grpc
+from knowhub_contracts.v1 import cognition_pb2, cognition_pb2_grpc
 
 from bench.common import BENCH_TOKEN, ROOT, TextGenerator, server_process
 

@@ -581,7 +581,7 @@ def _backup(settings: CommonSettings, args: argparse.Namespace) -> int:
     from knowhub.channels import open_channel
     from knowhub.errors import from_rpc_error
     from knowhub.local import default_token
-    from knowhub.v1 import admin_pb2, admin_pb2_grpc
+    from knowhub_contracts.v1 import admin_pb2, admin_pb2_grpc
 
     from knowhub_server.common.tls import peer_ca
 

@@ -1,6 +1,6 @@
 #!/bin/sh
 # The wheel set the Dockerfile installs, fetched for linux/amd64 and linux/arm64 without
-# Docker: KnowHub's wheel, then every dependency as a released wheel for Python 3.11 on
+# Docker: KnowHub's wheels (the hub, its SDK and its contracts), then every dependency as a released wheel for Python 3.11 on
 # glibc (the image's base, Debian bookworm: glibc 2.36), exactly as its builder stage asks
 # (--only-binary=:all:). Fails, naming the package, when one has no wheel for a platform.
 #
@@ -11,7 +11,7 @@ out=${1:-build/image-wheels}
 python=${PYTHON:-.venv/bin/python}
 
 rm -rf "$out"
-"$python" -m pip wheel --quiet --no-deps --wheel-dir "$out/knowhub" .
+"$python" -m pip wheel --quiet --no-deps --wheel-dir "$out/knowhub" . ./clients/python ./protos
 for arch in x86_64 aarch64; do
     # pip takes the platform tags literally: every manylinux level up to glibc 2.36.
     platforms="--platform manylinux2014_$arch"
@@ -20,6 +20,6 @@ for arch in x86_64 aarch64; do
     done
     # shellcheck disable=SC2086
     "$python" -m pip download --quiet --only-binary=:all: $platforms --python-version 3.11 \
-        --implementation cp --dest "$out/$arch" "$out"/knowhub/knowhub-*.whl
+        --implementation cp --dest "$out/$arch" "$out"/knowhub/knowhub*.whl
     echo "linux/$arch: $(ls "$out/$arch" | wc -l) wheels in $out/$arch"
 done

@@ -20,7 +20,7 @@ from typing import Any
 import griffe
 import pytest
 from knowhub import KnowHub, channels, tools
-from knowhub.v1 import cognition_pb2, dream_pb2, knowledge_pb2, resource_pb2
+from knowhub_contracts.v1 import cognition_pb2, dream_pb2, knowledge_pb2, resource_pb2
 from pydantic_settings import BaseSettings
 
 from knowhub_server import cli

@@ -12,7 +12,12 @@ from pathlib import Path
 import grpc
 import pytest
 from knowhub import channels
-from knowhub.v1 import cognition_pb2, cognition_pb2_grpc, knowledge_pb2, knowledge_pb2_grpc
+from knowhub_contracts.v1 import (
+    cognition_pb2,
+    cognition_pb2_grpc,
+    knowledge_pb2,
+    knowledge_pb2_grpc,
+)
 
 from knowhub_server.common.auth import TokenRegistry
 from knowhub_server.common.errors import Unavailable

@@ -14,8 +14,8 @@ from typing import Any
 from google.protobuf import json_format
 from google.protobuf.message import Message
 from google.protobuf.timestamp_pb2 import Timestamp
-from knowhub.models.base import message_dict
-from knowhub.v1 import cognition_pb2
+from knowhub_contracts import message_dict
+from knowhub_contracts.v1 import cognition_pb2
 
 from knowhub_server.cognition.domain import (
     EVENT_TYPES,

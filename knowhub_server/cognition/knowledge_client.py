@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from knowhub.v1 import knowledge_pb2, knowledge_pb2_grpc
+from knowhub_contracts.v1 import knowledge_pb2, knowledge_pb2_grpc
 
 from knowhub_server.common.auth import Principal
 from knowhub_server.common.delegation import HEADER as DELEGATION_HEADER

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from knowhub.models.cognition import (
+from knowhub.models import (
     Event,
     NodeAttempt,
     ReasoningStep,

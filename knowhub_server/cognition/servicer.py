@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from knowhub.v1 import cognition_pb2, cognition_pb2_grpc
+from knowhub_contracts.v1 import cognition_pb2, cognition_pb2_grpc
 
 from knowhub_server.cognition.config import CognitionSettings
 from knowhub_server.cognition.convert import (

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from knowhub.v1 import (
+from knowhub_contracts.v1 import (
     admin_pb2,
     admin_pb2_grpc,
     cognition_pb2,

@@ -7,8 +7,8 @@ from collections.abc import Iterable
 from typing import Generic, TypeVar, cast
 
 from google.protobuf.internal.enum_type_wrapper import EnumTypeWrapper
-from knowhub.models.base import EnumNames
-from knowhub.v1 import common_pb2
+from knowhub_contracts import EnumNames
+from knowhub_contracts.v1 import common_pb2
 
 from knowhub_server.common.errors import InvalidArgument, ServiceError
 

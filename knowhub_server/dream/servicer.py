@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 
-from knowhub.v1 import dream_pb2, dream_pb2_grpc
+from knowhub_contracts.v1 import dream_pb2, dream_pb2_grpc
 
 from knowhub_server.common.auth import Authenticator, Principal
 from knowhub_server.common.redaction import keep_out_of_logs

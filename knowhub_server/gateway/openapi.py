@@ -13,13 +13,14 @@ from typing import Any, cast
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 from knowhub.knowledge import ORDERS
-from knowhub.models.knowledge import SELECTIONS
-from knowhub.v1 import admin_pb2, cognition_pb2, knowledge_pb2, resource_pb2
+from knowhub_contracts import enum_names
+from knowhub_contracts.v1 import admin_pb2, cognition_pb2, knowledge_pb2, resource_pb2
 
 from knowhub_server.gateway import openapi_examples
 from knowhub_server.gateway.translation import RPCS, SERVICES, Rpc
 
 Schema = dict[str, Any]
+SELECTIONS = enum_names(knowledge_pb2.Selection.DESCRIPTOR)
 
 _INT_BOUNDS = {
     FieldDescriptor.TYPE_INT32: (-(2**31), 2**31 - 1),

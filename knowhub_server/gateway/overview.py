@@ -17,8 +17,8 @@ from urllib.parse import urlsplit
 
 from google.protobuf.message import Message
 from knowhub import errors
-from knowhub.models.knowledge import KNOWLEDGE_TYPES
-from knowhub.v1 import cognition_pb2, dream_pb2, knowledge_pb2, resource_pb2
+from knowhub_contracts import enum_names
+from knowhub_contracts.v1 import cognition_pb2, common_pb2, dream_pb2, knowledge_pb2, resource_pb2
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
@@ -224,7 +224,7 @@ def overview_route(facts: HubFacts | None) -> Callable[[Request], Awaitable[Resp
                 "configuration": await _configuration(call, facts),
                 "counts": counts,
                 "recent_errors": await _part(_recent_errors(call)),
-                "knowledge_types": list(KNOWLEDGE_TYPES),
+                "knowledge_types": list(enum_names(common_pb2.KnowledgeType.DESCRIPTOR).names),
                 "links": {"api_docs": "/docs/", "openapi": "/openapi.json"},
             }
         )

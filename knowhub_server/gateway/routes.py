@@ -17,8 +17,8 @@ from typing import Any
 from google.protobuf.message import Message
 from knowhub import errors
 from knowhub.knowledge import ORDERS
-from knowhub.models.knowledge import SELECTIONS
-from knowhub.v1 import admin_pb2, cognition_pb2, knowledge_pb2, resource_pb2
+from knowhub_contracts import enum_names
+from knowhub_contracts.v1 import admin_pb2, cognition_pb2, knowledge_pb2, resource_pb2
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
@@ -42,6 +42,7 @@ INT32_RANGE = range(-(2**31), 2**31)
 # later failure is then the stream's last line).
 FIRST_MESSAGE_WAIT_SECONDS = 0.5
 NDJSON = "application/x-ndjson"
+SELECTIONS = enum_names(knowledge_pb2.Selection.DESCRIPTOR)
 
 
 class Query:

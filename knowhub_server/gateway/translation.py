@@ -19,7 +19,7 @@ from google.protobuf.message import Message
 from knowhub import errors
 from knowhub.channels import open_aio_channel
 from knowhub.knowledge import SLIM_TIMEOUT
-from knowhub.v1 import admin_pb2, cognition_pb2, dream_pb2, knowledge_pb2, resource_pb2
+from knowhub_contracts.v1 import admin_pb2, cognition_pb2, dream_pb2, knowledge_pb2, resource_pb2
 
 from knowhub_server.common import auth, json_input
 from knowhub_server.common.errors import ServiceError

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from knowhub.v1 import cognition_pb2, cognition_pb2_grpc
+from knowhub_contracts.v1 import cognition_pb2, cognition_pb2_grpc
 
 from knowhub_server.common.auth import Principal
 from knowhub_server.common.peers import PeerRefused, Peers, call_as

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from knowhub.v1 import knowledge_pb2
+from knowhub_contracts.v1 import knowledge_pb2
 
 from knowhub_server.common.auth import Principal
 from knowhub_server.common.convert import ProtoEnum

@@ -6,7 +6,7 @@ import secrets
 import time
 from dataclasses import dataclass, field, replace
 
-from knowhub.v1 import common_pb2
+from knowhub_contracts.v1 import common_pb2
 
 from knowhub_server.common import validation as check
 from knowhub_server.common.auth import PUBLISHER_ROLE, Principal

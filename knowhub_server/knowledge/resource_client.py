@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from knowhub.v1 import resource_pb2, resource_pb2_grpc
+from knowhub_contracts.v1 import resource_pb2, resource_pb2_grpc
 
 from knowhub_server.common.auth import Principal
 from knowhub_server.common.errors import Unavailable

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 
-from knowhub.v1 import knowledge_pb2, knowledge_pb2_grpc
+from knowhub_contracts.v1 import knowledge_pb2, knowledge_pb2_grpc
 
 from knowhub_server.common.auth import Authenticator, Principal
 from knowhub_server.common.convert import item_error

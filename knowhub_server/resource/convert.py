@@ -4,7 +4,7 @@ Resource ids, scopes and owners leave as the `viewer` reads them (its own org's 
 from __future__ import annotations
 
 from google.protobuf import json_format, struct_pb2
-from knowhub.v1 import resource_pb2
+from knowhub_contracts.v1 import resource_pb2
 
 from knowhub_server.common.auth import Principal
 from knowhub_server.common.convert import ProtoEnum

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Any
 
-from knowhub.v1 import resource_pb2
+from knowhub_contracts.v1 import resource_pb2
 
 from knowhub_server.common import validation as check
 from knowhub_server.common.auth import Principal

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from knowhub.v1 import resource_pb2, resource_pb2_grpc
+from knowhub_contracts.v1 import resource_pb2, resource_pb2_grpc
 
 from knowhub_server.common.auth import Authenticator, Principal
 from knowhub_server.common.backup import KEY_FILE

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 from google.protobuf.message import Message
-from knowhub.models.base import message_dict
-from knowhub.v1 import cognition_pb2
+from knowhub_contracts import message_dict
+from knowhub_contracts.v1 import cognition_pb2
 
 from knowhub_server.cognition import convert
 from knowhub_server.cognition.domain import CommitFailure, Committed, Extraction, Trace

@@ -12,7 +12,7 @@ from typing import Any
 import grpc
 import pytest
 from knowhub import KnowHub, TraceView
-from knowhub.v1 import cognition_pb2, cognition_pb2_grpc
+from knowhub_contracts.v1 import cognition_pb2, cognition_pb2_grpc
 
 from tests.cognition.conftest import new_trace, query_event
 from tests.support.harness import Harness

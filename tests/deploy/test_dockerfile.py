@@ -96,7 +96,7 @@ def test_the_builder_takes_released_wheels_only_and_no_embedded_redis() -> None:
 
 def test_the_builder_copies_what_the_install_needs(tmp_path: Path) -> None:
     """Copies exactly the builder's COPY sources (less what .dockerignore drops) and
-    builds the wheel there, as the builder does; then imports every module of the
+    builds the wheels there, as the builder does; then imports every module of the
     wheels and runs `knowhub --help` from them."""
     context = tmp_path / "context"
     for source in builder_copies():
@@ -122,13 +122,15 @@ def test_the_builder_copies_what_the_install_needs(tmp_path: Path) -> None:
             "--wheel-dir",
             str(wheels),
             ".",
+            "./clients/python",
+            "./protos",
         ],
         cwd=context,
         check=True,
         timeout=300,
     )
     built = sorted(p.name.split("-")[0] for p in wheels.glob("*.whl"))
-    assert built == ["knowhub"]  # the server wheel carries the SDK it calls peers with
+    assert built == ["knowhub", "knowhub_client", "knowhub_contracts"]  # hub, SDK, contracts
     installed = tmp_path / "installed"
     for wheel in wheels.glob("*.whl"):
         with zipfile.ZipFile(wheel) as archive:
@@ -136,8 +138,8 @@ def test_the_builder_copies_what_the_install_needs(tmp_path: Path) -> None:
     entry_points = next(installed.glob("knowhub-*.dist-info")) / "entry_points.txt"
     assert "knowhub = knowhub_server.cli:main" in entry_points.read_text()
     check = (
-        "import importlib, pkgutil, knowhub_server, knowhub\n"
-        "for package in (knowhub_server, knowhub):\n"
+        "import importlib, pkgutil, knowhub_server, knowhub, knowhub_contracts\n"
+        "for package in (knowhub_server, knowhub, knowhub_contracts):\n"
         f"    assert package.__file__.startswith({str(installed)!r}), package.__file__\n"
         "    for module in pkgutil.walk_packages(package.__path__, package.__name__ + '.'):\n"
         "        importlib.import_module(module.name)\n"

@@ -24,7 +24,7 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from knowhub import KnowHub, errors
 from knowhub.local import read_local_token
-from knowhub.v1 import cognition_pb2, cognition_pb2_grpc
+from knowhub_contracts.v1 import cognition_pb2, cognition_pb2_grpc
 
 from knowhub_server.common.auth import Principal
 from knowhub_server.common.config import CommonSettings

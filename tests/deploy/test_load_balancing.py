@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from knowhub import KnowHub
-from knowhub.v1 import knowledge_pb2, knowledge_pb2_grpc
+from knowhub_contracts.v1 import knowledge_pb2, knowledge_pb2_grpc
 
 from knowhub_server.common.auth import TokenRegistry
 from knowhub_server.common.config import CommonSettings

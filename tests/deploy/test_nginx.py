@@ -25,7 +25,12 @@ import grpc
 import pytest
 import yaml
 from knowhub import KnowHub, errors
-from knowhub.v1 import cognition_pb2, cognition_pb2_grpc, knowledge_pb2, knowledge_pb2_grpc
+from knowhub_contracts.v1 import (
+    cognition_pb2,
+    cognition_pb2_grpc,
+    knowledge_pb2,
+    knowledge_pb2_grpc,
+)
 
 from knowhub_server.common.health_probe import check
 from knowhub_server.common.rpc import LOCAL_MODE_TRAILER

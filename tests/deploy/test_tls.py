@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 from knowhub import AsyncKnowHub, KnowHub, errors
-from knowhub.v1 import knowledge_pb2, knowledge_pb2_grpc
+from knowhub_contracts.v1 import knowledge_pb2, knowledge_pb2_grpc
 from pydantic import ValidationError
 
 from knowhub_server.common.auth import TokenRegistry

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from google.protobuf.message import Message
-from knowhub.v1 import dream_pb2
+from knowhub_contracts.v1 import dream_pb2
 
 from knowhub_server.common.auth import Principal
 from knowhub_server.dream.memory import convert as memory

@@ -13,7 +13,7 @@ from typing import Any
 import grpc
 import pytest
 from knowhub import AsyncKnowHub, DreamRun, KnowHub
-from knowhub.v1 import dream_pb2, dream_pb2_grpc
+from knowhub_contracts.v1 import dream_pb2, dream_pb2_grpc
 
 from knowhub_server.common.redis_store import connect, keyspace
 from tests.conftest import StartHub

@@ -12,7 +12,7 @@ import uuid
 import grpc
 import pytest
 from knowhub import AsyncKnowHub, DreamRunPage, KnowHub
-from knowhub.v1 import dream_pb2, dream_pb2_grpc
+from knowhub_contracts.v1 import dream_pb2, dream_pb2_grpc
 
 from knowhub_server.common.redis_store import connect
 from knowhub_server.dream.runs.domain import new_run

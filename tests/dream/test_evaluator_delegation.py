@@ -15,7 +15,7 @@ import grpc
 import jwt
 import pytest
 from knowhub import KnowHub, errors
-from knowhub.v1 import knowledge_pb2, knowledge_pb2_grpc
+from knowhub_contracts.v1 import knowledge_pb2, knowledge_pb2_grpc
 
 from knowhub_server.common.delegation import HEADER
 from tests.cognition.conftest import save_knowledge

@@ -10,7 +10,7 @@ from typing import Any
 import grpc
 import pytest
 from knowhub import KnowHub, errors
-from knowhub.v1 import dream_pb2, dream_pb2_grpc
+from knowhub_contracts.v1 import dream_pb2, dream_pb2_grpc
 
 from tests.conftest import StartHub
 from tests.dream.support import (

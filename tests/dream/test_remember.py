@@ -12,7 +12,7 @@ from typing import Any
 import grpc
 import pytest
 from knowhub import KnowHub, errors
-from knowhub.v1 import dream_pb2, dream_pb2_grpc
+from knowhub_contracts.v1 import dream_pb2, dream_pb2_grpc
 
 from knowhub_server.common.redis_store import EmbeddedRedis, keyspace
 from tests.conftest import StartHub

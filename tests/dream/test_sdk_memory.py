@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from knowhub import AsyncKnowHub, KnowHub, RememberResult
 from knowhub.memory import auto_inject_query, context_to_proto
-from knowhub.v1 import dream_pb2
+from knowhub_contracts.v1 import dream_pb2
 
 from tests.conftest import StartHub
 from tests.dream.support import FAST_HISTORIAN, Queue, memory_settings, private_context

@@ -12,7 +12,7 @@ from typing import Any
 import grpc
 import pytest
 from knowhub import KnowHub, errors
-from knowhub.v1 import dream_pb2, dream_pb2_grpc
+from knowhub_contracts.v1 import dream_pb2, dream_pb2_grpc
 
 from tests.dream.support import FAST_HISTORIAN, Queue, group_context, memory_settings
 from tests.dream.support import private_context as private

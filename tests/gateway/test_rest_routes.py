@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from knowhub.v1 import cognition_pb2, knowledge_pb2, resource_pb2
+from knowhub_contracts.v1 import cognition_pb2, knowledge_pb2, resource_pb2
 
 from tests.gateway.conftest import Gateway
 

@@ -8,7 +8,7 @@ import time
 from typing import Any
 
 from google.protobuf.message import Message
-from knowhub.v1 import admin_pb2, cognition_pb2, dream_pb2, knowledge_pb2, resource_pb2
+from knowhub_contracts.v1 import admin_pb2, cognition_pb2, dream_pb2, knowledge_pb2, resource_pb2
 
 from knowhub_server.gateway.translation import RPCS
 from tests.conftest import StartHub

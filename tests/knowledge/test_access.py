@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from knowhub import KnowHub, Knowledge, errors
-from knowhub.v1 import knowledge_pb2 as pb
+from knowhub_contracts.v1 import knowledge_pb2 as pb
 
 from knowhub_server.common.auth import TokenRegistry, load_authenticator
 from knowhub_server.common.errors import Unauthenticated

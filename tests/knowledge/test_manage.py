@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from knowhub import KnowHub, Knowledge, errors
-from knowhub.v1 import knowledge_pb2 as pb
+from knowhub_contracts.v1 import knowledge_pb2 as pb
 
 from knowhub_server.common.edge_store import EdgeStore
 from knowhub_server.knowledge.store import DELETED_SCHEMA

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from google.protobuf.timestamp_pb2 import Timestamp
 from knowhub import KnowHub, Knowledge
-from knowhub.v1 import knowledge_pb2 as pb
-from knowhub.v1 import knowledge_pb2_grpc
+from knowhub_contracts.v1 import knowledge_pb2 as pb
+from knowhub_contracts.v1 import knowledge_pb2_grpc
 
 from tests.support.harness import Harness
 from tests.support.shared import bearer, failure, raw_knowledge, running_hub, visible_records

@@ -14,7 +14,7 @@ from typing import Any
 import grpc
 import pytest
 from knowhub import errors
-from knowhub.v1 import knowledge_pb2, knowledge_pb2_grpc, resource_pb2
+from knowhub_contracts.v1 import knowledge_pb2, knowledge_pb2_grpc, resource_pb2
 
 from knowhub_server.common.redis_store import EmbeddedRedis
 from knowhub_server.resource.crypto import generate_key

@@ -24,7 +24,7 @@ from typing import Any
 import grpc
 import pytest
 from knowhub import KnowHub
-from knowhub.v1 import knowledge_pb2, knowledge_pb2_grpc
+from knowhub_contracts.v1 import knowledge_pb2, knowledge_pb2_grpc
 
 from tests.support.harness import PRINCIPALS, Harness, write_tokens_file
 from tests.support.shared import failure, running_hub, visible_records

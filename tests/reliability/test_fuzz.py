@@ -29,7 +29,7 @@ from google.protobuf.message import Message
 from google.protobuf.message_factory import GetMessageClass
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from knowhub.v1 import cognition_pb2, dream_pb2, knowledge_pb2, resource_pb2
+from knowhub_contracts.v1 import cognition_pb2, dream_pb2, knowledge_pb2, resource_pb2
 
 from tests.reliability.conftest import Report, Scale
 from tests.reliability.protofuzz import MessageFuzzer

@@ -16,8 +16,8 @@ import pytest
 from google.protobuf import struct_pb2
 from google.protobuf.timestamp_pb2 import Timestamp
 from knowhub import KnowHub
-from knowhub.v1 import resource_pb2 as pb
-from knowhub.v1 import resource_pb2_grpc
+from knowhub_contracts.v1 import resource_pb2 as pb
+from knowhub_contracts.v1 import resource_pb2_grpc
 
 from knowhub_server.common.redis_store import connect
 from tests.resource.conftest import Principals

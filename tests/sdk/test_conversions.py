@@ -12,7 +12,7 @@ import knowhub.models
 import pytest
 from knowhub.models import MemoryDocument, ProtoList, ProtoModel
 from knowhub.models.base import descriptor_of
-from knowhub.v1 import cognition_pb2, dream_pb2, knowledge_pb2, resource_pb2
+from knowhub_contracts.v1 import cognition_pb2, dream_pb2, knowledge_pb2, resource_pb2
 
 from tests.support.messages import differences, filled
 

@@ -12,7 +12,7 @@ import grpc
 import pytest
 from knowhub import AsyncKnowHub, KnowHub, errors
 from knowhub.channels import RETRY_POLICY, read_methods
-from knowhub.v1 import knowledge_pb2, knowledge_pb2_grpc
+from knowhub_contracts.v1 import knowledge_pb2, knowledge_pb2_grpc
 
 RECORD = knowledge_pb2.Knowledge(id="knowledge-20260101-0123456789ab", task="t", content="c")
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import grpc
 from knowhub import KnowHub, errors
-from knowhub.v1 import knowledge_pb2_grpc
+from knowhub_contracts.v1 import knowledge_pb2_grpc
 
 from tests.support.harness import Harness, write_tokens_file
 

@@ -20,8 +20,7 @@ from pathlib import Path
 
 import grpc
 import grpc.aio
-
-from knowhub.v1 import cognition_pb2, dream_pb2, knowledge_pb2, resource_pb2
+from knowhub_contracts.v1 import cognition_pb2, dream_pb2, knowledge_pb2, resource_pb2
 
 DEFAULT_TARGET = "127.0.0.1:50051"
 # Methods that change nothing: the standard reads by their verb, and the custom ones.
@@ -90,6 +89,8 @@ def server_keepalive_options(client_time_ms: int) -> list[tuple[str, int]]:
 
 
 SERVER_KEEPALIVE_OPTIONS = server_keepalive_options(KEEPALIVE_TIME_MS)
+"""The options of a gRPC server that accepts the SDK's keepalive pings (KnowHub's servers
+are started with them)."""
 CHANNEL_OPTIONS = [
     ("grpc.service_config", SERVICE_CONFIG),
     ("grpc.max_receive_message_length", 64 * 1024 * 1024),

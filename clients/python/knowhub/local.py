@@ -19,6 +19,7 @@ _LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 
 
 def local_token_file(data_dir: str | os.PathLike[str]) -> Path:
+    """Where the hub with this data directory writes its local token."""
     return Path(data_dir) / LOCAL_TOKEN_FILE
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from knowhub.v1 import dream_pb2
+from knowhub_contracts.v1 import dream_pb2
 
 from knowhub_server.common.auth import Principal
 from knowhub_server.common.convert import ProtoEnum

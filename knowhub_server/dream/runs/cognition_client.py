@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from google.protobuf import json_format
-from knowhub.v1 import cognition_pb2, cognition_pb2_grpc
+from knowhub_contracts.v1 import cognition_pb2, cognition_pb2_grpc
 
 from knowhub_server.common.auth import Principal
 from knowhub_server.common.peers import Peers, call_as, credentials

@@ -21,7 +21,7 @@ import socket
 import threading
 
 import grpc
-from knowhub.v1 import cognition_pb2
+from knowhub_contracts.v1 import cognition_pb2
 
 from knowhub_server.common.auth import EVALUATOR_ROLE, Principal
 from knowhub_server.common.errors import ServiceError

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from knowhub_contracts.v1 import admin_pb2, admin_pb2_grpc
+
 from knowhub._transport import AsyncTransport
 from knowhub.models.admin import Erasure
-from knowhub.v1 import admin_pb2, admin_pb2_grpc
 
 
 class AsyncAdminAPI:

@@ -15,6 +15,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from knowhub_contracts.v1 import cognition_pb2, cognition_pb2_grpc
+
 from knowhub._async.knowledge import AsyncKnowledgeAPI
 from knowhub._requests.cognition import (
     event_message,
@@ -46,7 +48,6 @@ from knowhub.models.cognition import (
     Trigger,
     TriggerSignal,
 )
-from knowhub.v1 import cognition_pb2, cognition_pb2_grpc
 
 
 class AsyncCognitionAPI:

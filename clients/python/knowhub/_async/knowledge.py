@@ -7,6 +7,8 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from knowhub_contracts.v1 import knowledge_pb2, knowledge_pb2_grpc
+
 from knowhub._requests.knowledge import (
     SLIM_TIMEOUT,
     case_message,
@@ -29,7 +31,6 @@ from knowhub.models.knowledge import (
     SearchResults,
     SlimReport,
 )
-from knowhub.v1 import knowledge_pb2, knowledge_pb2_grpc
 
 
 class AsyncKnowledgeAPI:

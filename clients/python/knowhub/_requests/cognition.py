@@ -7,11 +7,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from google.protobuf import json_format
+from knowhub_contracts.v1 import cognition_pb2
 
 from knowhub._requests.memory import language
 from knowhub.models.cognition import Event
 from knowhub.models.knowledge import SearchHit
-from knowhub.v1 import cognition_pb2
 
 SOURCE_CONTENT_KEPT = 500
 # The injected block's heading and count, by language (KNOWHUB_LANGUAGE): Chinese or

@@ -5,13 +5,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from knowhub.models.base import EnumNames, TimeLike, to_timestamp
+from knowhub_contracts import EnumNames
+from knowhub_contracts.v1 import knowledge_pb2
+
+from knowhub.models.base import TimeLike, to_timestamp
 from knowhub.models.knowledge import Case
-from knowhub.v1 import knowledge_pb2
 
 SLIM_TIMEOUT = 600.0
-# The list's orders: "updated" (newest first, the default) or "confidence".
+"""How long `slim` waits, in seconds: it merges every group of near-duplicates."""
 ORDERS = EnumNames(knowledge_pb2.KnowledgeOrder.DESCRIPTOR, unspecified="updated")
+"""The orders of `list`: "updated" (newest first, the default) or "confidence"."""
 
 
 def save_request(

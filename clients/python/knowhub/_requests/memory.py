@@ -9,8 +9,10 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from knowhub.models.base import EnumNames, to_timestamp
-from knowhub.v1 import dream_pb2
+from knowhub_contracts import EnumNames
+from knowhub_contracts.v1 import dream_pb2
+
+from knowhub.models.base import to_timestamp
 
 REQUEST_TYPES = EnumNames(dream_pb2.RequestType.DESCRIPTOR)  # group, private
 ENTITY_TYPES = EnumNames(dream_pb2.EntityType.DESCRIPTOR)  # user, group

@@ -16,6 +16,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from knowhub_contracts.v1 import cognition_pb2, cognition_pb2_grpc
+
 from knowhub._requests.cognition import (
     event_message,
     injection_events,
@@ -47,7 +49,6 @@ from knowhub.models.cognition import (
     Trigger,
     TriggerSignal,
 )
-from knowhub.v1 import cognition_pb2, cognition_pb2_grpc
 
 
 class CognitionAPI:

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from knowhub_contracts.v1 import dream_pb2, dream_pb2_grpc
+
 from knowhub._requests.dream import phases as phase_values
 from knowhub._requests.dream import run_status
 from knowhub._transport import Transport
@@ -29,7 +31,6 @@ from knowhub.models.dream import (
     ScheduledDream,
     SchedulePage,
 )
-from knowhub.v1 import dream_pb2, dream_pb2_grpc
 
 
 class DreamAPI:

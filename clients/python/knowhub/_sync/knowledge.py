@@ -8,6 +8,8 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from knowhub_contracts.v1 import knowledge_pb2, knowledge_pb2_grpc
+
 from knowhub._requests.knowledge import (
     SLIM_TIMEOUT,
     case_message,
@@ -30,7 +32,6 @@ from knowhub.models.knowledge import (
     SearchResults,
     SlimReport,
 )
-from knowhub.v1 import knowledge_pb2, knowledge_pb2_grpc
 
 
 class KnowledgeAPI:

@@ -17,6 +17,7 @@ from typing import Any
 
 from google.protobuf.duration_pb2 import Duration
 from google.protobuf.field_mask_pb2 import FieldMask
+from knowhub_contracts.v1 import dream_pb2, dream_pb2_grpc
 
 from knowhub._requests.memory import (
     MODES,
@@ -40,7 +41,6 @@ from knowhub.models.memory import (
     ProfilesPage,
     RememberResult,
 )
-from knowhub.v1 import dream_pb2, dream_pb2_grpc
 
 
 class MemoryAPI:

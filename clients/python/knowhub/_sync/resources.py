@@ -11,6 +11,8 @@ import builtins
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from knowhub_contracts.v1 import resource_pb2, resource_pb2_grpc
+
 from knowhub._requests.resources import content_type_value, struct, view
 from knowhub._transport import Transport
 from knowhub.models.base import TimeLike, to_timestamp
@@ -23,7 +25,6 @@ from knowhub.models.resources import (
     ResourceResult,
     ResourceVersion,
 )
-from knowhub.v1 import resource_pb2, resource_pb2_grpc
 
 
 class ResourcesAPI:

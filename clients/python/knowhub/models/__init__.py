@@ -4,17 +4,16 @@ Each model converts to and from its proto message by field name (`from_proto`,
 `to_proto`); `to_dict()` gives the JSON shape the tools and the gateway answer with.
 """
 
+from knowhub_contracts import EnumNames, enum_names, message_dict
+
 from knowhub.models.admin import Erasure, ServiceErasure
 from knowhub.models.base import (
-    EnumNames,
     Model,
     ProtoList,
     ProtoModel,
     TimeLike,
-    enum_names,
     from_timestamp,
     iso,
-    message_dict,
     to_timestamp,
 )
 from knowhub.models.cognition import (

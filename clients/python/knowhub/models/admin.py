@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from knowhub_contracts.v1 import admin_pb2
+
 from knowhub.models.base import ProtoList, ProtoModel
-from knowhub.v1 import admin_pb2
 
 
 @dataclass

@@ -5,7 +5,8 @@ A `ProtoModel[P]` is a dataclass whose fields carry the names of proto message P
 `from_proto` and `to_proto` convert each field by its name and its proto type:
 
 - a Timestamp is a `datetime` (UTC) or None when unset;
-- an enum is its short name (`EnumNames`): RESOURCE_CONTENT_TYPE_CODE is "code";
+- an enum is its short name (`EnumNames`, from knowhub_contracts): RESOURCE_CONTENT_TYPE_CODE
+  is "code";
 - a Struct is a dict; a nested message is its model (the field's type hint names it),
   or, where the hint is a dict, the message's fields as JSON (proto field names);
 - a field with presence whose hint allows None is None when unset.
@@ -16,8 +17,6 @@ them, with P's other fields (`next_page_token`, ...) as attributes.
 
 from __future__ import annotations
 
-import functools
-import re
 import types
 import typing
 from collections.abc import Callable
@@ -25,11 +24,12 @@ from dataclasses import dataclass, fields
 from datetime import datetime, timedelta, timezone
 from typing import Any, ClassVar, Generic, TypeVar
 
-from google.protobuf import json_format, message_factory
-from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor
+from google.protobuf import json_format
+from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 from google.protobuf.struct_pb2 import Struct
 from google.protobuf.timestamp_pb2 import Timestamp
+from knowhub_contracts import enum_names, message_dict, message_from_dict
 
 TimeLike = datetime | str | float | int | None
 P = TypeVar("P", bound=Message)
@@ -40,11 +40,6 @@ L = TypeVar("L", bound="ProtoList[Any, Any]")
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _TIMESTAMP = Timestamp.DESCRIPTOR.full_name
 _STRUCT = Struct.DESCRIPTOR.full_name
-_JSON_OPTIONS: dict[str, Any] = {
-    "preserving_proto_field_name": True,
-    "always_print_fields_with_no_presence": True,
-    "unquote_int64_if_possible": True,
-}
 
 
 # ---- Times -----------------------------------------------------------------------------------
@@ -80,60 +75,6 @@ def to_timestamp(value: TimeLike) -> Timestamp | None:
 
 def iso(value: datetime | None) -> str | None:
     return value.isoformat().replace("+00:00", "Z") if value else None
-
-
-# ---- Enums -----------------------------------------------------------------------------------
-
-
-class EnumNames:
-    """A proto enum's values by short name: the value's name without the enum's prefix
-    (its own name in UPPER_SNAKE_CASE, as buf's ENUM_VALUE_PREFIX rule has it), in lower
-    case. The zero value (*_UNSPECIFIED) is named `unspecified` ("" unless given)."""
-
-    def __init__(self, enum: EnumDescriptor, unspecified: str = "") -> None:
-        prefix = re.sub(r"(?<!^)(?=[A-Z])", "_", enum.name).upper() + "_"
-        self._names = {
-            value.number: value.name.removeprefix(prefix).lower() for value in enum.values
-        }
-        self._names[0] = unspecified
-        self._proto_names = {self._names[value.number]: value.name for value in enum.values}
-
-    @property
-    def names(self) -> tuple[str, ...]:
-        """The names a caller can pass, in the enum's order."""
-        return tuple(name for name in self._proto_names if name)
-
-    def name(self, number: int) -> str:
-        """The short name; "" for a number this SDK does not know (a newer server's)."""
-        return self._names.get(number, "")
-
-    def proto_name(self, name: str, what: str) -> str:
-        """The proto value's name for short name `name` (a message's constructor takes
-        it); ValueError naming `what` for an unknown name."""
-        if name not in self._proto_names:
-            raise ValueError(f"unknown {what} {name!r}: use one of {', '.join(self.names)}")
-        return self._proto_names[name]
-
-
-@functools.cache
-def enum_names(enum: EnumDescriptor) -> EnumNames:
-    return EnumNames(enum)
-
-
-# ---- JSON -----------------------------------------------------------------------------------
-
-
-def message_dict(message: Message) -> dict[str, Any]:
-    """A message's fields as JSON with proto field names (every field, in the proto's order)."""
-    found = json_format.MessageToDict(message, **_JSON_OPTIONS)
-    return {f.name: found[f.name] for f in message.DESCRIPTOR.fields if f.name in found}
-
-
-def message_from_dict(descriptor: Descriptor, data: dict[str, Any]) -> Message:
-    """The message that message_dict gave `data` for."""
-    message = message_factory.GetMessageClass(descriptor)()
-    json_format.ParseDict(data, message)
-    return message
 
 
 # ---- Models ----------------------------------------------------------------------------------

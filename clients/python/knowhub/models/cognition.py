@@ -9,6 +9,8 @@ from typing import Any
 
 from google.protobuf import json_format
 from google.protobuf.message import Message
+from knowhub_contracts import message_dict
+from knowhub_contracts.v1 import cognition_pb2
 
 from knowhub.models.base import (
     Model,
@@ -16,12 +18,10 @@ from knowhub.models.base import (
     ProtoModel,
     from_timestamp,
     iso,
-    message_dict,
     plain,
     to_timestamp,
 )
 from knowhub.models.knowledge import SearchHit
-from knowhub.v1 import cognition_pb2
 
 EVENT_TYPES = tuple(f.name for f in cognition_pb2.Event.DESCRIPTOR.oneofs_by_name["body"].fields)
 _EVENT_ENVELOPE = ("type", "event_id", "timestamp")

@@ -5,8 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from knowhub.models.base import EnumNames, ProtoList, ProtoModel
-from knowhub.v1 import dream_pb2
+from knowhub_contracts import EnumNames
+from knowhub_contracts.v1 import dream_pb2
+
+from knowhub.models.base import ProtoList, ProtoModel
 
 PHASES = EnumNames(dream_pb2.DreamPhase.DESCRIPTOR)
 RUN_STATUSES = EnumNames(dream_pb2.DreamRunStatus.DESCRIPTOR)

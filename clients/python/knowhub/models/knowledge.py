@@ -7,8 +7,10 @@ from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Any
 
-from knowhub.models.base import EnumNames, ProtoList, ProtoModel, to_timestamp
-from knowhub.v1 import common_pb2, knowledge_pb2
+from knowhub_contracts import EnumNames
+from knowhub_contracts.v1 import common_pb2, knowledge_pb2
+
+from knowhub.models.base import ProtoList, ProtoModel, to_timestamp
 
 # How a search chose its candidates: routed, recall or degraded.
 # The names a record's `types` takes (the KnowledgeType enum's, in lower case).

@@ -6,8 +6,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from knowhub_contracts.v1 import dream_pb2
+
 from knowhub.models.base import ProtoList, ProtoModel
-from knowhub.v1 import dream_pb2
 
 
 @dataclass

@@ -6,8 +6,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from knowhub.models.base import EnumNames, ProtoList, ProtoModel
-from knowhub.v1 import resource_pb2
+from knowhub_contracts import EnumNames
+from knowhub_contracts.v1 import resource_pb2
+
+from knowhub.models.base import ProtoList, ProtoModel
 
 CONTENT_TYPES = EnumNames(resource_pb2.ResourceContentType.DESCRIPTOR)
 

@@ -31,7 +31,7 @@ DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16knowhub/v1/dre
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
-_builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'knowhub.v1.dream_pb2', _globals)
+_builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'knowhub_contracts.v1.dream_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_FORGETDREAMSUBJECTRESPONSE_ERASEDENTRY']._loaded_options = None

@@ -5,7 +5,7 @@ isort:skip_file
 
 from collections import abc as _abc
 from grpc import aio as _aio
-from knowhub.v1 import resource_pb2 as _resource_pb2
+from knowhub_contracts.v1 import resource_pb2 as _resource_pb2
 import abc as _abc_1
 import grpc as _grpc
 import sys

@@ -28,7 +28,7 @@ DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17knowhub/v1/com
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
-_builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'knowhub.v1.common_pb2', _globals)
+_builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'knowhub_contracts.v1.common_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_KNOWLEDGETYPE']._serialized_start=84

@@ -28,7 +28,7 @@ DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16knowhub/v1/adm
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
-_builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'knowhub.v1.admin_pb2', _globals)
+_builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'knowhub_contracts.v1.admin_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_SERVICEERASURE_ERASEDENTRY']._loaded_options = None

@@ -29,7 +29,7 @@ DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1aknowhub/v1/cog
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
-_builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'knowhub.v1.cognition_pb2', _globals)
+_builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'knowhub_contracts.v1.cognition_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_EXTRACTIONPAYLOAD_TAGSENTRY']._loaded_options = None
