@@ -35,6 +35,7 @@ from knowhub.memory import MemoryAPI
 from tests.support.harness import Harness
 
 SDK_ROOT = Path(__file__).resolve().parents[1] / "clients" / "python"
+CONTRACTS_ROOT = SDK_ROOT.parents[1] / "protos"
 
 KNOWLEDGE_KEYS = {
     "id",
@@ -575,27 +576,39 @@ def test_call_tool_returns_refusals_as_error_data(
 # ---- Packaging -----------------------------------------------------------------------------
 
 
-def test_the_sdk_depends_on_grpcio_and_protobuf_only() -> None:
+def requirement_names(project: Path) -> set[str]:
     # Read without tomllib, which Python 3.10 lacks.
-    text = (SDK_ROOT / "pyproject.toml").read_text()
+    text = (project / "pyproject.toml").read_text()
     block = re.search(r"^dependencies\s*=\s*\[(.*?)\]", text, re.MULTILINE | re.DOTALL)
-    assert block is not None, "no dependencies list in the SDK's pyproject.toml"
-    requirements = re.findall(r"[\"']([^\"']+)[\"']", block.group(1))
-    names = {re.split(r"[\s<>=!~;\[(]", r, maxsplit=1)[0].lower() for r in requirements}
-    assert names == {"grpcio", "protobuf"}
+    assert block is not None, f"no dependencies list in {project}/pyproject.toml"
     assert "optional-dependencies" not in text
+    requirements = re.findall(r"[\"']([^\"']+)[\"']", block.group(1))
+    return {re.split(r"[\s<>=!~;\[(]", r, maxsplit=1)[0].lower() for r in requirements}
 
 
-def test_the_sdk_imports_only_the_standard_library_grpc_and_protobuf() -> None:
-    allowed = set(sys.stdlib_module_names) | {"grpc", "google", "knowhub", "__future__"}
+def test_the_sdk_depends_on_the_contracts_grpcio_and_protobuf_only() -> None:
+    assert requirement_names(SDK_ROOT) == {"knowhub-contracts", "grpcio", "protobuf"}
+    assert requirement_names(CONTRACTS_ROOT) == {"grpcio", "protobuf"}
+
+
+def imported_packages(package: Path) -> set[str]:
     found: set[str] = set()
-    for path in (SDK_ROOT / "knowhub").rglob("*.py"):
+    for path in package.rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
             if isinstance(node, ast.Import):
                 found |= {alias.name.split(".")[0] for alias in node.names}
             elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
                 found.add(node.module.split(".")[0])
-    assert found - allowed == set()
+    return found
+
+
+def test_the_sdk_imports_only_the_standard_library_the_contracts_grpc_and_protobuf() -> None:
+    allowed = set(sys.stdlib_module_names) | {"grpc", "google", "__future__"}
+    sdk = imported_packages(SDK_ROOT / "knowhub")
+    assert sdk - allowed == {"knowhub", "knowhub_contracts"}
+    assert imported_packages(CONTRACTS_ROOT / "knowhub_contracts") - allowed == {
+        "knowhub_contracts"
+    }
 
 
 def test_importing_knowhub_does_not_import_the_server(tmp_path: Path) -> None:
