@@ -1,9 +1,10 @@
-"""Every Python and shell block of the README and the docs, run in order, page by page,
-against a hub started as the docs say (`knowhub up` in a folder of its own, data in
-./.knowhub), in that folder; every TOML block (a configuration file) read as the hub
-reads its configuration file. Sybil finds and runs the blocks; a block the docs mark
-`<!-- skip: next "why" -->` (one that starts a server, needs a real model endpoint or a
-Docker daemon) is reported as skipped with that reason."""
+"""Every Python and shell block of the READMEs (the project's, the SDK's and the
+contracts') and the docs, run in order, page by page, against a hub started as the docs
+say (`knowhub up` in a folder of its own, data in ./.knowhub), in that folder; every TOML
+block (a configuration file) read as the hub reads its configuration file. Sybil finds and
+runs the blocks; a block the docs mark `<!-- skip: next "why" -->` (one that starts a
+server, needs a real model endpoint or a Docker daemon) is reported as skipped with that
+reason."""
 
 from __future__ import annotations
 
@@ -23,7 +24,12 @@ from tests.support.hub_process import DEFAULT_GATEWAY_PORT, ROOT, HubProcess, ru
 from tests.support.openai_stub import OpenAIStub
 from tests.support.scripted_model import respond
 
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+PAGES = [
+    ROOT / "README.md",
+    ROOT / "clients/python/README.md",
+    ROOT / "protos/README.md",
+    *sorted((ROOT / "docs").rglob("*.md")),
+]
 SHELL_TIMEOUT = 120
 _hub: HubProcess | None = None  # the module's hub, for the shell evaluator
 
