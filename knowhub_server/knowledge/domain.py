@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import secrets
 import time
 from dataclasses import dataclass, field, replace
@@ -172,6 +174,20 @@ def same_knowledge(a: Knowledge, b: Knowledge) -> bool:
         and _normalised(a.task) == _normalised(b.task)
         and _normalised(a.content) == _normalised(b.content)
     )
+
+
+def fingerprint(record: Knowledge) -> str:
+    """What `same_knowledge` compares, hashed: records it calls the same have the same
+    fingerprint, and records with the same fingerprint are the same unless two of 2**128
+    collide (a lookup by fingerprint checks `same_knowledge` too)."""
+    key = [
+        record.owner,
+        sorted(record.scopes),
+        _normalised(record.task),
+        _normalised(record.content),
+    ]
+    text = json.dumps(key, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
 
 
 def confidence(helpful: int, harmful: int) -> float:

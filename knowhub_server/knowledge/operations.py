@@ -46,11 +46,13 @@ from knowhub_server.knowledge.domain import (
     cast_ballot,
     change_fields,
     check_writable_scopes,
+    fingerprint,
     fold_into,
     near_duplicate_groups,
     new_knowledge,
     new_knowledge_id,
     remember_request,
+    same_knowledge,
     validate_case,
     validate_draft,
     validate_feedback,
@@ -171,37 +173,54 @@ class KnowledgeOperations:
         self, principal: Principal, drafts: list[Draft], *, prefix_items: bool = True
     ) -> tuple[list[Knowledge], list[bool]]:
         """Validates every draft, then writes them all; ids are unique. A draft that a
-        record of the same owner and scopes already says (`same_knowledge`) is not written
-        unless it allows a duplicate: that record stands in its place. Returns the records
-        and, for each, whether it existed already."""
+        record of the same owner and scopes already says (`same_knowledge`), stored or
+        earlier in the batch, is not written unless it allows a duplicate: that record
+        stands in its place. Returns the records and, for each, whether it existed
+        already."""
         if prefix_items:
             check.count(len(drafts), "requests", BATCH_MAX, required=True)
         records = self._prepare(principal, drafts, prefix_items)
         claimed = self._claim_requests(principal, drafts, records)
-        unique = [
-            record
-            for draft, record in zip(drafts, records, strict=True)
+        same = self._same_records(drafts, records, claimed)
+        fresh = [i for i in range(len(records)) if i not in same]
+        written = dict(zip(fresh, self._write_new([records[i] for i in fresh], claimed)))
+        for index, earlier in sorted(same.items()):
+            written[index] = earlier if isinstance(earlier, Knowledge) else written[earlier]
+        return [written[i] for i in range(len(records))], [i in same for i in range(len(records))]
+
+    def _same_records(
+        self, drafts: list[Draft], records: list[Knowledge], claimed: dict[str, Knowledge | None]
+    ) -> dict[int, Knowledge | int]:
+        """The records a save does not write, by position: each with the stored record
+        `same_knowledge` calls the same, or the position of an earlier record of the batch
+        that is (the batch saves as its records would one after the other). A draft that
+        allows a duplicate is written, and a retried request answered, as it is."""
+        looked_up = [
+            i
+            for i, (draft, record) in enumerate(zip(drafts, records, strict=True))
             if not draft.allow_duplicate and claimed.get(record.id) is None
         ]
-        existing = {
-            record.id: same
-            for record, same in zip(
-                unique, self._store.find_same(unique) if unique else [], strict=True
-            )
-            if same is not None
+        stored = self._store.find_same([records[i] for i in looked_up]) if looked_up else []
+        same: dict[int, Knowledge | int] = {
+            i: found for i, found in zip(looked_up, stored, strict=True) if found is not None
         }
-        written = self._write_new(records, claimed, existing)
-        return written, [r.id in existing for r in records]
+        first: dict[str, int] = {}  # fingerprint -> the first record of the batch written
+        unique = set(looked_up)
+        for index, record in enumerate(records):
+            if index in same or claimed.get(record.id) is not None:
+                continue
+            key = fingerprint(record)
+            earlier = first.setdefault(key, index)
+            if earlier != index and index in unique and same_knowledge(records[earlier], record):
+                same[index] = earlier
+        return same
 
     def _write_new(
-        self,
-        records: list[Knowledge],
-        claimed: dict[str, Knowledge | None],
-        existing: dict[str, Knowledge],
+        self, records: list[Knowledge], claimed: dict[str, Knowledge | None]
     ) -> list[Knowledge]:
-        """Inserts the records neither claimed by an earlier request nor already stored;
-        each record's stored version, in order."""
-        pending = [r for r in records if claimed.get(r.id) is None and r.id not in existing]
+        """Inserts the records not claimed by an earlier request; each record's stored
+        version, in order."""
+        pending = [r for r in records if claimed.get(r.id) is None]
         for _ in range(5):
             created = self._store.insert(pending)
             failed = [r for r, ok in zip(pending, created, strict=True) if not ok]
@@ -213,7 +232,7 @@ class KnowledgeOperations:
                     record.id = new_knowledge_id(record.created_at)
                     pending.append(record)
             if not pending:
-                return [claimed.get(r.id) or existing.get(r.id) or r for r in records]
+                return [claimed.get(r.id) or r for r in records]
         raise Aborted("could not allocate unique knowledge ids; try again")
 
     def _prepare(
