@@ -403,7 +403,7 @@ class VectorCollection(ABC):
         with self.gate.writing():
             self._write(records, if_version=if_version, insert_only=insert_only)
         self.sparse.wrote(
-            len(records), {t for r in records if (v := r.vectors.get(SPARSE)) for t in v.indices}
+            len(records), set().union(*(v.indices for r in records if (v := r.vectors.get(SPARSE))))
         )
 
     @abstractmethod

@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import logging
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
 from knowhub_server.common import validation as check
@@ -183,7 +184,9 @@ class KnowledgeOperations:
         claimed = self._claim_requests(principal, drafts, records)
         same = self._same_records(drafts, records, claimed)
         fresh = [i for i in range(len(records)) if i not in same]
-        written = dict(zip(fresh, self._write_new([records[i] for i in fresh], claimed)))
+        written = dict(
+            zip(fresh, self._write_new([records[i] for i in fresh], claimed), strict=True)
+        )
         for index, earlier in sorted(same.items()):
             written[index] = earlier if isinstance(earlier, Knowledge) else written[earlier]
         return [written[i] for i in range(len(records))], [i in same for i in range(len(records))]
@@ -192,27 +195,28 @@ class KnowledgeOperations:
         self, drafts: list[Draft], records: list[Knowledge], claimed: dict[str, Knowledge | None]
     ) -> dict[int, Knowledge | int]:
         """The records a save does not write, by position: each with the stored record
-        `same_knowledge` calls the same, or the position of an earlier record of the batch
-        that is (the batch saves as its records would one after the other). A draft that
-        allows a duplicate is written, and a retried request answered, as it is."""
-        looked_up = [
+        `same_knowledge` calls the same (the oldest), or the position of an earlier record
+        of the batch that is (the batch saves as its records would one after the other).
+        A draft that allows a duplicate is written, and a retried request answered, as it
+        is."""
+        prints = [fingerprint(r) for r in records]
+        looked_up = {
             i
             for i, (draft, record) in enumerate(zip(drafts, records, strict=True))
             if not draft.allow_duplicate and claimed.get(record.id) is None
-        ]
-        stored = self._store.find_same([records[i] for i in looked_up]) if looked_up else []
-        same: dict[int, Knowledge | int] = {
-            i: found for i, found in zip(looked_up, stored, strict=True) if found is not None
         }
-        first: dict[str, int] = {}  # fingerprint -> the first record of the batch written
-        unique = set(looked_up)
-        for index, record in enumerate(records):
-            if index in same or claimed.get(record.id) is not None:
+        stored = self._store.with_fingerprints(prints[i] for i in looked_up) if looked_up else {}
+        same: dict[int, Knowledge | int] = {}
+        batch: dict[str, list[int]] = {}  # fingerprint -> records of the batch written
+        for index, (record, key) in enumerate(zip(records, prints, strict=True)):
+            if claimed.get(record.id) is not None:
                 continue
-            key = fingerprint(record)
-            earlier = first.setdefault(key, index)
-            if earlier != index and index in unique and same_knowledge(records[earlier], record):
-                same[index] = earlier
+            if index in looked_up:
+                found = _first_same(record, stored.get(key, ()), batch.get(key, ()), records)
+                if found is not None:
+                    same[index] = found
+                    continue
+            batch.setdefault(key, []).append(index)
         return same
 
     def _write_new(
@@ -735,6 +739,17 @@ class KnowledgeOperations:
         if record is None or principal.visible_scopes.isdisjoint(record.scopes):
             raise NotFound(f"knowledge {knowledge_id!r} not found")
         return record
+
+
+def _first_same(
+    record: Knowledge, stored: Iterable[Knowledge], earlier: Iterable[int], batch: list[Knowledge]
+) -> Knowledge | int | None:
+    """The first stored record `same_knowledge` calls the same as `record`, else the
+    position of the first such record earlier in the batch, else None."""
+    for candidate in stored:
+        if same_knowledge(candidate, record):
+            return candidate
+    return next((i for i in earlier if same_knowledge(batch[i], record)), None)
 
 
 def request_key(principal: Principal, request_id: str) -> str:

@@ -7,7 +7,7 @@ import hashlib
 import heapq
 import logging
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, cast
 
@@ -56,7 +56,6 @@ from knowhub_server.knowledge.domain import (
     Source,
     fingerprint,
     quality_score,
-    same_knowledge,
 )
 
 log = logging.getLogger(__name__)
@@ -106,7 +105,7 @@ def confidence_rank(record: Knowledge) -> float:
 
 def to_payload(record: Knowledge) -> dict[str, Any]:
     evaluation = record.eval
-    return {
+    payload = {
         "id": record.id,
         "task": record.task,
         "content": record.content,
@@ -127,9 +126,6 @@ def to_payload(record: Knowledge) -> dict[str, Any]:
             "confidence": evaluation.confidence,
             "votes": evaluation.votes,
         },
-        # The communities whose cases count apart (Eval.votes): a search by anyone else
-        # decodes the record to leave them out.
-        "voted_by": sorted(k for k, v in evaluation.votes.items() if any(v)),
         # Native copies: stage 2 ranks on them without decoding the record.
         "score": evaluation.score,
         "helpful": evaluation.helpful,
@@ -143,6 +139,13 @@ def to_payload(record: Knowledge) -> dict[str, Any]:
         "ballots": record.ballots,
         FINGERPRINT: fingerprint(record),
     }
+    # The communities whose cases count apart (Eval.votes): a search by anyone else
+    # decodes the record to leave them out. Left out when none (the engine converts
+    # each value it is given, an empty list too).
+    voted_by = sorted(k for k, v in evaluation.votes.items() if any(v))
+    if voted_by:
+        payload["voted_by"] = voted_by
+    return payload
 
 
 def from_payload(payload: dict[str, Any]) -> Knowledge:
@@ -524,22 +527,16 @@ class KnowledgeStore:
             for h, similarity in bounded_bm25(self._collection, where, sparse, limit)
         ]
 
-    def find_same(self, records: Sequence[Knowledge]) -> list[Knowledge | None]:
-        """For each record, a stored record that `same_knowledge` calls the same (the
-        oldest, if several), or None: one lookup of their fingerprints for all of them."""
-        prints = [fingerprint(r) for r in records]
-        stored: dict[str, list[Knowledge]] = {}
+    def with_fingerprints(self, prints: Iterable[str]) -> dict[str, list[Knowledge]]:
+        """The stored records with these fingerprints (`domain.fingerprint`), by
+        fingerprint, oldest first: one lookup for all of them."""
         wanted = Where(must=(AnyOf(FINGERPRINT, tuple(sorted(set(prints)))),))
-        for found in _scan(self._collection, wanted):
-            stored.setdefault(found.payload[FINGERPRINT], []).append(from_payload(found.payload))
-        return [
-            min(
-                (k for k in stored.get(p, ()) if same_knowledge(k, record)),
-                key=lambda k: (k.created_at, k.id),
-                default=None,
-            )
-            for record, p in zip(records, prints, strict=True)
-        ]
+        found: dict[str, list[Knowledge]] = {}
+        for record in _scan(self._collection, wanted):
+            found.setdefault(record.payload[FINGERPRINT], []).append(from_payload(record.payload))
+        for records in found.values():
+            records.sort(key=lambda k: (k.created_at, k.id))
+        return found
 
     def add_missing_fingerprints(self) -> int:
         """Gives their fingerprint to records stored before records kept one (until
