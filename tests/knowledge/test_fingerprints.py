@@ -5,8 +5,8 @@ written meanwhile leaves alone, and the lookup finds them, oldest first."""
 from __future__ import annotations
 
 import logging
-from dataclasses import replace
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
