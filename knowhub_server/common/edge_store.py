@@ -124,6 +124,9 @@ class EdgeCollection(VectorCollection):
             self._shard.update(
                 qe.UpdateOperation.set_payload_by_filter(_as_read(record), dict(fields))
             )
+        # The engine changes a record of an indexed segment by moving it to the appendable
+        # one: to be indexed again, as a write.
+        self._written(len(changes))
 
     def optimize(self) -> bool:
         """Indexes what was written since the last optimisation and merges small

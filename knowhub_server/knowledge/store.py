@@ -540,7 +540,7 @@ class KnowledgeStore:
 
     def add_missing_fingerprints(self) -> int:
         """Gives their fingerprint to records stored before records kept one (until
-        then, `find_same` cannot find them); returns how many got one. A record written
+        then, `with_fingerprints` cannot find them); returns how many got one. A record written
         meanwhile is left alone (the write gave it its fingerprint); stopped at any
         point, the next call goes on with the records still without one."""
         missing = Where(must=(Missing(FINGERPRINT),))
