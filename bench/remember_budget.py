@@ -36,8 +36,9 @@ Samples = dict[str, list[float]]  # by "<server> <kind>"
 
 
 def client_run(servers: list[tuple[str, int]], redis_url: str, calls: int, seed: int) -> Samples:
-    """One client's calls: per iteration, each server's Remember and round trip, then a
-    raw XADD; milliseconds of each after a warm-up of a fifth as many iterations."""
+    """One client's calls: per iteration, each server's Remember and round trip (the
+    servers in turn first), then a raw XADD; milliseconds of each after a warm-up of a
+    fifth as many iterations."""
     warmup = calls // 5
     text, rng = TextGenerator(seed=seed), random.Random(seed)
     requests = [remember_request(text, rng, 1) for _ in range(calls + warmup)]
@@ -58,7 +59,8 @@ def client_run(servers: list[tuple[str, int]], redis_url: str, calls: int, seed:
         ping = health_pb2.HealthCheckRequest()
         for n, request in enumerate(requests):
             timed: list[tuple[str, float]] = []
-            for name, remember, check in stubs:
+            turn = n % len(stubs)  # each server first in every other iteration
+            for name, remember, check in stubs[turn:] + stubs[:turn]:
                 started = time.perf_counter()
                 remember(request, metadata=METADATA)
                 remembered = time.perf_counter()
