@@ -28,7 +28,7 @@ from knowhub.v1 import dream_pb2_grpc
 
 from bench.common import ROOT, TextGenerator, percentiles, server_process
 from bench.dream_memory import METADATA, remember_request
-from knowhub_server.common.redis_store import EmbeddedRedis, connect
+from knowhub_server.common.redis_store import EmbeddedRedis, connect, writable
 
 RAW_STREAM = "bench:raw-xadd"
 REMEMBER, ROUND_TRIP, XADD = "Remember", "round trip", "raw XADD"
@@ -70,7 +70,7 @@ def client_run(servers: list[tuple[str, int]], redis_url: str, calls: int, seed:
                     (f"{name} {ROUND_TRIP}", time.perf_counter() - remembered),
                 ]
             started = time.perf_counter()
-            client.xadd(RAW_STREAM, entry, maxlen=1000, approximate=True)  # type: ignore[arg-type]
+            client.xadd(RAW_STREAM, writable(entry), maxlen=1000, approximate=True)
             timed.append((XADD, time.perf_counter() - started))
             if n >= warmup:
                 for key, seconds in timed:
