@@ -24,7 +24,7 @@ from pathlib import Path
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from knowhub.v1 import dream_pb2_grpc
+from knowhub_contracts.v1 import dream_pb2_grpc
 
 from bench.common import ROOT, TextGenerator, percentiles, server_process
 from bench.dream_memory import METADATA, remember_request
