@@ -231,34 +231,35 @@ class SparseSearch:
         )
 
     def _probe(self, collection: VectorCollection, pairs: list[Pair]) -> dict[Pair, TermReading]:
-        """Each term alone, its corpus's top record (at weight 1); with tenant IDF, that
-        record again with the collection's statistics: the ratio of the two IDFs."""
-        alone = [
-            _term_alone(term, corpus, collection_idf=not self._tenant_idf) for corpus, term in pairs
-        ]
-        tops = (
-            collection._search_batch(alone)
-            if self._tenant_idf
-            else self._planned(collection, alone)
-        )
-        best = {pair: hits[0] if hits else None for pair, hits in zip(pairs, tops, strict=True)}
-        # A term no record of the corpus holds scores nothing there: any weight will do.
-        ratios = dict.fromkeys(pairs, 1.0)
-        found = [(pair, hit) for pair, hit in best.items() if hit is not None]
-        if self._tenant_idf and found:
-            again = collection._search_batch(
-                [
-                    _term_alone(term, Where(must=(HasPoint((hit.point_id,)),)), collection_idf=True)
-                    for (_, term), hit in found
-                ]
+        """Each term alone, its corpus's top record (at weight 1); with tenant IDF, the
+        same search again with the collection's statistics, in the same call: the ratio
+        of the two IDFs. A term alone ranks the corpus's records by their weight of it
+        whatever the IDF (a positive factor), so both searches score the same best
+        record, and the ratio of their scores is that of the IDFs."""
+        if not self._tenant_idf:
+            tops = self._planned(
+                collection, [_term_alone(t, corpus, collection_idf=True) for corpus, t in pairs]
             )
-            for (pair, hit), hits in zip(found, again, strict=True):
-                if hits and hits[0].score > 0:
-                    ratios[pair] = hit.score / hits[0].score
-        return {
-            pair: TermReading(hit.score if hit is not None else 0.0, ratios[pair])
-            for pair, hit in best.items()
-        }
+            return {
+                pair: TermReading(hits[0].score if hits else 0.0, 1.0)
+                for pair, hits in zip(pairs, tops, strict=True)
+            }
+        found = collection._search_batch(
+            [
+                _term_alone(term, corpus, collection_idf=collection_idf)
+                for corpus, term in pairs
+                for collection_idf in (False, True)
+            ]
+        )
+        readings = {}
+        for index, pair in enumerate(pairs):
+            corpus_top, collection_top = found[2 * index], found[2 * index + 1]
+            # A term no record of the corpus holds scores nothing there: any weight will do.
+            ratio = 1.0
+            if corpus_top and collection_top and collection_top[0].score > 0:
+                ratio = corpus_top[0].score / collection_top[0].score
+            readings[pair] = TermReading(corpus_top[0].score if corpus_top else 0.0, ratio)
+        return readings
 
     # -- the shortcut for filters that leave a large share --
 

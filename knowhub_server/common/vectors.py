@@ -239,29 +239,45 @@ class Record:
     recent_writes: tuple[int, ...] = ()
 
 
-@dataclass(frozen=True)
 class Hit:
     """One search result. `fields` holds the record's indexed fields, readable at once;
     `record` decodes the whole record on first use (None when the search asked for no
-    payload); `vectors` is empty unless the search asked for them."""
+    payload); `vectors` is empty unless the search asked for them.
 
-    engine_id: object  # the point id as the engine returned it (a UUID or its text)
-    score: float
-    stored: Payload | None = None  # the payload as the engine returned it
-    vectors: Vectors = field(default_factory=dict)
+    A plain class with slots: a hybrid search makes a hundred or more of them, and a
+    frozen dataclass's construction and `functools.cached_property` cost several times
+    as much."""
 
-    @functools.cached_property
+    __slots__ = ("engine_id", "score", "stored", "vectors", "_record")
+
+    def __init__(
+        self,
+        engine_id: object,  # the point id as the engine returned it (a UUID or its text)
+        score: float,
+        stored: Payload | None = None,  # the payload as the engine returned it
+        vectors: Vectors | None = None,
+    ) -> None:
+        self.engine_id = engine_id
+        self.score = score
+        self.stored = stored
+        self.vectors: Vectors = {} if vectors is None else vectors
+        self._record: Record | None = None
+
+    @property
     def point_id(self) -> str:
-        """The point id as text; converted on first use, since most searches never ask."""
+        """The point id as text; converted when asked, since most searches never ask."""
         return str(self.engine_id)
 
     @property
     def fields(self) -> Payload:
         return {k: v for k, v in (self.stored or {}).items() if not k.startswith("_")}
 
-    @functools.cached_property
+    @property
     def record(self) -> Record | None:
-        return None if self.stored is None else record_from_payload(dict(self.stored))
+        """The whole record, decoded on first use."""
+        if self._record is None and self.stored is not None:
+            self._record = record_from_payload(dict(self.stored))
+        return self._record
 
 
 @dataclass(frozen=True)
