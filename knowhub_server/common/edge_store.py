@@ -236,7 +236,9 @@ def _request(query: SearchQuery, dense_params: qe.SearchParams) -> qe.QueryReque
 
 def _hit(point: qe.ScoredPoint, query: SearchQuery) -> Hit:
     stored = (point.payload or {}) if query.with_payload else None
-    return Hit(point.id, point.score, stored, _vectors(point.vector) if query.with_vectors else None)
+    return Hit(
+        point.id, point.score, stored, _vectors(point.vector) if query.with_vectors else None
+    )
 
 
 def _condition(c: Condition) -> qe.ConditionType:

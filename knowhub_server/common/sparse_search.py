@@ -29,7 +29,6 @@ What was read of a term is forgotten as soon as this process writes a record hol
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 import threading
 import time
@@ -223,11 +222,19 @@ class SparseSearch:
                 if corpus not in corpora:
                     corpora.add(corpus)
                     self._corpora_noted += 1
-        corpus_records = functools.cache(collection.estimate)
         return self._terms.get_or_read(
             pairs,
             lambda missing: self._probe(collection, missing),
-            lambda pair, _: corpus_records(pair[0]),
+            lambda pair, _: int(self._estimates(collection, {pair[0]})[pair[0]]),
+        )
+
+    def _estimates(self, collection: VectorCollection, wheres: set[Where]) -> dict[Where, float]:
+        """About how many records each filter leaves: kept as term statistics are, so
+        a search reading a new term's statistics asks the engine no more than that."""
+        return self._counts.get_or_read(
+            wheres,
+            lambda missing: {w: float(collection.estimate(w)) for w in missing},
+            lambda _, count: int(count),
         )
 
     def _probe(self, collection: VectorCollection, pairs: list[Pair]) -> dict[Pair, TermReading]:
@@ -279,11 +286,7 @@ class SparseSearch:
         wide = {q.where for q in queries if _may_take_shortcut(q)}
         if not wide:
             return [0] * len(queries)
-        counts = self._counts.get_or_read(
-            wide | {Where()},
-            lambda wheres: {w: float(collection.estimate(w)) for w in wheres},
-            lambda _, count: int(count),
-        )
+        counts = self._estimates(collection, wide | {Where()})
         total = counts[Where()]
         segments = self._layout.get_or_read(
             {SEGMENTS}, lambda _: {SEGMENTS: collection.segments()}, lambda *_: int(total)

@@ -248,7 +248,7 @@ class Hit:
     frozen dataclass's construction and `functools.cached_property` cost several times
     as much."""
 
-    __slots__ = ("engine_id", "score", "stored", "vectors", "_record")
+    __slots__ = ("_record", "engine_id", "score", "stored", "vectors")
 
     def __init__(
         self,

@@ -191,7 +191,7 @@ class Candidate:
     A plain class with slots: a search makes dozens, and `functools.cached_property`
     takes a lock on each first use."""
 
-    __slots__ = ("fields", "relevance", "_load", "_knowledge", "quality_score")
+    __slots__ = ("_knowledge", "_load", "fields", "quality_score", "relevance")
 
     def __init__(
         self,
@@ -204,7 +204,9 @@ class Candidate:
         self._load = load
         self._knowledge: Knowledge | None = None
         # From the indexed fields, without decoding the record.
-        self.quality_score: float = quality_score(fields["score"], fields["helpful"], fields["harmful"])
+        self.quality_score: float = quality_score(
+            fields["score"], fields["helpful"], fields["harmful"]
+        )
 
     @property
     def knowledge(self) -> Knowledge:
