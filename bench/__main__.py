@@ -14,6 +14,7 @@ from bench import (
     fair_sharing,
     feedback_curve,
     gateway_latency,
+    ingest,
     knowledge_latency,
     locomo_recall,
     mcp_latency,
@@ -37,6 +38,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     knowledge_latency.main(["--sizes", "1000,10000"] if args.quick else [])
+    ingest.main(["--records", "1000"] if args.quick else [])
     locomo_recall.main([])
     routing.main(["--searches", "100"] if args.quick else [])
     feedback_curve.main(["--rounds", "4"] if args.quick else [])
