@@ -6,7 +6,8 @@ with the same answers:
 - Term statistics (IDF) over a search's corpus (KNOWHUB_VECTOR_TENANT_IDF): the engine
   walks each query term's postings through the corpus filter. `SparseSearch` reads each
   (corpus, term) pair's ratio of IDFs, over the corpus and over the whole collection,
-  once, by two probes (the term alone, the corpus's top record scored each way); a search
+  once, by two probes in one call (the term alone over the corpus, with the corpus's and
+  with the collection's statistics: both score the corpus's top record); a search
   then runs with the collection's statistics, which cost nothing, each term's weight times
   its ratio: the same scores to float precision. The first probe also gives the best
   score one record gets on the term alone, which bounds BM25 in hybrid fusion.
