@@ -20,6 +20,7 @@ from bench import (
     mcp_latency,
     mixed_load,
     redis_cluster,
+    remember_budget,
     resource_latency,
     routing,
     scale,
@@ -45,6 +46,7 @@ def main() -> None:
     resource_latency.main(["--count", "300"] if args.quick else [])
     cognition_latency.main(["--appends", "500", "--traces", "100"] if args.quick else [])
     dream_memory.main(["--events", "10000", "--jobs", "500"] if args.quick else [])
+    remember_budget.main(["--calls", "300", "--clients", "1"] if args.quick else [])
     changing_facts.main(["--people", "6"] if args.quick else [])
     dream_runs.main(["--traces", "100", "--calls", "300"] if args.quick else [])
     mcp_latency.main(["--count", "100"] if args.quick else [])
