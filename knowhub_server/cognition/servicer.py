@@ -33,11 +33,11 @@ from knowhub_server.cognition.knowledge_client import KnowledgeClient
 from knowhub_server.cognition.logfile import read_document
 from knowhub_server.cognition.operations import LogOperations, TraceAccess, TriggerOperations
 from knowhub_server.cognition.store import CognitionStore
-from knowhub_server.common.auth import Authenticator, Principal
-from knowhub_server.common.rpc import Live, server_streaming, unary
-from knowhub_server.common.runtime import Runtime
-from knowhub_server.common.server import ServiceHost, as_grpc_server
-from knowhub_server.common.times import from_timestamp
+from knowhub_server.common.base.times import from_timestamp
+from knowhub_server.common.runtime.rpc import Live, server_streaming, unary
+from knowhub_server.common.runtime.runtime import Runtime
+from knowhub_server.common.runtime.server import ServiceHost, as_grpc_server
+from knowhub_server.common.security.auth import Authenticator, Principal
 
 SERVICE_NAME = cognition_pb2.DESCRIPTOR.services_by_name["CognitionService"].full_name
 

@@ -8,12 +8,12 @@ import logging
 
 from knowhub.v1 import dream_pb2, dream_pb2_grpc
 
-from knowhub_server.common.auth import Authenticator, Principal
-from knowhub_server.common.redaction import keep_out_of_logs
-from knowhub_server.common.rpc import unary
-from knowhub_server.common.runtime import Runtime
-from knowhub_server.common.server import ServiceHost, as_grpc_server
-from knowhub_server.common.vectors import HybridFusion
+from knowhub_server.common.runtime.rpc import unary
+from knowhub_server.common.runtime.runtime import Runtime
+from knowhub_server.common.runtime.server import ServiceHost, as_grpc_server
+from knowhub_server.common.security.auth import Authenticator, Principal
+from knowhub_server.common.security.redaction import keep_out_of_logs
+from knowhub_server.common.storage.vectors import HybridFusion
 from knowhub_server.dream.memory.config import MemorySettings
 from knowhub_server.dream.memory.historian import Historian, JobProcessor
 from knowhub_server.dream.memory.operations import MemoryOperations

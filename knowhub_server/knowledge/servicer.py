@@ -7,13 +7,13 @@ import threading
 
 from knowhub.v1 import knowledge_pb2, knowledge_pb2_grpc
 
-from knowhub_server.common.auth import Authenticator, Principal
-from knowhub_server.common.convert import item_error
-from knowhub_server.common.errors import InvalidArgument, ServiceError
-from knowhub_server.common.rpc import unary
-from knowhub_server.common.runtime import Runtime
-from knowhub_server.common.server import ServiceHost, as_grpc_server
-from knowhub_server.common.times import to_timestamp
+from knowhub_server.common.base.convert import item_error
+from knowhub_server.common.base.errors import InvalidArgument, ServiceError
+from knowhub_server.common.base.times import to_timestamp
+from knowhub_server.common.runtime.rpc import unary
+from knowhub_server.common.runtime.runtime import Runtime
+from knowhub_server.common.runtime.server import ServiceHost, as_grpc_server
+from knowhub_server.common.security.auth import Authenticator, Principal
 from knowhub_server.knowledge.cognition_client import CognitionClient
 from knowhub_server.knowledge.config import KnowledgeSettings
 from knowhub_server.knowledge.convert import (

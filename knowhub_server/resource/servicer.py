@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from knowhub.v1 import resource_pb2, resource_pb2_grpc
 
-from knowhub_server.common.auth import Authenticator, Principal
-from knowhub_server.common.backup import KEY_FILE
-from knowhub_server.common.convert import item_error
-from knowhub_server.common.errors import ServiceError
-from knowhub_server.common.rpc import unary
-from knowhub_server.common.runtime import Runtime
-from knowhub_server.common.server import ServiceHost, as_grpc_server
+from knowhub_server.common.base.convert import item_error
+from knowhub_server.common.base.errors import ServiceError
+from knowhub_server.common.runtime.rpc import unary
+from knowhub_server.common.runtime.runtime import Runtime
+from knowhub_server.common.runtime.server import ServiceHost, as_grpc_server
+from knowhub_server.common.security.auth import Authenticator, Principal
+from knowhub_server.common.storage.backup import KEY_FILE
 from knowhub_server.resource.audit import AuditLog
 from knowhub_server.resource.config import ResourceSettings
 from knowhub_server.resource.convert import (

@@ -27,8 +27,8 @@ import yaml
 from dotenv import dotenv_values
 
 from knowhub_server.cli import _parser
-from knowhub_server.common.auth import TokenRegistry
-from knowhub_server.common.server import SERVICE_MODULES
+from knowhub_server.common.runtime.server import SERVICE_MODULES
+from knowhub_server.common.security.auth import TokenRegistry
 from tests.test_docs import settings_classes
 from tests.test_server import REPO
 

@@ -26,12 +26,12 @@ from knowhub import KnowHub, errors
 from knowhub.local import read_local_token
 from knowhub.v1 import cognition_pb2, cognition_pb2_grpc
 
-from knowhub_server.common.auth import Principal
-from knowhub_server.common.config import CommonSettings
-from knowhub_server.common.delegation import DelegationKeys, ensure_key_file
-from knowhub_server.common.errors import Unauthenticated
-from knowhub_server.common.runtime import Runtime
-from knowhub_server.common.server import SERVICE_MODULES, SERVICE_NAMES, KnowHubServer
+from knowhub_server.common.base.config import CommonSettings
+from knowhub_server.common.base.errors import Unauthenticated
+from knowhub_server.common.runtime.runtime import Runtime
+from knowhub_server.common.runtime.server import SERVICE_MODULES, SERVICE_NAMES, KnowHubServer
+from knowhub_server.common.security.auth import Principal
+from knowhub_server.common.security.delegation import DelegationKeys, ensure_key_file
 from tests.mcp.conftest import data, mcp_http
 from tests.mcp.test_http import connect
 from tests.support.harness import Harness

@@ -7,8 +7,8 @@ import importlib
 import pytest
 
 from knowhub_server.cli import main
-from knowhub_server.common.health_probe import health_name, probe_address
-from knowhub_server.common.server import SERVICE_MODULES
+from knowhub_server.common.runtime.health_probe import health_name, probe_address
+from knowhub_server.common.runtime.server import SERVICE_MODULES
 from tests.conftest import StartHub
 from tests.support.harness import Harness
 

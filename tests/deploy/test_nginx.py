@@ -27,8 +27,8 @@ import yaml
 from knowhub import KnowHub, errors
 from knowhub.v1 import cognition_pb2, cognition_pb2_grpc, knowledge_pb2, knowledge_pb2_grpc
 
-from knowhub_server.common.health_probe import check
-from knowhub_server.common.rpc import LOCAL_MODE_TRAILER
+from knowhub_server.common.runtime.health_probe import check
+from knowhub_server.common.runtime.rpc import LOCAL_MODE_TRAILER
 from tests.dream.dreaming import new_trace, write_dream_tokens
 from tests.mcp.conftest import data, mcp_http
 from tests.mcp.test_http import connect

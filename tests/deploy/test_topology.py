@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from knowhub import KnowHub, errors
 
-from knowhub_server.common.health_probe import check
-from knowhub_server.common.server import SERVICE_MODULES
+from knowhub_server.common.runtime.health_probe import check
+from knowhub_server.common.runtime.server import SERVICE_MODULES
 from tests.dream.dreaming import message, wait_run, write_dream_tokens
 from tests.test_server import REPO, clean_env
 

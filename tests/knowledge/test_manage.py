@@ -13,7 +13,7 @@ import pytest
 from knowhub import KnowHub, Knowledge, errors
 from knowhub.v1 import knowledge_pb2 as pb
 
-from knowhub_server.common.edge_store import EdgeStore
+from knowhub_server.common.storage.edge_store import EdgeStore
 from knowhub_server.knowledge.store import DELETED_SCHEMA
 from tests.conftest import StartHub
 from tests.support.harness import Harness

@@ -13,7 +13,7 @@ import pytest
 from knowhub import KnowHub, Trigger, errors
 from knowhub.v1 import cognition_pb2, cognition_pb2_grpc, knowledge_pb2, knowledge_pb2_grpc
 
-from knowhub_server.common.redis_store import EmbeddedRedis
+from knowhub_server.common.storage.redis_store import EmbeddedRedis
 from tests.conftest import StartHub
 from tests.observability.support import Samples, names, scrape, value
 from tests.support.harness import Harness

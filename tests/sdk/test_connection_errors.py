@@ -8,7 +8,7 @@ import socket
 import pytest
 from knowhub import KnowHub, errors
 
-from knowhub_server.common.health_probe import check
+from knowhub_server.common.runtime.health_probe import check
 
 
 def _free_port() -> int:

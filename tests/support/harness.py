@@ -10,9 +10,9 @@ from typing import Any
 from knowhub import KnowHub
 from knowhub.local import read_local_token
 
-from knowhub_server.common.config import CommonSettings
-from knowhub_server.common.runtime import Runtime
-from knowhub_server.common.server import SERVICE_MODULES, KnowHubServer
+from knowhub_server.common.base.config import CommonSettings
+from knowhub_server.common.runtime.runtime import Runtime
+from knowhub_server.common.runtime.server import SERVICE_MODULES, KnowHubServer
 
 # Principals of the tests' tokens file: two organisations, roles, projects and teams.
 # alice and bob may publish into `public`; carol may not.

@@ -19,8 +19,8 @@ from collections.abc import Callable
 
 import redis
 
-from knowhub_server.common.errors import InvalidArgument, NotFound
-from knowhub_server.common.redis_store import keyspace, stream_entries
+from knowhub_server.common.base.errors import InvalidArgument, NotFound
+from knowhub_server.common.storage.redis_store import keyspace, stream_entries
 from knowhub_server.dream.memory.domain import (
     JOB_FAILED,
     JOB_PENDING,
