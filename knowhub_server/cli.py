@@ -14,17 +14,17 @@ from typing import TYPE_CHECKING, Any
 
 from knowhub_server.cognition.cli import add_commands as add_cognition_commands
 from knowhub_server.common.base.paths import absolute
+from knowhub_server.common.base.versions import installed_version
 from knowhub_server.common.runtime.cli_support import (
     StageBars,
     add_client_options,
     add_target_option,
     connected,
-    installed_version,
     invalid_settings,
     target,
     waiting,
 )
-from knowhub_server.common.services import SERVICE_MODULES
+from knowhub_server.composition import GATEWAY, SERVICE_NAMES
 from knowhub_server.dream.cli import add_commands as add_memory_commands
 from knowhub_server.knowledge.cli import add_commands as add_knowledge_commands
 from knowhub_server.mcp.cli import add_command as add_mcp_command
@@ -34,7 +34,6 @@ if TYPE_CHECKING:
 
     from knowhub_server.common.base.config import CommonSettings
 
-GATEWAY = "gateway"
 # By measurement (bench/mixed_load.py, docs/operations/processes.md).
 DEFAULT_PROCESSES = 1
 
@@ -165,7 +164,7 @@ def _parser() -> argparse.ArgumentParser:
     serve = commands.add_parser("serve", help="run one service on its own")
     serve.add_argument(
         "service",
-        choices=[*sorted(SERVICE_MODULES), GATEWAY],
+        choices=[*sorted(SERVICE_NAMES), GATEWAY],
         help="gateway: the REST gateway alone (--host/--port are its own)",
     )
     _server_options(serve)
@@ -280,8 +279,7 @@ def _parser() -> argparse.ArgumentParser:
     health.add_argument(
         "--service",
         default="",
-        help="knowledge, resource, cognition, dream "
-        "or a full gRPC service name (default: the whole server)",
+        help=f"{', '.join(SERVICE_NAMES)} or a full gRPC service name (default: the whole server)",
     )
     health.add_argument("--timeout", type=float, default=5.0, help="seconds (default 5)")
     health.set_defaults(run=_health)
@@ -339,10 +337,10 @@ def _settings(args: argparse.Namespace) -> CommonSettings:
 
 
 def _up(settings: CommonSettings, args: argparse.Namespace) -> int:
-    from knowhub_server.common.runtime.processes import split
     from knowhub_server.common.runtime.runtime import Runtime
     from knowhub_server.common.runtime.server import KnowHubServer, serve_forever
     from knowhub_server.common.storage.data_lock import hold_data_dir
+    from knowhub_server.composition import services, split
     from knowhub_server.gateway.app import HubGateway
 
     if args.processes < 1:
@@ -353,7 +351,7 @@ def _up(settings: CommonSettings, args: argparse.Namespace) -> int:
         if away:  # the children it starts share the data directory it holds
             return _up_in_processes(settings, args, away)
         gateway = [HubGateway(settings, args.gateway_port)] if HubGateway.enabled() else []
-        serve_forever(KnowHubServer(Runtime.open(settings), list(SERVICE_MODULES)), gateway)
+        serve_forever(KnowHubServer(Runtime.open(settings), services()), gateway)
     return 0
 
 
@@ -382,6 +380,7 @@ def _up_in_processes(settings: CommonSettings, args: argparse.Namespace, away: l
     from knowhub_server.common.runtime.runtime import Runtime, make_private_data_dir
     from knowhub_server.common.runtime.server import KnowHubServer, serve_forever
     from knowhub_server.common.security.delegation import ensure_key_file
+    from knowhub_server.composition import services
     from knowhub_server.gateway.app import hub_gateway_port, sign_in_line
     from knowhub_server.gateway.config import GatewaySettings
 
@@ -393,14 +392,14 @@ def _up_in_processes(settings: CommonSettings, args: argparse.Namespace, away: l
     settings.redis_url = runtime.redis_url()
     services_away = [s for s in away if s != GATEWAY]
     server = KnowHubServer(
-        runtime, [s for s in SERVICE_MODULES if s not in services_away], forwarded=services_away
+        runtime,
+        services(s for s in SERVICE_NAMES if s not in services_away),
+        forwarded=services(services_away),
     )
 
     def env() -> dict[str, str]:  # every service at the main process's loopback port
         main = f"127.0.0.1:{server.peer_port}"
-        return child_env(
-            settings, **{f"KNOWHUB_{s.upper()}_ADDRESS": main for s in SERVICE_MODULES}
-        )
+        return child_env(settings, **{f"KNOWHUB_{s.upper()}_ADDRESS": main for s in SERVICE_NAMES})
 
     children = [
         ChildProcess(
@@ -439,10 +438,11 @@ def _serve(settings: CommonSettings, args: argparse.Namespace) -> int:
     from knowhub_server.common.runtime.runtime import Runtime
     from knowhub_server.common.runtime.server import KnowHubServer, serve_forever
     from knowhub_server.common.storage.data_lock import hold_data_dir
+    from knowhub_server.composition import services
 
     check_free(settings.host, settings.port, "the gRPC port", "--port, KNOWHUB_PORT")
     with hold_data_dir(settings.data_dir, f"knowhub serve {args.service}"):
-        serve_forever(KnowHubServer(Runtime.open(settings), [args.service]))
+        serve_forever(KnowHubServer(Runtime.open(settings), services([args.service])))
     return 0
 
 
@@ -523,7 +523,7 @@ def _migrate_names(settings: CommonSettings, args: argparse.Namespace) -> int:
     from knowhub_server.dream.runs.store import DreamStore
     from knowhub_server.knowledge.store import qualify_legacy_names
     from knowhub_server.resource.config import ResourceSettings
-    from knowhub_server.resource.servicer import keyring
+    from knowhub_server.resource.registration import keyring
     from knowhub_server.resource.store import ResourceStore, qualify_legacy_ids
 
     if settings.tokens_file is None:

@@ -37,7 +37,7 @@ from knowhub_server.settings_catalog import settings_classes
 
 ROOT = Path(__file__).resolve().parent.parent
 PROTOS = ROOT / "protos"
-COMMON = "knowhub_server.common"
+COMMON = "knowhub_server.common.base"
 
 
 # ---- Settings ------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from knowhub_server.cli import _parser, main
-from knowhub_server.common.runtime.cli_support import installed_version
+from knowhub_server.common.base.versions import installed_version
 from knowhub_server.common.storage.data_lock import hold_data_dir
 from tests.support.harness import Harness
 

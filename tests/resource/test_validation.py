@@ -1,9 +1,10 @@
 """Every validation rule of the resource RPCs: INVALID_ARGUMENT naming the field, and
 nothing changed (no resource, no version, no audit record).
 
-Rules live in knowhub_server/resource/domain.py and knowhub_server/common/base/validation.py. Inputs the
-SDK can express go through it; the rest (bad Timestamps, unknown enum numbers, metadata
-the SDK cannot build) go through the generated stub.
+Rules live in knowhub_server/resource/domain.py and
+knowhub_server/common/base/validation.py. Inputs the SDK can express go through it; the
+rest (bad Timestamps, unknown enum numbers, metadata the SDK cannot build) go through
+the generated stub.
 """
 
 from __future__ import annotations

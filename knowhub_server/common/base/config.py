@@ -17,6 +17,7 @@ from pydantic_settings import (
 
 from knowhub_server.common.base.listing import CommaList
 from knowhub_server.common.base.paths import absolute
+from knowhub_server.common.base.tls_files import check_tls_files
 
 Language = Literal["en", "zh"]
 
@@ -390,7 +391,5 @@ class CommonSettings(HubSettings):
 
     @model_validator(mode="after")
     def _usable_tls_files(self) -> CommonSettings:
-        from knowhub_server.common.security.tls import check_tls_files
-
         check_tls_files(self.tls_cert_file, self.tls_key_file, self.tls_ca_file)
         return self

@@ -14,8 +14,8 @@ from knowhub_server.common.base import json_input
 from knowhub_server.common.base.config import CommonSettings
 from knowhub_server.common.base.errors import InvalidArgument
 from knowhub_server.common.base.metrics import Metrics
+from knowhub_server.common.llm.lane import ModelLane
 from knowhub_server.common.llm.retry import within
-from knowhub_server.common.security.fairness import ModelLane
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +75,7 @@ def _json_object(arguments: str, name: str) -> dict[str, Any] | None:
 
 class LLM:
     """A chat model that answers in JSON, or with function calls. Calls made while an RPC
-    is handled wait for a slot of the model lane (common/security/fairness.py)."""
+    is handled wait for a slot of the model lane (common/llm/lane.py)."""
 
     def __init__(
         self,

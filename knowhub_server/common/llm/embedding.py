@@ -26,8 +26,8 @@ from cachetools import LRUCache
 from knowhub_server.common.base.config import CommonSettings
 from knowhub_server.common.base.errors import Unavailable
 from knowhub_server.common.base.metrics import Metrics
+from knowhub_server.common.llm.lane import ModelLane
 from knowhub_server.common.llm.retry import within
-from knowhub_server.common.security.fairness import ModelLane
 
 log = logging.getLogger(__name__)
 

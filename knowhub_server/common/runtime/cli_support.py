@@ -77,17 +77,6 @@ def invalid_settings(error: Any, prefix: str = "KNOWHUB_") -> str:
     return "invalid setting: " + "; ".join(problems)
 
 
-def installed_version(distribution: str = "knowhub") -> str:
-    """The installed version of a distribution; "unknown" when running from a source tree
-    that was never installed."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version(distribution)
-    except PackageNotFoundError:
-        return "unknown"
-
-
 def progress_bar(description: str, total: int | None = None, unit: str = "record") -> Any:
     """A tqdm progress bar on stderr, silent when stderr is not a terminal."""
     from tqdm import tqdm

@@ -8,7 +8,6 @@ from knowhub.channels import open_channel
 from knowhub.errors import connection_problem
 
 from knowhub_server.common.runtime.server import EMBEDDING_BACKLOG, EMBEDDING_STATE
-from knowhub_server.common.services import SERVICE_MODULES
 
 WILDCARD_HOSTS = frozenset({"0.0.0.0", "::", "[::]", ""})
 
@@ -19,9 +18,10 @@ def probe_address(host: str, port: int) -> str:
 
 
 def health_name(service: str) -> str:
-    """The name a service is checked under: `knowledge` is knowhub.v1.KnowledgeService;
-    a full name stays as it is; "" is the whole server."""
-    if service in SERVICE_MODULES:
+    """The name a service is checked under: a short name is the protos' service of that
+    name (`knowledge` is knowhub.v1.KnowledgeService); a full name stays as it is; "" is
+    the whole server."""
+    if service and "." not in service:
         return f"knowhub.v1.{service.capitalize()}Service"
     return service
 

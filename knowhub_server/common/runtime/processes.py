@@ -1,11 +1,8 @@
-"""`knowhub up` over several processes: which service runs where, and the child processes.
+"""`knowhub up` over several processes: the child processes.
 
-The services that keep records in Qdrant (knowledge, resource, dream) stay in the main
-process: the embedded engine admits one process per collection, and a backup is written
-by the process that holds the collections and the master key file, so all of them must
-be in the one it reaches. The main process serves the one public port and passes calls
-for the others on (see forward.py); the gateway and the Redis-backed cognition service
-run as children (`knowhub serve ...`).
+Which services leave the main process is the command line's choice
+(knowhub_server.composition). The main process serves the one public port and passes
+calls for the others on (see forward.py); those run as children (`knowhub serve ...`).
 
 Every child shares the main process's data directory (its local token), Redis and
 delegation key, listens on loopback only, and dies with the main process: it asks the
@@ -30,9 +27,6 @@ from knowhub_server.common.base.config import CommonSettings
 
 log = logging.getLogger(__name__)
 
-# The order services leave the main process in, as more processes are asked for.
-GATEWAY = "gateway"
-SPLIT_ORDER = (GATEWAY, "cognition")
 START_SECONDS = 60.0
 STOP_SECONDS = 20.0
 _LISTENING = re.compile(r"listening on (\S+?)(?: |$)")
@@ -47,19 +41,6 @@ _NOT_INHERITED = (
     "KNOWHUB_HOST",
     "KNOWHUB_PORT",
 )
-
-
-def split(processes: int, *, gateway: bool) -> list[str]:
-    """What leaves the main process when `processes` processes are asked for: the gateway
-    first (when there is one), then cognition."""
-    order = SPLIT_ORDER if gateway else SPLIT_ORDER[1:]
-    if processes > len(order) + 1:
-        raise ValueError(
-            f"--processes {processes}: at most {len(order) + 1} (the main "
-            f"process with the services that keep records in Qdrant, then "
-            f"{', '.join(order)})"
-        )
-    return list(order[: processes - 1])
 
 
 def die_with_parent(parent_pid: int) -> None:

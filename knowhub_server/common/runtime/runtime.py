@@ -16,10 +16,10 @@ from knowhub_server.common.base.config import CommonSettings
 from knowhub_server.common.base.metrics import Metrics
 from knowhub_server.common.llm.chat import LLM
 from knowhub_server.common.llm.embedding import DenseEmbedder
+from knowhub_server.common.llm.lane import ModelLane
 from knowhub_server.common.runtime.peers import Peers
 from knowhub_server.common.security.auth import Authenticator, load_authenticator
 from knowhub_server.common.security.delegation import DelegationKeys
-from knowhub_server.common.security.fairness import ModelLane
 from knowhub_server.common.security.redaction import keep_out_of_logs
 from knowhub_server.common.storage.edge_store import EdgeStore
 from knowhub_server.common.storage.redis_store import (
@@ -69,9 +69,8 @@ def open_vector_store(settings: CommonSettings) -> VectorStore:
         tenant_idf=settings.vector_tenant_idf,
     )
     if settings.qdrant_url:
-        from knowhub_server.common.storage.qdrant_store import (
-            RemoteStore,  # qdrant-client loads slowly
-        )
+        # qdrant-client loads slowly
+        from knowhub_server.common.storage.qdrant_store import RemoteStore
 
         return RemoteStore.connect(settings.qdrant_url, settings.qdrant_api_key, tuning)
     return EdgeStore(settings.data_dir / "qdrant", tuning)

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import gc
-import importlib
 import logging
 import signal
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent import futures
+from dataclasses import dataclass
 from types import FrameType
 from typing import Any, Protocol, cast
 
@@ -16,7 +16,6 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 from knowhub import channels
-from knowhub.v1 import cognition_pb2, dream_pb2, knowledge_pb2, resource_pb2
 
 from knowhub_server.common.base.grpc_typing import replaced
 from knowhub_server.common.base.metrics import Metrics
@@ -28,20 +27,9 @@ from knowhub_server.common.runtime.runtime import Runtime
 from knowhub_server.common.runtime.vector_backlog import VectorBacklog
 from knowhub_server.common.security.fairness import CallerLimit, FairShareInterceptor
 from knowhub_server.common.security.tls import server_credentials
-from knowhub_server.common.services import SERVICE_MODULES
 
 log = logging.getLogger(__name__)
 
-# Service name -> its full gRPC name, for services passed on to another process.
-SERVICE_NAMES = {
-    service: module.DESCRIPTOR.services_by_name[f"{service.title()}Service"].full_name
-    for service, module in (
-        ("knowledge", knowledge_pb2),
-        ("resource", resource_pb2),
-        ("cognition", cognition_pb2),
-        ("dream", dream_pb2),
-    )
-}
 GRACE_SECONDS = 10.0
 # Trailing metadata of a health check (see _EmbeddingHealth).
 EMBEDDING_BACKLOG = "knowhub-embedding-backlog"
@@ -59,6 +47,17 @@ class ServiceHost(Protocol):
     def add_generic_rpc_handlers(self, handlers: Any) -> None: ...
 
     def add_registered_method_handlers(self, service: str, handlers: Any) -> None: ...
+
+
+@dataclass(frozen=True)
+class HostedService:
+    """A service a server can host, as the command line names it (knowhub_server.composition):
+    its short name (`knowhub serve NAME`, the key Peers reaches it by), its full gRPC name,
+    and the function that adds it to a server and returns that name."""
+
+    name: str
+    full_name: str
+    register: Callable[[ServiceHost, Runtime], str]
 
 
 def as_grpc_server(host: ServiceHost) -> grpc.Server:
@@ -153,16 +152,16 @@ class KnowHubServer:
     """
 
     def __init__(
-        self, runtime: Runtime, services: list[str], forwarded: Sequence[str] = ()
+        self,
+        runtime: Runtime,
+        services: Sequence[HostedService],
+        forwarded: Sequence[HostedService] = (),
     ) -> None:
-        unknown = [s for s in [*services, *forwarded] if s not in SERVICE_MODULES]
-        if unknown:
-            raise ValueError(
-                f"unknown service {unknown[0]!r}; choose from {', '.join(SERVICE_MODULES)}"
-            )
         self.runtime = runtime
-        self.services = services
-        self.forwarded = list(forwarded)
+        self._hosted = list(services)
+        self._passed_on = list(forwarded)
+        self.services = [s.name for s in self._hosted]
+        self.forwarded = [s.name for s in self._passed_on]
         self.port = 0
         self.peer_port = 0
         self.metrics_port: int | None = None
@@ -178,14 +177,14 @@ class KnowHubServer:
     def start(self) -> int:
         """Registers, binds and starts; returns the bound port."""
         both = _Fanout(self._server, self._peer_server)
-        for service in self.services:
-            module = importlib.import_module(SERVICE_MODULES[service])
-            self._names.append(module.register(both, self.runtime))
-        if self.forwarded:
-            forwarder = Forwarder({s: SERVICE_NAMES[s] for s in self.forwarded}, self.runtime.peers)
+        for service in self._hosted:
+            self._names.append(service.register(both, self.runtime))
+        if self._passed_on:
+            full_names = {s.name: s.full_name for s in self._passed_on}
+            forwarder = Forwarder(full_names, self.runtime.peers)
             for server in (self._server, self._peer_server):  # bytes: nothing to decode
                 server.add_generic_rpc_handlers((forwarder,))
-            self._names += [SERVICE_NAMES[s] for s in self.forwarded]
+            self._names += [s.full_name for s in self._passed_on]
         if self.services:  # a server hosting none has nothing to back up
             self._names.append(admin.register(_Fanout(self._server), self.runtime))
         health_pb2_grpc.add_HealthServicer_to_server(self._health, self._server)

@@ -7,33 +7,27 @@ doing that:
 - **Calls per caller** (`CallerLimit`, applied by the public server's interceptor): a
   token has at most KNOWHUB_CALLS_PER_CALLER_MAX calls in progress; one more is answered
   RESOURCE_EXHAUSTED at once, holding no thread.
-- **The model lane** (`ModelLane`): calls that wait on the LLM or the embedding endpoint
-  take one of KNOWHUB_MODEL_CALLS_MAX slots, or wait for one among at most
-  KNOWHUB_MODEL_CALLS_QUEUE others; beyond, RESOURCE_EXHAUSTED. However slow the model and
-  however many callers ask it, at most slots + queue threads wait on it: the rest of the
-  pool serves everything else, and reads never queue behind a model.
+- **The model lane** (`ModelLane`, in llm/lane.py beside the model clients that take it):
+  calls that wait on the LLM or the embedding endpoint take one of a few slots, so the
+  rest of the pool serves everything else.
 
 Both refusals are `Busy`: the message and the trailing metadata `grpc-retry-pushback-ms`
-say when to try again. Background work (the historian, dream runs, the evaluator) has worker pools
-of its own and takes no lane slot: only model calls made while an RPC is handled do.
+say when to try again.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import grpc
 
-from knowhub_server.common.base.calls import current_call
 from knowhub_server.common.base.errors import Busy
 from knowhub_server.common.base.grpc_typing import MethodHandler, replaced
 
-# What a refused caller is told to wait: a few ordinary calls, or about one model call.
+# What a refused caller is told to wait: a few ordinary calls.
 CALLER_RETRY_MS = 1_000
-MODEL_RETRY_MS = 2_000
 
 
 class CallerLimit:
@@ -67,48 +61,6 @@ class CallerLimit:
                 self._in_progress[caller] = left
             else:
                 del self._in_progress[caller]
-
-
-class ModelLane:
-    """Slots for the calls to the LLM and the embedding endpoint made while an RPC is
-    handled (0 slots: no limit)."""
-
-    def __init__(self, slots: int, queue: int) -> None:
-        self._slots = slots
-        self._queue = queue
-        self._free = threading.Semaphore(slots)
-        self._waiting = 0
-        self._lock = threading.Lock()
-
-    @contextmanager
-    def slot(self) -> Iterator[None]:
-        """Holds a slot for the block, after waiting for one if the queue has room;
-        raises Busy when it has none."""
-        if not self._slots or current_call.get() is None:
-            yield
-            return
-        if not self._free.acquire(blocking=False):
-            self._wait_for_slot()
-        try:
-            yield
-        finally:
-            self._free.release()
-
-    def _wait_for_slot(self) -> None:
-        with self._lock:
-            if self._waiting >= self._queue:
-                raise Busy(
-                    f"the model is busy: {self._slots} calls wait on it and "
-                    f"{self._waiting} more for their turn (KNOWHUB_MODEL_CALLS_MAX, "
-                    "KNOWHUB_MODEL_CALLS_QUEUE)",
-                    MODEL_RETRY_MS,
-                )
-            self._waiting += 1
-        try:
-            self._free.acquire()
-        finally:
-            with self._lock:
-                self._waiting -= 1
 
 
 Behavior = Callable[[Any, grpc.ServicerContext], Any]

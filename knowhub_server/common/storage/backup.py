@@ -41,7 +41,7 @@ from typing import IO, Any
 import qdrant_edge as qe
 import redis
 
-from knowhub_server.common.runtime.cli_support import installed_version
+from knowhub_server.common.base.versions import installed_version
 from knowhub_server.common.storage.edge_store import EdgeStore
 from knowhub_server.common.storage.redis_store import EmbeddedRedis, connect, hub_key_patterns
 from knowhub_server.common.storage.vectors import (

@@ -1,8 +1,9 @@
 """One small interface over a Qdrant collection, with two adapters behind it.
 
-`EdgeCollection` (knowhub_server.common.storage.edge_store) runs the Qdrant engine in-process through
-qdrant-edge-py; `RemoteCollection` (knowhub_server.common.storage.qdrant_store) talks to a Qdrant server
-through qdrant-client. Services see only this module's types, so one contract suite
+`EdgeCollection` (knowhub_server.common.storage.edge_store) runs the Qdrant engine
+in-process through qdrant-edge-py; `RemoteCollection`
+(knowhub_server.common.storage.qdrant_store) talks to a Qdrant server through
+qdrant-client. Services see only this module's types, so one contract suite
 covers both.
 
 Records are addressed by the service's own string key (a knowledge id, a resource path);
