@@ -24,6 +24,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from bench.common import BENCH_TOKEN, TextGenerator, percentiles, server_process
+from tests.support.ports import free_port
 
 KNOWHUB = str(Path(sys.executable).parent / "knowhub")
 CALLS: dict[str, dict[str, Any]] = {
@@ -75,12 +76,6 @@ def _through_sdk(kh: KnowHub, count: int, queries: list[str]) -> dict[str, list[
     return {name: anyio.run(_timed, lambda n, name=name: call(name, n), count) for name in CALLS}
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def _http_server(target: str, port: int) -> subprocess.Popen[bytes]:
     process = subprocess.Popen(
         [KNOWHUB, "mcp", "--transport", "http", "--port", str(port), "--target", target],
@@ -123,7 +118,7 @@ def run(records: int, count: int) -> None:
                 return await _through_mcp(client, count, queries)
 
         rows["MCP stdio"] = anyio.run(over_stdio)
-        http_port = _free_port()
+        http_port = free_port()
         server = _http_server(target, http_port)
         try:
 

@@ -12,7 +12,6 @@ import importlib.util
 import os
 import re
 import shutil
-import socket
 import stat
 import subprocess
 import threading
@@ -29,6 +28,7 @@ from dotenv import dotenv_values
 from knowhub_server.cli import _parser
 from knowhub_server.common.security.auth import TokenRegistry
 from knowhub_server.composition import SERVICE_NAMES
+from tests.support.ports import free_port
 from tests.test_docs import settings_classes
 from tests.test_server import REPO
 
@@ -398,12 +398,6 @@ def test_compose_refuses_a_fresh_clone_without_secrets(tmp_path: Path) -> None:
 
 
 # ---- the Qdrant readiness probe ----------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @pytest.fixture

@@ -32,6 +32,7 @@ from knowhub_server.common.runtime.rpc import LOCAL_MODE_TRAILER
 from tests.dream.dreaming import new_trace, write_dream_tokens
 from tests.mcp.conftest import data, mcp_http
 from tests.mcp.test_http import connect
+from tests.support.ports import free_port
 from tests.test_server import REPO, clean_env
 
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
@@ -44,12 +45,6 @@ CONFIG = REPO / "deploy" / "nginx" / "nginx.conf"
 SERVICES = ("knowledge", "resource", "cognition", "dream")
 KNOWLEDGE_REPLICAS = 2
 START_SECONDS = 90.0
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def wait_listening(port: int, process: subprocess.Popen[bytes]) -> None:

@@ -6,7 +6,6 @@ through the SDK crosses every service-to-service call; SIGTERM stops each cleanl
 from __future__ import annotations
 
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -20,15 +19,10 @@ from knowhub import KnowHub, errors
 from knowhub_server.common.runtime.health_probe import check
 from knowhub_server.composition import SERVICE_NAMES
 from tests.dream.dreaming import message, wait_run, write_dream_tokens
+from tests.support.ports import free_port
 from tests.test_server import REPO, clean_env
 
 START_SECONDS = 90.0
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def health(address: str, service: str) -> subprocess.CompletedProcess[str]:

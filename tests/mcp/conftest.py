@@ -20,6 +20,7 @@ from mcp import StdioServerParameters
 from mcp.client.stdio import get_default_environment
 
 from tests.support.harness import Harness
+from tests.support.ports import free_port
 
 KNOWHUB = str(Path(sys.executable).parent / "knowhub")
 
@@ -59,12 +60,6 @@ def error_text(result: types.CallToolResult) -> str:
     return text.text
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def _wait_for_port(port: int, process: subprocess.Popen[bytes], timeout: float = 30) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -86,7 +81,7 @@ def mcp_http(hub: Harness | str, host: str, **env: str) -> Iterator[str]:
     """`knowhub mcp --transport http` bound to `host` on a free port, calling `hub` (or
     the address); its URL on loopback."""
     address = hub if isinstance(hub, str) else hub.address
-    port = _free_port()
+    port = free_port()
     process = subprocess.Popen(
         [KNOWHUB, "mcp", "--transport", "http", "--host", host, "--port", str(port)],
         env={**os.environ, **server_env(address, **env)},

@@ -9,7 +9,6 @@ import os
 import queue
 import re
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -214,12 +213,6 @@ class Writer(threading.Thread):
 
     def stop(self) -> None:
         self._halt.set()
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def redis_servers_of(directory: Path) -> list[int]:

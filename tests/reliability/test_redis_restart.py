@@ -23,11 +23,11 @@ from tests.reliability.processes import (
     RedisServer,
     ServerProcess,
     Writer,
-    free_port,
     wait_until,
     whole_log,
 )
 from tests.support.harness import write_tokens_file
+from tests.support.ports import free_port
 
 
 @pytest.fixture(scope="module")

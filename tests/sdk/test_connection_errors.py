@@ -3,22 +3,15 @@ one, instead of gRPC's connection trace."""
 
 from __future__ import annotations
 
-import socket
-
 import pytest
 from knowhub import KnowHub, errors
 
 from knowhub_server.common.runtime.health_probe import check
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+from tests.support.ports import free_port
 
 
 def test_no_hub_at_the_address_says_how_to_start_one() -> None:
-    address = f"127.0.0.1:{_free_port()}"
+    address = f"127.0.0.1:{free_port()}"
     with KnowHub(address, token="t", timeout=5) as kh, pytest.raises(errors.Unavailable) as refused:
         kh.knowledge.list()
     assert refused.value.message.startswith(

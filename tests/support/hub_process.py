@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import socket
 import subprocess
 import time
 from collections.abc import Iterator, Mapping
@@ -20,24 +19,11 @@ from pathlib import Path
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from tests.support.ports import free_port, port_is_free
+
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_PORT, DEFAULT_GATEWAY_PORT = 50051, 8080
 START_TIMEOUT = 60.0
-
-
-def port_is_free(port: int) -> bool:
-    with socket.socket() as probe:
-        try:
-            probe.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-        return True
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def clean_environment(extra: Mapping[str, str] | None = None) -> dict[str, str]:

