@@ -14,11 +14,13 @@ from bench import (
     fair_sharing,
     feedback_curve,
     gateway_latency,
+    ingest,
     knowledge_latency,
     locomo_recall,
     mcp_latency,
     mixed_load,
     redis_cluster,
+    remember_budget,
     resource_latency,
     routing,
     scale,
@@ -37,12 +39,14 @@ def main() -> None:
     )
     args = parser.parse_args()
     knowledge_latency.main(["--sizes", "1000,10000"] if args.quick else [])
+    ingest.main(["--records", "1000"] if args.quick else [])
     locomo_recall.main([])
     routing.main(["--searches", "100"] if args.quick else [])
     feedback_curve.main(["--rounds", "4"] if args.quick else [])
     resource_latency.main(["--count", "300"] if args.quick else [])
     cognition_latency.main(["--appends", "500", "--traces", "100"] if args.quick else [])
     dream_memory.main(["--events", "10000", "--jobs", "500"] if args.quick else [])
+    remember_budget.main(["--calls", "300", "--clients", "1"] if args.quick else [])
     changing_facts.main(["--people", "6"] if args.quick else [])
     dream_runs.main(["--traces", "100", "--calls", "300"] if args.quick else [])
     mcp_latency.main(["--count", "100"] if args.quick else [])

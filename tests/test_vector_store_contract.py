@@ -40,6 +40,7 @@ from knowhub_server.common.storage.vectors import (
     Hit,
     HybridFusion,
     IndexTuning,
+    Missing,
     Order,
     Range,
     Record,
@@ -568,6 +569,48 @@ FILTERS: dict[str, tuple[Where, set[str]]] = {
 def test_filters(filterable: VectorCollection, where: Where, expected: set[str]) -> None:
     assert keys_where(filterable, where) == expected
     assert filterable.count(where) == len(expected)
+
+
+def test_missing_matches_records_without_the_field(things: VectorCollection) -> None:
+    things.put([record("a", tag="x"), record("b"), record("c", tag="y", n=1)])
+    assert keys_where(things, Where(must=(Missing("tag"),))) == {"b"}
+    assert keys_where(things, Where(must=(Missing("n"),))) == {"a", "b"}
+    assert things.count(Where(must=(Missing("tag"),))) == 1
+
+
+def test_set_fields_writes_indexed_fields_of_records_still_as_read(
+    things: VectorCollection,
+) -> None:
+    things.put([record("a", "alpha", n=1), record("b", "beta"), record("c", "gamma")])
+    a, b, c = (things.get(key, with_vectors=True) for key in "abc")
+    assert a is not None and b is not None and c is not None
+    things.put([record("b", "beta again", n=5)])  # written since it was read
+    things.delete(["c"])
+
+    things.set_fields([(a, {"tag": "red", "n": 10}), (b, {"tag": "red"}), (c, {"tag": "red"})])
+
+    got = things.get("a", with_vectors=True)
+    assert got is not None
+    assert got.payload == {"text": "alpha", "n": 10, "tag": "red"}
+    assert (got.version, got.write_token) == (a.version, a.write_token)
+    assert list(got.vectors[DENSE]) == list(a.vectors[DENSE])
+    assert keys_where(things, Where(must=(Eq("tag", "red"),))) == {"a"}  # indexed
+    again = things.get("b")
+    assert again is not None and again.payload == {"text": "beta again", "n": 5}
+    assert things.get("c") is None
+    # A later write of the record goes on from what is stored.
+    changed = things.compare_and_set("a", lambda r: replace(r, payload={**r.payload, "n": 11}))
+    assert changed.payload == {"text": "alpha", "n": 11, "tag": "red"}
+
+
+def test_set_fields_refuses_a_field_that_is_not_indexed(things: VectorCollection) -> None:
+    things.put([record("a", "alpha")])
+    found = things.get("a")
+    assert found is not None
+    with pytest.raises(ValueError, match="text"):
+        things.set_fields([(found, {"text": "changed"})])
+    again = things.get("a")
+    assert again is not None and again.payload["text"] == "alpha"
 
 
 # ---- Scroll and count ---------------------------------------------------------------------

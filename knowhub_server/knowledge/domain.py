@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import secrets
 import time
 from dataclasses import dataclass, field, replace
@@ -88,6 +90,10 @@ class Eval:
 
     def seen_by(self, voters: str) -> Eval:
         """The counters as `voters` rank the record by (see `counted_by`)."""
+        if all(k == voters for k in self.votes) and self.confidence == confidence(
+            self.helpful, self.harmful
+        ):
+            return self  # no other community's cases: the same counters (a new record's)
         helpful, harmful = counted_by(self.helpful, self.harmful, self.votes, voters)
         return replace(
             self, helpful=helpful, harmful=harmful, confidence=confidence(helpful, harmful)
@@ -172,6 +178,19 @@ def same_knowledge(a: Knowledge, b: Knowledge) -> bool:
         and _normalised(a.task) == _normalised(b.task)
         and _normalised(a.content) == _normalised(b.content)
     )
+
+
+def fingerprint(record: Knowledge) -> str:
+    """What `same_knowledge` compares, hashed: records it calls the same have the same
+    fingerprint, and records with the same fingerprint are the same unless two of 2**128
+    collide (a lookup by fingerprint checks `same_knowledge` too)."""
+    key = _KEY_JSON.encode(
+        [record.owner, sorted(record.scopes), _normalised(record.task), _normalised(record.content)]
+    )
+    return hashlib.blake2b(key.encode(errors="surrogatepass"), digest_size=16).hexdigest()
+
+
+_KEY_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
 
 def confidence(helpful: int, harmful: int) -> float:
@@ -483,7 +502,7 @@ def new_knowledge(draft: Draft, principal: Principal, at: float, prefix: str = "
     scopes = [principal.qualify_scope(s) for s in draft.scopes] or [principal.default_scope]
     check_writable_scopes(principal, scopes, f"{prefix}scopes")
     owner = principal.qualify_scope(draft.owner) if draft.owner else principal.default_owner(agent)
-    if owner not in principal.identities(agent) and not principal.is_admin:
+    if draft.owner and not principal.is_admin and owner not in principal.identities(agent):
         raise PermissionDenied(
             f"{prefix}owner: {draft.owner!r} is not the caller; only an "
             "admin may save on behalf of another owner"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import logging
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
 from knowhub_server.common.base import validation as check
@@ -46,11 +47,13 @@ from knowhub_server.knowledge.domain import (
     cast_ballot,
     change_fields,
     check_writable_scopes,
+    fingerprint,
     fold_into,
     near_duplicate_groups,
     new_knowledge,
     new_knowledge_id,
     remember_request,
+    same_knowledge,
     validate_case,
     validate_draft,
     validate_feedback,
@@ -171,37 +174,57 @@ class KnowledgeOperations:
         self, principal: Principal, drafts: list[Draft], *, prefix_items: bool = True
     ) -> tuple[list[Knowledge], list[bool]]:
         """Validates every draft, then writes them all; ids are unique. A draft that a
-        record of the same owner and scopes already says (`same_knowledge`) is not written
-        unless it allows a duplicate: that record stands in its place. Returns the records
-        and, for each, whether it existed already."""
+        record of the same owner and scopes already says (`same_knowledge`), stored or
+        earlier in the batch, is not written unless it allows a duplicate: that record
+        stands in its place. Returns the records and, for each, whether it existed
+        already."""
         if prefix_items:
             check.count(len(drafts), "requests", BATCH_MAX, required=True)
         records = self._prepare(principal, drafts, prefix_items)
         claimed = self._claim_requests(principal, drafts, records)
-        unique = [
-            record
-            for draft, record in zip(drafts, records, strict=True)
+        same = self._same_records(drafts, records, claimed)
+        fresh = [i for i in range(len(records)) if i not in same]
+        written = dict(
+            zip(fresh, self._write_new([records[i] for i in fresh], claimed), strict=True)
+        )
+        for index, earlier in sorted(same.items()):
+            written[index] = earlier if isinstance(earlier, Knowledge) else written[earlier]
+        return [written[i] for i in range(len(records))], [i in same for i in range(len(records))]
+
+    def _same_records(
+        self, drafts: list[Draft], records: list[Knowledge], claimed: dict[str, Knowledge | None]
+    ) -> dict[int, Knowledge | int]:
+        """The records a save does not write, by position: each with the stored record
+        `same_knowledge` calls the same (the oldest), or the position of an earlier record
+        of the batch that is (the batch saves as its records would one after the other).
+        A draft that allows a duplicate is written, and a retried request answered, as it
+        is."""
+        prints = [fingerprint(r) for r in records]
+        looked_up = {
+            i
+            for i, (draft, record) in enumerate(zip(drafts, records, strict=True))
             if not draft.allow_duplicate and claimed.get(record.id) is None
-        ]
-        existing = {
-            record.id: same
-            for record, same in zip(
-                unique, self._store.find_same(unique) if unique else [], strict=True
-            )
-            if same is not None
         }
-        written = self._write_new(records, claimed, existing)
-        return written, [r.id in existing for r in records]
+        stored = self._store.with_fingerprints(prints[i] for i in looked_up) if looked_up else {}
+        same: dict[int, Knowledge | int] = {}
+        batch: dict[str, list[int]] = {}  # fingerprint -> records of the batch written
+        for index, (record, key) in enumerate(zip(records, prints, strict=True)):
+            if claimed.get(record.id) is not None:
+                continue
+            if index in looked_up:
+                found = _first_same(record, stored.get(key, ()), batch.get(key, ()), records)
+                if found is not None:
+                    same[index] = found
+                    continue
+            batch.setdefault(key, []).append(index)
+        return same
 
     def _write_new(
-        self,
-        records: list[Knowledge],
-        claimed: dict[str, Knowledge | None],
-        existing: dict[str, Knowledge],
+        self, records: list[Knowledge], claimed: dict[str, Knowledge | None]
     ) -> list[Knowledge]:
-        """Inserts the records neither claimed by an earlier request nor already stored;
-        each record's stored version, in order."""
-        pending = [r for r in records if claimed.get(r.id) is None and r.id not in existing]
+        """Inserts the records not claimed by an earlier request; each record's stored
+        version, in order."""
+        pending = [r for r in records if claimed.get(r.id) is None]
         for _ in range(5):
             created = self._store.insert(pending)
             failed = [r for r, ok in zip(pending, created, strict=True) if not ok]
@@ -213,7 +236,7 @@ class KnowledgeOperations:
                     record.id = new_knowledge_id(record.created_at)
                     pending.append(record)
             if not pending:
-                return [claimed.get(r.id) or existing.get(r.id) or r for r in records]
+                return [claimed.get(r.id) or r for r in records]
         raise Aborted("could not allocate unique knowledge ids; try again")
 
     def _prepare(
@@ -716,6 +739,17 @@ class KnowledgeOperations:
         if record is None or principal.visible_scopes.isdisjoint(record.scopes):
             raise NotFound(f"knowledge {knowledge_id!r} not found")
         return record
+
+
+def _first_same(
+    record: Knowledge, stored: Iterable[Knowledge], earlier: Iterable[int], batch: list[Knowledge]
+) -> Knowledge | int | None:
+    """The first stored record `same_knowledge` calls the same as `record`, else the
+    position of the first such record earlier in the batch, else None."""
+    for candidate in stored:
+        if same_knowledge(candidate, record):
+            return candidate
+    return next((i for i in earlier if same_knowledge(batch[i], record)), None)
 
 
 def request_key(principal: Principal, request_id: str) -> str:

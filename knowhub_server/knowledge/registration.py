@@ -25,6 +25,7 @@ def register(server: ServiceHost, runtime: Runtime) -> str:
     """Adds the knowledge service to `server`; returns its full service name."""
     settings = KnowledgeSettings()
     store = KnowledgeStore(runtime.vectors, KnowledgeVectors(runtime.embedder), settings)
+    store.add_missing_fingerprints()  # before the first save looks for its duplicates
     backlog = store.backlog(runtime.metrics)
     if backlog is not None:
         runtime.background.append(backlog)

@@ -6,7 +6,8 @@ import functools
 import hashlib
 import heapq
 import logging
-from collections.abc import Callable, Iterator, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, cast
 
@@ -33,6 +34,7 @@ from knowhub_server.common.storage.vectors import (
     HasKey,
     Hit,
     HybridFusion,
+    Missing,
     Order,
     Range,
     Record,
@@ -52,8 +54,8 @@ from knowhub_server.knowledge.domain import (
     Knowledge,
     KnowledgeVersion,
     Source,
+    fingerprint,
     quality_score,
-    same_knowledge,
 )
 
 log = logging.getLogger(__name__)
@@ -63,6 +65,10 @@ REQUESTS = "knowledge_requests"  # SaveKnowledge idempotency keys -> the ids the
 DELETED = "knowledge_deleted"  # soft-deleted records until their purge time
 DELETED_SCHEMA = CollectionSchema(name=DELETED, float_fields=("purge_at",))
 ORDER_FIELDS = {"updated": "updated_at", "confidence": "rank_confidence"}
+# `domain.fingerprint` of the record (owner, scopes, task and content): a save finds the
+# records it would duplicate by one keyword lookup.
+FINGERPRINT = "fingerprint"
+PROGRESS_SECONDS = 10.0  # how often a long fingerprint backfill logs its progress
 
 
 def knowledge_schema(embedder: DenseEmbedder | None) -> CollectionSchema:
@@ -70,7 +76,7 @@ def knowledge_schema(embedder: DenseEmbedder | None) -> CollectionSchema:
         name=COLLECTION,
         dense_dim=embedder.dim if embedder else None,
         embedding_model=embedder.model if embedder else None,
-        keyword_fields=("scopes", "types", "voted_by"),
+        keyword_fields=("scopes", "types", "voted_by", FINGERPRINT),
         tenant_field="scopes",
         integer_fields=("score", "helpful", "harmful", PENDING),
         float_fields=tuple(ORDER_FIELDS.values()),
@@ -99,7 +105,7 @@ def confidence_rank(record: Knowledge) -> float:
 
 def to_payload(record: Knowledge) -> dict[str, Any]:
     evaluation = record.eval
-    return {
+    payload = {
         "id": record.id,
         "task": record.task,
         "content": record.content,
@@ -120,9 +126,6 @@ def to_payload(record: Knowledge) -> dict[str, Any]:
             "confidence": evaluation.confidence,
             "votes": evaluation.votes,
         },
-        # The communities whose cases count apart (Eval.votes): a search by anyone else
-        # decodes the record to leave them out.
-        "voted_by": sorted(k for k, v in evaluation.votes.items() if any(v)),
         # Native copies: stage 2 ranks on them without decoding the record.
         "score": evaluation.score,
         "helpful": evaluation.helpful,
@@ -134,7 +137,15 @@ def to_payload(record: Knowledge) -> dict[str, Any]:
         "applied_requests": record.applied_requests,
         "absorbed_ids": record.absorbed_ids,
         "ballots": record.ballots,
+        FINGERPRINT: fingerprint(record),
     }
+    # The communities whose cases count apart (Eval.votes): a search by anyone else
+    # decodes the record to leave them out. Left out when none (the engine converts
+    # each value it is given, an empty list too).
+    voted_by = sorted(k for k, v in evaluation.votes.items() if any(v))
+    if voted_by:
+        payload["voted_by"] = voted_by
+    return payload
 
 
 def from_payload(payload: dict[str, Any]) -> Knowledge:
@@ -516,37 +527,40 @@ class KnowledgeStore:
             for h, similarity in bounded_bm25(self._collection, where, sparse, limit)
         ]
 
-    def find_same(
-        self, records: Sequence[Knowledge], candidates: int = 10
-    ) -> list[Knowledge | None]:
-        """For each record, a stored record that `same_knowledge` calls the same, or None:
-        among the BM25 matches of its text in its scopes, which an identical record tops.
-        One batch of searches for all of them, weighting terms by the whole collection's
-        statistics: an identical record tops either way, and the scopes' own statistics
-        would cost a search per term of each record (a save forgets the ones it touches)."""
-        found = self._collection.search_batch(
-            [
-                SearchQuery(
-                    visible_where(r.scopes),
-                    candidates,
-                    collection_idf=True,
-                    sparse=self.vectors.bm25_query(r.indexed_text),
-                )
-                for r in records
-            ]
-        )
-        same = [
-            next(
-                (
-                    k.id
-                    for k in (from_payload(h.record.payload) for h in hits if h.record is not None)
-                    if same_knowledge(k, record)
-                ),
-                None,
+    def with_fingerprints(self, prints: Iterable[str]) -> dict[str, list[Knowledge]]:
+        """The stored records with these fingerprints (`domain.fingerprint`), by
+        fingerprint, oldest first: one lookup for all of them."""
+        wanted = Where(must=(AnyOf(FINGERPRINT, tuple(sorted(set(prints)))),))
+        found: dict[str, list[Knowledge]] = {}
+        for record in _scan(self._collection, wanted):
+            found.setdefault(record.payload[FINGERPRINT], []).append(from_payload(record.payload))
+        for records in found.values():
+            records.sort(key=lambda k: (k.created_at, k.id))
+        return found
+
+    def add_missing_fingerprints(self) -> int:
+        """Gives their fingerprint to records stored before records kept one (until
+        then, `with_fingerprints` cannot find them); returns how many got one. A record written
+        meanwhile is left alone (the write gave it its fingerprint); stopped at any
+        point, the next call goes on with the records still without one."""
+        missing = Where(must=(Missing(FINGERPRINT),))
+        total = self._collection.count(missing)
+        if not total:
+            return 0
+        log.info("adding fingerprints to %d knowledge records stored without one", total)
+        done, cursor, logged = 0, None, time.monotonic()
+        while True:
+            page, cursor = self._collection.scroll(missing, 256, cursor=cursor)
+            self._collection.set_fields(
+                [(r, {FINGERPRINT: fingerprint(from_payload(r.payload))}) for r in page]
             )
-            for record, hits in zip(records, found, strict=True)
-        ]
-        return [self.get(knowledge_id) if knowledge_id else None for knowledge_id in same]
+            done += len(page)
+            if cursor is None:
+                log.info("added fingerprints to %d knowledge records", done)
+                return done
+            if time.monotonic() - logged >= PROGRESS_SECONDS:
+                log.info("fingerprints: %d of %d knowledge records", done, total)
+                logged = time.monotonic()
 
     def count(self, where: Where) -> int:
         return self._collection.count(where)

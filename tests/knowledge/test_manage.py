@@ -14,7 +14,8 @@ from knowhub import KnowHub, Knowledge, errors
 from knowhub.v1 import knowledge_pb2 as pb
 
 from knowhub_server.common.storage.edge_store import EdgeStore
-from knowhub_server.knowledge.store import DELETED_SCHEMA
+from knowhub_server.common.storage.vectors import Missing, Where
+from knowhub_server.knowledge.store import DELETED_SCHEMA, FINGERPRINT, knowledge_schema
 from tests.conftest import StartHub
 from tests.support.harness import Harness
 from tests.support.openai_stub import OpenAIStub
@@ -277,6 +278,50 @@ def test_saving_the_same_knowledge_again_returns_the_record(hub: Harness) -> Non
     )
     assert saved.existing == [True, False]
     assert saved[0].id == other_scope.id
+
+
+def test_a_batch_saves_the_same_knowledge_once(hub: Harness) -> None:
+    alice = hub.client("alice")
+    item = {"task": TASK, "content": CONTENT, "types": ["strategy"], "scopes": ["org:acme"]}
+    twice = alice.knowledge.save_many([item, {**item, "task": f" {TASK.upper()}"}])
+    assert twice.existing == [False, True]
+    assert twice[0].id == twice[1].id
+    # A later batch finds it stored; one that allows a duplicate saves a second record.
+    again = alice.knowledge.save_many([item, {**item, "allow_duplicate": True}, item])
+    assert again.existing == [True, False, True]
+    assert again[0].id == again[2].id == twice[0].id != again[1].id
+    assert len(alice.knowledge.list(limit=100)) == 2
+
+
+def test_the_same_text_of_another_owner_or_organisation_is_not_a_duplicate(
+    hub: Harness,
+) -> None:
+    alice, bob = hub.client("alice"), hub.client("bob")
+    mine = save(alice, scopes=["public"], owner="user:alice")
+    my_agents = save(alice, scopes=["public"], owner="agent:alice_bot")
+    globex = save(bob, scopes=["public"], owner="agent:bob_bot")
+    assert len({mine.id, my_agents.id, globex.id}) == 3
+    assert save(bob, scopes=["public"], owner="agent:bob_bot").id == globex.id
+
+
+def test_records_stored_without_a_fingerprint_get_one_at_startup(start_hub: StartHub) -> None:
+    hub = start_hub()
+    first = save(hub.client("alice"))
+    hub.stop()
+    store = EdgeStore(hub.data_dir / "qdrant")
+    try:  # as an earlier version stored it: no fingerprint
+        knowledge = store.open(knowledge_schema(None))
+        stored = knowledge.get(first.id, with_vectors=True)
+        assert stored is not None and stored.payload.pop(FINGERPRINT)
+        knowledge.put([stored])
+        assert knowledge.count(Where(must=(Missing(FINGERPRINT),))) == 1
+    finally:
+        store.close()
+    hub.start()
+    again = hub.client("alice").knowledge.save_unless_exists(
+        TASK, CONTENT, types=["strategy"], scopes=["org:acme"]
+    )
+    assert again.existing and again.knowledge.id == first.id
 
 
 def test_source_trace_id_is_kept(hub: Harness) -> None:

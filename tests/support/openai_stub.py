@@ -10,11 +10,13 @@ recorded for assertions.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import hashlib
 import json
 import math
 import re
+import struct
 import threading
 import time
 from collections import deque
@@ -61,6 +63,8 @@ class OpenAIStub:
         self.responder: Responder | None = None
         self.embeddings_down = False
         self.embeddings_delay = 0.0  # seconds each embeddings request waits before answering
+        # Lists of numbers even when asked for base64, as some endpoints answer.
+        self.embeddings_as_lists = False
         self._embed_texts = embed_texts
         self._script: deque[str | Failure | Delay | ToolCalls] = deque()
         self._lock = threading.Lock()
@@ -184,13 +188,15 @@ class OpenAIStub:
                     return
                 inputs = body.get("input", [])
                 inputs = [inputs] if isinstance(inputs, str) else inputs
+                as_base64 = body.get("encoding_format") == "base64" and not stub.embeddings_as_lists
+                encode = _base64 if as_base64 else list
                 self._send(
                     200,
                     {
                         "object": "list",
                         "model": body.get("model", "stub"),
                         "data": [
-                            {"object": "embedding", "index": i, "embedding": vector}
+                            {"object": "embedding", "index": i, "embedding": encode(vector)}
                             for i, vector in enumerate(stub.embed_all(inputs))
                         ],
                         "usage": {"prompt_tokens": 0, "total_tokens": 0},
@@ -211,3 +217,8 @@ class OpenAIStub:
                 pass
 
         return Handler
+
+
+def _base64(vector: list[float]) -> str:
+    """A vector as OpenAI sends it when asked for base64: little-endian float32s."""
+    return base64.b64encode(struct.pack(f"<{len(vector)}f", *vector)).decode()

@@ -7,11 +7,13 @@ IDF at query time.
 
 from __future__ import annotations
 
+import base64
 import http.client
 import json
 import logging
 import re
 import socket
+import sys
 import threading
 import time
 from array import array
@@ -201,6 +203,16 @@ class DenseEmbedder:
         """Releases what the model holds (an HTTP client)."""
 
 
+def _embedding(value: str | list[float]) -> list[float]:
+    """A vector as an endpoint sends it: base64 of little-endian float32s, or a list."""
+    if not isinstance(value, str):
+        return value
+    vector = array("f", base64.b64decode(value))
+    if sys.byteorder == "big":
+        vector.byteswap()
+    return vector.tolist()
+
+
 class EndpointFailure(Exception):
     """An embedding call that a retry may cure: the endpoint unreachable, too slow,
     overloaded or failing inside."""
@@ -250,7 +262,11 @@ class EndpointEmbedder(DenseEmbedder):
         self._max_retries = max_retries
 
     def _vectors(self, texts: list[str], timeout: float | None) -> list[list[float]]:
-        body = json.dumps({"model": self.model, "input": texts}).encode()
+        # Base64 (little-endian float32s, as OpenAI sends them) decodes in a fraction of
+        # the time a JSON list of numbers parses in; an endpoint may answer lists anyway.
+        body = json.dumps(
+            {"model": self.model, "input": texts, "encoding_format": "base64"}
+        ).encode()
         try:
             data = within(
                 timeout or self._timeout,
@@ -258,7 +274,10 @@ class EndpointEmbedder(DenseEmbedder):
                 lambda left: self._post(body, left),
                 retryable=(EndpointFailure,),
             )
-            return [item["embedding"] for item in sorted(data["data"], key=lambda d: d["index"])]
+            return [
+                _embedding(item["embedding"])
+                for item in sorted(data["data"], key=lambda d: d["index"])
+            ]
         except EndpointFailure as exc:
             raise Unavailable(f"the embedding endpoint failed: {exc}") from exc
         except (KeyError, TypeError, ValueError) as exc:

@@ -44,7 +44,9 @@ from knowhub_server.common.storage.vectors import (
     HasPoint,
     Hit,
     IndexTuning,
+    Missing,
     Order,
+    Payload,
     Range,
     Record,
     SearchQuery,
@@ -116,6 +118,15 @@ class EdgeCollection(VectorCollection):
     def _delete(self, keys: Sequence[str]) -> None:
         self._shard.update(qe.UpdateOperation.delete_points([point_id(k) for k in keys]))
         self._written(len(keys))
+
+    def _set_fields(self, changes: Sequence[tuple[Record, Payload]]) -> None:
+        for record, fields in changes:
+            self._shard.update(
+                qe.UpdateOperation.set_payload_by_filter(_as_read(record), dict(fields))
+            )
+        # The engine changes a record of an indexed segment by moving it to the appendable
+        # one: to be indexed again, as a write.
+        self._written(len(changes))
 
     def optimize(self) -> bool:
         """Indexes what was written since the last optimisation and merges small
@@ -240,6 +251,13 @@ def _hit(point: qe.ScoredPoint, query: SearchQuery) -> Hit:
     return Hit(point.id, point.score, stored, vectors)
 
 
+def _as_read(record: Record) -> qe.Filter:
+    """The record, if it still has the write token it was read with."""
+    return qe.Filter(
+        must=[_condition(HasKey((record.key,))), _condition(Eq(TOKEN_KEY, record.write_token))]
+    )
+
+
 def _condition(c: Condition) -> qe.ConditionType:
     if isinstance(c, Eq):
         return qe.FieldCondition(key=c.key, match=qe.MatchValue(value=c.value))
@@ -254,6 +272,8 @@ def _condition(c: Condition) -> qe.ConditionType:
     if isinstance(c, HasPoint):
         # the ids hits named: record keys' point ids or the engine's own
         return qe.HasIdCondition(set(cast("tuple[qe.PointId, ...]", c.point_ids)))
+    if isinstance(c, Missing):
+        return qe.IsEmptyCondition(c.key)
     raise TypeError(f"unknown condition {c!r}")
 
 

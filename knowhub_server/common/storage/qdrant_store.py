@@ -39,7 +39,9 @@ from knowhub_server.common.storage.vectors import (
     HasPoint,
     Hit,
     IndexTuning,
+    Missing,
     Order,
+    Payload,
     Range,
     Record,
     SearchQuery,
@@ -182,6 +184,24 @@ class RemoteCollection(VectorCollection):
                 self._name, qm.PointIdsList(points=[point_id(k) for k in keys]), wait=True
             )
 
+    def _set_fields(self, changes: Sequence[tuple[Record, Payload]]) -> None:
+        operations: list[Any] = [
+            qm.SetPayloadOperation(
+                set_payload=qm.SetPayload(
+                    payload=dict(fields),
+                    filter=qm.Filter(
+                        must=[
+                            _condition(HasKey((record.key,))),
+                            _condition(Eq(TOKEN_KEY, record.write_token)),
+                        ]
+                    ),
+                )
+            )
+            for record, fields in changes
+        ]
+        with _reachable("set fields"):
+            self._client.batch_update_points(self._name, operations, wait=True)
+
     def _search_batch(self, queries: Sequence[SearchQuery]) -> list[list[Hit]]:
         with _reachable("search"):
             responses = self._client.query_batch_points(
@@ -304,6 +324,8 @@ def _condition(c: Condition) -> qm.Condition:
         return qm.HasIdCondition(has_id=[point_id(k) for k in c.keys])
     if isinstance(c, HasPoint):
         return qm.HasIdCondition(has_id=list(c.point_ids))
+    if isinstance(c, Missing):
+        return qm.IsEmptyCondition(is_empty=qm.PayloadField(key=c.key))
     raise TypeError(f"unknown condition {c!r}")
 
 

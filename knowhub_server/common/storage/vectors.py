@@ -100,7 +100,14 @@ class HasPoint:
     point_ids: tuple[object, ...]
 
 
-Condition = Eq | AnyOf | Range | HasKey | HasPoint
+@dataclass(frozen=True)
+class Missing:
+    """Records without the field (or with it empty)."""
+
+    key: str
+
+
+Condition = Eq | AnyOf | Range | HasKey | HasPoint | Missing
 
 
 @dataclass(frozen=True)
@@ -369,6 +376,23 @@ class VectorCollection(ABC):
     @abstractmethod
     def _delete(self, keys: Sequence[str]) -> None: ...
 
+    @abstractmethod
+    def _set_fields(self, changes: Sequence[tuple[Record, Payload]]) -> None:
+        """Sets the fields of each record that still has the record's write token."""
+
+    def set_fields(self, changes: Sequence[tuple[Record, Payload]]) -> None:
+        """Sets indexed fields of records as they were read: a record written since (its
+        write token changed) or deleted is left as it is. Its other fields, vectors,
+        version and write token stay: for fields derived from the record, which every
+        write computes again."""
+        for _, fields in changes:
+            unindexed = set(fields) - set(self.schema.indexed_fields)
+            if unindexed:
+                raise ValueError(f"set_fields sets indexed fields only, not {sorted(unindexed)}")
+        if changes:
+            with self.gate.writing():
+                self._set_fields(changes)
+
     def delete(self, keys: Sequence[str]) -> None:
         with self.gate.writing():
             self._delete(keys)
@@ -380,7 +404,7 @@ class VectorCollection(ABC):
         with self.gate.writing():
             self._write(records, if_version=if_version, insert_only=insert_only)
         self.sparse.wrote(
-            len(records), {t for r in records if (v := r.vectors.get(SPARSE)) for t in v.indices}
+            len(records), set().union(*(v.indices for r in records if (v := r.vectors.get(SPARSE))))
         )
 
     @abstractmethod

@@ -224,7 +224,7 @@ class MemoryOperations:
                 job,
                 note,
                 request_id=request_id,
-                response=result.to_json(),
+                response=result.to_json() if request_id else "",
                 request_ttl_seconds=settings.memory_remember_request_ttl_hours * 3600,
             )
         if first is not None:

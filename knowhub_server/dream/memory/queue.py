@@ -30,6 +30,7 @@ from knowhub_server.dream.memory.domain import (
     Job,
     JobStatus,
     Memo,
+    compact_json,
 )
 from knowhub_server.dream.streams import Delivery, JobStream, decoded, text
 
@@ -379,9 +380,7 @@ def _new_status(job: Job, state: str) -> JobStatus:
 
 
 def _status_json(status: JobStatus) -> str:
-    return json.dumps(
-        {**vars(status), "decisions": [vars(d) for d in status.decisions]}, ensure_ascii=False
-    )
+    return compact_json({**vars(status), "decisions": [vars(d) for d in status.decisions]})
 
 
 def _status_from_json(raw: str | bytes) -> JobStatus:
