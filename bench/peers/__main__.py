@@ -22,6 +22,9 @@ the hub, the bare embedding call, the raw engine's BM25 and hybrid queries (engi
 alone).
 
     .venv/bin/python -m bench.peers --data ../shared/bench-data/locomo/locomo5-dev.json
+
+`--peers qdrant-edge --skip-recall` measures KnowHub against its floors alone; `--before
+../main` adds the KnowHub rows of another checkout to the same rotation (a change, paired).
 """
 
 from __future__ import annotations
@@ -48,7 +51,7 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from knowhub import KnowHub
 
-from bench.common import percentiles, server_process
+from bench.common import ROOT, percentiles, server_process
 from bench.embedding_cache import CACHE, CachedEmbeddings, caching_endpoint
 from bench.locomo_recall import CATEGORIES, Question, Turn, default_data, load
 from bench.peers.systems import PEERS, WORKER, interpreter
@@ -271,9 +274,15 @@ class KnowHubSystem(System):
     """`knowhub up` in its own process, searched through the SDK over gRPC."""
 
     def __init__(
-        self, label: str, directory: Path, tenants: list[str], env: dict[str, str]
+        self,
+        label: str,
+        directory: Path,
+        tenants: list[str],
+        env: dict[str, str],
+        root: Path = ROOT,
     ) -> None:
         self.label, self._directory, self._tenants, self._env = label, directory, tenants, env
+        self._root = root  # the checkout whose server runs (with its own .venv)
         self._stack = ExitStack()
         self._clients: dict[str, KnowHub] = {}
         self.port = 0
@@ -286,7 +295,10 @@ class KnowHubSystem(System):
             json.dumps({"tokens": [{"token": f"peers-{t}", "user_id": t} for t in self._tenants]})
         )
         env = {**self._env, "KNOWHUB_TOKENS_FILE": str(tokens)}
-        _process, self.port = self._stack.enter_context(server_process(where / "data", env))
+        python = str(self._root / ".venv" / "bin" / "python")
+        _process, self.port = self._stack.enter_context(
+            server_process(where / "data", env, root=self._root, python=python)
+        )
         self._clients = {
             t: self._stack.enter_context(
                 KnowHub(f"127.0.0.1:{self.port}", token=f"peers-{t}", timeout=300)
@@ -462,7 +474,7 @@ def print_latency(by_size: dict[str, dict[str, Row]]) -> None:
 def print_ratios(
     by_size: dict[str, dict[str, Row]], hybrid: str, bm25: str, raw_bm25: str, raw_hybrid: str
 ) -> None:
-    print("\n-- KnowHub against its floors (p50) --")
+    print(f"\n-- {bm25.replace('BM25 ', '')} against its floors (p50) --")
     for size, rows in by_size.items():
         grpc_ms = p(rows["bare gRPC health round trip"].latency_ms, "p50")
         embed_ms = p(rows["bare embedding call"].latency_ms, "p50")
@@ -528,14 +540,27 @@ def main(argv: list[str] | None = None) -> None:
         help=f"the peers' virtualenvs (default {DEFAULT_CACHE})",
     )
     parser.add_argument("--skip-recall", action="store_true", help="latency only")
+    parser.add_argument(
+        "--peers",
+        default=",".join(peer.name for peer in PEERS),
+        help="the peers to run beside KnowHub, comma-separated (default all; the floors "
+        "need qdrant-edge)",
+    )
+    parser.add_argument(
+        "--before",
+        type=Path,
+        help="another checkout (with its own .venv): its KnowHub rows too, in the same "
+        "rotation, to measure a change paired",
+    )
     args = parser.parse_args(argv)
+    chosen = [peer for peer in PEERS if peer.name in args.peers.split(",")]
 
     turns, questions = load(args.data)
     stores = [] if args.skip_recall else [recall_store(turns, questions)]
     stores += [
         latency_store(turns, questions, int(size), args.queries) for size in args.sizes.split(",")
     ]
-    pythons = {peer.name: interpreter(args.cache, peer) for peer in PEERS}
+    pythons = {peer.name: interpreter(args.cache, peer) for peer in chosen}
     print(f"machine: {machine()}", flush=True)
     started = time.perf_counter()
     with ExitStack() as stack:
@@ -549,7 +574,7 @@ def main(argv: list[str] | None = None) -> None:
             peer.name: Worker(
                 pythons[peer.name], peer.name, tmp / peer.name, url, args.model, args.dim
             )
-            for peer in PEERS
+            for peer in chosen
         }
         for worker in workers.values():
             stack.callback(worker.stop)
@@ -565,15 +590,25 @@ def main(argv: list[str] | None = None) -> None:
             tenants = sorted({r.tenant for r in store.records})
             hybrid = KnowHubSystem("KnowHub hybrid (SDK over gRPC)", tmp / "hybrid", tenants, dense)
             bm25 = KnowHubSystem("KnowHub BM25 (SDK over gRPC)", tmp / "bm25", tenants, {})
-            edge = PeerSystem(workers["qdrant-edge"], PEERS[3].label, "hybrid")
-            systems: list[System] = (
-                [hybrid, bm25]
-                + [PeerSystem(workers[peer.name], peer.label) for peer in PEERS[:3]]
-                + [
-                    edge,
+            systems: list[System] = [hybrid, bm25]
+            if args.before:
+                systems += [
+                    KnowHubSystem(f"{label} before", tmp / f"{kind}-before", tenants, env, root)
+                    for label, kind, env, root in (
+                        (hybrid.label, "hybrid", dense, args.before),
+                        (bm25.label, "bm25", {}, args.before),
+                    )
+                ]
+            systems += [
+                PeerSystem(workers[peer.name], peer.label)
+                for peer in chosen
+                if peer.name != "qdrant-edge"
+            ]
+            if "qdrant-edge" in workers:
+                systems += [
+                    PeerSystem(workers["qdrant-edge"], PEERS[3].label, "hybrid"),
                     SecondMode(workers["qdrant-edge"], "Qdrant engine, BM25 (in-process)", "bm25"),
                 ]
-            )
             floors: dict[str, Callable[[], object]] = {}
             if store.name != "recall":
                 hybrid_health = _health_after_open(hybrid, store)
@@ -602,13 +637,15 @@ def main(argv: list[str] | None = None) -> None:
     if "recall" in results:
         print_recall(results.pop("recall"))
     print_latency(results)
-    print_ratios(
-        results,
-        "KnowHub hybrid (SDK over gRPC)",
-        "KnowHub BM25 (SDK over gRPC)",
-        "Qdrant engine, BM25 (in-process)",
-        PEERS[3].label,
-    )
+    for suffix in ("", " before") if args.before else ("",):
+        if "qdrant-edge" in args.peers.split(","):
+            print_ratios(
+                results,
+                f"KnowHub hybrid (SDK over gRPC){suffix}",
+                f"KnowHub BM25 (SDK over gRPC){suffix}",
+                "Qdrant engine, BM25 (in-process)",
+                PEERS[3].label,
+            )
     print(f"({time.perf_counter() - started:.0f} s)")
 
 

@@ -39,7 +39,6 @@ import json
 import logging
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from importlib import resources
 from typing import Any
 
 import redis
@@ -65,6 +64,7 @@ from knowhub_server.common.storage.redis_store import (
     ReplicaWait,
     glob_escaped,
     keyspace,
+    lua_source,
     raw,
     raw_fields,
     raw_members,
@@ -110,22 +110,14 @@ LAYOUT = "per-owner"
 DELETE_ATTEMPTS = 5  # a trace that keeps gaining extractions while being deleted
 SCAN_COUNT = 500
 CHUNK_EVENTS = 100  # events read per XRANGE: bounds one reply's size
-SCRIPTS = ("append", "signal", "consume", "delete", "migrate")  # lua/<name>.lua
+LUA = "knowhub_server.cognition"  # the package whose lua/<name>.lua holds each script
+SCRIPTS = ("append", "signal", "consume", "delete", "migrate")
 # The names (in a script call's `keys`) of the cross-trace indexes a trace is a member of,
 # and of the extraction-state indexes its extractions are members of.
 TRACE_INDEXES = ("traces", "traces-owner", "traces-agent", "traces-owner-agent")
 STATE_INDEXES = tuple(
     f"{scope}:{state}" for state in EXTRACTION_STATES for scope in ("state", "owner-state")
 )
-
-
-def script_source(name: str) -> str:
-    """A script's Lua, shipped with the package."""
-    return (
-        resources.files("knowhub_server.cognition")
-        .joinpath(f"lua/{name}.lua")
-        .read_text(encoding="utf-8")
-    )
 
 
 class ScriptKeys:
@@ -306,7 +298,7 @@ class CognitionStore:
 
     @functools.cached_property
     def _scripts(self) -> dict[str, Script]:
-        return {name: self._redis.register_script(script_source(name)) for name in SCRIPTS}
+        return {name: self._redis.register_script(lua_source(LUA, name)) for name in SCRIPTS}
 
     # -- keys --
 
@@ -812,7 +804,7 @@ class CognitionStore:
             )
             for x in legacy.extraction_ids
         ]
-        script = client.register_script(script_source("migrate"))
+        script = client.register_script(lua_source(LUA, "migrate"))
         return int(script(keys=keys.keys, args=[legacy.script_argument(keys, extraction_keys)]))
 
     def _legacy_trace(self, client: redis.Redis, trace_id: str) -> LegacyTrace | None:

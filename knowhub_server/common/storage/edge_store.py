@@ -247,8 +247,9 @@ def _request(query: SearchQuery, dense_params: qe.SearchParams) -> qe.QueryReque
 
 def _hit(point: qe.ScoredPoint, query: SearchQuery) -> Hit:
     stored = (point.payload or {}) if query.with_payload else None
-    vectors = _vectors(point.vector) if query.with_vectors else {}
-    return Hit(point.id, point.score, stored, vectors)
+    return Hit(
+        point.id, point.score, stored, _vectors(point.vector) if query.with_vectors else None
+    )
 
 
 def _as_read(record: Record) -> qe.Filter:

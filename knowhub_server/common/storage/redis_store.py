@@ -17,6 +17,7 @@ See docs/operations/redis-cluster.md.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import logging
 import os
@@ -28,6 +29,7 @@ import tempfile
 import time
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
@@ -349,6 +351,14 @@ def keyspace(prefix: str, area: str) -> str:
     on a Redis Cluster the area's keys share one slot and any script or transaction may
     touch any of them."""
     return f"{{{prefix}{area}}}:"
+
+
+@functools.cache
+def lua_source(package: str, name: str) -> str:
+    """The Lua script `lua/<name>.lua` that `package` ships as package data, read once.
+    Callers run it through redis-py's `register_script`: EVALSHA, and the script itself
+    again when the server answers NOSCRIPT."""
+    return resources.files(package).joinpath(f"lua/{name}.lua").read_text(encoding="utf-8")
 
 
 def node_client(client: redis.Redis, key: str) -> redis.Redis:

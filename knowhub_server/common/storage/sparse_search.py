@@ -6,7 +6,8 @@ with the same answers:
 - Term statistics (IDF) over a search's corpus (KNOWHUB_VECTOR_TENANT_IDF): the engine
   walks each query term's postings through the corpus filter. `SparseSearch` reads each
   (corpus, term) pair's ratio of IDFs, over the corpus and over the whole collection,
-  once, by two probes (the term alone, the corpus's top record scored each way); a search
+  once, by two probes in one call (the term alone over the corpus, with the corpus's and
+  with the collection's statistics: both score the corpus's top record); a search
   then runs with the collection's statistics, which cost nothing, each term's weight times
   its ratio: the same scores to float precision. The first probe also gives the best
   score one record gets on the term alone, which bounds BM25 in hybrid fusion.
@@ -29,7 +30,6 @@ What was read of a term is forgotten as soon as this process writes a record hol
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 import threading
 import time
@@ -223,42 +223,51 @@ class SparseSearch:
                 if corpus not in corpora:
                     corpora.add(corpus)
                     self._corpora_noted += 1
-        corpus_records = functools.cache(collection.estimate)
         return self._terms.get_or_read(
             pairs,
             lambda missing: self._probe(collection, missing),
-            lambda pair, _: corpus_records(pair[0]),
+            lambda pair, _: int(self._estimates(collection, {pair[0]})[pair[0]]),
+        )
+
+    def _estimates(self, collection: VectorCollection, wheres: set[Where]) -> dict[Where, float]:
+        """About how many records each filter leaves: kept as term statistics are, so
+        a search reading a new term's statistics asks the engine no more than that."""
+        return self._counts.get_or_read(
+            wheres,
+            lambda missing: {w: float(collection.estimate(w)) for w in missing},
+            lambda _, count: int(count),
         )
 
     def _probe(self, collection: VectorCollection, pairs: list[Pair]) -> dict[Pair, TermReading]:
-        """Each term alone, its corpus's top record (at weight 1); with tenant IDF, that
-        record again with the collection's statistics: the ratio of the two IDFs."""
-        alone = [
-            _term_alone(term, corpus, collection_idf=not self._tenant_idf) for corpus, term in pairs
-        ]
-        tops = (
-            collection._search_batch(alone)
-            if self._tenant_idf
-            else self._planned(collection, alone)
-        )
-        best = {pair: hits[0] if hits else None for pair, hits in zip(pairs, tops, strict=True)}
-        # A term no record of the corpus holds scores nothing there: any weight will do.
-        ratios = dict.fromkeys(pairs, 1.0)
-        found = [(pair, hit) for pair, hit in best.items() if hit is not None]
-        if self._tenant_idf and found:
-            again = collection._search_batch(
-                [
-                    _term_alone(term, Where(must=(HasPoint((hit.point_id,)),)), collection_idf=True)
-                    for (_, term), hit in found
-                ]
+        """Each term alone, its corpus's top record (at weight 1); with tenant IDF, the
+        same search again with the collection's statistics, in the same call: the ratio
+        of the two IDFs. A term alone ranks the corpus's records by their weight of it
+        whatever the IDF (a positive factor), so both searches score the same best
+        record, and the ratio of their scores is that of the IDFs."""
+        if not self._tenant_idf:
+            tops = self._planned(
+                collection, [_term_alone(t, corpus, collection_idf=True) for corpus, t in pairs]
             )
-            for (pair, hit), hits in zip(found, again, strict=True):
-                if hits and hits[0].score > 0:
-                    ratios[pair] = hit.score / hits[0].score
-        return {
-            pair: TermReading(hit.score if hit is not None else 0.0, ratios[pair])
-            for pair, hit in best.items()
-        }
+            return {
+                pair: TermReading(hits[0].score if hits else 0.0, 1.0)
+                for pair, hits in zip(pairs, tops, strict=True)
+            }
+        found = collection._search_batch(
+            [
+                _term_alone(term, corpus, collection_idf=collection_idf)
+                for corpus, term in pairs
+                for collection_idf in (False, True)
+            ]
+        )
+        readings = {}
+        for index, pair in enumerate(pairs):
+            corpus_top, collection_top = found[2 * index], found[2 * index + 1]
+            # A term no record of the corpus holds scores nothing there: any weight will do.
+            ratio = 1.0
+            if corpus_top and collection_top and collection_top[0].score > 0:
+                ratio = corpus_top[0].score / collection_top[0].score
+            readings[pair] = TermReading(corpus_top[0].score if corpus_top else 0.0, ratio)
+        return readings
 
     # -- the shortcut for filters that leave a large share --
 
@@ -278,11 +287,7 @@ class SparseSearch:
         wide = {q.where for q in queries if _may_take_shortcut(q)}
         if not wide:
             return [0] * len(queries)
-        counts = self._counts.get_or_read(
-            wide | {Where()},
-            lambda wheres: {w: float(collection.estimate(w)) for w in wheres},
-            lambda _, count: int(count),
-        )
+        counts = self._estimates(collection, wide | {Where()})
         total = counts[Where()]
         segments = self._layout.get_or_read(
             {SEGMENTS}, lambda _: {SEGMENTS: collection.segments()}, lambda *_: int(total)

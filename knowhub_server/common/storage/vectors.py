@@ -29,6 +29,7 @@ import random
 import secrets
 import threading
 import time
+import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -247,29 +248,45 @@ class Record:
     recent_writes: tuple[int, ...] = ()
 
 
-@dataclass(frozen=True)
 class Hit:
     """One search result. `fields` holds the record's indexed fields, readable at once;
     `record` decodes the whole record on first use (None when the search asked for no
-    payload); `vectors` is empty unless the search asked for them."""
+    payload); `vectors` is empty unless the search asked for them.
 
-    engine_id: object  # the point id as the engine returned it (a UUID or its text)
-    score: float
-    stored: Payload | None = None  # the payload as the engine returned it
-    vectors: Vectors = field(default_factory=dict)
+    A plain class with slots: a hybrid search makes a hundred or more of them, and a
+    frozen dataclass's construction and `functools.cached_property` cost several times
+    as much."""
 
-    @functools.cached_property
+    __slots__ = ("_record", "engine_id", "score", "stored", "vectors")
+
+    def __init__(
+        self,
+        engine_id: object,  # the point id as the engine returned it (a UUID or its text)
+        score: float,
+        stored: Payload | None = None,  # the payload as the engine returned it
+        vectors: Vectors | None = None,
+    ) -> None:
+        self.engine_id = engine_id
+        self.score = score
+        self.stored = stored
+        self.vectors: Vectors = {} if vectors is None else vectors
+        self._record: Record | None = None
+
+    @property
     def point_id(self) -> str:
-        """The point id as text; converted on first use, since most searches never ask."""
+        """The point id as text; converted when asked, since most searches never ask."""
         return str(self.engine_id)
 
     @property
     def fields(self) -> Payload:
         return {k: v for k, v in (self.stored or {}).items() if not k.startswith("_")}
 
-    @functools.cached_property
+    @property
     def record(self) -> Record | None:
-        return None if self.stored is None else record_from_payload(dict(self.stored))
+        """The whole record, decoded on first use."""
+        if self._record is None and self.stored is not None:
+            self._record = record_from_payload(dict(self.stored))
+        return self._record
 
 
 @dataclass(frozen=True)
@@ -671,9 +688,10 @@ class HybridFusion:
                 max(cosine_score, 0.0), 1.0
             )
 
-        # Keyed by the engine's ids: text is made for the `limit` returned alone.
-        bm25_of = {h.engine_id: h.score for h in bm25}
-        cosine_of = {h.engine_id: h.score for h in cosine}
+        # Keyed by the engine's ids (`_id_key`): text is made for the `limit` returned alone.
+        engine_ids = {_id_key(h.engine_id): h.engine_id for h in (*bm25, *cosine)}
+        bm25_of = {_id_key(h.engine_id): h.score for h in bm25}
+        cosine_of = {_id_key(h.engine_id): h.score for h in cosine}
         lexical_only = [p for p in bm25_of if p not in cosine_of]
         dense_only = [p for p in cosine_of if p not in bm25_of]
         if len(bm25) < pool:  # every record sharing a term is in the BM25 pool
@@ -699,16 +717,16 @@ class HybridFusion:
             dense,
             bm25_of,
             cosine_of,
-            tuple(lexical_only),
-            tuple(dense_only),
+            tuple(engine_ids[p] for p in lexical_only),
+            tuple(engine_ids[p] for p in dense_only),
         )
         known = [
             (p, relevance(bm25_of[p], cosine_of[p])) for p in bm25_of.keys() & cosine_of.keys()
         ]
-        # Equal relevance in point id order, so both adapters answer alike (a UUID sorts
-        # as its text does).
+        # Equal relevance in point id order, so both adapters answer alike (a UUID's
+        # number sorts as its text does).
         best = heapq.nsmallest(limit, known, key=lambda item: (-item[1], item[0]))
-        return [(str(p), score) for p, score in best]
+        return [(str(engine_ids[p]), score) for p, score in best]
 
 
 def bounded_bm25(
@@ -741,7 +759,7 @@ def _score_the_rest(
     dense_only: tuple[object, ...],
 ) -> None:
     """Adds the cosine of `lexical_only` and the BM25 score of `dense_only` candidates
-    (0 for one without a shared term) to the two maps, in one call."""
+    (0 for one without a shared term) to the two maps (keyed by `_id_key`), in one call."""
     queries = []
     if dense_only:  # the same term statistics as the first search: over `where`
         queries.append(
@@ -753,20 +771,27 @@ def _score_the_rest(
                 corpus=where,
             )
         )
-        bm25_of.update(dict.fromkeys(dense_only, 0.0))
+        bm25_of.update(dict.fromkeys(map(_id_key, dense_only), 0.0))
     if lexical_only:
         queries.append(
             SearchQuery(
                 among(where, lexical_only), len(lexical_only), dense=dense, with_payload=False
             )
         )
-        cosine_of.update(dict.fromkeys(lexical_only, 0.0))  # one without a vector
+        cosine_of.update(dict.fromkeys(map(_id_key, lexical_only), 0.0))  # one without a vector
     for query, hits in zip(
         queries, collection.search_batch(queries) if queries else [], strict=True
     ):
         (bm25_of if query.sparse is not None else cosine_of).update(
-            (h.engine_id, h.score) for h in hits
+            (_id_key(h.engine_id), h.score) for h in hits
         )
+
+
+def _id_key(engine_id: object) -> object:
+    """A point id as fusion keys its maps: a UUID's number (hashing a UUID runs Python
+    code, hashing its number does not; it sorts as the UUID's text does), any other id
+    as it is."""
+    return engine_id.int if isinstance(engine_id, uuid.UUID) else engine_id
 
 
 def among(where: Where, point_ids: tuple[object, ...]) -> Where:

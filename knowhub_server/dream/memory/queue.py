@@ -1,8 +1,8 @@
 """The memory's Redis keys: each conversation's short-term memo list, the historian's
 job stream (one consumer group) and its failed stream, Remember's request ids, and each
 job's status (`job:<id>`, for GetMemoryJob); all under `{<prefix>historian}:`, one hash tag,
-so on a Redis Cluster the scripts that join them (a memo, its job, its status and its
-request id; a failed job and the job stream) find them in one slot.
+so on a Redis Cluster the scripts (lua/*.lua) that join them (a memo, its job, its status
+and its request id; a failed job and the job stream) find them in one slot.
 
 The queue is streams (see streams.py): a job is pending until a worker acknowledges it; a
 worker's unacknowledged job is taken over by another after the stale timeout (XAUTOCLAIM);
@@ -16,6 +16,7 @@ import json
 import re
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import redis
 
@@ -37,50 +38,40 @@ from knowhub_server.dream.streams import Delivery, JobStream, decoded, text
 GROUP = "historian"
 _ENTRY_ID = re.compile(r"\d+-\d+")
 _SCAN_BATCH = 200
-# Rewrites the memo of job ARGV[1] in a conversation's list (KEYS[1]): ARGV[2] is the new
-# entry, or '' to remove it. Returns the old entry, or false when no memo has that job.
-_MEMO_SCRIPT = """
-local items = redis.call('LRANGE', KEYS[1], 0, -1)
-for i, item in ipairs(items) do
-  if cjson.decode(item)['job_id'] == ARGV[1] then
-    if ARGV[2] == '' then
-      redis.call('LSET', KEYS[1], i - 1, '__deleted__')
-      redis.call('LREM', KEYS[1], 1, '__deleted__')
-    else
-      redis.call('LSET', KEYS[1], i - 1, ARGV[2])
-    end
-    return item
-  end
-end
-return false
-"""
-# Moves a failed entry back onto the job stream, if it is still there (one retry wins).
-_RETRY_SCRIPT = """
-if #redis.call('XRANGE', KEYS[1], ARGV[1], ARGV[1]) == 0 then return 0 end
-redis.call('XADD', KEYS[2], '*', unpack(ARGV, 2))
-redis.call('XDEL', KEYS[1], ARGV[1])
-return 1
-"""
-# Remember in one round trip. With a request id (ARGV[6] = '1'), a replay returns the first
-# call's stored response (KEYS[1]) and writes nothing; a first call stores its response there
-# (ARGV[1], for ARGV[2] seconds). Then the memo (ARGV[3], when given) joins its list
-# (KEYS[2], the last ARGV[4] kept) and the job (ARGV[5]) joins the stream (KEYS[3]). Without
-# a request id KEYS[1] is unused, but still a key of this area: a cluster routes by it.
-# The job's status (ARGV[7], pending) goes to KEYS[4] for ARGV[8] seconds.
-_REMEMBER_SCRIPT = """
-if ARGV[6] == '1' then
-  local first = redis.call('GET', KEYS[1])
-  if first then return first end
-  redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
-end
-redis.call('SET', KEYS[4], ARGV[7], 'EX', ARGV[8])
-if ARGV[3] ~= '' then
-  redis.call('RPUSH', KEYS[2], ARGV[3])
-  redis.call('LTRIM', KEYS[2], -tonumber(ARGV[4]), -1)
-end
-redis.call('XADD', KEYS[3], '*', 'job', ARGV[5], 'attempt', 0)
-return false
-"""
+LUA = "knowhub_server.dream.memory"  # the package whose lua/<name>.lua holds each script
+
+
+@dataclass(frozen=True)
+class RememberCall:
+    """One call of lua/remember.lua, its KEYS and ARGV by name."""
+
+    request_key: str  # the first call's response, kept for replays
+    memo_list: str  # the conversation's memos
+    jobs: str  # the job stream
+    status_key: str  # the job's status
+    response: str
+    response_ttl_seconds: int
+    memo: str  # the memo's entry, "" for none
+    memos_keep: int
+    job: str
+    replayable: bool  # the call has a request id
+    status: str
+    status_ttl_seconds: int
+
+    def keys(self) -> list[str]:
+        return [self.request_key, self.memo_list, self.jobs, self.status_key]
+
+    def args(self) -> list[str | int]:
+        return [
+            self.response,
+            self.response_ttl_seconds,
+            self.memo,
+            self.memos_keep,
+            self.job,
+            "1" if self.replayable else "",
+            self.status,
+            self.status_ttl_seconds,
+        ]
 
 
 class HistorianQueue(JobStream):
@@ -128,24 +119,21 @@ class HistorianQueue(JobStream):
         `request_ttl_seconds`; a replay writes nothing and returns the first response."""
         memo_key = self._memo_key(job.scope, job.context.conversation)
         status = _new_status(job, JOB_PENDING)
-        first = self._script(_REMEMBER_SCRIPT)(
-            keys=[
-                self._request_key(job.written_by, request_id),
-                memo_key,
-                self.jobs,
-                self._statuses + job.job_id,
-            ],
-            args=[
-                response,
-                request_ttl_seconds,
-                memo.to_json() if memo else "",
-                self._memos_keep,
-                job.to_json(),
-                "1" if request_id else "",
-                _status_json(status),
-                self._job_keep_seconds,
-            ],
+        call = RememberCall(
+            request_key=self._request_key(job.written_by, request_id),
+            memo_list=memo_key,
+            jobs=self.jobs,
+            status_key=self._statuses + job.job_id,
+            response=response,
+            response_ttl_seconds=request_ttl_seconds,
+            memo=memo.to_json() if memo else "",
+            memos_keep=self._memos_keep,
+            job=job.to_json(),
+            replayable=bool(request_id),
+            status=_status_json(status),
+            status_ttl_seconds=self._job_keep_seconds,
         )
+        first = self._script(LUA, "remember")(keys=call.keys(), args=call.args())
         return text(first) if first is not None else None
 
     def recent_memos(self, scope: str, conversation: str, limit: int) -> list[Memo]:
@@ -159,7 +147,7 @@ class HistorianQueue(JobStream):
     def replace_memo(self, scope: str, conversation: str, job_id: str, memo: Memo | None) -> bool:
         """Replaces (or with None removes) the memo of `job_id`, in one step; False when
         the conversation holds no memo of that job."""
-        old = self._script(_MEMO_SCRIPT)(
+        old = self._script(LUA, "memo")(
             keys=[self._memo_key(scope, conversation)],
             args=[job_id, memo.to_json() if memo else ""],
         )
@@ -270,8 +258,7 @@ class HistorianQueue(JobStream):
                         if k not in ("error", "job_id", "scope", "failed_at")
                     }
                     requeued["attempt"] = "0"
-                    args = [text(entry_id)] + [x for kv in requeued.items() for x in kv]
-                    if client.eval(_RETRY_SCRIPT, 2, self.failed, self.jobs, *args):
+                    if self._move_back(text(entry_id), requeued):
                         job = failed_job(fields).job
                         if job is not None:
                             self.set_status(job, JOB_PENDING, error="")
@@ -279,6 +266,14 @@ class HistorianQueue(JobStream):
             if len(batch) < _SCAN_BATCH:
                 raise NotFound(f"failed job {job_id!r} not found")
             lower = f"({text(batch[-1][0])}"
+
+    def _move_back(self, failed_entry_id: str, fields: dict[str, str]) -> bool:
+        """Moves a failed entry onto the job stream as `fields`, in one step; False when
+        it is no longer in the failed stream (another retry moved it)."""
+        flat = [part for pair in fields.items() for part in pair]
+        return bool(
+            self._script(LUA, "retry")(keys=[self.failed, self.jobs], args=[failed_entry_id, *flat])
+        )
 
     # ---- Forgetting people ---------------------------------------------------------------
 

@@ -1,6 +1,7 @@
 """Dream runs, schedules and memory documents in Redis (every key under
-`{<prefix>dream}:`, one hash tag, so on a Redis Cluster the scripts and transactions below,
-which join a run, its indexes, the run stream and the schedules, find them in one slot):
+`{<prefix>dream}:`, one hash tag, so on a Redis Cluster the scripts (lua/*.lua) and the
+transactions below, which join a run, its indexes, the run stream and the schedules, find
+them in one slot):
 
   runs               stream   one entry per run to execute (consumer group "dreamers")
   run:R              hash     the run: definition, status, reason, times, count:*, failures
@@ -21,7 +22,7 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Callable, Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import redis
 from redis.exceptions import LockNotOwnedError
@@ -53,69 +54,78 @@ from knowhub_server.dream.streams import JobStream, decoded, text
 GROUP = "dreamers"
 _RUN_BATCH = 100  # runs read per round trip when listing or indexing them
 
-# Fires one slot of a schedule once: claims the slot, creates the run and enqueues it, unless
-# another replica claimed it first or the schedule was deleted meanwhile.
-_FIRE = """
-if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return 0 end
-if not redis.call('SET', KEYS[2], ARGV[2], 'NX', 'EX', ARGV[3]) then return 0 end
-redis.call('HSET', KEYS[3], unpack(cjson.decode(ARGV[5])))
-redis.call('XADD', KEYS[4], '*', 'run_id', ARGV[2], 'attempt', '0')
-redis.call('HSET', KEYS[5], ARGV[1], ARGV[4])
-redis.call('ZADD', KEYS[6], ARGV[6], ARGV[2])
-redis.call('ZADD', KEYS[7], ARGV[6], ARGV[2])
-return 1
-"""
-# Writes a plan's documents, keeping each replaced revision, and records the reflections
-# it integrated for consumption: all or nothing, and nothing if a document moved since the
-# plan was made (its revision is not the one the LLM saw).
-_APPLY = """
-local a = cjson.decode(ARGV[1])
-for i, u in ipairs(a.updates) do
-  local current = redis.call('HGET', KEYS[1], u.path)
-  local revision = 0
-  if current then revision = cjson.decode(current).revision end
-  if revision ~= u.expected then return u.path end
-end
-for i, u in ipairs(a.updates) do
-  local current = redis.call('HGET', KEYS[1], u.path)
-  if current then
-    redis.call('LPUSH', KEYS[2 + i], '{"replaced_at":' .. a.now .. ',"document":' .. current .. '}')
-    redis.call('LTRIM', KEYS[2 + i], 0, a.keep - 1)
-  end
-  redis.call('HSET', KEYS[1], u.path, u.document)
-end
-redis.call('HSET', KEYS[2], a.outbox_field, a.outbox)
-return ''
-"""
+LUA = "knowhub_server.dream.runs"  # the package whose lua/<name>.lua holds each script
 
 
-# One agent's or admin's write of a document (KEYS[1] the documents, KEYS[2] its kept
-# revisions). ARGV: the path, the expected revision (-1: any), the mode, the content, the
-# time, the revisions kept, the writer, the largest size. Returns the new document, or an
-# error marker: `moved:<revision>` or `too-long:<size>`.
-_WRITE = """
-local current = redis.call('HGET', KEYS[1], ARGV[1])
-local old = nil
-local revision = 0
-if current then old = cjson.decode(current); revision = old.revision end
-if tonumber(ARGV[2]) >= 0 and revision ~= tonumber(ARGV[2]) then
-  return 'moved:' .. revision
-end
-local content = ARGV[4]
-if ARGV[3] == 'append' and old and old.content ~= '' then
-  content = old.content .. '\\n' .. ARGV[4]
-end
-local chars = select(2, string.gsub(content, '[^\\128-\\191]', ''))
-if chars > tonumber(ARGV[8]) then return 'too-long:' .. chars end
-local doc = cjson.encode({content = content, revision = revision + 1,
-                          updated_at = tonumber(ARGV[5]), run_id = '', written_by = ARGV[7]})
-if current then
-  redis.call('LPUSH', KEYS[2], '{"replaced_at":' .. ARGV[5] .. ',"document":' .. current .. '}')
-  redis.call('LTRIM', KEYS[2], 0, tonumber(ARGV[6]) - 1)
-end
-redis.call('HSET', KEYS[1], ARGV[1], doc)
-return doc
-"""
+@dataclass(frozen=True)
+class FireCall:
+    """One call of lua/fire.lua, its KEYS and ARGV by name."""
+
+    schedules: str
+    slot_key: str  # the slot's claim (SET NX)
+    run_key: str
+    runs: str  # the run stream
+    fired: str  # the last slot fired, by schedule
+    by_time: str
+    by_requester: str
+    schedule_id: str
+    run_id: str
+    slot_ttl_seconds: int
+    slot_fired: str  # the Fired record, JSON
+    run_fields: str  # the run's hash, a JSON list of field, value, ...
+    created_at: str
+
+    def keys(self) -> list[str]:
+        return [
+            self.schedules,
+            self.slot_key,
+            self.run_key,
+            self.runs,
+            self.fired,
+            self.by_time,
+            self.by_requester,
+        ]
+
+    def args(self) -> list[str | int]:
+        return [
+            self.schedule_id,
+            self.run_id,
+            self.slot_ttl_seconds,
+            self.slot_fired,
+            self.run_fields,
+            self.created_at,
+        ]
+
+
+@dataclass(frozen=True)
+class WriteCall:
+    """One call of lua/write.lua, its KEYS and ARGV by name."""
+
+    documents: str  # the agent's documents
+    revisions: str  # the document's kept revisions
+    path: str
+    expected: int  # the revision the writer saw; -1: any
+    mode: str
+    content: str
+    at: str
+    keep: int
+    writer: str
+    max_chars: int
+
+    def keys(self) -> list[str]:
+        return [self.documents, self.revisions]
+
+    def args(self) -> list[str | int]:
+        return [
+            self.path,
+            self.expected,
+            self.mode,
+            self.content,
+            self.at,
+            self.keep,
+            self.writer,
+            self.max_chars,
+        ]
 
 
 class DocumentsMoved(Exception):
@@ -337,29 +347,23 @@ class DreamStore(JobStream):
     def fire(self, schedule: Schedule, slot: float, run: DreamRun, slot_ttl: int) -> bool:
         """Creates and enqueues the slot's run unless the slot fired already (in this or
         another process) or the schedule is gone; True when this call fired it."""
-        fired = json.dumps(vars(Fired(slot, run.run_id)))
         fields = [x for kv in self._run_fields(run).items() for x in kv]
-        return bool(
-            self._script(_FIRE)(
-                keys=[
-                    self.schedules,
-                    f"{self._slot}{schedule.schedule_id}:{slot:.0f}",
-                    self._run + run.run_id,
-                    self.stream,
-                    self._fired,
-                    self._by_time,
-                    self._by_requester + run.requested_by,
-                ],
-                args=[
-                    schedule.schedule_id,
-                    run.run_id,
-                    slot_ttl,
-                    fired,
-                    json.dumps(fields),
-                    repr(run.created_at),
-                ],
-            )
+        call = FireCall(
+            schedules=self.schedules,
+            slot_key=f"{self._slot}{schedule.schedule_id}:{slot:.0f}",
+            run_key=self._run + run.run_id,
+            runs=self.stream,
+            fired=self._fired,
+            by_time=self._by_time,
+            by_requester=self._by_requester + run.requested_by,
+            schedule_id=schedule.schedule_id,
+            run_id=run.run_id,
+            slot_ttl_seconds=slot_ttl,
+            slot_fired=json.dumps(vars(Fired(slot, run.run_id))),
+            run_fields=json.dumps(fields),
+            created_at=repr(run.created_at),
         )
+        return bool(self._script(LUA, "fire")(keys=call.keys(), args=call.args()))
 
     # ---- Memory documents --------------------------------------------------------------------
 
@@ -426,7 +430,7 @@ class DreamStore(JobStream):
             *(f"{self._revisions}{agent_id}:{u.path}" for u in updates),
         ]
         moved = text(
-            self._script(_APPLY)(keys=keys, args=[json.dumps(argument, ensure_ascii=False)])
+            self._script(LUA, "apply")(keys=keys, args=[json.dumps(argument, ensure_ascii=False)])
         )
         if moved:
             raise DocumentsMoved(moved)
@@ -447,21 +451,19 @@ class DreamStore(JobStream):
         """Writes one document in one step, keeping the replaced revision; returns it, or
         `moved:<revision>` when `expected` is not the current revision (0: none), or
         `too-long:<characters>` when it would hold more than `max_chars`."""
-        raw = text(
-            self._script(_WRITE)(
-                keys=[self._docs + agent_id, f"{self._revisions}{agent_id}:{path}"],
-                args=[
-                    path,
-                    -1 if expected is None else expected,
-                    mode,
-                    content,
-                    repr(at),
-                    keep,
-                    writer,
-                    max_chars,
-                ],
-            )
+        call = WriteCall(
+            documents=self._docs + agent_id,
+            revisions=f"{self._revisions}{agent_id}:{path}",
+            path=path,
+            expected=-1 if expected is None else expected,
+            mode=mode,
+            content=content,
+            at=repr(at),
+            keep=keep,
+            writer=writer,
+            max_chars=max_chars,
         )
+        raw = text(self._script(LUA, "write")(keys=call.keys(), args=call.args()))
         if raw.startswith(("moved:", "too-long:")):
             return raw
         return _document(agent_id, path, raw)
