@@ -23,7 +23,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from knowhub_contracts.v1 import dream_pb2, dream_pb2_grpc
 
 from bench.common import BENCH_TOKEN, TextGenerator, percentiles, server_process
-from knowhub_server.common.redis_store import EmbeddedRedis, connect
+from knowhub_server.common.storage.redis_store import EmbeddedRedis, connect
 from tests.support.openai_stub import OpenAIStub, ToolCalls
 
 METADATA = (("authorization", f"Bearer {BENCH_TOKEN}"),)

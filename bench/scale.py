@@ -50,9 +50,9 @@ from bench.common import (
 )
 from bench.embedding_cache import caching_endpoint
 from bench.knowledge_latency import VISIBLE_SCOPES, synthetic_records
-from knowhub_server.common.edge_store import EdgeStore, dense_search_params
-from knowhub_server.common.embedding import Bm25Encoder
-from knowhub_server.common.vectors import DEFAULT_TUNING, DENSE, HybridFusion, SearchQuery
+from knowhub_server.common.llm.embedding import Bm25Encoder
+from knowhub_server.common.storage.edge_store import EdgeStore, dense_search_params
+from knowhub_server.common.storage.vectors import DEFAULT_TUNING, DENSE, HybridFusion, SearchQuery
 from knowhub_server.dream.memory.domain import PERSPECTIVE_GROUP, CognitiveEvent
 from knowhub_server.dream.memory.store import EVENTS, EventStore, MemoryVectors
 from knowhub_server.knowledge.store import COLLECTION, knowledge_schema, visible_where

@@ -20,9 +20,15 @@ from pathlib import Path
 from qdrant_edge import SparseVector
 
 from bench.common import BENCH_TOKEN, TextGenerator, percentiles, server_process, timed_ms
-from knowhub_server.common.edge_store import EdgeStore
-from knowhub_server.common.embedding import Bm25Encoder
-from knowhub_server.common.vectors import SPARSE, Record, SearchQuery, VectorCollection, Where
+from knowhub_server.common.llm.embedding import Bm25Encoder
+from knowhub_server.common.storage.edge_store import EdgeStore
+from knowhub_server.common.storage.vectors import (
+    SPARSE,
+    Record,
+    SearchQuery,
+    VectorCollection,
+    Where,
+)
 from knowhub_server.knowledge.store import knowledge_schema, visible_where
 
 VISIBLE = frozenset({"user:bench", "agent:bench_agent", "org:acme", "public"})

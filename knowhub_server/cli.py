@@ -13,18 +13,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from knowhub_server.cognition.cli import add_commands as add_cognition_commands
-from knowhub_server.common.cli_support import (
+from knowhub_server.common.base.paths import absolute
+from knowhub_server.common.base.versions import installed_version
+from knowhub_server.common.runtime.cli_support import (
     StageBars,
     add_client_options,
     add_target_option,
     connected,
-    installed_version,
     invalid_settings,
     target,
     waiting,
 )
-from knowhub_server.common.paths import absolute
-from knowhub_server.common.services import SERVICE_MODULES
+from knowhub_server.composition import GATEWAY, SERVICE_NAMES
 from knowhub_server.dream.cli import add_commands as add_memory_commands
 from knowhub_server.knowledge.cli import add_commands as add_knowledge_commands
 from knowhub_server.mcp.cli import add_command as add_mcp_command
@@ -32,9 +32,8 @@ from knowhub_server.mcp.cli import add_command as add_mcp_command
 if TYPE_CHECKING:
     from knowhub import KnowHub
 
-    from knowhub_server.common.config import CommonSettings
+    from knowhub_server.common.base.config import CommonSettings
 
-GATEWAY = "gateway"
 # By measurement (bench/mixed_load.py, docs/operations/processes.md).
 DEFAULT_PROCESSES = 1
 
@@ -46,8 +45,8 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, ValueError) as exc:
         print(f"knowhub: {exc}", file=sys.stderr)
         return 2
-    from knowhub_server.common.config import CONFIG_ENV
-    from knowhub_server.common.environment import variable_set
+    from knowhub_server.common.base.config import CONFIG_ENV
+    from knowhub_server.common.base.environment import variable_set
 
     # every settings class reads the file, and so do the processes the command starts
     with variable_set(CONFIG_ENV, None if config is None else str(config)):
@@ -57,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
 def _main(args: argparse.Namespace, config: Path | None) -> int:
     from pydantic import ValidationError
 
-    from knowhub_server.common.vectors import EmbeddingChanged
+    from knowhub_server.common.storage.vectors import EmbeddingChanged
 
     try:
         settings = _settings(args)
@@ -65,7 +64,7 @@ def _main(args: argparse.Namespace, config: Path | None) -> int:
         where = f" (in the environment or {config})" if config else ""
         print(f"knowhub: {invalid_settings(exc)}{where}", file=sys.stderr)
         return 2
-    from knowhub_server.common.logs import configure_logging
+    from knowhub_server.common.runtime.logs import configure_logging
 
     configure_logging(
         settings.log_level, settings.log_format, process=getattr(args, "service", "knowhub")
@@ -88,7 +87,7 @@ def _config_file(args: argparse.Namespace) -> Path | None:
     that names only settings that exist."""
     import tomllib
 
-    from knowhub_server.common.config import find_config_file
+    from knowhub_server.common.base.config import find_config_file
     from knowhub_server.settings_catalog import check_config_file
 
     config = find_config_file(getattr(args, "config", None), getattr(args, "data_dir", None))
@@ -133,8 +132,8 @@ def _this_program() -> str:
 def _known_failures() -> tuple[type[BaseException], ...]:
     """Failures the user can act on, told in one line: a data directory in use, a store
     built with another model, a port taken, a bad backup, a file that cannot be written."""
-    from knowhub_server.common.errors import ServiceError
-    from knowhub_server.common.vectors import StoreMismatch
+    from knowhub_server.common.base.errors import ServiceError
+    from knowhub_server.common.storage.vectors import StoreMismatch
 
     return (StoreMismatch, ServiceError, ValueError, RuntimeError, OSError)
 
@@ -165,7 +164,7 @@ def _parser() -> argparse.ArgumentParser:
     serve = commands.add_parser("serve", help="run one service on its own")
     serve.add_argument(
         "service",
-        choices=[*sorted(SERVICE_MODULES), GATEWAY],
+        choices=[*sorted(SERVICE_NAMES), GATEWAY],
         help="gateway: the REST gateway alone (--host/--port are its own)",
     )
     _server_options(serve)
@@ -280,8 +279,7 @@ def _parser() -> argparse.ArgumentParser:
     health.add_argument(
         "--service",
         default="",
-        help="knowledge, resource, cognition, dream "
-        "or a full gRPC service name (default: the whole server)",
+        help=f"{', '.join(SERVICE_NAMES)} or a full gRPC service name (default: the whole server)",
     )
     health.add_argument("--timeout", type=float, default=5.0, help="seconds (default 5)")
     health.set_defaults(run=_health)
@@ -328,7 +326,7 @@ def _server_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _settings(args: argparse.Namespace) -> CommonSettings:
-    from knowhub_server.common.config import CommonSettings
+    from knowhub_server.common.base.config import CommonSettings
 
     overrides = {
         name: getattr(args, name)
@@ -339,10 +337,10 @@ def _settings(args: argparse.Namespace) -> CommonSettings:
 
 
 def _up(settings: CommonSettings, args: argparse.Namespace) -> int:
-    from knowhub_server.common.data_lock import hold_data_dir
-    from knowhub_server.common.processes import split
-    from knowhub_server.common.runtime import Runtime
-    from knowhub_server.common.server import KnowHubServer, serve_forever
+    from knowhub_server.common.runtime.runtime import Runtime
+    from knowhub_server.common.runtime.server import KnowHubServer, serve_forever
+    from knowhub_server.common.storage.data_lock import hold_data_dir
+    from knowhub_server.composition import services, split
     from knowhub_server.gateway.app import HubGateway
 
     if args.processes < 1:
@@ -353,13 +351,13 @@ def _up(settings: CommonSettings, args: argparse.Namespace) -> int:
         if away:  # the children it starts share the data directory it holds
             return _up_in_processes(settings, args, away)
         gateway = [HubGateway(settings, args.gateway_port)] if HubGateway.enabled() else []
-        serve_forever(KnowHubServer(Runtime.open(settings), list(SERVICE_MODULES)), gateway)
+        serve_forever(KnowHubServer(Runtime.open(settings), services()), gateway)
     return 0
 
 
 def _check_ports(settings: CommonSettings, args: argparse.Namespace) -> None:
     """The ports `knowhub up` binds are free, before it creates anything."""
-    from knowhub_server.common.http import check_free
+    from knowhub_server.common.runtime.http import check_free
     from knowhub_server.gateway.app import HubGateway, hub_gateway_port
     from knowhub_server.gateway.config import GatewaySettings
 
@@ -378,10 +376,11 @@ def _up_in_processes(settings: CommonSettings, args: argparse.Namespace, away: l
     and the gateway in `away` run as its children, sharing its keys, tokens and Redis."""
     import functools
 
-    from knowhub_server.common.delegation import ensure_key_file
-    from knowhub_server.common.processes import ChildProcess, child_env
-    from knowhub_server.common.runtime import Runtime, make_private_data_dir
-    from knowhub_server.common.server import KnowHubServer, serve_forever
+    from knowhub_server.common.runtime.processes import ChildProcess, child_env
+    from knowhub_server.common.runtime.runtime import Runtime, make_private_data_dir
+    from knowhub_server.common.runtime.server import KnowHubServer, serve_forever
+    from knowhub_server.common.security.delegation import ensure_key_file
+    from knowhub_server.composition import services
     from knowhub_server.gateway.app import hub_gateway_port, sign_in_line
     from knowhub_server.gateway.config import GatewaySettings
 
@@ -393,14 +392,14 @@ def _up_in_processes(settings: CommonSettings, args: argparse.Namespace, away: l
     settings.redis_url = runtime.redis_url()
     services_away = [s for s in away if s != GATEWAY]
     server = KnowHubServer(
-        runtime, [s for s in SERVICE_MODULES if s not in services_away], forwarded=services_away
+        runtime,
+        services(s for s in SERVICE_NAMES if s not in services_away),
+        forwarded=services(services_away),
     )
 
     def env() -> dict[str, str]:  # every service at the main process's loopback port
         main = f"127.0.0.1:{server.peer_port}"
-        return child_env(
-            settings, **{f"KNOWHUB_{s.upper()}_ADDRESS": main for s in SERVICE_MODULES}
-        )
+        return child_env(settings, **{f"KNOWHUB_{s.upper()}_ADDRESS": main for s in SERVICE_NAMES})
 
     children = [
         ChildProcess(
@@ -427,22 +426,23 @@ def _up_in_processes(settings: CommonSettings, args: argparse.Namespace, away: l
 
 def _serve(settings: CommonSettings, args: argparse.Namespace) -> int:
     if args.parent_pid is not None:
-        from knowhub_server.common.processes import die_with_parent
+        from knowhub_server.common.runtime.processes import die_with_parent
 
         die_with_parent(args.parent_pid)
     if args.service == GATEWAY:
-        from knowhub_server.common.config import CommonSettings
+        from knowhub_server.common.base.config import CommonSettings
         from knowhub_server.gateway.app import serve_gateway
 
         return serve_gateway(CommonSettings(), args.host, args.port)
-    from knowhub_server.common.data_lock import hold_data_dir
-    from knowhub_server.common.http import check_free
-    from knowhub_server.common.runtime import Runtime
-    from knowhub_server.common.server import KnowHubServer, serve_forever
+    from knowhub_server.common.runtime.http import check_free
+    from knowhub_server.common.runtime.runtime import Runtime
+    from knowhub_server.common.runtime.server import KnowHubServer, serve_forever
+    from knowhub_server.common.storage.data_lock import hold_data_dir
+    from knowhub_server.composition import services
 
     check_free(settings.host, settings.port, "the gRPC port", "--port, KNOWHUB_PORT")
     with hold_data_dir(settings.data_dir, f"knowhub serve {args.service}"):
-        serve_forever(KnowHubServer(Runtime.open(settings), [args.service]))
+        serve_forever(KnowHubServer(Runtime.open(settings), services([args.service])))
     return 0
 
 
@@ -454,8 +454,8 @@ def _console_link(settings: CommonSettings, args: argparse.Namespace) -> int:
 
 
 def _health(settings: CommonSettings, args: argparse.Namespace) -> int:
-    from knowhub_server.common.health_probe import check, probe_address
-    from knowhub_server.common.tls import peer_ca
+    from knowhub_server.common.runtime.health_probe import check, probe_address
+    from knowhub_server.common.security.tls import peer_ca
 
     address = target(args, probe_address(settings.host, settings.port))
     serving, line = check(address, args.service, tls_ca=peer_ca(settings), timeout=args.timeout)
@@ -464,9 +464,9 @@ def _health(settings: CommonSettings, args: argparse.Namespace) -> int:
 
 
 def _reindex(settings: CommonSettings, _args: argparse.Namespace) -> int:
-    from knowhub_server.common.data_lock import hold_data_dir
-    from knowhub_server.common.embedding import DenseEmbedder
-    from knowhub_server.common.runtime import make_private_data_dir, open_vector_store
+    from knowhub_server.common.llm.embedding import DenseEmbedder
+    from knowhub_server.common.runtime.runtime import make_private_data_dir, open_vector_store
+    from knowhub_server.common.storage.data_lock import hold_data_dir
     from knowhub_server.dream.memory.store import reindex as reindex_memory
     from knowhub_server.knowledge.store import reindex as reindex_knowledge
 
@@ -487,9 +487,9 @@ def _reindex(settings: CommonSettings, _args: argparse.Namespace) -> int:
 
 
 def _compact(settings: CommonSettings, _args: argparse.Namespace) -> int:
-    from knowhub_server.common.data_lock import hold_data_dir
-    from knowhub_server.common.edge_store import EdgeStore
-    from knowhub_server.common.redis_store import EmbeddedRedis, rewrite_append_only_file
+    from knowhub_server.common.storage.data_lock import hold_data_dir
+    from knowhub_server.common.storage.edge_store import EdgeStore
+    from knowhub_server.common.storage.redis_store import EmbeddedRedis, rewrite_append_only_file
 
     if not settings.data_dir.is_dir():
         raise FileNotFoundError(f"there is no data directory {settings.data_dir} to compact")
@@ -517,13 +517,13 @@ def _compact(settings: CommonSettings, _args: argparse.Namespace) -> int:
 
 def _migrate_names(settings: CommonSettings, args: argparse.Namespace) -> int:
     from knowhub_server.cognition.store import CognitionStore
-    from knowhub_server.common.auth import TokenRegistry
-    from knowhub_server.common.data_lock import hold_data_dir
-    from knowhub_server.common.runtime import Runtime
+    from knowhub_server.common.runtime.runtime import Runtime
+    from knowhub_server.common.security.auth import TokenRegistry
+    from knowhub_server.common.storage.data_lock import hold_data_dir
     from knowhub_server.dream.runs.store import DreamStore
     from knowhub_server.knowledge.store import qualify_legacy_names
     from knowhub_server.resource.config import ResourceSettings
-    from knowhub_server.resource.servicer import keyring
+    from knowhub_server.resource.registration import keyring
     from knowhub_server.resource.store import ResourceStore, qualify_legacy_ids
 
     if settings.tokens_file is None:
@@ -583,7 +583,7 @@ def _backup(settings: CommonSettings, args: argparse.Namespace) -> int:
     from knowhub.local import default_token
     from knowhub_contracts.v1 import admin_pb2, admin_pb2_grpc
 
-    from knowhub_server.common.tls import peer_ca
+    from knowhub_server.common.security.tls import peer_ca
 
     address = target(args)
     token = args.token or default_token([address])
@@ -610,9 +610,9 @@ def _backup(settings: CommonSettings, args: argparse.Namespace) -> int:
 
 
 def _restore(settings: CommonSettings, args: argparse.Namespace) -> int:
-    from knowhub_server.common.backup import BackupError, read_manifest, restore_backup
-    from knowhub_server.common.data_lock import hold_data_dir
-    from knowhub_server.common.runtime import make_private_data_dir
+    from knowhub_server.common.runtime.runtime import make_private_data_dir
+    from knowhub_server.common.storage.backup import BackupError, read_manifest, restore_backup
+    from knowhub_server.common.storage.data_lock import hold_data_dir
 
     data_dir, source = settings.data_dir, absolute(args.source)
     if settings.qdrant_url or settings.redis_url:

@@ -11,7 +11,7 @@ from typing import Any
 from pydantic_settings import BaseSettings
 
 import knowhub_server
-from knowhub_server.common.config import HubSettings
+from knowhub_server.common.base.config import HubSettings
 
 
 def settings_classes() -> Iterator[tuple[str, type[BaseSettings]]]:

@@ -30,14 +30,14 @@ from knowhub.tools import openai_tools
 from pydantic_settings import BaseSettings
 
 from knowhub_server import cli
-from knowhub_server.common.config import CONFIG_FILE_NAME
+from knowhub_server.common.base.config import CONFIG_FILE_NAME
 from knowhub_server.gateway import openapi
 from knowhub_server.mcp import tools as mcp_tools
 from knowhub_server.settings_catalog import settings_classes
 
 ROOT = Path(__file__).resolve().parent.parent
 PROTOS = ROOT / "protos"
-COMMON = "knowhub_server.common"
+COMMON = "knowhub_server.common.base"
 
 
 # ---- Settings ------------------------------------------------------------------------------

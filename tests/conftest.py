@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from knowhub_server.common.redis_store import EmbeddedRedis
+from knowhub_server.common.storage.redis_store import EmbeddedRedis
 from tests.support.harness import Harness, write_tokens_file
 from tests.support.openai_stub import OpenAIStub
 from tests.support.real_embeddings import real_embedding_stub

@@ -13,8 +13,8 @@ import pytest
 from knowhub import KnowHub
 
 from knowhub_server.cli import main
-from knowhub_server.common.edge_store import EdgeStore
-from knowhub_server.common.vectors import Where
+from knowhub_server.common.storage.edge_store import EdgeStore
+from knowhub_server.common.storage.vectors import Where
 from tests.dream.dreaming import DreamLLM, message, wait_run, write_dream_tokens
 from tests.dream.support import (
     PROFILE,

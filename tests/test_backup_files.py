@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from knowhub_server.cli import main
-from knowhub_server.common.backup import BackupError, HubStores, write_backup
-from knowhub_server.common.edge_store import EdgeStore
+from knowhub_server.common.storage.backup import BackupError, HubStores, write_backup
+from knowhub_server.common.storage.edge_store import EdgeStore
 
 SCHEMA = {
     "name": "things",

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from knowhub_server.cli import _parser, main
-from knowhub_server.common.cli_support import installed_version
-from knowhub_server.common.data_lock import hold_data_dir
+from knowhub_server.common.base.versions import installed_version
+from knowhub_server.common.storage.data_lock import hold_data_dir
 from tests.support.harness import Harness
 
 HEAVY = ("grpc", "pydantic", "qdrant_edge", "redis", "knowhub", "tqdm", "starlette")
@@ -140,7 +140,7 @@ def test_the_processes_a_holder_starts_share_its_data_dir(tmp_path: Path) -> Non
     anyone else is refused."""
     script = (
         "import sys\nfrom pathlib import Path\n"
-        "from knowhub_server.common.data_lock import hold_data_dir\n"
+        "from knowhub_server.common.storage.data_lock import hold_data_dir\n"
         "with hold_data_dir(Path(sys.argv[1]), 'child'):\n    print('held')\n"
     )
     with hold_data_dir(tmp_path, "parent"):

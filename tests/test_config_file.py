@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from knowhub_server.cli import main
-from knowhub_server.common.config import CONFIG_ENV
+from knowhub_server.common.base.config import CONFIG_ENV
 from tests.test_first_run import KNOWHUB, newcomer_env
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from knowhub_server.common.embedding import EndpointEmbedder
+from knowhub_server.common.llm.embedding import EndpointEmbedder
 from tests.support.openai_stub import OpenAIStub
 
 

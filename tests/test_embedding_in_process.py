@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from knowhub_server.common.config import CommonSettings
-from knowhub_server.common.embedding import DenseEmbedder, LocalEmbedder
-from knowhub_server.common.metrics import Metrics
+from knowhub_server.common.base.config import CommonSettings
+from knowhub_server.common.base.metrics import Metrics
+from knowhub_server.common.llm.embedding import DenseEmbedder, LocalEmbedder
 from tests.support.real_embeddings import DIM, MODEL_NAME, embed_texts, model_path
 
 

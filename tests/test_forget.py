@@ -13,9 +13,9 @@ import pytest
 from knowhub import KnowHub, errors
 
 from knowhub_server.cli import main as knowhub_cli
-from knowhub_server.common.edge_store import EdgeStore
-from knowhub_server.common.redis_store import connect
-from knowhub_server.common.vectors import HybridFusion
+from knowhub_server.common.storage.edge_store import EdgeStore
+from knowhub_server.common.storage.redis_store import connect
+from knowhub_server.common.storage.vectors import HybridFusion
 from knowhub_server.dream.memory.domain import Profile, ProfileRecord
 from knowhub_server.dream.memory.store import MemoryVectors, ProfileStore
 from knowhub_server.dream.runs.domain import DocumentUpdate

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import tomllib
 
-from knowhub_server.common.redis_store import lua_source
+from knowhub_server.common.storage.redis_store import lua_source
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = sorted((ROOT / "knowhub_server").rglob("*.lua"))

@@ -12,7 +12,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from knowhub_server.common.vectors import (
+from knowhub_server.common.storage.vectors import (
     CollectionSchema,
     Record,
     _dump_json,

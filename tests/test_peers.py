@@ -19,9 +19,9 @@ from knowhub_contracts.v1 import (
     knowledge_pb2_grpc,
 )
 
-from knowhub_server.common.auth import TokenRegistry
-from knowhub_server.common.errors import Unavailable
-from knowhub_server.common.peers import PeerRefused, Peers, call_as
+from knowhub_server.common.base.errors import Unavailable
+from knowhub_server.common.runtime.peers import PeerRefused, Peers, call_as
+from knowhub_server.common.security.auth import TokenRegistry
 from tests.support.harness import Harness
 
 

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from knowhub_server.common.auth import Principal
-from knowhub_server.common.config import CommonSettings
-from knowhub_server.common.redis_store import ReplicaWait, connect, keyspace
-from knowhub_server.common.runtime import Runtime
+from knowhub_server.common.base.config import CommonSettings
+from knowhub_server.common.runtime.runtime import Runtime
+from knowhub_server.common.security.auth import Principal
+from knowhub_server.common.storage.redis_store import ReplicaWait, connect, keyspace
 from knowhub_server.dream.streams import Delivery, JobStream, StreamWorker
 from knowhub_server.resource.audit import AuditEvent, AuditLog
 from tests.cognition.conftest import new_trace, query_event, save_knowledge

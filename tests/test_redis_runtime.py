@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from knowhub_server.common.config import CommonSettings
-from knowhub_server.common.redis_store import EmbeddedRedis, connect
-from knowhub_server.common.runtime import Runtime
+from knowhub_server.common.base.config import CommonSettings
+from knowhub_server.common.runtime.runtime import Runtime
+from knowhub_server.common.storage.redis_store import EmbeddedRedis, connect
 
 pytestmark = pytest.mark.redis_cluster  # also on a Redis Cluster
 

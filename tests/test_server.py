@@ -22,7 +22,7 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from knowhub import KnowHub
 
 from knowhub_server.cli import main as knowhub_cli
-from knowhub_server.common.vectors import StoreMismatch
+from knowhub_server.common.storage.vectors import StoreMismatch
 from tests.support.harness import Harness
 from tests.support.openai_stub import OpenAIStub
 from tests.support.shared import failure, running_hub, visible_records

@@ -12,8 +12,8 @@ from dataclasses import replace
 import pytest
 from qdrant_edge import SparseVector
 
-from knowhub_server.common import sparse_search
-from knowhub_server.common.vectors import (
+from knowhub_server.common.storage import sparse_search
+from knowhub_server.common.storage.vectors import (
     Eq,
     Hit,
     HybridFusion,

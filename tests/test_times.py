@@ -8,8 +8,8 @@ import pytest
 from google.protobuf.timestamp_pb2 import Timestamp
 from knowhub.models import base as sdk
 
-from knowhub_server.common.errors import InvalidArgument
-from knowhub_server.common.times import from_timestamp, now, to_timestamp
+from knowhub_server.common.base.errors import InvalidArgument
+from knowhub_server.common.base.times import from_timestamp, now, to_timestamp
 
 
 def test_a_time_given_out_and_sent_back_through_a_datetime_is_the_same_float() -> None:

@@ -26,11 +26,11 @@ import qdrant_edge as qe
 from qdrant_client import QdrantClient
 from qdrant_edge import SparseVector
 
-from knowhub_server.common.edge_store import EdgeStore, dense_search_params
-from knowhub_server.common.embedding import Bm25Encoder
-from knowhub_server.common.errors import Aborted, NotFound, Unavailable
-from knowhub_server.common.qdrant_store import RemoteStore
-from knowhub_server.common.vectors import (
+from knowhub_server.common.base.errors import Aborted, NotFound, Unavailable
+from knowhub_server.common.llm.embedding import Bm25Encoder
+from knowhub_server.common.storage.edge_store import EdgeStore, dense_search_params
+from knowhub_server.common.storage.qdrant_store import RemoteStore
+from knowhub_server.common.storage.vectors import (
     DENSE,
     SPARSE,
     AnyOf,
@@ -864,7 +864,7 @@ def test_edge_walks_the_graph_over_int8_copies_and_scores_exactly(
 
     store = EdgeStore(edge_root, replace(plain, quantize_dense=True))
     try:
-        with caplog.at_level(logging.WARNING, logger="knowhub_server.common.edge_store"):
+        with caplog.at_level(logging.WARNING, logger="knowhub_server.common.storage.edge_store"):
             things = store.open(schema)
         assert "gets int8 copies" in caplog.text  # the one-time wait is announced
         for probe in (spread[5], spread[77], [1.0] * 8):
@@ -877,7 +877,7 @@ def test_edge_walks_the_graph_over_int8_copies_and_scores_exactly(
     assert _quantized_segments(edge_root / "quantized") == (indexed, indexed)
     caplog.clear()
     again = EdgeStore(edge_root, replace(plain, quantize_dense=True))
-    with caplog.at_level(logging.WARNING, logger="knowhub_server.common.edge_store"):
+    with caplog.at_level(logging.WARNING, logger="knowhub_server.common.storage.edge_store"):
         again.open(schema)
     again.close()
     assert "gets int8 copies" not in caplog.text  # once only

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from knowhub_server.common.cli_support import add_client_options, connected, waiting
+from knowhub_server.common.runtime.cli_support import add_client_options, connected, waiting
 
 if TYPE_CHECKING:  # the SDK (grpc) loads when a command runs, not for `--help`
     from knowhub import Extraction, KnowHub

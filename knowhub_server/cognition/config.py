@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from knowhub_server.common.config import HubSettings
-from knowhub_server.common.redis_store import BLOCK_MAX_SECONDS
+from knowhub_server.common.base.config import HubSettings
+from knowhub_server.common.storage.redis_store import BLOCK_MAX_SECONDS
 
 
 class CognitionSettings(HubSettings):

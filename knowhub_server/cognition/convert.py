@@ -34,10 +34,10 @@ from knowhub_server.cognition.jobview import Attempt, Header, JobGraph, JobView,
 from knowhub_server.cognition.plans import PlanDiff, PlanSnapshot
 from knowhub_server.cognition.store import Delivered
 from knowhub_server.cognition.view import TraceView
-from knowhub_server.common.auth import Principal
-from knowhub_server.common.convert import ProtoEnum
-from knowhub_server.common.errors import InvalidArgument
-from knowhub_server.common.times import from_timestamp, optional_timestamp, to_timestamp
+from knowhub_server.common.base.convert import ProtoEnum
+from knowhub_server.common.base.errors import InvalidArgument
+from knowhub_server.common.base.times import from_timestamp, optional_timestamp, to_timestamp
+from knowhub_server.common.security.auth import Principal
 
 _ENVELOPE = ("type", "event_id", "timestamp")
 FEEDBACK_STATES = ProtoEnum(cognition_pb2.FeedbackState)

@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from knowhub_server.common import validation as check
-from knowhub_server.common.auth import Principal
-from knowhub_server.common.errors import InvalidArgument
-from knowhub_server.common.llm import LLMError, parse_json_reply
-from knowhub_server.common.scopes import ENTITY_ID_RULE, is_valid_entity_id
+from knowhub_server.common.base import validation as check
+from knowhub_server.common.base.errors import InvalidArgument
+from knowhub_server.common.base.scopes import ENTITY_ID_RULE, is_valid_entity_id
+from knowhub_server.common.llm.chat import LLMError, parse_json_reply
+from knowhub_server.common.security.auth import Principal
 
 Event = dict[str, Any]
 Body = dict[str, Any]

@@ -44,13 +44,13 @@ from knowhub_server.cognition.domain import (
 from knowhub_server.cognition.knowledge_client import KnowledgeClient
 from knowhub_server.cognition.operations import STREAM_ID, TraceAccess, stamped
 from knowhub_server.cognition.store import Appended
-from knowhub_server.common import validation as check
-from knowhub_server.common.auth import EVALUATOR_ROLE, Principal
-from knowhub_server.common.delegation import DelegationKeys
-from knowhub_server.common.errors import InvalidArgument, Unavailable
-from knowhub_server.common.metrics import Metrics
-from knowhub_server.common.peers import PeerRefused
-from knowhub_server.common.times import now
+from knowhub_server.common.base import validation as check
+from knowhub_server.common.base.errors import InvalidArgument, Unavailable
+from knowhub_server.common.base.metrics import Metrics
+from knowhub_server.common.base.times import now
+from knowhub_server.common.runtime.peers import PeerRefused
+from knowhub_server.common.security.auth import EVALUATOR_ROLE, Principal
+from knowhub_server.common.security.delegation import DelegationKeys
 
 log = logging.getLogger(__name__)
 

@@ -25,9 +25,8 @@ from knowhub_server.cognition.domain import (
 )
 from knowhub_server.cognition.knowledge_client import KnowledgeClient
 from knowhub_server.cognition.operations import TraceAccess, read_cursor, stamped
-from knowhub_server.common import validation as check
-from knowhub_server.common.auth import Principal
-from knowhub_server.common.errors import (
+from knowhub_server.common.base import validation as check
+from knowhub_server.common.base.errors import (
     AlreadyExists,
     FailedPrecondition,
     InvalidArgument,
@@ -35,9 +34,10 @@ from knowhub_server.common.errors import (
     ServiceError,
     Unavailable,
 )
-from knowhub_server.common.paging import write_token
-from knowhub_server.common.peers import PeerRefused
-from knowhub_server.common.times import now
+from knowhub_server.common.base.paging import write_token
+from knowhub_server.common.base.times import now
+from knowhub_server.common.runtime.peers import PeerRefused
+from knowhub_server.common.security.auth import Principal
 
 
 class ExtractionOperations:

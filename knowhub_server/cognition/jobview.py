@@ -19,7 +19,7 @@ from knowhub_server.cognition.domain import (
     Trace,
 )
 from knowhub_server.cognition.plans import PlanDiff, PlanSnapshot, chosen_diff, plan_snapshots
-from knowhub_server.common.errors import InvalidArgument
+from knowhub_server.common.base.errors import InvalidArgument
 
 MEMORY_TYPES = ("memory_read", "memory_write")
 # The events of one job: the runtime's, and the memory and plan events that may name it.

@@ -12,10 +12,10 @@ from typing import Any
 
 from knowhub_contracts.v1 import knowledge_pb2, knowledge_pb2_grpc
 
-from knowhub_server.common.auth import Principal
-from knowhub_server.common.delegation import HEADER as DELEGATION_HEADER
-from knowhub_server.common.errors import ServiceError
-from knowhub_server.common.peers import PeerRefused, Peers, call_as
+from knowhub_server.common.base.errors import ServiceError
+from knowhub_server.common.runtime.peers import PeerRefused, Peers, call_as
+from knowhub_server.common.security.auth import Principal
+from knowhub_server.common.security.delegation import HEADER as DELEGATION_HEADER
 
 Payload = dict[str, Any]
 

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from knowhub_server.cognition.domain import Event, Trace, iso_seconds, objects, shown_payloads
-from knowhub_server.common import json_input
-from knowhub_server.common.auth import Principal
-from knowhub_server.common.errors import InvalidArgument
-from knowhub_server.common.times import iso
+from knowhub_server.common.base import json_input
+from knowhub_server.common.base.errors import InvalidArgument
+from knowhub_server.common.base.times import iso
+from knowhub_server.common.security.auth import Principal
 
 
 @dataclass

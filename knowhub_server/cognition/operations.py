@@ -53,9 +53,8 @@ from knowhub_server.cognition.store import (
     Replayed,
 )
 from knowhub_server.cognition.view import TraceView, Window, build_view
-from knowhub_server.common import validation as check
-from knowhub_server.common.auth import DREAMER_ROLE, EVALUATOR_ROLE, Principal
-from knowhub_server.common.errors import (
+from knowhub_server.common.base import validation as check
+from knowhub_server.common.base.errors import (
     Aborted,
     AlreadyExists,
     FailedPrecondition,
@@ -65,10 +64,11 @@ from knowhub_server.common.errors import (
     ResourceExhausted,
     ServiceError,
 )
-from knowhub_server.common.forget import forget_subject, subject_parts
-from knowhub_server.common.paging import read_token, write_token
-from knowhub_server.common.scopes import validate_agent_name, validate_owner
-from knowhub_server.common.times import iso, now
+from knowhub_server.common.base.paging import read_token, write_token
+from knowhub_server.common.base.scopes import validate_agent_name, validate_owner
+from knowhub_server.common.base.times import iso, now
+from knowhub_server.common.security.auth import DREAMER_ROLE, EVALUATOR_ROLE, Principal
+from knowhub_server.common.security.forget import forget_subject, subject_parts
 
 log = logging.getLogger(__name__)
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 
 from knowhub_server.cognition.domain import PLAN_TYPES, Body, Event
-from knowhub_server.common.errors import InvalidArgument
+from knowhub_server.common.base.errors import InvalidArgument
 
 NODE_FIELDS = ("type", "tool_name", "workflow", "description")
 _TEXTS = ("task_graph_summary", "reasoning_summary", "memory_summary", "plan_hash")

@@ -5,7 +5,7 @@ the prompt carries no message history."""
 from __future__ import annotations
 
 from knowhub_server.cognition.domain import Event
-from knowhub_server.common.llm import quoted
+from knowhub_server.common.llm.chat import quoted
 
 # Per language: the statuses' meanings and the prompt's fixed texts. Both keep the parts
 # an evaluator reads mechanically: "### ", "query_sequence=N", "source_id: ID".

@@ -6,7 +6,6 @@ from collections.abc import Iterator
 
 from knowhub_contracts.v1 import cognition_pb2, cognition_pb2_grpc
 
-from knowhub_server.cognition.config import CognitionSettings
 from knowhub_server.cognition.convert import (
     assessments_from_proto,
     body_from_proto,
@@ -29,17 +28,12 @@ from knowhub_server.cognition.domain import (
 )
 from knowhub_server.cognition.evaluations import EvaluationOperations
 from knowhub_server.cognition.extractions import ExtractionOperations
-from knowhub_server.cognition.knowledge_client import KnowledgeClient
 from knowhub_server.cognition.logfile import read_document
-from knowhub_server.cognition.operations import LogOperations, TraceAccess, TriggerOperations
-from knowhub_server.cognition.store import CognitionStore
-from knowhub_server.common.auth import Authenticator, Principal
-from knowhub_server.common.rpc import Live, server_streaming, unary
-from knowhub_server.common.runtime import Runtime
-from knowhub_server.common.server import ServiceHost, as_grpc_server
-from knowhub_server.common.times import from_timestamp
-
-SERVICE_NAME = cognition_pb2.DESCRIPTOR.services_by_name["CognitionService"].full_name
+from knowhub_server.cognition.operations import LogOperations, TriggerOperations
+from knowhub_server.common.base.times import from_timestamp
+from knowhub_server.common.runtime.rpc import Live, server_streaming, unary
+from knowhub_server.common.runtime.runtime import Runtime
+from knowhub_server.common.security.auth import Authenticator, Principal
 
 
 class CognitionServicer(cognition_pb2_grpc.CognitionServiceServicer):
@@ -332,27 +326,3 @@ class CognitionServicer(cognition_pb2_grpc.CognitionServiceServicer):
         return cognition_pb2.ForgetCognitionSubjectResponse(
             erased=self._log.forget(principal, request.subject)
         )
-
-
-def register(server: ServiceHost, runtime: Runtime) -> str:
-    """Adds the cognition service to `server`; returns its full service name."""
-    settings = CognitionSettings()
-    store = CognitionStore(runtime.redis, runtime.settings.redis_prefix, runtime.redis_wait)
-    runtime.watch_streams(store.triggers_key)
-    access = TraceAccess(store, settings)
-    knowledge = KnowledgeClient(runtime.peers)
-    servicer = CognitionServicer(
-        runtime,
-        LogOperations(access, knowledge),
-        TriggerOperations(access),
-        EvaluationOperations(
-            access,
-            knowledge,
-            runtime.authenticator.delegations,
-            runtime.metrics,
-            runtime.settings.language,
-        ),
-        ExtractionOperations(access, knowledge),
-    )
-    cognition_pb2_grpc.add_CognitionServiceServicer_to_server(servicer, as_grpc_server(server))
-    return SERVICE_NAME

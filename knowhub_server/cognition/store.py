@@ -57,8 +57,9 @@ from knowhub_server.cognition.domain import (
     iso_seconds,
     pair_key,
 )
-from knowhub_server.common.auth import LegacyNames
-from knowhub_server.common.redis_store import (
+from knowhub_server.common.base.scopes import ORG_SEPARATOR, qualified
+from knowhub_server.common.security.auth import LegacyNames
+from knowhub_server.common.storage.redis_store import (
     NO_WAIT,
     ReplicaWait,
     glob_escaped,
@@ -73,7 +74,6 @@ from knowhub_server.common.redis_store import (
     stream_reads,
     write_acknowledged,
 )
-from knowhub_server.common.scopes import ORG_SEPARATOR, qualified
 
 log = logging.getLogger(__name__)
 

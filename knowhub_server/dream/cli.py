@@ -9,7 +9,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from knowhub_server.common.cli_support import add_client_options, connected
+from knowhub_server.common.runtime.cli_support import add_client_options, connected
 
 if TYPE_CHECKING:  # the SDK (grpc) loads when a command runs, not for `--help`
     from knowhub import KnowHub

@@ -27,13 +27,13 @@ from typing import Any, cast
 import redis
 from redis.commands.core import Script
 
-from knowhub_server.common.redis_store import (
+from knowhub_server.common.runtime.runtime import Runtime
+from knowhub_server.common.storage.redis_store import (
     BLOCK_MAX_SECONDS,
     lua_source,
     single_connection,
     writable,
 )
-from knowhub_server.common.runtime import Runtime
 
 log = logging.getLogger("knowhub.streams")
 

@@ -23,11 +23,11 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from knowhub_server.common.auth import LOOPBACK_HOSTS
-from knowhub_server.common.config import CommonSettings
-from knowhub_server.common.http import ConnectionLimits, HostPolicy, listen, server_config
-from knowhub_server.common.server import stop_on_signal
-from knowhub_server.common.tls import peer_ca
+from knowhub_server.common.base.config import CommonSettings
+from knowhub_server.common.runtime.http import ConnectionLimits, HostPolicy, listen, server_config
+from knowhub_server.common.runtime.server import stop_on_signal
+from knowhub_server.common.security.auth import LOOPBACK_HOSTS
+from knowhub_server.common.security.tls import peer_ca
 from knowhub_server.gateway import openapi
 from knowhub_server.gateway.config import GatewaySettings
 from knowhub_server.gateway.guard import RequestGuard

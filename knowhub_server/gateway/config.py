@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from knowhub_server.common.config import HubSettings
-from knowhub_server.common.http import ConnectionLimits
-from knowhub_server.common.listing import CommaList
+from knowhub_server.common.base.config import HubSettings
+from knowhub_server.common.base.listing import CommaList
+from knowhub_server.common.runtime.http import ConnectionLimits
 
 
 class GatewaySettings(HubSettings):

@@ -14,7 +14,7 @@ from starlette.datastructures import Headers, MutableHeaders
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from knowhub_server.common.http import SHOWN, HostPolicy, request_refusal
+from knowhub_server.common.runtime.http import SHOWN, HostPolicy, request_refusal
 from knowhub_server.gateway.translation import MAX_BODY_BYTES, BodyTooLarge
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})

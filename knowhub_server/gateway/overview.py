@@ -22,7 +22,7 @@ from knowhub_contracts.v1 import cognition_pb2, common_pb2, dream_pb2, knowledge
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from knowhub_server.common.config import CommonSettings
+from knowhub_server.common.base.config import CommonSettings
 from knowhub_server.gateway.routes import Query
 from knowhub_server.gateway.session import request_token
 from knowhub_server.gateway.translation import error_body, find_rpc

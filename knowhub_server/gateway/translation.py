@@ -21,8 +21,9 @@ from knowhub.channels import open_aio_channel
 from knowhub.knowledge import SLIM_TIMEOUT
 from knowhub_contracts.v1 import admin_pb2, cognition_pb2, dream_pb2, knowledge_pb2, resource_pb2
 
-from knowhub_server.common import auth, json_input
-from knowhub_server.common.errors import ServiceError
+from knowhub_server.common.base import json_input
+from knowhub_server.common.base.errors import ServiceError
+from knowhub_server.common.security import auth
 
 # The URL name of each service (`/api/v1/{service}/{Method}`) and its descriptor.
 SERVICES: dict[str, ServiceDescriptor] = {

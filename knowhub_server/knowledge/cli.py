@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from knowhub_server.common.cli_support import add_client_options, connected, waiting
+from knowhub_server.common.runtime.cli_support import add_client_options, connected, waiting
 
 if TYPE_CHECKING:  # the SDK (grpc) loads when a command runs, not for `--help`
     from knowhub import KnowHub

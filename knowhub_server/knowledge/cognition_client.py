@@ -8,8 +8,8 @@ from collections.abc import Sequence
 
 from knowhub_contracts.v1 import cognition_pb2, cognition_pb2_grpc
 
-from knowhub_server.common.auth import Principal
-from knowhub_server.common.peers import PeerRefused, Peers, call_as
+from knowhub_server.common.runtime.peers import PeerRefused, Peers, call_as
+from knowhub_server.common.security.auth import Principal
 
 SOURCE_CONTENT_KEPT = 500  # a query's sources are logged with their content cut
 

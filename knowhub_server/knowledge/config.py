@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from knowhub_server.common.config import HubSettings
+from knowhub_server.common.base.config import HubSettings
 
 
 class KnowledgeSettings(HubSettings):

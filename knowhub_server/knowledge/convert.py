@@ -13,10 +13,10 @@ from typing import Any
 
 from knowhub_contracts.v1 import knowledge_pb2
 
-from knowhub_server.common.auth import Principal
-from knowhub_server.common.convert import ProtoEnum
-from knowhub_server.common.errors import InvalidArgument
-from knowhub_server.common.times import from_timestamp, timestamp_fields, to_timestamp
+from knowhub_server.common.base.convert import ProtoEnum
+from knowhub_server.common.base.errors import InvalidArgument
+from knowhub_server.common.base.times import from_timestamp, timestamp_fields, to_timestamp
+from knowhub_server.common.security.auth import Principal
 from knowhub_server.knowledge.domain import (
     EDITABLE_FIELDS,
     Case,

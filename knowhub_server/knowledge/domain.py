@@ -10,17 +10,17 @@ from dataclasses import dataclass, field, replace
 
 from knowhub_contracts.v1 import common_pb2
 
-from knowhub_server.common import validation as check
-from knowhub_server.common.auth import PUBLISHER_ROLE, Principal
-from knowhub_server.common.convert import ProtoEnum
-from knowhub_server.common.errors import FailedPrecondition, InvalidArgument, PermissionDenied
-from knowhub_server.common.scopes import (
+from knowhub_server.common.base import validation as check
+from knowhub_server.common.base.convert import ProtoEnum
+from knowhub_server.common.base.errors import FailedPrecondition, InvalidArgument, PermissionDenied
+from knowhub_server.common.base.scopes import (
     AGENT_NAME_RULE,
     PUBLIC,
     is_valid_agent_name,
     validate_owner,
     validate_scope,
 )
+from knowhub_server.common.security.auth import PUBLISHER_ROLE, Principal
 
 KNOWLEDGE_TYPES = ProtoEnum(common_pb2.KnowledgeType).names  # the contract's one list
 

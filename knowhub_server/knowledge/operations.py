@@ -9,9 +9,8 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
-from knowhub_server.common import validation as check
-from knowhub_server.common.auth import Principal
-from knowhub_server.common.errors import (
+from knowhub_server.common.base import validation as check
+from knowhub_server.common.base.errors import (
     Aborted,
     Busy,
     FailedPrecondition,
@@ -21,11 +20,12 @@ from knowhub_server.common.errors import (
     ServiceError,
     Unavailable,
 )
-from knowhub_server.common.forget import forget_subject
-from knowhub_server.common.llm import LLM, LLMError
-from knowhub_server.common.scopes import validate_scope
-from knowhub_server.common.times import now
-from knowhub_server.common.vectors import Where
+from knowhub_server.common.base.scopes import validate_scope
+from knowhub_server.common.base.times import now
+from knowhub_server.common.llm.chat import LLM, LLMError
+from knowhub_server.common.security.auth import Principal
+from knowhub_server.common.security.forget import forget_subject
+from knowhub_server.common.storage.vectors import Where
 from knowhub_server.knowledge import prompts
 from knowhub_server.knowledge.cognition_client import CognitionClient
 from knowhub_server.knowledge.config import KnowledgeSettings

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from knowhub_server.common.llm import LLMError, parse_json_reply, quoted
+from knowhub_server.common.llm.chat import LLMError, parse_json_reply, quoted
 from knowhub_server.knowledge.domain import CONTENT_MAX, TASK_MAX, Knowledge
 
 ROUTING_SYSTEM = (

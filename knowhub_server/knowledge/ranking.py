@@ -6,7 +6,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Sequence
 
-from knowhub_server.common.scopes import best_priority
+from knowhub_server.common.base.scopes import best_priority
 from knowhub_server.knowledge.store import Candidate
 
 

@@ -10,9 +10,9 @@ from collections.abc import Sequence
 
 from knowhub_contracts.v1 import resource_pb2, resource_pb2_grpc
 
-from knowhub_server.common.auth import Principal
-from knowhub_server.common.errors import Unavailable
-from knowhub_server.common.peers import PeerRefused, Peers, call_as
+from knowhub_server.common.base.errors import Unavailable
+from knowhub_server.common.runtime.peers import PeerRefused, Peers, call_as
+from knowhub_server.common.security.auth import Principal
 
 BATCH = 100  # BatchGetResources' limit
 USABLE, MISSING, EXPIRED, DELETED = "usable", "missing", "expired", "deleted"

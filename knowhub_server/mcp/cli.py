@@ -6,10 +6,10 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from knowhub_server.common.cli_support import add_target_option, invalid_settings
+from knowhub_server.common.runtime.cli_support import add_target_option, invalid_settings
 
 if TYPE_CHECKING:
-    from knowhub_server.common.config import CommonSettings
+    from knowhub_server.common.base.config import CommonSettings
 
 
 def add_command(commands: Any) -> None:

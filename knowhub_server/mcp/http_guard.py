@@ -20,8 +20,8 @@ from starlette.datastructures import Headers, MutableHeaders
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from knowhub_server.common.auth import bearer_token
-from knowhub_server.common.errors import ServiceError
+from knowhub_server.common.base.errors import ServiceError
+from knowhub_server.common.security.auth import bearer_token
 
 SESSION_HEADER = "mcp-session-id"
 # How long the hub's word that a token is valid is kept, and how many sessions are known.

@@ -22,10 +22,10 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from starlette.requests import Request
 
-from knowhub_server.common.auth import LOOPBACK_HOSTS, bearer_token
-from knowhub_server.common.errors import ServiceError
-from knowhub_server.common.http import HostGuard, HostPolicy, listen, server_config
-from knowhub_server.common.rpc import LOCAL_MODE_TRAILER
+from knowhub_server.common.base.errors import ServiceError
+from knowhub_server.common.runtime.http import HostGuard, HostPolicy, listen, server_config
+from knowhub_server.common.runtime.rpc import LOCAL_MODE_TRAILER
+from knowhub_server.common.security.auth import LOOPBACK_HOSTS, bearer_token
 from knowhub_server.mcp import tools
 from knowhub_server.mcp.config import McpSettings
 from knowhub_server.mcp.http_guard import TokenSessions

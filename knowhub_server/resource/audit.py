@@ -23,9 +23,10 @@ from dataclasses import dataclass
 
 import redis
 
-from knowhub_server.common.auth import Principal
-from knowhub_server.common.errors import InvalidArgument, Unavailable
-from knowhub_server.common.redis_store import (
+from knowhub_server.common.base.errors import InvalidArgument, Unavailable
+from knowhub_server.common.base.times import now
+from knowhub_server.common.security.auth import Principal
+from knowhub_server.common.storage.redis_store import (
     COMMAND_TIMEOUT_SECONDS,
     NO_WAIT,
     NotReplicated,
@@ -34,7 +35,6 @@ from knowhub_server.common.redis_store import (
     stream_entries,
     write_acknowledged,
 )
-from knowhub_server.common.times import now
 
 log = logging.getLogger(__name__)
 

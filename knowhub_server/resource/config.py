@@ -6,7 +6,7 @@ from pathlib import Path
 
 from pydantic import Field, SecretStr
 
-from knowhub_server.common.config import HubSettings
+from knowhub_server.common.base.config import HubSettings
 
 
 class ResourceSettings(HubSettings):

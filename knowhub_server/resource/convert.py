@@ -6,10 +6,10 @@ from __future__ import annotations
 from google.protobuf import json_format, struct_pb2
 from knowhub_contracts.v1 import resource_pb2
 
-from knowhub_server.common.auth import Principal
-from knowhub_server.common.convert import ProtoEnum
-from knowhub_server.common.errors import InvalidArgument
-from knowhub_server.common.times import from_timestamp, to_timestamp
+from knowhub_server.common.base.convert import ProtoEnum
+from knowhub_server.common.base.errors import InvalidArgument
+from knowhub_server.common.base.times import from_timestamp, to_timestamp
+from knowhub_server.common.security.auth import Principal
 from knowhub_server.resource.audit import AuditEvent
 from knowhub_server.resource.domain import Draft, Resource, VersionInfo
 from knowhub_server.resource.operations import Rotation

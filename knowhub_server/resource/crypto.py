@@ -31,9 +31,9 @@ from typing import Any
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from knowhub_server.common.errors import FailedPrecondition, Unavailable
-from knowhub_server.common.redaction import keep_out_of_call_logs, keep_out_of_logs
-from knowhub_server.common.times import iso, now
+from knowhub_server.common.base.errors import FailedPrecondition, Unavailable
+from knowhub_server.common.base.times import iso, now
+from knowhub_server.common.security.redaction import keep_out_of_call_logs, keep_out_of_logs
 
 log = logging.getLogger(__name__)
 

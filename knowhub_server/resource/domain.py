@@ -11,16 +11,16 @@ from typing import Any
 
 from knowhub_contracts.v1 import resource_pb2
 
-from knowhub_server.common import validation as check
-from knowhub_server.common.auth import Principal
-from knowhub_server.common.convert import ProtoEnum
-from knowhub_server.common.errors import (
+from knowhub_server.common.base import validation as check
+from knowhub_server.common.base.convert import ProtoEnum
+from knowhub_server.common.base.errors import (
     AlreadyExists,
     FailedPrecondition,
     InvalidArgument,
     PermissionDenied,
 )
-from knowhub_server.common.scopes import validate_owner, validate_scope
+from knowhub_server.common.base.scopes import validate_owner, validate_scope
+from knowhub_server.common.security.auth import Principal
 
 # "text", "code", "credential", "cookie": the contract's ResourceContentType names.
 CONTENT_TYPES = ProtoEnum(resource_pb2.ResourceContentType).names
@@ -43,7 +43,7 @@ DEFAULT_TOP_K = 5
 DEFAULT_PAGE_SIZE = 10
 DEFAULT_AUDIT_PAGE = 100
 
-# Times a caller may give (as knowhub_server.common.times): 1970 up to the end of 9999.
+# Times a caller may give (as knowhub_server.common.base.times): 1970 up to the end of 9999.
 _LATEST_TIME = 253402300799.0
 
 

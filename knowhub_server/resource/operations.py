@@ -14,10 +14,9 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
-from knowhub_server.common import paging
-from knowhub_server.common import validation as check
-from knowhub_server.common.auth import Principal
-from knowhub_server.common.errors import (
+from knowhub_server.common.base import paging
+from knowhub_server.common.base import validation as check
+from knowhub_server.common.base.errors import (
     Aborted,
     FailedPrecondition,
     InvalidArgument,
@@ -25,8 +24,9 @@ from knowhub_server.common.errors import (
     PermissionDenied,
     ServiceError,
 )
-from knowhub_server.common.forget import forget_subject
-from knowhub_server.common.times import now
+from knowhub_server.common.base.times import now
+from knowhub_server.common.security.auth import Principal
+from knowhub_server.common.security.forget import forget_subject
 from knowhub_server.resource.audit import AuditEvent, AuditLog
 from knowhub_server.resource.config import ResourceSettings
 from knowhub_server.resource.crypto import Keyring

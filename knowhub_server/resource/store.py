@@ -14,11 +14,11 @@ from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from knowhub_server.common.auth import LegacyNames
-from knowhub_server.common.embedding import Bm25Encoder
-from knowhub_server.common.errors import Aborted
-from knowhub_server.common.scopes import ORG_SEPARATOR, qualified, qualified_scope
-from knowhub_server.common.vectors import (
+from knowhub_server.common.base.errors import Aborted
+from knowhub_server.common.base.scopes import ORG_SEPARATOR, qualified, qualified_scope
+from knowhub_server.common.llm.embedding import Bm25Encoder
+from knowhub_server.common.security.auth import LegacyNames
+from knowhub_server.common.storage.vectors import (
     SPARSE,
     AnyOf,
     CollectionSchema,

@@ -19,7 +19,7 @@ from knowhub_server.cognition.domain import CommitFailure, Committed, Extraction
 from knowhub_server.cognition.evaluations import Outcome
 from knowhub_server.cognition.store import Delivered
 from knowhub_server.cognition.view import TraceView
-from knowhub_server.common.auth import Principal
+from knowhub_server.common.security.auth import Principal
 from tests.support.messages import (
     assert_writes_every_field,
     differences,

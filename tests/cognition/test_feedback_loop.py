@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from knowhub import Trigger
 
-from knowhub_server.common.llm import LLM
+from knowhub_server.common.llm.chat import LLM
 from tests.cognition.conftest import Watcher, new_trace, save_knowledge
 from tests.conftest import StartHub
 from tests.support.openai_stub import OpenAIStub

@@ -14,7 +14,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from knowhub import KnowHub, errors
 from knowhub_contracts.v1 import cognition_pb2, cognition_pb2_grpc
 
-from knowhub_server.common.redis_store import EmbeddedRedis
+from knowhub_server.common.storage.redis_store import EmbeddedRedis
 from tests.cognition.conftest import new_trace, query_event
 from tests.conftest import StartHub
 from tests.support.harness import Harness

@@ -12,7 +12,7 @@ import pytest
 from knowhub import KnowHub
 
 from knowhub_server.cli import main as knowhub_cli
-from knowhub_server.common.redis_store import connect, keyspace
+from knowhub_server.common.storage.redis_store import connect, keyspace
 from tests.cognition.conftest import new_trace, payload, query_event, save_knowledge
 from tests.conftest import StartHub
 from tests.gateway.conftest import Gateway, gateway_for

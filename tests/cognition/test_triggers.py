@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from knowhub import KnowHub, Trigger
 
-from knowhub_server.common.redis_store import connect, keyspace
+from knowhub_server.common.storage.redis_store import connect, keyspace
 from tests.cognition.conftest import WAIT_SECONDS, Watcher, new_trace, query_event
 from tests.conftest import StartHub
 from tests.support.harness import Harness

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from knowhub_server.common.config import CommonSettings
+from knowhub_server.common.base.config import CommonSettings
 from knowhub_server.gateway.app import GatewayServer, create_app
 from knowhub_server.gateway.overview import HubFacts
 from knowhub_server.gateway.session import mint_login_code

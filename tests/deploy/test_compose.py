@@ -26,15 +26,15 @@ import yaml
 from dotenv import dotenv_values
 
 from knowhub_server.cli import _parser
-from knowhub_server.common.auth import TokenRegistry
-from knowhub_server.common.server import SERVICE_MODULES
+from knowhub_server.common.security.auth import TokenRegistry
+from knowhub_server.composition import SERVICE_NAMES
 from tests.support.ports import free_port
 from tests.test_docs import settings_classes
 from tests.test_server import REPO
 
 COMPOSE = yaml.safe_load((REPO / "docker-compose.yml").read_text(encoding="utf-8"))
 SERVICES: dict[str, dict[str, Any]] = COMPOSE["services"]
-KNOWHUB = sorted(SERVICE_MODULES)
+KNOWHUB = sorted(SERVICE_NAMES)
 SETTINGS = {
     f"{c.model_config.get('env_prefix', '')}{name}".upper()
     for c in settings_classes()

@@ -151,7 +151,7 @@ def test_the_builder_copies_what_the_install_needs(tmp_path: Path) -> None:
         f"    assert package.__file__.startswith({str(installed)!r}), package.__file__\n"
         "    for module in pkgutil.walk_packages(package.__path__, package.__name__ + '.'):\n"
         "        importlib.import_module(module.name)\n"
-        "from knowhub_server.common.redis_store import lua_source\n"
+        "from knowhub_server.common.storage.redis_store import lua_source\n"
         f"assert all('redis.call' in lua_source(p, n) for p, n in {lua_scripts()!r})\n"
         "from knowhub_server.cli import main\n"
         "main(['--help'])\n"

@@ -26,12 +26,13 @@ from knowhub import KnowHub, errors
 from knowhub.local import read_local_token
 from knowhub_contracts.v1 import cognition_pb2, cognition_pb2_grpc
 
-from knowhub_server.common.auth import Principal
-from knowhub_server.common.config import CommonSettings
-from knowhub_server.common.delegation import DelegationKeys, ensure_key_file
-from knowhub_server.common.errors import Unauthenticated
-from knowhub_server.common.runtime import Runtime
-from knowhub_server.common.server import SERVICE_MODULES, SERVICE_NAMES, KnowHubServer
+from knowhub_server.common.base.config import CommonSettings
+from knowhub_server.common.base.errors import Unauthenticated
+from knowhub_server.common.runtime.runtime import Runtime
+from knowhub_server.common.runtime.server import KnowHubServer
+from knowhub_server.common.security.auth import Principal
+from knowhub_server.common.security.delegation import DelegationKeys, ensure_key_file
+from knowhub_server.composition import SERVICE_NAMES, services
 from tests.mcp.conftest import data, mcp_http
 from tests.mcp.test_http import connect
 from tests.support.harness import Harness
@@ -44,11 +45,11 @@ PROCESS = re.compile(r"\(process (\d+)\)")
 @pytest.fixture
 def front(hub: Harness, tmp_path: Path, tokens_file: Path) -> Iterator[str]:
     """A front that hosts no service and passes each call on to `hub`."""
-    addresses = {f"{s}_address": hub.address for s in SERVICE_MODULES}
+    addresses = {f"{s}_address": hub.address for s in SERVICE_NAMES}
     settings = CommonSettings(
         data_dir=tmp_path / "front", port=0, tokens_file=tokens_file, **addresses
     )
-    server = KnowHubServer(Runtime.open(settings), [], forwarded=list(SERVICE_MODULES))
+    server = KnowHubServer(Runtime.open(settings), [], forwarded=services())
     server.start()
     yield f"127.0.0.1:{server.port}"
     server.stop(grace=1.0)
@@ -100,7 +101,9 @@ def test_streams_and_deadlines_pass_through(front: str) -> None:
 
 def test_a_service_the_front_cannot_reach_is_unavailable(tmp_path: Path) -> None:
     server = KnowHubServer(
-        Runtime.open(CommonSettings(data_dir=tmp_path, port=0)), [], forwarded=["cognition"]
+        Runtime.open(CommonSettings(data_dir=tmp_path, port=0)),
+        [],
+        forwarded=services(["cognition"]),
     )
     server.start()
     try:
@@ -140,12 +143,13 @@ def test_mcp_over_http_beyond_loopback_reaches_the_hub_through_the_front(
 
 def test_unknown_methods_are_unimplemented_and_health_names_every_service(front: str) -> None:
     with grpc.insecure_channel(front) as channel:
-        missing = channel.unary_unary(f"/{SERVICE_NAMES['knowledge']}/NoSuchMethod")
+        full_names = [s.full_name for s in services()]
+        missing = channel.unary_unary(f"/{full_names[0]}/NoSuchMethod")
         with pytest.raises(grpc.RpcError) as raised:
             missing(b"", timeout=5)
         assert raised.value.code() == grpc.StatusCode.UNIMPLEMENTED
         health = health_pb2_grpc.HealthStub(channel)
-        for name in SERVICE_NAMES.values():
+        for name in full_names:
             status = health.Check(health_pb2.HealthCheckRequest(service=name), timeout=5).status
             assert status == health_pb2.HealthCheckResponse.SERVING
 

@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
-import importlib
-
 import pytest
 
 from knowhub_server.cli import main
-from knowhub_server.common.health_probe import health_name, probe_address
-from knowhub_server.common.server import SERVICE_MODULES
+from knowhub_server.common.runtime.health_probe import health_name, probe_address
+from knowhub_server.composition import SERVICE_NAMES, services
 from tests.conftest import StartHub
 from tests.support.harness import Harness
 
 
-@pytest.mark.parametrize("service", sorted(SERVICE_MODULES))
-def test_a_short_name_is_the_registered_service_name(service: str) -> None:
-    assert health_name(service) == importlib.import_module(SERVICE_MODULES[service]).SERVICE_NAME
+def test_a_short_name_is_the_registered_service_name() -> None:
+    assert [health_name(s.name) for s in services()] == [s.full_name for s in services()]
+    assert [s.name for s in services()] == list(SERVICE_NAMES)
 
 
 def test_a_serving_service_exits_0(hub: Harness, capsys: pytest.CaptureFixture[str]) -> None:

@@ -12,9 +12,9 @@ import pytest
 from knowhub import KnowHub
 from knowhub_contracts.v1 import knowledge_pb2, knowledge_pb2_grpc
 
-from knowhub_server.common.auth import TokenRegistry
-from knowhub_server.common.config import CommonSettings
-from knowhub_server.common.peers import Peers, call_as
+from knowhub_server.common.base.config import CommonSettings
+from knowhub_server.common.runtime.peers import Peers, call_as
+from knowhub_server.common.security.auth import TokenRegistry
 from tests.conftest import StartHub
 from tests.support.harness import Harness
 

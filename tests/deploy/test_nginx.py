@@ -32,8 +32,8 @@ from knowhub_contracts.v1 import (
     knowledge_pb2_grpc,
 )
 
-from knowhub_server.common.health_probe import check
-from knowhub_server.common.rpc import LOCAL_MODE_TRAILER
+from knowhub_server.common.runtime.health_probe import check
+from knowhub_server.common.runtime.rpc import LOCAL_MODE_TRAILER
 from tests.dream.dreaming import new_trace, write_dream_tokens
 from tests.mcp.conftest import data, mcp_http
 from tests.mcp.test_http import connect

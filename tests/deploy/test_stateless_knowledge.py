@@ -12,13 +12,14 @@ import pytest
 from knowhub import KnowHub
 from qdrant_client import QdrantClient
 
-from knowhub_server.common.auth import load_authenticator
-from knowhub_server.common.config import CommonSettings
-from knowhub_server.common.metrics import Metrics
-from knowhub_server.common.qdrant_store import RemoteStore
-from knowhub_server.common.runtime import Runtime
-from knowhub_server.common.server import KnowHubServer
-from knowhub_server.common.vectors import CollectionSchema, Record, StoreMismatch
+from knowhub_server.common.base.config import CommonSettings
+from knowhub_server.common.base.metrics import Metrics
+from knowhub_server.common.runtime.runtime import Runtime
+from knowhub_server.common.runtime.server import KnowHubServer
+from knowhub_server.common.security.auth import load_authenticator
+from knowhub_server.common.storage.qdrant_store import RemoteStore
+from knowhub_server.common.storage.vectors import CollectionSchema, Record, StoreMismatch
+from knowhub_server.composition import services
 from knowhub_server.knowledge.store import knowledge_schema
 
 
@@ -44,7 +45,7 @@ def replicas(tmp_path: Path, tokens_file: Path) -> Iterator[list[KnowHubServer]]
             embedder=None,
             metrics=Metrics(),
         )
-        server = KnowHubServer(runtime, ["knowledge"])
+        server = KnowHubServer(runtime, services(["knowledge"]))
         server.start()
         servers.append(server)
     yield servers

@@ -14,11 +14,11 @@ from knowhub import AsyncKnowHub, KnowHub, errors
 from knowhub_contracts.v1 import knowledge_pb2, knowledge_pb2_grpc
 from pydantic import ValidationError
 
-from knowhub_server.common.auth import TokenRegistry
-from knowhub_server.common.config import CommonSettings
-from knowhub_server.common.errors import Unavailable
-from knowhub_server.common.health_probe import check
-from knowhub_server.common.peers import Peers, call_as
+from knowhub_server.common.base.config import CommonSettings
+from knowhub_server.common.base.errors import Unavailable
+from knowhub_server.common.runtime.health_probe import check
+from knowhub_server.common.runtime.peers import Peers, call_as
+from knowhub_server.common.security.auth import TokenRegistry
 from knowhub_server.gateway.app import GatewayServer, create_app
 from knowhub_server.gateway.translation import SERVICES
 from tests.conftest import StartHub

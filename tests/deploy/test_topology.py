@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from knowhub import KnowHub, errors
 
-from knowhub_server.common.health_probe import check
-from knowhub_server.common.server import SERVICE_MODULES
+from knowhub_server.common.runtime.health_probe import check
+from knowhub_server.composition import SERVICE_NAMES
 from tests.dream.dreaming import message, wait_run, write_dream_tokens
 from tests.support.ports import free_port
 from tests.test_server import REPO, clean_env
@@ -62,7 +62,7 @@ def wait_healthy(process: subprocess.Popen[str], address: str, service: str) -> 
 @pytest.fixture
 def topology(tmp_path: Path, redis_url: str, redis_prefix: str) -> Iterator[dict[str, str]]:
     """The four services, each in its own process; yields their addresses."""
-    ports = {service: free_port() for service in SERVICE_MODULES}
+    ports = {service: free_port() for service in SERVICE_NAMES}
     env = {
         **clean_env(),
         "KNOWHUB_TOKENS_FILE": str(write_dream_tokens(tmp_path)),

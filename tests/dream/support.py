@@ -9,7 +9,7 @@ from typing import Any
 
 import redis
 
-from knowhub_server.common.redis_store import connect, keyspace
+from knowhub_server.common.storage.redis_store import connect, keyspace
 from tests.support.openai_stub import OpenAIStub, ToolCalls
 
 REWRITE = "submit_rewrite"

@@ -11,7 +11,7 @@ import pytest
 from google.protobuf.message import Message
 from knowhub_contracts.v1 import dream_pb2
 
-from knowhub_server.common.auth import Principal
+from knowhub_server.common.security.auth import Principal
 from knowhub_server.dream.memory import convert as memory
 from knowhub_server.dream.memory.domain import CognitiveEvent, FailedJob, Memo, Profile
 from knowhub_server.dream.runs import convert as runs

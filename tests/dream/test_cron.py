@@ -8,7 +8,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from knowhub_server.common.errors import InvalidArgument
+from knowhub_server.common.base.errors import InvalidArgument
 from knowhub_server.dream.runs.domain import Schedule, validate_cron
 
 pytestmark = pytest.mark.redis_cluster  # also on a Redis Cluster

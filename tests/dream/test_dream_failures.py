@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from knowhub import KnowHub
 
-from knowhub_server.common.redis_store import connect, keyspace
+from knowhub_server.common.storage.redis_store import connect, keyspace
 from knowhub_server.dream.runs.dreamer import Dreamer
 from tests.conftest import StartHub
 from tests.dream.dreaming import FAST, DreamLLM, message, new_trace, wait_run, write_dream_tokens

@@ -15,7 +15,7 @@ import pytest
 from knowhub import AsyncKnowHub, DreamRun, KnowHub
 from knowhub_contracts.v1 import dream_pb2, dream_pb2_grpc
 
-from knowhub_server.common.redis_store import connect, keyspace
+from knowhub_server.common.storage.redis_store import connect, keyspace
 from tests.conftest import StartHub
 from tests.dream.dreaming import (
     FAST,

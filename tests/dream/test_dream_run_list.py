@@ -14,7 +14,7 @@ import pytest
 from knowhub import AsyncKnowHub, DreamRunPage, KnowHub
 from knowhub_contracts.v1 import dream_pb2, dream_pb2_grpc
 
-from knowhub_server.common.redis_store import connect
+from knowhub_server.common.storage.redis_store import connect
 from knowhub_server.dream.runs.domain import new_run
 from knowhub_server.dream.runs.store import DreamStore
 from tests.dream.dreaming import DreamLLM, message, new_agent, new_trace, wait_run

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from knowhub import KnowHub
 
-from knowhub_server.common.redis_store import connect, keyspace
+from knowhub_server.common.storage.redis_store import connect, keyspace
 from knowhub_server.dream.runs.domain import DreamRun
 from knowhub_server.dream.runs.scheduler import Scheduler
 from tests.conftest import StartHub

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from knowhub import KnowHub
 
-from knowhub_server.common.redis_store import connect, keyspace
+from knowhub_server.common.storage.redis_store import connect, keyspace
 from tests.cognition.conftest import query_event, save_knowledge
 from tests.conftest import StartHub
 from tests.dream.dreaming import FAST, DreamLLM, new_trace, write_dream_tokens

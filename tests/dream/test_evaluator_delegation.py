@@ -17,7 +17,7 @@ import pytest
 from knowhub import KnowHub, errors
 from knowhub_contracts.v1 import knowledge_pb2, knowledge_pb2_grpc
 
-from knowhub_server.common.delegation import HEADER
+from knowhub_server.common.security.delegation import HEADER
 from tests.cognition.conftest import save_knowledge
 from tests.conftest import StartHub
 from tests.dream.dreaming import FAST, DreamLLM, new_trace

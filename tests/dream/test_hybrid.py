@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from knowhub_server.cli import main as knowhub_cli
-from knowhub_server.common.vectors import StoreMismatch
+from knowhub_server.common.storage.vectors import StoreMismatch
 from tests.conftest import StartHub
 from tests.dream.support import (
     FAST_HISTORIAN,

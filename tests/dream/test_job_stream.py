@@ -9,7 +9,7 @@ from collections.abc import Callable
 import pytest
 import redis
 
-from knowhub_server.common.redis_store import connect
+from knowhub_server.common.storage.redis_store import connect
 from knowhub_server.dream.streams import Delivery, JobStream, StreamWorker
 
 pytestmark = pytest.mark.redis_cluster  # also on a Redis Cluster

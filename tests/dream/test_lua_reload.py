@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from knowhub_server.common.redis_store import connect
+from knowhub_server.common.storage.redis_store import connect
 from knowhub_server.dream.runs.domain import MemoryDocument
 from knowhub_server.dream.runs.store import DreamStore
 

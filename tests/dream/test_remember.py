@@ -14,7 +14,7 @@ import pytest
 from knowhub import KnowHub, errors
 from knowhub_contracts.v1 import dream_pb2, dream_pb2_grpc
 
-from knowhub_server.common.redis_store import EmbeddedRedis, keyspace
+from knowhub_server.common.storage.redis_store import EmbeddedRedis, keyspace
 from tests.conftest import StartHub
 from tests.dream.support import Queue, group_context, memory_settings, private_context
 from tests.support.harness import Harness

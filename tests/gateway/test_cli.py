@@ -14,8 +14,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from knowhub_server.common.config import CommonSettings
-from knowhub_server.common.http import listen
+from knowhub_server.common.base.config import CommonSettings
+from knowhub_server.common.runtime.http import listen
 from knowhub_server.gateway.app import HubGateway, hub_address, service_targets
 from tests.support.harness import Harness
 

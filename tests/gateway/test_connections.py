@@ -22,8 +22,8 @@ import pytest
 from knowhub import KnowHub
 from knowhub.local import read_local_token
 
-from knowhub_server.common.health_probe import check
-from knowhub_server.common.http import ConnectionLimits
+from knowhub_server.common.runtime.health_probe import check
+from knowhub_server.common.runtime.http import ConnectionLimits
 from knowhub_server.gateway.app import GatewayServer, create_app
 from knowhub_server.gateway.translation import SERVICES
 

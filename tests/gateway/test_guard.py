@@ -17,7 +17,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from knowhub_server.common.http import HostPolicy
+from knowhub_server.common.runtime.http import HostPolicy
 from knowhub_server.gateway.app import GatewayServer, create_app
 from knowhub_server.gateway.guard import CONTENT_SECURITY_POLICY
 from knowhub_server.gateway.translation import MAX_BODY_BYTES, SERVICES

@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 
-from knowhub_server.common.config import CommonSettings
+from knowhub_server.common.base.config import CommonSettings
 from knowhub_server.gateway.app import GatewayServer, create_app
 from knowhub_server.gateway.overview import HubFacts
 from knowhub_server.gateway.translation import SERVICES

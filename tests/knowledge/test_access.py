@@ -18,8 +18,8 @@ import pytest
 from knowhub import KnowHub, Knowledge, errors
 from knowhub_contracts.v1 import knowledge_pb2 as pb
 
-from knowhub_server.common.auth import TokenRegistry, load_authenticator
-from knowhub_server.common.errors import Unauthenticated
+from knowhub_server.common.base.errors import Unauthenticated
+from knowhub_server.common.security.auth import TokenRegistry, load_authenticator
 from tests.support.harness import Harness
 from tests.support.shared import bearer, failure, raw_knowledge, running_hub, visible_records
 

@@ -14,7 +14,7 @@ import pytest
 from google.protobuf.message import Message
 from knowhub_contracts.v1 import knowledge_pb2
 
-from knowhub_server.common.auth import Principal
+from knowhub_server.common.security.auth import Principal
 from knowhub_server.knowledge import convert
 from knowhub_server.knowledge.domain import Knowledge, KnowledgeVersion
 from knowhub_server.knowledge.operations import SearchHit, SearchResult, SlimReport

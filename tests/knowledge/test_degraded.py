@@ -15,7 +15,7 @@ import anyio
 from knowhub import KnowHub
 from mcp import Client
 
-from knowhub_server.common.health_probe import check
+from knowhub_server.common.runtime.health_probe import check
 from tests.conftest import StartHub
 from tests.dream.support import (
     FAST_HISTORIAN,

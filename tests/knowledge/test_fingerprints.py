@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from knowhub_server.common.auth import Principal
-from knowhub_server.common.edge_store import EdgeStore
-from knowhub_server.common.qdrant_store import RemoteStore
-from knowhub_server.common.vectors import Missing, VectorCollection, VectorStore, Where
+from knowhub_server.common.security.auth import Principal
+from knowhub_server.common.storage.edge_store import EdgeStore
+from knowhub_server.common.storage.qdrant_store import RemoteStore
+from knowhub_server.common.storage.vectors import Missing, VectorCollection, VectorStore, Where
 from knowhub_server.knowledge.config import KnowledgeSettings
 from knowhub_server.knowledge.domain import Draft, Knowledge, fingerprint, new_knowledge
 from knowhub_server.knowledge.store import (

@@ -13,8 +13,8 @@ import pytest
 from knowhub import KnowHub, Knowledge, errors
 from knowhub_contracts.v1 import knowledge_pb2 as pb
 
-from knowhub_server.common.edge_store import EdgeStore
-from knowhub_server.common.vectors import Missing, Where
+from knowhub_server.common.storage.edge_store import EdgeStore
+from knowhub_server.common.storage.vectors import Missing, Where
 from knowhub_server.knowledge.store import DELETED_SCHEMA, FINGERPRINT, knowledge_schema
 from tests.conftest import StartHub
 from tests.support.harness import Harness

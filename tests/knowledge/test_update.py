@@ -537,9 +537,9 @@ def test_concurrent_retries_of_one_save_create_one_record(hub: Harness) -> None:
 
 
 def test_a_save_whose_first_attempt_died_after_its_claim_is_completed(tmp_path: Path) -> None:
-    from knowhub_server.common.auth import LOCAL_PRINCIPAL
-    from knowhub_server.common.edge_store import EdgeStore
-    from knowhub_server.common.peers import Peers
+    from knowhub_server.common.runtime.peers import Peers
+    from knowhub_server.common.security.auth import LOCAL_PRINCIPAL
+    from knowhub_server.common.storage.edge_store import EdgeStore
     from knowhub_server.knowledge.cognition_client import CognitionClient
     from knowhub_server.knowledge.config import KnowledgeSettings
     from knowhub_server.knowledge.domain import Draft

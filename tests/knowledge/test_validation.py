@@ -1,9 +1,10 @@
 """Every validation rule of the knowledge RPCs: INVALID_ARGUMENT naming the field, and
 nothing changed.
 
-Rules live in knowhub_server/knowledge/domain.py and knowhub_server/common/validation.py. Inputs the
-SDK can express go through it; the rest (invalid Timestamps, unknown enum numbers, raw
-fields the SDK fills in itself) go through the generated stub.
+Rules live in knowhub_server/knowledge/domain.py and
+knowhub_server/common/base/validation.py. Inputs the SDK can express go through it; the
+rest (invalid Timestamps, unknown enum numbers, raw fields the SDK fills in itself) go
+through the generated stub.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from knowhub_server.common.logs import configure_logging
+from knowhub_server.common.runtime.logs import configure_logging
 
 
 @pytest.fixture

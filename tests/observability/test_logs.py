@@ -16,7 +16,7 @@ import pytest
 from knowhub import errors
 from knowhub_contracts.v1 import knowledge_pb2, knowledge_pb2_grpc, resource_pb2
 
-from knowhub_server.common.redis_store import EmbeddedRedis
+from knowhub_server.common.storage.redis_store import EmbeddedRedis
 from knowhub_server.resource.crypto import generate_key
 from tests.conftest import StartHub
 from tests.support.shared import bearer, failure
@@ -74,7 +74,7 @@ def test_json_records_carry_the_call_and_its_trace_id(
     for record in found:
         assert {"time", "level", "logger", "message", "service"} <= set(record)
         assert record["time"].endswith("Z")
-    started = [r for r in found if r["logger"] == "knowhub_server.common.auth"]
+    started = [r for r in found if r["logger"] == "knowhub_server.common.security.auth"]
     assert started and started[0]["service"] == "observability-test"  # outside any call
     assert "method" not in started[0] and "trace_id" not in started[0]
 

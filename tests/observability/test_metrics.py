@@ -18,7 +18,7 @@ from knowhub_contracts.v1 import (
     knowledge_pb2_grpc,
 )
 
-from knowhub_server.common.redis_store import EmbeddedRedis
+from knowhub_server.common.storage.redis_store import EmbeddedRedis
 from tests.conftest import StartHub
 from tests.observability.support import Samples, names, scrape, value
 from tests.support.harness import Harness

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from knowhub_server.common.redaction import REDACTED, redact
+from knowhub_server.common.security.redaction import REDACTED, redact
 
 
 @pytest.mark.parametrize(

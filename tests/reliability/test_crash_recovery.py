@@ -20,7 +20,7 @@ import pytest
 import redis
 from knowhub import KnowHub, errors
 
-from knowhub_server.common.redis_store import connect, keyspace
+from knowhub_server.common.storage.redis_store import connect, keyspace
 from tests.reliability.conftest import FULL, Report, Scale
 from tests.reliability.processes import (
     ServerProcess,

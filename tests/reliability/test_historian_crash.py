@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from knowhub import KnowHub, errors
 
-from knowhub_server.common.redis_store import connect, keyspace
+from knowhub_server.common.storage.redis_store import connect, keyspace
 from tests.reliability.conftest import Report, Scale
 from tests.reliability.processes import ServerProcess, wait_until
 from tests.support.harness import write_tokens_file

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from knowhub import KnowHub
 
-from knowhub_server.common.redis_store import EmbeddedRedis, connect
+from knowhub_server.common.storage.redis_store import EmbeddedRedis, connect
 from tests.resource.conftest import Principals, StartResourceHub
 from tests.resource.support import CREDENTIAL, everything, secret_of
 from tests.support.harness import Harness

@@ -11,7 +11,7 @@ import pytest
 from google.protobuf.message import Message
 from knowhub_contracts.v1 import resource_pb2
 
-from knowhub_server.common.auth import Principal
+from knowhub_server.common.security.auth import Principal
 from knowhub_server.resource import convert
 from knowhub_server.resource.audit import AuditEvent
 from knowhub_server.resource.domain import CONTENT_TYPES, Resource, VersionInfo

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from knowhub_server.common.errors import FailedPrecondition
+from knowhub_server.common.base.errors import FailedPrecondition
 from knowhub_server.resource.crypto import (
     FileKeyring,
     decode_key,

@@ -15,7 +15,7 @@ import pytest
 from knowhub import KnowHub
 
 from knowhub_server.cli import main as knowhub_cli
-from knowhub_server.common.edge_store import EdgeStore
+from knowhub_server.common.storage.edge_store import EdgeStore
 from knowhub_server.resource.crypto import env_key_id, generate_key
 from knowhub_server.resource.store import ResourceStore
 from tests.resource.conftest import StartResourceHub

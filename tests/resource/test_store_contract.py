@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from knowhub_server.common.edge_store import EdgeStore
-from knowhub_server.common.qdrant_store import RemoteStore
-from knowhub_server.common.vectors import VectorStore
+from knowhub_server.common.storage.edge_store import EdgeStore
+from knowhub_server.common.storage.qdrant_store import RemoteStore
+from knowhub_server.common.storage.vectors import VectorStore
 from knowhub_server.resource.crypto import Envelope
 from knowhub_server.resource.domain import Content, Head, VersionInfo, version_key
 from knowhub_server.resource.store import ResourceStore, VersionRecord, heads_where

@@ -1,9 +1,10 @@
 """Every validation rule of the resource RPCs: INVALID_ARGUMENT naming the field, and
 nothing changed (no resource, no version, no audit record).
 
-Rules live in knowhub_server/resource/domain.py and knowhub_server/common/validation.py. Inputs the
-SDK can express go through it; the rest (bad Timestamps, unknown enum numbers, metadata
-the SDK cannot build) go through the generated stub.
+Rules live in knowhub_server/resource/domain.py and
+knowhub_server/common/base/validation.py. Inputs the SDK can express go through it; the
+rest (bad Timestamps, unknown enum numbers, metadata the SDK cannot build) go through
+the generated stub.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from knowhub import KnowHub
 from knowhub_contracts.v1 import resource_pb2 as pb
 from knowhub_contracts.v1 import resource_pb2_grpc
 
-from knowhub_server.common.redis_store import connect
+from knowhub_server.common.storage.redis_store import connect
 from tests.resource.conftest import Principals
 from tests.resource.support import CREDENTIAL, everything
 from tests.support.harness import Harness

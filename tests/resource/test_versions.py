@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from knowhub import KnowHub, errors
 
-from knowhub_server.common.edge_store import EdgeStore
-from knowhub_server.common.vectors import Eq, Where
+from knowhub_server.common.storage.edge_store import EdgeStore
+from knowhub_server.common.storage.vectors import Eq, Where
 from knowhub_server.resource.store import VERSIONS_SCHEMA
 from tests.resource.conftest import Principals, StartResourceHub
 from tests.resource.support import CREDENTIAL, everything, secret_of

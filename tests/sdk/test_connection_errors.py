@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from knowhub import KnowHub, errors
 
-from knowhub_server.common.health_probe import check
+from knowhub_server.common.runtime.health_probe import check
 from tests.support.ports import free_port
 
 

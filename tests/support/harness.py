@@ -10,9 +10,10 @@ from typing import Any
 from knowhub import KnowHub
 from knowhub.local import read_local_token
 
-from knowhub_server.common.config import CommonSettings
-from knowhub_server.common.runtime import Runtime
-from knowhub_server.common.server import SERVICE_MODULES, KnowHubServer
+from knowhub_server.common.base.config import CommonSettings
+from knowhub_server.common.runtime.runtime import Runtime
+from knowhub_server.common.runtime.server import KnowHubServer
+from knowhub_server.composition import SERVICE_NAMES, services
 
 # Principals of the tests' tokens file: two organisations, roles, projects and teams.
 # alice and bob may publish into `public`; carol may not.
@@ -54,7 +55,7 @@ class Harness:
         self, data_dir: Path, *, services: list[str] | None = None, **settings: Any
     ) -> None:
         self.data_dir = data_dir
-        self.services = services or list(SERVICE_MODULES)
+        self.services = services or list(SERVICE_NAMES)
         self.settings = settings
         self.server: KnowHubServer | None = None
         self._clients: list[KnowHub] = []
@@ -66,7 +67,7 @@ class Harness:
 
     def start(self) -> Harness:
         settings = CommonSettings(data_dir=self.data_dir, host="127.0.0.1", port=0, **self.settings)
-        self.server = KnowHubServer(Runtime.open(settings), self.services)
+        self.server = KnowHubServer(Runtime.open(settings), services(self.services))
         self.server.start()
         return self
 

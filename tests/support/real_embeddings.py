@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
-from knowhub_server.common.embedding import LocalEmbedder
+from knowhub_server.common.llm.embedding import LocalEmbedder
 from tests.support.openai_stub import OpenAIStub
 
 MODEL_NAME = "all-MiniLM-L6-v2"

@@ -7,7 +7,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import Field, field_validator
 
-from knowhub_server.common.config import HubSettings
+from knowhub_server.common.base.config import HubSettings
 
 
 class MemorySettings(HubSettings):

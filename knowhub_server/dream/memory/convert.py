@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from knowhub_contracts.v1 import dream_pb2
 
-from knowhub_server.common.auth import Principal
-from knowhub_server.common.convert import ProtoEnum
-from knowhub_server.common.times import from_timestamp, optional_timestamp, to_timestamp
+from knowhub_server.common.base.convert import ProtoEnum
+from knowhub_server.common.base.times import from_timestamp, optional_timestamp, to_timestamp
+from knowhub_server.common.security.auth import Principal
 from knowhub_server.dream.memory.domain import (
     CognitiveEvent,
     Context,

@@ -11,11 +11,11 @@ from datetime import datetime, timezone
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from knowhub_server.common import validation as check
-from knowhub_server.common.auth import Principal
-from knowhub_server.common.errors import InvalidArgument, PermissionDenied
-from knowhub_server.common.scopes import validate_scope
-from knowhub_server.common.times import iso
+from knowhub_server.common.base import validation as check
+from knowhub_server.common.base.errors import InvalidArgument, PermissionDenied
+from knowhub_server.common.base.scopes import validate_scope
+from knowhub_server.common.base.times import iso
+from knowhub_server.common.security.auth import Principal
 
 GROUP, PRIVATE = "group", "private"
 REQUEST_TYPES = (GROUP, PRIVATE)

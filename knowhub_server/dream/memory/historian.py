@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 
 import redis
 
-from knowhub_server.common.llm import LLM, LLMError
-from knowhub_server.common.runtime import Runtime
-from knowhub_server.common.times import now
+from knowhub_server.common.base.times import now
+from knowhub_server.common.llm.chat import LLM, LLMError
+from knowhub_server.common.runtime.runtime import Runtime
 from knowhub_server.dream.memory import prompts
 from knowhub_server.dream.memory.config import MemorySettings
 from knowhub_server.dream.memory.domain import (

@@ -8,17 +8,17 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from knowhub_server.common import validation as check
-from knowhub_server.common.auth import Principal
-from knowhub_server.common.errors import (
+from knowhub_server.common.base import validation as check
+from knowhub_server.common.base.errors import (
     FailedPrecondition,
     InvalidArgument,
     NotFound,
     PermissionDenied,
 )
-from knowhub_server.common.forget import forget_subject, subject_parts
-from knowhub_server.common.redis_store import reachable
-from knowhub_server.common.times import now
+from knowhub_server.common.base.times import now
+from knowhub_server.common.security.auth import Principal
+from knowhub_server.common.security.forget import forget_subject, subject_parts
+from knowhub_server.common.storage.redis_store import reachable
 from knowhub_server.dream.memory.config import MemorySettings
 from knowhub_server.dream.memory.domain import (
     CURRENT,

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from knowhub_server.common.llm import LLMError, ToolCall
+from knowhub_server.common.llm.chat import LLMError, ToolCall
 from knowhub_server.dream.memory.domain import (
     DISPLAY_NAME_MAX,
     ENTITY_TYPES,

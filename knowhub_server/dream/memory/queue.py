@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 import redis
 
-from knowhub_server.common.errors import InvalidArgument, NotFound
-from knowhub_server.common.redis_store import keyspace, stream_entries
+from knowhub_server.common.base.errors import InvalidArgument, NotFound
+from knowhub_server.common.storage.redis_store import keyspace, stream_entries
 from knowhub_server.dream.memory.domain import (
     JOB_FAILED,
     JOB_PENDING,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from knowhub_contracts.v1 import dream_pb2
 
-from knowhub_server.common.auth import Authenticator, Principal
-from knowhub_server.common.rpc import unary
-from knowhub_server.common.times import from_timestamp
+from knowhub_server.common.base.times import from_timestamp
+from knowhub_server.common.runtime.rpc import unary
+from knowhub_server.common.security.auth import Authenticator, Principal
 from knowhub_server.dream.memory.convert import (
     ENTITY_TYPES,
     REQUEST_TYPES,

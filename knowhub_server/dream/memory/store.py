@@ -12,17 +12,17 @@ from typing import Any, cast
 
 from qdrant_edge import SparseVector
 
-from knowhub_server.common import paging
-from knowhub_server.common.embedding import Bm25Encoder, DenseEmbedder
-from knowhub_server.common.errors import Busy, InvalidArgument, Unavailable
-from knowhub_server.common.metrics import Metrics
-from knowhub_server.common.vector_backlog import (
+from knowhub_server.common.base import paging
+from knowhub_server.common.base.errors import Busy, InvalidArgument, Unavailable
+from knowhub_server.common.base.metrics import Metrics
+from knowhub_server.common.llm.embedding import Bm25Encoder, DenseEmbedder
+from knowhub_server.common.runtime.vector_backlog import (
     PENDING,
     VectorBacklog,
     marked,
     vectors_now_or_later,
 )
-from knowhub_server.common.vectors import (
+from knowhub_server.common.storage.vectors import (
     DENSE,
     SPARSE,
     AnyOf,

@@ -11,8 +11,8 @@ from typing import Any, Protocol
 from google.protobuf import json_format
 from knowhub_contracts.v1 import cognition_pb2, cognition_pb2_grpc
 
-from knowhub_server.common.auth import Principal
-from knowhub_server.common.peers import Peers, call_as, credentials
+from knowhub_server.common.runtime.peers import Peers, call_as, credentials
+from knowhub_server.common.security.auth import Principal
 
 TRACE_PAGE = 100
 LOG_PAGE = 1_000
@@ -161,7 +161,7 @@ class CognitionClient:
 
     def watch(self, principal: Principal, group: str, consumer: str) -> TriggerStream:
         """The WatchTriggers stream (no time limit); it raises grpc.RpcError (read it with
-        knowhub_server.common.peers.peer_error)."""
+        knowhub_server.common.runtime.peers.peer_error)."""
         request = cognition_pb2.WatchTriggersRequest(group=group, consumer=consumer)
         return self._cognition().WatchTriggers(request, metadata=credentials(principal))
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from knowhub_contracts.v1 import dream_pb2
 
-from knowhub_server.common.auth import Principal
-from knowhub_server.common.convert import ProtoEnum
-from knowhub_server.common.times import optional_timestamp, to_timestamp
+from knowhub_server.common.base.convert import ProtoEnum
+from knowhub_server.common.base.times import optional_timestamp, to_timestamp
+from knowhub_server.common.security.auth import Principal
 from knowhub_server.dream.runs.domain import REPLACE, DreamRun, MemoryDocument
 from knowhub_server.dream.runs.operations import ScheduleView
 

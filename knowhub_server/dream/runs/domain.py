@@ -15,9 +15,9 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from cronsim import CronSim, CronSimError
 
-from knowhub_server.common import validation as check
-from knowhub_server.common.errors import InvalidArgument
-from knowhub_server.common.scopes import validate_agent_name
+from knowhub_server.common.base import validation as check
+from knowhub_server.common.base.errors import InvalidArgument
+from knowhub_server.common.base.scopes import validate_agent_name
 
 PER_TRACE_REFLECT, CROSS_TRACE_INTEGRATE = "per_trace_reflect", "cross_trace_integrate"
 PHASES = (PER_TRACE_REFLECT, CROSS_TRACE_INTEGRATE)

@@ -19,18 +19,18 @@ import threading
 import grpc
 import redis
 
-from knowhub_server.common.auth import (
+from knowhub_server.common.base.errors import ServiceError, Unauthenticated
+from knowhub_server.common.base.scopes import bare
+from knowhub_server.common.base.times import now
+from knowhub_server.common.llm.chat import LLM, LLMError, parse_json_reply
+from knowhub_server.common.runtime.peers import PeerRefused
+from knowhub_server.common.runtime.runtime import Runtime
+from knowhub_server.common.security.auth import (
     DREAMER_ROLE,
     Authenticator,
     Principal,
     bearer_metadata,
 )
-from knowhub_server.common.errors import ServiceError, Unauthenticated
-from knowhub_server.common.llm import LLM, LLMError, parse_json_reply
-from knowhub_server.common.peers import PeerRefused
-from knowhub_server.common.runtime import Runtime
-from knowhub_server.common.scopes import bare
-from knowhub_server.common.times import now
 from knowhub_server.dream.runs import prompts
 from knowhub_server.dream.runs.cognition_client import CognitionClient, TraceInfo
 from knowhub_server.dream.runs.config import RunsSettings

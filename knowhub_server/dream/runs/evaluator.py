@@ -23,11 +23,11 @@ import threading
 import grpc
 from knowhub_contracts.v1 import cognition_pb2
 
-from knowhub_server.common.auth import EVALUATOR_ROLE, Principal
-from knowhub_server.common.errors import ServiceError
-from knowhub_server.common.llm import LLM, LLMError
-from knowhub_server.common.peers import PeerRefused, peer_error
-from knowhub_server.common.runtime import Runtime
+from knowhub_server.common.base.errors import ServiceError
+from knowhub_server.common.llm.chat import LLM, LLMError
+from knowhub_server.common.runtime.peers import PeerRefused, peer_error
+from knowhub_server.common.runtime.runtime import Runtime
+from knowhub_server.common.security.auth import EVALUATOR_ROLE, Principal
 from knowhub_server.dream.runs import prompts
 from knowhub_server.dream.runs.cognition_client import CognitionClient, TriggerStream
 from knowhub_server.dream.runs.config import RunsSettings

@@ -9,19 +9,19 @@ from itertools import islice
 
 import grpc
 
-from knowhub_server.common import validation as check
-from knowhub_server.common.auth import Principal
-from knowhub_server.common.errors import (
+from knowhub_server.common.base import validation as check
+from knowhub_server.common.base.errors import (
     FailedPrecondition,
     InvalidArgument,
     NotFound,
     ResourceExhausted,
 )
-from knowhub_server.common.forget import forget_subject, subject_parts
-from knowhub_server.common.paging import read_token, write_token
-from knowhub_server.common.peers import PeerRefused
-from knowhub_server.common.redis_store import reachable
-from knowhub_server.common.times import now
+from knowhub_server.common.base.paging import read_token, write_token
+from knowhub_server.common.base.times import now
+from knowhub_server.common.runtime.peers import PeerRefused
+from knowhub_server.common.security.auth import Principal
+from knowhub_server.common.security.forget import forget_subject, subject_parts
+from knowhub_server.common.storage.redis_store import reachable
 from knowhub_server.dream.runs.cognition_client import CognitionClient, TraceInfo
 from knowhub_server.dream.runs.config import RunsSettings
 from knowhub_server.dream.runs.domain import (

@@ -5,7 +5,7 @@ Every reader raises LLMError on an unusable answer, so callers can take their fa
 
 from __future__ import annotations
 
-from knowhub_server.common.llm import LLMError, parse_json_reply
+from knowhub_server.common.llm.chat import LLMError, parse_json_reply
 from knowhub_server.dream.runs.cognition_client import Event
 from knowhub_server.dream.runs.domain import (
     REFLECTION_SUMMARY_MAX,

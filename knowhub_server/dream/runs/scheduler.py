@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 import redis
 
-from knowhub_server.common.runtime import Runtime
+from knowhub_server.common.runtime.runtime import Runtime
 from knowhub_server.dream.runs.config import RunsSettings
 from knowhub_server.dream.runs.domain import DreamRun, new_run
 from knowhub_server.dream.runs.store import DreamStore

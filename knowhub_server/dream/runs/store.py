@@ -28,15 +28,15 @@ import redis
 from redis.exceptions import LockNotOwnedError
 from redis.lock import Lock
 
-from knowhub_server.common.auth import LegacyNames
-from knowhub_server.common.redis_store import (
+from knowhub_server.common.base.scopes import ORG_SEPARATOR, qualified
+from knowhub_server.common.security.auth import LegacyNames
+from knowhub_server.common.storage.redis_store import (
     glob_escaped,
     keyspace,
     raw_fields,
     raw_scored,
     writable,
 )
-from knowhub_server.common.scopes import ORG_SEPARATOR, qualified
 from knowhub_server.dream.runs.domain import (
     QUEUED,
     RUNNING,

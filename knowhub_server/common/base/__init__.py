@@ -1,0 +1,2 @@
+"""The base every other part of `common` stands on: settings, errors, times, validation,
+scopes, paging, metrics. Imports nothing else of KnowHub."""

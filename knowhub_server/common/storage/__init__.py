@@ -1,0 +1,2 @@
+"""The stores: the vector-store interface and its two Qdrant adapters, Redis, the data
+directory's lock, and backups."""
