@@ -21,7 +21,7 @@ def package_data() -> set[Path]:
         "setuptools"
     ]
     found: set[Path] = set()
-    for where in setuptools["packages"]["find"]["where"]:
+    for where in setuptools["packages"]["find"].get("where", ["."]):
         for package, globs in setuptools["package-data"].items():
             directory = ROOT / where / package.replace(".", "/")
             if (directory / "__init__.py").is_file():
