@@ -340,7 +340,7 @@ def _up(settings: CommonSettings, args: argparse.Namespace) -> int:
     from knowhub_server.common.runtime.runtime import Runtime
     from knowhub_server.common.runtime.server import KnowHubServer, serve_forever
     from knowhub_server.common.storage.data_lock import hold_data_dir
-    from knowhub_server.composition import services, split
+    from knowhub_server.composition import services, split, subject_forgets
     from knowhub_server.gateway.app import HubGateway
 
     if args.processes < 1:
@@ -351,7 +351,10 @@ def _up(settings: CommonSettings, args: argparse.Namespace) -> int:
         if away:  # the children it starts share the data directory it holds
             return _up_in_processes(settings, args, away)
         gateway = [HubGateway(settings, args.gateway_port)] if HubGateway.enabled() else []
-        serve_forever(KnowHubServer(Runtime.open(settings), services()), gateway)
+        serve_forever(
+            KnowHubServer(Runtime.open(settings), services(), forgets=subject_forgets()),
+            gateway,
+        )
     return 0
 
 
@@ -380,7 +383,7 @@ def _up_in_processes(settings: CommonSettings, args: argparse.Namespace, away: l
     from knowhub_server.common.runtime.runtime import Runtime, make_private_data_dir
     from knowhub_server.common.runtime.server import KnowHubServer, serve_forever
     from knowhub_server.common.security.delegation import ensure_key_file
-    from knowhub_server.composition import services
+    from knowhub_server.composition import services, subject_forgets
     from knowhub_server.gateway.app import hub_gateway_port, sign_in_line
     from knowhub_server.gateway.config import GatewaySettings
 
@@ -395,6 +398,7 @@ def _up_in_processes(settings: CommonSettings, args: argparse.Namespace, away: l
         runtime,
         services(s for s in SERVICE_NAMES if s not in services_away),
         forwarded=services(services_away),
+        forgets=subject_forgets(),
     )
 
     def env() -> dict[str, str]:  # every service at the main process's loopback port
@@ -438,11 +442,15 @@ def _serve(settings: CommonSettings, args: argparse.Namespace) -> int:
     from knowhub_server.common.runtime.runtime import Runtime
     from knowhub_server.common.runtime.server import KnowHubServer, serve_forever
     from knowhub_server.common.storage.data_lock import hold_data_dir
-    from knowhub_server.composition import services
+    from knowhub_server.composition import services, subject_forgets
 
     check_free(settings.host, settings.port, "the gRPC port", "--port, KNOWHUB_PORT")
     with hold_data_dir(settings.data_dir, f"knowhub serve {args.service}"):
-        serve_forever(KnowHubServer(Runtime.open(settings), services([args.service])))
+        serve_forever(
+            KnowHubServer(
+                Runtime.open(settings), services([args.service]), forgets=subject_forgets()
+            )
+        )
     return 0
 
 

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from knowhub_server.common.runtime.admin import SubjectForget
     from knowhub_server.common.runtime.server import HostedService
 
 SERVICE_NAMES = ("knowledge", "resource", "cognition", "dream")
@@ -34,10 +35,10 @@ def services(names: Iterable[str] = SERVICE_NAMES) -> list[HostedService]:
     from knowhub_server.resource import registration as resource
 
     registrations = {
-        "knowledge": (knowledge.SERVICE_NAME, knowledge.register),
-        "resource": (resource.SERVICE_NAME, resource.register),
-        "cognition": (cognition.SERVICE_NAME, cognition.register),
-        "dream": (dream.SERVICE_NAME, dream.register),
+        "knowledge": (knowledge.SERVICE_NAME, knowledge.register, knowledge.FORGET),
+        "resource": (resource.SERVICE_NAME, resource.register, resource.FORGET),
+        "cognition": (cognition.SERVICE_NAME, cognition.register, cognition.FORGET),
+        "dream": (dream.SERVICE_NAME, dream.register, dream.FORGET),
     }
     chosen = []
     for name in names:
@@ -45,6 +46,12 @@ def services(names: Iterable[str] = SERVICE_NAMES) -> list[HostedService]:
             raise ValueError(f"unknown service {name!r}; choose from {', '.join(SERVICE_NAMES)}")
         chosen.append(HostedService(name, *registrations[name]))
     return chosen
+
+
+def subject_forgets() -> list[SubjectForget]:
+    """Every service's part of the admin's ForgetSubject, in the order it calls them: each
+    server's admin service forgets a subject in all of them, wherever they run."""
+    return [service.forget for service in services()]
 
 
 def split(processes: int, *, gateway: bool) -> list[str]:

@@ -12,10 +12,18 @@ from knowhub_server.cognition.knowledge_client import KnowledgeClient
 from knowhub_server.cognition.operations import LogOperations, TraceAccess, TriggerOperations
 from knowhub_server.cognition.servicer import CognitionServicer
 from knowhub_server.cognition.store import CognitionStore
+from knowhub_server.common.runtime.admin import SubjectForget
 from knowhub_server.common.runtime.runtime import Runtime
 from knowhub_server.common.runtime.server import ServiceHost, as_grpc_server
 
 SERVICE_NAME = cognition_pb2.DESCRIPTOR.services_by_name["CognitionService"].full_name
+# This service's part of the admin's ForgetSubject.
+FORGET = SubjectForget(
+    "cognition",
+    cognition_pb2_grpc.CognitionServiceStub,
+    "ForgetCognitionSubject",
+    cognition_pb2.ForgetCognitionSubjectRequest,
+)
 
 
 def register(server: ServiceHost, runtime: Runtime) -> str:

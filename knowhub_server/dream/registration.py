@@ -7,6 +7,7 @@ import logging
 
 from knowhub_contracts.v1 import dream_pb2, dream_pb2_grpc
 
+from knowhub_server.common.runtime.admin import SubjectForget
 from knowhub_server.common.runtime.runtime import Runtime
 from knowhub_server.common.runtime.server import ServiceHost, as_grpc_server
 from knowhub_server.common.security.redaction import keep_out_of_logs
@@ -32,6 +33,13 @@ from knowhub_server.dream.servicer import DreamServicer
 
 log = logging.getLogger(__name__)
 SERVICE_NAME = dream_pb2.DESCRIPTOR.services_by_name["DreamService"].full_name
+# This service's part of the admin's ForgetSubject.
+FORGET = SubjectForget(
+    "dream",
+    dream_pb2_grpc.DreamServiceStub,
+    "ForgetDreamSubject",
+    dream_pb2.ForgetDreamSubjectRequest,
+)
 
 
 def register(server: ServiceHost, runtime: Runtime) -> str:

@@ -8,6 +8,7 @@ import threading
 
 from knowhub_contracts.v1 import knowledge_pb2, knowledge_pb2_grpc
 
+from knowhub_server.common.runtime.admin import SubjectForget
 from knowhub_server.common.runtime.runtime import Runtime
 from knowhub_server.common.runtime.server import ServiceHost, as_grpc_server
 from knowhub_server.knowledge.cognition_client import CognitionClient
@@ -19,6 +20,13 @@ from knowhub_server.knowledge.store import KnowledgeStore, KnowledgeVectors
 
 log = logging.getLogger(__name__)
 SERVICE_NAME = knowledge_pb2.DESCRIPTOR.services_by_name["KnowledgeService"].full_name
+# This service's part of the admin's ForgetSubject.
+FORGET = SubjectForget(
+    "knowledge",
+    knowledge_pb2_grpc.KnowledgeServiceStub,
+    "ForgetKnowledgeSubject",
+    knowledge_pb2.ForgetKnowledgeSubjectRequest,
+)
 
 
 def register(server: ServiceHost, runtime: Runtime) -> str:

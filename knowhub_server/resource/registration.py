@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from knowhub_contracts.v1 import resource_pb2, resource_pb2_grpc
 
+from knowhub_server.common.runtime.admin import SubjectForget
 from knowhub_server.common.runtime.runtime import Runtime
 from knowhub_server.common.runtime.server import ServiceHost, as_grpc_server
 from knowhub_server.common.storage.backup import KEY_FILE
@@ -16,6 +17,13 @@ from knowhub_server.resource.servicer import ResourceServicer
 from knowhub_server.resource.store import ResourceStore
 
 SERVICE_NAME = resource_pb2.DESCRIPTOR.services_by_name["ResourceService"].full_name
+# This service's part of the admin's ForgetSubject.
+FORGET = SubjectForget(
+    "resource",
+    resource_pb2_grpc.ResourceServiceStub,
+    "ForgetResourceSubject",
+    resource_pb2.ForgetResourceSubjectRequest,
+)
 
 
 def register(server: ServiceHost, runtime: Runtime) -> str:

@@ -32,7 +32,7 @@ from knowhub_server.common.runtime.runtime import Runtime
 from knowhub_server.common.runtime.server import KnowHubServer
 from knowhub_server.common.security.auth import Principal
 from knowhub_server.common.security.delegation import DelegationKeys, ensure_key_file
-from knowhub_server.composition import SERVICE_NAMES, services
+from knowhub_server.composition import SERVICE_NAMES, services, subject_forgets
 from tests.mcp.conftest import data, mcp_http
 from tests.mcp.test_http import connect
 from tests.support.harness import Harness
@@ -49,7 +49,9 @@ def front(hub: Harness, tmp_path: Path, tokens_file: Path) -> Iterator[str]:
     settings = CommonSettings(
         data_dir=tmp_path / "front", port=0, tokens_file=tokens_file, **addresses
     )
-    server = KnowHubServer(Runtime.open(settings), [], forwarded=services())
+    server = KnowHubServer(
+        Runtime.open(settings), [], forwarded=services(), forgets=subject_forgets()
+    )
     server.start()
     yield f"127.0.0.1:{server.port}"
     server.stop(grace=1.0)
@@ -104,6 +106,7 @@ def test_a_service_the_front_cannot_reach_is_unavailable(tmp_path: Path) -> None
         Runtime.open(CommonSettings(data_dir=tmp_path, port=0)),
         [],
         forwarded=services(["cognition"]),
+        forgets=subject_forgets(),
     )
     server.start()
     try:

@@ -19,7 +19,7 @@ from knowhub_server.common.runtime.server import KnowHubServer
 from knowhub_server.common.security.auth import load_authenticator
 from knowhub_server.common.storage.qdrant_store import RemoteStore
 from knowhub_server.common.storage.vectors import CollectionSchema, Record, StoreMismatch
-from knowhub_server.composition import services
+from knowhub_server.composition import services, subject_forgets
 from knowhub_server.knowledge.store import knowledge_schema
 
 
@@ -45,7 +45,7 @@ def replicas(tmp_path: Path, tokens_file: Path) -> Iterator[list[KnowHubServer]]
             embedder=None,
             metrics=Metrics(),
         )
-        server = KnowHubServer(runtime, services(["knowledge"]))
+        server = KnowHubServer(runtime, services(["knowledge"]), forgets=subject_forgets())
         server.start()
         servers.append(server)
     yield servers

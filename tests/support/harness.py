@@ -13,7 +13,7 @@ from knowhub.local import read_local_token
 from knowhub_server.common.base.config import CommonSettings
 from knowhub_server.common.runtime.runtime import Runtime
 from knowhub_server.common.runtime.server import KnowHubServer
-from knowhub_server.composition import SERVICE_NAMES, services
+from knowhub_server.composition import SERVICE_NAMES, services, subject_forgets
 
 # Principals of the tests' tokens file: two organisations, roles, projects and teams.
 # alice and bob may publish into `public`; carol may not.
@@ -67,7 +67,9 @@ class Harness:
 
     def start(self) -> Harness:
         settings = CommonSettings(data_dir=self.data_dir, host="127.0.0.1", port=0, **self.settings)
-        self.server = KnowHubServer(Runtime.open(settings), services(self.services))
+        self.server = KnowHubServer(
+            Runtime.open(settings), services(self.services), forgets=subject_forgets()
+        )
         self.server.start()
         return self
 

@@ -6,22 +6,13 @@ import json
 import logging
 import queue
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from knowhub_contracts.v1 import (
-    admin_pb2,
-    admin_pb2_grpc,
-    cognition_pb2,
-    cognition_pb2_grpc,
-    dream_pb2,
-    dream_pb2_grpc,
-    knowledge_pb2,
-    knowledge_pb2_grpc,
-    resource_pb2,
-    resource_pb2_grpc,
-)
+import grpc
+from knowhub_contracts.v1 import admin_pb2, admin_pb2_grpc
 
 from knowhub_server.common.base.errors import FailedPrecondition, InvalidArgument, PermissionDenied
 from knowhub_server.common.runtime.peers import call_as
@@ -42,40 +33,27 @@ log = logging.getLogger(__name__)
 SERVICE_NAME = "knowhub.v1.AdminService"
 FORGET_TIMEOUT_SECONDS = 600.0  # a service erasing a subject with much data takes a while
 
-# Each service's forget RPC, in the order ForgetSubject calls them and answers.
-_FORGETS: tuple[tuple[str, Any, str, Any], ...] = (
-    (
-        "knowledge",
-        knowledge_pb2_grpc.KnowledgeServiceStub,
-        "ForgetKnowledgeSubject",
-        knowledge_pb2.ForgetKnowledgeSubjectRequest,
-    ),
-    (
-        "resource",
-        resource_pb2_grpc.ResourceServiceStub,
-        "ForgetResourceSubject",
-        resource_pb2.ForgetResourceSubjectRequest,
-    ),
-    (
-        "cognition",
-        cognition_pb2_grpc.CognitionServiceStub,
-        "ForgetCognitionSubject",
-        cognition_pb2.ForgetCognitionSubjectRequest,
-    ),
-    (
-        "dream",
-        dream_pb2_grpc.DreamServiceStub,
-        "ForgetDreamSubject",
-        dream_pb2.ForgetDreamSubjectRequest,
-    ),
-)
+
+@dataclass(frozen=True)
+class SubjectForget:
+    """A service's part of ForgetSubject: the service (the name Peers reaches it by), its
+    stub, and its forget RPC with that RPC's request message, which takes the subject."""
+
+    service: str
+    stub: Callable[[grpc.Channel], Any]
+    method: str
+    request: Callable[..., Any]
 
 
 class AdminServicer(admin_pb2_grpc.AdminServiceServicer):
-    def __init__(self, runtime: Runtime) -> None:
+    """`forgets`: every service's part of ForgetSubject, in the order it calls them (those
+    of services in other processes too)."""
+
+    def __init__(self, runtime: Runtime, forgets: Sequence[SubjectForget]) -> None:
         self.authenticator: Authenticator = runtime.authenticator
         self.stopping = runtime.stopping
         self._runtime = runtime
+        self._forgets = tuple(forgets)
         self._backing_up = threading.Lock()  # one backup at a time
 
     @server_streaming
@@ -104,12 +82,17 @@ class AdminServicer(admin_pb2_grpc.AdminServiceServicer):
         caller may forget the subject, so a refusal here is the services' own."""
         forget_subject(principal, request.subject)
         erased = []
-        for service, stub, method, message in _FORGETS:
-            rpc = getattr(stub(self._runtime.peers.channel(service)), method)
+        for forget in self._forgets:
+            rpc = getattr(forget.stub(self._runtime.peers.channel(forget.service)), forget.method)
             response = call_as(
-                principal, rpc, message(subject=request.subject), timeout=FORGET_TIMEOUT_SECONDS
+                principal,
+                rpc,
+                forget.request(subject=request.subject),
+                timeout=FORGET_TIMEOUT_SECONDS,
             )
-            erased.append(admin_pb2.ServiceErasure(service=service, erased=dict(response.erased)))
+            erased.append(
+                admin_pb2.ServiceErasure(service=forget.service, erased=dict(response.erased))
+            )
         log.info(
             "forgot %s for %s: %s",
             request.subject,
@@ -164,7 +147,7 @@ def _json(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, indent=2)
 
 
-def register(server: Any, runtime: Runtime) -> str:
+def register(server: Any, runtime: Runtime, forgets: Sequence[SubjectForget]) -> str:
     """Adds the admin service to `server`; returns its full service name."""
-    admin_pb2_grpc.add_AdminServiceServicer_to_server(AdminServicer(runtime), server)
+    admin_pb2_grpc.add_AdminServiceServicer_to_server(AdminServicer(runtime, forgets), server)
     return SERVICE_NAME

@@ -53,11 +53,13 @@ class ServiceHost(Protocol):
 class HostedService:
     """A service a server can host, as the command line names it (knowhub_server.composition):
     its short name (`knowhub serve NAME`, the key Peers reaches it by), its full gRPC name,
-    and the function that adds it to a server and returns that name."""
+    the function that adds it to a server and returns that name, and its part of the
+    admin's ForgetSubject."""
 
     name: str
     full_name: str
     register: Callable[[ServiceHost, Runtime], str]
+    forget: admin.SubjectForget
 
 
 def as_grpc_server(host: ServiceHost) -> grpc.Server:
@@ -144,6 +146,7 @@ class _EmbeddingHealth(health.HealthServicer):  # type: ignore[misc]  # grpc_hea
 class KnowHubServer:
     """Registers the chosen services on one port and runs them until stopped; calls for
     the `forwarded` services are passed on to where Peers reaches them (see Forwarder).
+    The admin's ForgetSubject calls the `forgets` of every service, hosted here or not.
 
     The same services also listen on a loopback port of their own with a larger thread
     pool; co-hosted services call each other there (see Peers), never through the public
@@ -156,8 +159,11 @@ class KnowHubServer:
         runtime: Runtime,
         services: Sequence[HostedService],
         forwarded: Sequence[HostedService] = (),
+        *,
+        forgets: Sequence[admin.SubjectForget],
     ) -> None:
         self.runtime = runtime
+        self._forgets = list(forgets)
         self._hosted = list(services)
         self._passed_on = list(forwarded)
         self.services = [s.name for s in self._hosted]
@@ -186,7 +192,7 @@ class KnowHubServer:
                 server.add_generic_rpc_handlers((forwarder,))
             self._names += [s.full_name for s in self._passed_on]
         if self.services:  # a server hosting none has nothing to back up
-            self._names.append(admin.register(_Fanout(self._server), self.runtime))
+            self._names.append(admin.register(_Fanout(self._server), self.runtime, self._forgets))
         health_pb2_grpc.add_HealthServicer_to_server(self._health, self._server)
         reflection.enable_server_reflection(
             [*self._names, health.SERVICE_NAME, reflection.SERVICE_NAME], self._server
