@@ -43,10 +43,11 @@ $(DEV_STAMP): $(PROJECTS) | $(BIN)/python
 run: $(HUB_STAMP)
 	$(BIN)/knowhub up $(ARGS)
 
-# Tests run in parallel, one worker per core, each test file on one worker (its module's
-# hub and its docs blocks in order; JOBS=0 runs them in this process);
-# ARGS narrows them, e.g. `make test ARGS=tests/knowledge`.
-JOBS ?= auto
+# Tests run in parallel, two workers per core (most of a test's time is spent waiting on
+# the hubs, Redis and browsers it starts, so a second worker per core fills that time),
+# each test file on one worker (its module's hub and its docs blocks in order; JOBS=0 runs
+# them in this process); ARGS narrows them, e.g. `make test ARGS=tests/knowledge`.
+JOBS ?= $(shell $(PYTHON) -c 'import os; print(2 * (os.cpu_count() or 1))')
 test: setup
 	$(BIN)/pytest -q -n $(JOBS) --dist loadfile $(ARGS)
 
