@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import redis
+from redis.commands.core import Script
 
 from knowhub_server.common.base.errors import InvalidArgument, Unavailable
 from knowhub_server.common.base.times import now
@@ -80,6 +81,7 @@ class AuditLog:
         self._connect = connect  # the runtime's Redis, started on first use
         self.stream = f"{prefix}{STREAM}"
         self._wait = wait
+        self._append: Script | None = None  # registered on the first record
 
     def record(self, principal: Principal, event: AuditEvent, *, unless: str) -> None:
         """Appends the event, or raises UNAVAILABLE saying what was therefore not done."""
@@ -103,7 +105,9 @@ class AuditLog:
         )
         try:
             client = self._connect()
-            append = client.register_script(lua_source(LUA, "append_before"))
+            if self._append is None:
+                self._append = client.register_script(lua_source(LUA, "append_before"))
+            append = self._append
             if self._wait.replicas:
                 (written,) = write_acknowledged(
                     client,
@@ -113,7 +117,7 @@ class AuditLog:
                     "the audit record",
                 )
             else:
-                written = append(keys=call.keys(), args=call.args())
+                written = append(keys=call.keys(), args=call.args(), client=client)
         except NotReplicated as exc:
             raise Unavailable(f"{exc.message}, so {unless}") from None
         except (redis.RedisError, OSError, RuntimeError) as exc:
