@@ -258,11 +258,13 @@ class HistorianQueue(JobStream):
                         if k not in ("error", "job_id", "scope", "failed_at")
                     }
                     requeued["attempt"] = "0"
-                    if self._move_back(text(entry_id), requeued):
-                        job = failed_job(fields).job
-                        if job is not None:
-                            self.set_status(job, JOB_PENDING, error="")
-                        return
+                    # Pending before the move: once on the stream, a worker may take the
+                    # job and finish it before a later write would turn it back to pending.
+                    job = failed_job(fields).job
+                    if job is not None:
+                        self.set_status(job, JOB_PENDING, error="")
+                    self._move_back(text(entry_id), requeued)  # False: another retry moved it
+                    return
             if len(batch) < _SCAN_BATCH:
                 raise NotFound(f"failed job {job_id!r} not found")
             lower = f"({text(batch[-1][0])}"
