@@ -120,6 +120,41 @@ def test_statistics_are_read_once_for_repeated_terms(
     assert sent == [1]
 
 
+def test_a_corpus_holding_every_record_reads_no_statistics_of_its_own(
+    filled: VectorCollection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    everything = Where(must=(Range("n", gte=0),))  # every record of `filled` has n 0..9
+    sent: list[SearchQuery] = []
+    engine = filled._search_batch
+
+    def recording(batch: Sequence[SearchQuery]) -> list[list[Hit]]:
+        sent.extend(batch)
+        return engine(batch)
+
+    texts = list(queries(random.Random(3), 10))
+    monkeypatch.setattr(filled, "_search_batch", recording)
+    found = [filled.search(SearchQuery(everything, 10, sparse=BM25.query(t))) for t in texts]
+    bounds = [filled.sparse.best_per_term(filled, everything, BM25.query(t)) for t in texts]
+    # Every search and probe takes the collection's statistics; no probe filters.
+    assert sent and all(q.collection_idf for q in sent)
+    assert all(q.where == everything for q in sent if q.limit == 10)
+    assert all(q.where.empty for q in sent if q.limit == 1)
+    monkeypatch.undo()
+    for text_, hits, bound in zip(texts, found, bounds, strict=True):
+        query = SearchQuery(everything, 10, sparse=BM25.query(text_))
+        assert [h.score for h in hits] == pytest.approx(
+            [h.score for h in assert_as_asked(filled, query)]
+        )
+        assert bound == pytest.approx(best_as_asked(filled, everything, text_), rel=1e-5)
+    # One record outside the filter: its corpus is apart now, with statistics of its own.
+    filled.put([record("outside", "w1 w2 w3 w50 w51", n=-1)])
+    for text_ in ["w1 w50", "w2 w51 w3"]:
+        assert_as_asked(filled, SearchQuery(everything, 10, sparse=BM25.query(text_)))
+        assert filled.sparse.best_per_term(filled, everything, BM25.query(text_)) == pytest.approx(
+            best_as_asked(filled, everything, text_), rel=1e-5
+        )
+
+
 @pytest.mark.parametrize("where", WHERES, ids=["half", "seven-tenths", "a tenth"])
 @pytest.mark.parametrize("limit", [1, 5, 20])
 def test_the_shortcut_answers_as_the_filtered_search(

@@ -10,7 +10,11 @@ with the same answers:
   with the collection's statistics: both score the corpus's top record); a search
   then runs with the collection's statistics, which cost nothing, each term's weight times
   its ratio: the same scores to float precision. The first probe also gives the best
-  score one record gets on the term alone, which bounds BM25 in hybrid fusion.
+  score one record gets on the term alone, which bounds BM25 in hybrid fusion. A corpus
+  that holds every record of the collection (counted again after any write: the common
+  case of a caller who sees the whole store) has the collection's statistics: its
+  searches read no ratio, and its bounds come from probes without a filter, shared by
+  every such corpus.
 - A filter that leaves a large share of the records: the engine checks it posting by
   posting, where without a filter it skips postings that cannot reach the top. So such a
   search first takes the best matches of the whole collection, oversampled by the share
@@ -64,6 +68,7 @@ SHORTCUT_OVERSAMPLE = 2.0
 SHORTCUT_MARGIN = 8
 SHORTCUT_MAX_LOOKUPS = 256
 SEGMENTS = "segments"
+EVERYTHING = Where()
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -153,6 +158,8 @@ class SparseSearch:
         self._terms: Readings[Pair, TermReading] = Readings(shared)
         self._counts: Readings[Where, float] = Readings(shared)
         self._layout: Readings[str, int] = Readings(shared)
+        # Whether a corpus holds every record: read from no records, so stale on any write.
+        self._whole: Readings[Where, bool] = Readings(shared)
         self._corpora_of: dict[int, set[Where]] = {}  # term -> corpora read for it
         self._corpora_noted = 0  # pairs in _corpora_of
         self._lock = threading.Lock()
@@ -160,9 +167,8 @@ class SparseSearch:
     def wrote(self, count: int, terms: Iterable[int] | None) -> None:
         """`count` records were written, holding `terms` (None: unknown, as on deletes):
         a term's best record may have changed, its statistics moved a little."""
-        self._terms.wrote(count)
-        self._counts.wrote(count)
-        self._layout.wrote(count)
+        for readings in (self._terms, self._counts, self._layout, self._whole):
+            readings.wrote(count)
         if terms is None:
             self._terms.forget_all()
             return
@@ -183,9 +189,10 @@ class SparseSearch:
     ) -> list[float]:
         """For each of the query's terms, the best score one record of `where` gets on
         that term alone (statistics over `where` with tenant IDF); 0 where none holds it."""
+        corpus = EVERYTHING if self._holds_everything(collection, {where}) else where
         indices = list(sparse.indices)
-        readings = self._read_terms(collection, {(where, t) for t in indices})
-        return [v * readings[(where, t)].best for t, v in zip(indices, sparse.values, strict=True)]
+        readings = self._read_terms(collection, {(corpus, t) for t in indices})
+        return [v * readings[(corpus, t)].best for t, v in zip(indices, sparse.values, strict=True)]
 
     # -- term statistics --
 
@@ -199,14 +206,28 @@ class SparseSearch:
                 dataclasses.replace(q, collection_idf=True) if q.sparse is not None else q
                 for q in queries
             ]
+        apart = [q for q in queries if _corpus_apart(q)]
+        whole = self._holds_everything(collection, {q.idf_corpus for q in apart})
         wanted = {
             (q.idf_corpus, term)
-            for q in queries
-            if _corpus_apart(q)
+            for q in apart
+            if q.idf_corpus not in whole
             for term in q.sparse.indices  # type: ignore[union-attr]
         }
         readings = self._read_terms(collection, wanted)
-        return [_with_collection_idf(q, readings) for q in queries]
+        return [_with_collection_idf(q, readings, whole) for q in queries]
+
+    def _holds_everything(self, collection: VectorCollection, corpora: set[Where]) -> set[Where]:
+        """The corpora holding every record of the collection (as of the last write):
+        their statistics are the collection's, so their searches need no term read
+        (the common case of a caller who sees the whole store)."""
+        apart = {corpus for corpus in corpora if not corpus.empty}
+        if not apart:
+            return corpora
+        holds = self._whole.get_or_read(
+            apart, lambda missing: _counted_whole(collection, missing), lambda *_: 0
+        )
+        return {corpus for corpus in corpora if corpus.empty or holds[corpus]}
 
     def _read_terms(
         self, collection: VectorCollection, pairs: set[Pair]
@@ -239,35 +260,27 @@ class SparseSearch:
         )
 
     def _probe(self, collection: VectorCollection, pairs: list[Pair]) -> dict[Pair, TermReading]:
-        """Each term alone, its corpus's top record (at weight 1); with tenant IDF, the
-        same search again with the collection's statistics, in the same call: the ratio
-        of the two IDFs. A term alone ranks the corpus's records by their weight of it
-        whatever the IDF (a positive factor), so both searches score the same best
-        record, and the ratio of their scores is that of the IDFs."""
-        if not self._tenant_idf:
-            tops = self._planned(
-                collection, [_term_alone(t, corpus, collection_idf=True) for corpus, t in pairs]
-            )
-            return {
-                pair: TermReading(hits[0].score if hits else 0.0, 1.0)
-                for pair, hits in zip(pairs, tops, strict=True)
-            }
-        found = collection._search_batch(
-            [
-                _term_alone(term, corpus, collection_idf=collection_idf)
-                for corpus, term in pairs
-                for collection_idf in (False, True)
-            ]
-        )
-        readings = {}
-        for index, pair in enumerate(pairs):
-            corpus_top, collection_top = found[2 * index], found[2 * index + 1]
+        """Each term alone, its corpus's top record (at weight 1) with the collection's
+        statistics; with tenant IDF and a corpus apart, the same search again with the
+        corpus's, in the same call: the ratio of the two IDFs. A term alone ranks the
+        corpus's records by their weight of it whatever the IDF (a positive factor), so
+        both searches score the same best record, and the ratio of their scores is that
+        of the IDFs."""
+        apart = [i for i, (corpus, _) in enumerate(pairs) if self._tenant_idf and not corpus.empty]
+        tops = [_term_alone(term, corpus, collection_idf=True) for corpus, term in pairs]
+        if apart:
+            own = [_term_alone(pairs[i][1], pairs[i][0], collection_idf=False) for i in apart]
+            found = collection._search_batch(tops + own)
+        else:
+            found = self._planned(collection, tops)
+        best = [hits[0].score if hits else 0.0 for hits in found]
+        ratios = [1.0] * len(pairs)
+        for i, corpus_best in zip(apart, best[len(pairs) :], strict=True):
             # A term no record of the corpus holds scores nothing there: any weight will do.
-            ratio = 1.0
-            if corpus_top and collection_top and collection_top[0].score > 0:
-                ratio = corpus_top[0].score / collection_top[0].score
-            readings[pair] = TermReading(corpus_top[0].score if corpus_top else 0.0, ratio)
-        return readings
+            if corpus_best > 0 and best[i] > 0:
+                ratios[i] = corpus_best / best[i]
+            best[i] = corpus_best
+        return {pair: TermReading(best[i], ratios[i]) for i, pair in enumerate(pairs)}
 
     # -- the shortcut for filters that leave a large share --
 
@@ -298,15 +311,22 @@ class SparseSearch:
         ]
 
 
+def _counted_whole(collection: VectorCollection, corpora: Iterable[Where]) -> dict[Where, bool]:
+    total = collection.count(EVERYTHING)
+    return {corpus: collection.count(corpus) == total for corpus in corpora}
+
+
 def _corpus_apart(query: SearchQuery) -> bool:
     """Whether the query's BM25 statistics come from part of the collection."""
     return query.sparse is not None and not query.collection_idf and not query.idf_corpus.empty
 
 
-def _with_collection_idf(query: SearchQuery, readings: dict[Pair, TermReading]) -> SearchQuery:
+def _with_collection_idf(
+    query: SearchQuery, readings: dict[Pair, TermReading], whole: set[Where]
+) -> SearchQuery:
     if query.sparse is None or query.collection_idf:
         return query
-    if not _corpus_apart(query):
+    if not _corpus_apart(query) or query.idf_corpus in whole:
         return dataclasses.replace(query, collection_idf=True)
     corpus = query.idf_corpus
     indices = list(query.sparse.indices)  # each access converts the engine's list: read once
