@@ -261,7 +261,7 @@ def hybrid_parts(
         "part_dense": lambda i: collection.search_batch(
             [SearchQuery(where, POOL, dense=dense[i], with_payload=False)]
         ),
-        "part_bound": lambda i: collection.sparse.best_per_term(collection, where, sparse[i]),
+        "part_bound": lambda i: collection.search_bounded([], where, sparse[i])[1],
     }
     return {
         name: percentiles(timed_calls(lambda n, part=part: part(n % len(sparse)), len(sparse), 20))[

@@ -120,37 +120,46 @@ def test_statistics_are_read_once_for_repeated_terms(
     assert sent == [1]
 
 
+def bounds(collection: VectorCollection, where: Where, text_: str) -> list[float]:
+    return collection.search_bounded([], where, BM25.query(text_))[1]
+
+
 def test_a_corpus_holding_every_record_reads_no_statistics_of_its_own(
     filled: VectorCollection, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     everything = Where(must=(Range("n", gte=0),))  # every record of `filled` has n 0..9
-    sent: list[SearchQuery] = []
+    batches: list[Sequence[SearchQuery]] = []
     engine = filled._search_batch
 
     def recording(batch: Sequence[SearchQuery]) -> list[list[Hit]]:
-        sent.extend(batch)
+        batches.append(batch)
         return engine(batch)
 
     texts = list(queries(random.Random(3), 10))
     monkeypatch.setattr(filled, "_search_batch", recording)
-    found = [filled.search(SearchQuery(everything, 10, sparse=BM25.query(t))) for t in texts]
-    bounds = [filled.sparse.best_per_term(filled, everything, BM25.query(t)) for t in texts]
-    # Every search and probe takes the collection's statistics; no probe filters.
-    assert sent and all(q.collection_idf for q in sent)
-    assert all(q.where == everything for q in sent if q.limit == 10)
+    answers = [
+        filled.search_bounded(
+            [SearchQuery(everything, 10, sparse=BM25.query(t))], everything, BM25.query(t)
+        )
+        for t in texts
+    ]
+    # One engine call a search, its new terms' bounds read beside it without a filter;
+    # everything with the collection's statistics.
+    assert len(batches) == len(texts)
+    sent = [q for batch in batches for q in batch]
+    assert all(q.collection_idf for q in sent)
     assert all(q.where.empty for q in sent if q.limit == 1)
     monkeypatch.undo()
-    for text_, hits, bound in zip(texts, found, bounds, strict=True):
+    for text_, ((hits,), bound) in zip(texts, answers, strict=True):
         query = SearchQuery(everything, 10, sparse=BM25.query(text_))
-        assert [h.score for h in hits] == pytest.approx(
-            [h.score for h in assert_as_asked(filled, query)]
-        )
+        expected = assert_as_asked(filled, query)
+        assert [h.score for h in hits] == pytest.approx([h.score for h in expected])
         assert bound == pytest.approx(best_as_asked(filled, everything, text_), rel=1e-5)
     # One record outside the filter: its corpus is apart now, with statistics of its own.
     filled.put([record("outside", "w1 w2 w3 w50 w51", n=-1)])
     for text_ in ["w1 w50", "w2 w51 w3"]:
         assert_as_asked(filled, SearchQuery(everything, 10, sparse=BM25.query(text_)))
-        assert filled.sparse.best_per_term(filled, everything, BM25.query(text_)) == pytest.approx(
+        assert bounds(filled, everything, text_) == pytest.approx(
             best_as_asked(filled, everything, text_), rel=1e-5
         )
 
@@ -256,7 +265,7 @@ def best_as_asked(collection: VectorCollection, where: Where, text_: str) -> lis
     return [hits[0].score if hits else 0.0 for hits in found]
 
 
-def test_best_per_term_follows_writes_and_deletes(filled: VectorCollection) -> None:
+def test_bounds_follow_writes_and_deletes(filled: VectorCollection) -> None:
     web = Where(must=(Eq("tag", "web"),))
     text_ = "w4 w44 nowhere"
 
@@ -264,7 +273,7 @@ def test_best_per_term_follows_writes_and_deletes(filled: VectorCollection) -> N
     nowhere, w44 = (terms.index(BM25.query(word).indices[0]) for word in ("nowhere", "w44"))
 
     def best() -> list[float]:
-        return filled.sparse.best_per_term(filled, web, BM25.query(text_))
+        return bounds(filled, web, text_)
 
     assert best() == pytest.approx(best_as_asked(filled, web, text_), rel=1e-5)
     assert best()[nowhere] == 0.0  # no record holds it

@@ -184,15 +184,31 @@ class SparseSearch:
     ) -> list[list[Hit]]:
         return self._planned(collection, self._with_statistics(collection, queries))
 
-    def best_per_term(
-        self, collection: VectorCollection, where: Where, sparse: SparseVector
-    ) -> list[float]:
-        """For each of the query's terms, the best score one record of `where` gets on
-        that term alone (statistics over `where` with tenant IDF); 0 where none holds it."""
+    def search_bounded(
+        self,
+        collection: VectorCollection,
+        queries: Sequence[SearchQuery],
+        where: Where,
+        sparse: SparseVector,
+    ) -> tuple[list[list[Hit]], list[float]]:
+        """`search`, and for each of `sparse`'s terms the best score one record of `where`
+        gets on that term alone (statistics over `where` with tenant IDF; 0 where none
+        holds it): BM25's bound. New terms' bounds over a corpus holding every record are
+        read in the same engine call as the searches (unless a search takes the
+        shortcut)."""
+        planned = self._with_statistics(collection, queries)
         corpus = EVERYTHING if self._holds_everything(collection, {where}) else where
         indices = list(sparse.indices)
-        readings = self._read_terms(collection, {(corpus, t) for t in indices})
-        return [v * readings[(corpus, t)].best for t, v in zip(indices, sparse.values, strict=True)]
+        pairs = {(corpus, t) for t in indices}
+        if corpus.empty and not any(self._shortcut_pools(collection, planned)):
+            readings, found = self._read_terms(collection, pairs, along=planned)
+        else:
+            found = self._planned(collection, planned) if planned else []
+            readings, _ = self._read_terms(collection, pairs)
+        bounds = [
+            v * readings[(corpus, t)].best for t, v in zip(indices, sparse.values, strict=True)
+        ]
+        return found, bounds
 
     # -- term statistics --
 
@@ -214,7 +230,7 @@ class SparseSearch:
             if q.idf_corpus not in whole
             for term in q.sparse.indices  # type: ignore[union-attr]
         }
-        readings = self._read_terms(collection, wanted)
+        readings, _ = self._read_terms(collection, wanted)
         return [_with_collection_idf(q, readings, whole) for q in queries]
 
     def _holds_everything(self, collection: VectorCollection, corpora: set[Where]) -> set[Where]:
@@ -230,10 +246,17 @@ class SparseSearch:
         return {corpus for corpus in corpora if corpus.empty or holds[corpus]}
 
     def _read_terms(
-        self, collection: VectorCollection, pairs: set[Pair]
-    ) -> dict[Pair, TermReading]:
-        if not pairs:
-            return {}
+        self, collection: VectorCollection, pairs: set[Pair], along: Sequence[SearchQuery] = ()
+    ) -> tuple[dict[Pair, TermReading], list[list[Hit]]]:
+        """The pairs' readings, kept or read now, and the answers of `along` (searches
+        sent as they are, in the same engine call as the reading when there is one)."""
+        answered: list[list[Hit]] = []
+
+        def read(missing: list[Pair]) -> dict[Pair, TermReading]:
+            readings, found = self._probe(collection, missing, along)
+            answered.extend(found)
+            return readings
+
         with self._lock:
             if self._corpora_noted > 2 * ENTRIES:  # pairs the LRU dropped long ago
                 self._terms.forget_all()
@@ -244,11 +267,14 @@ class SparseSearch:
                 if corpus not in corpora:
                     corpora.add(corpus)
                     self._corpora_noted += 1
-        return self._terms.get_or_read(
+        readings = self._terms.get_or_read(
             pairs,
-            lambda missing: self._probe(collection, missing),
+            read,
             lambda pair, _: int(self._estimates(collection, {pair[0]})[pair[0]]),
         )
+        if along and len(answered) != len(along):  # nothing was read
+            answered = collection._search_batch(along)
+        return readings, answered
 
     def _estimates(self, collection: VectorCollection, wheres: set[Where]) -> dict[Where, float]:
         """About how many records each filter leaves: kept as term statistics are, so
@@ -259,20 +285,23 @@ class SparseSearch:
             lambda _, count: int(count),
         )
 
-    def _probe(self, collection: VectorCollection, pairs: list[Pair]) -> dict[Pair, TermReading]:
+    def _probe(
+        self, collection: VectorCollection, pairs: list[Pair], along: Sequence[SearchQuery] = ()
+    ) -> tuple[dict[Pair, TermReading], list[list[Hit]]]:
         """Each term alone, its corpus's top record (at weight 1) with the collection's
         statistics; with tenant IDF and a corpus apart, the same search again with the
         corpus's, in the same call: the ratio of the two IDFs. A term alone ranks the
         corpus's records by their weight of it whatever the IDF (a positive factor), so
         both searches score the same best record, and the ratio of their scores is that
-        of the IDFs."""
+        of the IDFs. `along`'s searches go in the same call; their answers come second."""
         apart = [i for i, (corpus, _) in enumerate(pairs) if self._tenant_idf and not corpus.empty]
         tops = [_term_alone(term, corpus, collection_idf=True) for corpus, term in pairs]
-        if apart:
+        if apart or along:
             own = [_term_alone(pairs[i][1], pairs[i][0], collection_idf=False) for i in apart]
-            found = collection._search_batch(tops + own)
+            found = collection._search_batch([*along, *tops, *own])
+            answered, found = found[: len(along)], found[len(along) :]
         else:
-            found = self._planned(collection, tops)
+            found, answered = self._planned(collection, tops), []
         best = [hits[0].score if hits else 0.0 for hits in found]
         ratios = [1.0] * len(pairs)
         for i, corpus_best in zip(apart, best[len(pairs) :], strict=True):
@@ -280,7 +309,7 @@ class SparseSearch:
             if corpus_best > 0 and best[i] > 0:
                 ratios[i] = corpus_best / best[i]
             best[i] = corpus_best
-        return {pair: TermReading(best[i], ratios[i]) for i, pair in enumerate(pairs)}
+        return {pair: TermReading(best[i], ratios[i]) for i, pair in enumerate(pairs)}, answered
 
     # -- the shortcut for filters that leave a large share --
 

@@ -433,6 +433,14 @@ class VectorCollection(ABC):
         """Several searches planned together; one list of hits per query, best first."""
         return self.sparse.search(self, queries)
 
+    def search_bounded(
+        self, queries: Sequence[SearchQuery], where: Where, sparse: SparseVector
+    ) -> tuple[list[list[Hit]], list[float]]:
+        """`search_batch`, and for each of `sparse`'s terms the best score one record of
+        `where` gets on that term alone (0 where none holds it), in as few engine calls
+        as the two allow."""
+        return self.sparse.search_bounded(self, queries, where, sparse)
+
     @abstractmethod
     def estimate(self, where: Where) -> int:
         """About how many records match, from the indexes' statistics (fast)."""
@@ -674,13 +682,15 @@ class HybridFusion:
         (no BM25 score: no shared term), unless even its best possible relevance (that
         score at the last of the other search's pool) cannot reach the `limit` best."""
         pool = max(limit, self.pool)
-        bm25, cosine = collection.search_batch(
+        (bm25, cosine), per_term = collection.search_bounded(
             [
                 SearchQuery(where, pool, sparse=sparse, with_payload=False),
                 SearchQuery(where, pool, dense=dense, with_payload=False),
-            ]
+            ],
+            where,
+            sparse,
         )
-        bound = sum(collection.sparse.best_per_term(collection, where, sparse))
+        bound = sum(per_term)
 
         def relevance(bm25_score: float, cosine_score: float) -> float:
             lexical = bm25_score / bound if bound else 0.0
@@ -741,8 +751,9 @@ def bounded_bm25(
     any of those, so a record holding it would score at least as much on it). Otherwise
     a query whose other words no record holds would give its one weak match 1.0.
     """
-    hits = collection.search(SearchQuery(where, limit, sparse=sparse))
-    per_term = collection.sparse.best_per_term(collection, where, sparse)
+    (hits,), per_term = collection.search_bounded(
+        [SearchQuery(where, limit, sparse=sparse)], where, sparse
+    )
     best = [score for score in per_term if score > 0]
     bound = sum(best) + (len(per_term) - len(best)) * max(best, default=0.0)
     return [(h, min(h.score / bound, 1.0) if bound > 0 else 0.0) for h in hits]
