@@ -108,8 +108,10 @@ def test_events_page_newest_first(clients: Principals) -> None:
 
 
 def test_the_stream_is_under_the_redis_prefix(
-    server: Harness, module_redis: dict[str, str]
+    server: Harness, clients: Principals, module_redis: dict[str, str]
 ) -> None:
+    # Its own audited change: tests of this module may run in other workers.
+    clients["alice"].resources.save("code/prefixed", "t", "b", secure_body=SECRET)
     stream = f"{module_redis['redis_prefix']}audit"
     assert connect(module_redis["redis_url"]).xlen(stream) > 0
 

@@ -69,6 +69,9 @@ SHORTCUT_MARGIN = 8
 SHORTCUT_MAX_LOOKUPS = 256
 SEGMENTS = "segments"
 EVERYTHING = Where()
+# A corpus is counted exactly, to tell whether it holds every record, only when its
+# estimate is at least this share of the collection's (estimates are kept, counts not).
+WHOLE_ESTIMATE = 0.95
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -240,10 +243,13 @@ class SparseSearch:
         apart = {corpus for corpus in corpora if not corpus.empty}
         if not apart:
             return corpora
+        # Exact counts only where the kept estimates leave it possible.
+        estimates = self._estimates(collection, apart | {EVERYTHING})
+        close = {c for c in apart if estimates[c] >= estimates[EVERYTHING] * WHOLE_ESTIMATE}
         holds = self._whole.get_or_read(
-            apart, lambda missing: _counted_whole(collection, missing), lambda *_: 0
+            close, lambda missing: _counted_whole(collection, missing), lambda *_: 0
         )
-        return {corpus for corpus in corpora if corpus.empty or holds[corpus]}
+        return {corpus for corpus in corpora if corpus.empty or holds.get(corpus, False)}
 
     def _read_terms(
         self, collection: VectorCollection, pairs: set[Pair], along: Sequence[SearchQuery] = ()
