@@ -10,6 +10,7 @@ removes as it ends.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import math
@@ -750,6 +751,28 @@ def test_edge_keeps_data_across_close_and_reopen(edge_root: Path) -> None:
         assert len(hits) == 3
     finally:
         reopened.close()
+
+
+def search_pool_threads() -> int:
+    """This process's threads of the engine's search pools."""
+    count = 0
+    for thread in os.listdir("/proc/self/task"):
+        with contextlib.suppress(FileNotFoundError):  # a thread that ended meanwhile
+            count += Path(f"/proc/self/task/{thread}/comm").read_text().startswith("edge-search")
+    return count
+
+
+@pytest.mark.parametrize("threads", [1, 3, 0])
+def test_edge_searches_with_the_threads_it_is_told(edge_root: Path, threads: int) -> None:
+    before = search_pool_threads()
+    store = EdgeStore(edge_root, IndexTuning(search_threads=threads))
+    try:
+        things = store.open(SCHEMA)
+        things.put([record(f"r{i}", f"selenium {i}") for i in range(5)])
+        assert len(things.search(SearchQuery(Where(), 3, sparse=BM25.query("selenium")))) == 3
+        assert search_pool_threads() - before == (threads or os.cpu_count())
+    finally:
+        store.close()
 
 
 def test_edge_indexes_writes_in_the_background_and_keeps_finding_them(edge_root: Path) -> None:

@@ -205,6 +205,16 @@ class CommonSettings(HubSettings):
         "written; off: statistics of the whole collection, never read, for a hub one "
         "organisation owns.",
     )
+    vector_search_threads: int = Field(
+        1,
+        ge=0,
+        le=256,
+        description="Embedded store only: threads each collection searches with, "
+        "reading a query's segments in parallel; 0 for one per CPU. One thread answers "
+        "small stores fastest (a store of a few segments gains nothing from handing each "
+        "query to a pool); a store of many segments on a machine of many cores may gain "
+        "from more.",
+    )
     vector_max_segment_size_kb: int = Field(
         32_000,
         ge=1_000,

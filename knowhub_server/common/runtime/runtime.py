@@ -67,6 +67,7 @@ def open_vector_store(settings: CommonSettings) -> VectorStore:
         max_segment_size_kb=settings.vector_max_segment_size_kb,
         optimize_after_writes=settings.vector_optimize_after_writes,
         tenant_idf=settings.vector_tenant_idf,
+        search_threads=settings.vector_search_threads,
     )
     if settings.qdrant_url:
         # qdrant-client loads slowly

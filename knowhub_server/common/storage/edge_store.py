@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import os
 import shutil
 import threading
 import time
@@ -339,6 +340,7 @@ def _edge_config(schema: CollectionSchema, tuning: IndexTuning) -> qe.EdgeConfig
             indexing_threshold=tuning.indexing_threshold_kb,
             max_segment_size=tuning.max_segment_size_kb,
         ),
+        max_search_threads=tuning.search_threads or os.cpu_count() or 1,
         payload_memory=qe.Memory.Cold,
         id_tracker_memory=qe.Memory.Cached,
     )

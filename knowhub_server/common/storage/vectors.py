@@ -197,6 +197,9 @@ class IndexTuning:
     # BM25's term statistics from the records a search can see (its corpus), or from the
     # whole collection: faster, but then scores move with other tenants' words.
     tenant_idf: bool = True
+    # Embedded engine only: threads of each collection's search pool, which reads a
+    # query's segments in parallel (0: one per CPU, the engine's default).
+    search_threads: int = 1
 
 
 DEFAULT_TUNING = IndexTuning()
