@@ -610,25 +610,34 @@ def test_a_local_hub_serves_the_local_token_and_no_one_else(tmp_path: Path) -> N
 TOOL = {"types": ["tool"]}
 
 
-def test_another_orgs_words_never_move_a_callers_relevance(tmp_path: Path) -> None:
-    """BM25's statistics come from the records the caller sees, also while it sees every
+@pytest.mark.parametrize(
+    "min_score", [1, 3], ids=["sees every record", "a low-rated record filtered out"]
+)
+def test_another_orgs_words_never_move_a_callers_relevance(tmp_path: Path, min_score: int) -> None:
+    """BM25's statistics come from the records a search covers, also while they are every
     record of the hub (its statistics are then the hub's): another organisation's writes
     full of the query's words leave the caller's relevances as they were."""
     with running_hub(tmp_path) as harness, harness.client("alice") as alice:
         alice.knowledge.save_many(
             [
-                {"task": "Keep zebrafish", "content": "zebrafish school in groups of six", **TOOL},
-                {"task": "Tank heater", "content": "set the tank heater to 26 degrees", **TOOL},
                 {
-                    "task": "Water changes",
-                    "content": "change a quarter of the water weekly",
+                    "task": "Keep zebrafish",
+                    "content": "zebrafish school in groups",
+                    "score": 4,
                     **TOOL,
                 },
-            ]
+                {"task": "Tank heater", "content": "set the tank heater to 26 degrees", **TOOL},
+                {
+                    "task": "Old advice",
+                    "content": "zebrafish need no tank heater",
+                    "score": 1,
+                    **TOOL,
+                },
+            ],
         )
 
         def relevances() -> dict[str, float]:
-            hits = alice.knowledge.search("zebrafish tank heater", top_k=10, min_score=1)
+            hits = alice.knowledge.search("zebrafish tank heater", top_k=10, min_score=min_score)
             return {h.knowledge.task: h.relevance for h in hits}
 
         before = relevances()
@@ -637,7 +646,8 @@ def test_another_orgs_words_never_move_a_callers_relevance(tmp_path: Path) -> No
                 [
                     {"task": f"Zebrafish note {i}", "content": f"zebrafish zebrafish {i}", **TOOL}
                     for i in range(30)
-                ]
+                ],
             )
-        assert set(before) == {"Keep zebrafish", "Tank heater"}
+        low_rated = {"Old advice"} if min_score == 1 else set()
+        assert set(before) == {"Keep zebrafish", "Tank heater"} | low_rated
         assert relevances() == pytest.approx(before, rel=1e-6)
