@@ -3,7 +3,8 @@
 KnowHub: `knowhub up` in its own process (Qdrant Edge, BM25; hybrid too when
 KNOWHUB_EMBEDDING_BASE_URL, _MODEL and _DIM name an endpoint, read through one caching
 endpoint), saved through the SDK over gRPC, `--batch` records a call, idempotent by
-content (each save looks for a record saying the same). Raw: an Edge shard of the
+content (each save looks for a record saying the same), each call answered with the ids
+alone as a bulk load asks (`--view full`: the whole records). Raw: an Edge shard of the
 engine in this process, with the same vectors (BM25 made here from the same text; the
 same dense vectors, read beforehand), the payload task and content, one upsert per batch.
 The sides take turns batch by batch (KnowHub, raw, KnowHub, ...; with `--before`, another
@@ -99,8 +100,10 @@ class Side:
         self.cpu += time.thread_time() - cpu + (process_cpu(self.pid) - server if self.pid else 0)
 
 
-def save(client: KnowHub, batch: Batch) -> None:
-    client.knowledge.save_many([{"task": t, "content": c, "types": ["usecase"]} for t, c in batch])
+def save(client: KnowHub, batch: Batch, view: str) -> None:
+    client.knowledge.save_many(
+        [{"task": t, "content": c, "types": ["usecase"]} for t, c in batch], view=view
+    )
 
 
 def run(
@@ -109,6 +112,7 @@ def run(
     data: list[Batch],
     dense: list[list[list[float]]] | None,
     directory: Path,
+    view: str,
 ) -> dict[str, Side]:
     """Each server's and the raw engine's times, taking turns batch by batch."""
     with ExitStack() as stack:
@@ -120,7 +124,7 @@ def run(
             )
             clients[name] = KnowHub(f"127.0.0.1:{port}", token=BENCH_TOKEN, timeout=600)
             stack.callback(clients[name].close)
-            save(clients[name], records(20, seed=99))  # warm: connection, first writes
+            save(clients[name], records(20, seed=99), view)  # warm: connection, first writes
             sides[name] = Side(process.pid)
         dim = len(dense[0][0]) if dense else None
         raw = RawEngine(directory / "raw", dim)
@@ -131,7 +135,7 @@ def run(
         first = 0
         for index, batch in enumerate(data):
             for name, client in clients.items():
-                sides[name].timed(functools.partial(save, client, batch))
+                sides[name].timed(functools.partial(save, client, batch, view))
             vectors = dense[index] if dense else None
             sides["raw engine"].timed(functools.partial(raw.write, batch, vectors, first))
             first += len(batch)
@@ -159,6 +163,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--records", type=int, default=4000, help="records each side saves")
     parser.add_argument("--batch", type=int, default=500, help="records a call")
     parser.add_argument("--before", type=Path, help="another checkout (with its own .venv)")
+    parser.add_argument(
+        "--view",
+        choices=("basic", "full"),
+        default="basic",
+        help="what each save answers with: the ids (as a bulk load asks) or whole records",
+    )
     args = parser.parse_args(argv)
     rows = records(args.records, seed=7)
     data = [rows[i : i + args.batch] for i in range(0, len(rows), args.batch)]
@@ -175,7 +185,7 @@ def main(argv: list[str] | None = None) -> None:
         ).stdout.strip()
         print(
             f"== BatchSaveKnowledge vs the raw engine: {args.records} records, "
-            f"{args.batch} a call, at {head} =="
+            f"{args.batch} a call, {args.view} view, at {head} =="
         )
         for kind, env in kinds.items():
             dense = None
@@ -186,7 +196,7 @@ def main(argv: list[str] | None = None) -> None:
                 stack.callback(embeddings.close)
                 dense = [embeddings.embed([f"{t}\n{c}" for t, c in b]) for b in data]
             before = os.getloadavg()[0]
-            sides = run(servers, env, data, dense, tmp / kind)
+            sides = run(servers, env, data, dense, tmp / kind, args.view)
             report(kind, sides, len(rows), (before, os.getloadavg()[0]))
 
 

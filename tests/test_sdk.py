@@ -248,6 +248,26 @@ def test_save_many_saves_all_or_nothing(hub: Harness) -> None:
     assert sorted(k.id for k in alice.knowledge.list(limit=10)) == sorted(k.id for k in saved)
 
 
+def test_save_many_with_the_basic_view_answers_the_ids_of_whole_saves(hub: Harness) -> None:
+    alice = hub.client("alice")
+    first = alice.knowledge.save(task="step 0", content="do 0", types=["plan"])
+    items = [{"task": f"step {n}", "content": f"do {n}", "types": ["plan"]} for n in range(3)]
+    saved = alice.knowledge.save_many(items, view="basic")
+    assert saved.existing == [True, False, False]
+    assert saved[0].id == first.id
+    for record, item in zip(saved[1:], items[1:], strict=True):
+        assert (record.task, record.content, record.types, record.created_at) == ("", "", [], None)
+        stored = alice.knowledge.get(record.id)  # saved in full all the same
+        assert (stored.task, stored.content, stored.types) == (
+            item["task"],
+            item["content"],
+            item["types"],
+        )
+
+    with pytest.raises(ValueError, match="unknown view 'ids'"):
+        alice.knowledge.save_many(items, view="ids")
+
+
 def test_a_record_read_back_is_the_record_its_write_returned(hub: Harness) -> None:
     alice = hub.client("alice")
     # Many writes: a time the store cannot keep exactly shows up in a few percent of them.

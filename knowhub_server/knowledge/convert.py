@@ -40,6 +40,8 @@ from knowhub_server.knowledge.operations import (
 ORDERS = ProtoEnum(knowledge_pb2.KnowledgeOrder, unspecified="updated")
 # How a search chose its candidates, by the ranking's names (routed, recall, degraded).
 SELECTIONS = ProtoEnum(knowledge_pb2.Selection)
+# How much of each record a batch save returns: "full" (the default) or "basic" (the id).
+VIEWS = ProtoEnum(knowledge_pb2.KnowledgeView, unspecified="full")
 # Why a search hit's resource is unavailable, by the resource client's names of its states.
 UNAVAILABLE_REASONS = ProtoEnum(knowledge_pb2.UnavailableResource.Reason)
 
@@ -168,6 +170,13 @@ def knowledge_fields(record: Knowledge, viewer: Principal) -> dict[str, Any]:
         "created_at": timestamp_fields(record.created_at),
         "updated_at": timestamp_fields(record.updated_at),
     }
+
+
+def saved_fields(records: list[Knowledge], viewer: Principal, view: str) -> list[dict[str, Any]]:
+    """The records a batch save answers with, as much of each as `view` (VIEWS) asks."""
+    if view == "basic":
+        return [{"id": r.id} for r in records]
+    return [knowledge_fields(r, viewer) for r in records]
 
 
 def source_fields(source: Source, viewer: Principal) -> dict[str, object]:

@@ -12,12 +12,14 @@ from knowhub_server.common.security.auth import Authenticator, Principal
 from knowhub_server.knowledge.convert import (
     ORDERS,
     SELECTIONS,
+    VIEWS,
     draft_from_proto,
     feedback_from_proto,
     feedback_item_from_proto,
     knowledge_fields,
     knowledge_to_proto,
     query_log_from_proto,
+    saved_fields,
     search_hits,
     slim_to_proto,
     version_to_proto,
@@ -52,9 +54,10 @@ class KnowledgeServicer(knowledge_pb2_grpc.KnowledgeServiceServicer):
                 raise InvalidArgument(
                     f"requests[{index}].validate_only", "is for SaveKnowledge; a batch always saves"
                 )
+        view = VIEWS.name(request.view, "view")
         records, existing = self._ops.save_batch(principal, drafts)
         return knowledge_pb2.BatchSaveKnowledgeResponse(
-            knowledge=[knowledge_fields(r, principal) for r in records], existing=existing
+            knowledge=saved_fields(records, principal, view), existing=existing
         )
 
     @unary

@@ -237,6 +237,15 @@ def test_batch_save_rejects_a_bad_timestamp_in_any_item(
     )
 
 
+def test_batch_save_rejects_an_unknown_view_before_saving(
+    alice: KnowHub, stub: knowledge_pb2_grpc.KnowledgeServiceStub
+) -> None:
+    request = pb.BatchSaveKnowledgeRequest(requests=[raw_save(), raw_save()], view=7)
+    assert_rejected(
+        alice, lambda: stub.BatchSaveKnowledge(request, metadata=bearer("alice")), "view"
+    )
+
+
 def test_batch_save_of_500_is_accepted(alice: KnowHub) -> None:
     before = set(visible_records(alice))
     saved = alice.knowledge.save_many([{**VALID, "task": f"bulk {i}"} for i in range(500)])

@@ -12,6 +12,11 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class KnowledgeView(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    KNOWLEDGE_VIEW_UNSPECIFIED: _ClassVar[KnowledgeView]
+    KNOWLEDGE_VIEW_BASIC: _ClassVar[KnowledgeView]
+
 class KnowledgeOrder(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     KNOWLEDGE_ORDER_UNSPECIFIED: _ClassVar[KnowledgeOrder]
@@ -23,6 +28,8 @@ class Selection(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     SELECTION_ROUTED: _ClassVar[Selection]
     SELECTION_RECALL: _ClassVar[Selection]
     SELECTION_DEGRADED: _ClassVar[Selection]
+KNOWLEDGE_VIEW_UNSPECIFIED: KnowledgeView
+KNOWLEDGE_VIEW_BASIC: KnowledgeView
 KNOWLEDGE_ORDER_UNSPECIFIED: KnowledgeOrder
 KNOWLEDGE_ORDER_CONFIDENCE: KnowledgeOrder
 SELECTION_UNSPECIFIED: Selection
@@ -165,10 +172,12 @@ class SaveKnowledgeResponse(_message.Message):
     def __init__(self, knowledge: _Optional[_Union[Knowledge, _Mapping]] = ..., existing: _Optional[bool] = ...) -> None: ...
 
 class BatchSaveKnowledgeRequest(_message.Message):
-    __slots__ = ("requests",)
+    __slots__ = ("requests", "view")
     REQUESTS_FIELD_NUMBER: _ClassVar[int]
+    VIEW_FIELD_NUMBER: _ClassVar[int]
     requests: _containers.RepeatedCompositeFieldContainer[SaveKnowledgeRequest]
-    def __init__(self, requests: _Optional[_Iterable[_Union[SaveKnowledgeRequest, _Mapping]]] = ...) -> None: ...
+    view: KnowledgeView
+    def __init__(self, requests: _Optional[_Iterable[_Union[SaveKnowledgeRequest, _Mapping]]] = ..., view: _Optional[_Union[KnowledgeView, str]] = ...) -> None: ...
 
 class BatchSaveKnowledgeResponse(_message.Message):
     __slots__ = ("knowledge", "existing")

@@ -11,6 +11,7 @@ from knowhub_contracts.v1 import knowledge_pb2, knowledge_pb2_grpc
 
 from knowhub._requests.knowledge import (
     SLIM_TIMEOUT,
+    VIEWS,
     case_message,
     edit_request,
     feedback_message,
@@ -139,11 +140,15 @@ class AsyncKnowledgeAPI:
             self._stub.SaveKnowledge, request, SavedKnowledge.from_proto
         )
 
-    async def save_many(self, items: Sequence[Mapping[str, Any]]) -> SavedKnowledgeList:
+    async def save_many(
+        self, items: Sequence[Mapping[str, Any]], view: str = "full"
+    ) -> SavedKnowledgeList:
         """Saves up to 500 records in one call; nothing is written unless every item is valid.
 
         Args:
             items: One mapping per record, each holding `save`'s keyword arguments.
+            view: "full" returns each whole record; "basic" only its id (the other fields
+                empty), for bulk loads that keep the ids: less to build, send and read.
 
         Returns:
             The saved records, in the order of `items`; `existing[i]` is true when record i
@@ -154,7 +159,8 @@ class AsyncKnowledgeAPI:
             PermissionDenied: As in `save`.
         """
         request = knowledge_pb2.BatchSaveKnowledgeRequest(
-            requests=[save_request(**item) for item in items]
+            requests=[save_request(**item) for item in items],
+            view=VIEWS.proto_name(view, "view"),
         )
         return await self._transport.call(
             self._stub.BatchSaveKnowledge, request, SavedKnowledgeList.from_proto

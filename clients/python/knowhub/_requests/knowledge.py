@@ -15,6 +15,8 @@ SLIM_TIMEOUT = 600.0
 """How long `slim` waits, in seconds: it merges every group of near-duplicates."""
 ORDERS = EnumNames(knowledge_pb2.KnowledgeOrder.DESCRIPTOR, unspecified="updated")
 """The orders of `list`: "updated" (newest first, the default) or "confidence"."""
+VIEWS = EnumNames(knowledge_pb2.KnowledgeView.DESCRIPTOR, unspecified="full")
+"""How much of each record `save_many` returns: "full" (the default) or "basic" (the id)."""
 
 
 def save_request(

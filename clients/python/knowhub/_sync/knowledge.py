@@ -12,6 +12,7 @@ from knowhub_contracts.v1 import knowledge_pb2, knowledge_pb2_grpc
 
 from knowhub._requests.knowledge import (
     SLIM_TIMEOUT,
+    VIEWS,
     case_message,
     edit_request,
     feedback_message,
@@ -138,11 +139,15 @@ class KnowledgeAPI:
         request = save_request(task, content, types, **save_arguments)
         return self._transport.call(self._stub.SaveKnowledge, request, SavedKnowledge.from_proto)
 
-    def save_many(self, items: Sequence[Mapping[str, Any]]) -> SavedKnowledgeList:
+    def save_many(
+        self, items: Sequence[Mapping[str, Any]], view: str = "full"
+    ) -> SavedKnowledgeList:
         """Saves up to 500 records in one call; nothing is written unless every item is valid.
 
         Args:
             items: One mapping per record, each holding `save`'s keyword arguments.
+            view: "full" returns each whole record; "basic" only its id (the other fields
+                empty), for bulk loads that keep the ids: less to build, send and read.
 
         Returns:
             The saved records, in the order of `items`; `existing[i]` is true when record i
@@ -153,7 +158,8 @@ class KnowledgeAPI:
             PermissionDenied: As in `save`.
         """
         request = knowledge_pb2.BatchSaveKnowledgeRequest(
-            requests=[save_request(**item) for item in items]
+            requests=[save_request(**item) for item in items],
+            view=VIEWS.proto_name(view, "view"),
         )
         return self._transport.call(
             self._stub.BatchSaveKnowledge, request, SavedKnowledgeList.from_proto
