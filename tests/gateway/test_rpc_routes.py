@@ -82,6 +82,22 @@ def test_knowledge_rpcs(gateway: Gateway) -> None:
         )
     )
     assert batch["knowledge"][0]["message_id"] == "msg-7"
+    basic = ok(
+        gateway.rpc(
+            "knowledge",
+            "BatchSaveKnowledge",
+            {
+                "requests": [{"task": "t2", "content": "c2", "types": ["plan"]}],
+                "view": "KNOWLEDGE_VIEW_BASIC",
+            },
+            as_="alice",
+        )
+    )
+    (answered,) = basic["knowledge"]
+    assert answered["id"].startswith("knowledge-")
+    assert (answered.get("task", ""), answered.get("types", [])) == ("", [])
+    stored = ok(gateway.rpc("knowledge", "GetKnowledge", {"id": answered["id"]}, as_="alice"))
+    assert stored["knowledge"]["task"] == "t2"
     versions = ok(
         gateway.rpc("knowledge", "ListKnowledgeVersions", {"id": record["id"]}, as_="alice")
     )
