@@ -15,6 +15,8 @@ import hashlib
 import logging
 import math
 import os
+import threading
+import time
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -214,6 +216,48 @@ def test_insert_creates_new_keys_only(things: VectorCollection) -> None:
     assert things.count(Where()) == 2
 
 
+def insert_built_on(inserting: VectorCollection, other: VectorCollection) -> tuple[bool, int]:
+    """`inserting` inserts "fresh" while `other` changes it (compare_and_set) as soon as it
+    is written, before the insert reads its write back where nothing holds `other` off:
+    what the insert answered, and the version the change got."""
+    written, changed = threading.Event(), threading.Event()
+    write = inserting._gated_write
+
+    def write_then_pause(*args: Any, **kwargs: Any) -> None:
+        write(*args, **kwargs)
+        written.set()
+        changed.wait(timeout=0.5)  # held off (one process: the write guard) or done
+
+    def change(current: Record) -> Record:
+        return Record(current.key, {**current.payload, "n": 2}, vectors=current.vectors)
+
+    def build_on() -> int:
+        assert written.wait(timeout=10)
+        version = other.compare_and_set("fresh", change).version
+        changed.set()
+        return version
+
+    inserting._gated_write = write_then_pause  # type: ignore[method-assign]
+    try:
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            later = pool.submit(build_on)
+            created = inserting.insert([record("fresh", "new", n=1)])
+            version = later.result(timeout=10)
+    finally:
+        del inserting._gated_write
+    return created == [True], version
+
+
+def test_an_insert_changed_before_its_read_back_still_created_the_record(
+    things: VectorCollection,
+) -> None:
+    created, version = insert_built_on(things, things)
+    assert created, "the insert created the record"
+    assert version == 2
+    stored = things.get("fresh")
+    assert stored is not None and stored.payload["n"] == 2
+
+
 def test_compare_and_set_applies_the_change_and_bumps_the_version(things: VectorCollection) -> None:
     things.put([record("a", "alpha", n=1)])
 
@@ -297,6 +341,22 @@ def test_replicas_sharing_a_store_neither_lose_nor_repeat_an_increment(tmp_path:
     assert applied >= 190, "nearly every call gets a definite answer"
     assert final.payload["n"] == applied, "no increment lost or applied twice"
     assert final.version == applied + 1
+    store.close()
+
+
+def test_a_replica_knows_its_insert_created_a_record_another_changed_at_once(
+    tmp_path: Path,
+) -> None:
+    """Two replicas on one store (no shared lock, as on a shared server): one inserts, the
+    other builds on the record before the insert reads its write back."""
+    store = EdgeStore(tmp_path)
+    first = store.open(SCHEMA)
+    inserting, other = (type(first)(first._shard, SCHEMA) for _ in range(2))
+    inserting.exclusive = other.exclusive = False
+    created, version = insert_built_on(inserting, other)
+    assert created, "the insert created the record"
+    assert version == 2
+    assert inserting.insert([record("fresh", "again")]) == [False]
     store.close()
 
 
@@ -762,9 +822,20 @@ def search_pool_threads() -> int:
     return count
 
 
+def settled_search_pool_threads(seconds: float = 10.0) -> int:
+    """`search_pool_threads` once the pools of stores closed before have ended: their
+    threads exit after `close` returns."""
+    deadline = time.monotonic() + seconds
+    count = search_pool_threads()
+    while count and time.monotonic() < deadline:
+        time.sleep(0.05)
+        count = search_pool_threads()
+    return count
+
+
 @pytest.mark.parametrize("threads", [1, 3, 0])
 def test_edge_searches_with_the_threads_it_is_told(edge_root: Path, threads: int) -> None:
-    before = search_pool_threads()
+    before = settled_search_pool_threads()
     store = EdgeStore(edge_root, IndexTuning(search_threads=threads))
     try:
         things = store.open(SCHEMA)

@@ -499,13 +499,30 @@ class VectorCollection(ABC):
         )
 
     def insert(self, records: Sequence[Record]) -> list[bool]:
-        """Creates records whose keys do not exist yet; True for each this call created."""
+        """Creates records whose keys do not exist yet; True for each this call created,
+        also when another write has changed it since (a save of a new resource racing
+        another's)."""
         if not records:
             return []  # a Qdrant server refuses an empty write
         stamped = [_stamped(r, 1) for r in records]
-        self._gated_write(stamped, if_version=None, insert_only=True)
-        tokens = self._write_tokens([r.key for r in stamped])
-        return [tokens.get(r.key) == r.write_token for r in stamped]
+        if not self.exclusive:  # kept among its recent writes by writes built on it
+            for record in stamped:
+                record.recent_writes = (record.write_token,)
+        with self._write_guard():
+            self._gated_write(stamped, if_version=None, insert_only=True)
+            tokens = self._write_tokens([r.key for r in stamped])
+        return [self._created(r, tokens.get(r.key)) for r in stamped]
+
+    def _created(self, stamped: Record, token: int | None) -> bool:
+        """Whether an insert created the record whose write token is now `token`. With
+        other processes writing, one may have built on it before the read-back: its
+        token is then among the record's recent writes."""
+        if token == stamped.write_token:
+            return True
+        if self.exclusive or token is None:
+            return False
+        found = self.get(stamped.key)
+        return found is not None and stamped.write_token in found.recent_writes
 
     def compare_and_set(
         self, key: str, change: Callable[[Record], Record], *, attempts: int = 200
