@@ -15,6 +15,7 @@ import hashlib
 import logging
 import math
 import os
+import random
 import threading
 import time
 import uuid
@@ -22,7 +23,7 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 import qdrant_edge as qe
@@ -31,7 +32,7 @@ from qdrant_edge import SparseVector
 
 from knowhub_server.common.base.errors import Aborted, NotFound, Unavailable
 from knowhub_server.common.llm.embedding import Bm25Encoder
-from knowhub_server.common.storage.edge_store import EdgeStore, dense_search_params
+from knowhub_server.common.storage.edge_store import EdgeCollection, EdgeStore, dense_search_params
 from knowhub_server.common.storage.qdrant_store import RemoteStore
 from knowhub_server.common.storage.vectors import (
     DENSE,
@@ -896,6 +897,61 @@ def test_edge_indexes_writes_in_the_background_and_keeps_finding_them(edge_root:
             assert [round(p.score, 5) for p in graph] == [round(p.score, 5) for p in exact]
     finally:
         shard.close()
+
+
+def test_edge_indexes_a_collection_whose_writes_stopped(edge_root: Path) -> None:
+    """A store loaded short of `optimize_after_writes` gets its graph once no record was
+    written for `optimize_when_idle_seconds`, if what it holds unindexed is enough for one
+    (here 8-dimensional vectors and a 1 KB threshold: 32 records); fewer are left to the
+    scan they would get anyway."""
+    schema = replace(SCHEMA, name="idle", dense_dim=8)
+    tuning = IndexTuning(
+        full_scan_threshold_kb=1, indexing_threshold_kb=1, optimize_when_idle_seconds=0.2
+    )
+    draw = random.Random(7)
+    spread = [[draw.gauss(0, 1) for _ in range(8)] for _ in range(320)]
+    store = EdgeStore(edge_root, tuning)
+    try:
+        things = store.open(schema)
+        things.put([record(f"r{i}", f"word{i}", dense=spread[i]) for i in range(20)])
+        time.sleep(1.0)
+        assert _dense_indexed(things) == 0  # 20 records: under the threshold
+        things.put([record(f"r{i}", f"word{i}", dense=spread[i]) for i in range(20, 320)])
+        deadline = time.monotonic() + 20
+        while _dense_indexed(things) < 320 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _dense_indexed(things) == 320
+        assert keys_of(things.search(SearchQuery(Where(), 3, dense=spread[3])))[0] == "r3"
+        assert not things.optimize()  # nothing left to index
+    finally:
+        store.close()
+
+
+def test_edge_indexes_only_after_its_writes_when_idle_indexing_is_off(edge_root: Path) -> None:
+    schema = replace(SCHEMA, name="busy", dense_dim=8)
+    tuning = IndexTuning(indexing_threshold_kb=1, optimize_when_idle_seconds=0)
+    store = EdgeStore(edge_root, tuning)
+    try:
+        things = store.open(schema)
+        things.put(
+            [
+                record(f"r{i}", "w", dense=[math.cos(i * (d + 1)) for d in range(8)])
+                for i in range(100)
+            ]
+        )
+        assert "index-idle" not in {t.name for t in threading.enumerate()}
+        assert _dense_indexed(things) == 0
+        assert things.optimize()
+        assert _dense_indexed(things) == 100
+    finally:
+        store.close()
+
+
+def _dense_indexed(collection: VectorCollection) -> int:
+    """Vectors of an open embedded collection in an HNSW graph (its BM25 vectors count
+    as indexed in every segment: one per point)."""
+    info = cast(EdgeCollection, collection)._shard.info()
+    return info.indexed_vectors_count - info.points_count
 
 
 def test_edge_keeps_on_disk_only_the_segments_it_searches(edge_root: Path) -> None:

@@ -240,6 +240,15 @@ class CommonSettings(HubSettings):
         "process indexes them in the background (it pauses meanwhile, about a second per "
         "few thousand dense vectors); a Qdrant server indexes on its own.",
     )
+    vector_optimize_when_idle_seconds: float = Field(
+        60.0,
+        ge=0,
+        description="Embedded store only: seconds without writes after which "
+        "a collection indexes the records written since its last indexing, when their dense "
+        "vectors pass KNOWHUB_VECTOR_INDEXING_THRESHOLD_KB (fewer are scanned either way), "
+        "so that a store loaded short of KNOWHUB_VECTOR_OPTIMIZE_AFTER_WRITES is not "
+        "scanned until the next restart; the process pauses as for any indexing. 0: never.",
+    )
 
     language: Language = Field(
         "en",

@@ -66,6 +66,7 @@ def open_vector_store(settings: CommonSettings) -> VectorStore:
         indexing_threshold_kb=settings.vector_indexing_threshold_kb,
         max_segment_size_kb=settings.vector_max_segment_size_kb,
         optimize_after_writes=settings.vector_optimize_after_writes,
+        optimize_when_idle_seconds=settings.vector_optimize_when_idle_seconds,
         tenant_idf=settings.vector_tenant_idf,
         search_threads=settings.vector_search_threads,
     )

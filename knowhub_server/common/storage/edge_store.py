@@ -7,9 +7,11 @@ The embedded engine runs no optimiser of its own: writes pile up in one appendab
 segment, searched exhaustively, until `EdgeShard.optimize` turns it into indexed segments
 (an HNSW graph for dense vectors, a compact inverted index for BM25, both memory-mapped).
 So each collection optimises when it is opened and, in a background thread, after every
-`IndexTuning.optimize_after_writes` records written. The engine holds the GIL while it
-optimises: the process pauses for the length of one optimisation (seconds per tens of
-thousands of dense vectors), the price of searches that stay flat as the store grows.
+`IndexTuning.optimize_after_writes` records written, or once writes stop for
+`IndexTuning.optimize_when_idle_seconds` with enough dense vectors unindexed for a graph.
+The engine holds the GIL while it optimises: the process pauses for the length of one
+optimisation (seconds per tens of thousands of dense vectors), the price of searches that
+stay flat as the store grows.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import math
 import os
 import shutil
 import threading
@@ -69,6 +72,7 @@ log = logging.getLogger(__name__)
 MANIFEST_FILE = "knowhub-manifest.json"
 ENGINE_CONFIG_FILE = "edge_config.json"  # the engine's own record of the shard's layout
 PAUSE_WARNING_SECONDS = 5.0
+IDLE_CHECK_SECONDS = 5.0  # how often the store looks for collections gone idle
 
 
 class EdgeCollection(VectorCollection):
@@ -82,6 +86,8 @@ class EdgeCollection(VectorCollection):
         self.exclusive = True
         self._cas_lock = threading.Lock()
         self._optimize_after = tuning.optimize_after_writes
+        self._index_when_idle = _unindexed_worth_a_graph(schema, tuning)
+        self._last_write = time.monotonic()
         self._dense_params = dense_search_params(tuning)
         self.sparse = SparseSearch(tenant_idf=tuning.tenant_idf, shared=False)
         self._unoptimized = 0  # records written since the last optimisation began
@@ -151,14 +157,30 @@ class EdgeCollection(VectorCollection):
         """Starts a background optimisation once enough records were written."""
         with self._optimizer_lock:
             self._unoptimized += count
-            running = self._optimizer is not None and self._optimizer.is_alive()
-            if running or self._unoptimized < self._optimize_after:
-                return
-            self._unoptimized = 0
-            self._optimizer = threading.Thread(
-                target=self.optimize, daemon=True, name=f"optimize-{self.schema.name}"
-            )
-            self._optimizer.start()
+            self._last_write = time.monotonic()
+            if self._unoptimized >= self._optimize_after:
+                self._start_optimizer()
+
+    def index_if_idle(self, idle_seconds: float) -> bool:
+        """Starts a background optimisation when no record was written for `idle_seconds`
+        and those written since the last one are enough dense vectors for a graph (fewer
+        are scanned however they are segmented); True when it started one."""
+        with self._optimizer_lock:
+            idle = time.monotonic() - self._last_write >= idle_seconds
+            if self._index_when_idle is None or self._unoptimized < self._index_when_idle:
+                return False
+            return idle and self._start_optimizer()
+
+    def _start_optimizer(self) -> bool:
+        """With the optimizer lock held: a background optimisation, unless one runs."""
+        if self._optimizer is not None and self._optimizer.is_alive():
+            return False
+        self._unoptimized = 0
+        self._optimizer = threading.Thread(
+            target=self.optimize, daemon=True, name=f"optimize-{self.schema.name}"
+        )
+        self._optimizer.start()
+        return True
 
     def _wait_for_optimizer(self) -> None:
         with self._optimizer_lock:
@@ -219,6 +241,15 @@ class EdgeCollection(VectorCollection):
         self._wait_for_optimizer()
         self._shard.flush()
         self._shard.close()
+
+
+def _unindexed_worth_a_graph(schema: CollectionSchema, tuning: IndexTuning) -> int | None:
+    """Records whose dense vectors pass the indexing threshold (a segment of fewer is
+    scanned, indexed or not); None for a store without dense vectors (its BM25 postings
+    are searched as fast before an optimisation as after)."""
+    if not schema.dense_dim:
+        return None
+    return max(1, math.ceil(tuning.indexing_threshold_kb * 1024 / (schema.dense_dim * 4)))
 
 
 def _vectors(raw: object) -> Vectors:
@@ -395,6 +426,8 @@ class EdgeStore(VectorStore):
         self.tuning = tuning
         self._open: list[EdgeCollection] = []
         self.gate = WriteGate()
+        self._idle_indexer: threading.Thread | None = None
+        self._closing = threading.Event()
 
     def open(self, schema: CollectionSchema) -> EdgeCollection:
         path = self.root / schema.name
@@ -416,7 +449,25 @@ class EdgeStore(VectorStore):
         collection.optimize()  # what an earlier run wrote since its last optimisation
         self._open.append(collection)
         collection.gate = self.gate
+        self._watch_for_idle_collections()
         return collection
+
+    def _watch_for_idle_collections(self) -> None:
+        """One thread for all the store's collections, asking each in turn to index what
+        was written to it once writes stop (`IndexTuning.optimize_when_idle_seconds`)."""
+        idle = self.tuning.optimize_when_idle_seconds
+        if idle <= 0 or self._idle_indexer is not None:
+            return
+        self._closing = threading.Event()
+        self._idle_indexer = threading.Thread(
+            target=self._index_idle_collections, args=(idle,), daemon=True, name="index-idle"
+        )
+        self._idle_indexer.start()
+
+    def _index_idle_collections(self, idle: float) -> None:
+        while not self._closing.wait(min(idle / 4, IDLE_CHECK_SECONDS)):
+            for collection in list(self._open):
+                collection.index_if_idle(idle)
 
     def rebuild(
         self,
@@ -495,6 +546,10 @@ class EdgeStore(VectorStore):
         return list({c.schema.name: c for c in self._open}.values())
 
     def close(self) -> None:
+        self._closing.set()
+        if self._idle_indexer is not None:
+            self._idle_indexer.join()
+            self._idle_indexer = None
         for collection in self._open:
             collection.close()
         self._open.clear()

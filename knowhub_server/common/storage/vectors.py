@@ -194,6 +194,10 @@ class IndexTuning:
     # Embedded engine only: records written since the last optimisation after which the
     # process optimises (a Qdrant server optimises on its own).
     optimize_after_writes: int = 10_000
+    # Embedded engine only: seconds without writes after which a collection indexes what
+    # was written since its last optimisation, when that is enough dense vectors for a
+    # graph (more than `indexing_threshold_kb`); 0: only after `optimize_after_writes`.
+    optimize_when_idle_seconds: float = 60.0
     # BM25's term statistics from the records a search can see (its corpus), or from the
     # whole collection: faster, but then scores move with other tenants' words.
     tenant_idf: bool = True
