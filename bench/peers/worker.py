@@ -276,6 +276,10 @@ class QdrantEdge:
         self.engine_ms = (time.perf_counter() - started) * 1000
         return [self._ids[int(point.id)] for point in points]
 
+    def settle(self) -> None:
+        """Indexes what was loaded: the engine has no optimiser thread of its own."""
+        self.shard.optimize()
+
     def close(self) -> None:
         if self.shard is not None:
             self.shard.close()
@@ -299,6 +303,8 @@ def main() -> None:
             system.open(request["store"])
         elif op == "load":
             system.load(request["records"])
+        elif op == "settle":
+            getattr(system, "settle", lambda: None)()
         elif op == "search":
             reply["ids"] = system.search(
                 request["query"], request["tenant"], request.get("mode", "")
