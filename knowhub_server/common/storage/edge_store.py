@@ -166,10 +166,11 @@ class EdgeCollection(VectorCollection):
         and those written since the last one are enough dense vectors for a graph (fewer
         are scanned however they are segmented); True when it started one."""
         with self._optimizer_lock:
-            idle = time.monotonic() - self._last_write >= idle_seconds
             if self._index_when_idle is None or self._unoptimized < self._index_when_idle:
                 return False
-            return idle and self._start_optimizer()
+            if time.monotonic() - self._last_write < idle_seconds:
+                return False
+            return self._start_optimizer()
 
     def _start_optimizer(self) -> bool:
         """With the optimizer lock held: a background optimisation, unless one runs."""
