@@ -899,7 +899,9 @@ def test_edge_indexes_writes_in_the_background_and_keeps_finding_them(edge_root:
         shard.close()
 
 
-def test_edge_indexes_a_collection_whose_writes_stopped(edge_root: Path) -> None:
+def test_edge_indexes_a_collection_whose_writes_stopped(
+    edge_root: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     """A store loaded short of `optimize_after_writes` gets its graph once no record was
     written for `optimize_when_idle_seconds`, if what it holds unindexed is enough for one
     (here 8-dimensional vectors and a 1 KB threshold: 32 records); fewer are left to the
@@ -910,6 +912,7 @@ def test_edge_indexes_a_collection_whose_writes_stopped(edge_root: Path) -> None
     )
     draw = random.Random(7)
     spread = [[draw.gauss(0, 1) for _ in range(8)] for _ in range(320)]
+    caplog.set_level(logging.INFO, logger="knowhub_server.common.storage.edge_store")
     store = EdgeStore(edge_root, tuning)
     try:
         things = store.open(schema)
@@ -918,9 +921,10 @@ def test_edge_indexes_a_collection_whose_writes_stopped(edge_root: Path) -> None
         assert _dense_indexed(things) == 0  # 20 records: under the threshold
         things.put([record(f"r{i}", f"word{i}", dense=spread[i]) for i in range(20, 320)])
         deadline = time.monotonic() + 20
-        while _dense_indexed(things) < 320 and time.monotonic() < deadline:
+        while not _logged(caplog, "0.2 s after its last write") and time.monotonic() < deadline:
             time.sleep(0.05)
         assert _dense_indexed(things) == 320
+        assert _logged(caplog, "indexed the idle store, 0.2 s after its last write, in")
         assert keys_of(things.search(SearchQuery(Where(), 3, dense=spread[3])))[0] == "r3"
         assert not things.optimize()  # nothing left to index
     finally:
@@ -945,6 +949,10 @@ def test_edge_indexes_only_after_its_writes_when_idle_indexing_is_off(edge_root:
         assert _dense_indexed(things) == 100
     finally:
         store.close()
+
+
+def _logged(caplog: pytest.LogCaptureFixture, text: str) -> bool:
+    return any(text in r.getMessage() for r in caplog.records)
 
 
 def _dense_indexed(collection: VectorCollection) -> int:

@@ -135,9 +135,10 @@ class EdgeCollection(VectorCollection):
         # one: to be indexed again, as a write.
         self._written(len(changes))
 
-    def optimize(self) -> bool:
+    def optimize(self, reason: str = "") -> bool:
         """Indexes what was written since the last optimisation and merges small
-        segments; True when there was anything to do. Blocks (and holds the GIL)."""
+        segments; True when there was anything to do. Blocks (and holds the GIL).
+        `reason`, for the log: what made it index now."""
         started = time.perf_counter()
         changed = self._shard.optimize()
         if changed:
@@ -147,8 +148,9 @@ class EdgeCollection(VectorCollection):
             took = time.perf_counter() - started
             log.log(
                 logging.WARNING if took >= PAUSE_WARNING_SECONDS else logging.INFO,
-                "indexed the %s store in %.1f s (the process pauses meanwhile)",
+                "indexed the %s store%s in %.1f s (the process pauses meanwhile)",
                 self.schema.name,
+                f", {reason}," if reason else "",
                 took,
             )
         return changed
@@ -159,7 +161,7 @@ class EdgeCollection(VectorCollection):
             self._unoptimized += count
             self._last_write = time.monotonic()
             if self._unoptimized >= self._optimize_after:
-                self._start_optimizer()
+                self._start_optimizer(f"after {self._unoptimized:,} writes")
 
     def index_if_idle(self, idle_seconds: float) -> bool:
         """Starts a background optimisation when no record was written for `idle_seconds`
@@ -170,15 +172,18 @@ class EdgeCollection(VectorCollection):
                 return False
             if time.monotonic() - self._last_write < idle_seconds:
                 return False
-            return self._start_optimizer()
+            return self._start_optimizer(f"{idle_seconds:g} s after its last write")
 
-    def _start_optimizer(self) -> bool:
+    def _start_optimizer(self, reason: str) -> bool:
         """With the optimizer lock held: a background optimisation, unless one runs."""
         if self._optimizer is not None and self._optimizer.is_alive():
             return False
         self._unoptimized = 0
         self._optimizer = threading.Thread(
-            target=self.optimize, daemon=True, name=f"optimize-{self.schema.name}"
+            target=self.optimize,
+            args=(reason,),
+            daemon=True,
+            name=f"optimize-{self.schema.name}",
         )
         self._optimizer.start()
         return True
@@ -447,7 +452,7 @@ class EdgeStore(VectorStore):
             shard = _create_shard(path, schema, self.tuning)
         _create_indexes(shard, schema)
         collection = EdgeCollection(shard, schema, self.tuning)
-        collection.optimize()  # what an earlier run wrote since its last optimisation
+        collection.optimize("on opening")  # what an earlier run wrote since then
         self._open.append(collection)
         collection.gate = self.gate
         self._watch_for_idle_collections()
