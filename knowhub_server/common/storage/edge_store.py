@@ -72,7 +72,9 @@ log = logging.getLogger(__name__)
 MANIFEST_FILE = "knowhub-manifest.json"
 ENGINE_CONFIG_FILE = "edge_config.json"  # the engine's own record of the shard's layout
 PAUSE_WARNING_SECONDS = 5.0
-IDLE_CHECK_SECONDS = 5.0  # how often the store looks for collections gone idle
+# How often the store looks for collections gone idle: a quarter of the idle time, within
+# these bounds.
+IDLE_CHECK_SECONDS = (0.05, 5.0)
 
 
 class EdgeCollection(VectorCollection):
@@ -163,21 +165,20 @@ class EdgeCollection(VectorCollection):
             if self._unoptimized >= self._optimize_after:
                 self._start_optimizer(f"after {self._unoptimized:,} writes")
 
-    def index_if_idle(self, idle_seconds: float) -> bool:
+    def index_if_idle(self, idle_seconds: float) -> None:
         """Starts a background optimisation when no record was written for `idle_seconds`
         and those written since the last one are enough dense vectors for a graph (fewer
-        are scanned however they are segmented); True when it started one."""
+        are scanned however they are segmented)."""
         with self._optimizer_lock:
             if self._index_when_idle is None or self._unoptimized < self._index_when_idle:
-                return False
-            if time.monotonic() - self._last_write < idle_seconds:
-                return False
-            return self._start_optimizer(f"{idle_seconds:g} s after its last write")
+                return
+            if time.monotonic() - self._last_write >= idle_seconds:
+                self._start_optimizer(f"{idle_seconds:g} s after its last write")
 
-    def _start_optimizer(self, reason: str) -> bool:
+    def _start_optimizer(self, reason: str) -> None:
         """With the optimizer lock held: a background optimisation, unless one runs."""
         if self._optimizer is not None and self._optimizer.is_alive():
-            return False
+            return
         self._unoptimized = 0
         self._optimizer = threading.Thread(
             target=self.optimize,
@@ -186,7 +187,6 @@ class EdgeCollection(VectorCollection):
             name=f"optimize-{self.schema.name}",
         )
         self._optimizer.start()
-        return True
 
     def _wait_for_optimizer(self) -> None:
         with self._optimizer_lock:
@@ -471,7 +471,8 @@ class EdgeStore(VectorStore):
         self._idle_indexer.start()
 
     def _index_idle_collections(self, idle: float) -> None:
-        while not self._closing.wait(min(idle / 4, IDLE_CHECK_SECONDS)):
+        shortest, longest = IDLE_CHECK_SECONDS
+        while not self._closing.wait(min(max(idle / 4, shortest), longest)):
             for collection in list(self._open):
                 collection.index_if_idle(idle)
 
